@@ -1,0 +1,54 @@
+/**
+ * Conversation state as plain, serialisable data.
+ *
+ * The message log is append-only and immutable once written, so forks, copies and join-restores
+ * share it by pointer: a `LogPointer` names a log (opaque id chosen by the store) and how many of
+ * its messages this conversation sees. Everything else here is small index state; its size does
+ * not grow with the log when the visible messages form a few contiguous runs.
+ */
+import type { Message } from '../model/schema.ts';
+
+export type { Message };
+
+/** Half-open run of log positions `[start, end)`, start < end. */
+export type Run = readonly [start: number, end: number];
+
+export interface BatchRecord {
+  /** Log length when the batch began: messages before it belong to earlier batches. */
+  readonly boundary: number;
+  /** Visible runs just before this batch began; rollback to the previous batch restores them. */
+  readonly visibleBefore: readonly Run[];
+}
+
+export interface IndexState {
+  /** Visible messages in display order, as runs of ascending log positions. */
+  readonly visible: readonly Run[];
+  /** batches[0] is the initial batch; context operations that compress start a new one. */
+  readonly batches: readonly BatchRecord[];
+  readonly currentBatch: number;
+}
+
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Hard limit on totalTokens; absent means unlimited. */
+  readonly limit?: number;
+  /** Fraction of `limit` at which a TOKEN_LIMIT_WARNING is raised (default 0.8). */
+  readonly warningThreshold?: number;
+}
+
+export interface LogPointer {
+  /** Opaque log identity assigned by the conversation store (e.g. a content hash of its head segment). */
+  readonly id: string;
+  /** Number of messages in the log. */
+  readonly length: number;
+}
+
+/** What a thread holds of its conversation. Snapshot and restore copy this object, never messages. */
+export interface ConversationState {
+  readonly threadId: string;
+  readonly log: LogPointer;
+  readonly index: IndexState;
+  readonly tokenUsage: TokenUsage;
+}

@@ -1,0 +1,80 @@
+/**
+ * Every error stepthread reports carries one of these codes. Validation returns them as data;
+ * runtime failures throw StepthreadError so handlers and the CLI can report the code.
+ */
+export const ERROR_CODES = [
+  // Workflow file
+  'WORKFLOW_PARSE_ERROR',
+  'SCHEMA_INVALID',
+  'DUPLICATE_NODE_ID',
+  'UNKNOWN_NODE_TYPE',
+  'INVALID_NODE_CONFIG',
+  // Fork/join (seed 001)
+  'INVALID_FORK_PATH_IDS',
+  'MAIN_PATH_ID_NOT_FOUND',
+  'FORK_JOIN_MISMATCH',
+  'INVALID_JOIN_THRESHOLD',
+  'INVALID_JOIN_TIMEOUT',
+  // Context processor and user interaction (seed 003)
+  'INVALID_CONTEXT_OPERATION',
+  'MISSING_OPERATION_CONFIG',
+  'INVALID_MESSAGE',
+  'INVALID_USER_INTERACTION_TYPE',
+  'INVALID_SELECTION_OPTIONS',
+  // Graph
+  'START_NODE_COUNT',
+  'UNREACHABLE_NODE',
+  'NO_PATH_TO_END',
+  'UNKNOWN_EDGE_TARGET',
+  'UNKNOWN_ROUTE_TARGET',
+  'UNPAIRED_FORK',
+  'UNPAIRED_JOIN',
+  'FORK_BRANCH_ESCAPES',
+  'UNBOUNDED_CYCLE',
+  'INVALID_LOOP',
+  'INVALID_MAX_ITERATIONS',
+  'UNKNOWN_PROFILE',
+  'UNKNOWN_TOOL',
+  'INVALID_EXPRESSION',
+  'INVALID_VARIABLE',
+  // Runtime (seed 001 and beyond)
+  'MAIN_THREAD_NOT_FOUND',
+  'CONVERSATION_MANAGER_MERGE_FAILED',
+  'INVALID_STATUS_TRANSITION',
+  'THREAD_NOT_FOUND',
+  'INVALID_CONTEXT_INDEX',
+  'ROLLBACK_BATCH_NOT_FOUND',
+  'TOKEN_LIMIT_EXCEEDED',
+  'READONLY_VARIABLE',
+  'EXPRESSION_ERROR',
+  'MAX_STEPS_EXCEEDED',
+  'JOIN_TIMEOUT',
+  'JOIN_FAILED',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** One coded problem, as validation and the CLI's --json report it. */
+export interface CodedError {
+  code: ErrorCode;
+  message: string;
+  nodeId?: string;
+  /** JSON-pointer-like path into the workflow file, e.g. `nodes[3].config.forkPathIds`. */
+  path?: string;
+}
+
+export class StepthreadError extends Error {
+  readonly code: ErrorCode;
+  readonly nodeId: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { nodeId?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'StepthreadError';
+    this.code = code;
+    this.nodeId = options.nodeId;
+  }
+
+  toJSON(): CodedError {
+    return { code: this.code, message: this.message, ...(this.nodeId ? { nodeId: this.nodeId } : {}) };
+  }
+}
