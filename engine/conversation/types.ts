@@ -51,4 +51,9 @@ export interface ConversationState {
   readonly log: LogPointer;
   readonly index: IndexState;
   readonly tokenUsage: TokenUsage;
+  /**
+   * Log position of the tool-description system message, when one was set. `clear` keeps it
+   * visible so the model can still call tools after the conversation is emptied.
+   */
+  readonly toolDescription?: number;
 }

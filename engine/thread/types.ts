@@ -1,7 +1,8 @@
 /** Threads: one run (or fork branch, or copy) of a workflow, as plain serialisable data. */
+
+import type { ConversationState } from '../conversation/types.ts';
 import type { CodedError } from '../errors.ts';
 import type { NodeType } from '../model/schema.ts';
-import type { ConversationState } from '../conversation/types.ts';
 
 export const THREAD_STATUSES = [
   'CREATED',
@@ -22,6 +23,26 @@ export interface VariableScopes {
   thread: Variables;
   subgraph: Variables[];
   loop: Variables[];
+  /**
+   * Names a VARIABLE node marked readonly at run time (declarations carry their own flag). Stacks
+   * hold one list per frame so a frame's marks disappear when it is popped. Absent = none.
+   */
+  readonlyMarks?: ReadonlyMarks;
+}
+
+export interface ReadonlyMarks {
+  global: string[];
+  thread: string[];
+  subgraph: string[][];
+  loop: string[][];
+}
+
+/** Ids and time come from outside so engine results are deterministic and testable. */
+export interface EngineEnv {
+  /** Current time as an ISO-8601 string. */
+  now(): string;
+  /** A fresh unique id (thread ids, ...). */
+  newId(): string;
 }
 
 export type NodeResultStatus = 'COMPLETED' | 'FAILED' | 'SKIPPED';
@@ -58,6 +79,8 @@ export interface ThreadMetadata {
 
 export interface ThreadContextData {
   forkPathId?: string;
+  /** The path id as the author wrote it (graph build may make forkPathId globally unique). */
+  authorForkPathId?: string;
   [key: string]: unknown;
 }
 

@@ -1,0 +1,90 @@
+/**
+ * The life of one node execution (seed 003 §2.1), shared by every node type's handler:
+ * NODE_STARTED → BEFORE_EXECUTE hooks → node logic → AFTER_EXECUTE hooks → NODE_COMPLETED | NODE_FAILED.
+ *
+ * Failures of the node logic become a FAILED NodeResult (and NODE_FAILED) rather than an exception,
+ * so the handler can record them and let the state machine route on the result.
+ */
+import { type CodedError, StepthreadError } from './errors.ts';
+import { createEvent, type StepthreadEvent } from './events.ts';
+import { runHooks } from './hooks.ts';
+import type { WorkflowNode } from './model/schema.ts';
+import type { EngineEnv, NodeResult } from './thread/types.ts';
+
+export interface NodeLogicResult {
+  output?: unknown;
+  /** SKIPPED: the node decided not to act (e.g. a branch not taken). Default COMPLETED. */
+  status?: 'COMPLETED' | 'SKIPPED';
+  /** Events the logic produced (VARIABLE_CHANGED, CONTEXT_PROCESSED, ...), recorded between the hooks. */
+  events?: readonly StepthreadEvent[];
+}
+
+/** The node's own work; it may do I/O through adapters the handler closes over. */
+export type NodeLogic = () => NodeLogicResult | Promise<NodeLogicResult>;
+
+export interface NodeLifecycleOptions {
+  node: Pick<WorkflowNode, 'id' | 'type' | 'hooks'>;
+  threadId: string;
+  workflowId: string;
+  /** Expression scope for hooks (variables, input, ...). AFTER hooks also see `result`. */
+  scope: Record<string, unknown>;
+  env: Pick<EngineEnv, 'now'>;
+  /** Lambda/Step Functions attempt number, recorded on the result. */
+  attempt?: number;
+  logic: NodeLogic;
+}
+
+export interface NodeLifecycleResult {
+  result: NodeResult;
+  /** In the order they happened. */
+  events: StepthreadEvent[];
+}
+
+function nodeFailure(error: unknown, nodeId: string): CodedError {
+  if (error instanceof StepthreadError) return { ...error.toJSON(), nodeId: error.nodeId ?? nodeId };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'NODE_EXECUTION_FAILED', message, nodeId };
+}
+
+/** What the logic came to: an output, or a coded error — never both, never neither. */
+type LogicOutcome =
+  | { status: 'COMPLETED' | 'SKIPPED'; output: unknown }
+  | { status: 'FAILED'; error: CodedError };
+
+export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promise<NodeLifecycleResult> {
+  const { node, threadId, workflowId, env, attempt } = options;
+  const base = { threadId, workflowId, nodeId: node.id };
+  const hookCtx = { ...base, env };
+  const attemptField = attempt === undefined ? {} : { attempt };
+  const startedAt = env.now();
+  const events: StepthreadEvent[] = [
+    createEvent('NODE_STARTED', { ...base, at: startedAt, nodeType: node.type, ...attemptField }),
+  ];
+  events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', options.scope, hookCtx));
+
+  let outcome: LogicOutcome;
+  try {
+    const logicResult = await options.logic();
+    events.push(...(logicResult.events ?? []));
+    outcome = { status: logicResult.status ?? 'COMPLETED', output: logicResult.output };
+  } catch (error) {
+    outcome = { status: 'FAILED', error: nodeFailure(error, node.id) };
+  }
+
+  const afterScope = { ...options.scope, result: { ...outcome } };
+  events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
+
+  const endedAt = env.now();
+  const common = { nodeId: node.id, nodeType: node.type, startedAt, endedAt, ...attemptField };
+  if (outcome.status === 'FAILED') {
+    events.push(
+      createEvent('NODE_FAILED', { ...base, at: endedAt, nodeType: node.type, error: outcome.error }),
+    );
+    return { result: { ...common, status: 'FAILED', error: outcome.error }, events };
+  }
+  events.push(
+    createEvent('NODE_COMPLETED', { ...base, at: endedAt, nodeType: node.type, status: outcome.status }),
+  );
+  const output = outcome.output === undefined ? {} : { output: outcome.output };
+  return { result: { ...common, status: outcome.status, ...output }, events };
+}

@@ -1,0 +1,275 @@
+/**
+ * JOIN (seeds 000 and 001): decide by strategy, merge child outputs, restore the main path's
+ * conversation into the parent. Conversations are never merged.
+ */
+import { restoreConversation } from '../conversation/index.ts';
+import type { CodedError } from '../errors.ts';
+import { StepthreadError } from '../errors.ts';
+import { createEvent, type ThreadJoinedEvent } from '../events.ts';
+import type { JoinConfig, JoinStrategy } from '../model/schema.ts';
+import type { EngineEnv, NodeResult, Thread, ThreadStatus } from './types.ts';
+
+export type BranchStatus = 'COMPLETED' | 'FAILED';
+
+export interface BranchOutcome {
+  forkPathId: string;
+  status: BranchStatus;
+}
+
+export interface JoinDecisionInput {
+  strategy: JoinStrategy;
+  threshold?: number;
+  /** Number of fork paths. */
+  total: number;
+  /** Branch results seen so far; a repeated forkPathId counts once (its last entry wins). */
+  outcomes: readonly BranchOutcome[];
+}
+
+export type JoinDecision = { decided: false } | { decided: true; success: boolean; reason: string };
+
+function countOutcomes(outcomes: readonly BranchOutcome[]): { completed: number; failed: number } {
+  const latest = new Map<string, BranchStatus>();
+  for (const o of outcomes) latest.set(o.forkPathId, o.status);
+  let completed = 0;
+  for (const status of latest.values()) if (status === 'COMPLETED') completed++;
+  return { completed, failed: latest.size - completed };
+}
+
+/**
+ * Whether the join can already be decided from the outcomes seen so far. The runtime stops
+ * waiting for the remaining branches as soon as this says `decided`.
+ */
+export function decideJoin(input: JoinDecisionInput): JoinDecision {
+  const { strategy, total } = input;
+  if (!Number.isInteger(total) || total < 1) {
+    throw new StepthreadError('INVALID_FORK_PATH_IDS', `a join needs at least one path (got ${total})`);
+  }
+  const { completed, failed } = countOutcomes(input.outcomes);
+  if (completed + failed > total) {
+    throw new StepthreadError(
+      'INVALID_FORK_PATH_IDS',
+      `${completed + failed} distinct branch outcomes for ${total} paths`,
+    );
+  }
+  const pending = total - completed - failed;
+  const done = (success: boolean, reason: string): JoinDecision => ({ decided: true, success, reason });
+  switch (strategy) {
+    case 'ALL_COMPLETED':
+      if (failed > 0) return done(false, `${failed} of ${total} branches failed`);
+      return pending === 0 ? done(true, `all ${total} branches completed`) : { decided: false };
+    case 'ANY_COMPLETED':
+      if (completed > 0) return done(true, `${completed} of ${total} branches completed`);
+      return pending === 0 ? done(false, `all ${total} branches failed`) : { decided: false };
+    case 'ALL_FAILED':
+      if (completed > 0) return done(false, `${completed} of ${total} branches completed`);
+      return pending === 0 ? done(true, `all ${total} branches failed`) : { decided: false };
+    case 'ANY_FAILED':
+      if (failed > 0) return done(true, `${failed} of ${total} branches failed`);
+      return pending === 0 ? done(false, `all ${total} branches completed`) : { decided: false };
+    case 'SUCCESS_COUNT_THRESHOLD': {
+      const { threshold } = input;
+      if (threshold === undefined || !Number.isInteger(threshold) || threshold < 1 || threshold > total) {
+        throw new StepthreadError(
+          'INVALID_JOIN_THRESHOLD',
+          `SUCCESS_COUNT_THRESHOLD needs an integer threshold in 1..${total} (got ${threshold})`,
+        );
+      }
+      if (completed >= threshold)
+        return done(true, `${completed} of ${total} branches completed (threshold ${threshold})`);
+      if (completed + pending < threshold) {
+        return done(
+          false,
+          `only ${completed + pending} of ${total} branches can complete (threshold ${threshold})`,
+        );
+      }
+      return { decided: false };
+    }
+  }
+}
+
+/** How a child's thread status counts for the join; undefined while the branch is still going. */
+export function branchStatusOf(status: ThreadStatus): BranchStatus | undefined {
+  switch (status) {
+    case 'COMPLETED':
+      return 'COMPLETED';
+    case 'FAILED':
+    case 'CANCELLED':
+    case 'TIMEOUT':
+      return 'FAILED';
+    default:
+      return undefined;
+  }
+}
+
+export interface JoinOptions {
+  parent: Thread;
+  /** The children seen so far (any order; matched to paths by contextData.forkPathId). */
+  children: readonly Thread[];
+  config: JoinConfig;
+  /** The runtime's wait ran out (only meaningful when config.timeout > 0). */
+  timedOut?: boolean;
+  /** The JOIN node (for errors and the event); default: the parent's currentNodeId. */
+  nodeId?: string;
+  env: EngineEnv;
+}
+
+export interface JoinOutcome {
+  status: 'COMPLETED' | 'FAILED' | 'TIMEOUT';
+  output: unknown;
+  error?: CodedError;
+}
+
+export interface JoinResult {
+  parent: Thread;
+  result: JoinOutcome;
+  events: ThreadJoinedEvent[];
+}
+
+/** Children by path id, in the config's path order; paths with no child are absent. */
+function childrenByPath(children: readonly Thread[], forkPathIds: readonly string[]): Map<string, Thread> {
+  const byPath = new Map<string, Thread>();
+  for (const child of children) {
+    const pathId = child.contextData.forkPathId;
+    if (pathId !== undefined && forkPathIds.includes(pathId)) byPath.set(pathId, child);
+  }
+  return byPath;
+}
+
+/** Seed 000: no completed child → {}, one → its output, several → keyed by the author's path ids. */
+function mergeOutputs(completed: readonly Thread[]): unknown {
+  if (completed.length === 0) return {};
+  if (completed.length === 1) return completed[0]!.output;
+  const merged: Record<string, unknown> = {};
+  for (const child of completed) {
+    const key = child.contextData.authorForkPathId ?? child.contextData.forkPathId ?? child.id;
+    Object.defineProperty(merged, key, {
+      value: child.output,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return merged;
+}
+
+/**
+ * The child whose conversation the parent continues with. An explicit mainPathId must have
+ * finished. Without one, ANY_COMPLETED, SUCCESS_COUNT_THRESHOLD and ANY_FAILED take the first
+ * child (in path order) whose outcome satisfied the join: these strategies decide while other
+ * branches may still be running or lost the race, and defaulting to forkPathIds[0] would make a
+ * join that succeeded fail on whichever branch happened to be slow.
+ */
+function selectMainChild(
+  config: JoinConfig,
+  byPath: ReadonlyMap<string, Thread>,
+  nodeOption: { nodeId?: string },
+): { pathId: string; child: Thread } {
+  const finished = (pathId: string): Thread | undefined => {
+    const child = byPath.get(pathId);
+    return child && branchStatusOf(child.status) !== undefined ? child : undefined;
+  };
+  if (config.mainPathId === undefined) {
+    const wanted: BranchStatus | undefined =
+      config.joinStrategy === 'ANY_COMPLETED' || config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD'
+        ? 'COMPLETED'
+        : config.joinStrategy === 'ANY_FAILED'
+          ? 'FAILED'
+          : undefined;
+    if (wanted !== undefined) {
+      for (const pathId of config.forkPathIds) {
+        const child = byPath.get(pathId);
+        if (child && branchStatusOf(child.status) === wanted) return { pathId, child };
+      }
+    }
+  }
+  const pathId = config.mainPathId ?? config.forkPathIds[0];
+  const child = pathId === undefined ? undefined : finished(pathId);
+  if (pathId === undefined || child === undefined) {
+    throw new StepthreadError(
+      'MAIN_THREAD_NOT_FOUND',
+      `no finished child thread for main path "${pathId ?? '(none)'}"`,
+      nodeOption,
+    );
+  }
+  return { pathId, child };
+}
+
+/** Results of the nodes each child executed, so nodes after the join can read branch outputs. */
+function mergeNodeResults(parent: Thread, children: readonly Thread[]): Record<string, NodeResult> {
+  const merged = { ...parent.nodeResults };
+  for (const child of children) {
+    for (const entry of child.executionHistory) {
+      const result = child.nodeResults[entry.nodeId];
+      if (result !== undefined) merged[entry.nodeId] = result;
+    }
+  }
+  return merged;
+}
+
+/**
+ * Applies a JOIN. Returns the updated parent (main path's conversation restored, branch node
+ * results merged) on success; on FAILED/TIMEOUT the parent is returned unchanged, since it will
+ * fail rather than continue. Throws MAIN_THREAD_NOT_FOUND, or CONVERSATION_MANAGER_MERGE_FAILED
+ * from restoring a bad snapshot.
+ */
+export function joinThreads(options: JoinOptions): JoinResult {
+  const { parent, config, env } = options;
+  const nodeId = options.nodeId ?? parent.currentNodeId;
+  const nodeOption = nodeId === undefined ? {} : { nodeId };
+  const byPath = childrenByPath(options.children, config.forkPathIds);
+  const inOrder = config.forkPathIds.flatMap((pathId) => {
+    const child = byPath.get(pathId);
+    return child ? [child] : [];
+  });
+  const outcomes = inOrder.flatMap((child): BranchOutcome[] => {
+    const status = branchStatusOf(child.status);
+    return status ? [{ forkPathId: child.contextData.forkPathId!, status }] : [];
+  });
+  const decision = decideJoin({
+    strategy: config.joinStrategy,
+    ...(config.threshold === undefined ? {} : { threshold: config.threshold }),
+    total: config.forkPathIds.length,
+    outcomes,
+  });
+  const output = mergeOutputs(inOrder.filter((c) => c.status === 'COMPLETED'));
+  const at = env.now();
+  const event = (status: JoinOutcome['status'], reason: string, mainPathId?: string): ThreadJoinedEvent =>
+    createEvent('THREAD_JOINED', {
+      threadId: parent.id,
+      workflowId: parent.workflowId,
+      at,
+      ...nodeOption,
+      strategy: config.joinStrategy,
+      status,
+      reason,
+      childThreadIds: inOrder.map((c) => c.id),
+      ...(mainPathId === undefined ? {} : { mainPathId }),
+    });
+  const failure = (status: 'FAILED' | 'TIMEOUT', code: 'JOIN_FAILED' | 'JOIN_TIMEOUT', reason: string) => ({
+    parent,
+    result: { status, output, error: { code, message: reason, ...nodeOption } },
+    events: [event(status, reason)],
+  });
+
+  if (!decision.decided) {
+    const pending = config.forkPathIds.length - outcomes.length;
+    if ((config.timeout ?? 0) > 0 && options.timedOut) {
+      return failure(
+        'TIMEOUT',
+        'JOIN_TIMEOUT',
+        `timed out after ${config.timeout}s with ${pending} branches pending`,
+      );
+    }
+    // Every strategy decides once all branches finished, so this means the runtime joined too early.
+    return failure('FAILED', 'JOIN_FAILED', `join could not decide: ${pending} branches have not finished`);
+  }
+  if (!decision.success) return failure('FAILED', 'JOIN_FAILED', decision.reason);
+
+  const main = selectMainChild(config, byPath, nodeOption);
+  const conversation = restoreConversation(main.child.conversation, parent.id);
+  return {
+    parent: { ...parent, conversation, nodeResults: mergeNodeResults(parent, inOrder) },
+    result: { status: 'COMPLETED', output },
+    events: [event('COMPLETED', decision.reason, main.pathId)],
+  };
+}

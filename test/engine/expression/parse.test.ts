@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MAX_AST_DEPTH,
+  MAX_EXPRESSION_LENGTH,
+  parseExpression,
+  validateExpression,
+} from '../../../engine/expression/index.ts';
+import { expectCoded } from './helpers.ts';
+
+describe('parseExpression', () => {
+  it('returns the same frozen tree for the same source (cached)', () => {
+    const first = parseExpression('a.b + 1');
+    expect(parseExpression('a.b + 1')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first.root)).toBe(true);
+  });
+
+  it('lists the scope names an expression reads, not property or function names', () => {
+    expect(parseExpression('len(items) > limit && user.name == items[0].name').identifiers).toEqual([
+      'items',
+      'limit',
+      'user',
+    ]);
+  });
+
+  it('normalises == and != to their strict forms', () => {
+    expect(parseExpression('a == b').root).toMatchObject({ kind: 'binary', operator: '===' });
+    expect(parseExpression('a != b').root).toMatchObject({ kind: 'binary', operator: '!==' });
+  });
+
+  it('accepts an expression wrapped in a single {{ }}', () => {
+    expect(parseExpression('{{ items }}').root).toEqual({ kind: 'identifier', name: 'items' });
+    expect(parseExpression('  {{a + 1}} ').root).toMatchObject({ kind: 'binary', operator: '+' });
+  });
+
+  it('reports jsep syntax errors with their position', () => {
+    const error = expectCoded(() => parseExpression('a +'), 'INVALID_EXPRESSION');
+    expect(error.message).toContain('"a +"');
+    expect(error.message).toMatch(/at character 3/);
+  });
+
+  it('reports positions relative to the original source when unwrapping {{ }}', () => {
+    const error = expectCoded(() => parseExpression('{{ a + }}'), 'INVALID_EXPRESSION');
+    expect(error.message).toMatch(/at character 7/);
+  });
+
+  it.each([
+    ['', /empty/],
+    ['a; b', /one expression/],
+    ['(a, b)', /comma/],
+    ['a ** 2', /"\*\*" is not supported/],
+    ['a & b', /"&" is not supported/],
+    ['~a', /"~" is not supported/],
+    ['a << 1', /not supported/],
+    ['[1,,2]', /holes/],
+    ['{a: 1}', /Unexpected/],
+    ['a = 1', /Unexpected/],
+    ['/x/', /Unexpected/],
+    ['nope(1)', /unknown function "nope"/],
+    ['a.lower()', /method calls/],
+    ['len(1)(2)', /only built-in functions/],
+    ['len()', /len\(value\) takes 1 argument/],
+    ['min()', /at least 1/],
+    ['round(1, 2, 3)', /1 to 2/],
+    ['a[true]', /string or a number/],
+    ['"unterminated', /Unclosed quote/],
+  ])('rejects %j', (source, message) => {
+    const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
+    expect(error.message).toMatch(message);
+  });
+
+  it('enforces the length limit', () => {
+    const long = `a${' '.repeat(MAX_EXPRESSION_LENGTH)}`;
+    expect(expectCoded(() => parseExpression(long), 'INVALID_EXPRESSION').message).toMatch(
+      /longer than 4096/,
+    );
+    expect(() => parseExpression(`a${' '.repeat(MAX_EXPRESSION_LENGTH - 1)}`)).not.toThrow();
+  });
+
+  it('enforces the depth limit for brackets, operator chains and ternaries', () => {
+    const ok = `${'('.repeat(MAX_AST_DEPTH - 2)}1${')'.repeat(MAX_AST_DEPTH - 2)}`;
+    expect(() => parseExpression(ok)).not.toThrow();
+    const brackets = `${'('.repeat(MAX_AST_DEPTH + 1)}1${')'.repeat(MAX_AST_DEPTH + 1)}`;
+    expect(expectCoded(() => parseExpression(brackets), 'INVALID_EXPRESSION').message).toMatch(
+      /nested deeper/,
+    );
+    const chain = Array.from({ length: 200 }, (_, i) => `x${i}`).join(' + ');
+    expect(expectCoded(() => parseExpression(chain), 'INVALID_EXPRESSION').message).toMatch(/nested deeper/);
+    const unary = `${'!'.repeat(1000)}a`;
+    expect(expectCoded(() => parseExpression(unary), 'INVALID_EXPRESSION').message).toMatch(/nested deeper/);
+  });
+
+  it('rejects a non-string source', () => {
+    expectCoded(() => parseExpression(42 as unknown as string), 'INVALID_EXPRESSION');
+  });
+});
+
+describe('validateExpression', () => {
+  it('returns undefined for a valid expression', () => {
+    expect(validateExpression('x > 1 ? "big" : "small"')).toBeUndefined();
+  });
+
+  it('returns a coded error instead of throwing', () => {
+    expect(validateExpression('x >')).toMatchObject({ code: 'INVALID_EXPRESSION' });
+    expect(validateExpression('process.exit()')).toMatchObject({
+      code: 'INVALID_EXPRESSION',
+      message: expect.stringMatching(/method calls/),
+    });
+  });
+});
