@@ -1,0 +1,101 @@
+/**
+ * Request metering for SDK clients: how many calls of each command, and how many request-body
+ * bytes they sent. Tests use it to prove cost bounds (e.g. an append writes bytes proportional to
+ * the new messages, a fork writes none), so the numbers are exact, not sampled.
+ */
+
+export interface CommandUsage {
+  /** Calls made (one per `send`; SDK-internal retries of the same call are not counted again). */
+  readonly requests: number;
+  /** Request body bytes; for S3 PutObject, the object's bytes. */
+  readonly bytes: number;
+}
+
+export interface Meter {
+  /** Usage per command name, e.g. `PutObjectCommand`, `UpdateItemCommand`. */
+  snapshot(): Readonly<Record<string, CommandUsage>>;
+  /** Calls of one command, or of all commands when omitted. */
+  requests(commandName?: string): number;
+  /** Body bytes of one command, or of all commands when omitted. */
+  bytes(commandName?: string): number;
+  reset(): void;
+}
+
+/** The part of an SDK client the meter needs; every v3 client (and the document client) has it. */
+interface MeterableClient {
+  middlewareStack: {
+    add(
+      middleware: (
+        next: (args: { request: unknown; input: unknown }) => Promise<unknown>,
+        context: { commandName?: string },
+      ) => (args: { request: unknown; input: unknown }) => Promise<unknown>,
+      options: { step: 'build'; name: string; priority: 'low' },
+    ): void;
+  };
+}
+
+/** The serialised request as the build step sees it. */
+interface SerialisedRequest {
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+const METER_MIDDLEWARE = 'stepthreadMeter';
+const meters = new WeakMap<object, Meter>();
+
+/**
+ * Adds counting middleware to `client` (once; later calls return the same meter). The document
+ * client shares its middleware stack with the DynamoDB client it wraps, so metering either counts
+ * both, under the low-level command names.
+ */
+export function meterClient(client: object): Meter {
+  const stack = (client as MeterableClient).middlewareStack;
+  const existing = meters.get(stack);
+  if (existing) return existing;
+
+  const usage = new Map<string, { requests: number; bytes: number }>();
+  // The build step runs once per call, after serialisation: the body is final and retries
+  // (finalizeRequest step) do not pass through here again.
+  stack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? 'UnknownCommand';
+      const entry = usage.get(name) ?? { requests: 0, bytes: 0 };
+      entry.requests += 1;
+      entry.bytes += bodyBytes(args.request as SerialisedRequest | undefined);
+      usage.set(name, entry);
+      return next(args);
+    },
+    { step: 'build', name: METER_MIDDLEWARE, priority: 'low' },
+  );
+
+  const meter: Meter = {
+    snapshot: () => Object.fromEntries([...usage].map(([name, u]) => [name, { ...u }])),
+    requests: (commandName) => sum(usage, commandName, 'requests'),
+    bytes: (commandName) => sum(usage, commandName, 'bytes'),
+    reset: () => usage.clear(),
+  };
+  meters.set(stack, meter);
+  return meter;
+}
+
+function sum(
+  usage: Map<string, { requests: number; bytes: number }>,
+  commandName: string | undefined,
+  field: 'requests' | 'bytes',
+): number {
+  if (commandName !== undefined) return usage.get(commandName)?.[field] ?? 0;
+  let total = 0;
+  for (const u of usage.values()) total += u[field];
+  return total;
+}
+
+function bodyBytes(request: SerialisedRequest | undefined): number {
+  const body: unknown = request?.body;
+  if (body === undefined || body === null) return 0;
+  if (typeof body === 'string') return Buffer.byteLength(body, 'utf8');
+  if (body instanceof Uint8Array) return body.byteLength;
+  if (body instanceof ArrayBuffer) return body.byteLength;
+  // Streams: trust the declared length (the stores only send strings and buffers).
+  const declared = request?.headers?.['content-length'] ?? request?.headers?.['Content-Length'];
+  return declared ? Number(declared) : 0;
+}

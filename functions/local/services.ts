@@ -1,0 +1,166 @@
+/**
+ * The embedded runtime's AWS stand-ins: dynalite (DynamoDB) and s3rver (S3) on loopback, in this
+ * process, on random ports. Persistent under `<dataDir>` by default; ephemeral for tests.
+ */
+import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import { StepthreadError } from '../../engine/errors.ts';
+import {
+  type AwsTarget,
+  createAwsClients,
+  type ResourceNames,
+  releaseAwsClients,
+  resolveResourceNames,
+} from '../aws/clients.ts';
+import { ensureResources } from '../aws/provision.ts';
+
+export type EmbeddedTarget = Extract<AwsTarget, { kind: 'embedded' }>;
+
+export type LocalServicesOptions = (
+  | { readonly dataDir: string; readonly ephemeral?: false }
+  /** In-memory DynamoDB and a throwaway S3 directory, removed on close. */
+  | { readonly dataDir?: string; readonly ephemeral: true }
+) & {
+  /** Table and bucket to create; defaults from STEPTHREAD_TABLE / STEPTHREAD_BUCKET. */
+  readonly names?: ResourceNames;
+};
+
+export interface LocalServices {
+  readonly target: EmbeddedTarget;
+  readonly names: ResourceNames;
+  /** Wall time from the call to ready-to-serve (table and bucket exist), in milliseconds. */
+  readonly startupMs: number;
+  close(): Promise<void>;
+}
+
+const LOCK_FILE = 'stepthread.lock';
+
+export async function startLocalServices(options: LocalServicesOptions): Promise<LocalServices> {
+  const started = performance.now();
+  const names = options.names ?? resolveResourceNames(process.env);
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  };
+
+  try {
+    let dynamoPath: string | undefined;
+    let s3Dir: string;
+    if (options.ephemeral) {
+      const parent = options.dataDir ?? tmpdir();
+      await mkdir(parent, { recursive: true });
+      s3Dir = await mkdtemp(join(parent, 'stepthread-s3-'));
+      cleanups.push(() => rm(s3Dir, { recursive: true, force: true }));
+    } else {
+      await mkdir(options.dataDir, { recursive: true });
+      // LevelDB takes an exclusive lock, and dynalite crashes the process with an uncaught error
+      // when it cannot open its store: refuse up front, with a code and the holder's pid.
+      const release = await acquireDataDirLock(options.dataDir);
+      cleanups.push(release);
+      dynamoPath = join(options.dataDir, 'dynamodb');
+      s3Dir = join(options.dataDir, 's3');
+      await mkdir(s3Dir, { recursive: true });
+    }
+
+    const dynamoServer = dynalite({
+      createTableMs: 0,
+      deleteTableMs: 0,
+      updateTableMs: 0,
+      ...(dynamoPath ? { path: dynamoPath } : {}),
+    });
+    const dynamoPort = await listen(dynamoServer);
+    cleanups.push(() => closeServer(dynamoServer));
+
+    const s3 = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory: s3Dir,
+      resetOnClose: false,
+    });
+    const s3Address = await s3.run();
+    cleanups.push(async () => {
+      s3.httpServer?.closeAllConnections();
+      await s3.close();
+    });
+
+    const target: EmbeddedTarget = {
+      kind: 'embedded',
+      dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`,
+      s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
+    };
+    cleanups.push(async () => releaseAwsClients(target));
+    await ensureResources(createAwsClients(target, names));
+
+    let closed: Promise<void> | undefined;
+    return {
+      target,
+      names,
+      startupMs: performance.now() - started,
+      close: () => {
+        closed ??= cleanUp();
+        return closed;
+      },
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error?: Error) => (error ? reject(error) : resolve()));
+    // Keep-alive sockets from SDK clients would otherwise hold the close open.
+    server.closeAllConnections();
+  });
+}
+
+/** A pid file beside the data; a stale one (its process gone) is taken over. */
+async function acquireDataDirLock(dataDir: string): Promise<() => Promise<void>> {
+  const lockPath = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await writeFile(lockPath, String(process.pid), { flag: 'wx' });
+      return () => unlink(lockPath).catch(() => {});
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+      throw new StepthreadError(
+        'LOCAL_DATA_LOCKED',
+        `local data directory ${dataDir} is in use by stepthread process ${holder}` +
+          (holder === process.pid ? ' (this process)' : '') +
+          '; stop it or use another --data-dir',
+      );
+    }
+    await unlink(lockPath).catch(() => {});
+  }
+  throw new StepthreadError('LOCAL_DATA_LOCKED', `could not lock local data directory ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

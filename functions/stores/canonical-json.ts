@@ -1,0 +1,35 @@
+/**
+ * Deterministic JSON: object keys sorted, undefined members dropped. Content hashes and
+ * idempotency checks use it, because a value read back from DynamoDB (or rebuilt on a retry)
+ * has the same content but not necessarily the same key order.
+ */
+import { createHash } from 'node:crypto';
+
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(canonicalize(value)) ?? 'null';
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Hash of a value's canonical JSON: equal for equal content, whatever the key order. */
+export function contentHash(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
+
+function canonicalize(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : canonicalize(item)));
+  if (value !== null && typeof value === 'object') {
+    // Respect toJSON (e.g. Date) the way JSON.stringify would.
+    const jsonable = value as { toJSON?: () => unknown };
+    if (typeof jsonable.toJSON === 'function') return canonicalize(jsonable.toJSON());
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const member = (value as Record<string, unknown>)[key];
+      if (member !== undefined) sorted[key] = canonicalize(member);
+    }
+    return sorted;
+  }
+  return value;
+}

@@ -1,0 +1,231 @@
+/**
+ * Message logs in S3 as immutable, content-addressed segments. A segment holds the messages of
+ * one append and names the segment before it; a log is identified by its head segment, so forks
+ * and copies share a log by copying a LogPointer and never touch S3.
+ *
+ *   segments/<sha256 of body>.json = { v: 1, prev: <segment id> | null, base: <messages before>, messages }
+ *
+ * Appends write one object whose size depends only on the new messages (O(T) bytes over T turns);
+ * retries rewrite the same key with the same bytes.
+ */
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { LogPointer, Message } from '../../engine/conversation/types.ts';
+import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
+
+/** The log with no messages; never stored. */
+export const EMPTY_LOG_ID = 'empty';
+export const EMPTY_LOG: LogPointer = Object.freeze({ id: EMPTY_LOG_ID, length: 0 });
+
+export const SEGMENT_PREFIX = 'segments/';
+const SEGMENT_VERSION = 1;
+/** Width of the `base` field, so a segment's size does not depend on where it sits in the log. */
+const BASE_WIDTH = 16;
+
+export interface Segment {
+  readonly prev: string | null;
+  readonly base: number;
+  readonly messages: readonly Message[];
+}
+
+export interface ConversationStore {
+  /** Writes one segment (none when `messages` is empty) and returns the pointer to the longer log. */
+  appendMessages(pointer: LogPointer, messages: readonly Message[]): Promise<LogPointer>;
+  /**
+   * All `pointer.length` messages, oldest first. Segments come from the in-process cache when
+   * present. Messages are frozen: the log is immutable and cached objects are shared.
+   */
+  readLog(pointer: LogPointer): Promise<Message[]>;
+}
+
+export interface ConversationStoreOptions {
+  /** Defaults to one cache shared by every store in the process (segments are immutable). */
+  readonly cache?: SegmentCache;
+}
+
+export function segmentKey(segmentId: string): string {
+  return `${SEGMENT_PREFIX}${segmentId}.json`;
+}
+
+/** The exact bytes of a segment; its id is their sha256. */
+export function encodeSegment(segment: Segment): string {
+  const base = String(segment.base).padStart(BASE_WIDTH, ' ');
+  const messages = `[${segment.messages.map((message) => canonicalJson(message)).join(',')}]`;
+  return `{"v":${SEGMENT_VERSION},"prev":${JSON.stringify(segment.prev)},"base":${base},"messages":${messages}}`;
+}
+
+export function createConversationStore(
+  { s3, bucketName }: { readonly s3: S3Client; readonly bucketName: string },
+  options: ConversationStoreOptions = {},
+): ConversationStore {
+  const cache = options.cache ?? sharedSegmentCache;
+
+  async function loadSegment(segmentId: string): Promise<Segment> {
+    const cached = cache.get(segmentId);
+    if (cached) return cached;
+    let body: string;
+    try {
+      const response = await s3.send(
+        new GetObjectCommand({ Bucket: bucketName, Key: segmentKey(segmentId) }),
+      );
+      body = (await response.Body?.transformToString('utf-8')) ?? '';
+    } catch (error) {
+      if (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound')) {
+        throw new StepthreadError('SEGMENT_NOT_FOUND', `conversation segment ${segmentId} not found`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    const segment = decodeSegment(segmentId, body);
+    cache.set(segmentId, segment, Buffer.byteLength(body, 'utf8'));
+    return segment;
+  }
+
+  return {
+    async appendMessages(pointer, messages) {
+      if (messages.length === 0) return pointer;
+      const segment: Segment = {
+        prev: pointer.length === 0 ? null : pointer.id,
+        base: pointer.length,
+        messages,
+      };
+      const body = encodeSegment(segment);
+      const id = sha256Hex(body);
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucketName,
+          Key: segmentKey(id),
+          Body: body,
+          ContentType: 'application/json',
+        }),
+      );
+      // The writer is the likeliest next reader (the next node in this Lambda).
+      cache.set(
+        id,
+        deepFreeze(structuredClone({ ...segment, messages: [...messages] })),
+        Buffer.byteLength(body),
+      );
+      return { id, length: pointer.length + messages.length };
+    },
+
+    async readLog(pointer) {
+      if (pointer.length === 0) {
+        if (pointer.id !== EMPTY_LOG_ID) throw mismatch(pointer, 0);
+        return [];
+      }
+      if (pointer.id === EMPTY_LOG_ID) throw mismatch(pointer, 0);
+      const chain: Segment[] = [];
+      let segment = await loadSegment(pointer.id);
+      const headLength = segment.base + segment.messages.length;
+      if (headLength !== pointer.length) throw mismatch(pointer, headLength);
+      chain.push(segment);
+      while (segment.prev !== null) {
+        const previous = await loadSegment(segment.prev);
+        // Bases strictly decrease along the chain, so this walk always ends.
+        if (previous.base + previous.messages.length !== segment.base) {
+          throw corrupt(
+            segment.prev,
+            `ends at ${previous.base + previous.messages.length}, next starts at ${segment.base}`,
+          );
+        }
+        chain.push(previous);
+        segment = previous;
+      }
+      const messages: Message[] = [];
+      for (let i = chain.length - 1; i >= 0; i -= 1) messages.push(...chain[i]!.messages);
+      return messages;
+    },
+  };
+}
+
+function decodeSegment(segmentId: string, body: string): Segment {
+  if (sha256Hex(body) !== segmentId) throw corrupt(segmentId, 'content does not match its id');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw corrupt(segmentId, 'not JSON');
+  }
+  const { v, prev, base, messages } = (parsed ?? {}) as Record<string, unknown>;
+  const valid =
+    v === SEGMENT_VERSION &&
+    Number.isSafeInteger(base) &&
+    (base as number) >= 0 &&
+    Array.isArray(messages) &&
+    messages.length > 0 &&
+    (prev === null ? base === 0 : typeof prev === 'string' && (base as number) > 0);
+  if (!valid) throw corrupt(segmentId, 'unexpected shape');
+  return deepFreeze({ prev: prev as string | null, base: base as number, messages: messages as Message[] });
+}
+
+function corrupt(segmentId: string, detail: string): StepthreadError {
+  return coded('SEGMENT_CORRUPT', `conversation segment ${segmentId} is corrupt: ${detail}`);
+}
+
+function mismatch(pointer: LogPointer, actual: number): StepthreadError {
+  return coded(
+    'LOG_LENGTH_MISMATCH',
+    `log ${pointer.id} has ${actual} messages, pointer says ${pointer.length}`,
+  );
+}
+
+function coded(code: ErrorCode, message: string): StepthreadError {
+  return new StepthreadError(code, message);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
+/** Least-recently-used segments, bounded by their encoded size. */
+export class SegmentCache {
+  private readonly entries = new Map<string, { segment: Segment; bytes: number }>();
+  private totalBytes = 0;
+
+  constructor(readonly maxBytes: number = 64 * 1024 * 1024) {}
+
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(segmentId: string): Segment | undefined {
+    const entry = this.entries.get(segmentId);
+    if (!entry) return undefined;
+    // Re-insert: Map iteration order is insertion order, oldest first.
+    this.entries.delete(segmentId);
+    this.entries.set(segmentId, entry);
+    return entry.segment;
+  }
+
+  set(segmentId: string, segment: Segment, bytes: number): void {
+    if (bytes > this.maxBytes) return;
+    const existing = this.entries.get(segmentId);
+    if (existing) {
+      this.entries.delete(segmentId);
+      this.totalBytes -= existing.bytes;
+    }
+    this.entries.set(segmentId, { segment, bytes });
+    this.totalBytes += bytes;
+    for (const [id, entry] of this.entries) {
+      if (this.totalBytes <= this.maxBytes) break;
+      this.entries.delete(id);
+      this.totalBytes -= entry.bytes;
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.totalBytes = 0;
+  }
+}
+
+const sharedSegmentCache = new SegmentCache();

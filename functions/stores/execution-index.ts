@@ -1,0 +1,137 @@
+/**
+ * The execution index: one item per execution (`EXEC#<executionId>`) naming its root thread,
+ * workflow and status, listed per workflow through GSI1.
+ */
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { ThreadStatus } from '../../engine/thread/types.ts';
+import { contentHash } from './canonical-json.ts';
+import { ExpressionBuilder, entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
+import { GSI1_NAME, GSI1_PARTITION_KEY, gsi1Keys, gsi1Partitions, itemKeys, TTL_ATTRIBUTE } from './table.ts';
+
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly rootThreadId: string;
+  readonly workflowId: string;
+  readonly workflowVersion: number;
+  readonly status: ThreadStatus;
+  /** ISO timestamps. */
+  readonly startTime: string;
+  readonly endTime?: string;
+}
+
+export interface ExecutionIndex {
+  /** Idempotent: the same record again is a no-op; a different one is CREATE_CONFLICT. */
+  putExecution(record: ExecutionRecord, options?: { expiresAt?: number }): Promise<{ created: boolean }>;
+  /** Consistent read; EXECUTION_NOT_FOUND when absent. */
+  getExecution(executionId: string): Promise<ExecutionRecord>;
+  /**
+   * Sets the status (and end time). With `fromStatus`, only if the current status is that one;
+   * VERSION_CONFLICT otherwise.
+   */
+  setExecutionStatus(
+    executionId: string,
+    status: ThreadStatus,
+    options?: { endTime?: string; fromStatus?: ThreadStatus },
+  ): Promise<void>;
+  /** Executions of a workflow, oldest first (GSI: eventually consistent). */
+  listExecutions(workflowId: string, options?: { limit?: number }): Promise<ExecutionRecord[]>;
+}
+
+export function createExecutionIndex({ dynamo, tableName }: TableRef): ExecutionIndex {
+  const read = async (executionId: string) =>
+    (
+      await dynamo.send(
+        new GetCommand({ TableName: tableName, Key: itemKeys.execution(executionId), ConsistentRead: true }),
+      )
+    ).Item;
+
+  return {
+    async putExecution(record, options = {}) {
+      const createHash = contentHash(record);
+      try {
+        await dynamo.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...record,
+              ...itemKeys.execution(record.executionId),
+              ...gsi1Keys.executionOfWorkflow(record.workflowId, record.startTime, record.executionId),
+              kind: 'execution',
+              createHash,
+              ...(options.expiresAt !== undefined ? { [TTL_ATTRIBUTE]: options.expiresAt } : {}),
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return { created: true };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      const existing = await read(record.executionId);
+      if (existing?.createHash === createHash) return { created: false };
+      throw new StepthreadError(
+        'CREATE_CONFLICT',
+        `execution ${record.executionId} already exists with different content`,
+      );
+    },
+
+    async getExecution(executionId) {
+      const item = await read(executionId);
+      if (!item) throw new StepthreadError('EXECUTION_NOT_FOUND', `execution ${executionId} not found`);
+      return entityOf<ExecutionRecord>(item);
+    },
+
+    async setExecutionStatus(executionId, status, options = {}) {
+      const x = new ExpressionBuilder();
+      const sets = [`${x.name('status')} = ${x.value(status)}`];
+      if (options.endTime !== undefined) sets.push(`${x.name('endTime')} = ${x.value(options.endTime)}`);
+      let condition = 'attribute_exists(pk)';
+      if (options.fromStatus !== undefined)
+        condition += ` AND ${x.name('status')} = ${x.value(options.fromStatus)}`;
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.execution(executionId),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: x.names,
+            ExpressionAttributeValues: x.values,
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        // Only the failure path pays for a read, to say which condition failed.
+        const existing = await read(executionId);
+        if (!existing) throw new StepthreadError('EXECUTION_NOT_FOUND', `execution ${executionId} not found`);
+        throw new StepthreadError(
+          'VERSION_CONFLICT',
+          `execution ${executionId} is ${String(existing.status)}, not ${String(options.fromStatus)}`,
+          { cause: error },
+        );
+      }
+    },
+
+    async listExecutions(workflowId, options = {}) {
+      const records: ExecutionRecord[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: GSI1_NAME,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': GSI1_PARTITION_KEY },
+            ExpressionAttributeValues: { ':pk': gsi1Partitions.executionsOfWorkflow(workflowId) },
+            ExclusiveStartKey: startKey,
+            ...(options.limit !== undefined ? { Limit: options.limit - records.length } : {}),
+          }),
+        );
+        for (const item of page.Items ?? []) records.push(entityOf<ExecutionRecord>(item));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey && (options.limit === undefined || records.length < options.limit));
+      return records;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Join bookkeeping: which fork paths have finished, and how. One item per join instance
+ * (`JOIN#<joinKey>`), one attribute per path, each written at most once.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { CodedError } from '../../engine/errors.ts';
+import type { ThreadStatus } from '../../engine/thread/types.ts';
+import { isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
+import { itemKeys, TTL_ATTRIBUTE } from './table.ts';
+
+/** What a finished fork path reports to its join. */
+export interface BranchOutcome {
+  readonly threadId: string;
+  readonly status: Extract<ThreadStatus, 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMEOUT'>;
+  /** ISO timestamp. */
+  readonly endedAt: string;
+  readonly output?: unknown;
+  readonly error?: CodedError;
+}
+
+export interface RecordedOutcomes<T> {
+  /** False when this path had already been recorded (a retry): the first outcome stands. */
+  readonly recorded: boolean;
+  /** Every outcome recorded so far, by forkPathId. */
+  readonly outcomes: Readonly<Record<string, T>>;
+}
+
+export interface JoinStore {
+  /**
+   * Records `outcome` for `forkPathId` unless that path is already recorded, and returns all
+   * outcomes so far: one UpdateItem, plus one read only when the path was already there.
+   */
+  recordBranchOutcome<T = BranchOutcome>(
+    joinKey: string,
+    forkPathId: string,
+    outcome: T,
+    options?: { expiresAt?: number },
+  ): Promise<RecordedOutcomes<T>>;
+  /** Consistent read of the outcomes recorded so far (empty when none). */
+  getBranchOutcomes<T = BranchOutcome>(joinKey: string): Promise<Readonly<Record<string, T>>>;
+}
+
+const PATH_PREFIX = 'path:';
+
+export function createJoinStore({ dynamo, tableName }: TableRef): JoinStore {
+  async function getBranchOutcomes<T>(joinKey: string): Promise<Record<string, T>> {
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: tableName, Key: itemKeys.join(joinKey), ConsistentRead: true }),
+    );
+    return outcomesOf<T>(Item ?? {});
+  }
+
+  return {
+    async recordBranchOutcome<T>(
+      joinKey: string,
+      forkPathId: string,
+      outcome: T,
+      options: { expiresAt?: number } = {},
+    ) {
+      const names: Record<string, string> = { '#path': `${PATH_PREFIX}${forkPathId}`, '#kind': 'kind' };
+      const values: Record<string, unknown> = { ':outcome': outcome, ':kind': 'join' };
+      let update = 'SET #path = :outcome, #kind = :kind';
+      if (options.expiresAt !== undefined) {
+        names['#ttl'] = TTL_ATTRIBUTE;
+        values[':ttl'] = options.expiresAt;
+        update += ', #ttl = :ttl';
+      }
+      try {
+        const { Attributes } = await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.join(joinKey),
+            UpdateExpression: update,
+            // A retry of the same path must not count twice (nor overwrite the first outcome).
+            ConditionExpression: 'attribute_not_exists(#path)',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return { recorded: true, outcomes: outcomesOf<T>(Attributes ?? {}) };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      return { recorded: false, outcomes: await getBranchOutcomes<T>(joinKey) };
+    },
+    getBranchOutcomes,
+  };
+}
+
+function outcomesOf<T>(item: Record<string, unknown>): Record<string, T> {
+  const outcomes: Record<string, T> = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith(PATH_PREFIX)) outcomes[name.slice(PATH_PREFIX.length)] = value as T;
+  }
+  return outcomes;
+}

@@ -1,0 +1,105 @@
+/**
+ * The single DynamoDB table: every item kind, its keys and the one GSI used for listings.
+ * infra/ mirrors `tableDefinition` in CDK; the embedded runtime creates the table from it.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const PARTITION_KEY = 'pk';
+export const SORT_KEY = 'sk';
+export const GSI1_NAME = 'gsi1';
+export const GSI1_PARTITION_KEY = 'gsi1pk';
+export const GSI1_SORT_KEY = 'gsi1sk';
+/** Epoch seconds; DynamoDB TTL deletes expired items (declared in infra; dynalite ignores it). */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+/** Attributes the stores own on every item; they never collide with a Thread field name. */
+export const RESERVED_ATTRIBUTES = [
+  PARTITION_KEY,
+  SORT_KEY,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  TTL_ATTRIBUTE,
+  'kind',
+  'version',
+  'createHash',
+] as const;
+
+export interface ItemKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+export interface Gsi1Key {
+  readonly gsi1pk: string;
+  readonly gsi1sk: string;
+}
+
+/** Primary keys per item kind. One item per entity; all writes are single-item and conditional. */
+export const itemKeys = {
+  thread: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'THREAD' }),
+  execution: (executionId: string): ItemKey => ({ pk: `EXEC#${executionId}`, sk: 'EXEC' }),
+  join: (joinKey: string): ItemKey => ({ pk: `JOIN#${joinKey}`, sk: 'JOIN' }),
+  pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
+    pk: `THREAD#${threadId}`,
+    sk: `INTERACTION#${nodeId}`,
+  }),
+} as const;
+
+/** GSI1 keys per listing. Sort keys start with an ISO time where order matters. */
+export const gsi1Keys = {
+  /** Threads of one execution (root, fork children, copies started inside it). */
+  threadOfExecution: (executionId: string, threadId: string): Gsi1Key => ({
+    gsi1pk: `THREADS#${executionId}`,
+    gsi1sk: threadId,
+  }),
+  /** Executions of one workflow, oldest first. */
+  executionOfWorkflow: (workflowId: string, startTime: string, executionId: string): Gsi1Key => ({
+    gsi1pk: `EXECUTIONS#${workflowId}`,
+    gsi1sk: `${startTime}#${executionId}`,
+  }),
+  /** Pending interactions of one execution, oldest first. */
+  pendingInteraction: (
+    executionId: string,
+    requestedAt: string,
+    threadId: string,
+    nodeId: string,
+  ): Gsi1Key => ({
+    gsi1pk: `PENDING#${executionId}`,
+    gsi1sk: `${requestedAt}#${threadId}#${nodeId}`,
+  }),
+} as const;
+
+/** Partition values to Query GSI1 with, matching the builders above. */
+export const gsi1Partitions = {
+  threadsOfExecution: (executionId: string): string => `THREADS#${executionId}`,
+  executionsOfWorkflow: (workflowId: string): string => `EXECUTIONS#${workflowId}`,
+  pendingInteractions: (executionId: string): string => `PENDING#${executionId}`,
+} as const;
+
+/** The CreateTable input, on-demand billing. TTL is set separately (UpdateTimeToLive) on AWS only. */
+export function tableDefinition(tableName: string): CreateTableCommandInput & { TableName: string } {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: SORT_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_SORT_KEY, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: GSI1_NAME,
+        KeySchema: [
+          { AttributeName: GSI1_PARTITION_KEY, KeyType: 'HASH' },
+          { AttributeName: GSI1_SORT_KEY, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}

@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { type Meter, meterClient } from '../../functions/aws/meter.ts';
+import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
+import { type BranchOutcome, createJoinStore, type JoinStore } from '../../functions/stores/join-store.ts';
+import { createThreadStore, type ThreadStore } from '../../functions/stores/thread-store.ts';
+import { makeThread } from './fixtures.ts';
+
+const names = { tableName: 'stepthread-threads', bucketName: 'stepthread-threads-unused' };
+
+let services: LocalServices;
+let store: ThreadStore;
+let executions: ExecutionIndex;
+let joins: JoinStore;
+let meter: Meter;
+
+beforeAll(async () => {
+  services = await startLocalServices({ ephemeral: true, names });
+  const clients = createAwsClients(services.target, names);
+  store = createThreadStore(clients);
+  executions = createExecutionIndex(clients);
+  joins = createJoinStore(clients);
+  meter = meterClient(clients.dynamo);
+});
+afterAll(() => services.close());
+beforeEach(() => meter.reset());
+
+function historyEntry(step: number): ExecutionHistoryEntry {
+  return {
+    nodeId: `node-${step}`,
+    nodeType: 'LLM',
+    status: 'COMPLETED',
+    at: '2025-01-01T00:00:01.000Z',
+    step,
+  };
+}
+
+describe('thread store', () => {
+  it('round-trips a thread at version 1', async () => {
+    const thread = makeThread('t-roundtrip', { output: { nested: [1, { a: null }] } });
+    expect(await store.createThread(thread)).toEqual({ version: 1, created: true });
+    expect(await store.getThread('t-roundtrip')).toEqual({ thread, version: 1 });
+  });
+
+  it('reports a missing thread as THREAD_NOT_FOUND', async () => {
+    await expect(store.getThread('t-missing')).rejects.toMatchObject({ code: 'THREAD_NOT_FOUND' });
+  });
+
+  it('makes a repeated create with identical content a no-op, and different content a conflict', async () => {
+    const thread = makeThread('t-idem');
+    await store.createThread(thread);
+    await store.updateThread('t-idem', 1, { set: { status: 'PAUSED' } });
+    // Same content with keys in another order: still the same create (e.g. a Lambda retry).
+    const reordered = Object.fromEntries(Object.entries(thread).reverse()) as typeof thread;
+    expect(await store.createThread(reordered)).toEqual({ version: 2, created: false });
+    await expect(store.createThread({ ...thread, input: { ticket: 'other' } })).rejects.toMatchObject({
+      code: 'CREATE_CONFLICT',
+    });
+    expect((await store.getThread('t-idem')).thread.status).toBe('PAUSED');
+  });
+
+  it('applies a change in one UpdateItem: set, remove, one node result, list appends', async () => {
+    await store.createThread(makeThread('t-update'));
+    const result: NodeResult = {
+      nodeId: 'llm-1',
+      nodeType: 'LLM',
+      status: 'COMPLETED',
+      output: { text: 'hi' },
+      startedAt: '2025-01-01T00:00:00.000Z',
+      endedAt: '2025-01-01T00:00:01.000Z',
+    };
+    meter.reset();
+    const { version } = await store.updateThread('t-update', 1, {
+      set: { status: 'COMPLETED', output: { answer: 42 }, endTime: '2025-01-01T00:00:02.000Z' },
+      remove: ['currentNodeId'],
+      nodeResult: result,
+      append: { executionHistory: [historyEntry(1)], errors: [{ code: 'JOIN_FAILED', message: 'x' }] },
+    });
+    expect(version).toBe(2);
+    expect(meter.snapshot()).toEqual({ UpdateItemCommand: { requests: 1, bytes: expect.any(Number) } });
+
+    await store.updateThread('t-update', 2, { append: { executionHistory: [historyEntry(2)] } });
+    const { thread, version: read } = await store.getThread('t-update');
+    expect(read).toBe(3);
+    expect(thread.status).toBe('COMPLETED');
+    expect(thread.output).toEqual({ answer: 42 });
+    expect(thread.currentNodeId).toBeUndefined();
+    expect(thread.nodeResults).toEqual({ 'llm-1': result });
+    expect(thread.executionHistory.map((e) => e.step)).toEqual([1, 2]);
+    expect(thread.errors).toEqual([{ code: 'JOIN_FAILED', message: 'x' }]);
+  });
+
+  it('refuses a change that touches one field twice, before sending anything', async () => {
+    meter.reset();
+    await expect(
+      store.updateThread('t-update', 3, {
+        set: { errors: [] },
+        append: { errors: [{ code: 'JOIN_FAILED', message: 'y' }] },
+      }),
+    ).rejects.toThrow(/errors/);
+    expect(meter.requests()).toBe(0);
+  });
+
+  it('rejects a stale version with VERSION_CONFLICT and leaves the thread unchanged', async () => {
+    await store.createThread(makeThread('t-conflict'));
+    await store.updateThread('t-conflict', 1, { set: { currentNodeId: 'a' } });
+    await expect(store.updateThread('t-conflict', 1, { set: { currentNodeId: 'b' } })).rejects.toMatchObject({
+      code: 'VERSION_CONFLICT',
+    });
+    expect(await store.getThread('t-conflict')).toMatchObject({ version: 2, thread: { currentNodeId: 'a' } });
+    await expect(store.updateThread('t-nope', 1, { set: { currentNodeId: 'b' } })).rejects.toMatchObject({
+      code: 'VERSION_CONFLICT',
+    });
+  });
+
+  it('sends the same update bytes whatever the size of the thread', async () => {
+    const longHistory = Array.from({ length: 2000 }, (_, i) => historyEntry(i + 1));
+    await store.createThread(makeThread('t-small'));
+    await store.createThread(makeThread('t-large', { executionHistory: longHistory }));
+    // Same id length, so the keys are the same size too.
+    const change = { set: { currentNodeId: 'next' }, append: { executionHistory: [historyEntry(9999)] } };
+    meter.reset();
+    await store.updateThread('t-small', 1, change);
+    const small = meter.bytes('UpdateItemCommand');
+    meter.reset();
+    await store.updateThread('t-large', 1, change);
+    expect(meter.bytes('UpdateItemCommand')).toBe(small);
+    expect(small).toBeLessThan(1000);
+    expect((await store.getThread('t-large')).thread.executionHistory).toHaveLength(2001);
+  });
+
+  it('reads many threads with one BatchGetItem, in the order asked', async () => {
+    await store.createThread(makeThread('t-batch-1'));
+    await store.createThread(makeThread('t-batch-2'));
+    meter.reset();
+    const threads = await store.getThreads(['t-batch-2', 't-batch-1']);
+    expect(threads.map((t) => t.thread.id)).toEqual(['t-batch-2', 't-batch-1']);
+    expect(meter.snapshot()).toEqual({ BatchGetItemCommand: { requests: 1, bytes: expect.any(Number) } });
+    await expect(store.getThreads(['t-batch-1', 't-ghost'])).rejects.toMatchObject({
+      code: 'THREAD_NOT_FOUND',
+      message: expect.stringContaining('t-ghost'),
+    });
+  });
+
+  it('lists the threads of an execution', async () => {
+    await store.createThread(makeThread('t-list-a', { metadata: { executionId: 'exec-list' } }));
+    await store.createThread(
+      makeThread('t-list-b', { metadata: { executionId: 'exec-list', forkPathId: 'b' } }),
+    );
+    const listed = await store.listThreadsOfExecution('exec-list');
+    expect(listed.map((t) => t.thread.id).sort()).toEqual(['t-list-a', 't-list-b']);
+  });
+});
+
+describe('execution index', () => {
+  const record = {
+    executionId: 'exec-index-1',
+    rootThreadId: 't-root',
+    workflowId: 'wf-index',
+    workflowVersion: 1,
+    status: 'RUNNING',
+    startTime: '2025-01-01T00:00:00.000Z',
+  } as const;
+
+  it('stores, reads, updates and lists executions; creates idempotently', async () => {
+    expect(await executions.putExecution(record)).toEqual({ created: true });
+    expect(await executions.putExecution({ ...record })).toEqual({ created: false });
+    await expect(executions.putExecution({ ...record, rootThreadId: 'other' })).rejects.toMatchObject({
+      code: 'CREATE_CONFLICT',
+    });
+    expect(await executions.getExecution('exec-index-1')).toEqual(record);
+
+    await executions.setExecutionStatus('exec-index-1', 'COMPLETED', {
+      fromStatus: 'RUNNING',
+      endTime: '2025-01-01T00:01:00.000Z',
+    });
+    await expect(
+      executions.setExecutionStatus('exec-index-1', 'FAILED', { fromStatus: 'RUNNING' }),
+    ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    await expect(executions.setExecutionStatus('exec-none', 'FAILED')).rejects.toMatchObject({
+      code: 'EXECUTION_NOT_FOUND',
+    });
+    await expect(executions.getExecution('exec-none')).rejects.toMatchObject({ code: 'EXECUTION_NOT_FOUND' });
+
+    await executions.putExecution({
+      ...record,
+      executionId: 'exec-index-2',
+      startTime: '2025-01-02T00:00:00.000Z',
+    });
+    const listed = await executions.listExecutions('wf-index');
+    expect(listed.map((e) => [e.executionId, e.status])).toEqual([
+      ['exec-index-1', 'COMPLETED'],
+      ['exec-index-2', 'RUNNING'],
+    ]);
+  });
+});
+
+describe('join bookkeeping', () => {
+  const outcome = (threadId: string): BranchOutcome => ({
+    threadId,
+    status: 'COMPLETED',
+    endedAt: '2025-01-01T00:00:00.000Z',
+    output: { from: threadId },
+  });
+
+  it('records each path at most once and returns everything recorded so far', async () => {
+    const first = await joins.recordBranchOutcome('join-1', 'a', outcome('t-a'));
+    expect(first).toEqual({ recorded: true, outcomes: { a: outcome('t-a') } });
+
+    const second = await joins.recordBranchOutcome('join-1', 'b', outcome('t-b'));
+    expect(second.outcomes).toEqual({ a: outcome('t-a'), b: outcome('t-b') });
+
+    // A retry of path a, even with a different payload, neither double counts nor overwrites.
+    const retried = await joins.recordBranchOutcome('join-1', 'a', { ...outcome('t-a'), status: 'FAILED' });
+    expect(retried).toEqual({ recorded: false, outcomes: { a: outcome('t-a'), b: outcome('t-b') } });
+    expect(Object.keys(await joins.getBranchOutcomes('join-1'))).toHaveLength(2);
+  });
+
+  it('counts concurrent records of the same path once', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => joins.recordBranchOutcome('join-race', 'a', outcome('t-a'))),
+    );
+    expect(results.filter((r) => r.recorded)).toHaveLength(1);
+    expect(await joins.getBranchOutcomes('join-race')).toEqual({ a: outcome('t-a') });
+    expect(await joins.getBranchOutcomes('join-none')).toEqual({});
+  });
+});
