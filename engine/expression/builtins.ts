@@ -285,6 +285,21 @@ const builtins = {
       return pieces.join(replacement);
     },
   },
+  concat: {
+    minArgs: 1,
+    maxArgs: 8,
+    signature: 'concat(array, ...arrays)',
+    call: (a) => {
+      const lists = a.map((value, position) => {
+        if (!Array.isArray(value)) throw argumentError('concat', position, 'an array', value);
+        return value as unknown[];
+      });
+      const length = lists.reduce((total, list) => total + list.length, 0);
+      if (length > MAX_ARRAY_LENGTH)
+        throw runtimeError(`concat() would produce more than ${MAX_ARRAY_LENGTH} items`);
+      return lists.flat(1);
+    },
+  },
   type: { minArgs: 1, maxArgs: 1, signature: 'type(value)', call: ([value]) => typeName(value) },
 } as const satisfies Record<string, Builtin>;
 

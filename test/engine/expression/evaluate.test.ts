@@ -249,6 +249,8 @@ describe('built-in functions', () => {
     ['join(missing, "-")', ''],
     ['split("a,b,,c", ",")', ['a', 'b', '', 'c']],
     ['split("héllo", "")', ['h', 'é', 'l', 'l', 'o']],
+    ['concat([1], [2, 3], [])', [1, 2, 3]],
+    ['concat([[1]], [2])', [[1], 2]],
     ['slice(items, 1)', [20, 30]],
     ['slice(name, 0, 2)', 'Ad'],
     ['slice(items, -1)', [30]],

@@ -1,0 +1,42 @@
+/** `stepthread validate [--json] <file>`: exit 0 valid, 1 invalid, 2 unreadable file. */
+import type { Command } from 'commander';
+import type { CodedError } from '../../engine/errors.ts';
+import { validateWorkflow } from '../../engine/validation/validate.ts';
+import { formatCodedError, jsonReport } from '../format.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { loadWorkflowFile } from '../load-workflow.ts';
+
+export interface ValidateOptions {
+  json?: boolean;
+}
+
+export async function runValidate(file: string, options: ValidateOptions, io: CliIo): Promise<number> {
+  const loaded = await loadWorkflowFile(file, io);
+  if (loaded.kind === 'unreadable') {
+    io.stderr(`stepthread: ${loaded.message}\n`);
+    return EXIT.usage;
+  }
+  const errors: CodedError[] =
+    loaded.kind === 'unparsable' ? [loaded.error] : validateWorkflow(loaded.data).errors;
+  const valid = errors.length === 0;
+  if (options.json) {
+    io.stdout(jsonReport(valid, errors));
+  } else if (valid) {
+    io.stdout(`${file}: valid\n`);
+  } else {
+    io.stdout(`${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
+    for (const error of errors) io.stdout(`  ${formatCodedError(error)}\n`);
+  }
+  return valid ? EXIT.ok : EXIT.invalid;
+}
+
+export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('validate')
+    .description('check a workflow file (JSON or YAML) and print every problem found')
+    .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
+    .option('--json', 'print a JSON report: {"valid": boolean, "errors": [...]}')
+    .action(async (file: string, options: ValidateOptions) => {
+      setExit(await runValidate(file, options, io));
+    });
+}

@@ -1,0 +1,41 @@
+/**
+ * The stepthread CLI. Each command lives in cli/commands/ and registers itself on the program; main
+ * returns the exit code instead of exiting, so tests can run it in-process.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerValidate } from './commands/validate.ts';
+import { type CliIo, EXIT, processIo } from './io.ts';
+
+/** `argv` is process.argv style: [node, script, ...args]. */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = new Command()
+    .name('stepthread')
+    .description('Run LLM-agent workflow graphs as AWS Step Functions state machines, on AWS or offline.')
+    .exitOverride()
+    .showHelpAfterError('(run stepthread --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  const setExit = (code: number): void => {
+    exitCode = code;
+  };
+  registerValidate(program, io, setExit);
+  // Each command copies the root's settings so usage errors in subcommands are thrown, not exited on.
+  for (const command of program.commands)
+    command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+
+  if (argv.length <= 2) {
+    program.outputHelp({ error: true });
+    return EXIT.usage;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'node' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end with code 0 through the same path.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    io.stderr(`stepthread: ${(error as Error).message}\n`);
+    return EXIT.usage;
+  }
+  return exitCode;
+}

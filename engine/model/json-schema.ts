@@ -1,0 +1,43 @@
+/**
+ * The JSON Schema of the workflow file, generated from the zod schemas so there is one source of truth.
+ * engine/model/workflow.schema.json is the committed output (`npm run schema` rewrites it).
+ */
+import { z } from 'zod';
+import { workflowSchema } from './schema.ts';
+
+/** Where the committed schema lives, relative to the repository root. */
+export const WORKFLOW_SCHEMA_PATH = 'engine/model/workflow.schema.json';
+
+export function buildWorkflowJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(workflowSchema, { io: 'input', unrepresentable: 'any', cycles: 'ref' });
+  const described = {
+    ...generated,
+    title: 'stepthread workflow',
+    description: 'A stepthread workflow graph: typed nodes, edges, profiles, tools and variables.',
+  };
+  return sortKeys(described) as Record<string, unknown>;
+}
+
+/** The exact text of workflow.schema.json: keys sorted, two-space indent, trailing newline. */
+export function renderWorkflowJsonSchema(): string {
+  return `${JSON.stringify(buildWorkflowJsonSchema(), null, 2)}\n`;
+}
+
+/**
+ * The `$schema` value for a workflow file in `fileDir` (a directory relative to the repository root),
+ * e.g. `schemaReference('examples')` → `../engine/model/workflow.schema.json`.
+ */
+export function schemaReference(fileDir: string): string {
+  const depth = fileDir.split('/').filter((part) => part !== '' && part !== '.').length;
+  return `${'../'.repeat(depth)}${WORKFLOW_SCHEMA_PATH}`;
+}
+
+// Sorting makes the committed file independent of property insertion order in the zod schemas.
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort())
+    sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+  return sorted;
+}

@@ -1,0 +1,109 @@
+/**
+ * Structural parse of a workflow file: zod issues mapped to coded errors. Never throws; rules that need
+ * more than one field (graph shape, fork/join pairing, ...) are in engine/validation.
+ */
+import type { z } from 'zod';
+import type { CodedError, ErrorCode } from '../errors.ts';
+import { formatPath, isRecord } from './paths.ts';
+import { NODE_TYPES, type Workflow, workflowSchema } from './schema.ts';
+
+export interface ParseResult {
+  workflow?: Workflow;
+  errors: CodedError[];
+}
+
+export function parseWorkflow(data: unknown): ParseResult {
+  const parsed = workflowSchema.safeParse(data);
+  if (parsed.success) return { workflow: parsed.data as Workflow, errors: [] };
+  return { errors: parsed.error.issues.map((issue) => codedErrorFromIssue(issue, data)) };
+}
+
+/** The innermost node an issue sits in (nested SUBGRAPH workflows included), and the path below it. */
+interface NodeContext {
+  node: Record<string, unknown>;
+  rest: readonly PropertyKey[];
+}
+
+function innermostNode(data: unknown, path: readonly PropertyKey[]): NodeContext | undefined {
+  let current: unknown = data;
+  let found: NodeContext | undefined;
+  for (const [i, segment] of path.entries()) {
+    if (current === null || typeof current !== 'object' || typeof segment === 'symbol') break;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+    if (path[i - 1] === 'nodes' && typeof segment === 'number' && isRecord(current)) {
+      found = { node: current, rest: path.slice(i + 1) };
+    }
+  }
+  return found;
+}
+
+export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): CodedError {
+  const context = innermostNode(data, issue.path);
+  const path = formatPath(issue.path);
+  const nodeId = context && typeof context.node.id === 'string' ? context.node.id : undefined;
+  const code = context ? codeForNodeIssue(context, valueAtIssue(data, issue.path)) : 'SCHEMA_INVALID';
+  const message = code === 'UNKNOWN_NODE_TYPE' ? unknownTypeMessage(context?.node.type) : issue.message;
+  return {
+    code,
+    message: path ? `${path}: ${message}` : message,
+    ...(nodeId !== undefined ? { nodeId } : {}),
+    ...(path ? { path } : {}),
+  };
+}
+
+function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = data;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object' || typeof segment === 'symbol') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+function unknownTypeMessage(type: unknown): string {
+  return `unknown node type ${JSON.stringify(type)}; expected one of ${NODE_TYPES.join(', ')}`;
+}
+
+/** Picks the most specific code the seeds define for a problem inside a node. */
+function codeForNodeIssue({ node, rest }: NodeContext, value: unknown): ErrorCode {
+  const [first, field, sub] = rest;
+  if (first === 'type') {
+    return typeof node.type === 'string' &&
+      node.type !== '' &&
+      !(NODE_TYPES as readonly string[]).includes(node.type)
+      ? 'UNKNOWN_NODE_TYPE'
+      : 'SCHEMA_INVALID';
+  }
+  if (first !== 'config') return 'SCHEMA_INVALID';
+  // A problem at the top level of a SUBGRAPH's child workflow is a workflow-shape problem, not a config one.
+  if (node.type === 'SUBGRAPH' && field === 'workflow') return 'SCHEMA_INVALID';
+  const missing = value === undefined;
+  switch (node.type) {
+    case 'FORK':
+      if (field === 'forkPathIds' || field === 'childNodeIds') return 'INVALID_FORK_PATH_IDS';
+      break;
+    case 'JOIN':
+      if (field === 'forkPathIds') return 'INVALID_FORK_PATH_IDS';
+      if (field === 'threshold') return 'INVALID_JOIN_THRESHOLD';
+      if (field === 'timeout') return 'INVALID_JOIN_TIMEOUT';
+      if (field === 'mainPathId') return 'MAIN_PATH_ID_NOT_FOUND';
+      break;
+    case 'LOOP_START':
+      if (field === 'maxIterations') return 'INVALID_MAX_ITERATIONS';
+      break;
+    case 'USER_INTERACTION':
+      if (field === 'userInteractionType') return 'INVALID_USER_INTERACTION_TYPE';
+      if (field === 'options') return 'INVALID_SELECTION_OPTIONS';
+      break;
+    case 'CONTEXT_PROCESSOR':
+      if (field === 'operation') return 'INVALID_CONTEXT_OPERATION';
+      if ((field === 'insert' && sub === 'messages') || (field === 'replace' && sub === 'message')) {
+        return missing && rest.length === 3 ? 'MISSING_OPERATION_CONFIG' : 'INVALID_MESSAGE';
+      }
+      if ((field === 'insert' || field === 'replace') && missing && rest.length === 3) {
+        return 'MISSING_OPERATION_CONFIG';
+      }
+      break;
+  }
+  return 'INVALID_NODE_CONFIG';
+}

@@ -1,0 +1,262 @@
+/** Rules about one node's config (seeds 001 and 003), references to profiles and tools, and expressions. */
+import type { CodedError } from '../errors.ts';
+import { validateExpression, validateTemplate } from '../expression/index.ts';
+import { formatPath, type Path } from '../model/paths.ts';
+import type { NodeOfType, VariableDeclaration, WorkflowNode } from '../model/schema.ts';
+import { codedError } from './report.ts';
+
+/** Names visible to a node: its own workflow's declarations plus those of enclosing workflows. */
+export interface NodeScope {
+  /** undefined: some declaring section was unreadable, so reference checks are skipped. */
+  profiles: ReadonlySet<string> | undefined;
+  tools: ReadonlySet<string> | undefined;
+  variables: readonly VariableDeclaration[];
+}
+
+export const DEFAULT_PROFILE_ID = 'default';
+
+export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): CodedError[] {
+  const errors: CodedError[] = [];
+  const add = (code: CodedError['code'], message: string, at: Path): void => {
+    errors.push(codedError(code, message, at, node.id));
+  };
+  const config: Path = [...path, 'config'];
+  switch (node.type) {
+    case 'FORK':
+      checkFork(node, config, add);
+      break;
+    case 'JOIN':
+      checkJoin(node, config, add);
+      break;
+    case 'CONTEXT_PROCESSOR':
+      checkContextProcessor(node, config, add);
+      break;
+    case 'USER_INTERACTION': {
+      const { userInteractionType, options } = node.config;
+      if (userInteractionType === 'ask_for_selection') {
+        if (!options || options.length === 0) {
+          add('INVALID_SELECTION_OPTIONS', `ask_for_selection needs a non-empty "options" list`, [
+            ...config,
+            'options',
+          ]);
+        } else if (new Set(options).size !== options.length) {
+          add('INVALID_SELECTION_OPTIONS', 'selection options must be distinct', [...config, 'options']);
+        }
+      }
+      errors.push(...templateErrors(node.config.showMessage, [...config, 'showMessage'], node.id));
+      break;
+    }
+    case 'LOOP_START':
+      if (node.config.maxIterations <= 0) {
+        add(
+          'INVALID_MAX_ITERATIONS',
+          `maxIterations must be greater than 0, got ${node.config.maxIterations}`,
+          [...config, 'maxIterations'],
+        );
+      }
+      break;
+    case 'LOOP_END':
+      if (node.config.breakCondition !== undefined) {
+        errors.push(...expressionErrors(node.config.breakCondition, [...config, 'breakCondition'], node.id));
+      }
+      break;
+    case 'ROUTE':
+      if (node.config.routes.length === 0 && node.config.defaultTargetNodeId === undefined) {
+        add('INVALID_NODE_CONFIG', 'a ROUTE needs at least one route or a defaultTargetNodeId', config);
+      }
+      node.config.routes.forEach((route, index) => {
+        errors.push(...expressionErrors(route.condition, [...config, 'routes', index, 'condition'], node.id));
+      });
+      break;
+    case 'VARIABLE':
+      errors.push(...variableNodeErrors(node, config, scope));
+      break;
+    case 'LLM': {
+      const profileId = node.config.profileId ?? DEFAULT_PROFILE_ID;
+      if (scope.profiles && !scope.profiles.has(profileId)) {
+        add(
+          'UNKNOWN_PROFILE',
+          `profile "${profileId}"${node.config.profileId === undefined ? ' (the default)' : ''} is not declared in "profiles"`,
+          [...config, 'profileId'],
+        );
+      }
+      node.config.tools?.forEach((tool, index) => {
+        if (scope.tools && !scope.tools.has(tool)) {
+          add('UNKNOWN_TOOL', `tool "${tool}" is not declared in "tools"`, [...config, 'tools', index]);
+        }
+      });
+      errors.push(...templateErrors(node.config.prompt, [...config, 'prompt'], node.id));
+      errors.push(...templateErrors(node.config.systemPrompt, [...config, 'systemPrompt'], node.id));
+      break;
+    }
+    case 'TOOL':
+      if (scope.tools && !scope.tools.has(node.config.toolName)) {
+        add('UNKNOWN_TOOL', `tool "${node.config.toolName}" is not declared in "tools"`, [
+          ...config,
+          'toolName',
+        ]);
+      }
+      errors.push(...templateErrors(node.config.arguments, [...config, 'arguments'], node.id));
+      break;
+    case 'END':
+      errors.push(...templateErrors(node.config?.output, [...config, 'output'], node.id));
+      break;
+    default:
+      break;
+  }
+  node.hooks?.forEach((hook, index) => {
+    if (hook.condition !== undefined) {
+      errors.push(...expressionErrors(hook.condition, [...path, 'hooks', index, 'condition'], node.id));
+    }
+  });
+  return errors;
+}
+
+type Add = (code: CodedError['code'], message: string, at: Path) => void;
+
+function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
+  const { forkPathIds, childNodeIds } = node.config;
+  if (forkPathIds.length === 0)
+    add('INVALID_FORK_PATH_IDS', 'forkPathIds must not be empty', [...config, 'forkPathIds']);
+  if (childNodeIds.length === 0) {
+    add('INVALID_FORK_PATH_IDS', 'childNodeIds must not be empty', [...config, 'childNodeIds']);
+  }
+  if (forkPathIds.length > 0 && childNodeIds.length > 0 && forkPathIds.length !== childNodeIds.length) {
+    add(
+      'INVALID_FORK_PATH_IDS',
+      `forkPathIds has ${forkPathIds.length} entries but childNodeIds has ${childNodeIds.length}; they pair one to one`,
+      [...config, 'forkPathIds'],
+    );
+  }
+}
+
+function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
+  const { forkPathIds, joinStrategy, threshold, timeout, mainPathId } = node.config;
+  if (forkPathIds.length === 0)
+    add('INVALID_FORK_PATH_IDS', 'forkPathIds must not be empty', [...config, 'forkPathIds']);
+  forkPathIds.forEach((pathId, index) => {
+    if (forkPathIds.indexOf(pathId) !== index) {
+      add('INVALID_FORK_PATH_IDS', `path id "${pathId}" is listed twice`, [...config, 'forkPathIds', index]);
+    }
+  });
+  if (mainPathId !== undefined && !forkPathIds.includes(mainPathId)) {
+    add(
+      'MAIN_PATH_ID_NOT_FOUND',
+      `mainPathId "${mainPathId}" is not one of forkPathIds [${forkPathIds.join(', ')}]`,
+      [...config, 'mainPathId'],
+    );
+  }
+  if (joinStrategy === 'SUCCESS_COUNT_THRESHOLD') {
+    if (threshold === undefined) {
+      add('INVALID_JOIN_THRESHOLD', 'SUCCESS_COUNT_THRESHOLD needs a "threshold"', [...config, 'threshold']);
+    } else if (threshold < 1 || threshold > forkPathIds.length) {
+      add(
+        'INVALID_JOIN_THRESHOLD',
+        `threshold must be between 1 and the number of paths (${forkPathIds.length}), got ${threshold}`,
+        [...config, 'threshold'],
+      );
+    }
+  }
+  if (timeout !== undefined && !(timeout >= 0 && Number.isFinite(timeout))) {
+    add(
+      'INVALID_JOIN_TIMEOUT',
+      `timeout must be 0 (wait forever) or a positive number of seconds, got ${timeout}`,
+      [...config, 'timeout'],
+    );
+  }
+}
+
+function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Path, add: Add): void {
+  const { operation } = node.config;
+  const at: Path = [...config, operation];
+  const missing = (what: string): void =>
+    add('MISSING_OPERATION_CONFIG', `operation "${operation}" needs ${what}`, at);
+  switch (operation) {
+    case 'truncate': {
+      const truncate = node.config.truncate;
+      if (!truncate || Object.values(truncate).every((value) => value === undefined)) {
+        missing('a "truncate" object with keepFirst, keepLast, removeFirst, removeLast or range');
+      } else if (truncate.range && truncate.range.start > truncate.range.end) {
+        add(
+          'INVALID_NODE_CONFIG',
+          `truncate range start (${truncate.range.start}) is after its end (${truncate.range.end})`,
+          [...at, 'range'],
+        );
+      }
+      break;
+    }
+    case 'insert':
+      if (!node.config.insert) missing('an "insert" object with position and messages');
+      else if (node.config.insert.messages.length === 0) missing('at least one message in "insert.messages"');
+      break;
+    case 'replace':
+      if (!node.config.replace) missing('a "replace" object with index and message');
+      break;
+    case 'clear':
+      // Every clear option has a default, but the object is still required so the intent is explicit (seed 003).
+      if (!node.config.clear) missing('a "clear" object (e.g. { "keepSystemMessage": true })');
+      break;
+    case 'filter': {
+      const filter = node.config.filter;
+      const conditions = [filter?.roles, filter?.contentContains, filter?.contentExcludes];
+      if (!conditions.some((condition) => condition !== undefined && condition.length > 0)) {
+        missing('a "filter" object with at least one of roles, contentContains, contentExcludes');
+      }
+      break;
+    }
+  }
+}
+
+function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: NodeScope): CodedError[] {
+  const errors = variableExpressionErrors(node.config.expression, [...config, 'expression'], node.id);
+  const { variableName, variableType } = node.config;
+  const declared = scope.variables.find(
+    (declaration) =>
+      declaration.name === variableName &&
+      (node.config.scope === undefined || declaration.scope === node.config.scope),
+  );
+  if (declared?.readonly) {
+    errors.push(
+      codedError(
+        'INVALID_VARIABLE',
+        `variable "${variableName}" is declared readonly`,
+        [...config, 'variableName'],
+        node.id,
+      ),
+    );
+  }
+  if (declared?.type && declared.type !== 'any' && variableType !== 'any' && declared.type !== variableType) {
+    errors.push(
+      codedError(
+        'INVALID_VARIABLE',
+        `variable "${variableName}" is declared as ${declared.type} but this node sets it as ${variableType}`,
+        [...config, 'variableType'],
+        node.id,
+      ),
+    );
+  }
+  return errors;
+}
+
+/** A VARIABLE expression is an expression, or a string template when it has text around `{{ }}`. */
+function variableExpressionErrors(expression: string, path: Path, nodeId: string): CodedError[] {
+  const trimmed = expression.trim();
+  const wholeTemplate = trimmed.startsWith('{{') && trimmed.endsWith('}}');
+  if (expression.includes('{{') && !wholeTemplate) return templateErrors(expression, path, nodeId);
+  return expressionErrors(expression, path, nodeId);
+}
+
+function expressionErrors(expression: string, path: Path, nodeId: string): CodedError[] {
+  const problem = validateExpression(expression);
+  return problem ? [codedError('INVALID_EXPRESSION', problem.message, path, nodeId)] : [];
+}
+
+function templateErrors(value: unknown, path: Path, nodeId: string): CodedError[] {
+  if (value === undefined) return [];
+  return validateTemplate(value, formatPath(path)).map((problem) => ({
+    code: 'INVALID_EXPRESSION' as const,
+    message: problem.message,
+    nodeId,
+    ...(problem.path ? { path: problem.path } : {}),
+  }));
+}

@@ -1,0 +1,171 @@
+/**
+ * Workflow validation: every problem in a workflow file, each with its code, path and node, before
+ * anything runs. Never throws for bad input.
+ */
+import type { CodedError } from '../errors.ts';
+import { parseWorkflow } from '../model/parse.ts';
+import { isRecord, type Path } from '../model/paths.ts';
+import {
+  DEFAULT_MAX_STEPS,
+  type VariableDeclaration,
+  type VariableType,
+  type Workflow,
+} from '../model/schema.ts';
+import { checkGraph } from './graph-rules.ts';
+import { checkNode, type NodeScope } from './node-rules.ts';
+import { codedError } from './report.ts';
+import { viewWorkflow, type WorkflowView } from './view.ts';
+
+export interface ValidationResult {
+  /** True when there are no errors. */
+  valid: boolean;
+  errors: CodedError[];
+  /** The parsed workflow (maxSteps resolved) whenever the structural parse succeeded, even with other errors. */
+  workflow?: Workflow;
+}
+
+export function validateWorkflow(data: unknown): ValidationResult {
+  const parsed = parseWorkflow(data);
+  const errors = [...parsed.errors];
+  if (isRecord(data)) {
+    const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
+    const view = viewWorkflow(data, []);
+    errors.push(...checkLevel(view, root), ...checkInlinedIds(view));
+  }
+  const workflow = parsed.workflow
+    ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
+    : undefined;
+  return { valid: errors.length === 0, errors, ...(workflow ? { workflow } : {}) };
+}
+
+/** Checks one workflow level, then the child workflows of its SUBGRAPH nodes. */
+function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
+  const scope: NodeScope = {
+    profiles: union(enclosing.profiles, view.profiles),
+    tools: union(enclosing.tools, view.tools),
+    variables: view.variables.map(({ declaration }) => declaration),
+  };
+  const errors = [...checkDeclarations(view)];
+  const pathIdOwners = new Map<string, string>();
+  for (const { node, path, child } of view.nodes) {
+    if (node) errors.push(...checkNode(node, path, scope));
+    if (node?.type === 'FORK')
+      errors.push(...checkPathIdsUnique(node.id, node.config.forkPathIds, path, pathIdOwners));
+    if (child) errors.push(...checkLevel(child, scope));
+  }
+  errors.push(...checkGraph(view));
+  return errors;
+}
+
+/**
+ * Inlining prefixes child ids with `<subgraph id>.`, so a parent node literally named `review.check`
+ * would collide with child `check` of SUBGRAPH `review`. Same-level duplicates are reported elsewhere.
+ */
+function checkInlinedIds(root: WorkflowView): CodedError[] {
+  const errors: CodedError[] = [];
+  const owners = new Map<string, string>();
+  const visit = (view: WorkflowView, prefix: string): void => {
+    for (const { id, path, type, child } of view.nodes) {
+      if (type === 'SUBGRAPH' && child) {
+        visit(child, `${prefix}${id}.`);
+        continue;
+      }
+      const built = prefix + id;
+      const owner = owners.get(built);
+      if (owner !== undefined && owner !== prefix) {
+        errors.push(
+          codedError(
+            'DUPLICATE_NODE_ID',
+            `node "${id}" would get id "${built}" once subgraphs are inlined, which is taken`,
+            path,
+            id,
+          ),
+        );
+      }
+      if (owner === undefined) owners.set(built, prefix);
+    }
+  };
+  visit(root, '');
+  return errors;
+}
+
+function union(
+  a: ReadonlySet<string> | undefined,
+  b: ReadonlySet<string> | undefined,
+): ReadonlySet<string> | undefined {
+  return a && b ? new Set([...a, ...b]) : undefined;
+}
+
+/** Seed 001: a path id names one path in the whole workflow, across FORKs too. */
+function checkPathIdsUnique(
+  forkId: string,
+  pathIds: readonly string[],
+  path: Path,
+  owners: Map<string, string>,
+) {
+  const errors: CodedError[] = [];
+  pathIds.forEach((pathId, index) => {
+    const owner = owners.get(pathId);
+    if (owner !== undefined) {
+      const where = owner === forkId ? 'earlier in this FORK' : `by FORK "${owner}"`;
+      errors.push(
+        codedError(
+          'INVALID_FORK_PATH_IDS',
+          `fork path id "${pathId}" is already used ${where}; path ids are unique in a workflow`,
+          [...path, 'config', 'forkPathIds', index],
+          forkId,
+        ),
+      );
+    } else {
+      owners.set(pathId, forkId);
+    }
+  });
+  return errors;
+}
+
+function checkDeclarations(view: WorkflowView): CodedError[] {
+  const errors: CodedError[] = [];
+  const seen = new Set<string>();
+  for (const { declaration, path } of view.variables) {
+    const key = `${declaration.scope ?? 'thread'}:${declaration.name}`;
+    if (seen.has(key)) {
+      errors.push(
+        codedError('INVALID_VARIABLE', `variable "${declaration.name}" is declared twice in the same scope`, [
+          ...path,
+          'name',
+        ]),
+      );
+    }
+    seen.add(key);
+    if (!initialMatchesType(declaration)) {
+      errors.push(
+        codedError(
+          'INVALID_VARIABLE',
+          `initial value of "${declaration.name}" is not of its declared type ${declaration.type}`,
+          [...path, 'initial'],
+        ),
+      );
+    }
+  }
+  return errors;
+}
+
+function initialMatchesType({ type, initial }: VariableDeclaration): boolean {
+  if (initial === undefined || type === undefined) return true;
+  return valueHasType(initial, type);
+}
+
+function valueHasType(value: unknown, type: VariableType): boolean {
+  switch (type) {
+    case 'any':
+      return true;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isRecord(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    default:
+      return typeof value === type;
+  }
+}

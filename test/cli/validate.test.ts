@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CliIo } from '../../cli/io.ts';
+import { processIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const fixture = (path: string): string => join(root, 'test', 'fixtures', path);
+
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: (text) => {
+      out += text;
+    },
+    stderr: (text) => {
+      err += text;
+    },
+    readFile: processIo.readFile,
+  };
+  const code = await main(['node', 'stepthread', ...args], io);
+  return { code, out, err };
+}
+
+describe('stepthread validate', () => {
+  it('exits 0 for a valid workflow', async () => {
+    const result = await run('validate', fixture('valid/fork-join-three-paths.json'));
+    expect(result.code).toBe(0);
+    expect(result.out).toContain('valid');
+  });
+
+  it('reads YAML', async () => {
+    expect((await run('validate', fixture('valid/route-loop.yaml'))).code).toBe(0);
+  });
+
+  it('exits 1 and prints every error on its own line with code, path and node', async () => {
+    const result = await run('validate', fixture('invalid/fork-duplicate-path-id.json'));
+    expect(result.code).toBe(1);
+    const lines = result.out.trim().split('\n').slice(1);
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line).toMatch(
+        /^ {2}INVALID_FORK_PATH_IDS \(nodes\[\d\]\.config\.forkPathIds(\[\d\])?, node (split|merge)\): /,
+      );
+    }
+  });
+
+  it('prints exactly the documented --json shape', async () => {
+    const result = await run('validate', '--json', fixture('invalid/join-main-path-not-found.json'));
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.out)).toEqual({
+      valid: false,
+      errors: [
+        {
+          code: 'MAIN_PATH_ID_NOT_FOUND',
+          message: expect.stringContaining('legal'),
+          nodeId: 'merge',
+          path: 'nodes[4].config.mainPathId',
+        },
+      ],
+    });
+    const valid = await run('validate', '--json', fixture('valid/subgraph.json'));
+    expect(JSON.parse(valid.out)).toEqual({ valid: true, errors: [] });
+  });
+
+  it('treats unparsable JSON as an invalid workflow (exit 1, WORKFLOW_PARSE_ERROR)', async () => {
+    const result = await run('validate', '--json', fixture('invalid/broken-syntax.json'));
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.out).errors.map((error: { code: string }) => error.code)).toEqual([
+      'WORKFLOW_PARSE_ERROR',
+    ]);
+  });
+
+  it('exits 2 for a missing file, a missing argument or an unknown command', async () => {
+    const missing = await run('validate', fixture('valid/does-not-exist.json'));
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('cannot read');
+    expect((await run('validate')).code).toBe(2);
+    expect((await run('frobnicate')).code).toBe(2);
+    expect((await run('validate', '--nope', fixture('valid/subgraph.json'))).code).toBe(2);
+    expect((await run()).code).toBe(2);
+  });
+
+  it('exits 0 for --help', async () => {
+    const result = await run('--help');
+    expect(result.code).toBe(0);
+    expect(result.out).toContain('validate');
+  });
+});
+
+describe('bin/stepthread.js (real process)', () => {
+  it('returns the validate exit codes end to end', () => {
+    const exec = (file: string) =>
+      spawnSync(process.execPath, [join(root, 'bin', 'stepthread.js'), 'validate', file], {
+        encoding: 'utf8',
+      });
+    const valid = exec(fixture('valid/context-pipeline.json'));
+    expect(valid.status, valid.stderr).toBe(0);
+    const invalid = exec(fixture('invalid/unknown-tool.json'));
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout).toContain('UNKNOWN_TOOL');
+    expect(exec(fixture('nope.json')).status).toBe(2);
+  });
+});

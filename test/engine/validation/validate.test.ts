@@ -1,0 +1,300 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseWorkflow } from '../../../engine/model/parse.ts';
+import { DEFAULT_MAX_STEPS } from '../../../engine/model/schema.ts';
+import { validateWorkflow } from '../../../engine/validation/validate.ts';
+
+const linear = () => ({
+  id: 'linear',
+  version: 1,
+  profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+  nodes: [
+    { id: 'start', type: 'START' },
+    { id: 'ask', type: 'LLM', config: { prompt: 'hi' } },
+    { id: 'end', type: 'END' },
+  ],
+  edges: [
+    { from: 'start', to: 'ask' },
+    { from: 'ask', to: 'end' },
+  ],
+});
+
+describe('validateWorkflow', () => {
+  it('accepts a valid workflow and resolves maxSteps to the default', () => {
+    const result = validateWorkflow(linear());
+    expect(result.errors).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(result.workflow?.maxSteps).toBe(DEFAULT_MAX_STEPS);
+  });
+
+  it('reports path and nodeId for a problem inside a node config', () => {
+    const workflow = linear();
+    workflow.nodes[1] = {
+      id: 'ask',
+      type: 'FORK',
+      config: { forkPathIds: [], forkStrategy: 'serial' },
+    } as never;
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        code: 'INVALID_FORK_PATH_IDS',
+        path: 'nodes[1].config.childNodeIds',
+        nodeId: 'ask',
+      }),
+    );
+  });
+
+  it('reports every error at once, structural and graph alike', () => {
+    const workflow = linear() as ReturnType<typeof linear> & { id: string };
+    workflow.id = 'has spaces';
+    workflow.nodes.push({ id: 'orphan', type: 'END' });
+    const codes = validateWorkflow(workflow).errors.map((error) => error.code);
+    expect(codes.sort()).toEqual(['SCHEMA_INVALID', 'UNREACHABLE_NODE']);
+  });
+
+  it('still checks the graph when an unrelated node config is malformed', () => {
+    const workflow = linear();
+    workflow.nodes[1] = { id: 'ask', type: 'LLM', config: {} } as never;
+    workflow.nodes.push({ id: 'stray', type: 'END' });
+    const errors = validateWorkflow(workflow).errors;
+    expect(errors.map((error) => [error.code, error.nodeId])).toEqual([
+      ['INVALID_NODE_CONFIG', 'ask'],
+      ['UNREACHABLE_NODE', 'stray'],
+    ]);
+  });
+
+  it('skips flow checks when a flow-shaping node is unreadable, instead of echoing the error', () => {
+    const workflow = linear();
+    workflow.nodes[1] = { id: 'ask', type: 'ROUTE', config: { routes: 'nope' } } as never;
+    expect(validateWorkflow(workflow).errors.map((error) => error.code)).toEqual(['INVALID_NODE_CONFIG']);
+  });
+
+  it('prefixes paths inside SUBGRAPH workflows and names the inner node', () => {
+    const child = linear();
+    child.nodes[1] = { id: 'ask', type: 'TOOL', config: { toolName: 'missing' } } as never;
+    const parent = linear();
+    parent.nodes.splice(2, 0, { id: 'sub', type: 'SUBGRAPH', config: { workflow: child } } as never);
+    parent.edges = [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'sub' },
+      { from: 'sub', to: 'end' },
+    ];
+    expect(validateWorkflow(parent).errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_TOOL',
+        nodeId: 'ask',
+        path: 'nodes[2].config.workflow.nodes[1].config.toolName',
+      }),
+    ]);
+  });
+
+  it('lets a subgraph use profiles declared by the enclosing workflow', () => {
+    const parent = linear();
+    parent.nodes.splice(2, 0, {
+      id: 'sub',
+      type: 'SUBGRAPH',
+      config: { workflow: { ...linear(), profiles: {} } },
+    } as never);
+    parent.edges = [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'sub' },
+      { from: 'sub', to: 'end' },
+    ];
+    expect(validateWorkflow(parent).errors).toEqual([]);
+  });
+
+  it('maps a structural error in a nested node to the specific code', () => {
+    const child = linear();
+    child.nodes[1] = { id: 'ask', type: 'CONTEXT_PROCESSOR', config: { operation: 'compress' } } as never;
+    const parent = linear();
+    parent.nodes.splice(2, 0, { id: 'sub', type: 'SUBGRAPH', config: { workflow: child } } as never);
+    parent.edges = [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'sub' },
+      { from: 'sub', to: 'end' },
+    ];
+    expect(validateWorkflow(parent).errors).toEqual([
+      expect.objectContaining({
+        code: 'INVALID_CONTEXT_OPERATION',
+        nodeId: 'ask',
+        path: 'nodes[2].config.workflow.nodes[1].config.operation',
+      }),
+    ]);
+  });
+
+  it('rejects fork path ids reused by two different FORKs', () => {
+    const fork = (id: string, children: string[]) => ({
+      id,
+      type: 'FORK',
+      config: { forkPathIds: ['a', 'b'], forkStrategy: 'parallel', childNodeIds: children },
+    });
+    const join = (id: string) => ({
+      id,
+      type: 'JOIN',
+      config: { forkPathIds: ['a', 'b'], joinStrategy: 'ALL_COMPLETED' },
+    });
+    const step = (id: string) => ({ id, type: 'CODE', config: { code: 'return 1;' } });
+    const workflow = {
+      id: 'twice',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        fork('f1', ['x1', 'y1']),
+        step('x1'),
+        step('y1'),
+        join('j1'),
+        fork('f2', ['x2', 'y2']),
+        step('x2'),
+        step('y2'),
+        join('j2'),
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'f1' },
+        { from: 'x1', to: 'j1' },
+        { from: 'y1', to: 'j1' },
+        { from: 'j1', to: 'f2' },
+        { from: 'x2', to: 'j2' },
+        { from: 'y2', to: 'j2' },
+        { from: 'j2', to: 'end' },
+      ],
+    };
+    const errors = validateWorkflow(workflow).errors;
+    expect(errors.map((error) => [error.code, error.path])).toEqual([
+      ['INVALID_FORK_PATH_IDS', 'nodes[5].config.forkPathIds[0]'],
+      ['INVALID_FORK_PATH_IDS', 'nodes[5].config.forkPathIds[1]'],
+    ]);
+  });
+
+  it('accepts an explicit edge that repeats an implicit one', () => {
+    const workflow = linear();
+    workflow.nodes.splice(1, 0, {
+      id: 'route',
+      type: 'ROUTE',
+      config: { routes: [{ condition: 'true', targetNodeId: 'ask' }], defaultTargetNodeId: 'end' },
+    } as never);
+    workflow.edges = [
+      { from: 'start', to: 'route' },
+      { from: 'route', to: 'ask' },
+      { from: 'ask', to: 'end' },
+    ];
+    expect(validateWorkflow(workflow).errors).toEqual([]);
+  });
+
+  it('flags an explicit ROUTE edge that is not one of its targets', () => {
+    const workflow = linear();
+    workflow.nodes.splice(1, 0, {
+      id: 'route',
+      type: 'ROUTE',
+      config: { routes: [{ condition: 'true', targetNodeId: 'ask' }] },
+    } as never);
+    workflow.edges = [
+      { from: 'start', to: 'route' },
+      { from: 'route', to: 'end' },
+      { from: 'ask', to: 'end' },
+    ];
+    expect(validateWorkflow(workflow).errors.map((error) => error.code)).toEqual(['INVALID_EDGE']);
+  });
+
+  it('accepts nested fork/join regions', () => {
+    const code = (id: string) => ({ id, type: 'CODE', config: { code: 'return 1;' } });
+    const workflow = {
+      id: 'nested',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'outer',
+          type: 'FORK',
+          config: { forkPathIds: ['p', 'q'], forkStrategy: 'parallel', childNodeIds: ['inner', 'q1'] },
+        },
+        {
+          id: 'inner',
+          type: 'FORK',
+          config: { forkPathIds: ['r', 's'], forkStrategy: 'serial', childNodeIds: ['r1', 's1'] },
+        },
+        code('r1'),
+        code('s1'),
+        {
+          id: 'inner-join',
+          type: 'JOIN',
+          config: { forkPathIds: ['r', 's'], joinStrategy: 'ANY_COMPLETED' },
+        },
+        code('q1'),
+        {
+          id: 'outer-join',
+          type: 'JOIN',
+          config: { forkPathIds: ['p', 'q'], joinStrategy: 'ALL_COMPLETED' },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'outer' },
+        { from: 'r1', to: 'inner-join' },
+        { from: 's1', to: 'inner-join' },
+        { from: 'inner-join', to: 'outer-join' },
+        { from: 'q1', to: 'outer-join' },
+        { from: 'outer-join', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors).toEqual([]);
+  });
+
+  it('never throws and always returns coded errors, whatever the input', () => {
+    fc.assert(
+      fc.property(fc.anything(), (data) => {
+        const result = validateWorkflow(data);
+        expect(result.valid).toBe(result.errors.length === 0);
+        for (const error of result.errors) expect(typeof error.code).toBe('string');
+      }),
+      { numRuns: 200 },
+    );
+    expect(validateWorkflow(null).errors.map((error) => error.code)).toEqual(['SCHEMA_INVALID']);
+  });
+});
+
+describe('parseWorkflow', () => {
+  it('maps an unknown node type to UNKNOWN_NODE_TYPE with the node id', () => {
+    const workflow = linear();
+    workflow.nodes[1] = { id: 'ask', type: 'PROMPT' } as never;
+    expect(parseWorkflow(workflow).errors).toEqual([
+      expect.objectContaining({ code: 'UNKNOWN_NODE_TYPE', nodeId: 'ask', path: 'nodes[1].type' }),
+    ]);
+  });
+
+  it('maps a malformed inserted message to INVALID_MESSAGE and a missing one to MISSING_OPERATION_CONFIG', () => {
+    const workflow = linear();
+    workflow.nodes[1] = {
+      id: 'ask',
+      type: 'CONTEXT_PROCESSOR',
+      config: { operation: 'replace', replace: { index: 0, message: { role: 'user' } } },
+    } as never;
+    expect(parseWorkflow(workflow).errors.map((error) => [error.code, error.path])).toEqual([
+      ['INVALID_MESSAGE', 'nodes[1].config.replace.message.content'],
+    ]);
+    workflow.nodes[1] = {
+      id: 'ask',
+      type: 'CONTEXT_PROCESSOR',
+      config: { operation: 'replace', replace: { index: 0 } },
+    } as never;
+    expect(parseWorkflow(workflow).errors.map((error) => error.code)).toEqual(['MISSING_OPERATION_CONFIG']);
+  });
+});
+
+describe('inlined id collisions', () => {
+  it('reports a node id that collides with a subgraph child once inlined', () => {
+    const child = linear();
+    const parent = linear();
+    parent.nodes.splice(2, 0, { id: 'sub', type: 'SUBGRAPH', config: { workflow: child } } as never);
+    parent.nodes.splice(3, 0, { id: 'sub.ask', type: 'CODE', config: { code: 'return 1;' } } as never);
+    parent.edges = [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'sub' },
+      { from: 'sub', to: 'sub.ask' },
+      { from: 'sub.ask', to: 'end' },
+    ];
+    expect(validateWorkflow(parent).errors).toEqual([
+      expect.objectContaining({ code: 'DUPLICATE_NODE_ID', nodeId: 'sub.ask', path: 'nodes[3]' }),
+    ]);
+  });
+});
