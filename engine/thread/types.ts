@@ -2,6 +2,7 @@
 
 import type { ConversationState } from '../conversation/types.ts';
 import type { CodedError } from '../errors.ts';
+import type { StepthreadEvent } from '../events.ts';
 import type { NodeType } from '../model/schema.ts';
 
 export const THREAD_STATUSES = [
@@ -103,4 +104,43 @@ export interface Thread {
   /** ISO timestamps. */
   startTime: string;
   endTime?: string;
+  /**
+   * Node executions applied to this thread by the runtime (the idempotency key: a retried Task
+   * whose envelope step is below this already landed). Absent = 0.
+   */
+  step?: number;
+  /** The envelope the last applied node execution returned, replayed to a retry of it. */
+  lastEnvelope?: Envelope;
+  /** Events recorded with the thread (node lifecycle, status changes, hooks, ...), oldest first. */
+  events?: StepthreadEvent[];
+  /**
+   * Global-scope writes made by the last step of a fork child, kept until they reach the root thread
+   * (which owns the global scope), so a retry after a crash can finish applying them.
+   */
+  pendingGlobalWrites?: { step: number; values: Variables };
+}
+
+/**
+ * What flows between Step Functions states: references and small summaries only, never content
+ * (conversations and variables stay in the stores), so it stays far below the 256 KiB limit.
+ */
+export interface Envelope {
+  executionId: string;
+  workflowId: string;
+  workflowVersion: number;
+  rootThreadId: string;
+  /** The thread this state runs on (a fork child inside a branch). */
+  threadId: string;
+  /** Node executions already applied to threadId. */
+  step: number;
+  maxSteps: number;
+  /** Set by ROUTE: the chosen target node id. */
+  route?: string;
+  /** Set by LOOP_START / LOOP_END. */
+  loop?: { exit: boolean };
+  /** Set by FORK: child thread ids in forkPathIds order. */
+  fork?: { children: string[] };
+  /** Set by a serial fork's branch bookkeeping: whether the join is decided. */
+  joinDecided?: boolean;
+  last?: { nodeId: string; status: 'COMPLETED' | 'FAILED' };
 }

@@ -1,0 +1,564 @@
+/**
+ * Workflow → Amazon States Language, following runtime-design.md: one Task per node named after it,
+ * Choice states after ROUTE and loop markers, a Parallel per fork (one per path for a serial fork), and
+ * only a small envelope flowing between states. Pure and deterministic: the same workflow compiles to
+ * byte-identical JSON.
+ */
+import { StepthreadError } from '../errors.ts';
+import { buildGraph } from '../graph/build.ts';
+import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
+import { NODE_TYPES, type NodeType, type Workflow } from '../model/schema.ts';
+import { createStateNames, type StateNames } from './names.ts';
+import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
+import { resourceFor, substitutionKey } from './resources.ts';
+import { ASL_ERRORS, type EnvelopeTaskParameters, type UserInteractionDescription } from './task-input.ts';
+import {
+  type AslCatcher,
+  type AslChoiceRule,
+  type AslCondition,
+  type AslDefinition,
+  type AslDirectTaskState,
+  type AslFlow,
+  type AslParallelState,
+  type AslRetrier,
+  type AslState,
+  type AslStateMachine,
+  WAIT_FOR_TASK_TOKEN,
+} from './types.ts';
+
+export interface CompileOptions {
+  /** How Task resources are written; only `${Fn_<NODE_TYPE>}` placeholders exist so far. */
+  resources?: 'placeholders';
+}
+
+export interface CompiledWorkflow {
+  definition: AslDefinition;
+  /** The placeholders the definition uses (`Fn_LLM`, ...), in node-type order. */
+  substitutionKeys: string[];
+}
+
+/** Names of the top-level failure states. */
+export const FAIL_TASK = 'stepthread:fail';
+export const FAILED_STATE = 'stepthread:failed';
+
+/** A USER_INTERACTION waits this long for `respond` when its config sets no timeoutSeconds. */
+export const DEFAULT_INTERACTION_TIMEOUT_SECONDS = 86_400;
+
+/** Validates and builds the workflow (coded StepthreadError when invalid), then compiles it. */
+export function compileWorkflow(workflow: Workflow, options: CompileOptions = {}): CompiledWorkflow {
+  return compileGraph(buildGraph(workflow), options);
+}
+
+export function compileGraph(graph: WorkflowGraph, _options: CompileOptions = {}): CompiledWorkflow {
+  return new Compiler(graph).compile();
+}
+
+const TRANSIENT_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  ASL_ERRORS.transient,
+];
+
+/** Where states are emitted: the whole machine, or one fork path's branch. */
+interface Scope {
+  states: Record<string, AslState>;
+  /** In a branch: the JOIN ending it; a transition to it goes to `doneName` instead. */
+  stop?: string;
+  doneName?: string;
+  /** The state a failing node's Catch goes to (claimed on first use, emitted only if used). */
+  failure(): string;
+}
+
+class Compiler {
+  private readonly names: StateNames = createStateNames();
+  private readonly nodeNames = new Map<string, string>();
+  private readonly helpers = new Map<string, string>();
+  private readonly usedTypes = new Set<NodeType>();
+
+  constructor(private readonly graph: WorkflowGraph) {
+    // Node ids claim their names first, so they keep them even when a helper name would collide.
+    for (const id of graph.order) this.nodeNames.set(id, this.names.claim(id));
+  }
+
+  compile(): CompiledWorkflow {
+    const states: Record<string, AslState> = {};
+    let failUsed = false;
+    const top: Scope = {
+      states,
+      failure: () => {
+        failUsed = true;
+        return this.helper(FAIL_TASK);
+      },
+    };
+    this.emitRegion(top, this.graph.startId);
+    const failed = this.helper(FAILED_STATE);
+    if (failUsed) {
+      states[this.helper(FAIL_TASK)] = {
+        Type: 'Task',
+        Resource: this.resource('END'),
+        Parameters: { action: 'fail', node: describeFail(this.graph, FAIL_TASK), 'envelope.$': '$' },
+        // The handler's output is dropped so the Fail state still finds the node's error at $.error.
+        ResultPath: null,
+        Retry: retry(),
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failError', Next: failed }],
+        Next: failed,
+      };
+    }
+    states[failed] = { Type: 'Fail', ErrorPath: '$.error.Error', CausePath: '$.error.Cause' };
+    const definition: AslDefinition = {
+      Comment: `stepthread workflow ${this.graph.workflowId} v${this.graph.version}`,
+      QueryLanguage: 'JSONPath',
+      StartAt: this.nodeName(this.graph.startId),
+      States: states,
+    };
+    const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
+    return { definition, substitutionKeys };
+  }
+
+  // ---- regions ----
+
+  /** Emits every node reachable from `entryId` within the scope, in declaration order. */
+  private emitRegion(scope: Scope, entryId: string): void {
+    const members = new Set<string>();
+    const stack = [entryId];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (members.has(id) || id === scope.stop) continue;
+      members.add(id);
+      stack.push(...this.flowTargets(id));
+    }
+    for (const id of this.graph.order) if (members.has(id)) this.emitNode(scope, id);
+  }
+
+  /** Where control can go after a node within its own scope (a fork's branches are separate scopes). */
+  private flowTargets(id: string): string[] {
+    const transition = this.transition(id);
+    switch (transition.kind) {
+      case 'end':
+        return [];
+      case 'next': {
+        const node = this.node(id);
+        return node.type === 'LOOP_START' && !('boundary' in node)
+          ? [transition.next, this.loopExit(node.config.loopId)]
+          : [transition.next];
+      }
+      case 'route':
+        return [
+          ...transition.routes.map((route) => route.targetNodeId),
+          ...(transition.defaultTargetNodeId === undefined ? [] : [transition.defaultTargetNodeId]),
+        ];
+      case 'loopEnd':
+        return [transition.loopStartId, transition.exit];
+      case 'fork':
+        return [transition.joinId];
+    }
+  }
+
+  private emitNode(scope: Scope, id: string): void {
+    const node = this.node(id);
+    const transition = this.transition(id);
+    const name = this.nodeName(id);
+    if (node.type === 'START' && !('boundary' in node)) {
+      const description = describeNode(this.graph, node);
+      if (description.type !== 'START') throw internal(`START ${id} described as ${description.type}`);
+      this.usedTypes.add('START');
+      scope.states[name] = {
+        Type: 'Task',
+        Resource: this.resource('START'),
+        Parameters: {
+          action: 'execute',
+          node: checkedStatic(description, id),
+          'executionId.$': '$$.Execution.Id',
+          'input.$': '$',
+        },
+        Retry: retry(),
+        // There may be no thread to mark FAILED yet: fail the execution directly.
+        Catch: [catchAll(this.helper(FAILED_STATE))],
+        Next: this.target(scope, nextOf(transition, id)),
+      };
+      return;
+    }
+    switch (transition.kind) {
+      case 'end':
+        scope.states[name] = this.nodeTask(scope, node, { End: true });
+        return;
+      case 'next':
+        if (node.type === 'LOOP_START' && !('boundary' in node)) {
+          const choice = this.helper(`${id}:choice`);
+          scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+          scope.states[choice] = {
+            Type: 'Choice',
+            Choices: [{ ...loopExits(), Next: this.target(scope, this.loopExit(node.config.loopId)) }],
+            Default: this.target(scope, transition.next),
+          };
+          return;
+        }
+        scope.states[name] = this.nodeTask(scope, node, { Next: this.target(scope, transition.next) });
+        return;
+      case 'route': {
+        const choice = this.helper(`${id}:choice`);
+        scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+        const fallback =
+          transition.defaultTargetNodeId === undefined
+            ? this.noRoute(scope, id)
+            : this.target(scope, transition.defaultTargetNodeId);
+        const targets = [...new Set(transition.routes.map((route) => route.targetNodeId))];
+        scope.states[choice] = {
+          Type: 'Choice',
+          Choices: [
+            // An unset route (no condition held) must not reach StringEquals: that is a runtime error.
+            // (Not IsPresent rather than IsPresent: false, which aws-local-stepfunctions never matches.)
+            { Not: { Variable: '$.route', IsPresent: true }, Next: fallback },
+            ...targets.map(
+              (target): AslChoiceRule => ({
+                Variable: '$.route',
+                StringEquals: target,
+                Next: this.target(scope, target),
+              }),
+            ),
+          ],
+          Default: fallback,
+        };
+        return;
+      }
+      case 'loopEnd': {
+        const choice = this.helper(`${id}:choice`);
+        scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+        scope.states[choice] = {
+          Type: 'Choice',
+          Choices: [{ ...loopExits(), Next: this.target(scope, transition.exit) }],
+          Default: this.nodeName(transition.loopStartId),
+        };
+        return;
+      }
+      case 'fork': {
+        const pair = this.graph.forks.get(id);
+        if (!pair) throw internal(`FORK ${id} has no pair`);
+        const entry = this.forkEntryName(pair);
+        scope.states[name] = this.nodeTask(scope, node, { Next: entry });
+        this.emitFork(scope, pair);
+        return;
+      }
+    }
+  }
+
+  // ---- fork / join ----
+
+  private joinTimeout(pair: GraphForkPair): number {
+    const join = this.node(pair.joinId) as GraphJoinNode;
+    // Wait takes whole seconds; rounding up never ends the wait early.
+    return Math.ceil(join.config.timeout ?? 0);
+  }
+
+  private forkStrategy(pair: GraphForkPair): 'serial' | 'parallel' {
+    const fork = this.node(pair.forkId);
+    if (fork.type !== 'FORK' || 'boundary' in fork) throw internal(`${pair.forkId} is not a FORK`);
+    return fork.config.forkStrategy;
+  }
+
+  /** The state the FORK task continues to. */
+  private forkEntryName(pair: GraphForkPair): string {
+    if (this.forkStrategy(pair) === 'parallel' || this.joinTimeout(pair) > 0) {
+      return this.helper(`${pair.forkId}:paths`);
+    }
+    return this.serialPathName(pair, 0);
+  }
+
+  private serialPathName(pair: GraphForkPair, index: number): string {
+    return this.helper(`${pair.forkId}:${pair.paths[index]!.authorPathId}:serial`);
+  }
+
+  /**
+   * Parallel: one Parallel state, a branch per path (plus the timer). Serial: a one-branch Parallel per
+   * path, chained — the Parallel's `ResultPath: null` is what brings the parent envelope back after a
+   * path ran on its child thread, and a decided join ends the chain with the same JoinDecided error.
+   */
+  private emitFork(scope: Scope, pair: GraphForkPair): void {
+    const joinName = this.nodeName(pair.joinId);
+    const timeout = this.joinTimeout(pair);
+    const joinCatch = (): AslCatcher[] => [
+      {
+        ErrorEquals: [ASL_ERRORS.joinDecided, ASL_ERRORS.joinTimeout],
+        ResultPath: '$.joinEnd',
+        Next: joinName,
+      },
+      catchAll(scope.failure()),
+    ];
+    const timer = timeout > 0 ? [this.timerBranch(pair, timeout)] : [];
+
+    if (this.forkStrategy(pair) === 'parallel') {
+      scope.states[this.forkEntryName(pair)] = {
+        Type: 'Parallel',
+        Branches: [...pair.paths.map((_, index) => this.branch(pair, index)), ...timer],
+        ResultPath: null,
+        Catch: joinCatch(),
+        Next: joinName,
+      };
+      return;
+    }
+
+    const chain: Record<string, AslState> = {};
+    pair.paths.forEach((_, index) => {
+      const last = index === pair.paths.length - 1;
+      // Inside the timer's Parallel, JoinDecided must propagate to it: no Catch on the inner ones.
+      const flow: AslFlow = !last
+        ? { Next: this.serialPathName(pair, index + 1) }
+        : timeout > 0
+          ? { End: true }
+          : { Next: joinName };
+      const state: AslParallelState = {
+        Type: 'Parallel',
+        Branches: [this.branch(pair, index)],
+        ResultPath: null,
+        ...(timeout > 0 ? {} : { Catch: joinCatch() }),
+        ...flow,
+      };
+      chain[this.serialPathName(pair, index)] = state;
+    });
+    if (timeout === 0) {
+      Object.assign(scope.states, chain);
+      return;
+    }
+    scope.states[this.forkEntryName(pair)] = {
+      Type: 'Parallel',
+      Branches: [{ StartAt: this.serialPathName(pair, 0), States: chain }, ...timer],
+      ResultPath: null,
+      Catch: joinCatch(),
+      Next: joinName,
+    };
+  }
+
+  /** One path: enter the child thread, run the path's nodes, report to the join. */
+  private branch(pair: GraphForkPair, index: number): AslStateMachine {
+    const path = pair.paths[index]!;
+    const enter = this.helper(`${pair.forkId}:${path.authorPathId}`);
+    const done = this.helper(`${pair.joinId}:${path.authorPathId}`);
+    const failedKey = `${pair.joinId}:${path.authorPathId}:failed`;
+    const states: Record<string, AslState> = {};
+    let failUsed = false;
+    const scope: Scope = {
+      states,
+      stop: pair.joinId,
+      doneName: done,
+      failure: () => {
+        failUsed = true;
+        return this.helper(failedKey);
+      },
+    };
+    states[enter] = {
+      Type: 'Pass',
+      Parameters: childEnvelope(index),
+      Next: this.target(scope, path.entryId),
+    };
+    this.emitRegion(scope, path.entryId);
+    const node = describeJoinBranch(this.graph, pair.joinId, index);
+    states[done] = this.bookkeepingTask({ action: 'branch-done', node, 'envelope.$': '$' }, { End: true });
+    if (failUsed) {
+      states[this.helper(failedKey)] = this.bookkeepingTask(
+        { action: 'branch-failed', node, 'envelope.$': '$' },
+        { End: true },
+      );
+    }
+    return { StartAt: enter, States: states };
+  }
+
+  /** Waits out the JOIN's timeout, records it, then fails the Parallel with JoinTimeout. */
+  private timerBranch(pair: GraphForkPair, seconds: number): AslStateMachine {
+    const wait = this.helper(`${pair.joinId}:timer`);
+    const record = this.helper(`${pair.joinId}:timeout`);
+    const raise = this.helper(`${pair.joinId}:timed-out`);
+    const node = describeJoinTimeout(this.graph, pair.joinId);
+    return {
+      StartAt: wait,
+      States: {
+        [wait]: { Type: 'Wait', Seconds: seconds, Next: record },
+        [record]: this.bookkeepingTask({ action: 'timeout', node, 'envelope.$': '$' }, { Next: raise }),
+        [raise]: {
+          Type: 'Fail',
+          Error: ASL_ERRORS.joinTimeout,
+          Cause: `JOIN ${pair.joinId}: not decided within ${seconds} s`,
+        },
+      },
+    };
+  }
+
+  // ---- tasks ----
+
+  private nodeTask(scope: Scope, node: GraphNode, flow: AslFlow): AslState {
+    const description = describeNode(this.graph, node);
+    if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
+    const staticNode = checkedStatic(description, node.id);
+    this.usedTypes.add(description.type);
+    if (description.type === 'USER_INTERACTION') {
+      return {
+        Type: 'Task',
+        Resource: WAIT_FOR_TASK_TOKEN,
+        Parameters: {
+          FunctionName: this.resource('USER_INTERACTION'),
+          Payload: {
+            action: 'execute',
+            node: staticNode as UserInteractionDescription,
+            'envelope.$': '$',
+            'taskToken.$': '$$.Task.Token',
+          },
+        },
+        TimeoutSeconds: description.config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS,
+        Retry: retry(),
+        Catch: [catchAll(scope.failure())],
+        ...flow,
+      };
+    }
+    return {
+      Type: 'Task',
+      Resource: this.resource(description.type),
+      Parameters: { action: 'execute', node: staticNode, 'envelope.$': '$' },
+      Retry: retry(),
+      Catch: [catchAll(scope.failure())],
+      ...flow,
+    };
+  }
+
+  /**
+   * Join bookkeeping runs on the JOIN's function. No Catch on purpose: its errors (JoinDecided above all)
+   * must end the branch and reach the enclosing Parallel, whose Catch handles them.
+   */
+  private bookkeepingTask(parameters: EnvelopeTaskParameters, flow: AslFlow): AslDirectTaskState {
+    this.usedTypes.add('JOIN');
+    return { Type: 'Task', Resource: this.resource('JOIN'), Parameters: parameters, Retry: retry(), ...flow };
+  }
+
+  /** A ROUTE with no match and no default fails its scope like a failing node does. */
+  private noRoute(scope: Scope, routeId: string): string {
+    const name = this.helper(`${routeId}:no-route`);
+    scope.states[name] = {
+      Type: 'Pass',
+      Result: {
+        Error: ASL_ERRORS.noRoute,
+        Cause: `ROUTE ${routeId}: no condition held and there is no defaultTargetNodeId`,
+      },
+      ResultPath: '$.error',
+      Next: scope.failure(),
+    };
+    return name;
+  }
+
+  // ---- lookups ----
+
+  private resource(type: NodeType): string {
+    this.usedTypes.add(type);
+    return resourceFor(type);
+  }
+
+  private helper(desired: string): string {
+    let name = this.helpers.get(desired);
+    if (name === undefined) {
+      name = this.names.claim(desired);
+      this.helpers.set(desired, name);
+    }
+    return name;
+  }
+
+  private nodeName(id: string): string {
+    const name = this.nodeNames.get(id);
+    if (name === undefined) throw internal(`unknown node ${id}`);
+    return name;
+  }
+
+  private target(scope: Scope, id: string): string {
+    return id === scope.stop && scope.doneName !== undefined ? scope.doneName : this.nodeName(id);
+  }
+
+  private node(id: string): GraphNode {
+    const node = this.graph.nodes.get(id);
+    if (!node) throw internal(`unknown node ${id}`);
+    return node;
+  }
+
+  private transition(id: string): Transition {
+    const transition = this.graph.transitions.get(id);
+    if (!transition) throw internal(`node ${id} has no transition`);
+    return transition;
+  }
+
+  /** Where a loop goes when it is done: the LOOP_END's other successor. */
+  private loopExit(loopId: string): string {
+    const loop = this.graph.loops.get(loopId);
+    const end = loop ? this.graph.transitions.get(loop.endId) : undefined;
+    if (end?.kind !== 'loopEnd' || end.exit === undefined) throw internal(`loop ${loopId} has no exit`);
+    return end.exit;
+  }
+}
+
+function nextOf(transition: Transition, id: string): string {
+  if (transition.kind !== 'next') throw internal(`node ${id} should have a single successor`);
+  return transition.next;
+}
+
+function retry(): AslRetrier[] {
+  return [
+    {
+      ErrorEquals: [...TRANSIENT_ERRORS],
+      IntervalSeconds: 1,
+      BackoffRate: 2,
+      MaxAttempts: 3,
+      JitterStrategy: 'FULL',
+    },
+  ];
+}
+
+function catchAll(next: string): AslCatcher {
+  return { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: next };
+}
+
+function loopExits(): AslCondition {
+  return {
+    And: [
+      { Variable: '$.loop.exit', IsPresent: true },
+      { Variable: '$.loop.exit', BooleanEquals: true },
+    ],
+  };
+}
+
+/** The envelope a path starts with: the parent's, on the path's child thread, at step 0. */
+function childEnvelope(index: number): Record<string, string | number> {
+  return {
+    'executionId.$': '$.executionId',
+    'workflowId.$': '$.workflowId',
+    'workflowVersion.$': '$.workflowVersion',
+    'rootThreadId.$': '$.rootThreadId',
+    'threadId.$': `$.fork.children[${index}]`,
+    step: 0,
+    'maxSteps.$': '$.maxSteps',
+  };
+}
+
+/**
+ * Static data inside Parameters must not have keys ending in `.$`: Step Functions would read the value
+ * as a path. ASL has no escape for it, so such a workflow is refused rather than silently changed.
+ */
+function checkedStatic<T>(description: T, nodeId: string): T {
+  const stack: unknown[] = [description];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) stack.push(...value);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key.endsWith('.$')) {
+          throw new StepthreadError(
+            'ASL_COMPILE_ERROR',
+            `node ${nodeId}: the key "${key}" ends in ".$", which Step Functions would read as a JSONPath; rename it`,
+            { nodeId },
+          );
+        }
+        stack.push(inner);
+      }
+    }
+  }
+  return description;
+}
+
+function internal(message: string): StepthreadError {
+  return new StepthreadError('ASL_COMPILE_ERROR', `cannot compile: ${message}`);
+}

@@ -1,0 +1,21 @@
+/** The ASL compiler: workflow → Amazon States Language (runtime-design.md), plus the Task contract. */
+export {
+  type CompiledWorkflow,
+  type CompileOptions,
+  compileGraph,
+  compileWorkflow,
+  DEFAULT_INTERACTION_TIMEOUT_SECONDS,
+  FAIL_TASK,
+  FAILED_STATE,
+} from './compile.ts';
+export { MAX_STATE_NAME_LENGTH } from './names.ts';
+export {
+  forEachState,
+  resourceFor,
+  substituteResources,
+  substitutionKey,
+  type TaskStateEntry,
+  taskStateIndex,
+} from './resources.ts';
+export * from './task-input.ts';
+export * from './types.ts';

@@ -1,0 +1,222 @@
+/**
+ * The static `node` each Task passes its handler: the node as built plus exactly what its handler needs
+ * from the rest of the workflow (its profile, its tools, declarations, the paired fork/join), so handlers
+ * never load the workflow file. Kept minimal: every byte here is repeated in the definition.
+ */
+import { StepthreadError } from '../errors.ts';
+import type {
+  GraphForkNode,
+  GraphJoinNode,
+  GraphNode,
+  GraphPlainNode,
+  SubgraphEntryNode,
+  WorkflowGraph,
+} from '../graph/types.ts';
+import type { Hook, Profile, VariableDeclaration } from '../model/schema.ts';
+import type {
+  FailDescription,
+  JoinBranchDescription,
+  JoinDescription,
+  JoinTimeoutDescription,
+  NodeDescription,
+  StartDescription,
+} from './task-input.ts';
+
+export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescription {
+  const common = {
+    id: node.id,
+    ...(node.authorId !== node.id ? { authorId: node.authorId } : {}),
+    ...hooksOf(node.hooks),
+  };
+  if ('boundary' in node) {
+    const { boundary, subgraphNodeId } = node;
+    if (boundary === 'ENTER') {
+      return { ...common, type: 'SUBGRAPH', boundary, subgraphNodeId, config: enterConfig(node) };
+    }
+    const writes = declarationsOf(graph, node, Object.keys(node.config.outputMapping ?? {}));
+    return { ...common, type: 'SUBGRAPH', boundary, subgraphNodeId, config: node.config, ...writes };
+  }
+  switch (node.type) {
+    case 'START':
+      return {
+        ...common,
+        type: 'START',
+        workflow: {
+          id: graph.workflowId,
+          version: graph.version,
+          maxSteps: graph.maxSteps,
+          variables: [...graph.variables],
+        },
+      } satisfies StartDescription;
+    case 'END':
+      return { ...common, type: 'END', config: node.config ?? {} };
+    case 'VARIABLE':
+      return {
+        ...common,
+        type: node.type,
+        config: node.config,
+        ...declarationsOf(graph, node, [node.config.variableName]),
+      };
+    case 'CODE':
+    case 'USER_INTERACTION':
+      return {
+        ...common,
+        type: node.type,
+        config: node.config,
+        ...declarationsOf(graph, node, outputOf(node.config)),
+      } as NodeDescription;
+    case 'LLM': {
+      const profileId = node.config.profileId ?? 'default';
+      const toolNames = node.config.tools ?? [];
+      return {
+        ...common,
+        type: 'LLM',
+        config: { ...node.config, profileId },
+        profile: profileFor(lookup(graph.profiles, profileId, node.id, 'profile'), node),
+        ...(toolNames.length > 0
+          ? {
+              tools: Object.fromEntries(
+                toolNames.map((name) => [name, lookup(graph.tools, name, node.id, 'tool')]),
+              ),
+            }
+          : {}),
+        ...declarationsOf(graph, node, outputOf(node.config)),
+      };
+    }
+    case 'TOOL':
+      return {
+        ...common,
+        type: 'TOOL',
+        config: node.config,
+        tool: lookup(graph.tools, node.config.toolName, node.id, 'tool'),
+        ...declarationsOf(graph, node, outputOf(node.config)),
+      };
+    case 'CONTEXT_PROCESSOR':
+    case 'ROUTE':
+    case 'LOOP_START':
+    case 'LOOP_END':
+      return { ...common, type: node.type, config: node.config } as NodeDescription;
+    case 'FORK': {
+      const fork = node as GraphForkNode;
+      const pair = graph.forks.get(fork.id);
+      if (!pair) throw internal(`FORK ${fork.id} has no paired JOIN`);
+      const join = graph.nodes.get(pair.joinId) as GraphJoinNode;
+      return {
+        ...common,
+        type: 'FORK',
+        config: fork.config,
+        authorForkPathIds: [...fork.authorForkPathIds],
+        joinId: join.id,
+        joinConfig: join.config,
+      };
+    }
+    case 'JOIN':
+      return { ...common, ...joinFacts(graph, node as GraphJoinNode) };
+    default: {
+      const unexpected = node as GraphNode;
+      throw internal(`node ${unexpected.id} has type ${unexpected.type}, which the graph build inlines`);
+    }
+  }
+}
+
+/** The description the join bookkeeping tasks of one path carry. */
+export function describeJoinBranch(
+  graph: WorkflowGraph,
+  joinId: string,
+  index: number,
+): JoinBranchDescription {
+  const join = graph.nodes.get(joinId) as GraphJoinNode;
+  const facts = joinFacts(graph, join);
+  const pathId = facts.config.forkPathIds[index];
+  const authorPathId = facts.authorForkPathIds[index];
+  if (pathId === undefined || authorPathId === undefined)
+    throw internal(`JOIN ${joinId} has no path ${index}`);
+  return { id: join.id, ...facts, path: { index, pathId, authorPathId } };
+}
+
+export function describeJoinTimeout(graph: WorkflowGraph, joinId: string): JoinTimeoutDescription {
+  const join = graph.nodes.get(joinId) as GraphJoinNode;
+  return { id: join.id, ...joinFacts(graph, join) };
+}
+
+export function describeFail(graph: WorkflowGraph, stateName: string): FailDescription {
+  return { id: stateName, type: 'END', workflowId: graph.workflowId };
+}
+
+function joinFacts(graph: WorkflowGraph, join: GraphJoinNode): Omit<JoinDescription, 'id' | 'hooks'> {
+  const forkId = graph.joinToFork.get(join.id);
+  const fork = forkId === undefined ? undefined : (graph.nodes.get(forkId) as GraphForkNode | undefined);
+  if (!fork) throw internal(`JOIN ${join.id} has no paired FORK`);
+  return {
+    type: 'JOIN',
+    config: join.config,
+    authorForkPathIds: [...join.authorForkPathIds],
+    authorMainPathId: join.authorMainPathId,
+    forkId: fork.id,
+    forkStrategy: fork.config.forkStrategy,
+  };
+}
+
+function enterConfig(node: SubgraphEntryNode): {
+  workflowId: string;
+  workflowVersion: number;
+  variables: VariableDeclaration[];
+  inputMapping?: Record<string, string>;
+} {
+  return { ...node.config, variables: [...node.config.variables] };
+}
+
+function hooksOf(hooks: Hook[] | undefined): { hooks?: Hook[] } {
+  return hooks && hooks.length > 0 ? { hooks } : {};
+}
+
+function outputOf(config: { outputVariable?: string | undefined }): string[] {
+  return config.outputVariable === undefined ? [] : [config.outputVariable];
+}
+
+/**
+ * Declarations visible where `node` runs: its innermost subgraph's variables first, then each enclosing
+ * level's, then the workflow's (the same shadowing as the variable scopes).
+ */
+function declarationsOf(
+  graph: WorkflowGraph,
+  node: GraphNode,
+  names: readonly string[],
+): { variables?: VariableDeclaration[] } {
+  const levels: (readonly VariableDeclaration[])[] = [];
+  for (const subgraphId of [...node.subgraphPath].reverse()) {
+    const entryId = graph.subgraphs.get(subgraphId)?.entryId;
+    const entry = entryId === undefined ? undefined : graph.nodes.get(entryId);
+    if (entry && 'boundary' in entry && entry.boundary === 'ENTER') levels.push(entry.config.variables);
+  }
+  levels.push(graph.variables);
+  const found: VariableDeclaration[] = [];
+  for (const name of names) {
+    for (const level of levels) {
+      const declaration = level.find((candidate) => candidate.name === name);
+      if (declaration) {
+        found.push(declaration);
+        break;
+      }
+    }
+  }
+  return found.length > 0 ? { variables: found } : {};
+}
+
+/** A scripted profile's byNode can script every node; each LLM task needs only its own entries. */
+function profileFor(profile: Profile, node: GraphPlainNode): Profile {
+  if (profile.provider !== 'scripted' || profile.byNode === undefined) return profile;
+  const own = Object.entries(profile.byNode).filter(([key]) => key === node.id || key === node.authorId);
+  const { byNode: _all, ...rest } = profile;
+  return own.length > 0 ? { ...rest, byNode: Object.fromEntries(own) } : rest;
+}
+
+function lookup<T>(table: Readonly<Record<string, T>>, name: string, nodeId: string, what: string): T {
+  const value = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (value === undefined) throw internal(`node ${nodeId} names ${what} "${name}", which the graph lacks`);
+  return value;
+}
+
+function internal(message: string): StepthreadError {
+  return new StepthreadError('ASL_COMPILE_ERROR', `cannot compile: ${message}`);
+}

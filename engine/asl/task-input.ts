@@ -1,0 +1,248 @@
+/**
+ * What each Task state hands its Lambda: `{ action, node, envelope }` (runtime-design.md). `node` is
+ * static data the compiler bakes into the definition, so a handler never loads the workflow file; these
+ * types are the contract between engine/asl and functions/handlers.
+ */
+import type {
+  CodeConfig,
+  ContextProcessorConfig,
+  ForkConfig,
+  Hook,
+  JoinConfig,
+  LlmConfig,
+  LoopEndConfig,
+  LoopStartConfig,
+  NodeType,
+  Profile,
+  RouteConfig,
+  ToolDefinition,
+  ToolNodeConfig,
+  UserInteractionConfig,
+  VariableConfig,
+  VariableDeclaration,
+} from '../model/schema.ts';
+import type { Envelope } from '../thread/types.ts';
+
+/** `execute` runs the node; the others are fork/join and failure bookkeeping. */
+export const TASK_ACTIONS = ['execute', 'fail', 'branch-done', 'branch-failed', 'timeout'] as const;
+export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+/** Error names the definition's Retry and Catch match on; handlers throw errors with these names. */
+export const ASL_ERRORS = {
+  nodeFailed: 'stepthread.NodeFailed',
+  transient: 'stepthread.Transient',
+  joinDecided: 'stepthread.JoinDecided',
+  joinTimeout: 'stepthread.JoinTimeout',
+  /** Raised by the definition itself when a ROUTE chose no target and has no default. */
+  noRoute: 'stepthread.NoRoute',
+} as const;
+
+interface Described {
+  id: string;
+  /** The id in the node's own workflow file, when a subgraph prefix made `id` differ. */
+  authorId?: string;
+  hooks?: Hook[];
+}
+
+/**
+ * Declarations of the variables a node writes (VARIABLE's variableName, an outputVariable, the parent
+ * variables of a subgraph's outputMapping), looked up from the node's level outwards; absent when none
+ * is declared.
+ */
+interface WritesVariables {
+  variables?: VariableDeclaration[];
+}
+
+export interface StartDescription extends Described {
+  type: 'START';
+  workflow: { id: string; version: number; maxSteps: number; variables: VariableDeclaration[] };
+}
+
+export interface EndDescription extends Described {
+  type: 'END';
+  config: { output?: unknown };
+}
+
+export interface VariableDescription extends Described, WritesVariables {
+  type: 'VARIABLE';
+  config: VariableConfig;
+}
+
+export interface CodeDescription extends Described, WritesVariables {
+  type: 'CODE';
+  config: CodeConfig;
+}
+
+export interface LlmDescription extends Described, WritesVariables {
+  type: 'LLM';
+  /** profileId is resolved (never absent) and, like tools, names what `profile` / `tools` hold. */
+  config: LlmConfig & { profileId: string };
+  /** The resolved profile; a scripted profile's byNode keeps only this node's entries. */
+  profile: Profile;
+  /** Definitions of config.tools, keyed as config.tools names them. */
+  tools?: Record<string, ToolDefinition>;
+}
+
+export interface ToolDescription extends Described, WritesVariables {
+  type: 'TOOL';
+  config: ToolNodeConfig;
+  tool: ToolDefinition;
+}
+
+export interface UserInteractionDescription extends Described, WritesVariables {
+  type: 'USER_INTERACTION';
+  config: UserInteractionConfig;
+}
+
+export interface ContextProcessorDescription extends Described {
+  type: 'CONTEXT_PROCESSOR';
+  config: ContextProcessorConfig;
+}
+
+/** Route targets are node ids: the handler sets `envelope.route` to one of them (or leaves it unset). */
+export interface RouteDescription extends Described {
+  type: 'ROUTE';
+  config: RouteConfig;
+}
+
+/** loopId is global (prefixed inside subgraphs); the handler enforces maxIterations. */
+export interface LoopStartDescription extends Described {
+  type: 'LOOP_START';
+  config: LoopStartConfig;
+}
+
+export interface LoopEndDescription extends Described {
+  type: 'LOOP_END';
+  config: LoopEndConfig;
+}
+
+/** config.forkPathIds are global path ids; childNodeIds are the branch entry node ids. */
+export interface ForkDescription extends Described {
+  type: 'FORK';
+  config: ForkConfig;
+  authorForkPathIds: string[];
+  joinId: string;
+  /** The paired JOIN's config (global path ids, mainPathId set). */
+  joinConfig: JoinConfig & { mainPathId: string };
+}
+
+/** config.forkPathIds and mainPathId are global path ids. */
+export interface JoinDescription extends Described {
+  type: 'JOIN';
+  config: JoinConfig & { mainPathId: string };
+  authorForkPathIds: string[];
+  authorMainPathId: string;
+  forkId: string;
+  forkStrategy: 'serial' | 'parallel';
+}
+
+/** `<join>:<path>` (branch-done) and `<join>:<path>:failed` (branch-failed): one path reports to its join. */
+export interface JoinBranchDescription extends Omit<JoinDescription, 'hooks'> {
+  path: { index: number; pathId: string; authorPathId: string };
+}
+
+/** `<join>:timeout`: the join's timer ran out. */
+export type JoinTimeoutDescription = Omit<JoinDescription, 'hooks'>;
+
+export interface SubgraphEnterDescription extends Described {
+  type: 'SUBGRAPH';
+  boundary: 'ENTER';
+  /** Built id of the SUBGRAPH node (not itself a state). */
+  subgraphNodeId: string;
+  /** variables: the child's declarations, initialised in the new subgraph scope. */
+  config: {
+    workflowId: string;
+    workflowVersion: number;
+    variables: VariableDeclaration[];
+    inputMapping?: Record<string, string>;
+  };
+}
+
+export interface SubgraphExitDescription extends Described, WritesVariables {
+  type: 'SUBGRAPH';
+  boundary: 'EXIT';
+  subgraphNodeId: string;
+  config: { output?: unknown; outputMapping?: Record<string, string> };
+}
+
+/** `stepthread:fail`: marks the thread FAILED with the error a Catch put at `$.error`. */
+export interface FailDescription {
+  id: string;
+  type: 'END';
+  workflowId: string;
+}
+
+/** What `node` is for action `execute`, by node type. */
+export type NodeDescription =
+  | StartDescription
+  | EndDescription
+  | VariableDescription
+  | CodeDescription
+  | LlmDescription
+  | ToolDescription
+  | UserInteractionDescription
+  | ContextProcessorDescription
+  | RouteDescription
+  | LoopStartDescription
+  | LoopEndDescription
+  | ForkDescription
+  | JoinDescription
+  | SubgraphEnterDescription
+  | SubgraphExitDescription;
+
+export type NodeDescriptionOf<T extends NodeType> = Extract<NodeDescription, { type: T }>;
+
+// ---- Parameters as written in the definition (keys ending in `.$` are JSONPaths) ----
+
+export type StartTaskParameters = {
+  action: 'execute';
+  node: StartDescription;
+  'executionId.$': '$$.Execution.Id';
+  /** The execution input, `{ input?, threadId? }`. */
+  'input.$': '$';
+};
+
+export type EnvelopeTaskParameters =
+  | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; 'envelope.$': '$' }
+  | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
+  | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
+  | { action: 'fail'; node: FailDescription; 'envelope.$': '$' };
+
+export type TaskParameters = StartTaskParameters | EnvelopeTaskParameters;
+
+export interface WaitForTokenParameters {
+  FunctionName: string;
+  Payload: {
+    action: 'execute';
+    node: UserInteractionDescription;
+    'envelope.$': '$';
+    'taskToken.$': '$$.Task.Token';
+  };
+}
+
+// ---- What a handler receives once Step Functions has resolved those paths ----
+
+/** The error output a Catch writes (`$.error`, `$.joinEnd`). */
+export interface AslErrorOutput {
+  Error: string;
+  Cause?: string;
+}
+
+/** An envelope as a Task receives it: after a Catch it also carries the caught error. */
+export type IncomingEnvelope = Envelope & { error?: AslErrorOutput; joinEnd?: AslErrorOutput };
+
+/** The execution input (what `stepthread run` / StartExecution sends). */
+export interface ExecutionInput {
+  input?: Record<string, unknown>;
+  /** Run on this root thread id instead of one derived from the execution id. */
+  threadId?: string;
+}
+
+export type TaskEvent =
+  | { action: 'execute'; node: StartDescription; executionId: string; input: ExecutionInput }
+  | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }
+  /** USER_INTERACTION, after unwrapping the Lambda invoke `Payload`. */
+  | { action: 'execute'; node: UserInteractionDescription; envelope: IncomingEnvelope; taskToken: string }
+  | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; envelope: IncomingEnvelope }
+  | { action: 'timeout'; node: JoinTimeoutDescription; envelope: IncomingEnvelope }
+  | { action: 'fail'; node: FailDescription; envelope: IncomingEnvelope & { error: AslErrorOutput } };

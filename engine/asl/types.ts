@@ -1,0 +1,105 @@
+/**
+ * The subset of the Amazon States Language the compiler emits (JSONPath only: the local runner ignores
+ * JSONata). Each state type carries only the fields we use, so a state that cannot run cannot be built.
+ */
+import type { TaskParameters, WaitForTokenParameters } from './task-input.ts';
+
+/** A state either continues to `Next` or ends its state machine (or Parallel branch). */
+export type AslFlow = { Next: string; End?: never } | { End: true; Next?: never };
+
+export interface AslRetrier {
+  ErrorEquals: string[];
+  IntervalSeconds: number;
+  BackoffRate: number;
+  MaxAttempts: number;
+  JitterStrategy: 'FULL' | 'NONE';
+}
+
+export interface AslCatcher {
+  ErrorEquals: string[];
+  /** Where the error output `{ Error, Cause }` goes in the state's input. */
+  ResultPath: string;
+  Next: string;
+}
+
+/** A Lambda invoked by the direct function-ARN form: the handler's return value is the state's output. */
+export type AslDirectTaskState = {
+  Type: 'Task';
+  Resource: string;
+  Parameters: TaskParameters;
+  /** Only `null` (keep the input) is ever set; absent means `$` (the result replaces the input). */
+  ResultPath?: null;
+  Retry: AslRetrier[];
+  /** Absent only on fork/join bookkeeping tasks, whose errors must reach the enclosing Parallel. */
+  Catch?: AslCatcher[];
+} & AslFlow;
+
+/** `lambda:invoke.waitForTaskToken`: the output is what SendTaskSuccess sends (the next envelope). */
+export type AslWaitForTokenTaskState = {
+  Type: 'Task';
+  Resource: typeof WAIT_FOR_TASK_TOKEN;
+  Parameters: WaitForTokenParameters;
+  TimeoutSeconds: number;
+  Retry: AslRetrier[];
+  Catch: AslCatcher[];
+} & AslFlow;
+
+export type AslTaskState = AslDirectTaskState | AslWaitForTokenTaskState;
+
+export type AslPassState = {
+  Type: 'Pass';
+  /** A payload template: keys ending in `.$` are JSONPaths into the input. */
+  Parameters?: Record<string, string | number>;
+  Result?: Record<string, string>;
+  ResultPath?: string;
+} & AslFlow;
+
+export type AslCondition =
+  | { Variable: string; StringEquals: string }
+  | { Variable: string; BooleanEquals: boolean }
+  | { Variable: string; IsPresent: boolean }
+  | { And: AslCondition[] }
+  | { Not: AslCondition };
+
+export type AslChoiceRule = AslCondition & { Next: string };
+
+export interface AslChoiceState {
+  Type: 'Choice';
+  Choices: AslChoiceRule[];
+  Default: string;
+}
+
+export type AslParallelState = {
+  Type: 'Parallel';
+  Branches: AslStateMachine[];
+  /** Always null: the branches' outputs are dropped and the parent envelope flows on. */
+  ResultPath: null;
+  Catch?: AslCatcher[];
+} & AslFlow;
+
+export type AslWaitState = { Type: 'Wait'; Seconds: number } & AslFlow;
+
+export type AslFailState =
+  | { Type: 'Fail'; Error: string; Cause: string }
+  /** Re-raises an error output `{ Error, Cause }` found in the input. */
+  | { Type: 'Fail'; ErrorPath: string; CausePath: string };
+
+export type AslState =
+  | AslTaskState
+  | AslPassState
+  | AslChoiceState
+  | AslParallelState
+  | AslWaitState
+  | AslFailState;
+
+export interface AslStateMachine {
+  StartAt: string;
+  States: Record<string, AslState>;
+}
+
+export interface AslDefinition extends AslStateMachine {
+  Comment: string;
+  QueryLanguage: 'JSONPath';
+}
+
+export const WAIT_FOR_TASK_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';

@@ -1,0 +1,43 @@
+/**
+ * The names expressions and templates see while a node runs (conditions, prompts, END output,
+ * hooks, mappings). One place, so every node type resolves `{{...}}` the same way:
+ *
+ * - every visible variable by its name, inner scopes shadowing outer ones:
+ *   loop (top frame) → subgraph (top frame) → thread → global;
+ * - `input`: the run's input;
+ * - `nodes`: node id → that node's latest output (`{{nodes.classify}}`);
+ * - `thread`: `{ id, forkPathId }` (forkPathId is the author's path id inside a fork branch).
+ *
+ * The reserved names (`input`, `nodes`, `thread`) win over variables of the same name: a variable
+ * silently hiding the run's input would make templates mean different things in different runs.
+ */
+import type { Thread } from './thread/types.ts';
+import { variableView } from './thread/variables.ts';
+
+export type ExpressionScope = Record<string, unknown>;
+
+/** The outputs of the nodes that ran on this thread (or before its fork), by node id. */
+export function nodeOutputs(thread: Pick<Thread, 'nodeResults'>): Record<string, unknown> {
+  const outputs: Record<string, unknown> = {};
+  for (const [nodeId, result] of Object.entries(thread.nodeResults)) {
+    Object.defineProperty(outputs, nodeId, {
+      value: result.output,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return outputs;
+}
+
+export function buildExpressionScope(
+  thread: Pick<Thread, 'id' | 'input' | 'variables' | 'nodeResults' | 'contextData'>,
+): ExpressionScope {
+  const forkPathId = thread.contextData.authorForkPathId ?? thread.contextData.forkPathId;
+  return {
+    ...variableView(thread.variables),
+    input: thread.input,
+    nodes: nodeOutputs(thread),
+    thread: { id: thread.id, ...(forkPathId === undefined ? {} : { forkPathId }) },
+  };
+}

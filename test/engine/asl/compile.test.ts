@@ -1,0 +1,653 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type AslDefinition,
+  type AslParallelState,
+  type AslState,
+  type AslStateMachine,
+  type AslTaskState,
+  compileWorkflow,
+  FAILED_STATE,
+  MAX_STATE_NAME_LENGTH,
+  substituteResources,
+  taskStateIndex,
+} from '../../../engine/asl/index.ts';
+import { StepthreadError } from '../../../engine/errors.ts';
+import { buildGraph } from '../../../engine/graph/build.ts';
+import type { Workflow } from '../../../engine/model/schema.ts';
+import { compiledOf, corpus, loadWorkflow } from './corpus.ts';
+import { awkwardNames, everyNodeType, routesInFork } from './workflows.ts';
+
+interface Located {
+  name: string;
+  state: AslState;
+  /** The Parallel states around it, innermost last. */
+  parallels: AslParallelState[];
+}
+
+function located(machine: AslStateMachine, parallels: AslParallelState[] = []): Located[] {
+  return Object.entries(machine.States).flatMap(([name, state]) => [
+    { name, state, parallels },
+    ...(state.Type === 'Parallel'
+      ? state.Branches.flatMap((branch) => located(branch, [...parallels, state]))
+      : []),
+  ]);
+}
+
+function stateOf(definition: AslDefinition, name: string): AslState {
+  const found = located(definition).find((entry) => entry.name === name);
+  if (!found) throw new Error(`no state ${name}`);
+  return found.state;
+}
+
+function task(definition: AslDefinition, name: string): AslTaskState {
+  const state = stateOf(definition, name);
+  if (state.Type !== 'Task') throw new Error(`${name} is a ${state.Type}`);
+  return state;
+}
+
+function parallel(definition: AslDefinition, name: string): AslParallelState {
+  const state = stateOf(definition, name);
+  if (state.Type !== 'Parallel') throw new Error(`${name} is a ${state.Type}`);
+  return state;
+}
+
+/** The Task's input template, unwrapping a waitForTaskToken Payload. */
+function input(state: AslTaskState): Record<string, unknown> {
+  const parameters = state.Parameters as unknown as Record<string, unknown>;
+  return (parameters.Payload as Record<string, unknown> | undefined) ?? parameters;
+}
+
+function node(definition: AslDefinition, name: string): Record<string, unknown> {
+  return input(task(definition, name)).node as Record<string, unknown>;
+}
+
+const TRANSIENT = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'stepthread.Transient',
+];
+
+describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
+  const { definition } = compiledOf(name);
+  const workflow = corpus.find(([candidate]) => candidate === name)![1];
+  const graph = buildGraph(workflow);
+  const states = located(definition);
+
+  it('names states uniquely across the machine, within 80 characters, node states after their node', () => {
+    const names = states.map((entry) => entry.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.filter((stateName) => Array.from(stateName).length > MAX_STATE_NAME_LENGTH)).toEqual([]);
+    const short = graph.order.filter(
+      (id) => id.length <= MAX_STATE_NAME_LENGTH && !id.startsWith('stepthread:'),
+    );
+    expect(short.filter((id) => !names.includes(id))).toEqual([]);
+    for (const id of short) {
+      expect(input(task(definition, id)).node).toMatchObject({ id, type: graph.nodes.get(id)!.type });
+    }
+  });
+
+  it('gives every Task the transient Retry; node Tasks a Catch; bookkeeping Tasks rely on their Parallel', () => {
+    for (const { name: stateName, state, parallels } of states) {
+      if (state.Type !== 'Task') continue;
+      expect(state.Retry, stateName).toEqual([
+        {
+          ErrorEquals: TRANSIENT,
+          IntervalSeconds: 1,
+          BackoffRate: 2,
+          MaxAttempts: 3,
+          JitterStrategy: 'FULL',
+        },
+      ]);
+      const action = input(state).action;
+      if (action === 'execute' || action === 'fail') {
+        expect(state.Catch, stateName).toEqual([
+          expect.objectContaining({
+            ErrorEquals: ['States.ALL'],
+            ResultPath: expect.stringMatching(/^\$\./),
+          }),
+        ]);
+      } else {
+        expect(state.Catch, stateName).toBeUndefined();
+        // The nearest Parallel with a Catch handles it (a serial chain under a timer propagates outwards).
+        const around = parallels.findLast((candidate) => candidate.Catch !== undefined);
+        expect(
+          around?.Catch?.map((catcher) => catcher.ErrorEquals),
+          stateName,
+        ).toEqual([['stepthread.JoinDecided', 'stepthread.JoinTimeout'], ['States.ALL']]);
+      }
+    }
+  });
+
+  it('lets only the envelope flow: no state selects content, outputs replace or keep the envelope', () => {
+    for (const { name: stateName, state } of states) {
+      const fields = Object.keys(state);
+      expect(fields, stateName).not.toContain('InputPath');
+      expect(fields, stateName).not.toContain('OutputPath');
+      expect(fields, stateName).not.toContain('ResultSelector');
+      expect(fields, stateName).not.toContain('QueryLanguage');
+      if (state.Type === 'Parallel') expect(state.ResultPath, stateName).toBeNull();
+      if (state.Type === 'Task') {
+        expect([undefined, null], stateName).toContain('ResultPath' in state ? state.ResultPath : undefined);
+        const paths = Object.entries(input(state)).filter(([key]) => key.endsWith('.$'));
+        const expected =
+          input(state).node &&
+          (input(state).node as { type: string }).type === 'START' &&
+          input(state).action === 'execute'
+            ? [
+                ['executionId.$', '$$.Execution.Id'],
+                ['input.$', '$'],
+              ]
+            : state.Resource.includes('waitForTaskToken')
+              ? [
+                  ['envelope.$', '$'],
+                  ['taskToken.$', '$$.Task.Token'],
+                ]
+              : [['envelope.$', '$']];
+        expect(paths, stateName).toEqual(expected);
+      }
+    }
+    expect(definition.QueryLanguage).toBe('JSONPath');
+    expect(JSON.stringify(definition)).not.toContain('{%');
+  });
+
+  it('invokes the function of the node type through a placeholder', () => {
+    for (const entry of taskStateIndex(definition)) {
+      const state = task(definition, entry.stateName);
+      const expectedType =
+        entry.action === 'execute'
+          ? (input(state).node as { type: string }).type
+          : entry.action === 'fail'
+            ? 'END'
+            : 'JOIN';
+      expect(entry.nodeType).toBe(expectedType);
+      const placeholder = `\${Fn_${expectedType}}`;
+      if ('FunctionName' in state.Parameters) {
+        expect(entry.invocation).toBe('waitForTaskToken');
+        expect([state.Resource, state.Parameters.FunctionName]).toEqual([
+          'arn:aws:states:::lambda:invoke.waitForTaskToken',
+          placeholder,
+        ]);
+      } else {
+        expect(entry.invocation).toBe('direct');
+        expect(state.Resource).toBe(placeholder);
+      }
+    }
+  });
+
+  it('is deterministic: compiling again (or a copy of the workflow) gives byte-identical JSON', () => {
+    const again = compileWorkflow(structuredClone(workflow));
+    expect(JSON.stringify(again.definition)).toBe(JSON.stringify(definition));
+  });
+});
+
+describe('node types', () => {
+  const { definition, substitutionKeys } = compiledOf('own:everyNodeType');
+
+  it('lists one placeholder per node type that occurs, in node-type order', () => {
+    expect(substitutionKeys).toEqual([
+      'Fn_START',
+      'Fn_END',
+      'Fn_VARIABLE',
+      'Fn_CODE',
+      'Fn_FORK',
+      'Fn_JOIN',
+      'Fn_ROUTE',
+      'Fn_LOOP_START',
+      'Fn_LOOP_END',
+      'Fn_LLM',
+      'Fn_TOOL',
+      'Fn_USER_INTERACTION',
+      'Fn_CONTEXT_PROCESSOR',
+      'Fn_SUBGRAPH',
+    ]);
+  });
+
+  it('START gets the workflow facts, the execution id and the execution input', () => {
+    const start = task(definition, 'start');
+    expect(start.Parameters).toMatchObject({
+      action: 'execute',
+      'executionId.$': '$$.Execution.Id',
+      'input.$': '$',
+      node: {
+        id: 'start',
+        type: 'START',
+        workflow: { id: 'every-node-type', version: 1, maxSteps: 1000, variables: everyNodeType.variables },
+      },
+    });
+    // START may fail before any thread exists: straight to the Fail state.
+    expect(start.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAILED_STATE }]);
+  });
+
+  it('describes VARIABLE, CODE and LLM with the declarations they write; LLM with its profile and tools', () => {
+    expect(node(definition, 'count')).toEqual({
+      id: 'count',
+      type: 'VARIABLE',
+      hooks: [{ hookType: 'AFTER_EXECUTE', eventName: 'counted' }],
+      config: { variableName: 'n', variableType: 'number', expression: 'n + 1' },
+      variables: [{ name: 'n', type: 'number', initial: 0 }],
+    });
+    expect(node(definition, 'calc')).not.toHaveProperty('variables'); // `doubled` is not declared
+    expect(node(definition, 'ask')).toEqual({
+      id: 'ask',
+      type: 'LLM',
+      config: { prompt: 'Look up {{n}}', tools: ['lookup'], outputVariable: 'answer', profileId: 'default' },
+      // byNode keeps only this node's script: each LLM task would otherwise repeat every node's.
+      profile: { provider: 'scripted', responses: ['ok'], byNode: { ask: ['a1'] } },
+      tools: { lookup: everyNodeType.tools!.lookup },
+      variables: [{ name: 'answer', type: 'string' }],
+    });
+    expect(node(definition, 'call')).toMatchObject({ type: 'TOOL', tool: everyNodeType.tools!.lookup });
+  });
+
+  it('runs USER_INTERACTION as lambda:invoke.waitForTaskToken with the task token and its timeout', () => {
+    const confirm = task(definition, 'confirm');
+    expect(confirm).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSeconds: 600,
+      Parameters: {
+        FunctionName: `\${Fn_USER_INTERACTION}`,
+        Payload: {
+          action: 'execute',
+          'envelope.$': '$',
+          'taskToken.$': '$$.Task.Token',
+          node: { id: 'confirm' },
+        },
+      },
+      Next: 'tidy',
+    });
+    const approve = task(compiledOf('test/fixtures/valid/route-loop.yaml').definition, 'approve');
+    expect(approve).toMatchObject({ TimeoutSeconds: 86_400 });
+  });
+
+  it('turns a ROUTE into a Task and a Choice on $.route, one rule per distinct target', () => {
+    expect(task(definition, 'pick').Next).toBe('pick:choice');
+    expect(stateOf(definition, 'pick:choice')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Not: { Variable: '$.route', IsPresent: true }, Next: 'each' },
+        { Variable: '$.route', StringEquals: 'nested.begin', Next: 'nested.begin' },
+        { Variable: '$.route', StringEquals: 'each', Next: 'each' },
+      ],
+      Default: 'each',
+    });
+    // The route target is the subgraph's entry: the handler must set route to the built id.
+    expect(node(definition, 'pick')).toMatchObject({
+      config: {
+        routes: [{ targetNodeId: 'nested.begin' }, { targetNodeId: 'each' }],
+        defaultTargetNodeId: 'each',
+      },
+    });
+  });
+
+  it('turns LOOP_START / LOOP_END into Task + Choice on $.loop.exit, with the back edge to LOOP_START', () => {
+    const exit = {
+      And: [
+        { Variable: '$.loop.exit', IsPresent: true },
+        { Variable: '$.loop.exit', BooleanEquals: true },
+      ],
+    };
+    expect(stateOf(definition, 'each:choice')).toEqual({
+      Type: 'Choice',
+      Choices: [{ ...exit, Next: 'nested.begin' }],
+      Default: 'body',
+    });
+    expect(stateOf(definition, 'again:choice')).toEqual({
+      Type: 'Choice',
+      Choices: [{ ...exit, Next: 'nested.begin' }],
+      Default: 'each',
+    });
+    expect(node(definition, 'each')).toEqual({
+      id: 'each',
+      type: 'LOOP_START',
+      config: { loopId: 'l', dataSource: [1, 2, 3], maxIterations: 5 },
+    });
+  });
+
+  it('inlines a SUBGRAPH as boundary Tasks that carry the mappings and the child declarations', () => {
+    expect(node(definition, 'nested.begin')).toEqual({
+      id: 'nested.begin',
+      authorId: 'begin',
+      type: 'SUBGRAPH',
+      boundary: 'ENTER',
+      subgraphNodeId: 'nested',
+      config: {
+        workflowId: 'inner',
+        workflowVersion: 2,
+        variables: [{ name: 'm', type: 'number', initial: 0 }],
+        inputMapping: { m: 'n' },
+      },
+    });
+    // Inside the subgraph, `m` is the child's declaration; the EXIT writes the parent's `n`.
+    expect(node(definition, 'nested.bump')).toMatchObject({ variables: [{ name: 'm', initial: 0 }] });
+    expect(node(definition, 'nested.finish')).toEqual({
+      id: 'nested.finish',
+      authorId: 'finish',
+      type: 'SUBGRAPH',
+      boundary: 'EXIT',
+      subgraphNodeId: 'nested',
+      config: { output: '{{m}}', outputMapping: { n: 'm' } },
+      variables: [{ name: 'n', type: 'number', initial: 0 }],
+    });
+    expect(task(definition, 'nested.finish').Next).toBe('split');
+  });
+
+  it('ends at END Tasks and sends failures to stepthread:fail, which keeps $.error for the Fail state', () => {
+    expect(task(definition, 'end')).toMatchObject({
+      End: true,
+      Parameters: { node: { config: { output: { n: '{{n}}' } } } },
+    });
+    expect(task(definition, 'stepthread:fail')).toMatchObject({
+      Resource: `\${Fn_END}`,
+      Parameters: { action: 'fail', 'envelope.$': '$' },
+      ResultPath: null,
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failError', Next: 'stepthread:failed' }],
+      Next: 'stepthread:failed',
+    });
+    expect(stateOf(definition, 'stepthread:failed')).toEqual({
+      Type: 'Fail',
+      ErrorPath: '$.error.Error',
+      CausePath: '$.error.Cause',
+    });
+  });
+});
+
+describe('fork and join', () => {
+  it('compiles a parallel FORK to one Parallel whose branches enter the child threads and report to the join', () => {
+    const { definition } = compiledOf('examples/fork-join-research.json');
+    expect(task(definition, 'split').Next).toBe('split:paths');
+    const paths = parallel(definition, 'split:paths');
+    expect(paths.Catch).toEqual([
+      {
+        ErrorEquals: ['stepthread.JoinDecided', 'stepthread.JoinTimeout'],
+        ResultPath: '$.joinEnd',
+        Next: 'merge',
+      },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'stepthread:fail' },
+    ]);
+    expect(paths).toMatchObject({ ResultPath: null, Next: 'merge' });
+    expect(paths.Branches.map((branch) => Object.keys(branch.States))).toEqual([
+      ['split:facts', 'facts', 'merge:facts', 'merge:facts:failed'],
+      ['split:risks', 'risks', 'merge:risks', 'merge:risks:failed'],
+      ['split:summary', 'summary', 'merge:summary', 'merge:summary:failed'],
+    ]);
+    const [, second] = paths.Branches;
+    expect(second!.StartAt).toBe('split:risks');
+    expect(second!.States['split:risks']).toEqual({
+      Type: 'Pass',
+      Parameters: {
+        'executionId.$': '$.executionId',
+        'workflowId.$': '$.workflowId',
+        'workflowVersion.$': '$.workflowVersion',
+        'rootThreadId.$': '$.rootThreadId',
+        'threadId.$': '$.fork.children[1]',
+        step: 0,
+        'maxSteps.$': '$.maxSteps',
+      },
+      Next: 'risks',
+    });
+    expect(task(definition, 'risks')).toMatchObject({
+      Next: 'merge:risks',
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'merge:risks:failed' }],
+    });
+    const done = task(definition, 'merge:risks');
+    expect(done).toMatchObject({ Resource: `\${Fn_JOIN}`, End: true, Parameters: { action: 'branch-done' } });
+    expect(task(definition, 'merge:risks:failed').Parameters).toMatchObject({ action: 'branch-failed' });
+    expect(input(done).node).toEqual({
+      id: 'merge',
+      type: 'JOIN',
+      config: {
+        forkPathIds: ['split/facts', 'split/risks', 'split/summary'],
+        joinStrategy: 'ALL_COMPLETED',
+        timeout: 0,
+        mainPathId: 'split/summary',
+      },
+      authorForkPathIds: ['facts', 'risks', 'summary'],
+      authorMainPathId: 'summary',
+      forkId: 'split',
+      forkStrategy: 'parallel',
+      path: { index: 1, pathId: 'split/risks', authorPathId: 'risks' },
+    });
+    expect(node(definition, 'split')).toEqual({
+      id: 'split',
+      type: 'FORK',
+      config: {
+        forkPathIds: ['split/facts', 'split/risks', 'split/summary'],
+        forkStrategy: 'parallel',
+        childNodeIds: ['facts', 'risks', 'summary'],
+      },
+      authorForkPathIds: ['facts', 'risks', 'summary'],
+      joinId: 'merge',
+      joinConfig: {
+        forkPathIds: ['split/facts', 'split/risks', 'split/summary'],
+        joinStrategy: 'ALL_COMPLETED',
+        timeout: 0,
+        mainPathId: 'split/summary',
+      },
+    });
+    expect(task(definition, 'merge')).toMatchObject({ Next: 'report', Parameters: { action: 'execute' } });
+  });
+
+  it('chains one-branch Parallels for a serial FORK, each ending at the JOIN when the join is decided', () => {
+    const { definition } = compiledOf('own:forkInLoop');
+    expect(task(definition, 'split').Next).toBe('split:a:serial');
+    const first = parallel(definition, 'split:a:serial');
+    const second = parallel(definition, 'split:b:serial');
+    expect(first).toMatchObject({ ResultPath: null, Next: 'split:b:serial' });
+    expect(second).toMatchObject({ ResultPath: null, Next: 'merge' });
+    for (const state of [first, second]) {
+      expect(state.Branches).toHaveLength(1);
+      expect(state.Catch?.[0]).toEqual({
+        ErrorEquals: ['stepthread.JoinDecided', 'stepthread.JoinTimeout'],
+        ResultPath: '$.joinEnd',
+        Next: 'merge',
+      });
+    }
+    expect(second.Branches[0]!.StartAt).toBe('split:b');
+    expect(input(task(definition, 'merge:b')).node).toMatchObject({
+      forkStrategy: 'serial',
+      path: { index: 1 },
+    });
+    // The fork sits in the loop body: the JOIN continues to LOOP_END, whose Choice goes back to LOOP_START.
+    expect(task(definition, 'merge').Next).toBe('next-round');
+    expect(stateOf(definition, 'next-round:choice')).toMatchObject({ Default: 'round' });
+    expect(stateOf(definition, 'round:choice')).toMatchObject({
+      Default: 'split',
+      Choices: [{ Next: 'end' }],
+    });
+  });
+
+  it('adds a timer branch when the JOIN has a timeout; a serial chain then runs inside that Parallel', () => {
+    const nested = compiledOf('own:forkInFork').definition;
+    const outer = parallel(nested, 'outer:paths');
+    expect(outer.Branches).toHaveLength(3);
+    expect(outer.Branches[2]).toMatchObject({
+      StartAt: 'outer-join:timer',
+      States: {
+        'outer-join:timer': { Type: 'Wait', Seconds: 30, Next: 'outer-join:timeout' },
+        'outer-join:timeout': {
+          Type: 'Task',
+          Resource: `\${Fn_JOIN}`,
+          Parameters: { action: 'timeout', node: { id: 'outer-join', forkId: 'outer' } },
+          Next: 'outer-join:timed-out',
+        },
+        'outer-join:timed-out': { Type: 'Fail', Error: 'stepthread.JoinTimeout' },
+      },
+    });
+    // The inner fork is a Parallel inside the outer path; its failures fail the outer path.
+    const inner = parallel(nested, 'inner:paths');
+    expect(inner.Branches).toHaveLength(2);
+    expect(inner.Catch).toEqual([
+      expect.objectContaining({ Next: 'inner-join' }),
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'outer-join:p:failed' },
+    ]);
+    expect(task(nested, 'inner-join').Next).toBe('p2');
+    expect(task(nested, 'p2').Next).toBe('outer-join:p');
+
+    const serial = compiledOf('own:serialWithTimeout').definition;
+    expect(task(serial, 'split').Next).toBe('split:paths');
+    const wrapper = parallel(serial, 'split:paths');
+    expect(wrapper.Branches.map((branch) => branch.StartAt)).toEqual(['split:a:serial', 'merge:timer']);
+    expect(wrapper.Branches[1]!.States['merge:timer']).toMatchObject({ Seconds: 5 }); // 4.5 s, rounded up
+    const chain = wrapper.Branches[0]!.States;
+    expect(Object.keys(chain)).toEqual(['split:a:serial', 'split:b:serial', 'split:c:serial']);
+    // JoinDecided must reach the outer Parallel (and stop the timer): the inner ones do not catch.
+    expect(Object.values(chain).map((state) => 'Catch' in state)).toEqual([false, false, false]);
+    expect(chain['split:c:serial']).toMatchObject({ End: true });
+  });
+
+  it('handles an empty path (the FORK child is the JOIN) and a ROUTE to the JOIN or to no target', () => {
+    const loops = compiledOf('own:loopInFork').definition;
+    const idle = parallel(loops, 'split:paths').Branches[1]!;
+    expect(Object.keys(idle.States)).toEqual(['split:idle', 'merge:idle']); // nothing can fail: no failed task
+    expect(idle.States['split:idle']).toMatchObject({ Next: 'merge:idle' });
+    expect(stateOf(loops, 'spun:choice')).toMatchObject({
+      Choices: [{ Next: 'merge:looping' }],
+      Default: 'spin',
+    });
+
+    const routes = compiledOf('own:routesInFork').definition;
+    expect(stateOf(routes, 'choose:choice')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Not: { Variable: '$.route', IsPresent: true }, Next: 'choose:no-route' },
+        { Variable: '$.route', StringEquals: 'r1', Next: 'r1' },
+        { Variable: '$.route', StringEquals: 'merge', Next: 'merge:r' },
+      ],
+      Default: 'choose:no-route',
+    });
+    expect(stateOf(routes, 'choose:no-route')).toEqual({
+      Type: 'Pass',
+      Result: {
+        Error: 'stepthread.NoRoute',
+        Cause: 'ROUTE choose: no condition held and there is no defaultTargetNodeId',
+      },
+      ResultPath: '$.error',
+      Next: 'merge:r:failed',
+    });
+    expect(routesInFork.nodes.map((n) => n.id)).toContain('choose');
+  });
+
+  it('names subgraph states by built id and fork helpers by author path id', () => {
+    const { definition } = compiledOf('test/fixtures/valid/subgraph.json');
+    expect(task(definition, 'first.split').Next).toBe('first.split:a:serial');
+    expect(parallel(definition, 'first.split:a:serial').Branches[0]!.StartAt).toBe('first.split:a');
+    expect(task(definition, 'second.split').Next).toBe('second.split:paths');
+    expect(node(definition, 'first.style')).toMatchObject({
+      config: { profileId: 'first.strict' },
+      profile: { provider: 'scripted', responses: ['no'] },
+    });
+    expect(task(definition, 'first.finish').Next).toBe('second.begin');
+  });
+});
+
+describe('state names', () => {
+  const { definition } = compiledOf('own:awkwardNames');
+  const index = taskStateIndex(definition);
+
+  it('shortens ids over 80 characters with a hash and keeps colliding helper names apart', () => {
+    const longRoute = awkwardNames.nodes[1]!.id;
+    const entry = index.find((candidate) => candidate.nodeId === longRoute)!;
+    expect(entry.stateName).toHaveLength(MAX_STATE_NAME_LENGTH);
+    expect(entry.stateName).toMatch(/^route-x+~[0-9a-f]{8}$/);
+    // A node named like a helper keeps its name; the helper moves aside.
+    expect(index.find((candidate) => candidate.nodeId === 'stepthread:fail')?.stateName).toBe(
+      'stepthread:fail',
+    );
+    const fail = index.find((candidate) => candidate.action === 'fail')!;
+    expect(fail.stateName).toMatch(/^stepthread:fail~[0-9a-f]{8}$/);
+    expect(stateOf(definition, 'pick:choice')).toMatchObject({ Type: 'Task' });
+    expect(task(definition, 'pick').Next).not.toBe('pick:choice');
+    expect(stateOf(definition, task(definition, 'pick').Next!)).toMatchObject({ Type: 'Choice' });
+  });
+});
+
+describe('taskStateIndex and substituteResources', () => {
+  const { definition } = compiledOf('examples/fork-join-research.json');
+
+  it('lists every Task, branch tasks included, with its function, action and node', () => {
+    expect(taskStateIndex(definition)).toEqual([
+      { stateName: 'start', nodeType: 'START', action: 'execute', nodeId: 'start', invocation: 'direct' },
+      { stateName: 'plan', nodeType: 'LLM', action: 'execute', nodeId: 'plan', invocation: 'direct' },
+      { stateName: 'split', nodeType: 'FORK', action: 'execute', nodeId: 'split', invocation: 'direct' },
+      ...['facts', 'risks', 'summary'].flatMap((path) => [
+        { stateName: path, nodeType: 'LLM', action: 'execute', nodeId: path, invocation: 'direct' },
+        {
+          stateName: `merge:${path}`,
+          nodeType: 'JOIN',
+          action: 'branch-done',
+          nodeId: 'merge',
+          invocation: 'direct',
+        },
+        {
+          stateName: `merge:${path}:failed`,
+          nodeType: 'JOIN',
+          action: 'branch-failed',
+          nodeId: 'merge',
+          invocation: 'direct',
+        },
+      ]),
+      { stateName: 'merge', nodeType: 'JOIN', action: 'execute', nodeId: 'merge', invocation: 'direct' },
+      { stateName: 'report', nodeType: 'LLM', action: 'execute', nodeId: 'report', invocation: 'direct' },
+      { stateName: 'end', nodeType: 'END', action: 'execute', nodeId: 'end', invocation: 'direct' },
+      { stateName: 'stepthread:fail', nodeType: 'END', action: 'fail', invocation: 'direct' },
+    ]);
+    const confirm = taskStateIndex(compiledOf('own:everyNodeType').definition).find(
+      (entry) => entry.stateName === 'confirm',
+    );
+    expect(confirm).toEqual({
+      stateName: 'confirm',
+      nodeType: 'USER_INTERACTION',
+      action: 'execute',
+      nodeId: 'confirm',
+      invocation: 'waitForTaskToken',
+    });
+  });
+
+  it('fills placeholders (FunctionName included) in a copy and refuses a missing one', () => {
+    const source = compiledOf('own:everyNodeType').definition;
+    const before = JSON.stringify(source);
+    const arns = Object.fromEntries(
+      compiledOf('own:everyNodeType').substitutionKeys.map((key) => [
+        key,
+        `arn:aws:lambda:us-east-1:1:function:${key}`,
+      ]),
+    );
+    const filled = substituteResources(source, arns);
+    expect(JSON.stringify(source)).toBe(before);
+    expect(JSON.stringify(filled)).not.toContain('${Fn_');
+    expect(task(filled, 'confirm').Parameters).toMatchObject({
+      FunctionName: 'arn:aws:lambda:us-east-1:1:function:Fn_USER_INTERACTION',
+    });
+    expect(task(filled, 'merge:left').Resource).toBe('arn:aws:lambda:us-east-1:1:function:Fn_JOIN');
+    const { Fn_LLM: _dropped, ...partial } = arns;
+    expect(() => substituteResources(source, partial)).toThrowError(
+      expect.objectContaining({ code: 'ASL_COMPILE_ERROR', message: expect.stringContaining(`\${Fn_LLM}`) }),
+    );
+    expect(() => taskStateIndex(filled)).toThrowError(expect.objectContaining({ code: 'ASL_COMPILE_ERROR' }));
+  });
+});
+
+describe('refusals', () => {
+  it('reports an invalid workflow with its validation code before compiling anything', () => {
+    const invalid = loadWorkflow(`${import.meta.dirname}/../../fixtures/invalid/fork-without-join.json`);
+    expect(() => compileWorkflow(invalid)).toThrowError(StepthreadError);
+    expect(() => compileWorkflow(invalid)).toThrowError(expect.objectContaining({ code: 'UNPAIRED_FORK' }));
+  });
+
+  it('refuses static node data with a key ending in ".$", which Step Functions would read as a path', () => {
+    const workflow: Workflow = {
+      id: 'dollar-keys',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'end', type: 'END', config: { output: { 'total.$': '{{n}}' } } },
+      ],
+      edges: [{ from: 'start', to: 'end' }],
+    };
+    expect(() => compileWorkflow(workflow)).toThrowError(
+      expect.objectContaining({ code: 'ASL_COMPILE_ERROR', nodeId: 'end' }),
+    );
+  });
+});
