@@ -1,0 +1,4 @@
+/** Lambda handler for END tasks (every action the ASL sends this function; see dispatch.ts). */
+import { createNodeHandler } from './lambda.ts';
+
+export const handler = createNodeHandler('END');

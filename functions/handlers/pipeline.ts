@@ -1,0 +1,456 @@
+/**
+ * The steps every node handler shares (runtime-design.md, "Handler contract"):
+ *
+ * 1. load the thread — one consistent GetItem, or one BatchGet with the root thread when the thread
+ *    is a fork child (the root owns the global variable scope);
+ * 2. a retry of a step that already landed (`thread.step > envelope.step`) replays the stored
+ *    envelope (and re-runs the step's idempotent after-commit effects) without running the node;
+ * 3. read the conversation only for nodes that read it;
+ * 4. run the node through executeNodeLifecycle;
+ * 5. one S3 write when messages were appended (content-addressed: a retry writes the same key);
+ * 6. one conditional UpdateItem on the thread — the commit point;
+ * 7. return the next envelope.
+ *
+ * A node failure is committed like a success (result, error, history) and then thrown as
+ * `stepthread.NodeFailed`; a retry of that step throws it again.
+ */
+import {
+  type ConversationView,
+  openConversation,
+  type TokenUsage,
+  withLogId,
+} from '../../engine/conversation/index.ts';
+import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import type { StepthreadEvent } from '../../engine/events.ts';
+import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
+import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
+import { deepCopy, isTerminalStatus, transitionThread } from '../../engine/thread/index.ts';
+import type {
+  Envelope,
+  ExecutionHistoryEntry,
+  NodeResult,
+  Thread,
+  Variables,
+} from '../../engine/thread/types.ts';
+import { canonicalJson } from '../stores/canonical-json.ts';
+import type { ThreadChange, ThreadOptionalField, VersionedThread } from '../stores/thread-store.ts';
+import type { HandlerDeps } from './deps.ts';
+import { isTransient } from './errors.ts';
+import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
+import { nodeFailed } from './task.ts';
+
+/** Fields a node may set on the next envelope. */
+export type EnvelopeExtras = Pick<Envelope, 'route' | 'loop' | 'fork' | 'joinDecided'>;
+
+export interface LoadedThread {
+  /** With the root's global scope attached when it is a fork child. */
+  readonly thread: Thread;
+  readonly version: number;
+  /** The root thread, when `thread` is not the root. */
+  readonly root?: VersionedThread;
+}
+
+export function isRootThread(envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>): boolean {
+  return envelope.threadId === envelope.rootThreadId;
+}
+
+/** Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root) for a child. */
+export async function loadThread(
+  deps: HandlerDeps,
+  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  extraIds: readonly string[] = [],
+): Promise<LoadedThread & { extra: VersionedThread[] }> {
+  if (isRootThread(envelope) && extraIds.length === 0) {
+    const { thread, version } = await deps.threads.getThread(envelope.threadId);
+    return { thread, version, extra: [] };
+  }
+  const ids = isRootThread(envelope)
+    ? [envelope.threadId, ...extraIds]
+    : [envelope.threadId, envelope.rootThreadId, ...extraIds];
+  const loaded = await deps.threads.getThreads(ids);
+  const own = loaded[0]!;
+  if (isRootThread(envelope)) return { ...own, extra: loaded.slice(1) };
+  const root = loaded[1]!;
+  return { ...withRootGlobals(own, root), root, extra: loaded.slice(2) };
+}
+
+/** A child's thread with the root's global scope in place of its stored (empty) one. */
+export function withRootGlobals(child: VersionedThread, root: VersionedThread): VersionedThread {
+  const { thread } = child;
+  return {
+    version: child.version,
+    thread: { ...thread, variables: { ...thread.variables, global: root.thread.variables.global } },
+  };
+}
+
+/** What is stored for a thread: fork children keep no copy of the global scope (the root owns it). */
+export function storedVariables(thread: Thread, isRoot: boolean): Thread['variables'] {
+  return isRoot ? thread.variables : { ...thread.variables, global: {} };
+}
+
+/**
+ * Writes a child's global-scope changes to the root thread. Absolute values, so applying them
+ * again (a retry) is harmless; the root is idle while its children run, only siblings race here.
+ */
+export async function applyGlobalWrites(
+  deps: HandlerDeps,
+  rootThreadId: string,
+  values: Variables,
+  known?: VersionedThread,
+): Promise<void> {
+  if (Object.keys(values).length === 0) return;
+  let current = known;
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    current ??= await deps.threads.getThread(rootThreadId);
+    const { thread, version } = current;
+    const global = { ...thread.variables.global, ...values };
+    if (canonicalJson(global) === canonicalJson(thread.variables.global)) return;
+    try {
+      await deps.threads.updateThread(rootThreadId, version, {
+        set: { variables: { ...thread.variables, global } },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')) throw error;
+      current = undefined;
+    }
+  }
+  throw new StepthreadError('VERSION_CONFLICT', `root thread ${rootThreadId} kept changing`);
+}
+
+/** The envelope after a step: identity fields kept, per-step fields replaced. */
+export function nextEnvelope(
+  envelope: IncomingEnvelope,
+  step: number,
+  last: Envelope['last'],
+  extras: EnvelopeExtras = {},
+): Envelope {
+  const { executionId, workflowId, workflowVersion, rootThreadId, threadId, maxSteps } = envelope;
+  return {
+    executionId,
+    workflowId,
+    workflowVersion,
+    rootThreadId,
+    threadId,
+    step,
+    maxSteps,
+    ...definedOnly(extras),
+    ...(last === undefined ? {} : { last }),
+  };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export interface StepContext {
+  readonly event: TaskEvent;
+  readonly node: TaskNode;
+  readonly envelope: IncomingEnvelope;
+  readonly deps: HandlerDeps;
+  /** Working copy of the thread; the logic edits it (variables, contextData, output, status, ...). */
+  thread: Thread;
+  /** The conversation, for node types that read it. */
+  readonly conversation: ConversationView | undefined;
+  /** Token usage after this node's LLM calls, when it made any. */
+  tokenUsage?: TokenUsage;
+  /** What the next envelope carries for the state machine (route, loop, fork, ...). */
+  readonly out: EnvelopeExtras;
+  /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
+  readonly related: readonly VersionedThread[];
+  /** The expression scope over the working thread, as it is now. */
+  scope(): ExpressionScope;
+}
+
+export interface AfterCommitContext {
+  readonly deps: HandlerDeps;
+  readonly event: TaskEvent;
+  readonly node: TaskNode;
+  /** The thread as committed (or, on a replay, as stored). */
+  readonly thread: Thread;
+  /** The related threads as loaded before the step ran; absent on a replay. */
+  readonly related?: readonly VersionedThread[];
+}
+
+export interface NodeBehaviour {
+  /** Whether the node needs the conversation's messages (the one S3 read of a step). */
+  readonly readsConversation?: boolean;
+  /** Other threads the node reads (JOIN: the fork children), fetched in the same BatchGetItem. */
+  relatedThreadIds?(event: TaskEvent): readonly string[];
+  logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
+  /** Idempotent effects after the commit, run again when a retry replays the step. */
+  afterCommit?(ctx: AfterCommitContext): Promise<void>;
+}
+
+/** Fields the logic may change; each is written only when it did. */
+const TRACKED_FIELDS = [
+  'status',
+  'endTime',
+  'output',
+  'variables',
+  'contextData',
+  'conversation',
+  'nodeResults',
+] as const satisfies readonly (keyof Thread)[];
+
+function changed(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) !== canonicalJson(b);
+}
+
+/** Globals whose values differ, by name (the root owns them). */
+function globalWrites(before: Variables, after: Variables): Variables {
+  const writes: Variables = {};
+  for (const [name, value] of Object.entries(after)) {
+    if (!Object.hasOwn(before, name) || changed(before[name], value)) {
+      Object.defineProperty(writes, name, { value, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return writes;
+}
+
+function failureOf(thread: Thread, last: Envelope['last']): CodedError | undefined {
+  if (last?.status !== 'FAILED') return undefined;
+  return (
+    thread.nodeResults[last.nodeId]?.error ?? {
+      code: 'NODE_EXECUTION_FAILED',
+      message: `node ${last.nodeId} failed`,
+      nodeId: last.nodeId,
+    }
+  );
+}
+
+/**
+ * A retry of a step that already landed: the stored envelope (or the stored failure) again, after
+ * re-running the step's idempotent after-commit work.
+ */
+async function replay(
+  loaded: LoadedThread,
+  event: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<Envelope> {
+  const { thread } = loaded;
+  const stored = thread.lastEnvelope;
+  if (stored === undefined || (thread.step ?? 0) !== event.envelope.step + 1) {
+    throw new StepthreadError(
+      'STEP_MISMATCH',
+      `thread ${thread.id} is at step ${thread.step ?? 0}; a retry of step ${event.envelope.step} cannot be replayed`,
+      { nodeId: event.node.id },
+    );
+  }
+  await finishCommitted(loaded, event, deps, behaviour);
+  const failure = failureOf(thread, stored.last);
+  if (failure) throw nodeFailed(failure);
+  return stored;
+}
+
+async function finishCommitted(
+  loaded: LoadedThread,
+  event: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+  related?: readonly VersionedThread[],
+): Promise<void> {
+  const { thread } = loaded;
+  const pending = thread.pendingGlobalWrites;
+  if (pending !== undefined && pending.step === thread.step && !isRootThread(event.envelope)) {
+    await applyGlobalWrites(deps, event.envelope.rootThreadId, pending.values, loaded.root);
+  }
+  await behaviour.afterCommit?.({ deps, event, node: event.node, thread, ...(related ? { related } : {}) });
+}
+
+/** Runs one node execution on the envelope's thread and returns the next envelope. */
+export async function runNodeStep(
+  event: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<Envelope> {
+  const { node, envelope } = event;
+  const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? []);
+  const stepBefore = loaded.thread.step ?? 0;
+  if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
+  if (stepBefore < envelope.step) {
+    throw new StepthreadError(
+      'STEP_MISMATCH',
+      `thread ${loaded.thread.id} is at step ${stepBefore}, the envelope at ${envelope.step}`,
+      { nodeId: node.id },
+    );
+  }
+  if (isTerminalStatus(loaded.thread.status)) {
+    throw new StepthreadError(
+      'INVALID_STATUS_TRANSITION',
+      `thread ${loaded.thread.id} is ${loaded.thread.status}; node ${node.id} cannot run on it`,
+      { nodeId: node.id },
+    );
+  }
+  return executeStep(loaded, event, deps, behaviour);
+}
+
+async function executeStep(
+  loaded: LoadedThread & { extra: VersionedThread[] },
+  event: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<Envelope> {
+  const { node, envelope } = event;
+  const original = loaded.thread;
+  const step = (original.step ?? 0) + 1;
+  const isRoot = isRootThread(envelope);
+  const preEvents: StepthreadEvent[] = [];
+  let working: Thread = deepCopy(original);
+  if (working.status === 'CREATED') {
+    // A fork child's first node starts it.
+    const started = transitionThread(working, 'RUNNING', deps.env);
+    working = started.thread;
+    preEvents.push(started.event);
+  }
+  const startedThread = working;
+
+  let conversation: ConversationView | undefined;
+  if (behaviour.readsConversation) {
+    const log = await deps.conversations.readLog(original.conversation.log);
+    conversation = openConversation(original.conversation, log);
+  }
+  const ctx: StepContext = {
+    event,
+    node,
+    envelope,
+    deps,
+    thread: working,
+    conversation,
+    out: {},
+    related: loaded.extra,
+    scope: () => buildExpressionScope(ctx.thread),
+  };
+
+  // Only coded errors are the node's failure; anything else (a store write that failed or a crash,
+  // throttling, an aborted call) abandons the step uncommitted, so a retry runs it afresh.
+  let abandoned: { error: unknown } | undefined;
+  const lifecycle = await executeNodeLifecycle({
+    node: { id: node.id, type: node.type, ...(node.hooks ? { hooks: node.hooks } : {}) },
+    threadId: original.id,
+    workflowId: original.workflowId,
+    scope: buildExpressionScope(working),
+    env: deps.env,
+    ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
+    logic: async () => {
+      if (step > envelope.maxSteps) {
+        throw new StepthreadError(
+          'MAX_STEPS_EXCEEDED',
+          `the run exceeded ${envelope.maxSteps} node executions`,
+          {
+            nodeId: node.id,
+          },
+        );
+      }
+      try {
+        return await behaviour.logic(ctx);
+      } catch (error) {
+        if (!(error instanceof StepthreadError) || isTransient(error)) abandoned = { error };
+        throw error;
+      }
+    },
+  });
+  if (abandoned) throw abandoned.error;
+  const { result } = lifecycle;
+  const failed = result.status === 'FAILED';
+  // A failed node changes nothing but its result: its partial work is dropped.
+  const after: Thread = failed ? startedThread : ctx.thread;
+
+  if (!failed && conversation !== undefined) {
+    let state = conversation.state();
+    const appended = conversation.appendedMessages();
+    if (appended.length > 0) {
+      const pointer = await deps.conversations.appendMessages(original.conversation.log, appended);
+      state = withLogId(state, pointer.id);
+    }
+    after.conversation = ctx.tokenUsage ? { ...state, tokenUsage: ctx.tokenUsage } : state;
+  } else if (!failed && ctx.tokenUsage) {
+    after.conversation = { ...after.conversation, tokenUsage: ctx.tokenUsage };
+  }
+
+  const last = { nodeId: node.id, status: failed ? 'FAILED' : 'COMPLETED' } as const;
+  const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
+  const change = buildChange({
+    original,
+    after,
+    isRoot,
+    step,
+    result,
+    next,
+    events: [...preEvents, ...lifecycle.events],
+  });
+  await deps.threads.updateThread(original.id, loaded.version, change.change);
+
+  const committed: Thread = {
+    ...after,
+    step,
+    lastEnvelope: next,
+    ...(change.pendingGlobalWrites ? { pendingGlobalWrites: change.pendingGlobalWrites } : {}),
+  };
+  await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, loaded.extra);
+  if (failed) throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
+  return next;
+}
+
+interface ChangeInput {
+  original: Thread;
+  after: Thread;
+  isRoot: boolean;
+  step: number;
+  result: NodeResult;
+  next: Envelope;
+  events: StepthreadEvent[];
+}
+
+/** The one UpdateItem of a step: its size depends on what changed, not on the thread. */
+export function buildChange(input: ChangeInput): {
+  change: ThreadChange;
+  pendingGlobalWrites?: Thread['pendingGlobalWrites'];
+} {
+  const { original, after, isRoot, step, result, next } = input;
+  const set: Record<string, unknown> = { step, lastEnvelope: next, currentNodeId: result.nodeId };
+  const remove: ThreadOptionalField[] = [];
+  let pendingGlobalWrites: Thread['pendingGlobalWrites'];
+
+  for (const field of TRACKED_FIELDS) {
+    if (field === 'variables') {
+      const before = storedVariables(original, isRoot);
+      const now = storedVariables(after, isRoot);
+      if (changed(before, now)) set.variables = now;
+      if (!isRoot) {
+        const writes = globalWrites(original.variables.global, after.variables.global);
+        if (Object.keys(writes).length > 0) pendingGlobalWrites = { step, values: writes };
+      }
+      continue;
+    }
+    if (field === 'nodeResults') continue;
+    const value = after[field];
+    if (!changed(original[field], value)) continue;
+    if (value === undefined) remove.push(field as ThreadOptionalField);
+    else set[field] = value;
+  }
+  if (pendingGlobalWrites) set.pendingGlobalWrites = pendingGlobalWrites;
+
+  const entry: ExecutionHistoryEntry = {
+    nodeId: result.nodeId,
+    nodeType: result.nodeType,
+    status: result.status,
+    at: result.endedAt,
+    step,
+  };
+  // JOIN merges branch results into nodeResults: then the whole map is written, else one entry.
+  const mergedResults = changed(original.nodeResults, after.nodeResults);
+  if (mergedResults) set.nodeResults = { ...after.nodeResults, [result.nodeId]: result };
+  const change: ThreadChange = {
+    set: set as ThreadChange['set'],
+    ...(remove.length > 0 ? { remove } : {}),
+    ...(mergedResults ? {} : { nodeResult: result }),
+    append: {
+      executionHistory: [entry],
+      events: input.events,
+      ...(result.error ? { errors: [result.error] } : {}),
+    },
+  };
+  return pendingGlobalWrites ? { change, pendingGlobalWrites } : { change };
+}

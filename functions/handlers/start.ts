@@ -1,0 +1,4 @@
+/** Lambda handler for START tasks (every action the ASL sends this function; see dispatch.ts). */
+import { createNodeHandler } from './lambda.ts';
+
+export const handler = createNodeHandler('START');

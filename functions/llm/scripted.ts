@@ -1,0 +1,80 @@
+/**
+ * The `scripted` provider: deterministic replies for offline runs and tests.
+ *
+ * `{"provider": "scripted", "responses": [...], "byNode": {"<nodeId>": [...]}, "delayMs": n}`.
+ * A call from node N returns byNode[N][i], i = N's earlier calls in the thread, while there is one;
+ * otherwise responses[j mod len], j = the thread's earlier calls. The counters live in the thread
+ * (see LlmCallCounts), so a retried node gets the same reply and a fork child continues from its
+ * parent's counts.
+ */
+import { StepthreadError } from '../../engine/errors.ts';
+import type { Message } from '../../engine/model/schema.ts';
+import { messageSchema } from '../../engine/model/schema.ts';
+import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+
+export interface ScriptedProfile {
+  provider: 'scripted';
+  responses?: unknown[];
+  byNode?: Record<string, unknown[]>;
+  delayMs?: number;
+}
+
+/** The scripted entry a call gets, or undefined when the script has none for it. */
+export function pickScriptedResponse(
+  profile: ScriptedProfile,
+  request: Pick<LlmRequest, 'nodeId' | 'calls'>,
+): unknown {
+  const own = profile.byNode?.[request.nodeId];
+  const i = request.calls.byNode[request.nodeId] ?? 0;
+  if (own !== undefined && i < own.length) return own[i];
+  const responses = profile.responses ?? [];
+  if (responses.length === 0) return undefined;
+  return responses[request.calls.total % responses.length];
+}
+
+/** A scripted entry as an assistant message: a string is its content, a message object is used as is. */
+export function scriptedMessage(entry: unknown): Message {
+  if (typeof entry === 'string') return { role: 'assistant', content: entry };
+  const parsed = messageSchema.safeParse(
+    typeof entry === 'object' && entry !== null ? { role: 'assistant', ...entry } : undefined,
+  );
+  if (parsed.success) return parsed.data;
+  // Anything else (numbers, objects without content) is what the model "said", as JSON.
+  return { role: 'assistant', content: JSON.stringify(entry) ?? 'null' };
+}
+
+export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 && !signal?.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason ?? new Error('aborted'));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error('aborted'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function createScriptedProvider(profile: ScriptedProfile): LlmProvider {
+  return {
+    async complete(request): Promise<LlmResponse> {
+      await abortableDelay(profile.delayMs ?? 0, request.signal);
+      const entry = pickScriptedResponse(profile, request);
+      if (entry === undefined) {
+        throw new StepthreadError(
+          'LLM_PROVIDER_ERROR',
+          `the scripted profile has no response for node ${request.nodeId} (no byNode entry left, no responses)`,
+          { nodeId: request.nodeId },
+        );
+      }
+      return { message: scriptedMessage(entry) };
+    },
+  };
+}

@@ -1,0 +1,24 @@
+/** CONTEXT_PROCESSOR: one of the five operations over the conversation's index (seed 004). */
+import { applyContextOperation } from '../../engine/conversation/index.ts';
+import { createEvent } from '../../engine/events.ts';
+import { contextProcessorConfigSchema } from '../../engine/model/schema.ts';
+import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import { parseConfig } from './config.ts';
+
+export const contextProcessorNode: NodeBehaviour = {
+  readsConversation: true,
+  logic(ctx) {
+    const { node, thread } = ctx;
+    const config = parseConfig(contextProcessorConfigSchema, node);
+    const result = applyContextOperation(ctx.conversation!, config);
+    const event = createEvent('CONTEXT_PROCESSED', {
+      threadId: thread.id,
+      workflowId: thread.workflowId,
+      at: ctx.deps.env.now(),
+      nodeId: node.id,
+      operation: result.operation,
+      visibleCount: result.visibleCount,
+    });
+    return { output: { operation: result.operation, visibleCount: result.visibleCount }, events: [event] };
+  },
+};

@@ -1,0 +1,261 @@
+/**
+ * JOIN and its bookkeeping actions (runtime-design.md, "FORK parallel" / "FORK serial"):
+ *
+ * - `branch-done` / `branch-failed` run on a child thread at the end of its branch: finish the child
+ *   (COMPLETED with the branch's last output, or FAILED with the caught error), record the path's
+ *   outcome in the join item, and throw `stepthread.JoinDecided` once the join can decide (or, with
+ *   a timer branch, once every path reported), so the Parallel stops waiting. Serial forks get
+ *   `joinDecided` in the envelope instead.
+ * - `timeout` runs on the parent when the join's timer branch fires: records it, throws
+ *   `stepthread.JoinTimeout`.
+ * - `execute` runs on the parent: joinThreads over the children, then (after the commit) marks the
+ *   children that never finished CANCELLED.
+ *
+ * Each is idempotent: finishing a child is skipped once it finished, the join store records each
+ * path once, and the decision is recomputed from what is recorded.
+ */
+import { StepthreadError } from '../../engine/errors.ts';
+import { joinConfigSchema } from '../../engine/model/schema.ts';
+import {
+  branchStatusOf,
+  decideJoin,
+  type BranchOutcome as EngineBranchOutcome,
+  isTerminalStatus,
+  joinThreads,
+  transitionThread,
+} from '../../engine/thread/index.ts';
+import type { Envelope, Thread } from '../../engine/thread/types.ts';
+import type { HandlerDeps } from '../handlers/deps.ts';
+import { loadThread, type NodeBehaviour, nextEnvelope } from '../handlers/pipeline.ts';
+import { codedErrorFromAsl, TASK_ERROR_NAMES, TaskError, type TaskEvent } from '../handlers/task.ts';
+import type { BranchOutcome } from '../stores/join-store.ts';
+import type { VersionedThread } from '../stores/thread-store.ts';
+import { parseConfig } from './config.ts';
+import { markThreadFailed } from './fail.ts';
+import { JOIN_KEY } from './fork.ts';
+import { joinKeyFor } from './ids.ts';
+
+/** The join item's entry for the timer branch (path ids contain `/`, never a leading `:`). */
+export const TIMER_ENTRY = ':timeout';
+
+function joinKeyOf(child: Thread, nodeId: string): string {
+  const key = child.metadata[JOIN_KEY];
+  if (typeof key !== 'string') {
+    throw new StepthreadError(
+      'INVALID_TASK_INPUT',
+      `thread ${child.id} is not a fork child of join ${nodeId}`,
+      {
+        nodeId,
+      },
+    );
+  }
+  return key;
+}
+
+/** Completes the child with its branch's last output (the node before this task). */
+async function completeChild(
+  deps: HandlerDeps,
+  child: Thread,
+  version: number,
+  lastNodeId?: string,
+): Promise<Thread> {
+  let current = child;
+  const events = [];
+  if (current.status === 'CREATED') {
+    const started = transitionThread(current, 'RUNNING', deps.env);
+    current = started.thread;
+    events.push(started.event);
+  }
+  const output = lastNodeId === undefined ? undefined : child.nodeResults[lastNodeId]?.output;
+  const done = transitionThread(
+    { ...current, ...(output === undefined ? {} : { output }) },
+    'COMPLETED',
+    deps.env,
+  );
+  events.push(done.event);
+  await deps.threads.updateThread(child.id, version, {
+    set: {
+      status: 'COMPLETED',
+      ...(done.thread.endTime ? { endTime: done.thread.endTime } : {}),
+      ...(output === undefined ? {} : { output }),
+    },
+    append: { events },
+  });
+  return done.thread;
+}
+
+type ReportedStatus = BranchOutcome['status'];
+
+function reportedStatus(status: Thread['status']): ReportedStatus {
+  return status === 'COMPLETED' || status === 'FAILED' || status === 'CANCELLED' || status === 'TIMEOUT'
+    ? status
+    : 'FAILED';
+}
+
+/** Branch outcomes for decideJoin, the timer entry left out. */
+function engineOutcomes(outcomes: Readonly<Record<string, BranchOutcome>>): EngineBranchOutcome[] {
+  return Object.entries(outcomes).flatMap(([forkPathId, outcome]) => {
+    if (forkPathId === TIMER_ENTRY) return [];
+    const status = branchStatusOf(outcome.status);
+    return status ? [{ forkPathId, status }] : [];
+  });
+}
+
+export async function runBranchReport(
+  event: TaskEvent,
+  deps: HandlerDeps,
+  outcome: 'COMPLETED' | 'FAILED',
+): Promise<Envelope> {
+  const { node, envelope } = event;
+  const config = parseConfig(joinConfigSchema, node);
+  const { thread: loaded, version } = await loadThread(deps, envelope);
+  const joinKey = joinKeyOf(loaded, node.id);
+  const pathId = node.path?.pathId ?? loaded.contextData.forkPathId;
+  if (pathId === undefined || !config.forkPathIds.includes(pathId)) {
+    throw new StepthreadError(
+      'INVALID_FORK_PATH_IDS',
+      `thread ${loaded.id} is on no path of join ${node.id}`,
+      {
+        nodeId: node.id,
+      },
+    );
+  }
+  let child = loaded;
+  if (!isTerminalStatus(child.status)) {
+    child =
+      outcome === 'COMPLETED'
+        ? await completeChild(deps, child, version, envelope.last?.nodeId)
+        : await markThreadFailed(
+            deps,
+            child,
+            version,
+            codedErrorFromAsl(envelope.error, envelope.last?.nodeId),
+          );
+  }
+  const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(joinKey, pathId, {
+    threadId: child.id,
+    status: reportedStatus(child.status),
+    endedAt: child.endTime ?? deps.env.now(),
+    ...(child.errors.at(-1) && child.status !== 'COMPLETED' ? { error: child.errors.at(-1)! } : {}),
+  });
+  const reported = engineOutcomes(outcomes);
+  const decision = decideJoin({
+    strategy: config.joinStrategy,
+    ...(config.threshold === undefined ? {} : { threshold: config.threshold }),
+    total: config.forkPathIds.length,
+    outcomes: reported,
+  });
+  // With a timer branch running, the Parallel would wait for it: the last path ends it instead.
+  const allReported = reported.length === config.forkPathIds.length;
+  const decided = decision.decided || ((config.timeout ?? 0) > 0 && allReported);
+  const { error: _error, ...rest } = envelope;
+  if (node.forkStrategy === 'serial') {
+    return { ...nextEnvelope(rest, envelope.step, envelope.last), joinDecided: decided };
+  }
+  if (decided) {
+    throw new TaskError(
+      TASK_ERROR_NAMES.joinDecided,
+      decision.decided ? decision.reason : `all ${config.forkPathIds.length} branches reported`,
+    );
+  }
+  return nextEnvelope(rest, envelope.step, envelope.last);
+}
+
+/** The parent's envelope after the FORK: its step is the FORK's step + 1. */
+function parentJoinKey(event: TaskEvent): string {
+  const { node, envelope } = event;
+  if (node.forkId === undefined) {
+    throw new StepthreadError('INVALID_TASK_INPUT', `JOIN ${node.id} needs forkId`, { nodeId: node.id });
+  }
+  return joinKeyFor(envelope.threadId, node.forkId, envelope.step);
+}
+
+export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promise<never> {
+  const { envelope } = event;
+  await deps.joins.recordBranchOutcome<BranchOutcome>(parentJoinKey(event), TIMER_ENTRY, {
+    threadId: envelope.threadId,
+    status: 'TIMEOUT',
+    endedAt: deps.env.now(),
+  });
+  throw new TaskError(TASK_ERROR_NAMES.joinTimeout, `join ${event.node.id} timed out`);
+}
+
+/** Cancels a child that never finished; a child finishing concurrently keeps its own outcome. */
+async function cancelChild(deps: HandlerDeps, entry: VersionedThread, reason: string): Promise<void> {
+  let current: VersionedThread | undefined = entry;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    current ??= await deps.threads.getThread(entry.thread.id);
+    const { thread, version } = current;
+    if (isTerminalStatus(thread.status)) return;
+    let next = thread;
+    const events = [];
+    if (next.status === 'CREATED') {
+      const started = transitionThread(next, 'RUNNING', deps.env);
+      next = started.thread;
+      events.push(started.event);
+    }
+    const cancelled = transitionThread(next, 'CANCELLED', deps.env, { reason });
+    events.push(cancelled.event);
+    try {
+      await deps.threads.updateThread(thread.id, version, {
+        set: {
+          status: 'CANCELLED',
+          ...(cancelled.thread.endTime ? { endTime: cancelled.thread.endTime } : {}),
+        },
+        append: { events },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')) throw error;
+      current = undefined;
+    }
+  }
+  throw new StepthreadError('VERSION_CONFLICT', `child thread ${entry.thread.id} kept changing`);
+}
+
+function childIdsOf(event: TaskEvent): string[] {
+  const children = event.envelope.fork?.children;
+  if (!Array.isArray(children) || children.length === 0) {
+    throw new StepthreadError(
+      'INVALID_TASK_INPUT',
+      `JOIN ${event.node.id} needs fork.children in the envelope`,
+      {
+        nodeId: event.node.id,
+      },
+    );
+  }
+  return children;
+}
+
+export const joinNode: NodeBehaviour = {
+  relatedThreadIds: childIdsOf,
+  logic(ctx) {
+    const { node, envelope } = ctx;
+    const config = parseConfig(joinConfigSchema, node);
+    const timedOut = envelope.joinEnd?.Error === TASK_ERROR_NAMES.joinTimeout;
+    const joined = joinThreads({
+      parent: ctx.thread,
+      children: ctx.related.map((entry) => entry.thread),
+      config,
+      timedOut,
+      nodeId: node.id,
+      env: ctx.deps.env,
+    });
+    if (joined.result.status !== 'COMPLETED') {
+      const error = joined.result.error;
+      throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
+        nodeId: node.id,
+      });
+    }
+    ctx.thread = joined.parent;
+    return { output: joined.result.output, events: joined.events };
+  },
+  async afterCommit({ deps, event, related }) {
+    const children = related ?? (await deps.threads.getThreads(childIdsOf(event)));
+    for (const child of children) {
+      if (!isTerminalStatus(child.thread.status)) {
+        await cancelChild(deps, child, `join ${event.node.id} no longer needs this branch`);
+      }
+    }
+  },
+};

@@ -1,0 +1,104 @@
+/**
+ * START: creates the run's root thread — its id derived from the execution id, so a retried START
+ * finds the thread it created — already past its first step, in one PutItem, then records the
+ * execution in the execution index.
+ */
+import { createConversation } from '../../engine/conversation/index.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import { executeNodeLifecycle } from '../../engine/lifecycle.ts';
+import { DEFAULT_MAX_STEPS } from '../../engine/model/schema.ts';
+import { buildExpressionScope } from '../../engine/scope.ts';
+import { createThread, transitionThread } from '../../engine/thread/index.ts';
+import type { Envelope, Thread } from '../../engine/thread/types.ts';
+import type { HandlerDeps } from '../handlers/deps.ts';
+import { nodeFailed, type StartTaskEvent } from '../handlers/task.ts';
+import { EMPTY_LOG_ID } from '../stores/conversation-store.ts';
+import type { ExecutionRecord } from '../stores/execution-index.ts';
+import { rootThreadIdFor } from './ids.ts';
+
+function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
+  return {
+    executionId,
+    rootThreadId: thread.id,
+    workflowId: thread.workflowId,
+    workflowVersion: thread.workflowVersion,
+    // Always RUNNING: the record is created once; later statuses are updates.
+    status: 'RUNNING',
+    startTime: thread.startTime,
+  };
+}
+
+export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promise<Envelope> {
+  const { node, executionId } = event;
+  const workflow = node.workflow;
+  if (workflow === undefined) {
+    throw new StepthreadError('INVALID_TASK_INPUT', `START node ${node.id} needs the workflow description`, {
+      nodeId: node.id,
+    });
+  }
+  const threadId = event.input?.threadId ?? rootThreadIdFor(executionId);
+  const input = event.input?.input ?? {};
+  const created = createThread({
+    id: threadId,
+    workflow: {
+      id: workflow.id,
+      version: workflow.version,
+      ...(workflow.variables ? { variables: workflow.variables } : {}),
+    },
+    input,
+    env: deps.env,
+    conversation: createConversation({ threadId, logId: EMPTY_LOG_ID }),
+    metadata: { executionId },
+  });
+  const started = transitionThread(created.thread, 'RUNNING', deps.env);
+  const lifecycle = await executeNodeLifecycle({
+    node: { id: node.id, type: 'START', ...(node.hooks ? { hooks: node.hooks } : {}) },
+    threadId,
+    workflowId: workflow.id,
+    scope: buildExpressionScope(started.thread),
+    env: deps.env,
+    logic: () => ({ output: input }),
+  });
+  const { result } = lifecycle;
+  const envelope: Envelope = {
+    executionId,
+    workflowId: workflow.id,
+    workflowVersion: workflow.version,
+    rootThreadId: threadId,
+    threadId,
+    step: 1,
+    maxSteps: workflow.maxSteps ?? DEFAULT_MAX_STEPS,
+    last: { nodeId: node.id, status: result.status === 'FAILED' ? 'FAILED' : 'COMPLETED' },
+  };
+  const thread: Thread = {
+    ...started.thread,
+    currentNodeId: node.id,
+    nodeResults: { [node.id]: result },
+    executionHistory: [
+      { nodeId: node.id, nodeType: 'START', status: result.status, at: result.endedAt, step: 1 },
+    ],
+    errors: result.error ? [result.error] : [],
+    events: [created.event, started.event, ...lifecycle.events],
+    step: 1,
+    lastEnvelope: envelope,
+  };
+
+  let stored: Thread = thread;
+  try {
+    await deps.threads.createThread(thread);
+  } catch (error) {
+    // A retry: the first attempt created the thread (with its own timestamps). Replay it.
+    if (!(error instanceof StepthreadError && error.code === 'CREATE_CONFLICT')) throw error;
+    const existing = (await deps.threads.getThread(threadId)).thread;
+    if (existing.metadata.executionId !== executionId || existing.lastEnvelope === undefined) throw error;
+    stored = existing;
+  }
+  await deps.executions.putExecution(executionRecordOf(stored, executionId));
+  const last = stored.lastEnvelope!;
+  if (last.last?.status === 'FAILED') {
+    throw nodeFailed(
+      stored.nodeResults[node.id]?.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'START failed' },
+    );
+  }
+  return last;
+}

@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Envelope } from '../../../engine/thread/types.ts';
+import { dispatch } from '../../../functions/handlers/dispatch.ts';
+import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { branchEnvelope, forkNode, joinNode } from './fork-fixtures.ts';
+import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('forkjoin');
+});
+afterAll(() => h.close());
+beforeEach(() => {
+  h.dynamoMeter.reset();
+  h.s3Meter.reset();
+});
+
+const profile = { provider: 'scripted' as const, byNode: { a1: ['from a'], b1: ['from b'] } };
+const branchLlm = (id: string): TaskNode => ({
+  id,
+  type: 'LLM',
+  config: { prompt: `work on ${id}` },
+  profile,
+});
+
+async function forked(executionId: string) {
+  let env = (await dispatch(
+    startEvent(executionId, { topic: 'x' }, [
+      { name: 'shared', type: 'number', scope: 'global', initial: 0 },
+    ]),
+    h.deps(),
+  )) as Envelope;
+  env = await run(
+    h.deps(),
+    {
+      id: 'hello',
+      type: 'LLM',
+      config: { prompt: 'shared history' },
+      profile: { provider: 'scripted', responses: ['ok'] },
+    },
+    env,
+  );
+  const forkEnv = await run(h.deps(), forkNode(), env);
+  return forkEnv;
+}
+
+describe('FORK / JOIN (parallel)', () => {
+  it('runs branches on child threads and joins: outputs merged, main path conversation restored', async () => {
+    const forkEnv = await forked('fj-all');
+    expect(forkEnv.fork?.children).toHaveLength(2);
+    const [a, b] = [branchEnvelope(forkEnv, 0), branchEnvelope(forkEnv, 1)];
+    const a1 = await run(h.deps(), branchLlm('a1'), a);
+    // A global write in a branch reaches the root, which owns the global scope.
+    h.dynamoMeter.reset();
+    const a2 = await run(
+      h.deps(),
+      {
+        id: 'a2',
+        type: 'VARIABLE',
+        config: { variableName: 'shared', variableType: 'number', expression: 'shared + 5' },
+      },
+      a1,
+    );
+    const b1 = await run(h.deps(), branchLlm('b1'), b);
+
+    const done = joinNode('ALL_COMPLETED');
+    const first = await run(h.deps(), done, a2, 'branch-done');
+    expect(first.threadId).toBe(a.threadId);
+    const decided = await failureOf(run(h.deps(), done, b1, 'branch-done'));
+    expect(decided.name).toBe('stepthread.JoinDecided');
+
+    const joined = await run(h.deps(), done, {
+      ...forkEnv,
+      joinEnd: { Error: 'stepthread.JoinDecided' },
+    } as Envelope);
+    expect(joined.fork).toBeUndefined();
+    expect(joined.step).toBe(forkEnv.step + 1);
+    const { thread: root } = await h.stores.threads.getThread(forkEnv.threadId);
+    expect(root.variables.global).toEqual({ shared: 5 });
+    // A branch's output is its last node's: a2 set the number.
+    expect(root.nodeResults.merge?.output).toEqual({ a: 5, b: 'from b' });
+    expect(root.nodeResults.a1?.output).toBe('from a');
+    expect((await h.readMessages(root)).map((m) => m.content)).toEqual([
+      'shared history',
+      'ok',
+      'work on b1',
+      'from b',
+    ]);
+    const children = await h.stores.threads.getThreads(forkEnv.fork!.children);
+    expect(children.map((c) => c.thread.status)).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(children[0]!.thread.variables.global).toEqual({});
+  });
+
+  it('lets the first completed branch decide ANY_COMPLETED and cancels the rest at the JOIN', async () => {
+    const forkEnv = await forked('fj-any');
+    const a1 = await run(h.deps(), branchLlm('a1'), branchEnvelope(forkEnv, 0));
+    const join = joinNode('ANY_COMPLETED', { mainPathId: undefined });
+    const decided = await failureOf(run(h.deps(), join, a1, 'branch-done'));
+    expect(decided.name).toBe('stepthread.JoinDecided');
+    await run(h.deps(), join, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope);
+    const children = await h.stores.threads.getThreads(forkEnv.fork!.children);
+    expect(children.map((c) => c.thread.status)).toEqual(['COMPLETED', 'CANCELLED']);
+    const { thread: root } = await h.stores.threads.getThread(forkEnv.threadId);
+    expect(root.nodeResults.merge?.output).toBe('from a');
+  });
+
+  it('fails the JOIN when a failed branch decides ALL_COMPLETED', async () => {
+    const forkEnv = await forked('fj-fail');
+    const error = {
+      Error: 'stepthread.NodeFailed',
+      Cause: JSON.stringify({ code: 'NOT_IMPLEMENTED', message: 'x', nodeId: 'a1' }),
+    };
+    const decided = await failureOf(
+      run(
+        h.deps(),
+        joinNode('ALL_COMPLETED'),
+        { ...branchEnvelope(forkEnv, 0), error } as Envelope,
+        'branch-failed',
+      ),
+    );
+    expect(decided.name).toBe('stepthread.JoinDecided');
+    const failed = await failureOf(run(h.deps(), joinNode('ALL_COMPLETED'), forkEnv));
+    expect(failed.name).toBe('stepthread.NodeFailed');
+    expect(JSON.parse(failed.message)).toMatchObject({ code: 'JOIN_FAILED', nodeId: 'merge' });
+    const children = await h.stores.threads.getThreads(forkEnv.fork!.children);
+    expect(children.map((c) => c.thread.status)).toEqual(['FAILED', 'CANCELLED']);
+  });
+
+  it('times out: the timer records the timeout, the JOIN fails with JOIN_TIMEOUT', async () => {
+    const forkEnv = await forked('fj-timeout');
+    const join = joinNode('ALL_COMPLETED', { timeout: 5 });
+    const a1 = await run(h.deps(), branchLlm('a1'), branchEnvelope(forkEnv, 0));
+    await run(h.deps(), join, a1, 'branch-done');
+    const timer = await failureOf(dispatch({ action: 'timeout', node: join, envelope: forkEnv }, h.deps()));
+    expect(timer.name).toBe('stepthread.JoinTimeout');
+    const failed = await failureOf(
+      run(h.deps(), join, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinTimeout' } } as Envelope),
+    );
+    expect(JSON.parse(failed.message)).toMatchObject({ code: 'JOIN_TIMEOUT' });
+  });
+
+  it('with a timer branch, the last branch to report ends the Parallel even when the join succeeds', async () => {
+    const forkEnv = await forked('fj-timer-last');
+    const join = joinNode('ALL_COMPLETED', { timeout: 60 });
+    await run(
+      h.deps(),
+      join,
+      await run(h.deps(), branchLlm('a1'), branchEnvelope(forkEnv, 0)),
+      'branch-done',
+    );
+    const last = await failureOf(
+      run(h.deps(), join, await run(h.deps(), branchLlm('b1'), branchEnvelope(forkEnv, 1)), 'branch-done'),
+    );
+    expect(last.name).toBe('stepthread.JoinDecided');
+  });
+
+  it('a branch node on a child thread costs one BatchGetItem and one UpdateItem', async () => {
+    const forkEnv = await forked('fj-meter');
+    h.dynamoMeter.reset();
+    await run(
+      h.deps(),
+      { id: 'v', type: 'VARIABLE', config: { variableName: 't', variableType: 'number', expression: '1' } },
+      branchEnvelope(forkEnv, 0),
+    );
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 1 }),
+    });
+  });
+});
+
+describe('FORK / JOIN (serial)', () => {
+  it('reports joinDecided in the envelope instead of throwing', async () => {
+    let env = (await dispatch(startEvent('fj-serial'), h.deps())) as Envelope;
+    env = await run(h.deps(), forkNode('serial'), env);
+    const join = joinNode('ANY_COMPLETED', {}, true);
+    const a1 = await run(h.deps(), branchLlm('a1'), branchEnvelope(env, 0));
+    const reported = await run(h.deps(), join, a1, 'branch-done');
+    expect(reported.joinDecided).toBe(true);
+  });
+});

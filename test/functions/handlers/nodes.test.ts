@@ -1,0 +1,390 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Envelope } from '../../../engine/thread/types.ts';
+import { dispatch } from '../../../functions/handlers/dispatch.ts';
+import { createNodeHandler } from '../../../functions/handlers/lambda.ts';
+import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('nodes');
+});
+afterAll(() => h.close());
+beforeEach(() => {
+  h.dynamoMeter.reset();
+  h.s3Meter.reset();
+});
+
+const profile = {
+  provider: 'scripted' as const,
+  responses: ['generic reply'],
+  byNode: { ask: ['Paris is the capital.', 'About two million people.'] },
+};
+const llm = (id: string, prompt: string, extra: Partial<TaskNode> = {}): TaskNode => ({
+  id,
+  type: 'LLM',
+  config: { prompt, profileId: 'default' },
+  profile,
+  ...extra,
+});
+
+async function start(
+  executionId: string,
+  input: Record<string, unknown> = {},
+  variables: TaskNode['variables'] = [],
+) {
+  return (await dispatch(startEvent(executionId, input, variables), h.deps())) as Envelope;
+}
+
+describe('START and END', () => {
+  it('creates the root thread from the execution id, records the execution, and completes it at END', async () => {
+    const first = await start('exec-start-end', { topic: 'tea' }, [
+      { name: 'n', type: 'number', initial: 1 },
+    ]);
+    expect(first).toMatchObject({ executionId: 'exec-start-end', workflowId: 'wf', step: 1, maxSteps: 100 });
+    expect(first.threadId).toBe(first.rootThreadId);
+    const again = (await dispatch(startEvent('exec-start-end', { topic: 'tea' }), h.deps())) as Envelope;
+    expect(again).toEqual(first);
+
+    const end: TaskNode = {
+      id: 'end',
+      type: 'END',
+      config: { output: { topic: '{{input.topic}}', n: '{{n}}' } },
+    };
+    const done = await run(h.deps(), end, first);
+    expect(done.step).toBe(2);
+    const { thread } = await h.stores.threads.getThread(first.threadId);
+    expect(thread.status).toBe('COMPLETED');
+    expect(thread.output).toEqual({ topic: 'tea', n: 1 });
+    expect(thread.events?.map((e) => e.type)).toEqual([
+      'THREAD_CREATED',
+      'THREAD_STARTED',
+      'NODE_STARTED',
+      'NODE_COMPLETED',
+      'NODE_STARTED',
+      'THREAD_COMPLETED',
+      'NODE_COMPLETED',
+    ]);
+    expect(await h.stores.executions.getExecution('exec-start-end')).toMatchObject({
+      status: 'COMPLETED',
+      rootThreadId: first.threadId,
+    });
+  });
+});
+
+describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
+  it('runs a linear conversation and keeps messages in S3, state in DynamoDB', async () => {
+    let env = await start('exec-linear', { city: 'Paris' }, [{ name: 'count', type: 'number', initial: 0 }]);
+    env = await run(
+      h.deps(),
+      {
+        id: 'inc',
+        type: 'VARIABLE',
+        config: { variableName: 'count', variableType: 'number', expression: 'count + 2' },
+      },
+      env,
+    );
+    env = await run(
+      h.deps(),
+      llm('ask', 'Tell me about {{input.city}} ({{count}})', {
+        config: {
+          prompt: 'Tell me about {{input.city}} ({{count}})',
+          profileId: 'default',
+          outputVariable: 'answer',
+        },
+      }),
+      env,
+    );
+    env = await run(h.deps(), llm('ask', 'How many people?'), env);
+    env = await run(
+      h.deps(),
+      {
+        id: 'pick',
+        type: 'ROUTE',
+        config: {
+          routes: [
+            { condition: "contains(answer, 'Paris')", targetNodeId: 'low', priority: 1 },
+            { condition: 'count == 2', targetNodeId: 'high', priority: 5 },
+            { condition: 'true', targetNodeId: 'tie', priority: 5 },
+          ],
+          defaultTargetNodeId: 'fallback',
+        },
+      },
+      env,
+    );
+    expect(env.route).toBe('high');
+    env = await run(
+      h.deps(),
+      {
+        id: 'trim',
+        type: 'CONTEXT_PROCESSOR',
+        config: { operation: 'truncate', truncate: { keepLast: 2 } },
+      },
+      env,
+    );
+    expect(env.route).toBeUndefined();
+
+    const { thread } = await h.stores.threads.getThread(env.threadId);
+    expect(thread.step).toBe(6);
+    expect(thread.variables.thread).toEqual({ count: 2, answer: 'Paris is the capital.' });
+    expect(thread.nodeResults.ask?.output).toBe('About two million people.');
+    expect(thread.nodeResults.trim?.output).toEqual({ operation: 'truncate', visibleCount: 2 });
+    expect(await h.readMessages(thread)).toEqual([
+      { role: 'user', content: 'How many people?' },
+      { role: 'assistant', content: 'About two million people.' },
+    ]);
+    expect(thread.conversation.log.length).toBe(4);
+    expect(thread.conversation.tokenUsage.totalTokens).toBeGreaterThan(0);
+    expect(thread.contextData.llmCalls).toEqual({ total: 2, byNode: { ask: 2 } });
+  });
+
+  it('routes to the default when no condition holds, and leaves route unset without one', async () => {
+    let env = await start('exec-route-default');
+    const routes = [{ condition: 'false', targetNodeId: 'a' }];
+    env = await run(h.deps(), { id: 'r1', type: 'ROUTE', config: { routes, defaultTargetNodeId: 'b' } }, env);
+    expect(env.route).toBe('b');
+    env = await run(h.deps(), { id: 'r2', type: 'ROUTE', config: { routes } }, env);
+    expect(env.route).toBeUndefined();
+  });
+
+  it('fails an LLM node over its token limit, records the failure and keeps no messages', async () => {
+    const env = await start('exec-tokens');
+    const node = llm('big', 'x'.repeat(200), {
+      profile: { provider: 'scripted', responses: ['ok'], tokenLimit: 10 },
+    });
+    const error = await failureOf(run(h.deps(), node, env));
+    expect(error.name).toBe('stepthread.NodeFailed');
+    expect(JSON.parse(error.message)).toMatchObject({ code: 'TOKEN_LIMIT_EXCEEDED', nodeId: 'big' });
+    const { thread } = await h.stores.threads.getThread(env.threadId);
+    expect(thread.nodeResults.big?.status).toBe('FAILED');
+    expect(thread.conversation.log.length).toBe(0);
+    expect(thread.lastEnvelope?.last).toEqual({ nodeId: 'big', status: 'FAILED' });
+    // A retry of the failed step fails the same way without running the node again.
+    const again = await failureOf(run(h.deps(), node, env));
+    expect(again.message).toBe(error.message);
+  });
+
+  it('fails CODE, TOOL and USER_INTERACTION with a coded error naming the node, then `fail` marks the run FAILED', async () => {
+    const env = await start('exec-unimplemented');
+    for (const type of ['CODE', 'TOOL', 'USER_INTERACTION'] as const) {
+      const error = await failureOf(
+        run(
+          h.deps(),
+          { id: `n-${type}`, type, config: {} },
+          { ...env, step: env.step + (type === 'CODE' ? 0 : type === 'TOOL' ? 1 : 2) },
+        ),
+      );
+      expect(error.name).toBe('stepthread.NodeFailed');
+      expect(JSON.parse(error.message)).toMatchObject({ code: 'NOT_IMPLEMENTED', nodeId: `n-${type}` });
+      expect(JSON.parse(error.message).message).toContain(`n-${type}`);
+    }
+    const caught = {
+      ...env,
+      error: {
+        Error: 'stepthread.NodeFailed',
+        Cause: JSON.stringify({ code: 'NOT_IMPLEMENTED', message: 'no', nodeId: 'n-CODE' }),
+      },
+    };
+    const failNode: TaskNode = { id: 'stepthread:fail', type: 'END' };
+    await dispatch({ action: 'fail', node: failNode, envelope: caught }, h.deps());
+    await dispatch({ action: 'fail', node: failNode, envelope: caught }, h.deps());
+    const { thread } = await h.stores.threads.getThread(env.threadId);
+    expect(thread.status).toBe('FAILED');
+    expect(thread.events?.filter((e) => e.type === 'THREAD_FAILED')).toHaveLength(1);
+    expect(await h.stores.executions.getExecution('exec-unimplemented')).toMatchObject({ status: 'FAILED' });
+  });
+
+  it('rejects an envelope from the future as STEP_MISMATCH', async () => {
+    const env = await start('exec-future');
+    const error = await failureOf(
+      run(h.deps(), { id: 'r', type: 'ROUTE', config: { routes: [] } }, { ...env, step: 5 }),
+    );
+    expect(JSON.parse(error.message)).toMatchObject({ code: 'STEP_MISMATCH' });
+  });
+});
+
+describe('LOOP_START / LOOP_END', () => {
+  const loopStart = (dataSource: unknown, maxIterations = 10): TaskNode => ({
+    id: 'each',
+    type: 'LOOP_START',
+    config: { loopId: 'L', dataSource, iterationVariable: 'it', maxIterations },
+  });
+  const collect: TaskNode = {
+    id: 'collect',
+    type: 'VARIABLE',
+    config: { variableName: 'seen', variableType: 'array', expression: 'concat(seen, [[index, it]])' },
+  };
+  const loopEnd = (breakCondition?: string): TaskNode => ({
+    id: 'next',
+    type: 'LOOP_END',
+    config: { loopId: 'L', ...(breakCondition ? { breakCondition } : {}) },
+  });
+
+  /** Drives the loop the way the Choice states do. */
+  async function runLoop(
+    executionId: string,
+    start: TaskNode,
+    end: TaskNode,
+    input: Record<string, unknown> = {},
+  ) {
+    let env = (await dispatch(
+      startEvent(executionId, input, [{ name: 'seen', type: 'array', initial: [] }]),
+      h.deps(),
+    )) as Envelope;
+    let guard = 0;
+    for (;;) {
+      env = await run(h.deps(), start, env);
+      if (env.loop?.exit) break;
+      env = await run(h.deps(), collect, env);
+      env = await run(h.deps(), end, env);
+      if (env.loop?.exit) break;
+      if (++guard > 50) throw new Error('loop did not end');
+    }
+    const { thread } = await h.stores.threads.getThread(env.threadId);
+    return thread;
+  }
+
+  it('iterates arrays, object entries, counts and strings; scopes end with the loop', async () => {
+    const arrays = await runLoop('loop-array', loopStart('{{input.items}}'), loopEnd(), {
+      items: ['a', 'b'],
+    });
+    expect(arrays.variables.thread.seen).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+    expect(arrays.variables.loop).toEqual([]);
+    expect(arrays.contextData.loops).toBeUndefined();
+
+    const entries = await runLoop('loop-object', loopStart({ x: 1 }), loopEnd());
+    expect(entries.variables.thread.seen).toEqual([[0, { key: 'x', value: 1 }]]);
+    const counted = await runLoop('loop-number', loopStart(3), loopEnd());
+    expect(counted.variables.thread.seen).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ]);
+    const chars = await runLoop('loop-string', loopStart('hi'), loopEnd());
+    expect(chars.variables.thread.seen).toEqual([
+      [0, 'h'],
+      [1, 'i'],
+    ]);
+  });
+
+  it('enforces maxIterations, counts when no data source is given, and honours breakCondition', async () => {
+    const capped = await runLoop('loop-cap', loopStart([1, 2, 3, 4, 5], 2), loopEnd());
+    expect(capped.variables.thread.seen).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
+    const counted = await runLoop('loop-count', loopStart(undefined, 3), loopEnd());
+    expect(counted.variables.thread.seen).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ]);
+    const broken = await runLoop('loop-break', loopStart(undefined, 9), loopEnd('index >= 1'));
+    expect(broken.variables.thread.seen).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
+    expect(broken.variables.loop).toEqual([]);
+    const empty = await runLoop('loop-empty', loopStart([]), loopEnd());
+    expect(empty.variables.thread.seen).toEqual([]);
+  });
+});
+
+describe('SUBGRAPH boundaries', () => {
+  it('pushes a scope with inputMapping and maps the output back on exit', async () => {
+    let env = await start('exec-subgraph', { n: 4 });
+    env = await run(
+      h.deps(),
+      {
+        id: 'sub:enter',
+        type: 'SUBGRAPH',
+        boundary: 'ENTER',
+        config: {
+          workflowId: 'child',
+          workflowVersion: 1,
+          variables: [{ name: 'acc', initial: 10 }],
+          inputMapping: { x: 'input.n * 2' },
+        },
+      },
+      env,
+    );
+    env = await run(
+      h.deps(),
+      {
+        id: 'sub.calc',
+        type: 'VARIABLE',
+        config: { variableName: 'acc', variableType: 'number', expression: 'acc + x' },
+      },
+      env,
+    );
+    let { thread } = await h.stores.threads.getThread(env.threadId);
+    expect(thread.variables.subgraph).toEqual([{ acc: 18, x: 8 }]);
+    env = await run(
+      h.deps(),
+      {
+        id: 'sub:exit',
+        type: 'SUBGRAPH',
+        boundary: 'EXIT',
+        config: { output: { total: '{{acc}}' }, outputMapping: { result: 'output.total + 1' } },
+      },
+      env,
+    );
+    ({ thread } = await h.stores.threads.getThread(env.threadId));
+    expect(thread.variables.subgraph).toEqual([]);
+    expect(thread.variables.thread).toEqual({ result: 19 });
+    expect(thread.nodeResults['sub:exit']?.output).toEqual({ total: 18 });
+  });
+});
+
+describe('Lambda handler', () => {
+  it('runs a task through middy with the deps it is given', async () => {
+    const env = await start('exec-lambda');
+    const handler = createNodeHandler('VARIABLE', () => h.deps());
+    const node: TaskNode = {
+      id: 'v',
+      type: 'VARIABLE',
+      config: { variableName: 'x', variableType: 'string', expression: "'y'" },
+    };
+    const next = await handler({ action: 'execute', node, envelope: env }, {} as never);
+    expect(next).toMatchObject({ step: 2, last: { nodeId: 'v', status: 'COMPLETED' } });
+    const stale = await handler(
+      { action: 'execute', node, envelope: { ...env, step: 9 } },
+      {} as never,
+    ).catch((e: Error) => e);
+    expect((stale as Error).name).toBe('stepthread.NodeFailed');
+  });
+});
+
+describe('request counts', () => {
+  it('VARIABLE, ROUTE and LOOP nodes: one GetItem, one UpdateItem, no S3', async () => {
+    let env = await start('exec-meter');
+    const nodes: TaskNode[] = [
+      { id: 'v', type: 'VARIABLE', config: { variableName: 'a', variableType: 'number', expression: '1' } },
+      { id: 'r', type: 'ROUTE', config: { routes: [{ condition: 'a == 1', targetNodeId: 'x' }] } },
+      { id: 'ls', type: 'LOOP_START', config: { loopId: 'L', dataSource: [1], maxIterations: 3 } },
+      { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+    ];
+    for (const node of nodes) {
+      h.dynamoMeter.reset();
+      h.s3Meter.reset();
+      env = await run(h.deps(), node, env);
+      expect(h.dynamoMeter.snapshot(), node.id).toEqual({
+        GetItemCommand: expect.objectContaining({ requests: 1 }),
+        UpdateItemCommand: expect.objectContaining({ requests: 1 }),
+      });
+      expect(h.s3Meter.requests(), node.id).toBe(0);
+    }
+  });
+
+  it('LLM: at most two DynamoDB requests and exactly one S3 write', async () => {
+    const env = await start('exec-meter-llm');
+    h.dynamoMeter.reset();
+    h.s3Meter.reset();
+    await run(h.deps(), llm('ask', 'hello'), env);
+    expect(h.dynamoMeter.requests()).toBe(2);
+    expect(h.s3Meter.requests('PutObjectCommand')).toBe(1);
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { countCall, NO_CALLS } from '../../../functions/llm/provider.ts';
+import { createScriptedProvider, pickScriptedResponse } from '../../../functions/llm/scripted.ts';
+
+describe('scripted provider', () => {
+  const profile = { provider: 'scripted' as const, responses: ['r0', 'r1'], byNode: { n: ['n0'] } };
+
+  it('uses byNode[N][i] while it lasts, then responses[j mod len] over all calls of the thread', () => {
+    let calls = NO_CALLS;
+    const picks: unknown[] = [];
+    for (const nodeId of ['n', 'm', 'n', 'm', 'm']) {
+      picks.push(pickScriptedResponse(profile, { nodeId, calls }));
+      calls = countCall(calls, nodeId);
+    }
+    expect(picks).toEqual(['n0', 'r1', 'r0', 'r1', 'r0']);
+    expect(calls).toEqual({ total: 5, byNode: { n: 2, m: 3 } });
+  });
+
+  it('fails with a coded error when the script has nothing for a call', async () => {
+    const provider = createScriptedProvider({ provider: 'scripted', byNode: { n: ['only'] } });
+    await expect(provider.complete({ nodeId: 'x', messages: [], calls: NO_CALLS })).rejects.toMatchObject({
+      code: 'LLM_PROVIDER_ERROR',
+    });
+  });
+
+  it('waits delayMs, and an abort ends the wait at once', async () => {
+    const provider = createScriptedProvider({
+      provider: 'scripted',
+      responses: [{ content: 'hi' }],
+      delayMs: 10_000,
+    });
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = provider.complete({ nodeId: 'n', messages: [], calls: NO_CALLS, signal: controller.signal });
+    controller.abort(new Error('run ended'));
+    await expect(call).rejects.toThrow('run ended');
+    expect(Date.now() - started).toBeLessThan(1000);
+    const quick = createScriptedProvider({
+      provider: 'scripted',
+      responses: [{ content: 'hi' }],
+      delayMs: 1,
+    });
+    expect((await quick.complete({ nodeId: 'n', messages: [], calls: NO_CALLS })).message).toEqual({
+      role: 'assistant',
+      content: 'hi',
+    });
+  });
+});
