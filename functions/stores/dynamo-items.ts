@@ -1,6 +1,6 @@
 /** Small helpers shared by the DynamoDB stores. */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { RESERVED_ATTRIBUTES } from './table.ts';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GSI1_NAME, GSI1_PARTITION_KEY, RESERVED_ATTRIBUTES } from './table.ts';
 
 export interface TableRef {
   readonly dynamo: DynamoDBDocumentClient;
@@ -42,4 +42,30 @@ export class ExpressionBuilder {
     this.values[placeholder] = value;
     return placeholder;
   }
+}
+
+/** Every item of one GSI1 partition, following pagination, up to `limit` items when given. */
+export async function queryGsi1Partition(
+  { dynamo, tableName }: TableRef,
+  partition: string,
+  limit?: number,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: GSI1_NAME,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': GSI1_PARTITION_KEY },
+        ExpressionAttributeValues: { ':pk': partition },
+        ExclusiveStartKey: startKey,
+        ...(limit !== undefined ? { Limit: limit - items.length } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && (limit === undefined || items.length < limit));
+  return items;
 }

@@ -2,12 +2,18 @@
  * The execution index: one item per execution (`EXEC#<executionId>`) naming its root thread,
  * workflow and status, listed per workflow through GSI1.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { ThreadStatus } from '../../engine/thread/types.ts';
 import { contentHash } from './canonical-json.ts';
-import { ExpressionBuilder, entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
-import { GSI1_NAME, GSI1_PARTITION_KEY, gsi1Keys, gsi1Partitions, itemKeys, TTL_ATTRIBUTE } from './table.ts';
+import {
+  ExpressionBuilder,
+  entityOf,
+  isConditionalCheckFailed,
+  queryGsi1Partition,
+  type TableRef,
+} from './dynamo-items.ts';
+import { gsi1Keys, gsi1Partitions, itemKeys, TTL_ATTRIBUTE } from './table.ts';
 
 export interface ExecutionRecord {
   readonly executionId: string;
@@ -38,7 +44,8 @@ export interface ExecutionIndex {
   listExecutions(workflowId: string, options?: { limit?: number }): Promise<ExecutionRecord[]>;
 }
 
-export function createExecutionIndex({ dynamo, tableName }: TableRef): ExecutionIndex {
+export function createExecutionIndex(table: TableRef): ExecutionIndex {
+  const { dynamo, tableName } = table;
   const read = async (executionId: string) =>
     (
       await dynamo.send(
@@ -114,24 +121,12 @@ export function createExecutionIndex({ dynamo, tableName }: TableRef): Execution
     },
 
     async listExecutions(workflowId, options = {}) {
-      const records: ExecutionRecord[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await dynamo.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: GSI1_NAME,
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': GSI1_PARTITION_KEY },
-            ExpressionAttributeValues: { ':pk': gsi1Partitions.executionsOfWorkflow(workflowId) },
-            ExclusiveStartKey: startKey,
-            ...(options.limit !== undefined ? { Limit: options.limit - records.length } : {}),
-          }),
-        );
-        for (const item of page.Items ?? []) records.push(entityOf<ExecutionRecord>(item));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey && (options.limit === undefined || records.length < options.limit));
-      return records;
+      const items = await queryGsi1Partition(
+        table,
+        gsi1Partitions.executionsOfWorkflow(workflowId),
+        options.limit,
+      );
+      return items.map((item) => entityOf<ExecutionRecord>(item));
     },
   };
 }

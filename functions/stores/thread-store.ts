@@ -4,13 +4,18 @@
  * without resending the rest. A numeric `version` guards every write (optimistic concurrency);
  * no transactions, only single-item conditional writes.
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeResult, Thread } from '../../engine/thread/types.ts';
 import { contentHash } from './canonical-json.ts';
-import { ExpressionBuilder, entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
 import {
-  GSI1_NAME,
+  ExpressionBuilder,
+  entityOf,
+  isConditionalCheckFailed,
+  queryGsi1Partition,
+  type TableRef,
+} from './dynamo-items.ts';
+import {
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
   gsi1Keys,
@@ -73,7 +78,8 @@ export interface ThreadStore {
 const BATCH_GET_LIMIT = 100;
 const MAX_UNPROCESSED_ROUNDS = 8;
 
-export function createThreadStore({ dynamo, tableName }: TableRef): ThreadStore {
+export function createThreadStore(table: TableRef): ThreadStore {
+  const { dynamo, tableName } = table;
   const readItem = async (threadId: string): Promise<Record<string, unknown> | undefined> => {
     const { Item } = await dynamo.send(
       new GetCommand({ TableName: tableName, Key: itemKeys.thread(threadId), ConsistentRead: true }),
@@ -177,23 +183,8 @@ export function createThreadStore({ dynamo, tableName }: TableRef): ThreadStore 
     },
 
     async listThreadsOfExecution(executionId) {
-      const threads: VersionedThread[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await dynamo.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: GSI1_NAME,
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': GSI1_PARTITION_KEY },
-            ExpressionAttributeValues: { ':pk': gsi1Partitions.threadsOfExecution(executionId) },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) threads.push(versioned(item));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return threads;
+      const items = await queryGsi1Partition(table, gsi1Partitions.threadsOfExecution(executionId));
+      return items.map(versioned);
     },
   };
 }
