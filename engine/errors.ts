@@ -77,6 +77,7 @@ export const ERROR_CODES = [
   'CODE_INVALID_OUTPUT',
   'CODE_INVALID_INPUT',
   'CODE_SANDBOX_CRASHED',
+  'NODE_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

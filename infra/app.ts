@@ -1,0 +1,46 @@
+/**
+ * The CDK app (`cdk.json`: `npx tsx infra/app.ts`): deploys every workflow file under a folder.
+ *
+ * Context (`-c key=value`) or environment:
+ *   stepthread:workflowsDir  / STEPTHREAD_WORKFLOWS_DIR   folder of workflow files (default `examples`)
+ *   stepthread:stackName     / STEPTHREAD_STACK_NAME      (default `Stepthread`)
+ *   stepthread:namePrefix                                  physical name prefix (default `stepthread`)
+ *   stepthread:express                                     workflow ids to deploy as EXPRESS (comma list)
+ *   stepthread:removalPolicy                               `retain` (default) or `destroy` (dev, LocalStack)
+ */
+import { resolve } from 'node:path';
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { PROJECT_ROOT } from './handler-registry.ts';
+import { loadWorkflowsFromDir } from './load-workflows.ts';
+import { addNagChecks } from './nag.ts';
+import { StepthreadStack } from './stack.ts';
+
+export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.env): StepthreadStack {
+  const context = (key: string): string | undefined => {
+    const value: unknown = app.node.tryGetContext(`stepthread:${key}`);
+    return value === undefined || value === null ? undefined : String(value);
+  };
+  const dir = resolve(PROJECT_ROOT, context('workflowsDir') ?? env.STEPTHREAD_WORKFLOWS_DIR ?? 'examples');
+  const removal = context('removalPolicy') ?? 'retain';
+  if (removal !== 'retain' && removal !== 'destroy') {
+    throw new Error(`stepthread:removalPolicy must be retain or destroy, not ${removal}`);
+  }
+  const stack = new StepthreadStack(app, context('stackName') ?? env.STEPTHREAD_STACK_NAME ?? 'Stepthread', {
+    description: 'stepthread: LLM-agent workflows as Step Functions state machines',
+    env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
+    workflows: loadWorkflowsFromDir(dir),
+    expressWorkflows: (context('express') ?? '')
+      .split(',')
+      .map((id) => id.trim())
+      .filter(Boolean),
+    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    ...(context('namePrefix') ? { namePrefix: context('namePrefix')! } : {}),
+  });
+  addNagChecks(app);
+  return stack;
+}
+
+// Run as the CDK app (not when imported by tests); App synthesises on exit when the CLI runs it.
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+  buildApp();
+}

@@ -1,0 +1,38 @@
+/**
+ * How every handler is bundled. NodejsFunction (infra) and the bundle bench (bench/bundles.ts) both read
+ * these settings, so the bench measures exactly what gets deployed.
+ */
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+
+/** The newest Node.js Lambda runtime this aws-cdk-lib knows; arm64 is cheaper per GB-second. */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+export const LAMBDA_ARCHITECTURE = Architecture.ARM_64;
+
+/** esbuild target matching the runtime, so no syntax is lowered needlessly. */
+export const ESBUILD_TARGET = 'node24';
+
+/** The Lambda Node.js runtime ships AWS SDK v3: bundling it again would only add megabytes and init time. */
+export const EXTERNAL_MODULES = ['@aws-sdk/*'] as const;
+
+/**
+ * ESM output still meets CommonJS dependencies that call `require` (e.g. for Node built-ins); esbuild
+ * turns those into a `__require` shim that needs a real `require` in scope.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __stepthreadCreateRequire } from 'node:module';const require = __stepthreadCreateRequire(import.meta.url);";
+
+export function lambdaBundling(): BundlingOptions {
+  return {
+    format: OutputFormat.ESM,
+    target: ESBUILD_TARGET,
+    minify: true,
+    sourceMap: false,
+    // Prefer ESM builds of dependencies: they tree-shake far better than their CommonJS builds.
+    mainFields: ['module', 'main'],
+    externalModules: [...EXTERNAL_MODULES],
+    banner: ESM_REQUIRE_BANNER,
+    // No Docker here or in CI: bundle with the esbuild in node_modules.
+    forceDockerBundling: false,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The one place that says which Lambda runs each node type, where its code is, how big it is and what
+ * it may touch. The runtime construct, the state machine substitutions and the bundle bench all read it.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { substitutionKey } from '../engine/asl/index.ts';
+import { NODE_TYPES, type NodeType } from '../engine/model/schema.ts';
+
+export { substitutionKey };
+
+/** The repository (or installed package) root; handler entries are resolved against it. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** DynamoDB actions a handler may use, on the table and its GSI (listings). */
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:Query';
+
+/** What a handler does with conversation segments in the bucket. */
+export type ConversationAccess = 'none' | 'read' | 'write' | 'read-write';
+
+export interface HandlerSpec {
+  readonly type: NodeType;
+  /** Entry file, relative to PROJECT_ROOT. */
+  readonly entry: string;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  readonly table: readonly TableAction[];
+  readonly conversation: ConversationAccess;
+  /** Reads the LLM profiles' secrets and invokes their Bedrock models. */
+  readonly callsModels: boolean;
+}
+
+// Every handler loads its thread (GetItem, or BatchGetItem for a fork child and its root thread) and
+// commits the step with one conditional UpdateItem (END and failures also update the execution item).
+const THREAD_STEP: readonly TableAction[] = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:UpdateItem',
+];
+/** Creates items (threads, the execution index, pending interactions): conditional PutItem. */
+const CREATES: readonly TableAction[] = [...THREAD_STEP, 'dynamodb:PutItem'];
+
+interface SpecOverrides {
+  memoryMb?: number;
+  timeoutSeconds?: number;
+  table?: readonly TableAction[];
+  conversation?: ConversationAccess;
+  callsModels?: boolean;
+}
+
+// Keep in step with functions/nodes: a handler only writes segments after reading the conversation
+// (`readsConversation`), so every writer is 'read-write'.
+const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
+  // Creates the root thread and the execution index entry.
+  START: { table: CREATES },
+  END: {},
+  VARIABLE: {},
+  // The sandbox (QuickJS in a worker) needs headroom above the script's own memory limit (≤ 1024 MB).
+  CODE: { memoryMb: 1536, timeoutSeconds: 900 },
+  // Creates one child thread per path.
+  FORK: { table: CREATES },
+  // Reads the children in one BatchGetItem and records branch outcomes on the join item.
+  JOIN: {},
+  ROUTE: {},
+  LOOP_START: {},
+  LOOP_END: {},
+  // Reads the conversation, appends the reply; model calls can be slow.
+  LLM: { memoryMb: 512, timeoutSeconds: 900, conversation: 'read-write', callsModels: true },
+  // A tool result is appended to the conversation as a message.
+  TOOL: { timeoutSeconds: 300, conversation: 'read-write' },
+  // Records the pending interaction (with its task token) as its own item; an answer becomes a message.
+  USER_INTERACTION: { table: CREATES, conversation: 'read-write' },
+  CONTEXT_PROCESSOR: { conversation: 'read-write' },
+  // Subgraph boundaries push/pop the subgraph scope and apply mappings.
+  SUBGRAPH: {},
+};
+
+function entryFor(type: NodeType): string {
+  return `functions/handlers/${type.toLowerCase().replace(/_/g, '-')}.ts`;
+}
+
+export const HANDLER_SPECS: Readonly<Record<NodeType, HandlerSpec>> = Object.fromEntries(
+  NODE_TYPES.map((type) => {
+    const o = OVERRIDES[type];
+    const spec: HandlerSpec = {
+      type,
+      entry: entryFor(type),
+      memoryMb: o.memoryMb ?? 256,
+      timeoutSeconds: o.timeoutSeconds ?? 30,
+      table: o.table ?? THREAD_STEP,
+      conversation: o.conversation ?? 'none',
+      callsModels: o.callsModels ?? false,
+    };
+    return [type, spec];
+  }),
+) as Record<NodeType, HandlerSpec>;
+
+/** The node type a substitution key stands for, or undefined when it is not a function placeholder. */
+export function nodeTypeOfSubstitutionKey(key: string): NodeType | undefined {
+  return NODE_TYPES.find((type) => substitutionKey(type) === key);
+}
+
+export function handlerEntryPath(type: NodeType, root: string = PROJECT_ROOT): string {
+  return `${root.replace(/\/$/, '')}/${HANDLER_SPECS[type].entry}`;
+}
+
+/** Node types whose handler module exists under `root` (all of them, once functions/handlers is complete). */
+export function availableHandlerTypes(root: string = PROJECT_ROOT): NodeType[] {
+  return NODE_TYPES.filter((type) => existsSync(handlerEntryPath(type, root)));
+}

@@ -1,0 +1,382 @@
+/**
+ * The shared runtime every workflow of a stack runs on: the DynamoDB table, the conversation bucket,
+ * one Lambda per node type (each with its own least-privilege role), the stepthread event bus, and a
+ * managed policy for operators (`stepthread start | pending | respond`).
+ */
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
+import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { NodeType } from '../engine/model/schema.ts';
+import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
+import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
+import { LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, lambdaBundling } from './bundling.ts';
+import {
+  availableHandlerTypes,
+  HANDLER_SPECS,
+  type HandlerSpec,
+  handlerEntryPath,
+  PROJECT_ROOT,
+} from './handler-registry.ts';
+import { bedrockResources, type ModelAccess } from './model-access.ts';
+import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
+
+export interface StepthreadRuntimeProps {
+  /** Secrets and Bedrock models the LLM handler may use; derive them with `collectModelAccess(workflows)`. */
+  readonly modelAccess?: ModelAccess;
+  /** Node types to deploy a function for (default: every type whose handler module exists). */
+  readonly nodeTypes?: readonly NodeType[];
+  /** Bus that workflow triggers listen on (default: the account's default event bus). */
+  readonly triggerBus?: IEventBus;
+  /** Prefix of physical names: state machines, the event bus (default `stepthread`). */
+  readonly namePrefix?: string;
+  /** Table and buckets outlive the stack by default: they hold every thread and conversation. */
+  readonly removalPolicy?: RemovalPolicy;
+  readonly logRetention?: RetentionDays;
+  /** X-Ray on every function (default true; state machines always trace). */
+  readonly tracing?: boolean;
+  /** Root the handler entries are resolved against (default: this repository or installed package). */
+  readonly projectRoot?: string;
+}
+
+export class StepthreadRuntime extends Construct {
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly accessLogsBucket: Bucket;
+  /** Receives the execution status changes of every registered workflow (and, later, thread events). */
+  readonly eventBus: EventBus;
+  readonly triggerBus: IEventBus;
+  /** Attach to the people or CI roles that run `stepthread start | pending | respond`. */
+  readonly operatorPolicy: ManagedPolicy;
+  readonly namePrefix: string;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  private readonly functions = new Map<NodeType, NodejsFunction>();
+  private readonly stateMachineArns: string[] = [];
+  private statusForwarding: Rule | undefined;
+
+  constructor(scope: Construct, id: string, props: StepthreadRuntimeProps = {}) {
+    super(scope, id);
+    this.namePrefix = props.namePrefix ?? 'stepthread';
+    this.logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    this.removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const root = props.projectRoot ?? PROJECT_ROOT;
+
+    this.table = this.createTable();
+    this.accessLogsBucket = this.createAccessLogsBucket();
+    this.bucket = this.createConversationBucket();
+    this.eventBus = new EventBus(this, 'EventBus', { eventBusName: `${this.namePrefix}-events` });
+    this.triggerBus = props.triggerBus ?? EventBus.fromEventBusName(this, 'DefaultBus', 'default');
+    this.operatorPolicy = this.createOperatorPolicy();
+
+    const modelAccess = props.modelAccess ?? { secretNames: [], bedrockModels: [] };
+    for (const type of props.nodeTypes ?? availableHandlerTypes(root)) {
+      this.functions.set(
+        type,
+        this.createFunction(HANDLER_SPECS[type], root, modelAccess, props.tracing ?? true),
+      );
+    }
+  }
+
+  /** Node types this runtime has a function for. */
+  get nodeTypes(): NodeType[] {
+    return [...this.functions.keys()];
+  }
+
+  /** The function of a node type; throws when this runtime was built without it. */
+  functionFor(type: NodeType): NodejsFunction {
+    const fn = this.functions.get(type);
+    if (!fn) {
+      throw new Error(
+        `stepthread runtime has no function for node type ${type} (missing ${HANDLER_SPECS[type].entry}?)`,
+      );
+    }
+    return fn;
+  }
+
+  /**
+   * Wires a workflow's state machine into the runtime: its status changes reach the stepthread bus and
+   * the operator policy may start it, read its executions and answer its interactions.
+   */
+  registerStateMachine(stateMachine: IStateMachine, stateMachineName: string): void {
+    this.stateMachineArns.push(stateMachine.stateMachineArn);
+    this.ensureStatusForwarding();
+    const n = this.stateMachineArns.length;
+    const executions = Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.operatorPolicy.addStatements(
+      new PolicyStatement({
+        sid: `Start${n}`,
+        actions: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
+        resources: [stateMachine.stateMachineArn],
+      }),
+      // Task tokens are authorised against the state machine that issued them.
+      new PolicyStatement({
+        sid: `Respond${n}`,
+        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+        resources: [stateMachine.stateMachineArn],
+      }),
+      new PolicyStatement({
+        sid: `Executions${n}`,
+        actions: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:StopExecution'],
+        resources: [executions],
+      }),
+    );
+    acknowledgeWildcardResources(
+      this.operatorPolicy,
+      [executions],
+      'Execution ARNs end in the execution name, chosen at start time; the wildcard covers executions of this one state machine only.',
+    );
+  }
+
+  private createTable(): Table {
+    // Mirror the definition the embedded runtime creates, so local and AWS never drift apart.
+    const definition = tableDefinition('mirror');
+    const attributeType = (name: string): AttributeType => {
+      const declared = definition.AttributeDefinitions?.find((a) => a.AttributeName === name);
+      if (declared?.AttributeType !== 'S') throw new Error(`table attribute ${name} must be a string key`);
+      return AttributeType.STRING;
+    };
+    const key = (schema: typeof definition.KeySchema, keyType: 'HASH' | 'RANGE') => {
+      const name = schema?.find((k) => k.KeyType === keyType)?.AttributeName;
+      if (!name) throw new Error(`table definition lacks a ${keyType} key`);
+      return { name, type: attributeType(name) };
+    };
+    const table = new Table(this, 'Table', {
+      partitionKey: key(definition.KeySchema, 'HASH'),
+      sortKey: key(definition.KeySchema, 'RANGE'),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      // Pending interactions and idempotency records carry an expiry; everything else has none.
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      deletionProtection: this.removalPolicy === RemovalPolicy.RETAIN,
+      removalPolicy: this.removalPolicy,
+    });
+    for (const gsi of definition.GlobalSecondaryIndexes ?? []) {
+      if (gsi.Projection?.ProjectionType !== 'ALL') throw new Error(`GSI ${gsi.IndexName} must project ALL`);
+      table.addGlobalSecondaryIndex({
+        indexName: gsi.IndexName!,
+        partitionKey: key(gsi.KeySchema, 'HASH'),
+        sortKey: key(gsi.KeySchema, 'RANGE'),
+        projectionType: ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+
+  private createAccessLogsBucket(): Bucket {
+    const bucket = new Bucket(this, 'AccessLogs', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      // Server access log delivery only supports SSE-S3 on the target bucket.
+      encryption: BucketEncryption.S3_MANAGED,
+      // Ownership is left to CDK: log delivery needs ACLs or a bucket policy, by feature flag.
+      // Only logs live here, so expiring them never touches a conversation.
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+      removalPolicy: this.removalPolicy,
+      autoDeleteObjects: false,
+    });
+    acknowledge(
+      bucket,
+      'AwsSolutions-S1',
+      'This is the access-log destination of the conversation bucket; logging it into itself would loop.',
+    );
+    return bucket;
+  }
+
+  private createConversationBucket(): Bucket {
+    // No expiration rule: segments are immutable and shared by pointer between threads, forks and
+    // copies, so no object's age says whether a live thread still points to it.
+    return new Bucket(this, 'Conversations', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      encryption: BucketEncryption.S3_MANAGED,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'conversations/',
+      // Only cleans up uploads that never completed; no stored object is ever expired.
+      lifecycleRules: [
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: this.removalPolicy,
+    });
+  }
+
+  private createOperatorPolicy(): ManagedPolicy {
+    const policy = new ManagedPolicy(this, 'OperatorPolicy', {
+      description: 'stepthread operators: start executions, list pending interactions, answer them.',
+    });
+    policy.addStatements(
+      new PolicyStatement({
+        sid: 'ReadThreads',
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: [this.table.tableArn, `${this.table.tableArn}/index/${GSI1_NAME}`],
+      }),
+    );
+    return policy;
+  }
+
+  private createFunction(
+    spec: HandlerSpec,
+    root: string,
+    modelAccess: ModelAccess,
+    tracing: boolean,
+  ): NodejsFunction {
+    const name = pascalCase(spec.type);
+    const logGroup = new LogGroup(this, `${name}Logs`, {
+      retention: this.logRetention,
+      removalPolicy: this.removalPolicy,
+    });
+    // A role per function, with no managed policies: each handler gets only what its node type uses.
+    const role = new Role(this, `${name}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `stepthread ${spec.type} node handler`,
+    });
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'WriteOwnLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    this.grantTable(role, spec);
+    this.grantConversation(role, spec);
+    if (spec.callsModels) this.grantModels(role, modelAccess);
+
+    const fn = new NodejsFunction(this, `${name}Function`, {
+      entry: handlerEntryPath(spec.type, root),
+      projectRoot: root,
+      depsLockFilePath: `${root.replace(/\/$/, '')}/package-lock.json`,
+      handler: 'handler',
+      runtime: LAMBDA_RUNTIME,
+      architecture: LAMBDA_ARCHITECTURE,
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      role,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+      description: `stepthread ${spec.type} node handler`,
+      bundling: lambdaBundling(),
+      environment: {
+        STEPTHREAD_TARGET: 'aws',
+        STEPTHREAD_TABLE: this.table.tableName,
+        STEPTHREAD_BUCKET: this.bucket.bucketName,
+        POWERTOOLS_SERVICE_NAME: 'stepthread',
+      },
+    });
+    if (tracing) {
+      acknowledgeWildcardResources(
+        role,
+        ['*'],
+        'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; the actions are write-only trace submission.',
+      );
+    }
+    return fn;
+  }
+
+  private grantTable(role: Role, spec: HandlerSpec): void {
+    const onTable = spec.table.filter((action) => action !== 'dynamodb:Query');
+    role.addToPolicy(
+      new PolicyStatement({ sid: 'ThreadTable', actions: onTable, resources: [this.table.tableArn] }),
+    );
+    if (spec.table.includes('dynamodb:Query')) {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ThreadListings',
+          actions: ['dynamodb:Query'],
+          resources: [`${this.table.tableArn}/index/${GSI1_NAME}`],
+        }),
+      );
+    }
+  }
+
+  private grantConversation(role: Role, spec: HandlerSpec): void {
+    const actions = {
+      none: [],
+      read: ['s3:GetObject'],
+      write: ['s3:PutObject'],
+      'read-write': ['s3:GetObject', 's3:PutObject'],
+    }[spec.conversation];
+    if (actions.length === 0) return;
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'ConversationSegments',
+        actions,
+        resources: [this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
+      }),
+    );
+    acknowledgeWildcardResources(
+      role,
+      [this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
+      'Segment keys are content hashes known only at run time; access is limited to the segments/ prefix of the conversation bucket.',
+    );
+  }
+
+  private grantModels(role: Role, access: ModelAccess): void {
+    const { partition, region, account } = Stack.of(this);
+    if (access.secretNames.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ProfileSecrets',
+          actions: ['secretsmanager:GetSecretValue'],
+          // Secrets Manager appends six random characters to a secret's name in its ARN.
+          resources: access.secretNames.map(
+            (name) => `arn:${partition}:secretsmanager:${region}:${account}:secret:${name}-??????`,
+          ),
+        }),
+      );
+    }
+    if (access.bedrockModels.length === 0) return;
+    const models = bedrockResources(access.bedrockModels, { partition, region, account });
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'BedrockModels',
+        effect: Effect.ALLOW,
+        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        resources: [...models.exact, ...models.anyRegion],
+      }),
+    );
+    acknowledgeWildcardResources(
+      role,
+      models.anyRegion,
+      'A cross-region inference profile routes each request to any region of its geography; only the named foundation model is allowed.',
+    );
+  }
+
+  private ensureStatusForwarding(): void {
+    if (this.statusForwarding) return;
+    // Step Functions publishes status changes to the default bus only; forward ours to the stepthread bus.
+    this.statusForwarding = new Rule(this, 'ExecutionStatusForwarding', {
+      description: 'Forwards status changes of stepthread executions to the stepthread event bus.',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: Lazy.list({ produce: () => this.stateMachineArns }) },
+      },
+      targets: [new EventBusTarget(this.eventBus)],
+    });
+  }
+}
+
+function pascalCase(type: NodeType): string {
+  return type
+    .toLowerCase()
+    .split('_')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}

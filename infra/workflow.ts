@@ -1,0 +1,206 @@
+/**
+ * One workflow on AWS: its state machine (the compiled ASL, with each `${Fn_<TYPE>}` placeholder bound
+ * to the runtime's function through `definitionSubstitutions`), logging and tracing, and one EventBridge
+ * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
+import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { StepthreadError } from '../engine/errors.ts';
+import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
+import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
+import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
+import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
+import type { StepthreadRuntime } from './runtime.ts';
+
+export type WorkflowExecutionType = 'STANDARD' | 'EXPRESS';
+
+export interface StepthreadWorkflowProps {
+  readonly runtime: StepthreadRuntime;
+  /** A workflow that passed `validateWorkflow`. */
+  readonly workflow: Workflow;
+  /**
+   * STANDARD (default) runs up to a year and can wait for people; EXPRESS is cheaper for short runs and
+   * is refused for workflows with a USER_INTERACTION node, which needs `.waitForTaskToken`.
+   */
+  readonly executionType?: WorkflowExecutionType;
+  /** Default `<runtime.namePrefix>-<workflow id>`: stable, so the CLI can address it. */
+  readonly stateMachineName?: string;
+  /** Overrides the runtime's trigger bus for this workflow's triggers. */
+  readonly triggerBus?: IEventBus;
+  /** Extra triggers on top of those in the workflow file (e.g. from stack configuration). */
+  readonly extraTriggers?: readonly Trigger[];
+  /** The compiled definition, if already compiled (default: compiled here). */
+  readonly compiled?: CompiledWorkflow;
+}
+
+export class StepthreadWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly stateMachineName: string;
+  readonly logGroup: LogGroup;
+  readonly triggers: Rule[] = [];
+  /** Receives events a trigger could not deliver (after EventBridge's retries); absent without triggers. */
+  readonly deadLetterQueue: Queue | undefined;
+  /** The compiled ASL before substitution, with its placeholder keys. */
+  readonly compiled: CompiledWorkflow;
+  /** Node types whose functions this state machine invokes. */
+  readonly nodeTypes: readonly NodeType[];
+
+  constructor(scope: Construct, id: string, props: StepthreadWorkflowProps) {
+    super(scope, id);
+    const { runtime, workflow } = props;
+    const executionType = props.executionType ?? 'STANDARD';
+    if (executionType === 'EXPRESS' && hasUserInteraction(workflow)) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `workflow ${workflow.id} has a USER_INTERACTION node, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
+      );
+    }
+    this.stateMachineName = props.stateMachineName ?? `${runtime.namePrefix}-${workflow.id}`;
+    this.compiled = props.compiled ?? compileForDeploy(workflow);
+    const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
+    this.nodeTypes = substitutions.map(({ type }) => type);
+
+    this.logGroup = new LogGroup(this, 'ExecutionLogs', {
+      // The /aws/vendedlogs/ prefix keeps CloudWatch's log resource policy from growing per state machine.
+      logGroupName: `/aws/vendedlogs/states/${this.stateMachineName}`,
+      retention: runtime.logRetention,
+      removalPolicy: runtime.removalPolicy,
+    });
+
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName: this.stateMachineName,
+      stateMachineType: executionType === 'EXPRESS' ? StateMachineType.EXPRESS : StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromString(JSON.stringify(this.compiled.definition)),
+      definitionSubstitutions: Object.fromEntries(
+        substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn]),
+      ),
+      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
+      tracingEnabled: true,
+      comment: workflow.description ?? `stepthread workflow ${workflow.id} v${workflow.version}`,
+    });
+    // Only the functions this definition names, by unqualified ARN (which is what the Tasks invoke).
+    if (substitutions.length > 0) {
+      this.stateMachine.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'InvokeNodeHandlers',
+          actions: ['lambda:InvokeFunction'],
+          resources: substitutions.map(({ type }) => runtime.functionFor(type).functionArn),
+        }),
+      );
+    }
+    acknowledgeWildcardResources(
+      this.stateMachine,
+      ['*'],
+      'CloudWatch Logs delivery (logs:CreateLogDelivery, ...) and X-Ray trace submission support no resource-level permissions; Step Functions requires them for logging ALL and tracing.',
+    );
+    runtime.registerStateMachine(this.stateMachine, this.stateMachineName);
+
+    const triggers = [...(workflow.triggers ?? []), ...(props.extraTriggers ?? [])];
+    this.deadLetterQueue = triggers.length > 0 ? this.createDeadLetterQueue() : undefined;
+    const bus = props.triggerBus ?? runtime.triggerBus;
+    triggers.forEach((trigger, index) => {
+      this.triggers.push(this.createTrigger(trigger, index, bus, this.deadLetterQueue!));
+    });
+  }
+
+  private createDeadLetterQueue(): Queue {
+    const queue = new Queue(this, 'TriggerDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      queue,
+      'AwsSolutions-SQS3',
+      'This queue is itself the dead-letter queue of the workflow trigger rules; it has no further DLQ.',
+    );
+    return queue;
+  }
+
+  private createTrigger(trigger: Trigger, index: number, bus: IEventBus, dlq: Queue): Rule {
+    return new Rule(this, `Trigger${index + 1}`, {
+      eventBus: bus,
+      description: trigger.description ?? `Starts ${this.stateMachineName} on matching events.`,
+      eventPattern: toCdkEventPattern(trigger.eventPattern),
+      targets: [
+        new SfnStateMachine(this.stateMachine, {
+          // The START task reads the run's input from `input`; the whole event becomes it.
+          input: RuleTargetInput.fromObject({ input: EventField.fromPath('$') }),
+          deadLetterQueue: dlq,
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(24),
+        }),
+      ],
+    });
+  }
+}
+
+/** `Fn_<TYPE>` keys of the compiled ASL, each resolved to a node type the runtime deploys. */
+function functionSubstitutions(
+  keys: readonly string[],
+  runtime: StepthreadRuntime,
+): { key: string; type: NodeType }[] {
+  return keys.map((key) => {
+    const type = nodeTypeOfSubstitutionKey(key);
+    if (!type) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `unknown substitution key \${${key}} in compiled ASL`,
+      );
+    }
+    runtime.functionFor(type); // fails early, naming the missing handler
+    return { key, type };
+  });
+}
+
+function hasUserInteraction(workflow: Workflow): boolean {
+  return workflow.nodes.some(
+    (node) =>
+      node.type === 'USER_INTERACTION' ||
+      (node.type === 'SUBGRAPH' && hasUserInteraction(node.config.workflow)),
+  );
+}
+
+/** EventBridge's top-level pattern fields and their CDK names; nothing else may sit at the top level. */
+const PATTERN_FIELDS: Readonly<Record<string, keyof EventPattern>> = {
+  version: 'version',
+  id: 'id',
+  'detail-type': 'detailType',
+  source: 'source',
+  account: 'account',
+  time: 'time',
+  region: 'region',
+  resources: 'resources',
+  detail: 'detail',
+};
+
+/**
+ * The workflow file holds a raw EventBridge pattern (`detail-type`); CDK spells the top-level fields in
+ * camelCase and renders them back, so the deployed pattern equals the file's.
+ */
+export function toCdkEventPattern(pattern: Readonly<Record<string, unknown>>): EventPattern {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(pattern)) {
+    const cdkField = PATTERN_FIELDS[field];
+    if (!cdkField) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `trigger eventPattern has unknown top-level field "${field}"; expected ${Object.keys(PATTERN_FIELDS).join(', ')}`,
+      );
+    }
+    out[cdkField] = value;
+  }
+  if (Object.keys(out).length === 0) {
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      'trigger eventPattern is empty; it would match every event',
+    );
+  }
+  return out as EventPattern;
+}

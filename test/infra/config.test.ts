@@ -1,0 +1,214 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { describe, expect, it } from 'vitest';
+import type { Workflow } from '../../engine/model/schema.ts';
+import { buildApp } from '../../infra/app.ts';
+import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
+import { bedrockResources, collectModelAccess } from '../../infra/model-access.ts';
+import { addNagChecks } from '../../infra/nag.ts';
+import { StepthreadRuntime } from '../../infra/runtime.ts';
+import { StepthreadWorkflow, toCdkEventPattern } from '../../infra/workflow.ts';
+import { stubProjectRoot, testApp } from './helpers.ts';
+
+const approval = () => loadWorkflowsFromDir('test/localstack/workflows')[0]!.workflow;
+
+function runtimeStack(): { stack: Stack; runtime: StepthreadRuntime } {
+  const app = testApp();
+  const stack = new Stack(app, 'S');
+  const runtime = new StepthreadRuntime(stack, 'Runtime', { projectRoot: stubProjectRoot() });
+  return { stack, runtime };
+}
+
+describe('cdk-nag', () => {
+  it('fails the synth on an unacknowledged AwsSolutions finding', () => {
+    const app = testApp(mkdtempSync(join(tmpdir(), 'stepthread-nag-')));
+    const stack = new Stack(app, 'Leaky');
+    new Bucket(stack, 'NoAccessLogs', { enforceSSL: true });
+    addNagChecks(app);
+    expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
+  });
+});
+
+describe('workflow construct', () => {
+  it('refuses EXPRESS for a workflow that waits for a person', () => {
+    const { runtime } = runtimeStack();
+    expect(
+      () => new StepthreadWorkflow(runtime, 'W', { runtime, workflow: approval(), executionType: 'EXPRESS' }),
+    ).toThrow(expect.objectContaining({ code: 'DEPLOY_CONFIG_INVALID' }));
+  });
+
+  it('deploys EXPRESS for a workflow without interactions', () => {
+    const { stack, runtime } = runtimeStack();
+    const workflow = loadWorkflowsFromDir('examples').find((w) => w.workflow.id === 'route-loop')!.workflow;
+    new StepthreadWorkflow(stack, 'W', { runtime, workflow, executionType: 'EXPRESS' });
+    addNagChecks(stack.node.root as never);
+    Template.fromStack(stack).hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'EXPRESS',
+      StateMachineName: 'stepthread-route-loop',
+    });
+  });
+
+  it('names the missing function when the runtime lacks a node type the workflow needs', () => {
+    const app = testApp();
+    const stack = new Stack(app, 'S');
+    const runtime = new StepthreadRuntime(stack, 'R', {
+      projectRoot: stubProjectRoot(),
+      nodeTypes: ['START', 'END', 'LLM'],
+    });
+    expect(() => new StepthreadWorkflow(stack, 'W', { runtime, workflow: approval() })).toThrow(
+      /no function for node type USER_INTERACTION/,
+    );
+  });
+
+  it('keeps raw EventBridge field names and rejects unknown or empty patterns', () => {
+    expect(toCdkEventPattern({ 'detail-type': ['X'], source: ['s'] })).toEqual({
+      detailType: ['X'],
+      source: ['s'],
+    });
+    expect(() => toCdkEventPattern({ sauce: ['s'] })).toThrow(/unknown top-level field "sauce"/);
+    expect(() => toCdkEventPattern({})).toThrow(/empty/);
+  });
+});
+
+describe('loading a workflow folder', () => {
+  function folder(files: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), 'stepthread-wf-'));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return dir;
+  }
+  const minimal = (id: string) =>
+    JSON.stringify({
+      id,
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [{ from: 'start', to: 'end' }],
+    });
+
+  it('loads JSON and YAML files in a stable order', () => {
+    const dir = folder({
+      'b.json': minimal('b'),
+      'a.yaml':
+        'id: a\nversion: 1\nnodes: [{id: s, type: START}, {id: e, type: END}]\nedges: [{from: s, to: e}]\n',
+      'notes.txt': 'x',
+    });
+    expect(loadWorkflowsFromDir(dir).map((w) => [w.file, w.workflow.id])).toEqual([
+      ['a.yaml', 'a'],
+      ['b.json', 'b'],
+    ]);
+  });
+
+  it('stops with every file’s coded errors before anything deploys', () => {
+    const dir = folder({
+      'ok.json': minimal('ok'),
+      'bad.json': '{"id": "bad", "version": 1, "nodes": []}',
+      'broken.json': '{',
+    });
+    expect(() => loadWorkflowsFromDir(dir)).toThrow(
+      expect.objectContaining({
+        code: 'DEPLOY_CONFIG_INVALID',
+        message: expect.stringMatching(/bad\.json: START_NODE_COUNT[\s\S]*broken\.json: .*not valid JSON/),
+      }),
+    );
+  });
+
+  it('rejects two files with the same workflow id', () => {
+    const dir = folder({ 'one.json': minimal('same'), 'two.json': minimal('same') });
+    expect(() => loadWorkflowsFromDir(dir)).toThrow(
+      /two\.json: workflow id "same" is also used by one\.json/,
+    );
+  });
+});
+
+describe('model access from profiles', () => {
+  it('collects secrets and Bedrock models, subgraphs included', () => {
+    const child: Workflow = {
+      id: 'child',
+      version: 1,
+      profiles: {
+        p: { provider: 'bedrock', model: 'amazon.titan' },
+        q: { provider: 'bedrock', model: 'amazon.titan', region: 'us-west-2' },
+      },
+      nodes: [],
+    };
+    const parent: Workflow = {
+      id: 'parent',
+      version: 1,
+      profiles: {
+        a: { provider: 'openai', model: 'm', apiKeySecret: 'k1' },
+        b: { provider: 'openai', model: 'm', apiKeyEnv: 'LOCAL_ONLY' },
+        c: { provider: 'scripted' },
+      },
+      nodes: [{ id: 'sub', type: 'SUBGRAPH', config: { workflow: child } }],
+    };
+    expect(collectModelAccess([parent, parent])).toEqual({
+      secretNames: ['k1'],
+      bedrockModels: [{ model: 'amazon.titan' }, { model: 'amazon.titan', region: 'us-west-2' }],
+    });
+  });
+
+  it('maps model ids, inference profiles and ARNs to the resources Converse needs', () => {
+    const env = { partition: 'aws', region: 'eu-west-1', account: '123' };
+    expect(
+      bedrockResources(
+        [
+          { model: 'amazon.nova' },
+          { model: 'amazon.nova', region: 'us-west-2' },
+          { model: 'eu.meta.llama' },
+          { model: 'arn:aws:bedrock:eu-west-1:123:custom-model/x' },
+        ],
+        env,
+      ),
+    ).toEqual({
+      exact: [
+        'arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova',
+        'arn:aws:bedrock:us-west-2::foundation-model/amazon.nova',
+        'arn:aws:bedrock:eu-west-1:123:inference-profile/eu.meta.llama',
+        'arn:aws:bedrock:eu-west-1:123:custom-model/x',
+      ],
+      anyRegion: ['arn:aws:bedrock:*::foundation-model/meta.llama'],
+    });
+  });
+});
+
+describe('the CDK app', () => {
+  const appWith = (context: Record<string, string>) =>
+    new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+
+  it('reads folder, express list, name prefix and removal policy from context', () => {
+    const stack = buildApp(
+      appWith({
+        'stepthread:workflowsDir': 'examples',
+        'stepthread:express': 'route-loop',
+        'stepthread:namePrefix': 'demo',
+        'stepthread:removalPolicy': 'destroy',
+        'stepthread:stackName': 'Demo',
+      }),
+      {},
+    );
+    expect(stack.stackName).toBe('Demo');
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineName: 'demo-route-loop',
+      StateMachineType: 'EXPRESS',
+    });
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineName: 'demo-fork-join-research',
+      StateMachineType: 'STANDARD',
+    });
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+
+  it('rejects an unknown removal policy and express ids that are not deployed', () => {
+    expect(() => buildApp(appWith({ 'stepthread:removalPolicy': 'keep' }), {})).toThrow(/retain or destroy/);
+    expect(() => buildApp(appWith({ 'stepthread:express': 'nope' }), {})).toThrow(
+      /"nope", which is not deployed/,
+    );
+  });
+});

@@ -1,0 +1,34 @@
+/** Keeps infra/README.md's permission table equal to what the runtime construct actually grants. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { NODE_TYPES } from '../../engine/model/schema.ts';
+import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
+
+const readme = readFileSync('infra/README.md', 'utf8');
+
+function documentedRow(type: string): string[] {
+  const line = readme.split('\n').find((l) => l.trim().startsWith(`| ${type} |`));
+  if (!line) throw new Error(`infra/README.md has no row for ${type}`);
+  return line
+    .trim()
+    .slice(1, -1)
+    .split('|')
+    .map((cell) => cell.trim());
+}
+
+describe('infra/README.md security table', () => {
+  it.each(NODE_TYPES)('documents %s as the registry grants it', (type) => {
+    const spec = HANDLER_SPECS[type];
+    const [, sizing, table, s3, other] = documentedRow(type);
+    expect(sizing).toBe(`${spec.memoryMb} MB / ${spec.timeoutSeconds} s`);
+    expect(table).toBe(spec.table.map((a) => a.replace('dynamodb:', '')).join(', '));
+    const conversation = {
+      none: '—',
+      read: 'GetObject',
+      write: 'PutObject',
+      'read-write': 'GetObject, PutObject',
+    };
+    expect(s3).toBe(conversation[spec.conversation]);
+    expect(other === '—').toBe(!spec.callsModels);
+  });
+});

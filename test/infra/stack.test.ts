@@ -1,0 +1,333 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileWorkflow } from '../../engine/asl/index.ts';
+import { NODE_TYPES, type NodeType } from '../../engine/model/schema.ts';
+import { TTL_ATTRIBUTE, tableDefinition } from '../../functions/stores/table.ts';
+import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
+import type { StepthreadStack } from '../../infra/stack.ts';
+import { buildTestStack, testWorkflows } from './helpers.ts';
+
+type Json = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties: Json;
+}
+
+let stack: StepthreadStack;
+let template: Template;
+let resources: Record<string, Resource>;
+
+/** Logical id of a construct's CloudFormation resource. */
+function logicalId(construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as never);
+}
+
+function functionLogicalId(type: NodeType): string {
+  return logicalId(stack.runtime.functionFor(type));
+}
+
+/** Statements of the inline policy attached to a role. */
+function roleStatements(roleLogicalId: string): Json[] {
+  return Object.values(resources)
+    .filter(
+      (r) =>
+        r.Type === 'AWS::IAM::Policy' &&
+        (r.Properties.Roles as Json[]).some((ref) => ref.Ref === roleLogicalId),
+    )
+    .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+}
+
+function functionStatements(type: NodeType): Json[] {
+  const fn = resources[functionLogicalId(type)]!;
+  const roleRef = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  return roleStatements(roleRef);
+}
+
+function actionsOf(statements: Json[]): string[] {
+  return statements.flatMap((s) => (Array.isArray(s.Action) ? (s.Action as string[]) : [s.Action as string]));
+}
+
+beforeAll(() => {
+  // A concrete account and region (as `cdk synth` with credentials sees them): acknowledgements must
+  // match findings whether ARNs hold literal values or tokens (the config tests use tokens).
+  ({ stack } = buildTestStack({ env: { account: '123456789012', region: 'eu-west-1' } }));
+  // Synthesising runs cdk-nag: any unacknowledged AwsSolutions finding throws here.
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+});
+
+describe('shared runtime', () => {
+  it('creates one function per node type, ESM-bundled for the newest Node.js runtime on arm64', () => {
+    template.resourceCountIs('AWS::Lambda::Function', NODE_TYPES.length);
+    for (const type of NODE_TYPES) {
+      const fn = resources[functionLogicalId(type)]!;
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: HANDLER_SPECS[type].memoryMb,
+        Timeout: HANDLER_SPECS[type].timeoutSeconds,
+        TracingConfig: { Mode: 'Active' },
+        Environment: {
+          Variables: {
+            STEPTHREAD_TARGET: 'aws',
+            STEPTHREAD_TABLE: { Ref: logicalId(stack.runtime.table) },
+            STEPTHREAD_BUCKET: { Ref: logicalId(stack.runtime.bucket) },
+          },
+        },
+      });
+    }
+  });
+
+  it('mirrors the table definition: keys, GSI, on-demand, PITR, encryption and TTL', () => {
+    const definition = tableDefinition('x');
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: definition.KeySchema,
+      AttributeDefinitions: Match.arrayWith(definition.AttributeDefinitions!),
+      GlobalSecondaryIndexes: definition.GlobalSecondaryIndexes,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      DeletionProtectionEnabled: true,
+    });
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
+  });
+
+  it('protects the conversation bucket and never expires its objects', () => {
+    const bucket = resources[logicalId(stack.runtime.bucket)]!.Properties;
+    expect(bucket).toMatchObject({
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.runtime.accessLogsBucket) } },
+    });
+    const rules = (bucket.LifecycleConfiguration as { Rules: Json[] } | undefined)?.Rules ?? [];
+    for (const rule of rules) {
+      expect(rule).not.toHaveProperty('ExpirationInDays');
+      expect(rule).not.toHaveProperty('ExpirationDate');
+      expect(rule).not.toHaveProperty('NoncurrentVersionExpiration');
+      expect(rule).not.toHaveProperty('Transitions');
+    }
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalId(stack.runtime.bucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('least privilege', () => {
+  it('grants no wildcard action anywhere', () => {
+    const statements = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy')
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Json[] }).Statement);
+    expect(statements.length).toBeGreaterThan(NODE_TYPES.length);
+    for (const action of actionsOf(statements.filter((s) => s.Effect === 'Allow'))) {
+      expect(action).not.toContain('*');
+    }
+  });
+
+  it('gives every handler a role of its own with no managed policies', () => {
+    const roles = NODE_TYPES.map((type) => resources[functionLogicalId(type)]!.Properties.Role);
+    expect(new Set(roles.map((r) => JSON.stringify(r))).size).toBe(NODE_TYPES.length);
+    for (const role of roles) {
+      const id = (role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      expect(resources[id]!.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it('lets a VARIABLE handler touch only its thread item and its own logs', () => {
+    const actions = actionsOf(functionStatements('VARIABLE')).sort();
+    expect(actions).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+  });
+
+  it('scopes conversation access to the segments prefix, and only for handlers that use it', () => {
+    for (const type of NODE_TYPES) {
+      const s3 = functionStatements(type).filter((s) => actionsOf([s]).some((a) => a.startsWith('s3:')));
+      const expected = {
+        none: [],
+        read: ['s3:GetObject'],
+        write: ['s3:PutObject'],
+        'read-write': ['s3:GetObject', 's3:PutObject'],
+      }[HANDLER_SPECS[type].conversation];
+      expect(actionsOf(s3).sort(), type).toEqual(expected);
+      for (const statement of s3) {
+        expect(statement.Resource).toEqual({
+          'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, '/segments/*']],
+        });
+      }
+    }
+  });
+
+  it('lets only the handlers that create items use PutItem, and none list the table', () => {
+    for (const type of NODE_TYPES) {
+      const actions = actionsOf(functionStatements(type));
+      expect(actions.includes('dynamodb:PutItem'), type).toBe(
+        ['START', 'FORK', 'USER_INTERACTION'].includes(type),
+      );
+      expect(actions, type).not.toContain('dynamodb:Query');
+      expect(actions, type).not.toContain('dynamodb:Scan');
+    }
+  });
+
+  it('gives the LLM handler exactly the profiles’ secrets and Bedrock models', () => {
+    const statements = functionStatements('LLM');
+    const secrets = statements.find((s) => s.Sid === 'ProfileSecrets')!;
+    expect(JSON.stringify(secrets.Resource)).toContain(':secret:stepthread/openai-key-??????');
+    const bedrock = statements.find((s) => s.Sid === 'BedrockModels')!;
+    const arns = JSON.stringify(bedrock.Resource);
+    expect(arns).toContain('::foundation-model/amazon.nova-lite-v1:0');
+    expect(arns).toContain(':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(arns).toContain(':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect((bedrock.Resource as unknown[]).length).toBe(3);
+    for (const type of NODE_TYPES.filter((t) => t !== 'LLM')) {
+      const actions = actionsOf(functionStatements(type));
+      expect(
+        actions.some((a) => a.startsWith('bedrock:') || a.startsWith('secretsmanager:')),
+        type,
+      ).toBe(false);
+    }
+  });
+
+  it('lets each state machine invoke only the functions its definition names', () => {
+    for (const [id, wf] of stack.workflows) {
+      const sm = resources[logicalId(wf.stateMachine)]!;
+      const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      const invoke = roleStatements(roleId).find((s) => s.Sid === 'InvokeNodeHandlers')!;
+      const expected = wf.compiled.substitutionKeys.map((key) => ({
+        'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'],
+      }));
+      expect(invoke.Resource, id).toEqual(expected.length === 1 ? expected[0] : expected);
+    }
+  });
+
+  it('gives operators start, respond and table reads only', () => {
+    const policy = resources[logicalId(stack.runtime.operatorPolicy)]!;
+    const actions = new Set(actionsOf((policy.Properties.PolicyDocument as { Statement: Json[] }).Statement));
+    expect([...actions].sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'states:DescribeExecution',
+      'states:DescribeStateMachine',
+      'states:GetExecutionHistory',
+      'states:ListExecutions',
+      'states:SendTaskFailure',
+      'states:SendTaskHeartbeat',
+      'states:SendTaskSuccess',
+      'states:StartExecution',
+      'states:StopExecution',
+    ]);
+  });
+});
+
+describe('state machines', () => {
+  it('deploys one STANDARD state machine per workflow, logging ALL and traced', () => {
+    const workflows = testWorkflows();
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', workflows.length);
+    for (const { workflow } of workflows) {
+      template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+        StateMachineName: `stepthread-${workflow.id}`,
+        StateMachineType: 'STANDARD',
+        LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: true }),
+        TracingConfiguration: { Enabled: true },
+      });
+    }
+  });
+
+  it('deploys exactly the compiled ASL, with every placeholder bound to its function', () => {
+    for (const { workflow } of testWorkflows()) {
+      const compiled = compileWorkflow(workflow);
+      const sm = resources[logicalId(stack.workflows.get(workflow.id)!.stateMachine)]!;
+      expect(JSON.parse(sm.Properties.DefinitionString as string)).toEqual(compiled.definition);
+      expect(sm.Properties.DefinitionSubstitutions).toEqual(
+        Object.fromEntries(
+          compiled.substitutionKeys.map((key) => [
+            key,
+            { 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] },
+          ]),
+        ),
+      );
+    }
+  });
+
+  it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
+    const triggered = testWorkflows().filter(({ workflow }) => workflow.triggers?.length);
+    expect(triggered.map(({ workflow }) => workflow.id).sort()).toEqual(['approval', 'model-calls']);
+    for (const { workflow } of triggered) {
+      const wf = stack.workflows.get(workflow.id)!;
+      expect(wf.triggers).toHaveLength(workflow.triggers!.length);
+      workflow.triggers!.forEach((trigger, i) => {
+        const rule = resources[logicalId(wf.triggers[i]!)]!.Properties;
+        expect(rule.EventPattern).toEqual(trigger.eventPattern);
+        expect(rule.EventBusName).toBe('default');
+        expect(rule.Targets).toEqual([
+          expect.objectContaining({
+            Arn: { Ref: logicalId(wf.stateMachine) },
+            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(wf.deadLetterQueue!), 'Arn'] } },
+            InputTransformer: { InputPathsMap: { f1: '$' }, InputTemplate: '{"input":<f1>}' },
+            RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 8 },
+          }),
+        ]);
+      });
+    }
+    // One rule per trigger plus the status-change forwarding rule.
+    const triggerCount = triggered.reduce((n, { workflow }) => n + workflow.triggers!.length, 0);
+    template.resourceCountIs('AWS::Events::Rule', triggerCount + 1);
+    template.resourceCountIs('AWS::SQS::Queue', triggered.length);
+    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+  });
+
+  it('forwards the status changes of every stepthread execution to the stepthread bus', () => {
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: {
+          stateMachineArn: [...stack.workflows.values()].map((wf) => ({ Ref: logicalId(wf.stateMachine) })),
+        },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.runtime.eventBus), 'Arn'] } })],
+    });
+  });
+
+  it('outputs what the CLI needs', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining([
+        'TableName',
+        'BucketName',
+        'EventBusName',
+        'OperatorPolicyArn',
+        'ApprovalStateMachineArn',
+      ]),
+    );
+    expect(outputs.ApprovalStateMachineArn!.Value).toEqual({
+      Ref: logicalId(stack.workflows.get('approval')!.stateMachine),
+    });
+  });
+});

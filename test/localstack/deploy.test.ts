@@ -1,0 +1,129 @@
+/**
+ * Opt-in end-to-end suite against LocalStack (`STEPTHREAD_LOCALSTACK=1`): deploys the `approval` workflow
+ * with cdklocal, starts it as `stepthread start` would (StartExecution with a name), waits for its
+ * USER_INTERACTION, answers it with `stepthread respond`, and checks the run's output.
+ *
+ * Needs: LocalStack running (default endpoint http://localhost:4566, override with AWS_ENDPOINT_URL) and
+ * `cdklocal` on PATH (`npm install -g aws-cdk-local`). Takes a few minutes; skipped otherwise.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/handler-registry.ts';
+
+const enabled = process.env.STEPTHREAD_LOCALSTACK === '1';
+if (!enabled) {
+  console.warn(
+    'LocalStack suite skipped: set STEPTHREAD_LOCALSTACK=1 (with LocalStack running and cdklocal installed) to run it.',
+  );
+}
+
+const STACK = 'StepthreadLocalstackTest';
+const ENDPOINT = process.env.AWS_ENDPOINT_URL ?? 'http://localhost:4566';
+const REGION = process.env.AWS_REGION ?? 'us-east-1';
+const env = {
+  ...process.env,
+  AWS_ENDPOINT_URL: ENDPOINT,
+  AWS_REGION: REGION,
+  AWS_DEFAULT_REGION: REGION,
+  AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'test',
+  AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'test',
+};
+const context = [
+  '-c',
+  'stepthread:workflowsDir=test/localstack/workflows',
+  '-c',
+  `stepthread:stackName=${STACK}`,
+  '-c',
+  'stepthread:removalPolicy=destroy',
+];
+
+function cdklocal(args: string[]): string {
+  return execFileSync('cdklocal', args, { cwd: PROJECT_ROOT, env, encoding: 'utf8', stdio: 'pipe' });
+}
+
+function stepthread(args: string[]): string {
+  return execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/stepthread.js'), ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...env, STEPTHREAD_STACK_NAME: STACK },
+    encoding: 'utf8',
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
+  const sfn = new SFNClient({
+    endpoint: ENDPOINT,
+    region: REGION,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY },
+  });
+  let outputs: Record<string, string>;
+
+  beforeAll(() => {
+    const outputsFile = join(mkdtempSync(join(tmpdir(), 'stepthread-ls-')), 'outputs.json');
+    cdklocal(['bootstrap', ...context]);
+    cdklocal(['deploy', STACK, '--require-approval', 'never', '--outputs-file', outputsFile, ...context]);
+    outputs = (JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>)[
+      STACK
+    ]!;
+  }, 600_000);
+
+  afterAll(() => {
+    if (outputs) cdklocal(['destroy', STACK, '--force', ...context]);
+  }, 300_000);
+
+  it('runs the approval workflow through a human answer', async () => {
+    const stateMachineArn = outputs.ApprovalStateMachineArn!;
+    expect(stateMachineArn).toMatch(/:stateMachine:stepthread-approval$/);
+    const name = `ls-${Date.now()}`;
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn,
+        name,
+        input: JSON.stringify({ input: { detail: { subject: 'Password reset' } } }),
+      }),
+    );
+
+    // The run parks on the USER_INTERACTION task until someone answers.
+    await until('the approval task to wait for its token', async () => {
+      const history = await sfn.send(new GetExecutionHistoryCommand({ executionArn, reverseOrder: true }));
+      return history.events?.some((e) => e.type === 'TaskSubmitted' || e.type === 'TaskScheduled') &&
+        history.events.some((e) => e.stateEnteredEventDetails?.name === 'approve')
+        ? true
+        : undefined;
+    });
+
+    const pending = stepthread(['pending', executionArn!, '--target', 'aws', '--json']);
+    expect(pending).toContain('approve');
+    stepthread(['respond', executionArn!, '--node', 'approve', '--answer', 'true', '--target', 'aws']);
+
+    const done = await until('the execution to finish', async () => {
+      const execution = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+      return execution.status === 'RUNNING' ? undefined : execution;
+    });
+    expect(done.status).toBe('SUCCEEDED');
+  }, 300_000);
+});
+
+if (!enabled) {
+  describe('LocalStack suite', () => {
+    it.skip('needs STEPTHREAD_LOCALSTACK=1, LocalStack and cdklocal', () => {});
+  });
+}
