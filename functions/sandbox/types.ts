@@ -1,0 +1,91 @@
+/** Requests, results and the main-thread ⇄ worker protocol of the CODE sandbox. */
+
+import type { CodedError } from '../../engine/errors.ts';
+
+export const SANDBOX_ERROR_CODES = [
+  'CODE_TIMEOUT',
+  'CODE_MEMORY_LIMIT',
+  'CODE_STACK_OVERFLOW',
+  'CODE_ERROR',
+  'CODE_OUTPUT_TOO_LARGE',
+  'CODE_INVALID_OUTPUT',
+  'CODE_INVALID_INPUT',
+  'CODE_SANDBOX_CRASHED',
+] as const;
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+
+export interface SandboxRequest {
+  /** Body of an async function: `input` is in scope, `await` works, the return value is the output. */
+  code: string;
+  /** JSON data (variables snapshot and node inputs). `undefined` leaves `input` undefined. */
+  input: unknown;
+  /** Default 1000. Covers parsing the input, running the code, settling its promise, serialising. */
+  timeoutMs?: number;
+  /** Default 32. QuickJS runtime allocation limit. */
+  memoryLimitMb?: number;
+  /** Default 256 KiB, measured as UTF-8 bytes of the output JSON. */
+  maxOutputBytes?: number;
+}
+
+export interface SandboxError extends CodedError {
+  code: SandboxErrorCode;
+  /** 1-based line in `code` where a CODE_ERROR was thrown, when QuickJS reports it. */
+  line?: number;
+}
+
+/** `logs` holds what the script printed with `console.*`, bounded (see guest-harness.ts). */
+export type SandboxResult =
+  | { ok: true; output: unknown; durationMs: number; logs: string[] }
+  | { ok: false; error: SandboxError; durationMs: number; logs: string[] };
+
+export interface Sandbox {
+  /** Never throws because of what the code does; rejects only for invalid limits (a caller bug). */
+  run(request: SandboxRequest): Promise<SandboxResult>;
+  /** Terminates the workers; queued and running requests end with CODE_SANDBOX_CRASHED. */
+  close(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  /** Workers running requests in parallel (one request per worker at a time). Default 1. */
+  workers?: number;
+  /**
+   * Extra time after a request's timeoutMs before its worker is terminated. The in-guest deadline
+   * normally stops the script first; this catches time spent where QuickJS checks no deadline.
+   * Default 500.
+   */
+  graceMs?: number;
+  /** A worker whose WebAssembly memory grew beyond this is replaced after its request. Default 256. */
+  recycleAboveMb?: number;
+  /** How long a new worker may take to load QuickJS before its requests fail. Default 15000. */
+  startTimeoutMs?: number;
+  /** Worker script to run instead of the default (see worker-location.ts). */
+  workerUrl?: URL;
+}
+
+/** A request after defaults and checks, as the worker receives it. */
+export interface SandboxJob {
+  code: string;
+  /** The input serialised on the host; parsed inside QuickJS so no host object crosses over. */
+  inputJson: string | undefined;
+  timeoutMs: number;
+  memoryLimitBytes: number;
+  maxOutputBytes: number;
+}
+
+/** What running one job produced, before the host parses the output JSON. */
+export type JobOutcome =
+  | { ok: true; outputJson: string; durationMs: number; logs: string[] }
+  | { ok: false; error: SandboxError; durationMs: number; logs: string[] };
+
+export type ToWorkerMessage = { kind: 'run'; id: number; job: SandboxJob };
+
+export type FromWorkerMessage =
+  | { kind: 'ready' }
+  | {
+      kind: 'done';
+      id: number;
+      outcome: JobOutcome;
+      /** The WebAssembly instance aborted or is in an unknown state: never reuse this worker. */
+      broken: boolean;
+      wasmMemoryBytes: number;
+    };
