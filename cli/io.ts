@@ -5,6 +5,9 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readFile(path: string): Promise<string>;
+  /** Environment and working directory; default process.env / process.cwd() (tests pass their own). */
+  env?: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
 }
 
 export const processIo: CliIo = {

@@ -3,11 +3,17 @@
  * returns the exit code instead of exiting, so tests can run it in-process.
  */
 import { Command, CommanderError } from 'commander';
+import { registerCompile } from './commands/compile.ts';
+import { registerCopy } from './commands/copy.ts';
+import { registerInspect } from './commands/inspect.ts';
+import { registerRun } from './commands/run.ts';
 import { registerValidate } from './commands/validate.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
 
 /** `argv` is process.argv style: [node, script, ...args]. */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  // The SDK warns on Node 20 at client construction; users can do nothing about it mid-run.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let exitCode: number = EXIT.ok;
   const program = new Command()
     .name('stepthread')
@@ -19,6 +25,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     exitCode = code;
   };
   registerValidate(program, io, setExit);
+  registerCompile(program, io, setExit);
+  registerRun(program, io, setExit);
+  registerInspect(program, io, setExit);
+  registerCopy(program, io, setExit);
   // Each command copies the root's settings so usage errors in subcommands are thrown, not exited on.
   for (const command of program.commands)
     command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

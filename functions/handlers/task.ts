@@ -50,7 +50,7 @@ export interface TaskNode {
   tools?: Record<string, ToolDefinition>;
   /** FORK / JOIN: the author's path ids, parallel to config.forkPathIds. */
   authorForkPathIds?: string[];
-  /** JOIN: how its FORK runs the branches (serial branches report `joinDecided` instead of throwing). */
+  /** JOIN: how its FORK runs the branches (the bookkeeping behaves the same for both). */
   forkStrategy?: 'serial' | 'parallel';
   /** FORK: its JOIN's id and config. JOIN: its FORK's id (part of the join bookkeeping key). */
   joinId?: string;

@@ -12,10 +12,11 @@ export type LocalTaskHandler = (input: unknown) => Promise<unknown>;
 
 export interface LocalRunnerOptions {
   /**
-   * Check that Task resources are well-formed ARNs. Off by default: locally every Task runs a
-   * local handler, and the definition may still carry deploy-time placeholders.
+   * Skip the library's definition validation entirely. Off by default. (Its `checkArn: false` mode
+   * rejects the compiler's `${Fn_X}` placeholder resources — they then match two branches of a
+   * oneOf — while `checkArn: true` accepts them, so validation runs with the ARN check on.)
    */
-  readonly checkArn?: boolean;
+  readonly noValidate?: boolean;
 }
 
 export interface StartOptions {
@@ -25,6 +26,10 @@ export interface StartOptions {
   readonly retryIntervalOverrides?: Readonly<Record<string, number | readonly number[]>>;
   /** Retry at once in every state that has a Retry field (tests). */
   readonly noRetryWaits?: boolean;
+  /** `$$.Task.Token` for waitForTaskToken Tasks; defaults to `local-token:<executionId>`. */
+  readonly taskToken?: string;
+  /** Called with each event as it happens (progress output), in order. */
+  readonly onEvent?: (event: LocalEvent) => void;
 }
 
 export type LocalEventType =
@@ -108,7 +113,9 @@ export function createLocalRunner(
 
   let machine: StateMachine;
   try {
-    machine = new StateMachine(asl, { validationOptions: { checkArn: options.checkArn ?? false } });
+    machine = new StateMachine(asl, {
+      validationOptions: options.noValidate ? { noValidate: true } : { checkArn: true },
+    });
   } catch (error) {
     throw new StepthreadError(
       'INVALID_STATE_MACHINE',
@@ -134,12 +141,19 @@ export function createLocalRunner(
 
       const run = machine.run(input as never, {
         overrides: { taskResourceLocalHandlers: localHandlers, retryIntervalOverrides },
-        context: { Execution: { Id: executionId, Name: executionId } },
+        context: {
+          Execution: { Id: executionId, Name: executionId },
+          Task: { Token: startOptions.taskToken ?? `local-token:${executionId}` },
+        } as never,
       });
 
       const events: LocalEvent[] = [];
       const collected = (async () => {
-        for await (const event of run.eventLogs) events.push(toLocalEvent(event));
+        for await (const raw of run.eventLogs) {
+          const event = toLocalEvent(raw);
+          events.push(event);
+          startOptions.onEvent?.(event);
+        }
       })();
       const result = settle(run.result).then(async (outcome) => {
         await collected.catch(() => {});

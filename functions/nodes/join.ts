@@ -4,8 +4,8 @@
  * - `branch-done` / `branch-failed` run on a child thread at the end of its branch: finish the child
  *   (COMPLETED with the branch's last output, or FAILED with the caught error), record the path's
  *   outcome in the join item, and throw `stepthread.JoinDecided` once the join can decide (or, with
- *   a timer branch, once every path reported), so the Parallel stops waiting. Serial forks get
- *   `joinDecided` in the envelope instead.
+ *   a timer branch, once every path reported), so the Parallel stops waiting — for both fork
+ *   strategies (a serial fork is a chain of one-branch Parallels with the same Catch).
  * - `timeout` runs on the parent when the join's timer branch fires: records it, throws
  *   `stepthread.JoinTimeout`.
  * - `execute` runs on the parent: joinThreads over the children, then (after the commit) marks the
@@ -149,9 +149,8 @@ export async function runBranchReport(
   const allReported = reported.length === config.forkPathIds.length;
   const decided = decision.decided || ((config.timeout ?? 0) > 0 && allReported);
   const { error: _error, ...rest } = envelope;
-  if (node.forkStrategy === 'serial') {
-    return { ...nextEnvelope(rest, envelope.step, envelope.last), joinDecided: decided };
-  }
+  // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes this error
+  // to the JOIN (a serial fork is a chain of one-branch Parallels), so the envelope carries no flag.
   if (decided) {
     throw new TaskError(
       TASK_ERROR_NAMES.joinDecided,

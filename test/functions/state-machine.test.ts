@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resourceFor } from '../../engine/asl/index.ts';
 import { createLocalRunner } from '../../functions/local/state-machine.ts';
 
 const resource = 'arn:aws:lambda:us-east-1:123456789012:function:stepthread-node';
@@ -139,5 +140,42 @@ describe('createLocalRunner', () => {
 
   it('lists every Task state, including those inside branches', () => {
     expect([...runner.taskStates].sort()).toEqual(['Explode', 'Finish', 'Flaky', 'Prepare', 'Recover']);
+  });
+});
+
+describe('compiled definitions', () => {
+  it('accepts Fn_<TYPE> placeholder resources and resolves $$.Task.Token for waitForTaskToken Tasks', async () => {
+    const waiting = {
+      StartAt: 'Ask',
+      States: {
+        Ask: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+          Parameters: {
+            FunctionName: resourceFor('USER_INTERACTION'),
+            Payload: { 'envelope.$': '$', 'taskToken.$': '$$.Task.Token' },
+          },
+          TimeoutSeconds: 60,
+          Next: 'Done',
+        },
+        Done: { Type: 'Task', Resource: resourceFor('END'), Parameters: { 'envelope.$': '$' }, End: true },
+      },
+    };
+    const seen: unknown[] = [];
+    const runner = createLocalRunner(waiting, {
+      Ask: async (input) => {
+        seen.push(input);
+        return { answered: true };
+      },
+      Done: async (input) => input,
+    });
+    const execution = runner.start({ step: 1 }, { executionId: 'exec-w' });
+    expect(await execution.result).toEqual({ status: 'SUCCEEDED', output: { envelope: { answered: true } } });
+    expect(seen).toEqual([
+      {
+        FunctionName: resourceFor('USER_INTERACTION'),
+        Payload: { envelope: { step: 1 }, taskToken: 'local-token:exec-w' },
+      },
+    ]);
   });
 });

@@ -170,12 +170,16 @@ describe('FORK / JOIN (parallel)', () => {
 });
 
 describe('FORK / JOIN (serial)', () => {
-  it('reports joinDecided in the envelope instead of throwing', async () => {
+  it('throws JoinDecided like a parallel fork once decided, and returns the envelope before that', async () => {
     let env = (await dispatch(startEvent('fj-serial'), h.deps())) as Envelope;
     env = await run(h.deps(), forkNode('serial'), env);
-    const join = joinNode('ANY_COMPLETED', {}, true);
+    const join = joinNode('ALL_COMPLETED', {}, true);
     const a1 = await run(h.deps(), branchLlm('a1'), branchEnvelope(env, 0));
-    const reported = await run(h.deps(), join, a1, 'branch-done');
-    expect(reported.joinDecided).toBe(true);
+    const first = await run(h.deps(), join, a1, 'branch-done');
+    expect(first).not.toHaveProperty('joinDecided');
+    expect(first.threadId).toBe(a1.threadId);
+    const b1 = await run(h.deps(), branchLlm('b1'), branchEnvelope(env, 1));
+    const decided = await failureOf(run(h.deps(), join, b1, 'branch-done'));
+    expect(decided.name).toBe('stepthread.JoinDecided');
   });
 });

@@ -1,0 +1,151 @@
+/**
+ * Runtime bench: runs each example N times on the embedded runtime (dynalite + s3rver, in-memory)
+ * and prints, per run, wall time, state transitions, Lambda (handler) invocations, and DynamoDB /
+ * S3 requests and bytes, plus those counts per node execution — the figures the deploy docs turn
+ * into an AWS cost per run.
+ *
+ *   npx tsx bench/runtime.ts [--runs 5] [--json]
+ *
+ * Counts are exact (metered SDK clients); wall time is this machine's, local services included.
+ * The conversation store's segment cache is process-wide, as in a warm Lambda container, so S3
+ * reads after the first run of a workflow are mostly cache hits.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { validateWorkflow } from '../engine/validation/validate.ts';
+import { createAwsClients } from '../functions/aws/clients.ts';
+import { meterClient } from '../functions/aws/meter.ts';
+import { createLocalRuntime } from '../functions/local/runtime.ts';
+import { startLocalServices } from '../functions/local/services.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+export interface RunFigures {
+  example: string;
+  run: number;
+  status: string;
+  wallMs: number;
+  /** StateEntered events: what Step Functions Standard bills. */
+  stateTransitions: number;
+  lambdaInvocations: number;
+  /** Handler invocations that executed a node (bookkeeping and failure tasks excluded). */
+  nodeExecutions: number;
+  dynamoRequests: number;
+  dynamoWriteRequests: number;
+  s3Requests: number;
+  s3PutRequests: number;
+  s3PutBytes: number;
+  largestPayloadBytes: number;
+}
+
+const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand'];
+
+function argument(name: string, fallback: number): number {
+  const index = process.argv.indexOf(name);
+  const value = index >= 0 ? Number(process.argv[index + 1]) : fallback;
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+export async function benchRuntime(runs: number): Promise<RunFigures[]> {
+  const root = join(import.meta.dirname, '..');
+  const files = readdirSync(join(root, 'examples'))
+    .filter((file) => file.endsWith('.json'))
+    .sort();
+  const names = { tableName: 'bench', bucketName: 'bench' };
+  const services = await startLocalServices({ ephemeral: true, names });
+  const figures: RunFigures[] = [];
+  try {
+    const clients = createAwsClients(services.target, names);
+    const dynamo = meterClient(clients.dynamo);
+    const s3 = meterClient(clients.s3);
+    const runtime = createLocalRuntime({ clients });
+    for (const file of files) {
+      const result = validateWorkflow(JSON.parse(readFileSync(join(root, 'examples', file), 'utf8')));
+      if (!result.workflow) throw new Error(`${file} is invalid`);
+      const prepared = runtime.prepare(result.workflow);
+      for (let run = 1; run <= runs; run += 1) {
+        dynamo.reset();
+        s3.reset();
+        let nodeExecutions = 0;
+        const started = performance.now();
+        const outcome = await prepared.run(
+          { topic: 'bench' },
+          {
+            interceptTask: (call, invoke) => {
+              if (call.entry.action === 'execute' && call.attempt === 1) nodeExecutions += 1;
+              return invoke();
+            },
+          },
+        );
+        const wallMs = performance.now() - started;
+        figures.push({
+          example: file.replace(/\.json$/, ''),
+          run,
+          status: outcome.status,
+          wallMs: Math.round(wallMs * 10) / 10,
+          stateTransitions: outcome.events.filter((event) => event.type === 'StateEntered').length,
+          lambdaInvocations: outcome.taskInvocations,
+          nodeExecutions,
+          dynamoRequests: dynamo.requests(),
+          dynamoWriteRequests: WRITE_COMMANDS.reduce((sum, name) => sum + dynamo.requests(name), 0),
+          s3Requests: s3.requests(),
+          s3PutRequests: s3.requests('PutObjectCommand'),
+          s3PutBytes: s3.bytes('PutObjectCommand'),
+          largestPayloadBytes: outcome.largestPayloadBytes,
+        });
+      }
+    }
+  } finally {
+    await services.close();
+  }
+  return figures;
+}
+
+function perNode(value: number, nodes: number): string {
+  return nodes === 0 ? '-' : (value / nodes).toFixed(2);
+}
+
+function printTable(figures: readonly RunFigures[]): void {
+  const header = [
+    'example',
+    'run',
+    'status',
+    'wall ms',
+    'transitions',
+    'lambda',
+    'nodes',
+    'ddb req',
+    'ddb/node',
+    's3 req',
+    's3 put',
+    's3 put B',
+    's3 B/node',
+    'max payload B',
+  ];
+  const rows = figures.map((f) => [
+    f.example,
+    String(f.run),
+    f.status,
+    f.wallMs.toFixed(1),
+    String(f.stateTransitions),
+    String(f.lambdaInvocations),
+    String(f.nodeExecutions),
+    String(f.dynamoRequests),
+    perNode(f.dynamoRequests, f.nodeExecutions),
+    String(f.s3Requests),
+    String(f.s3PutRequests),
+    String(f.s3PutBytes),
+    perNode(f.s3PutBytes, f.nodeExecutions),
+    String(f.largestPayloadBytes),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i]!)).join('  ');
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const figures = await benchRuntime(argument('--runs', 5));
+  if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));
+  else printTable(figures);
+}

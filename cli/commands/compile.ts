@@ -1,0 +1,28 @@
+/** `stepthread compile <workflow>`: validate, then print the ASL definition (exit 1 when invalid). */
+import type { Command } from 'commander';
+import { compileWorkflow } from '../../engine/asl/index.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { codedOf, loadValidWorkflow, printErrors } from '../local-session.ts';
+
+export async function runCompile(file: string, io: CliIo): Promise<number> {
+  const loaded = await loadValidWorkflow(file, io);
+  if (!loaded.ok) return loaded.exitCode;
+  try {
+    const { definition } = compileWorkflow(loaded.workflow);
+    io.stdout(`${JSON.stringify(definition, null, 2)}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    printErrors(io, `${file} could not be compiled`, [codedOf(error)]);
+    return EXIT.invalid;
+  }
+}
+
+export function registerCompile(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('compile')
+    .description('validate a workflow and print its Amazon States Language definition')
+    .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
+    .action(async (file: string) => {
+      setExit(await runCompile(file, io));
+    });
+}

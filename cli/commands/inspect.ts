@@ -1,0 +1,212 @@
+/**
+ * `stepthread inspect <executionId|threadId> [--json]`: every thread of the execution with its node
+ * runs (status, duration, attempts) and child threads, plus the conversation of the thread named
+ * (the root thread for an execution id).
+ */
+import type { Command } from 'commander';
+import type { Message } from '../../engine/conversation/types.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { StepthreadEvent } from '../../engine/events.ts';
+import type { Thread } from '../../engine/thread/types.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
+import { formatCodedError } from '../format.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+
+export interface InspectOptions extends DataDirOption {
+  json?: boolean;
+}
+
+export interface NodeRun {
+  nodeId: string;
+  nodeType: string;
+  status: 'COMPLETED' | 'FAILED' | 'SKIPPED' | 'RUNNING';
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  attempt: number;
+}
+
+export interface ThreadReport {
+  threadId: string;
+  parentThreadId?: string;
+  forkPathId?: string;
+  copiedFrom?: string;
+  status: string;
+  currentNodeId?: string;
+  startTime: string;
+  endTime?: string;
+  output?: unknown;
+  errors: Thread['errors'];
+  nodes: NodeRun[];
+  children: string[];
+  messageCount: number;
+}
+
+export interface InspectReport {
+  executionId?: string;
+  executionStatus?: string;
+  rootThreadId?: string;
+  threads: ThreadReport[];
+  conversation: { threadId: string; messages: Message[] };
+}
+
+/** Node runs from the thread's NODE_STARTED / NODE_COMPLETED / NODE_FAILED events, in order. */
+export function nodeRunsOf(events: readonly StepthreadEvent[]): NodeRun[] {
+  const runs: NodeRun[] = [];
+  const open = new Map<string, NodeRun>();
+  for (const event of events) {
+    if (event.type === 'NODE_STARTED') {
+      const run: NodeRun = {
+        nodeId: event.nodeId,
+        nodeType: event.nodeType,
+        status: 'RUNNING',
+        startedAt: event.at,
+        attempt: event.attempt ?? 1,
+      };
+      open.set(event.nodeId, run);
+      runs.push(run);
+    } else if (event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED') {
+      const run = open.get(event.nodeId);
+      if (run === undefined) continue;
+      open.delete(event.nodeId);
+      run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
+      run.endedAt = event.at;
+      run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
+    }
+  }
+  return runs;
+}
+
+function reportOf(thread: Thread, all: readonly Thread[], messageCount: number): ThreadReport {
+  const { metadata } = thread;
+  return {
+    threadId: thread.id,
+    ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
+    ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
+    ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+    status: thread.status,
+    ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
+    startTime: thread.startTime,
+    ...(thread.endTime ? { endTime: thread.endTime } : {}),
+    ...(thread.output === undefined ? {} : { output: thread.output }),
+    errors: thread.errors,
+    nodes: nodeRunsOf(thread.events ?? []),
+    children: all
+      .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
+      .map((other) => other.id),
+    messageCount,
+  };
+}
+
+async function findExecution(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  id: string,
+): Promise<ExecutionRecord | undefined> {
+  try {
+    return await runtime.stores.executions.getExecution(id);
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
+export async function buildInspectReport(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  id: string,
+): Promise<InspectReport> {
+  let execution = await findExecution(runtime, id);
+  let focus: Thread;
+  if (execution) {
+    focus = (await runtime.stores.threads.getThread(execution.rootThreadId)).thread;
+  } else {
+    focus = (await runtime.stores.threads.getThread(id)).thread;
+    const executionId = focus.metadata.executionId;
+    if (executionId) execution = await findExecution(runtime, executionId);
+  }
+  const listed = execution
+    ? (await runtime.stores.threads.listThreadsOfExecution(execution.executionId)).map(
+        (entry) => entry.thread,
+      )
+    : [];
+  // The index is eventually consistent: make sure the focus thread is there, and keep a stable order.
+  const threads = [focus, ...listed.filter((thread) => thread.id !== focus.id)];
+  const rootId = execution?.rootThreadId;
+  threads.sort(
+    (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
+  );
+  const conversations = new Map<string, Message[]>();
+  for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
+  return {
+    ...(execution
+      ? {
+          executionId: execution.executionId,
+          executionStatus: execution.status,
+          rootThreadId: execution.rootThreadId,
+        }
+      : {}),
+    threads: threads.map((thread) => reportOf(thread, threads, conversations.get(thread.id)?.length ?? 0)),
+    conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
+  };
+}
+
+function printReport(report: InspectReport, io: CliIo): void {
+  if (report.executionId) {
+    io.stdout(
+      `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
+    );
+  }
+  for (const thread of report.threads) {
+    const path = thread.forkPathId ? `  path ${thread.forkPathId} of ${thread.parentThreadId}` : '';
+    const copy = thread.copiedFrom ? `  copy of ${thread.copiedFrom}` : '';
+    io.stdout(
+      `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
+    );
+    for (const run of thread.nodes) {
+      const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
+      const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
+      io.stdout(`  ${run.status.padEnd(9)} ${run.nodeId} (${run.nodeType})${duration}${attempt}\n`);
+    }
+    if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
+    for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
+    if (thread.output !== undefined) io.stdout(`  output: ${JSON.stringify(thread.output)}\n`);
+  }
+  io.stdout(`\nconversation of ${report.conversation.threadId}:\n`);
+  for (const message of report.conversation.messages) {
+    io.stdout(`  [${message.role}] ${message.content}\n`);
+  }
+}
+
+export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
+  let session: Awaited<ReturnType<typeof openStores>>;
+  try {
+    session = await openStores(options, io);
+  } catch (error) {
+    printErrors(io, 'cannot open the stores', [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
+    const report = await buildInspectReport(createLocalRuntime({ clients: session.clients }), id);
+    if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    else printReport(report, io);
+    return EXIT.ok;
+  } catch (error) {
+    printErrors(io, `cannot inspect ${id} (${session.location})`, [codedOf(error)]);
+    return EXIT.invalid;
+  } finally {
+    await session.close();
+  }
+}
+
+export function registerInspect(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('inspect')
+    .description("show an execution's threads, node runs and child threads, and a thread's conversation")
+    .argument('<id>', 'an execution id or a thread id')
+    .option('--json', 'print the report as JSON')
+    .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .action(async (id: string, options: InspectOptions) => {
+      setExit(await runInspect(id, options, io));
+    });
+}

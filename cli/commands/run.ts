@@ -1,0 +1,171 @@
+/**
+ * `stepthread run <workflow> [--input JSON|@file] [--json] [--thread <id>] [--data-dir <dir>]`:
+ * executes the workflow on the embedded runtime (the state machine always runs in this process; the
+ * stores follow the environment), shows per-state progress on stderr and prints the result.
+ */
+import type { Command } from 'commander';
+import type { Message } from '../../engine/conversation/types.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import { createLocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
+import type { LocalEvent } from '../../functions/local/state-machine.ts';
+import { formatCodedError } from '../format.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { codedOf, type DataDirOption, loadValidWorkflow, openStores, printErrors } from '../local-session.ts';
+
+export interface RunCommandOptions extends DataDirOption {
+  input?: string;
+  json?: boolean;
+  thread?: string;
+}
+
+/** The `--json` result: exactly these keys. */
+export interface RunJsonResult {
+  executionId: string;
+  threadId: string;
+  status: string;
+  output: unknown;
+  conversation: Message[];
+}
+
+type ParsedInput = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+async function parseInput(raw: string | undefined, io: CliIo): Promise<ParsedInput> {
+  if (raw === undefined) return { ok: true, value: {} };
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = await io.readFile(raw.slice(1));
+    } catch (error) {
+      return { ok: false, message: `cannot read ${raw.slice(1)}: ${(error as Error).message}` };
+    }
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return { ok: false, message: '--input must be a JSON object' };
+    }
+    return { ok: true, value: value as Record<string, unknown> };
+  } catch (error) {
+    return { ok: false, message: `--input is not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+/** Readable progress: Task and Parallel states entered / succeeded / failed, with durations. */
+export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
+  const entered = new Map<string, number>();
+  const shown = (event: LocalEvent) => event.stateType === 'Task' || event.stateType === 'Parallel';
+  const elapsed = (event: LocalEvent) => {
+    const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
+    return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;
+  };
+  return (event) => {
+    const name = event.stateName ?? '';
+    switch (event.type) {
+      case 'StateEntered':
+        entered.set(name, Date.parse(event.timestamp));
+        if (shown(event)) io.stderr(`  → ${name}\n`);
+        break;
+      case 'StateExited':
+        if (shown(event)) io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
+        break;
+      case 'StateFailed':
+        if (shown(event)) io.stderr(`  ✗ ${name}${elapsed(event)}: ${event.error ?? 'failed'}\n`);
+        break;
+      case 'StateRetried':
+        io.stderr(`  ↻ ${name}: retry ${event.retryAttempt ?? ''}\n`);
+        break;
+      case 'StateCaught':
+        if (event.error !== undefined && !event.error.startsWith('stepthread.Join')) {
+          io.stderr(`  ↪ ${name}: caught ${event.error}\n`);
+        }
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
+  const input = await parseInput(options.input, io);
+  if (!input.ok) {
+    io.stderr(`stepthread: ${input.message}\n`);
+    return EXIT.usage;
+  }
+  if (options.thread !== undefined && options.input !== undefined) {
+    io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
+    return EXIT.usage;
+  }
+  const loaded = await loadValidWorkflow(file, io);
+  if (!loaded.ok) return loaded.exitCode;
+
+  let session: Awaited<ReturnType<typeof openStores>>;
+  try {
+    session = await openStores(options, io);
+  } catch (error) {
+    printErrors(io, 'cannot open the local stores', [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
+    const runtime = createLocalRuntime({ clients: session.clients });
+    const onEvent = options.json ? undefined : progressPrinter(io);
+    let outcome: RunOutcome;
+    if (options.thread !== undefined) {
+      const { thread } = await runtime.stores.threads.getThread(options.thread);
+      if (thread.currentNodeId === undefined) {
+        throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
+      }
+      const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
+      if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
+      outcome = await prepared.runThread(thread.id, onEvent ? { onEvent } : {});
+    } else {
+      const prepared = runtime.prepare(loaded.workflow);
+      outcome = await prepared.run(input.value, onEvent ? { onEvent } : {});
+    }
+    const { thread } = await runtime.stores.threads
+      .getThread(outcome.threadId)
+      .catch(() => ({ thread: undefined }));
+    const conversation = thread ? await runtime.conversationOf(thread) : [];
+    if (options.json) {
+      const result: RunJsonResult = {
+        executionId: outcome.executionId,
+        threadId: outcome.threadId,
+        status: outcome.status,
+        output: outcome.output ?? null,
+        conversation,
+      };
+      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    } else {
+      io.stdout(
+        `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
+      );
+      if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
+    }
+    if (outcome.status !== 'COMPLETED') {
+      if (outcome.error) io.stderr(`stepthread: run ${outcome.status}: ${formatCodedError(outcome.error)}\n`);
+      else io.stderr(`stepthread: run ended ${outcome.status}\n`);
+      return EXIT.invalid;
+    }
+    return EXIT.ok;
+  } catch (error) {
+    printErrors(io, 'the run could not start', [codedOf(error)]);
+    return EXIT.invalid;
+  } finally {
+    await session.close();
+  }
+}
+
+export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('run')
+    .description(
+      'run a workflow on this machine (embedded Step Functions runner, local or configured stores)',
+    )
+    .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
+    .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option('--json', 'print only {"executionId","threadId","status","output","conversation"}')
+    .option('--thread <threadId>', 'run an existing thread (e.g. a copy) from its current node')
+    .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .action(async (file: string, options: RunCommandOptions) => {
+      setExit(await runRun(file, options, io));
+    });
+}

@@ -1,0 +1,84 @@
+/**
+ * What the run / inspect / copy commands share: the workflow file checked and parsed, and the stores
+ * — the embedded dynalite + s3rver under the data directory by default, or LocalStack / AWS when the
+ * environment selects them (resolveAwsTarget).
+ */
+import { resolve } from 'node:path';
+import type { CodedError } from '../engine/errors.ts';
+import type { Workflow } from '../engine/model/schema.ts';
+import { validateWorkflow } from '../engine/validation/validate.ts';
+import { type AwsClients, createAwsClients, resolveAwsTarget } from '../functions/aws/clients.ts';
+import { startLocalServices } from '../functions/local/services.ts';
+import { formatCodedError } from './format.ts';
+import { type CliIo, EXIT } from './io.ts';
+import { loadWorkflowFile } from './load-workflow.ts';
+
+export interface DataDirOption {
+  dataDir?: string;
+}
+
+/** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
+export function dataDirOf(options: DataDirOption, io: CliIo): string {
+  const env = io.env ?? process.env;
+  const cwd = io.cwd ?? process.cwd();
+  return resolve(cwd, options.dataDir ?? env.STEPTHREAD_DATA_DIR ?? '.stepthread');
+}
+
+export interface StoreSession {
+  readonly clients: AwsClients;
+  /** Where the data lives, for messages. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export async function openStores(options: DataDirOption, io: CliIo): Promise<StoreSession> {
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  if (target.kind !== 'embedded') {
+    const clients = createAwsClients(target);
+    return {
+      clients,
+      location: target.kind === 'endpoint' ? target.endpoint : 'AWS',
+      close: async () => {},
+    };
+  }
+  const dataDir = dataDirOf(options, io);
+  const services = await startLocalServices({ dataDir });
+  return {
+    clients: createAwsClients(services.target, services.names),
+    location: dataDir,
+    close: () => services.close(),
+  };
+}
+
+export type LoadedWorkflow = { ok: true; workflow: Workflow } | { ok: false; exitCode: number };
+
+/** Reads and validates a workflow file; prints the problems and gives the exit code when it fails. */
+export async function loadValidWorkflow(file: string, io: CliIo): Promise<LoadedWorkflow> {
+  const loaded = await loadWorkflowFile(file, io);
+  if (loaded.kind === 'unreadable') {
+    io.stderr(`stepthread: ${loaded.message}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  const result =
+    loaded.kind === 'unparsable'
+      ? { errors: [loaded.error], workflow: undefined }
+      : validateWorkflow(loaded.data);
+  if (result.errors.length > 0 || result.workflow === undefined) {
+    printErrors(io, `${file} is not a valid workflow`, result.errors);
+    return { ok: false, exitCode: EXIT.invalid };
+  }
+  return { ok: true, workflow: result.workflow };
+}
+
+export function printErrors(io: CliIo, headline: string, errors: readonly CodedError[]): void {
+  io.stderr(`stepthread: ${headline}\n`);
+  for (const error of errors) io.stderr(`  ${formatCodedError(error)}\n`);
+}
+
+/** A thrown error as a coded one, for output (StepthreadError carries its code). */
+export function codedOf(error: unknown): CodedError {
+  const coded = error as Partial<CodedError> & { toJSON?: () => CodedError };
+  if (typeof coded.toJSON === 'function') return coded.toJSON();
+  return { code: 'NODE_EXECUTION_FAILED', message: error instanceof Error ? error.message : String(error) };
+}

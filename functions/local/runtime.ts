@@ -1,0 +1,387 @@
+/**
+ * The embedded local runtime: a workflow compiled to ASL runs in aws-local-stepfunctions, each Task
+ * state calling the same `dispatch` the Lambdas wrap, in-process, against whatever stores the given
+ * clients point at (dynalite + s3rver by default, LocalStack or AWS by endpoint). A run ends clean:
+ * when the execution settles, slow work still in flight (a branch the join no longer needs) is
+ * aborted and awaited, so nothing writes after the caller closes the services.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type AslDefinition,
+  compileWorkflow,
+  type TaskStateEntry,
+  taskStateIndex,
+} from '../../engine/asl/index.ts';
+import { openConversation } from '../../engine/conversation/index.ts';
+import type { Message } from '../../engine/conversation/types.ts';
+import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
+import { copyThread, isTerminalStatus } from '../../engine/thread/index.ts';
+import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
+import type { AwsClients } from '../aws/clients.ts';
+import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
+import { dispatch } from '../handlers/dispatch.ts';
+import { codedErrorFromAsl } from '../handlers/task.ts';
+import type { ProviderFactory } from '../llm/provider.ts';
+import { rootThreadIdFor } from '../nodes/ids.ts';
+import { definitionStartingAt } from './definition.ts';
+import {
+  createLocalRunner,
+  type LocalEvent,
+  type LocalExecutionResult,
+  type LocalRunner,
+} from './state-machine.ts';
+
+export interface LocalRuntimeOptions {
+  readonly clients: AwsClients;
+  /** Defaults to stores over `clients`. */
+  readonly stores?: HandlerStores;
+  /** Clock and ids for the handlers; defaults to the system clock and random UUIDs. */
+  readonly env?: EngineEnv;
+  readonly providers?: ProviderFactory;
+}
+
+/** One Task invocation, as an interceptor sees it. */
+export interface TaskCall {
+  readonly entry: TaskStateEntry;
+  /** The handler's event (a waitForTaskToken Task's `Payload`). */
+  readonly event: unknown;
+  /** 1 on the first attempt of this state on this thread step, 2 on its first retry, ... */
+  readonly attempt: number;
+}
+
+export interface RunOptions {
+  /** Defaults to a random UUID. */
+  readonly executionId?: string;
+  /** Called with every execution event as it happens (progress output). */
+  readonly onEvent?: (event: LocalEvent) => void;
+  /** Wraps each Task invocation; `invoke` runs the real handler (crash injection in tests). */
+  readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
+  /** Retry at once instead of after the definition's IntervalSeconds. */
+  readonly noRetryWaits?: boolean;
+}
+
+export interface RunOutcome {
+  readonly executionId: string;
+  /** The root thread (absent only when the run failed before creating it). */
+  readonly threadId: string;
+  /** The root thread's final status; FAILED when the thread could not be created. */
+  readonly status: ThreadStatus;
+  readonly output?: unknown;
+  /** The coded error of a failed run. */
+  readonly error?: CodedError;
+  readonly execution: LocalExecutionResult;
+  readonly events: readonly LocalEvent[];
+  /** The largest state input or output in the events, as JSON bytes (the 256 KiB limit's measure). */
+  readonly largestPayloadBytes: number;
+  /** Handler invocations, retries included. */
+  readonly taskInvocations: number;
+}
+
+/** A workflow compiled once, its local state machine built once; run it as often as needed. */
+export interface PreparedWorkflow {
+  readonly workflow: Workflow;
+  readonly definition: AslDefinition;
+  readonly tasks: readonly TaskStateEntry[];
+  readonly maxSteps: number;
+  /** The node whose Task the machine starts at (START unless prepared for a thread). */
+  readonly startNodeId: string;
+  run(input?: Record<string, unknown>, options?: RunOptions): Promise<RunOutcome>;
+  /** Runs an existing (e.g. copied) thread from its current node, as a new execution. */
+  runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
+}
+
+export interface LocalRuntime {
+  readonly stores: HandlerStores;
+  prepare(workflow: Workflow, options?: { startNodeId?: string }): PreparedWorkflow;
+  /**
+   * Copies a thread (seed 002): status CREATED, step bookkeeping reset so it runs as a fresh root,
+   * current node = `fromNodeId` (default: the source's current node).
+   */
+  copyThread(threadId: string, options?: { fromNodeId?: string }): Promise<Thread>;
+  /** The thread's visible conversation. */
+  conversationOf(thread: Thread): Promise<Message[]>;
+}
+
+interface RunContext {
+  readonly deps: HandlerDeps;
+  readonly options: RunOptions;
+  readonly attempts: Map<string, number>;
+  readonly pending: Set<Promise<unknown>>;
+  invocations: number;
+}
+
+const systemEnv: EngineEnv = { now: () => new Date().toISOString(), newId: () => randomUUID() };
+
+function executionIdOf(event: unknown): string | undefined {
+  const e = event as { executionId?: unknown; envelope?: { executionId?: unknown } } | undefined;
+  const id = e?.envelope?.executionId ?? e?.executionId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function attemptKey(entry: TaskStateEntry, event: unknown): string {
+  const e = event as { envelope?: { threadId?: unknown; step?: unknown } };
+  return `${entry.stateName}\n${String(e.envelope?.threadId ?? '')}\n${String(e.envelope?.step ?? '')}`;
+}
+
+function jsonBytes(value: unknown): number {
+  if (value === undefined) return 0;
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+export function largestPayloadBytes(events: readonly LocalEvent[]): number {
+  let largest = 0;
+  for (const event of events) largest = Math.max(largest, jsonBytes(event.input), jsonBytes(event.output));
+  return largest;
+}
+
+export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
+  const stores = options.stores ?? createHandlerStores(options.clients);
+  const env = options.env ?? systemEnv;
+
+  const conversationOf = async (thread: Thread): Promise<Message[]> => {
+    const log = await stores.conversations.readLog(thread.conversation.log);
+    return openConversation(thread.conversation, log).visibleMessages();
+  };
+
+  const prepare = (workflow: Workflow, prepareOptions: { startNodeId?: string } = {}): PreparedWorkflow => {
+    const compiled = compileWorkflow(workflow).definition;
+    const fullIndex = taskStateIndex(compiled);
+    const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
+    const startNodeId = prepareOptions.startNodeId ?? startEntry?.nodeId ?? '';
+    let definition = compiled;
+    if (prepareOptions.startNodeId !== undefined && prepareOptions.startNodeId !== startEntry?.nodeId) {
+      const entry = fullIndex.find(
+        (candidate) =>
+          candidate.nodeId === prepareOptions.startNodeId &&
+          candidate.action === 'execute' &&
+          Object.hasOwn(compiled.States, candidate.stateName),
+      );
+      if (entry === undefined) {
+        throw new StepthreadError(
+          'NODE_NOT_FOUND',
+          `node ${prepareOptions.startNodeId} is not a top-level node of workflow ${workflow.id}; a thread can only be run from one`,
+          { nodeId: prepareOptions.startNodeId },
+        );
+      }
+      definition = definitionStartingAt(compiled, entry.stateName);
+    }
+    const tasks = taskStateIndex(definition);
+    const runs = new Map<string, RunContext>();
+
+    const invoke = (entry: TaskStateEntry) => async (raw: unknown) => {
+      const event = entry.invocation === 'waitForTaskToken' ? (raw as { Payload: unknown }).Payload : raw;
+      const executionId = executionIdOf(event);
+      const context = executionId === undefined ? undefined : runs.get(executionId);
+      if (context === undefined) {
+        throw new StepthreadError(
+          'INVALID_TASK_INPUT',
+          `Task ${entry.stateName}: no local run for its execution`,
+        );
+      }
+      const key = attemptKey(entry, event);
+      const attempt = (context.attempts.get(key) ?? 0) + 1;
+      context.attempts.set(key, attempt);
+      context.invocations += 1;
+      const deps: HandlerDeps = { ...context.deps, attempt };
+      const call = () => dispatch(event, deps);
+      const intercept = context.options.interceptTask;
+      const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
+      context.pending.add(promise);
+      try {
+        return await promise;
+      } finally {
+        context.pending.delete(promise);
+      }
+    };
+    const runner: LocalRunner = createLocalRunner(
+      definition,
+      Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
+    );
+
+    const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
+
+    const execute = async (
+      input: unknown,
+      rootThreadId: string,
+      executionId: string,
+      runOptions: RunOptions,
+    ): Promise<RunOutcome> => {
+      const controller = new AbortController();
+      const context: RunContext = {
+        deps: {
+          ...stores,
+          env,
+          signal: controller.signal,
+          ...(options.providers ? { providers: options.providers } : {}),
+        },
+        options: runOptions,
+        attempts: new Map(),
+        pending: new Set(),
+        invocations: 0,
+      };
+      runs.set(executionId, context);
+      let execution: LocalExecutionResult;
+      let events: readonly LocalEvent[];
+      try {
+        const started = runner.start(input, {
+          executionId,
+          ...(runOptions.noRetryWaits ? { noRetryWaits: true } : {}),
+          ...(runOptions.onEvent ? { onEvent: runOptions.onEvent } : {}),
+        });
+        execution = await started.result;
+        events = started.events;
+      } finally {
+        // Branches the join no longer needed may still be waiting on a model: stop them, and let
+        // their handlers settle before anyone closes the stores under them.
+        // A plain error, not a coded one: an aborted step is abandoned uncommitted, not a node failure.
+        controller.abort(Object.assign(new Error(`execution ${executionId} ended`), { name: 'AbortError' }));
+        while (context.pending.size > 0) await Promise.allSettled([...context.pending]);
+        runs.delete(executionId);
+      }
+      return summarise(execution, events, rootThreadId, executionId, context.invocations);
+    };
+
+    const summarise = async (
+      execution: LocalExecutionResult,
+      events: readonly LocalEvent[],
+      rootThreadId: string,
+      executionId: string,
+      taskInvocations: number,
+    ): Promise<RunOutcome> => {
+      const base = {
+        executionId,
+        execution,
+        events,
+        largestPayloadBytes: largestPayloadBytes(events),
+        taskInvocations,
+      };
+      const executionError: CodedError | undefined =
+        execution.status === 'FAILED'
+          ? codedErrorFromAsl({ Error: execution.error, Cause: execution.cause })
+          : execution.status === 'SUCCEEDED'
+            ? undefined
+            : { code: 'NODE_EXECUTION_FAILED', message: `execution ${execution.status.toLowerCase()}` };
+      let thread: Thread | undefined;
+      try {
+        thread = (await stores.threads.getThread(rootThreadId)).thread;
+      } catch (error) {
+        if (!(error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND')) throw error;
+      }
+      if (thread === undefined) {
+        return {
+          ...base,
+          threadId: rootThreadId,
+          status: 'FAILED',
+          error: executionError ?? {
+            code: 'THREAD_NOT_FOUND',
+            message: `thread ${rootThreadId} was not created`,
+          },
+        };
+      }
+      const error = executionError ?? (thread.status === 'COMPLETED' ? undefined : thread.errors.at(-1));
+      return {
+        ...base,
+        threadId: thread.id,
+        status: thread.status,
+        ...(thread.output === undefined ? {} : { output: thread.output }),
+        ...(error ? { error } : {}),
+      };
+    };
+
+    return {
+      workflow,
+      definition,
+      tasks,
+      maxSteps,
+      startNodeId,
+      run(input = {}, runOptions = {}) {
+        if (startEntry === undefined || startNodeId !== startEntry.nodeId) {
+          throw new StepthreadError(
+            'INVALID_STATE_MACHINE',
+            'this definition starts at a node: use runThread',
+          );
+        }
+        const executionId = runOptions.executionId ?? randomUUID();
+        return execute({ input }, rootThreadIdFor(executionId), executionId, runOptions);
+      },
+      async runThread(threadId, runOptions = {}) {
+        const { thread, version } = await stores.threads.getThread(threadId);
+        if (isTerminalStatus(thread.status)) {
+          throw new StepthreadError(
+            'INVALID_STATUS_TRANSITION',
+            `thread ${threadId} is ${thread.status}; copy it (stepthread copy ${threadId}) and run the copy`,
+          );
+        }
+        if (thread.workflowId !== workflow.id) {
+          throw new StepthreadError(
+            'INVALID_TASK_INPUT',
+            `thread ${threadId} belongs to workflow ${thread.workflowId}, not ${workflow.id}`,
+          );
+        }
+        if (thread.currentNodeId !== startNodeId) {
+          throw new StepthreadError(
+            'INVALID_STATE_MACHINE',
+            `thread ${threadId} is at node ${thread.currentNodeId ?? '(none)'}, this definition starts at ${startNodeId}`,
+          );
+        }
+        const executionId = runOptions.executionId ?? randomUUID();
+        // The thread becomes this execution's root: inspect finds it by the new execution id.
+        await stores.threads.updateThread(threadId, version, {
+          set: { metadata: { ...thread.metadata, executionId } },
+        });
+        await stores.executions.putExecution({
+          executionId,
+          rootThreadId: threadId,
+          workflowId: thread.workflowId,
+          workflowVersion: thread.workflowVersion,
+          status: 'RUNNING',
+          startTime: env.now(),
+        });
+        const envelope: Envelope = {
+          executionId,
+          workflowId: thread.workflowId,
+          workflowVersion: thread.workflowVersion,
+          rootThreadId: threadId,
+          threadId,
+          step: thread.step ?? 0,
+          maxSteps,
+        };
+        return execute(envelope, threadId, executionId, runOptions);
+      },
+    };
+  };
+
+  const copy = async (threadId: string, copyOptions: { fromNodeId?: string } = {}): Promise<Thread> => {
+    const { thread: source } = await stores.threads.getThread(threadId);
+    const { thread: copied, event } = copyThread(source, env, {
+      id: `t-${randomUUID().replaceAll('-', '')}`,
+    });
+    const {
+      lastEnvelope: _lastEnvelope,
+      pendingGlobalWrites: _pending,
+      endTime: _endTime,
+      output: _output,
+      ...rest
+    } = copied;
+    const fromNodeId = copyOptions.fromNodeId ?? source.currentNodeId;
+    // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
+    // gets the root's globals, which the child itself does not store).
+    const thread: Thread = {
+      ...rest,
+      step: 0,
+      ...(fromNodeId === undefined ? {} : { currentNodeId: fromNodeId }),
+      events: [...(copied.events ?? []), event],
+    };
+    const sourceExecution = source.metadata.executionId;
+    if (source.metadata.forkPathId !== undefined && sourceExecution !== undefined) {
+      const { rootThreadId } = await stores.executions.getExecution(sourceExecution);
+      const root = (await stores.threads.getThread(rootThreadId)).thread;
+      thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
+    }
+    await stores.threads.createThread(thread);
+    return thread;
+  };
+
+  return { stores, prepare, copyThread: copy, conversationOf };
+}

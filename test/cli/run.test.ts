@@ -1,0 +1,248 @@
+/**
+ * The compile / run / inspect / copy commands in-process (real embedded services in a temp data
+ * dir), plus one real spawn of bin/stepthread.js in a temp working directory.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunJsonResult } from '../../cli/commands/run.ts';
+import type { CliIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
+import { forkWorkflow } from '../e2e/workflows.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const EXAMPLE = join(ROOT, 'examples', 'fork-join-research.json');
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-cli-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readFile: (path) => readFile(path, 'utf8'),
+    env: {},
+    cwd: dir,
+  };
+  const code = await main(['node', 'stepthread', ...args], io);
+  return { code, stdout, stderr };
+}
+
+const dataDir = () => ['--data-dir', join(dir, 'data')];
+
+describe('stepthread compile', () => {
+  it('prints the ASL of a valid workflow', async () => {
+    const { code, stdout } = await cli('compile', EXAMPLE);
+    expect(code).toBe(0);
+    const definition = JSON.parse(stdout);
+    expect(definition.StartAt).toBe('start');
+    expect(definition.States.split.Type).toBe('Task');
+    expect(definition.States['split:paths'].Type).toBe('Parallel');
+  });
+
+  it('exits 1 with coded errors for an invalid workflow, 2 for a missing file', async () => {
+    const invalid = await cli('compile', join(ROOT, 'test/fixtures/invalid/dead-end.json'));
+    expect(invalid.code).toBe(1);
+    expect(invalid.stdout).toBe('');
+    expect(invalid.stderr).toMatch(/NO_PATH_TO_END/);
+    expect((await cli('compile', join(dir, 'missing.json'))).code).toBe(2);
+  });
+});
+
+describe('stepthread run', () => {
+  let result: RunJsonResult;
+
+  it('--json prints exactly executionId, threadId, status, output and conversation', async () => {
+    const { code, stdout, stderr } = await cli(
+      'run',
+      EXAMPLE,
+      '--input',
+      '{"topic":"queues"}',
+      '--json',
+      ...dataDir(),
+    );
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    result = JSON.parse(stdout);
+    expect(Object.keys(result)).toEqual(['executionId', 'threadId', 'status', 'output', 'conversation']);
+    expect(result.status).toBe('COMPLETED');
+    expect(result.output).toMatchObject({ report: 'Report: ship it after adding a second region.' });
+    expect(result.conversation.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'Make a research plan for: queues'],
+      ['assistant', 'Plan: look at facts, risks, and a one-line summary.'],
+      ['user', 'Summarise queues in one line.'],
+      ['assistant', 'Summary: fast today, fragile under a regional outage.'],
+      [
+        'user',
+        'Write the report. Facts: Facts: the service handles 1,200 requests per second at peak. Risks: Risks: a single region; no load shedding.',
+      ],
+      ['assistant', 'Report: ship it after adding a second region.'],
+    ]);
+  });
+
+  it('shows per-state progress on stderr without --json, reading --input from @file', async () => {
+    const input = join(dir, 'input.json');
+    await writeFile(input, '{"topic":"logs"}');
+    const { code, stdout, stderr } = await cli('run', EXAMPLE, '--input', `@${input}`, ...dataDir());
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/→ plan\n/);
+    expect(stderr).toMatch(/✓ plan \(\d+ ms\)/);
+    expect(stderr).toMatch(/✓ merge \(\d+ ms\)/);
+    expect(stdout).toMatch(/status {4}COMPLETED/);
+  });
+
+  it('inspect after run in the same data dir shows node runs, child threads and the conversation', async () => {
+    const { code, stdout } = await cli('inspect', result.executionId, '--json', ...dataDir());
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.executionId).toBe(result.executionId);
+    expect(report.executionStatus).toBe('COMPLETED');
+    const root = report.threads[0];
+    expect(root.threadId).toBe(result.threadId);
+    expect(root.nodes.map((run: { nodeId: string }) => run.nodeId)).toEqual([
+      'start',
+      'plan',
+      'split',
+      'merge',
+      'report',
+      'end',
+    ]);
+    expect(
+      root.nodes.every(
+        (run: { status: string; attempt: number }) => run.status === 'COMPLETED' && run.attempt === 1,
+      ),
+    ).toBe(true);
+    expect(root.children).toHaveLength(3);
+    expect(report.threads).toHaveLength(4);
+    expect(report.conversation.messages).toEqual(result.conversation);
+
+    const child = report.threads.find((thread: { forkPathId?: string }) =>
+      thread.forkPathId?.endsWith('facts'),
+    );
+    const byThread = await cli('inspect', child.threadId, ...dataDir());
+    expect(byThread.code).toBe(0);
+    expect(byThread.stdout).toMatch(/\[assistant\] Facts: the service handles/);
+    expect((await cli('inspect', 'no-such-id', ...dataDir())).code).toBe(1);
+  });
+
+  it('copy prints a new thread id; run --thread runs the copy and leaves the source alone', async () => {
+    const copied = await cli('copy', result.threadId, '--from', 'end', ...dataDir());
+    expect(copied.code).toBe(0);
+    const copyId = copied.stdout.trim();
+    expect(copyId).toMatch(/^t-[0-9a-f]{32}$/);
+    const rerun = await cli('run', EXAMPLE, '--thread', copyId, '--json', ...dataDir());
+    expect(rerun.code).toBe(0);
+    const rerunResult: RunJsonResult = JSON.parse(rerun.stdout);
+    expect(rerunResult.threadId).toBe(copyId);
+    expect(rerunResult.status).toBe('COMPLETED');
+    expect(rerunResult.output).toEqual(result.output);
+    expect(rerunResult.conversation).toEqual(result.conversation);
+    const source = JSON.parse((await cli('inspect', result.threadId, '--json', ...dataDir())).stdout);
+    expect(source.threads.find((t: { threadId: string }) => t.threadId === result.threadId).status).toBe(
+      'COMPLETED',
+    );
+    // Running the finished source in place is refused.
+    expect((await cli('run', EXAMPLE, '--thread', result.threadId, ...dataDir())).code).toBe(1);
+  });
+
+  it('exits 1 with the coded error when the run fails', async () => {
+    const file = join(dir, 'fails.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: 'fails',
+        version: 1,
+        profiles: { default: { provider: 'scripted', byNode: {} } },
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'ask', type: 'LLM', config: { prompt: 'hi' } },
+          { id: 'end', type: 'END' },
+        ],
+        edges: [
+          { from: 'start', to: 'ask' },
+          { from: 'ask', to: 'end' },
+        ],
+      }),
+    );
+    const { code, stdout, stderr } = await cli('run', file, '--json', ...dataDir());
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'FAILED', output: null });
+    expect(stderr).toMatch(/LLM_PROVIDER_ERROR \(node ask\)/);
+  });
+
+  it('exits 1 for an invalid workflow and 2 for usage errors', async () => {
+    const invalid = await cli('run', join(ROOT, 'test/fixtures/invalid/dead-end.json'), ...dataDir());
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/NO_PATH_TO_END/);
+    expect((await cli('run', EXAMPLE, '--input', 'not json', ...dataDir())).code).toBe(2);
+    expect((await cli('run', EXAMPLE, '--input', '[1]', ...dataDir())).code).toBe(2);
+    expect((await cli('run', join(dir, 'missing.json'), ...dataDir())).code).toBe(2);
+    expect((await cli('run', EXAMPLE, '--no-such-flag')).code).toBe(2);
+    expect((await cli('run')).code).toBe(2);
+  });
+});
+
+describe('bin/stepthread.js', () => {
+  it('runs an example in a fresh working directory, storing under ./.stepthread, and exits', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'stepthread-spawn-'));
+    try {
+      const env = { ...process.env };
+      delete env.AWS_ENDPOINT_URL;
+      delete env.STEPTHREAD_TARGET;
+      delete env.STEPTHREAD_DATA_DIR;
+      const child = spawnSync(
+        process.execPath,
+        [join(ROOT, 'bin/stepthread.js'), 'run', join(ROOT, 'examples/route-loop.json'), '--json'],
+        { cwd, env, encoding: 'utf8', timeout: 30_000 },
+      );
+      expect(child.status).toBe(0);
+      expect(child.stderr).not.toMatch(/NodeVersionSupportWarning/);
+      const output = JSON.parse(child.stdout);
+      expect(output).toMatchObject({ status: 'COMPLETED', output: { escalated: 2, routine: [0, 2] } });
+      expect(existsSync(join(cwd, '.stepthread', 'dynamodb'))).toBe(true);
+      expect(existsSync(join(cwd, '.stepthread', 'stepthread.lock'))).toBe(false);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('exits promptly when an ANY_COMPLETED join leaves a 30 s branch behind', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'stepthread-spawn-'));
+    try {
+      const file = join(cwd, 'any.json');
+      const workflow = forkWorkflow('any-cli', {
+        paths: ['fast', 'slow'],
+        join: { joinStrategy: 'ANY_COMPLETED', mainPathId: 'fast' },
+        profiles: { slow: 'sluggish' },
+        extraProfiles: { sluggish: { provider: 'scripted', responses: ['slow'], delayMs: 30_000 } },
+      });
+      await writeFile(file, JSON.stringify(workflow));
+      // The spawn's own timeout (well under the branch's 30 s) fails the test if the process lingers.
+      const child = spawnSync(process.execPath, [join(ROOT, 'bin/stepthread.js'), 'run', file, '--json'], {
+        cwd,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(child.error).toBeUndefined();
+      expect(child.status).toBe(0);
+      expect(JSON.parse(child.stdout)).toMatchObject({
+        status: 'COMPLETED',
+        output: { merged: 'fast reply' },
+      });
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,92 @@
+/** Every example in examples/ runs end to end on the embedded runtime: outputs and conversations exact. */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  assistant,
+  type E2e,
+  example,
+  PAYLOAD_LIMIT_BYTES,
+  plain,
+  ROOT,
+  startE2e,
+  system,
+  user,
+} from './helpers.ts';
+
+let e2e: E2e;
+beforeAll(async () => {
+  e2e = await startE2e('examples');
+});
+afterAll(() => e2e.close());
+
+const expected: Record<string, { input: Record<string, unknown>; output: unknown; conversation: unknown[] }> =
+  {
+    'context-pipeline': {
+      input: {},
+      output: {
+        summary: 'Paris: capital of France, about 2.1 million people in the city proper, on the Seine.',
+      },
+      conversation: [
+        system('You answer geography questions briefly.'),
+        assistant('Paris.'),
+        assistant('About 2.1 million people (city proper).'),
+        assistant('It is on the Seine.'),
+        user('Summarise what we established.'),
+        assistant('Paris: capital of France, about 2.1 million people in the city proper, on the Seine.'),
+      ],
+    },
+    'fork-join-research': {
+      input: { topic: 'caching' },
+      output: {
+        report: 'Report: ship it after adding a second region.',
+        branches: {
+          facts: 'Facts: the service handles 1,200 requests per second at peak.',
+          risks: 'Risks: a single region; no load shedding.',
+          summary: 'Summary: fast today, fragile under a regional outage.',
+        },
+      },
+      // The main path (summary) replaced the parent's conversation at the join.
+      conversation: [
+        user('Make a research plan for: caching'),
+        assistant('Plan: look at facts, risks, and a one-line summary.'),
+        user('Summarise caching in one line.'),
+        assistant('Summary: fast today, fragile under a regional outage.'),
+        user(
+          'Write the report. Facts: Facts: the service handles 1,200 requests per second at peak. Risks: Risks: a single region; no load shedding.',
+        ),
+        assistant('Report: ship it after adding a second region.'),
+      ],
+    },
+    'route-loop': {
+      input: {},
+      output: { escalated: 2, routine: [0, 2] },
+      conversation: [0, 1, 2, 3].flatMap((i) => [
+        user(`Is this ticket urgent or routine? ${i}`),
+        assistant(i % 2 === 0 ? 'routine' : 'urgent'),
+      ]),
+    },
+  };
+
+describe('examples/', () => {
+  it('has an expectation for every example file', () => {
+    const files = readdirSync(join(ROOT, 'examples'))
+      .filter((file) => /\.(json|ya?ml)$/.test(file))
+      .map((file) => file.replace(/\.(json|ya?ml)$/, ''));
+    expect(files.sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  for (const [name, want] of Object.entries(expected)) {
+    it(`${name} completes with its output and conversation`, async () => {
+      const outcome = await e2e.runtime.prepare(example(name)).run(want.input);
+      expect(outcome.execution.status).toBe('SUCCEEDED');
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toEqual(want.output);
+      expect(plain(await e2e.conversation(outcome.threadId))).toEqual(want.conversation);
+      expect(outcome.largestPayloadBytes).toBeGreaterThan(0);
+      expect(outcome.largestPayloadBytes).toBeLessThan(PAYLOAD_LIMIT_BYTES);
+      const execution = await e2e.runtime.stores.executions.getExecution(outcome.executionId);
+      expect(execution).toMatchObject({ rootThreadId: outcome.threadId, status: 'COMPLETED' });
+    });
+  }
+});

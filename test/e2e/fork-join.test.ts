@@ -1,0 +1,126 @@
+/**
+ * Seed 001 §6 on the real runtime: single-path fork/join without mainPathId, multi-path with
+ * mainPathId (the parent continues with the main path's conversation), serial forks, and an
+ * ANY_COMPLETED join that does not wait for a 30 s branch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assistant, type E2e, PAYLOAD_LIMIT_BYTES, plain, startE2e, user } from './helpers.ts';
+import { forkWorkflow } from './workflows.ts';
+
+let e2e: E2e;
+beforeAll(async () => {
+  e2e = await startE2e('forkjoin');
+});
+afterAll(() => e2e.close());
+
+const prefix = [user('intro prompt'), assistant('intro reply')];
+
+describe('seed 001 §6 scenarios', () => {
+  it("single path without mainPathId: the parent continues with the only child's conversation and output", async () => {
+    const outcome = await e2e.runtime.prepare(forkWorkflow('single', { paths: ['solo'] })).run();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: 'solo reply', after: 'after reply' });
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual([
+      ...prefix,
+      user('solo prompt'),
+      assistant('solo reply'),
+      user('after prompt'),
+      assistant('after reply'),
+    ]);
+    expect(outcome.largestPayloadBytes).toBeLessThan(PAYLOAD_LIMIT_BYTES);
+  });
+
+  it("several paths with mainPathId: outputs keyed per path, the main path's conversation restored", async () => {
+    const workflow = forkWorkflow('multi', { paths: ['a', 'b', 'c'], join: { mainPathId: 'b' } });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({
+      merged: { a: 'a reply', b: 'b reply', c: 'c reply' },
+      after: 'after reply',
+    });
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual([
+      ...prefix,
+      user('b prompt'),
+      assistant('b reply'),
+      user('after prompt'),
+      assistant('after reply'),
+    ]);
+    // Each child kept its own conversation; the parent's copy did not touch them.
+    const root = await e2e.thread(outcome.threadId);
+    const children = (await e2e.runtime.stores.threads.listThreadsOfExecution(outcome.executionId))
+      .map((entry) => entry.thread)
+      .filter((thread) => thread.id !== root.id);
+    expect(children).toHaveLength(3);
+    for (const child of children) {
+      const path = child.contextData.authorForkPathId ?? '';
+      expect(child.status).toBe('COMPLETED');
+      expect(plain(await e2e.runtime.conversationOf(child))).toEqual([
+        ...prefix,
+        user(`${path} prompt`),
+        assistant(`${path} reply`),
+      ]);
+    }
+    expect(outcome.largestPayloadBytes).toBeLessThan(PAYLOAD_LIMIT_BYTES);
+  });
+
+  it("several paths without mainPathId restore the first path's conversation", async () => {
+    const outcome = await e2e.runtime.prepare(forkWorkflow('multi-default', { paths: ['x', 'y'] })).run();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual([
+      ...prefix,
+      user('x prompt'),
+      assistant('x reply'),
+      user('after prompt'),
+      assistant('after reply'),
+    ]);
+  });
+
+  it('a serial fork runs its paths one at a time and joins the same way', async () => {
+    const workflow = forkWorkflow('serial', {
+      paths: ['p', 'q'],
+      strategy: 'serial',
+      join: { mainPathId: 'q' },
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: { p: 'p reply', q: 'q reply' }, after: 'after reply' });
+    const entered = outcome.events.filter((e) => e.type === 'StateEntered').map((e) => e.stateName);
+    const exited = outcome.events.filter((e) => e.type === 'StateExited').map((e) => e.stateName);
+    // q starts only after p finished.
+    expect(entered.indexOf('q-work')).toBeGreaterThan(exited.indexOf('p-work'));
+    expect(plain(await e2e.conversation(outcome.threadId)).slice(2, 4)).toEqual([
+      user('q prompt'),
+      assistant('q reply'),
+    ]);
+  });
+});
+
+describe('ANY_COMPLETED', () => {
+  it('finishes without waiting for a 30 s branch', async () => {
+    const workflow = forkWorkflow('any', {
+      paths: ['fast', 'slow'],
+      join: { joinStrategy: 'ANY_COMPLETED', mainPathId: 'fast' },
+      profiles: { slow: 'sluggish' },
+      extraProfiles: { sluggish: { provider: 'scripted', responses: ['slow reply'], delayMs: 30_000 } },
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: 'fast reply', after: 'after reply' });
+    const succeeded = (name: string) =>
+      outcome.events.some((e) => e.type === 'StateExited' && e.stateName === name);
+    const entered = (name: string) =>
+      outcome.events.some((e) => e.type === 'StateEntered' && e.stateName === name);
+    expect(entered('slow-work')).toBe(true);
+    expect(succeeded('slow-work')).toBe(false);
+    expect(succeeded('fast-work')).toBe(true);
+    expect(succeeded('merge')).toBe(true);
+    expect(succeeded('end')).toBe(true);
+    // The join cancelled the branch it no longer needed.
+    const threads = (await e2e.runtime.stores.threads.listThreadsOfExecution(outcome.executionId)).map(
+      (entry) => entry.thread,
+    );
+    const slow = threads.find((thread) => thread.contextData.authorForkPathId === 'slow');
+    expect(slow?.status).toBe('CANCELLED');
+    expect(slow?.nodeResults['slow-work']).toBeUndefined();
+  });
+});

@@ -1,0 +1,98 @@
+/** Shared e2e setup: real dynalite + s3rver (ephemeral), metered clients, the embedded runtime. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Message } from '../../engine/conversation/types.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import type { Thread } from '../../engine/thread/types.ts';
+import { validateWorkflow } from '../../engine/validation/validate.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { type Meter, meterClient } from '../../functions/aws/meter.ts';
+import { createLocalRuntime, type LocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
+import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** The largest state payload seen by any e2e run in this process (asserted < 16 KB per run too). */
+export const PAYLOAD_LIMIT_BYTES = 16 * 1024;
+
+export interface E2e {
+  services: LocalServices;
+  runtime: LocalRuntime;
+  dynamoMeter: Meter;
+  s3Meter: Meter;
+  thread(id: string): Promise<Thread>;
+  conversation(id: string): Promise<Message[]>;
+  /** Largest state payload of each run so far (every run through `runtime` is recorded). */
+  readonly payloads: number[];
+  /** Asserts every recorded run stayed under PAYLOAD_LIMIT_BYTES, then closes the services. */
+  close(): Promise<void>;
+}
+
+/** The runtime, with every run's largest payload recorded. */
+function recording(runtime: LocalRuntime, payloads: number[]): LocalRuntime {
+  const record = async (outcome: Promise<RunOutcome>) => {
+    const done = await outcome;
+    payloads.push(done.largestPayloadBytes);
+    return done;
+  };
+  return {
+    ...runtime,
+    prepare(workflow, options) {
+      const prepared = runtime.prepare(workflow, options);
+      return {
+        ...prepared,
+        run: (input, runOptions) => record(prepared.run(input, runOptions)),
+        runThread: (threadId, runOptions) => record(prepared.runThread(threadId, runOptions)),
+      };
+    },
+  };
+}
+
+export async function startE2e(name: string): Promise<E2e> {
+  const names = { tableName: `e2e-${name}`, bucketName: `e2e-${name}` };
+  const services = await startLocalServices({ ephemeral: true, names });
+  const clients = createAwsClients(services.target, names);
+  const payloads: number[] = [];
+  const runtime = recording(createLocalRuntime({ clients }), payloads);
+  const thread = async (id: string) => (await runtime.stores.threads.getThread(id)).thread;
+  return {
+    services,
+    runtime,
+    dynamoMeter: meterClient(clients.dynamo),
+    s3Meter: meterClient(clients.s3),
+    thread,
+    conversation: async (id) => runtime.conversationOf(await thread(id)),
+    payloads,
+    async close() {
+      await services.close();
+      const largest = Math.max(0, ...payloads);
+      if (largest >= PAYLOAD_LIMIT_BYTES) {
+        throw new Error(`a run produced a ${largest}-byte state payload (limit ${PAYLOAD_LIMIT_BYTES})`);
+      }
+    },
+  };
+}
+
+/** A workflow checked by the validator, as the CLI would load it. */
+export function valid(data: unknown): Workflow {
+  const result = validateWorkflow(data);
+  if (!result.valid || !result.workflow) {
+    throw new Error(`invalid test workflow: ${JSON.stringify(result.errors, null, 2)}`);
+  }
+  return result.workflow;
+}
+
+export function example(name: string): Workflow {
+  return valid(JSON.parse(readFileSync(join(ROOT, 'examples', `${name}.json`), 'utf8')));
+}
+
+/** Messages as plain `{ role, content }` (what the assertions spell out). */
+export function plain(messages: readonly Message[]): { role: string; content: string }[] {
+  return messages.map((message) => ({ role: message.role, content: String(message.content) }));
+}
+
+export const user = (content: string) => ({ role: 'user', content });
+export const assistant = (content: string) => ({ role: 'assistant', content });
+export const system = (content: string) => ({ role: 'system', content });

@@ -1,0 +1,68 @@
+/** Workflows the e2e tests share. */
+import type { Workflow } from '../../engine/model/schema.ts';
+import { valid } from './helpers.ts';
+
+export interface ForkOptions {
+  paths: string[];
+  strategy?: 'parallel' | 'serial';
+  join?: Record<string, unknown>;
+  /** Per-path profile (default "default"). */
+  profiles?: Record<string, string>;
+  extraProfiles?: Record<string, unknown>;
+  /** Replies of the default profile once a node's byNode entries are used up. */
+  fallback?: string[];
+}
+
+/** start → intro (LLM) → split → one LLM per path → merge → after (LLM) → end. */
+export function forkWorkflow(id: string, options: ForkOptions): Workflow {
+  const byNode: Record<string, string[]> = { intro: ['intro reply'], after: ['after reply'] };
+  for (const path of options.paths) byNode[`${path}-work`] = [`${path} reply`];
+  return valid({
+    id,
+    version: 1,
+    profiles: {
+      default: { provider: 'scripted', byNode, ...(options.fallback ? { responses: options.fallback } : {}) },
+      ...(options.extraProfiles ?? {}),
+    },
+    nodes: [
+      { id: 'start', type: 'START' },
+      { id: 'intro', type: 'LLM', config: { prompt: 'intro prompt' } },
+      {
+        id: 'split',
+        type: 'FORK',
+        config: {
+          forkPathIds: options.paths,
+          forkStrategy: options.strategy ?? 'parallel',
+          childNodeIds: options.paths.map((path) => `${path}-work`),
+        },
+      },
+      ...options.paths.map((path) => ({
+        id: `${path}-work`,
+        type: 'LLM',
+        config: {
+          prompt: `${path} prompt`,
+          ...(options.profiles?.[path] ? { profileId: options.profiles[path] } : {}),
+        },
+      })),
+      {
+        id: 'merge',
+        type: 'JOIN',
+        config: {
+          forkPathIds: options.paths,
+          joinStrategy: 'ALL_COMPLETED',
+          timeout: 0,
+          ...(options.join ?? {}),
+        },
+      },
+      { id: 'after', type: 'LLM', config: { prompt: 'after prompt' } },
+      { id: 'end', type: 'END', config: { output: { merged: '{{nodes.merge}}', after: '{{nodes.after}}' } } },
+    ],
+    edges: [
+      { from: 'start', to: 'intro' },
+      { from: 'intro', to: 'split' },
+      ...options.paths.map((path) => ({ from: `${path}-work`, to: 'merge' })),
+      { from: 'merge', to: 'after' },
+      { from: 'after', to: 'end' },
+    ],
+  });
+}
