@@ -4,6 +4,7 @@
  * stores follow the environment), shows per-state progress on stderr and prints the result.
  */
 import type { Command } from 'commander';
+import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createLocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
@@ -69,7 +70,16 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
         if (shown(event)) io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
         break;
       case 'StateFailed':
-        if (shown(event)) io.stderr(`  ✗ ${name}${elapsed(event)}: ${event.error ?? 'failed'}\n`);
+        if (!shown(event)) break;
+        // A branch that decides its join ends the Parallel through an error by design: not a failure.
+        if (event.error === ASL_ERRORS.joinDecided || event.error === ASL_ERRORS.joinTimeout) {
+          if (event.stateType === 'Task') {
+            const why = event.error === ASL_ERRORS.joinDecided ? 'join decided' : 'join timed out';
+            io.stderr(`  ⇥ ${name}${elapsed(event)}: ${why}\n`);
+          }
+          break;
+        }
+        io.stderr(`  ✗ ${name}${elapsed(event)}: ${event.error ?? 'failed'}\n`);
         break;
       case 'StateRetried':
         io.stderr(`  ↻ ${name}: retry ${event.retryAttempt ?? ''}\n`);
