@@ -4,7 +4,7 @@
  * S3 requests and bytes, plus those counts per node execution — the figures the deploy docs turn
  * into an AWS cost per run.
  *
- *   npx tsx bench/runtime.ts [--runs 5] [--json]
+ *   npx tsx bench/runtime.ts [--runs 5] [--json] [--lambda-ms 100] [--lambda-mb 256]
  *
  * Counts are exact (metered SDK clients); wall time is this machine's, local services included.
  * The conversation store's segment cache is process-wide, as in a warm Lambda container, so S3
@@ -144,8 +144,62 @@ function printTable(figures: readonly RunFigures[]): void {
   for (const row of rows) console.log(line(row));
 }
 
+/** us-east-1 list prices (USD) used for the cost estimate; see the README's cost section. */
+const PRICES = {
+  transition: 0.025 / 1000, // Step Functions Standard
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecond: 0.0000133334, // arm64
+  dynamoRead: 0.125 / 1e6, // on-demand, per read request unit
+  dynamoWrite: 0.625 / 1e6, // on-demand, per write request unit
+  s3Put: 0.005 / 1000,
+  s3Get: 0.0004 / 1000,
+};
+
+/**
+ * Cost of 1,000 node executions from the measured counts of each example's last (warm) run. Two
+ * inputs are assumptions, printed as such: Lambda duration and memory (not measurable offline), and
+ * one capacity unit per DynamoDB request (true while thread items stay under 1 KB written / 4 KB read).
+ */
+function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: number): void {
+  const last = [...new Map(figures.map((f) => [f.example, f])).values()];
+  const sum = (pick: (f: RunFigures) => number) => last.reduce((total, f) => total + pick(f), 0);
+  const nodes = sum((f) => f.nodeExecutions);
+  const per1000 = (value: number) => (value / nodes) * 1000;
+  const transitions = per1000(sum((f) => f.stateTransitions));
+  const lambdas = per1000(sum((f) => f.lambdaInvocations));
+  const writes = per1000(sum((f) => f.dynamoWriteRequests));
+  const reads = per1000(sum((f) => f.dynamoRequests - f.dynamoWriteRequests));
+  const puts = per1000(sum((f) => f.s3PutRequests));
+  const gets = per1000(sum((f) => f.s3Requests - f.s3PutRequests));
+  const items: [string, number, number][] = [
+    ['state transitions', transitions, PRICES.transition],
+    ['Lambda requests', lambdas, PRICES.lambdaRequest],
+    [
+      `Lambda GB-s (assumed ${lambdaMs} ms at ${lambdaMb} MB)`,
+      (lambdas * lambdaMs * lambdaMb) / 1024 / 1000,
+      PRICES.lambdaGbSecond,
+    ],
+    ['DynamoDB reads', reads, PRICES.dynamoRead],
+    ['DynamoDB writes', writes, PRICES.dynamoWrite],
+    ['S3 PUTs', puts, PRICES.s3Put],
+    ['S3 GETs (warm cache)', gets, PRICES.s3Get],
+  ];
+  console.log(
+    `\nCost of 1,000 node executions (mix of ${last.map((f) => f.example).join(', ')}; ${nodes} nodes):`,
+  );
+  let total = 0;
+  for (const [what, count, price] of items) {
+    total += count * price;
+    console.log(`  ${what.padEnd(44)} ${count.toFixed(1).padStart(8)}  $${(count * price).toFixed(5)}`);
+  }
+  console.log(`  ${'total'.padEnd(44)} ${''.padStart(8)}  $${total.toFixed(4)}`);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = await benchRuntime(argument('--runs', 5));
   if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));
-  else printTable(figures);
+  else {
+    printTable(figures);
+    printCost(figures, argument('--lambda-ms', 100), argument('--lambda-mb', 256));
+  }
 }
