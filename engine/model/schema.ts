@@ -164,6 +164,8 @@ export const llmConfigSchema = z.object({
   tools: z.array(z.string()).optional(),
   maxToolCallsPerRequest: z.number().int().nonnegative().optional(),
   outputVariable: z.string().optional(),
+  /** Over the profile's tokenLimit: `fail` the node (default) or `continue` after the event. */
+  onTokenLimit: z.enum(['fail', 'continue']).optional(),
 });
 
 export const toolNodeConfigSchema = z.object({
@@ -240,9 +242,16 @@ export const openaiProfileSchema = z.object({
   baseUrl: z.string().optional(),
   /** Name of the environment variable (locally) or secret (on AWS) holding the API key. */
   apiKeyEnv: z.string().optional(),
+  /** Secrets Manager secret id (name or ARN): a plain key, or JSON with an `apiKey` field. */
   apiKeySecret: z.string().optional(),
+  /** SSM parameter name (SecureString, read with decryption) holding the API key. */
+  apiKeySsmParameter: z.string().optional(),
   parameters: jsonRecord.optional(),
   tokenLimit: z.number().int().positive().optional(),
+  /** Per-attempt request timeout in milliseconds (default 60000). */
+  timeoutMs: z.number().int().positive().optional(),
+  /** Retries of transient failures (429, 5xx, timeouts), default 3. */
+  maxRetries: z.number().int().nonnegative().max(10).optional(),
 });
 export const bedrockProfileSchema = z.object({
   provider: z.literal('bedrock'),
@@ -250,6 +259,10 @@ export const bedrockProfileSchema = z.object({
   region: z.string().optional(),
   parameters: jsonRecord.optional(),
   tokenLimit: z.number().int().positive().optional(),
+  /** Per-attempt request timeout in milliseconds (default 60000). */
+  timeoutMs: z.number().int().positive().optional(),
+  /** Retries of transient failures (throttling, 5xx, timeouts), default 3. */
+  maxRetries: z.number().int().nonnegative().max(10).optional(),
 });
 export const profileSchema = z.discriminatedUnion('provider', [
   scriptedProfileSchema,
@@ -257,11 +270,62 @@ export const profileSchema = z.discriminatedUnion('provider', [
   bedrockProfileSchema,
 ]);
 
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export const BUILTIN_TOOLS = ['echo'] as const;
+
+/**
+ * Short string forms of a tool handler (engine/model/tool-handler.ts reads them):
+ * `lambda:<function ARN or name>`, `module:<path>[#export]`, `builtin:<name>`.
+ */
+export const TOOL_HANDLER_STRING_PATTERN = `^(lambda:.+|module:[^#]+(#[A-Za-z_$][\\w$]*)?|builtin:(${BUILTIN_TOOLS.join('|')}))$`;
+const toolTimeoutMs = z.number().int().positive().max(900_000);
+
+/**
+ * Invokes a Lambda function by ARN (on AWS), or calls an export of a local module (the embedded
+ * runtime; the path is relative to the workflow file's folder). Module code is trusted: it is not sandboxed.
+ */
+export const lambdaToolHandlerSchema = z.strictObject({
+  kind: z.literal('lambda'),
+  arn: z.string().min(1).optional(),
+  module: z.string().min(1).optional(),
+  /** Export of `module` to call; default `handler`. */
+  export: z.string().min(1).optional(),
+  timeoutMs: toolTimeoutMs.optional(),
+});
+/** A JSON request. `url` and `headers` are templates over `args` and `secrets` (`{{secrets.NAME}}`). */
+export const httpToolHandlerSchema = z.strictObject({
+  kind: z.literal('http'),
+  url: z.string().min(1),
+  /** Default POST. GET and DELETE send the arguments as the query string, the others as a JSON body. */
+  method: z.enum(HTTP_METHODS).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Default 30000. */
+  timeoutMs: toolTimeoutMs.optional(),
+});
+/** JavaScript run in the CODE sandbox with `input` = the arguments; its return value is the output. */
+export const codeToolHandlerSchema = z.strictObject({
+  kind: z.literal('code'),
+  code: z.string().min(1),
+  timeoutMs: toolTimeoutMs.optional(),
+  memoryLimitMb: z.number().int().positive().max(1024).optional(),
+});
+/** Tools built into stepthread: `echo` returns its arguments (demos and tests). */
+export const builtinToolHandlerSchema = z.strictObject({
+  kind: z.literal('builtin'),
+  name: z.enum(BUILTIN_TOOLS),
+});
+export const toolHandlerObjectSchema = z.discriminatedUnion('kind', [
+  lambdaToolHandlerSchema,
+  httpToolHandlerSchema,
+  codeToolHandlerSchema,
+  builtinToolHandlerSchema,
+]);
+
 export const toolSchema = z.object({
   description: z.string(),
-  /** JSON Schema of the arguments. */
+  /** JSON Schema of the arguments (an object schema); they are checked against it before every call. */
   parameters: jsonRecord.optional(),
-  handler: z.union([z.string(), jsonRecord]),
+  handler: z.union([z.string().regex(new RegExp(TOOL_HANDLER_STRING_PATTERN)), toolHandlerObjectSchema]),
 });
 
 export const edgeSchema = z.object({ from: id, to: id });
@@ -376,6 +440,13 @@ export type NodeOfType<T extends NodeType> = Extract<WorkflowNode, { type: T }>;
 export type Edge = z.infer<typeof edgeSchema>;
 export type Profile = z.infer<typeof profileSchema>;
 export type ToolDefinition = z.infer<typeof toolSchema>;
+export type ToolHandlerObject = z.infer<typeof toolHandlerObjectSchema>;
+export type LambdaToolHandler = z.infer<typeof lambdaToolHandlerSchema>;
+export type HttpToolHandler = z.infer<typeof httpToolHandlerSchema>;
+export type CodeToolHandler = z.infer<typeof codeToolHandlerSchema>;
+export type BuiltinToolHandler = z.infer<typeof builtinToolHandlerSchema>;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];
 export type VariableDeclaration = z.infer<typeof variableDeclarationSchema>;
 export type Trigger = z.infer<typeof triggerSchema>;
 

@@ -14,6 +14,7 @@ import {
 import { checkGraph } from './graph-rules.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
+import { checkTools } from './tool-rules.ts';
 import { viewWorkflow, type WorkflowView } from './view.ts';
 
 export interface ValidationResult {
@@ -45,7 +46,7 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
     tools: union(enclosing.tools, view.tools),
     variables: view.variables.map(({ declaration }) => declaration),
   };
-  const errors = [...checkDeclarations(view)];
+  const errors = [...checkDeclarations(view), ...checkTools(view.toolEntries)];
   const pathIdOwners = new Map<string, string>();
   for (const { node, path, child } of view.nodes) {
     if (node) errors.push(...checkNode(node, path, scope));

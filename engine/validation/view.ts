@@ -9,10 +9,12 @@ import {
   NODE_TYPES,
   type NodeType,
   nodeSchema,
+  toolSchema,
   type VariableDeclaration,
   variableDeclarationSchema,
   type WorkflowNode,
 } from '../model/schema.ts';
+import type { ToolEntry } from './tool-rules.ts';
 
 export interface NodeView {
   path: Path;
@@ -44,6 +46,8 @@ export interface WorkflowView {
   /** Declared names; undefined when the section is unreadable (reference checks are then skipped). */
   profiles: ReadonlySet<string> | undefined;
   tools: ReadonlySet<string> | undefined;
+  /** Tool declarations that passed the structural parse (the others are reported as SCHEMA_INVALID). */
+  toolEntries: ToolEntry[];
   variables: Array<{ path: Path; declaration: VariableDeclaration }>;
 }
 
@@ -59,8 +63,16 @@ export function viewWorkflow(data: Record<string, unknown>, path: Path): Workflo
     incomplete: false,
     profiles: namesOf(data.profiles),
     tools: namesOf(data.tools),
+    toolEntries: [],
     variables: [],
   };
+  if (isRecord(data.tools)) {
+    for (const [name, raw] of Object.entries(data.tools)) {
+      const parsed = toolSchema.safeParse(raw);
+      if (parsed.success)
+        view.toolEntries.push({ name, path: [...path, 'tools', name], definition: parsed.data });
+    }
+  }
   if (!Array.isArray(data.nodes)) view.incomplete = true;
   else {
     for (const [index, raw] of data.nodes.entries()) readNode(view, raw, [...path, 'nodes', index]);

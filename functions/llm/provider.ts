@@ -1,8 +1,18 @@
 /**
- * The LLM provider interface. `scripted` is the offline default; `openai` and `bedrock` slot in
- * behind the same interface later.
+ * The LLM provider interface: `scripted` (the offline default), `openai` (any OpenAI-compatible
+ * server) and `bedrock` (Converse) all implement it. One `complete` call is one model request;
+ * tool calls in the reply are run by the tool loop (tool-loop.ts), not by providers.
  */
-import type { Message, Profile, ToolDefinition } from '../../engine/model/schema.ts';
+import type { Message, Profile } from '../../engine/model/schema.ts';
+
+/** What the model is told about a tool (a workflow ToolDefinition is one). */
+export interface ToolSpec {
+  readonly description: string;
+  /** JSON Schema of the arguments (an object schema); absent = no arguments. */
+  readonly parameters?: Readonly<Record<string, unknown>> | undefined;
+}
+
+export type ToolSpecs = Readonly<Record<string, ToolSpec>>;
 
 /** Calls already made in this thread, kept on the thread so retries and forks replay deterministically. */
 export interface LlmCallCounts {
@@ -19,7 +29,8 @@ export interface LlmRequest {
   /** What the model sees, in order. */
   messages: readonly Message[];
   parameters?: Record<string, unknown>;
-  tools?: Readonly<Record<string, ToolDefinition>>;
+  /** Tools the model may call; absent or empty = none. */
+  tools?: ToolSpecs;
   calls: LlmCallCounts;
   /** Aborts a call that is no longer wanted (run ended, join decided). */
   signal?: AbortSignal;

@@ -1,6 +1,7 @@
-/** The provider for a profile. Real providers (openai, bedrock) arrive in a later issue. */
-import { StepthreadError } from '../../engine/errors.ts';
+/** The provider for a profile: scripted (offline default), openai (any compatible server), bedrock (Converse). */
 import type { Profile } from '../../engine/model/schema.ts';
+import { createBedrockProvider } from './bedrock.ts';
+import { createOpenAiProvider } from './openai.ts';
 import type { LlmProvider } from './provider.ts';
 import { createScriptedProvider } from './scripted.ts';
 
@@ -9,10 +10,8 @@ export function providerForProfile(profile: Profile): LlmProvider {
     case 'scripted':
       return createScriptedProvider(profile);
     case 'openai':
+      return createOpenAiProvider(profile);
     case 'bedrock':
-      throw new StepthreadError(
-        'NOT_IMPLEMENTED',
-        `the ${profile.provider} provider is not available yet; use a scripted profile`,
-      );
+      return createBedrockProvider(profile);
   }
 }

@@ -6,7 +6,12 @@
  * otherwise responses[j mod len], j = the thread's earlier calls. The counters live in the thread
  * (see LlmCallCounts), so a retried node gets the same reply and a fork child continues from its
  * parent's counts.
+ *
+ * An entry is a string (the reply's text) or an object `{ "content"?: string, "toolCalls"?:
+ * [{ "name", "arguments", "id"? }] }`, a reply that asks for tool calls. Missing call ids are
+ * `scripted_<thread call count>_<i>`: deterministic, and unique within the thread.
  */
+import { z } from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Message } from '../../engine/model/schema.ts';
 import { messageSchema } from '../../engine/model/schema.ts';
@@ -32,15 +37,44 @@ export function pickScriptedResponse(
   return responses[request.calls.total % responses.length];
 }
 
-/** A scripted entry as an assistant message: a string is its content, a message object is used as is. */
-export function scriptedMessage(entry: unknown): Message {
+/**
+ * A scripted entry as an assistant message: a string is its content, a message object is used as
+ * is, and tool calls without ids get `<idPrefix>_<i>`.
+ */
+export function scriptedMessage(entry: unknown, idPrefix = 'scripted'): Message {
   if (typeof entry === 'string') return { role: 'assistant', content: entry };
+  const toolReply = scriptedToolReply(entry, idPrefix);
+  if (toolReply !== undefined) return toolReply;
   const parsed = messageSchema.safeParse(
     typeof entry === 'object' && entry !== null ? { role: 'assistant', ...entry } : undefined,
   );
   if (parsed.success) return parsed.data;
   // Anything else (numbers, objects without content) is what the model "said", as JSON.
   return { role: 'assistant', content: JSON.stringify(entry) ?? 'null' };
+}
+
+const scriptedToolCallSchema = z.object({
+  id: z.string().min(1).optional(),
+  name: z.string().min(1),
+  arguments: z.unknown().optional(),
+});
+const scriptedToolReplySchema = z.object({
+  content: z.string().optional(),
+  toolCalls: z.array(scriptedToolCallSchema).min(1),
+});
+
+function scriptedToolReply(entry: unknown, idPrefix: string): Message | undefined {
+  const parsed = scriptedToolReplySchema.safeParse(entry);
+  if (!parsed.success) return undefined;
+  return {
+    role: 'assistant',
+    content: parsed.data.content ?? '',
+    toolCalls: parsed.data.toolCalls.map((call, i) => ({
+      id: call.id ?? `${idPrefix}_${i}`,
+      name: call.name,
+      arguments: call.arguments ?? {},
+    })),
+  };
 }
 
 export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
@@ -74,7 +108,7 @@ export function createScriptedProvider(profile: ScriptedProfile): LlmProvider {
           { nodeId: request.nodeId },
         );
       }
-      return { message: scriptedMessage(entry) };
+      return { message: scriptedMessage(entry, `scripted_${request.calls.total}`) };
     },
   };
 }

@@ -46,3 +46,29 @@ describe('scripted provider', () => {
     });
   });
 });
+
+describe('scripted tool-call replies', () => {
+  it('turns {content?, toolCalls} entries into assistant tool calls with deterministic ids', async () => {
+    const provider = createScriptedProvider({
+      provider: 'scripted',
+      responses: [
+        { toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }, { name: 'now' }] },
+        { content: 'with id', toolCalls: [{ id: 'mine', name: 'lookup', arguments: {} }] },
+      ],
+    });
+    const first = await provider.complete({ nodeId: 'n', messages: [], calls: { total: 4, byNode: {} } });
+    expect(first.message).toEqual({
+      role: 'assistant',
+      content: '',
+      toolCalls: [
+        { id: 'scripted_4_0', name: 'lookup', arguments: { q: 'x' } },
+        { id: 'scripted_4_1', name: 'now', arguments: {} },
+      ],
+    });
+    const again = await provider.complete({ nodeId: 'm', messages: [], calls: { total: 4, byNode: {} } });
+    expect(again.message).toEqual(first.message);
+    const second = await provider.complete({ nodeId: 'n', messages: [], calls: { total: 5, byNode: {} } });
+    expect(second.message.toolCalls).toEqual([{ id: 'mine', name: 'lookup', arguments: {} }]);
+    expect(second.message.content).toBe('with id');
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Rules about tool declarations: the handler names a target, the parameters are an object schema in
+ * structure (functions/tools compiles them fully; the engine carries no JSON Schema library), and
+ * http templates parse, read only `args` and `secrets`, and name each secret they use.
+ */
+import type { CodedError } from '../errors.ts';
+import type { ExprNode } from '../expression/ast.ts';
+import { parseExpression, validateTemplate } from '../expression/index.ts';
+import { hasTemplate, splitTemplate } from '../expression/template-syntax.ts';
+import { isRecord, type Path } from '../model/paths.ts';
+import type { ToolDefinition } from '../model/schema.ts';
+import { parseToolHandler } from '../model/tool-handler.ts';
+import { codedError } from './report.ts';
+
+/** Names an http tool's url and header templates may read. */
+export const HTTP_TEMPLATE_SCOPE = ['args', 'secrets'] as const;
+
+export interface ToolEntry {
+  name: string;
+  path: Path;
+  definition: ToolDefinition;
+}
+
+export function checkTools(entries: readonly ToolEntry[]): CodedError[] {
+  return entries.flatMap(checkTool);
+}
+
+function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
+  const errors: CodedError[] = [];
+  const add = (message: string, at: Path): void => {
+    errors.push(codedError('INVALID_TOOL_DEFINITION', `tool "${name}": ${message}`, at));
+  };
+  if (definition.parameters !== undefined) {
+    for (const problem of parameterProblems(definition.parameters)) add(problem, [...path, 'parameters']);
+  }
+  const parsed = parseToolHandler(definition.handler);
+  if (!parsed.ok) {
+    add(parsed.message, [...path, 'handler']);
+    return errors;
+  }
+  const { handler } = parsed;
+  if (handler.kind !== 'http') return errors;
+  const templates: Array<[string, Path]> = [[handler.url, [...path, 'handler', 'url']]];
+  for (const [header, value] of Object.entries(handler.headers ?? {}))
+    templates.push([value, [...path, 'handler', 'headers', header]]);
+  for (const [template, at] of templates) {
+    const syntax = validateTemplate(template, '');
+    if (syntax.length > 0) {
+      for (const problem of syntax) add(problem.message, at);
+      continue;
+    }
+    const references = templateReferences(template);
+    for (const problem of references.problems) add(problem, at);
+  }
+  // A url that starts with literal text fixes its scheme there; one starting with a template is checked when called.
+  if (!handler.url.trimStart().startsWith('{{') && !/^https?:\/\//i.test(handler.url))
+    add(`url "${handler.url}" must start with http:// or https://`, [...path, 'handler', 'url']);
+  return errors;
+}
+
+/**
+ * Structural checks only: LLM APIs take an object schema for a tool's arguments, and a malformed
+ * `properties`/`required` would otherwise surface only when the tool is first called.
+ */
+function parameterProblems(parameters: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (parameters.type !== undefined && parameters.type !== 'object')
+    problems.push(
+      `parameters must describe an object (type "object"), not ${JSON.stringify(parameters.type)}`,
+    );
+  if (parameters.properties !== undefined) {
+    if (!isRecord(parameters.properties)) problems.push('parameters.properties must be an object');
+    else {
+      for (const [key, schema] of Object.entries(parameters.properties)) {
+        if (!isRecord(schema) && typeof schema !== 'boolean')
+          problems.push(`parameters.properties.${key} must be a schema (an object or a boolean)`);
+      }
+    }
+  }
+  const { required } = parameters;
+  if (required !== undefined && !(Array.isArray(required) && required.every((k) => typeof k === 'string')))
+    problems.push('parameters.required must be a list of property names');
+  return problems;
+}
+
+export interface TemplateReferences {
+  /** Secrets named in the template (`secrets.NAME` or `secrets["NAME"]`), each once, in order. */
+  secrets: string[];
+  /** Why the template may not be used: a computed or whole `secrets`, or a name outside the scope. */
+  problems: string[];
+}
+
+/**
+ * What an http template reads. Secrets must be named literally so only those are fetched: a key
+ * computed from `args` would let a model pick any secret and echo it to a server.
+ * Throws INVALID_EXPRESSION for a malformed template (validateTemplate reports it first).
+ */
+export function templateReferences(template: string): TemplateReferences {
+  const secrets = new Set<string>();
+  const problems = new Set<string>();
+  if (!hasTemplate(template)) return { secrets: [], problems: [] };
+  for (const segment of splitTemplate(template)) {
+    if (segment.kind !== 'expression') continue;
+    const expression = parseExpression(segment.source);
+    for (const name of expression.identifiers) {
+      if (!(HTTP_TEMPLATE_SCOPE as readonly string[]).includes(name))
+        problems.add(`the template reads "${name}"; only ${HTTP_TEMPLATE_SCOPE.join(' and ')} are available`);
+    }
+    collectSecrets(expression.root, secrets, problems);
+  }
+  return { secrets: [...secrets], problems: [...problems] };
+}
+
+function isSecrets(node: ExprNode): boolean {
+  return node.kind === 'identifier' && node.name === 'secrets';
+}
+
+function collectSecrets(node: ExprNode, secrets: Set<string>, problems: Set<string>): void {
+  switch (node.kind) {
+    case 'identifier':
+      if (isSecrets(node))
+        problems.add('name one secret, as in {{secrets.API_KEY}}, not the whole "secrets"');
+      return;
+    case 'member':
+      if (isSecrets(node.object)) secrets.add(node.key);
+      else collectSecrets(node.object, secrets, problems);
+      return;
+    case 'index':
+      if (isSecrets(node.object)) problems.add('a secret must be named literally, not computed');
+      else collectSecrets(node.object, secrets, problems);
+      collectSecrets(node.key, secrets, problems);
+      return;
+    case 'array':
+      for (const element of node.elements) collectSecrets(element, secrets, problems);
+      return;
+    case 'unary':
+      collectSecrets(node.argument, secrets, problems);
+      return;
+    case 'binary':
+    case 'logical':
+      collectSecrets(node.left, secrets, problems);
+      collectSecrets(node.right, secrets, problems);
+      return;
+    case 'conditional':
+      collectSecrets(node.test, secrets, problems);
+      collectSecrets(node.consequent, secrets, problems);
+      collectSecrets(node.alternate, secrets, problems);
+      return;
+    case 'call':
+      for (const argument of node.args) collectSecrets(argument, secrets, problems);
+      return;
+    case 'literal':
+      return;
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The `bedrock` provider: the Converse API through @aws-sdk/client-bedrock-runtime, tool use
+ * included. Credentials are the Lambda role's (or the local AWS profile's), never the workflow's.
+ * The SDK's own retries are off (maxAttempts 1) so retry.ts is the only retry layer.
+ */
+import {
+  BedrockRuntimeClient,
+  ConverseCommand,
+  type ConverseCommandInput,
+} from '@aws-sdk/client-bedrock-runtime';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { Profile } from '../../engine/model/schema.ts';
+import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+import {
+  AttemptTimeout,
+  type LlmFailure,
+  parseRetryAfter,
+  type RetryEffects,
+  type RetryPolicy,
+  withRetry,
+  withTimeout,
+} from './retry.ts';
+import { redactSecrets } from './secrets.ts';
+import {
+  fromConverseMessage,
+  toConverseConversation,
+  toConverseParameters,
+  toConverseToolConfig,
+} from './wire.ts';
+
+export type BedrockProfile = Extract<Profile, { provider: 'bedrock' }>;
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+export interface BedrockProviderOptions {
+  /** A client to use (tests point one at a local server); default one per region, per container. */
+  readonly client?: BedrockRuntimeClient;
+  readonly retryEffects?: RetryEffects;
+  readonly retryPolicy?: Partial<RetryPolicy>;
+}
+
+const clients = new Map<string, BedrockRuntimeClient>();
+
+/** A warm Lambda reuses the client (and its connections) across invocations. */
+function clientFor(region: string | undefined): BedrockRuntimeClient {
+  const key = region ?? '';
+  let client = clients.get(key);
+  if (!client) {
+    client = new BedrockRuntimeClient({ ...(region ? { region } : {}), maxAttempts: 1 });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+export function createBedrockProvider(
+  profile: BedrockProfile,
+  options: BedrockProviderOptions = {},
+): LlmProvider {
+  const timeoutMs = profile.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const where = `bedrock model ${profile.model}`;
+  return {
+    async complete(request: LlmRequest): Promise<LlmResponse> {
+      const client = options.client ?? clientFor(profile.region);
+      const input = converseInput(profile, request);
+      const output = await withRetry(
+        () =>
+          withTimeout(timeoutMs, request.signal, (abortSignal) =>
+            client.send(new ConverseCommand(input), { abortSignal }),
+          ),
+        {
+          classify: (error) => classifyBedrockError(error, where),
+          policy: {
+            ...options.retryPolicy,
+            ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
+          },
+          ...(options.retryEffects ? { effects: options.retryEffects } : {}),
+          ...(request.signal ? { signal: request.signal } : {}),
+          nodeId: request.nodeId,
+        },
+      );
+      if (output.output?.message === undefined) {
+        throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no message`, {
+          nodeId: request.nodeId,
+        });
+      }
+      const usage = output.usage;
+      return {
+        message: fromConverseMessage(output.output.message),
+        ...(usage?.inputTokens !== undefined && usage.outputTokens !== undefined
+          ? { usage: { promptTokens: usage.inputTokens, completionTokens: usage.outputTokens } }
+          : {}),
+      };
+    },
+  };
+}
+
+/** The Converse request for a call: profile parameters, then node parameters. */
+export function converseInput(profile: BedrockProfile, request: LlmRequest): ConverseCommandInput {
+  const tools = request.tools ?? {};
+  const withTools = Object.keys(tools).length > 0;
+  const { system, messages } = toConverseConversation(request.messages, { withToolBlocks: withTools });
+  const parameters = toConverseParameters({ ...profile.parameters, ...request.parameters });
+  return {
+    modelId: profile.model,
+    messages,
+    ...(system.length > 0 ? { system } : {}),
+    ...(withTools ? { toolConfig: toConverseToolConfig(tools) } : {}),
+    ...(parameters.inferenceConfig ? { inferenceConfig: parameters.inferenceConfig } : {}),
+    ...(parameters.additionalModelRequestFields
+      ? { additionalModelRequestFields: parameters.additionalModelRequestFields as never }
+      : {}),
+  };
+}
+
+const AUTH_ERRORS = new Set([
+  'AccessDeniedException',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+  'IncompleteSignature',
+  'CredentialsProviderError',
+]);
+const THROTTLING_ERRORS = new Set(['ThrottlingException', 'TooManyRequestsException']);
+const UNAVAILABLE_ERRORS = new Set([
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'InternalFailure',
+  'ModelNotReadyException',
+]);
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+interface SdkError {
+  name?: string;
+  message?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { headers?: Record<string, string | undefined> };
+}
+
+/** What one failed Converse attempt means. */
+export function classifyBedrockError(error: unknown, where: string): LlmFailure {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
+  const name = e.name ?? 'Error';
+  const status = e.$metadata?.httpStatusCode;
+  const message = redactSecrets(
+    `${where}: ${name}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(error)}`,
+  );
+  const headers = e.$response?.headers ?? {};
+  const retryAfterMs = parseRetryAfter((header) => headers[header]);
+  const after = retryAfterMs !== undefined ? { retryAfterMs } : {};
+  if (error instanceof AttemptTimeout || name === 'ModelTimeoutException' || name === 'TimeoutError') {
+    return { code: 'LLM_TIMEOUT', retryable: true, message };
+  }
+  if (AUTH_ERRORS.has(name) || status === 401 || status === 403) {
+    return { code: 'LLM_AUTH_FAILED', retryable: false, message };
+  }
+  if (THROTTLING_ERRORS.has(name) || status === 429) {
+    return { code: 'LLM_RATE_LIMITED', retryable: true, message, ...after };
+  }
+  // A quota is not a burst: waiting seconds does not lift it.
+  if (name === 'ServiceQuotaExceededException')
+    return { code: 'LLM_RATE_LIMITED', retryable: false, message };
+  if (UNAVAILABLE_ERRORS.has(name) || (status !== undefined && status >= 500)) {
+    return { code: 'LLM_UNAVAILABLE', retryable: true, message, ...after };
+  }
+  if (e.code !== undefined && (NETWORK_ERRORS.has(e.code) || e.code.startsWith('ERR_HTTP2'))) {
+    return { code: 'LLM_UNAVAILABLE', retryable: true, message };
+  }
+  if (
+    name === 'ValidationException' ||
+    name === 'ResourceNotFoundException' ||
+    (status !== undefined && status < 500)
+  ) {
+    return { code: 'LLM_BAD_REQUEST', retryable: false, message };
+  }
+  return { code: 'LLM_PROVIDER_ERROR', retryable: false, message };
+}

@@ -1,0 +1,173 @@
+/**
+ * The `openai` provider: any server speaking OpenAI chat completions (OpenAI, Ollama, vLLM,
+ * LM Studio), through the official `openai` package. Its built-in retries are off so retry.ts is
+ * the only retry layer (one policy, one Retry-After rule, countable attempts).
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+import {
+  AttemptTimeout,
+  type LlmFailure,
+  parseRetryAfter,
+  type RetryEffects,
+  type RetryPolicy,
+  withRetry,
+  withTimeout,
+} from './retry.ts';
+import {
+  forgetApiKey,
+  type OpenAiProfile,
+  type ResolveApiKeyOptions,
+  redactSecrets,
+  resolveApiKey,
+} from './secrets.ts';
+import { fromOpenAiMessage, toOpenAiMessages, toOpenAiTools } from './wire.ts';
+
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+export interface OpenAiProviderOptions {
+  /** Where API keys named by env are read (default process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly secrets?: ResolveApiKeyOptions;
+  readonly retryEffects?: RetryEffects;
+  readonly retryPolicy?: Partial<RetryPolicy>;
+}
+
+export function createOpenAiProvider(
+  profile: OpenAiProfile,
+  options: OpenAiProviderOptions = {},
+): LlmProvider {
+  const env = options.env ?? process.env;
+  const baseURL = profile.baseUrl ?? OPENAI_BASE_URL;
+  const timeoutMs = profile.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const where = `openai model ${profile.model} at ${hostOf(baseURL)}`;
+
+  return {
+    async complete(request: LlmRequest): Promise<LlmResponse> {
+      const apiKey = await resolveApiKey(profile, env, options.secrets);
+      const client = new OpenAI({
+        // The SDK insists on a key; with none, the Authorization header is removed instead.
+        apiKey: apiKey ?? 'none',
+        ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+        baseURL,
+        maxRetries: 0,
+        timeout: timeoutMs,
+        // Explicit, so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment don't reach other servers.
+        organization: null,
+        project: null,
+      });
+      const body = requestBody(profile, request);
+      try {
+        const completion = await withRetry(
+          () =>
+            withTimeout(timeoutMs, request.signal, (signal) =>
+              client.chat.completions.create(body, { signal }),
+            ),
+          {
+            classify: (error) => classifyOpenAiError(error, where, apiKey),
+            policy: {
+              ...options.retryPolicy,
+              ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
+            },
+            ...(options.retryEffects ? { effects: options.retryEffects } : {}),
+            ...(request.signal ? { signal: request.signal } : {}),
+            nodeId: request.nodeId,
+          },
+        );
+        const choice = completion.choices[0];
+        if (choice === undefined) {
+          throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no choices`, {
+            nodeId: request.nodeId,
+          });
+        }
+        const usage = completion.usage;
+        return {
+          message: fromOpenAiMessage(choice.message),
+          ...(usage
+            ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } }
+            : {}),
+        };
+      } catch (error) {
+        // A rotated secret: read it again next time instead of retrying a dead key from the cache.
+        if (error instanceof StepthreadError && error.code === 'LLM_AUTH_FAILED') forgetApiKey(profile, env);
+        throw error;
+      }
+    },
+  };
+}
+
+/** The chat-completions body: profile parameters, then node parameters; model, messages and tools are ours. */
+export function requestBody(
+  profile: OpenAiProfile,
+  request: LlmRequest,
+): ChatCompletionCreateParamsNonStreaming {
+  const tools = request.tools ?? {};
+  const {
+    stream: _stream,
+    stream_options: _options,
+    ...parameters
+  } = {
+    ...profile.parameters,
+    ...request.parameters,
+  };
+  return {
+    ...parameters,
+    model: profile.model,
+    messages: toOpenAiMessages(request.messages),
+    ...(Object.keys(tools).length > 0 ? { tools: toOpenAiTools(tools) } : {}),
+  };
+}
+
+/** What one failed attempt means; messages are redacted of the key and anything key-shaped. */
+export function classifyOpenAiError(error: unknown, where: string, apiKey?: string): LlmFailure {
+  const safe = (text: string) => redactSecrets(`${where}: ${text}`, [apiKey]);
+  if (error instanceof AttemptTimeout || error instanceof APIConnectionTimeoutError) {
+    return { code: 'LLM_TIMEOUT', retryable: true, message: safe('no response in time') };
+  }
+  if (error instanceof APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return { code: 'LLM_UNAVAILABLE', retryable: true, message: safe(`could not connect${cause}`) };
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const status = error.status;
+    const message = safe(`HTTP ${status}: ${serverMessage(error)}`);
+    const retryAfterMs = error.headers ? parseRetryAfter((name) => error.headers?.get(name)) : undefined;
+    const after = retryAfterMs !== undefined ? { retryAfterMs } : {};
+    if (status === 401 || status === 403) return { code: 'LLM_AUTH_FAILED', retryable: false, message };
+    if (status === 429) {
+      // An exhausted quota will not recover in seconds; only real rate limiting is worth retrying.
+      const quota = errorCode(error) === 'insufficient_quota';
+      return { code: 'LLM_RATE_LIMITED', retryable: !quota, message, ...after };
+    }
+    if (status === 408) return { code: 'LLM_TIMEOUT', retryable: true, message, ...after };
+    if (status === 409 || status >= 500)
+      return { code: 'LLM_UNAVAILABLE', retryable: true, message, ...after };
+    return { code: 'LLM_BAD_REQUEST', retryable: false, message };
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  return { code: 'LLM_PROVIDER_ERROR', retryable: false, message: safe(text) };
+}
+
+function serverMessage(error: APIError): string {
+  const body = error.error as { message?: unknown } | undefined;
+  if (body && typeof body.message === 'string') return body.message;
+  return error.message;
+}
+
+function errorCode(error: APIError): string | undefined {
+  if (typeof error.code === 'string') return error.code;
+  const body = error.error as { code?: unknown } | undefined;
+  return typeof body?.code === 'string' ? body.code : undefined;
+}
+
+/** Host only: a base URL may carry credentials in its user info or query. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'an invalid base URL';
+  }
+}

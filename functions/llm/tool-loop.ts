@@ -1,0 +1,197 @@
+/**
+ * The tool-call loop of one LLM request: call the model; while it asks for tools, run them and
+ * send the results back; stop at a reply without tool calls. Pure of storage: the caller gives the
+ * visible conversation and gets back the messages to append, in order.
+ *
+ * Limits:
+ * - `maxToolCalls` bounds the tool calls run in one request (parallel calls in one reply count
+ *   one each). A reply that would go past it fails the request with TOOL_CALL_LIMIT_EXCEEDED and
+ *   none of its calls run: a half-answered batch is not a valid conversation for either API, and
+ *   silently dropping calls would hide a runaway agent. Raise the limit to allow more.
+ * - Token limits are the caller's: `onUsage` sees every model call's usage as it happens and may
+ *   throw (e.g. TOKEN_LIMIT_EXCEEDED) to stop the loop before any tool of that reply runs.
+ *
+ * A tool's failure (unknown tool, arguments that are not a JSON object, a thrown error, `ok:
+ * false`) becomes a tool-result message the model reads, never a crash. Only an abort of `signal`
+ * ends the loop from inside a tool.
+ */
+import { estimateTokens, type TokenCounts } from '../../engine/conversation/index.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { Message, ToolCall } from '../../engine/model/schema.ts';
+import { countCall, type LlmCallCounts, type LlmProvider, NO_CALLS, type ToolSpecs } from './provider.ts';
+
+/** Used when the node sets no maxToolCallsPerRequest. */
+export const DEFAULT_MAX_TOOL_CALLS = 10;
+
+/** What running a tool gave: its output (`ok`), or what went wrong, for the model to read. */
+export interface ToolOutcome {
+  readonly ok: boolean;
+  /** A string is sent as is; anything else as JSON. */
+  readonly content: unknown;
+}
+
+export interface ToolCallContext {
+  /** The model's id for the call (unique within the request). */
+  readonly callId: string;
+  readonly signal?: AbortSignal;
+}
+
+export type ExecuteTool = (
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+) => Promise<ToolOutcome>;
+
+export interface ToolLoopInput {
+  readonly provider: LlmProvider;
+  readonly nodeId: string;
+  /** The visible conversation, ending with the prompt. */
+  readonly messages: readonly Message[];
+  readonly tools?: ToolSpecs;
+  readonly executeTool: ExecuteTool;
+  /** Default DEFAULT_MAX_TOOL_CALLS; 0 allows none. */
+  readonly maxToolCalls?: number;
+  /** Node parameters (the provider adds its profile's under them). */
+  readonly parameters?: Record<string, unknown>;
+  /** The thread's LLM call counts before this request (scripted replies depend on them). */
+  readonly calls?: LlmCallCounts;
+  readonly signal?: AbortSignal;
+  /** Each model call's usage (reported, or estimated when the provider reports none). May throw to stop. */
+  readonly onUsage?: (usage: TokenCounts, modelCall: number) => void | Promise<void>;
+}
+
+export interface ToolLoopResult {
+  /** In order: each assistant reply, each followed by the results of its tool calls; the last is the final reply. */
+  readonly appended: Message[];
+  /** Summed over the model calls. */
+  readonly usage: TokenCounts;
+  readonly toolCallCount: number;
+  readonly modelCallCount: number;
+  /** The final reply's text. */
+  readonly finalText: string;
+  /** The thread's call counts after this request. */
+  readonly calls: LlmCallCounts;
+}
+
+export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult> {
+  const { provider, nodeId, signal } = input;
+  const tools = input.tools ?? {};
+  const offered = Object.keys(tools).length > 0;
+  const maxToolCalls = input.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
+  const transcript: Message[] = [...input.messages];
+  const appended: Message[] = [];
+  let calls = input.calls ?? NO_CALLS;
+  let usage: TokenCounts = { promptTokens: 0, completionTokens: 0 };
+  let toolCallCount = 0;
+
+  for (let modelCall = 0; ; modelCall++) {
+    signal?.throwIfAborted();
+    const response = await provider.complete({
+      nodeId,
+      messages: transcript,
+      calls,
+      ...(input.parameters ? { parameters: input.parameters } : {}),
+      ...(offered ? { tools } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    const reply = withUniqueCallIds({ ...response.message, role: 'assistant' }, `${nodeId}_${calls.total}`);
+    calls = countCall(calls, nodeId);
+    const used = response.usage ?? {
+      promptTokens: estimateTokens(transcript),
+      completionTokens: estimateTokens([reply]),
+    };
+    usage = {
+      promptTokens: usage.promptTokens + used.promptTokens,
+      completionTokens: usage.completionTokens + used.completionTokens,
+    };
+    await input.onUsage?.(used, modelCall);
+    transcript.push(reply);
+    appended.push(reply);
+
+    const requested = reply.toolCalls ?? [];
+    if (requested.length === 0) {
+      return {
+        appended,
+        usage,
+        toolCallCount,
+        modelCallCount: modelCall + 1,
+        finalText: reply.content,
+        calls,
+      };
+    }
+    if (toolCallCount + requested.length > maxToolCalls) {
+      throw new StepthreadError(
+        'TOOL_CALL_LIMIT_EXCEEDED',
+        `node ${nodeId}: the model asked for ${requested.length} more tool call(s) after ${toolCallCount}, ` +
+          `over maxToolCallsPerRequest (${maxToolCalls})`,
+        { nodeId },
+      );
+    }
+    // One at a time, in the model's order: deterministic, and tools with side effects never race.
+    for (const call of requested) {
+      const result = await runToolCall(call, tools, input.executeTool, signal);
+      transcript.push(result);
+      appended.push(result);
+    }
+    toolCallCount += requested.length;
+  }
+}
+
+/** A tool call's result message; failures are reported to the model, not thrown. */
+async function runToolCall(
+  call: ToolCall,
+  tools: ToolSpecs,
+  executeTool: ExecuteTool,
+  signal: AbortSignal | undefined,
+): Promise<Message> {
+  const result = (content: string): Message => ({
+    role: 'tool',
+    content,
+    toolCallId: call.id,
+    name: call.name,
+  });
+  if (!Object.hasOwn(tools, call.name)) {
+    const available = Object.keys(tools);
+    return result(
+      `Error: there is no tool named "${call.name}"` +
+        (available.length > 0 ? `; the tools are: ${available.join(', ')}` : '; no tools are available'),
+    );
+  }
+  const args = call.arguments;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return result(`Error: the arguments must be a JSON object, got: ${preview(args)}`);
+  }
+  try {
+    const outcome = await executeTool(call.name, args as Record<string, unknown>, {
+      callId: call.id,
+      ...(signal ? { signal } : {}),
+    });
+    const text =
+      typeof outcome.content === 'string' ? outcome.content : (JSON.stringify(outcome.content) ?? 'null');
+    return result(outcome.ok ? text : `Error: ${text}`);
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason ?? error;
+    const code = error instanceof StepthreadError ? `${error.code}: ` : '';
+    return result(`Error: ${code}${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
+ * Some OpenAI-compatible servers send empty or repeated call ids; results are matched to calls by
+ * id, so those get `<prefix>_<i>` (deterministic: prefix is node and thread call count).
+ */
+export function withUniqueCallIds(message: Message, prefix: string): Message {
+  if (!message.toolCalls?.length) return message;
+  const seen = new Set<string>();
+  const toolCalls = message.toolCalls.map((call, i) => {
+    const id = call.id !== '' && !seen.has(call.id) ? call.id : `${prefix}_${i}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+  return { ...message, toolCalls };
+}

@@ -1,0 +1,95 @@
+/**
+ * Tool arguments checked against the tool's JSON Schema with ajv. Validators are compiled once per
+ * distinct schema and cached for the life of the process, so a warm Lambda compiles each schema once
+ * even though every invocation receives the definitions afresh.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { CodedError } from '../../engine/errors.ts';
+import type { ToolDefinition } from '../../engine/model/schema.ts';
+import { ToolFailure } from './failure.ts';
+
+const CACHE_LIMIT = 256;
+const cache = new Map<string, ValidateFunction | string>();
+
+/** The compiled validator, or why the schema does not compile. */
+function compiled(parameters: Record<string, unknown>): ValidateFunction | string {
+  const key = JSON.stringify(parameters);
+  const hit = cache.get(key);
+  if (hit !== undefined) {
+    // Re-inserting keeps the map in least-recently-used order for eviction.
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  let entry: ValidateFunction | string;
+  try {
+    // One Ajv per schema: an instance keeps every schema it compiled (and rejects a repeated $id),
+    // so sharing one would grow without bound as definitions vary.
+    entry = new Ajv({ strict: false, allErrors: true, useDefaults: true, logger: false }).compile(parameters);
+  } catch (error) {
+    entry = error instanceof Error ? error.message : String(error);
+  }
+  cache.set(key, entry);
+  if (cache.size > CACHE_LIMIT) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
+  return entry;
+}
+
+/**
+ * The arguments to call the tool with: a copy of `args` with schema defaults filled in. Throws
+ * INVALID_TOOL_DEFINITION for a schema that does not compile, TOOL_ARGUMENTS_INVALID with ajv's
+ * messages for arguments that do not match. A tool without `parameters` takes anything.
+ */
+export function checkArguments(toolName: string, definition: ToolDefinition, args: unknown): unknown {
+  if (definition.parameters === undefined) return args;
+  const validate = compiled(definition.parameters);
+  if (typeof validate === 'string') {
+    throw new ToolFailure(
+      'INVALID_TOOL_DEFINITION',
+      `tool "${toolName}": its parameters are not a valid JSON Schema: ${validate}`,
+    );
+  }
+  const copy = structuredClone(args);
+  if (validate(copy)) return copy;
+  throw new ToolFailure(
+    'TOOL_ARGUMENTS_INVALID',
+    `tool "${toolName}": invalid arguments: ${formatErrors(validate.errors ?? [])}`,
+  );
+}
+
+function formatErrors(errors: readonly ErrorObject[]): string {
+  return errors
+    .map((error) => {
+      const where = error.instancePath === '' ? 'arguments' : `arguments${error.instancePath}`;
+      const extra =
+        error.keyword === 'additionalProperties'
+          ? ` ("${String(error.params.additionalProperty)}")`
+          : error.keyword === 'enum'
+            ? ` (${JSON.stringify(error.params.allowedValues)})`
+            : '';
+      return `${where} ${error.message ?? 'is invalid'}${extra}`;
+    })
+    .join('; ');
+}
+
+/**
+ * Compiles every tool's parameters: INVALID_TOOL_DEFINITION for each that is not a valid JSON Schema.
+ * The engine checks structure only (it has no JSON Schema library); run this too before a run or deploy.
+ */
+export function checkToolParameters(tools: Readonly<Record<string, ToolDefinition>>): CodedError[] {
+  const errors: CodedError[] = [];
+  for (const [name, definition] of Object.entries(tools)) {
+    if (definition.parameters === undefined) continue;
+    const validate = compiled(definition.parameters);
+    if (typeof validate === 'string') {
+      errors.push({
+        code: 'INVALID_TOOL_DEFINITION',
+        message: `tool "${name}": its parameters are not a valid JSON Schema: ${validate}`,
+        path: `tools.${name}.parameters`,
+      });
+    }
+  }
+  return errors;
+}

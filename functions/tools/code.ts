@@ -1,0 +1,25 @@
+/** `code` tools: JavaScript in the CODE sandbox with `input` = the arguments; its errors keep their codes. */
+import type { CodeToolHandler } from '../../engine/model/schema.ts';
+import { runCode, type SandboxRequest } from '../sandbox/index.ts';
+import { ToolFailure } from './failure.ts';
+import type { ToolEnvironment } from './types.ts';
+
+export async function callCodeTool(
+  toolName: string,
+  handler: CodeToolHandler,
+  args: unknown,
+  env: ToolEnvironment,
+  maxOutputBytes: number,
+): Promise<unknown> {
+  const request: SandboxRequest = {
+    code: handler.code,
+    input: args,
+    maxOutputBytes,
+    ...(handler.timeoutMs === undefined ? {} : { timeoutMs: handler.timeoutMs }),
+    ...(handler.memoryLimitMb === undefined ? {} : { memoryLimitMb: handler.memoryLimitMb }),
+  };
+  const result = await (env.sandbox ? env.sandbox.run(request) : runCode(request));
+  if (result.ok) return result.output;
+  const line = result.error.line === undefined ? '' : ` (line ${result.error.line})`;
+  throw new ToolFailure(result.error.code, `tool "${toolName}": ${result.error.message}${line}`);
+}

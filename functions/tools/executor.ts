@@ -1,0 +1,89 @@
+/**
+ * Calls declared tools by name: look up, check the arguments against the tool's JSON Schema, run
+ * by kind, normalise the output to JSON. Every failure is a ToolResult with a code, never a thrown
+ * error, and no secret value survives into a result or message.
+ */
+import type { ToolDefinition } from '../../engine/model/schema.ts';
+import { parseToolHandler, type ToolHandler } from '../../engine/model/tool-handler.ts';
+import { checkArguments } from './arguments.ts';
+import { callCodeTool } from './code.ts';
+import { ToolFailure, toToolError } from './failure.ts';
+import { callHttpTool } from './http.ts';
+import { callLambdaTool } from './lambda.ts';
+import { contentOf, DEFAULT_MAX_OUTPUT_BYTES, toJsonOutput } from './output.ts';
+import { redactSecrets } from './secrets.ts';
+import type { ToolExecutor, ToolExecutorOptions, ToolResult } from './types.ts';
+
+export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
+  const { tools, env, secrets, signal } = options;
+  const maxOutputBytes = env.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  return {
+    async execute(name, args) {
+      // Per call: a secret is redacted from this call's result whatever it contains.
+      const secretValues: string[] = [];
+      let result: ToolResult;
+      try {
+        const definition = lookup(tools, name);
+        const handler = handlerOf(name, definition);
+        const checked = checkArguments(name, definition, args ?? {});
+        const raw = await run(name, handler, checked, secretValues);
+        const output = toJsonOutput(name, raw, maxOutputBytes);
+        result = { ok: true, output, content: contentOf(output) };
+      } catch (error) {
+        result = { ok: false, error: toToolError(error, name) };
+      }
+      return redactSecrets(result, secretValues);
+    },
+  };
+
+  function run(name: string, handler: ToolHandler, args: unknown, secretValues: string[]): Promise<unknown> {
+    if (signal?.aborted) throw new ToolFailure('TOOL_FAILED', `tool "${name}": the call was cancelled`);
+    switch (handler.kind) {
+      case 'lambda':
+        return callLambdaTool({
+          toolName: name,
+          target: handler,
+          timeoutMs: handler.timeoutMs,
+          args,
+          env,
+          signal,
+        });
+      case 'http':
+        return callHttpTool({
+          toolName: name,
+          handler,
+          args,
+          secrets,
+          signal,
+          fetch: env.fetch ?? globalThis.fetch,
+          maxResponseBytes: maxOutputBytes,
+          onSecret: (value) => secretValues.push(value),
+        });
+      case 'code':
+        return callCodeTool(name, handler, args, env, maxOutputBytes);
+      case 'builtin':
+        return Promise.resolve(args);
+    }
+  }
+}
+
+function lookup(tools: Readonly<Record<string, ToolDefinition>>, name: string): ToolDefinition {
+  const definition = Object.hasOwn(tools, name) ? tools[name] : undefined;
+  if (definition) return definition;
+  const known = Object.keys(tools);
+  throw new ToolFailure(
+    'TOOL_NOT_FOUND',
+    `tool "${name}" is not available here${known.length > 0 ? ` (available: ${known.join(', ')})` : ''}`,
+  );
+}
+
+function handlerOf(name: string, definition: ToolDefinition): ToolHandler {
+  const parsed = parseToolHandler(definition.handler);
+  if (parsed.ok) return parsed.handler;
+  throw new ToolFailure('INVALID_TOOL_DEFINITION', `tool "${name}": ${parsed.message}`);
+}
+
+/** The text an LLM node gives the model for a tool call's result, failures included. */
+export function toolResultText(result: ToolResult): string {
+  return result.ok ? result.content : `Error (${result.error.code}): ${result.error.message}`;
+}

@@ -1,0 +1,32 @@
+/** A tool's return value as JSON data (it is stored in node results) and as text for the model. */
+import { ToolFailure } from './failure.ts';
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
+
+/**
+ * The value as plain JSON data: `undefined` becomes null, class instances become their JSON form.
+ * Values JSON cannot hold (cycles, BigInt) and outputs over `maxBytes` are the tool's failure.
+ */
+export function toJsonOutput(toolName: string, value: unknown, maxBytes: number): unknown {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolFailure('TOOL_FAILED', `tool "${toolName}" returned a value that is not JSON: ${reason}`);
+  }
+  if (json === undefined) return null;
+  const bytes = new TextEncoder().encode(json).byteLength;
+  if (bytes > maxBytes) {
+    throw new ToolFailure(
+      'TOOL_FAILED',
+      `tool "${toolName}" returned ${bytes} bytes of output, more than the ${maxBytes} allowed`,
+    );
+  }
+  return JSON.parse(json);
+}
+
+/** Text for the model: a string output as it is, anything else as JSON. */
+export function contentOf(output: unknown): string {
+  return typeof output === 'string' ? output : JSON.stringify(output);
+}

@@ -1,0 +1,102 @@
+/**
+ * Secrets for `{{secrets.NAME}}` in http tools: environment variables locally, Secrets Manager on
+ * AWS. Values are only ever placed in outgoing requests; `redactSecrets` scrubs them from whatever a
+ * call produced before it is returned, stored or logged.
+ */
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import type { SecretResolver } from './types.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `secrets.NAME` is the environment variable NAME (the embedded runtime). */
+export function envSecrets(env: Env): SecretResolver {
+  return {
+    async resolve(name) {
+      const value = env[name];
+      return value === undefined || value === '' ? undefined : value;
+    },
+  };
+}
+
+/** The one call of SecretsManagerClient used here, so tests can pass a stub. */
+export interface SecretsManagerLike {
+  send(
+    command: GetSecretValueCommand,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<{ SecretString?: string }>;
+}
+
+export interface SecretsManagerOptions {
+  /** Prepended to the name to form the SecretId, e.g. `stepthread/`. */
+  prefix?: string;
+  /** How long a value is reused in a warm Lambda; default 5 minutes. */
+  ttlMs?: number;
+  /** Clock for the cache (injectable for tests). */
+  now?: () => number;
+}
+
+const NOT_FOUND = 'ResourceNotFoundException';
+
+/** `secrets.NAME` is the Secrets Manager secret `<prefix>NAME` (its SecretString), cached per TTL. */
+export function secretsManagerSecrets(
+  client: SecretsManagerLike,
+  options: SecretsManagerOptions = {},
+): SecretResolver {
+  const { prefix = '', ttlMs = 300_000, now = Date.now } = options;
+  const cache = new Map<string, { value: string | undefined; expires: number }>();
+  return {
+    async resolve(name, signal) {
+      const hit = cache.get(name);
+      if (hit && hit.expires > now()) return hit.value;
+      let value: string | undefined;
+      try {
+        const response = await client.send(
+          new GetSecretValueCommand({ SecretId: `${prefix}${name}` }),
+          signal ? { abortSignal: signal } : {},
+        );
+        value = response.SecretString;
+      } catch (error) {
+        if ((error as { name?: unknown }).name !== NOT_FOUND) throw error;
+      }
+      cache.set(name, { value, expires: now() + ttlMs });
+      return value;
+    },
+  };
+}
+
+const REDACTED = '[REDACTED]';
+
+/** Every form a secret may take in what a call produced: as sent, and URL-encoded (from a url template). */
+function secretForms(values: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const value of values) {
+    if (value === '') continue;
+    forms.add(value);
+    forms.add(encodeURIComponent(value));
+  }
+  // Longest first, so a secret containing another is replaced whole.
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+function redactText(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) out = out.split(form).join(REDACTED);
+  return out;
+}
+
+/** A copy of `value` (JSON data) with every secret value replaced by `[REDACTED]`, in keys too. */
+export function redactSecrets<T>(value: T, secretValues: readonly string[]): T {
+  const forms = secretForms(secretValues);
+  if (forms.length === 0) return value;
+  const visit = (item: unknown): unknown => {
+    if (typeof item === 'string') return redactText(item, forms);
+    if (Array.isArray(item)) return item.map(visit);
+    if (item !== null && typeof item === 'object') {
+      return Object.fromEntries(
+        Object.entries(item).map(([key, entry]) => [redactText(key, forms), visit(entry)]),
+      );
+    }
+    return item;
+  };
+  return visit(value) as T;
+}

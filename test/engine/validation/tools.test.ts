@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolDefinition } from '../../../engine/model/schema.ts';
+import { parseToolHandler } from '../../../engine/model/tool-handler.ts';
+import { templateReferences } from '../../../engine/validation/tool-rules.ts';
+import { validateWorkflow } from '../../../engine/validation/validate.ts';
+
+function withTools(tools: Record<string, unknown>) {
+  return {
+    id: 'tools',
+    version: 1,
+    tools,
+    nodes: [
+      { id: 'start', type: 'START' },
+      { id: 'call', type: 'TOOL', config: { toolName: 'crm', arguments: { id: '{{customer}}' } } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'call' },
+      { from: 'call', to: 'end' },
+    ],
+  };
+}
+
+const crm = (handler: unknown, parameters?: unknown) => ({
+  crm: { description: 'CRM lookup', handler, ...(parameters === undefined ? {} : { parameters }) },
+});
+
+describe('tool handler forms', () => {
+  it('reads the string forms into the object forms', () => {
+    expect(parseToolHandler('lambda:arn:aws:lambda:eu-west-1:1:function:f')).toEqual({
+      ok: true,
+      handler: { kind: 'lambda', arn: 'arn:aws:lambda:eu-west-1:1:function:f' },
+    });
+    expect(parseToolHandler('module:./tools/crm.js#lookup')).toEqual({
+      ok: true,
+      handler: { kind: 'lambda', module: { path: './tools/crm.js', exportName: 'lookup' } },
+    });
+    expect(parseToolHandler('module:./crm.js')).toEqual({
+      ok: true,
+      handler: { kind: 'lambda', module: { path: './crm.js', exportName: 'handler' } },
+    });
+    expect(parseToolHandler('builtin:echo')).toEqual({
+      ok: true,
+      handler: { kind: 'builtin', name: 'echo' },
+    });
+  });
+
+  it('rejects strings and objects that name no target', () => {
+    expect(parseToolHandler('ftp:x').ok).toBe(false);
+    expect(parseToolHandler('builtin:rm').ok).toBe(false);
+    expect(parseToolHandler({ kind: 'lambda' })).toEqual({
+      ok: false,
+      message: 'a lambda handler needs "arn" (on AWS) or "module" (locally), or both',
+    });
+    expect(parseToolHandler({ kind: 'lambda', arn: 'f', export: 'x' }).ok).toBe(false);
+  });
+});
+
+describe('validateWorkflow: tools', () => {
+  it('accepts every handler kind', () => {
+    for (const handler of [
+      'builtin:echo',
+      'lambda:arn:aws:lambda:eu-west-1:123456789012:function:crm',
+      'module:./crm.mjs#lookup',
+      { kind: 'lambda', arn: 'arn:aws:lambda:eu-west-1:123456789012:function:crm', module: './crm.mjs' },
+      {
+        kind: 'http',
+        url: 'https://crm.example.com/customers/{{args.id}}',
+        method: 'GET',
+        headers: { Authorization: 'Bearer {{secrets.CRM_TOKEN}}' },
+        timeoutMs: 5000,
+      },
+      { kind: 'code', code: 'return input.id;', timeoutMs: 100, memoryLimitMb: 16 },
+    ]) {
+      expect(validateWorkflow(withTools(crm(handler))).errors, JSON.stringify(handler)).toEqual([]);
+    }
+  });
+
+  it('reports an unknown handler string or field as SCHEMA_INVALID', () => {
+    expect(validateWorkflow(withTools(crm('python:crm.py'))).errors.map((e) => e.code)).toEqual([
+      'SCHEMA_INVALID',
+    ]);
+    const typo = { kind: 'http', url: 'https://x', headrs: {} };
+    expect(validateWorkflow(withTools(crm(typo))).errors.map((e) => e.code)).toEqual(['SCHEMA_INVALID']);
+  });
+
+  it('reports a lambda handler with no target, with its path', () => {
+    expect(validateWorkflow(withTools(crm({ kind: 'lambda' }))).errors).toEqual([
+      {
+        code: 'INVALID_TOOL_DEFINITION',
+        message: 'tool "crm": a lambda handler needs "arn" (on AWS) or "module" (locally), or both',
+        path: 'tools.crm.handler',
+      },
+    ]);
+  });
+
+  it('reports parameters that do not describe an arguments object', () => {
+    const errors = validateWorkflow(
+      withTools(crm('builtin:echo', { type: 'array', properties: { a: 3 }, required: 'a' })),
+    ).errors;
+    expect(errors.map((e) => [e.code, e.path])).toEqual([
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.parameters'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.parameters'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.parameters'],
+    ]);
+  });
+
+  it('reports http templates that compute a secret, expose all of them, read other names or do not parse', () => {
+    const handler = {
+      kind: 'http',
+      url: 'crm.example.com/{{ticket}}',
+      headers: { 'X-A': '{{secrets[args.name]}}', 'X-B': '{{secrets}}', 'X-C': '{{args.id' },
+    };
+    const errors = validateWorkflow(withTools(crm(handler))).errors;
+    expect(errors.map((e) => [e.code, e.path])).toEqual([
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.url'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.headers["X-A"]'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.headers["X-B"]'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.headers["X-C"]'],
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.url'],
+    ]);
+    expect(errors[0]?.message).toContain('reads "ticket"');
+    expect(errors[4]?.message).toContain('must start with http:// or https://');
+  });
+
+  it('checks tools declared inside a subgraph too', () => {
+    const child = withTools(crm({ kind: 'lambda' }));
+    const parent = {
+      id: 'parent',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'sub', type: 'SUBGRAPH', config: { workflow: child } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'sub' },
+        { from: 'sub', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(parent).errors).toEqual([
+      expect.objectContaining({
+        code: 'INVALID_TOOL_DEFINITION',
+        path: 'nodes[1].config.workflow.tools.crm.handler',
+      }),
+    ]);
+  });
+});
+
+describe('templateReferences', () => {
+  it('lists each literally named secret once', () => {
+    expect(templateReferences('{{secrets.A}}:{{secrets["b/c"]}}:{{secrets.A}}:{{upper(args.x)}}')).toEqual({
+      secrets: ['A', 'b/c'],
+      problems: [],
+    });
+  });
+});
+
+// The definition type accepts both handler forms.
+const _typed: ToolDefinition[] = [
+  { description: 'a', handler: 'builtin:echo' },
+  { description: 'b', handler: { kind: 'http', url: 'https://x' } },
+];
+void _typed;

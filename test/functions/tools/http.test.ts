@@ -1,0 +1,232 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpToolHandler, ToolDefinition } from '../../../engine/model/schema.ts';
+import { createToolExecutor, envSecrets, type ToolResult } from '../../../functions/tools/index.ts';
+
+const SECRET = 's3cr3t-token-value/+=';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+let server: Server;
+let base: string;
+const seen: Seen[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
+      const path = new URL(request.url ?? '/', 'http://x').pathname;
+      if (path === '/slow') return void setTimeout(() => response.end('late'), 2000).unref();
+      if (path === '/text') return void response.end('plain text');
+      if (path === '/huge') return void response.end('x'.repeat(5000));
+      if (path === '/empty') return void response.writeHead(204).end();
+      if (path === '/missing') {
+        response.writeHead(404, { 'content-type': 'application/json' });
+        return void response.end(
+          JSON.stringify({ error: 'no such customer', auth: request.headers.authorization }),
+        );
+      }
+      // Echoes the request back, Authorization header included, as a careless server might.
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      response.end(
+        JSON.stringify({
+          method: request.method,
+          url: request.url,
+          auth: request.headers.authorization ?? null,
+          body,
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function tool(handler: Omit<HttpToolHandler, 'kind'>): ToolDefinition {
+  return { description: 'http', handler: { kind: 'http', ...handler } };
+}
+
+function run(
+  definition: ToolDefinition,
+  args: unknown,
+  options: { signal?: AbortSignal; env?: object } = {},
+) {
+  const executor = createToolExecutor({
+    tools: { t: definition },
+    env: { target: 'local', maxOutputBytes: 1000, ...options.env },
+    secrets: envSecrets({ CRM_TOKEN: SECRET }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return executor.execute('t', args);
+}
+
+function lastSeen(): Seen {
+  const last = seen.at(-1);
+  if (!last) throw new Error('the server saw no request');
+  return last;
+}
+
+function failure(result: ToolResult) {
+  if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
+  return result.error;
+}
+
+describe('http tools', () => {
+  it('POSTs the arguments as JSON by default and returns the JSON response', async () => {
+    const result = await run(tool({ url: `${base}/customers` }), { name: 'Ada', tags: ['x'] });
+    expect(lastSeen().headers['content-type']).toBe('application/json');
+    expect(lastSeen().headers.accept).toBe('application/json');
+    expect(result).toEqual({
+      ok: true,
+      output: { method: 'POST', url: '/customers', auth: null, body: '{"name":"Ada","tags":["x"]}' },
+      content: JSON.stringify({
+        method: 'POST',
+        url: '/customers',
+        auth: null,
+        body: '{"name":"Ada","tags":["x"]}',
+      }),
+    });
+  });
+
+  it('sends GET arguments as the query string and encodes arguments placed in the url', async () => {
+    const definition = tool({ url: `${base}/customers/{{args.id}}?v=1`, method: 'GET' });
+    const result = await run(definition, { id: '../admin?x=1', tags: ['a', 'b'], n: 3, skip: null });
+    expect(lastSeen().method).toBe('GET');
+    expect(lastSeen().body).toBe('');
+    expect(lastSeen().url).toBe('/customers/..%2Fadmin%3Fx%3D1?v=1&id=..%2Fadmin%3Fx%3D1&tags=a&tags=b&n=3');
+    expect(result.ok).toBe(true);
+  });
+
+  it('sends a templated header with the secret to the server but never returns the secret', async () => {
+    const definition = tool({
+      url: `${base}/echo`,
+      method: 'PUT',
+      headers: { Authorization: 'Bearer {{secrets.CRM_TOKEN}}', 'X-Customer': '{{args.id}}' },
+    });
+    const result = await run(definition, { id: 'c-7' });
+    expect(lastSeen().headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(lastSeen().headers['x-customer']).toBe('c-7');
+    expect(result.ok && result.output).toMatchObject({ auth: 'Bearer [REDACTED]', method: 'PUT' });
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it('keeps the secret out of an HTTP error message too', async () => {
+    const definition = tool({
+      url: `${base}/missing`,
+      headers: { Authorization: 'Bearer {{secrets.CRM_TOKEN}}' },
+    });
+    const error = failure(await run(definition, {}));
+    expect(lastSeen().headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(error.code).toBe('TOOL_HTTP_ERROR');
+    expect(error.status).toBe(404);
+    expect(error.message).toContain(
+      'HTTP 404 Not Found: {"error":"no such customer","auth":"Bearer [REDACTED]"}',
+    );
+    expect(JSON.stringify(error)).not.toContain(SECRET);
+  });
+
+  it('keeps a secret used in the url out of a network error message, encoded or not', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const definition = tool({ url: `http://127.0.0.1:${port}/x?key={{secrets.CRM_TOKEN}}` });
+    const error = failure(await run(definition, {}));
+    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.message).toMatch(/the request failed: fetch failed/);
+    expect(JSON.stringify(error)).not.toContain(SECRET);
+    expect(JSON.stringify(error)).not.toContain(encodeURIComponent(SECRET));
+  });
+
+  it('redacts a secret from a message that quotes the rendered url', async () => {
+    const error = failure(await run(tool({ url: 'http://bad host/{{secrets.CRM_TOKEN}}' }), {}));
+    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.message).toBe('tool "t": "http://bad host/[REDACTED]" is not a valid URL');
+  });
+
+  it('fails with TOOL_FAILED when a named secret is not set, naming it', async () => {
+    const definition = tool({ url: `${base}/echo`, headers: { 'X-Key': '{{secrets.NOPE}}' } });
+    const before = seen.length;
+    const error = failure(await run(definition, {}));
+    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.message).toContain('secret "NOPE" is not set');
+    expect(seen.length).toBe(before);
+  });
+
+  it('refuses a secret chosen by the arguments', async () => {
+    const definition = tool({ url: `${base}/echo`, headers: { 'X-Key': '{{secrets[args.which]}}' } });
+    const error = failure(await run(definition, { which: 'CRM_TOKEN' }));
+    expect(error.code).toBe('INVALID_TOOL_DEFINITION');
+    expect(JSON.stringify(error)).not.toContain(SECRET);
+  });
+
+  it('returns a non-JSON response as text and an empty one as null', async () => {
+    expect(await run(tool({ url: `${base}/text`, method: 'GET' }), {})).toEqual({
+      ok: true,
+      output: 'plain text',
+      content: 'plain text',
+    });
+    expect(await run(tool({ url: `${base}/empty`, method: 'DELETE' }), {})).toEqual({
+      ok: true,
+      output: null,
+      content: 'null',
+    });
+  });
+
+  it('times out with TOOL_TIMEOUT', async () => {
+    const started = Date.now();
+    const error = failure(await run(tool({ url: `${base}/slow`, timeoutMs: 100 }), {}));
+    expect(error).toEqual({
+      code: 'TOOL_TIMEOUT',
+      message: 'tool "t" got no complete response within 100 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('ends with TOOL_FAILED when the run cancels the call', async () => {
+    const controller = new AbortController();
+    const pending = run(tool({ url: `${base}/slow` }), {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(failure(await pending)).toEqual({
+      code: 'TOOL_FAILED',
+      message: 'tool "t": the call was cancelled',
+    });
+  });
+
+  it('refuses a response larger than the output limit', async () => {
+    const error = failure(await run(tool({ url: `${base}/huge`, method: 'GET' }), {}));
+    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.message).toContain('larger than 1000 bytes');
+  });
+
+  it('refuses a rendered url that is not http(s)', async () => {
+    const error = failure(await run(tool({ url: '{{args.u}}' }), { u: 'file:///etc/passwd' }));
+    expect(error.code).toBe('TOOL_FAILED');
+  });
+
+  it('uses an injected fetch', async () => {
+    const calls: string[] = [];
+    const fakeFetch: typeof fetch = async (input) => {
+      calls.push(String(input));
+      return new Response('{"ok":1}', { headers: { 'content-type': 'application/json' } });
+    };
+    const result = await run(tool({ url: 'https://api.example.com/v1' }), {}, { env: { fetch: fakeFetch } });
+    expect(calls).toEqual(['https://api.example.com/v1']);
+    expect(result).toEqual({ ok: true, output: { ok: 1 }, content: '{"ok":1}' });
+  });
+});
