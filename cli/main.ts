@@ -6,12 +6,19 @@ import { Command, CommanderError } from 'commander';
 import { registerCompile } from './commands/compile.ts';
 import { registerCopy } from './commands/copy.ts';
 import { registerInspect } from './commands/inspect.ts';
+import { registerPending } from './commands/pending.ts';
+import { registerRespond } from './commands/respond.ts';
 import { registerRun } from './commands/run.ts';
+import { type DeployedServices, registerStart } from './commands/start.ts';
 import { registerValidate } from './commands/validate.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
 
-/** `argv` is process.argv style: [node, script, ...args]. */
-export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+/** `argv` is process.argv style: [node, script, ...args]; `services` replaces the Step Functions client (tests). */
+export async function main(
+  argv: readonly string[],
+  io: CliIo = processIo,
+  services: DeployedServices = {},
+): Promise<number> {
   // The SDK warns on Node 20 at client construction; users can do nothing about it mid-run.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let exitCode: number = EXIT.ok;
@@ -29,6 +36,9 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   registerRun(program, io, setExit);
   registerInspect(program, io, setExit);
   registerCopy(program, io, setExit);
+  registerStart(program, io, setExit, services);
+  registerPending(program, io, setExit);
+  registerRespond(program, io, setExit, services);
   // Each command copies the root's settings so usage errors in subcommands are thrown, not exited on.
   for (const command of program.commands)
     command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

@@ -19,6 +19,19 @@ export interface NodeLogicResult {
   events?: readonly StepthreadEvent[];
 }
 
+/**
+ * A failure of the node logic after something observable already happened (e.g. a token limit
+ * passed): its events are recorded before NODE_FAILED, though the node's other work is dropped.
+ */
+export class NodeLogicFailure extends StepthreadError {
+  readonly events: readonly StepthreadEvent[];
+
+  constructor(error: StepthreadError, events: readonly StepthreadEvent[]) {
+    super(error.code, error.message, { ...(error.nodeId ? { nodeId: error.nodeId } : {}), cause: error });
+    this.events = events;
+  }
+}
+
 /** The node's own work; it may do I/O through adapters the handler closes over. */
 export type NodeLogic = () => NodeLogicResult | Promise<NodeLogicResult>;
 
@@ -68,6 +81,7 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
     events.push(...(logicResult.events ?? []));
     outcome = { status: logicResult.status ?? 'COMPLETED', output: logicResult.output };
   } catch (error) {
+    if (error instanceof NodeLogicFailure) events.push(...error.events);
     outcome = { status: 'FAILED', error: nodeFailure(error, node.id) };
   }
 

@@ -33,6 +33,10 @@ export interface HandlerSpec {
   readonly conversation: ConversationAccess;
   /** Reads the LLM profiles' secrets and invokes their Bedrock models. */
   readonly callsModels: boolean;
+  /** Runs workflow tools: invokes their Lambda functions and reads their http secrets. */
+  readonly callsTools: boolean;
+  /** Runs the CODE sandbox (CODE nodes, `code` tools): ships `sandbox-worker.mjs` next to the bundle. */
+  readonly sandboxWorker: boolean;
 }
 
 // Every handler loads its thread (GetItem, or BatchGetItem for a fork child and its root thread) and
@@ -51,6 +55,8 @@ interface SpecOverrides {
   table?: readonly TableAction[];
   conversation?: ConversationAccess;
   callsModels?: boolean;
+  callsTools?: boolean;
+  sandboxWorker?: boolean;
 }
 
 // Keep in step with functions/nodes: a handler only writes segments after reading the conversation
@@ -61,7 +67,7 @@ const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   END: {},
   VARIABLE: {},
   // The sandbox (QuickJS in a worker) needs headroom above the script's own memory limit (≤ 1024 MB).
-  CODE: { memoryMb: 1536, timeoutSeconds: 900 },
+  CODE: { memoryMb: 1536, timeoutSeconds: 900, sandboxWorker: true },
   // Creates one child thread per path.
   FORK: { table: CREATES },
   // Reads the children in one BatchGetItem and records branch outcomes on the join item.
@@ -69,10 +75,18 @@ const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   ROUTE: {},
   LOOP_START: {},
   LOOP_END: {},
-  // Reads the conversation, appends the reply; model calls can be slow.
-  LLM: { memoryMb: 512, timeoutSeconds: 900, conversation: 'read-write', callsModels: true },
-  // A tool result is appended to the conversation as a message.
-  TOOL: { timeoutSeconds: 300, conversation: 'read-write' },
+  // Reads the conversation, appends the replies and tool results; model calls can be slow; the
+  // tools it offers the model may be `code` tools, which run in the sandbox.
+  LLM: {
+    memoryMb: 512,
+    timeoutSeconds: 900,
+    conversation: 'read-write',
+    callsModels: true,
+    callsTools: true,
+    sandboxWorker: true,
+  },
+  // Its output goes to node results and a variable, never to the conversation.
+  TOOL: { memoryMb: 512, timeoutSeconds: 300, callsTools: true, sandboxWorker: true },
   // Records the pending interaction (with its task token) as its own item; an answer becomes a message.
   USER_INTERACTION: { table: CREATES, conversation: 'read-write' },
   CONTEXT_PROCESSOR: { conversation: 'read-write' },
@@ -95,6 +109,8 @@ export const HANDLER_SPECS: Readonly<Record<NodeType, HandlerSpec>> = Object.fro
       table: o.table ?? THREAD_STEP,
       conversation: o.conversation ?? 'none',
       callsModels: o.callsModels ?? false,
+      callsTools: o.callsTools ?? false,
+      sandboxWorker: o.sandboxWorker ?? false,
     };
     return [type, spec];
   }),

@@ -16,6 +16,8 @@ export interface ModelAccess {
   readonly secretNames: readonly string[];
   /** Sorted and unique. */
   readonly bedrockModels: readonly BedrockModel[];
+  /** SSM parameter names of `apiKeySsmParameter` (read with decryption), sorted and unique. */
+  readonly ssmParameterNames?: readonly string[];
 }
 
 /** Every profile of a workflow, including those of the child workflows of its SUBGRAPH nodes. */
@@ -30,21 +32,35 @@ export function profilesOf(workflow: Workflow): Profile[] {
 export function collectModelAccess(workflows: readonly Workflow[]): ModelAccess {
   const secrets = new Set<string>();
   const models: BedrockModel[] = [];
+  const parameters = new Set<string>();
   for (const profile of workflows.flatMap(profilesOf)) {
     if (profile.provider === 'openai' && profile.apiKeySecret) secrets.add(profile.apiKeySecret);
+    if (profile.provider === 'openai' && profile.apiKeySsmParameter)
+      parameters.add(profile.apiKeySsmParameter);
     if (profile.provider === 'bedrock') {
       models.push(
         profile.region ? { model: profile.model, region: profile.region } : { model: profile.model },
       );
     }
   }
-  return { secretNames: [...secrets].sort(), bedrockModels: uniqueModels(models) };
+  return {
+    secretNames: [...secrets].sort(),
+    bedrockModels: uniqueModels(models),
+    ...(parameters.size > 0 ? { ssmParameterNames: [...parameters].sort() } : {}),
+  };
 }
 
 export function mergeModelAccess(a: ModelAccess, b: ModelAccess): ModelAccess {
   return {
     secretNames: [...new Set([...a.secretNames, ...b.secretNames])].sort(),
     bedrockModels: uniqueModels([...a.bedrockModels, ...b.bedrockModels]),
+    ...(a.ssmParameterNames || b.ssmParameterNames
+      ? {
+          ssmParameterNames: [
+            ...new Set([...(a.ssmParameterNames ?? []), ...(b.ssmParameterNames ?? [])]),
+          ].sort(),
+        }
+      : {}),
   };
 }
 

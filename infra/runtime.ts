@@ -7,7 +7,7 @@ import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
-import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Effect, ManagedPolicy, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -17,6 +17,7 @@ import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
+import type { ToolRequirements } from '../functions/tools/requirements.ts';
 import { LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, lambdaBundling } from './bundling.ts';
 import {
   availableHandlerTypes,
@@ -27,10 +28,14 @@ import {
 } from './handler-registry.ts';
 import { bedrockResources, type ModelAccess } from './model-access.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
+import { sandboxWorkerHooks } from './sandbox-bundling.ts';
+import { NO_TOOL_ACCESS, type ToolAccess, type ToolCallingType } from './tool-access.ts';
 
 export interface StepthreadRuntimeProps {
   /** Secrets and Bedrock models the LLM handler may use; derive them with `collectModelAccess(workflows)`. */
   readonly modelAccess?: ModelAccess;
+  /** Lambda functions and secrets the LLM and TOOL handlers' tools use; derive with `collectToolAccess(workflows)`. */
+  readonly toolAccess?: ToolAccess;
   /** Node types to deploy a function for (default: every type whose handler module exists). */
   readonly nodeTypes?: readonly NodeType[];
   /** Bus that workflow triggers listen on (default: the account's default event bus). */
@@ -77,10 +82,11 @@ export class StepthreadRuntime extends Construct {
     this.operatorPolicy = this.createOperatorPolicy();
 
     const modelAccess = props.modelAccess ?? { secretNames: [], bedrockModels: [] };
+    const toolAccess = props.toolAccess ?? NO_TOOL_ACCESS;
     for (const type of props.nodeTypes ?? availableHandlerTypes(root)) {
       this.functions.set(
         type,
-        this.createFunction(HANDLER_SPECS[type], root, modelAccess, props.tracing ?? true),
+        this.createFunction(HANDLER_SPECS[type], root, modelAccess, toolAccess, props.tracing ?? true),
       );
     }
   }
@@ -133,6 +139,20 @@ export class StepthreadRuntime extends Construct {
         resources: [executions],
       }),
     );
+    // The USER_INTERACTION function answers at once for show_message and a config `userInput`. A
+    // separate Policy (not the role's default policy, which the function depends on) avoids the cycle
+    // state machine → function → role policy → state machine.
+    const interactions = this.functions.get('USER_INTERACTION');
+    if (interactions?.role) {
+      new Policy(this, `AnswerInteractions${n}`, {
+        statements: [
+          new PolicyStatement({
+            actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+            resources: [stateMachine.stateMachineArn],
+          }),
+        ],
+      }).attachToRole(interactions.role);
+    }
     acknowledgeWildcardResources(
       this.operatorPolicy,
       [executions],
@@ -220,12 +240,37 @@ export class StepthreadRuntime extends Construct {
     const policy = new ManagedPolicy(this, 'OperatorPolicy', {
       description: 'stepthread operators: start executions, list pending interactions, answer them.',
     });
+    const segments = this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`);
     policy.addStatements(
       new PolicyStatement({
         sid: 'ReadThreads',
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         resources: [this.table.tableArn, `${this.table.tableArn}/index/${GSI1_NAME}`],
       }),
+      // `respond` claims the interaction item (conditional update) and commits the node's step on
+      // the thread; `pending` without an execution scans for open interactions.
+      new PolicyStatement({
+        sid: 'AnswerInteractions',
+        actions: ['dynamodb:UpdateItem', 'dynamodb:Scan'],
+        resources: [this.table.tableArn],
+      }),
+      // The answer joins the conversation: read the log, write one new content-addressed segment.
+      new PolicyStatement({
+        sid: 'AppendAnswers',
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [segments],
+      }),
+      // `start <workflowId>` finds the state machine by name; the action has no resource-level scope.
+      new PolicyStatement({
+        sid: 'FindStateMachines',
+        actions: ['states:ListStateMachines'],
+        resources: ['*'],
+      }),
+    );
+    acknowledgeWildcardResources(
+      policy,
+      [segments, '*'],
+      'Segments are content-addressed objects under one prefix of the conversation bucket; states:ListStateMachines supports no resource scope.',
     );
     return policy;
   }
@@ -234,6 +279,7 @@ export class StepthreadRuntime extends Construct {
     spec: HandlerSpec,
     root: string,
     modelAccess: ModelAccess,
+    toolAccess: ToolAccess,
     tracing: boolean,
   ): NodejsFunction {
     const name = pascalCase(spec.type);
@@ -256,6 +302,7 @@ export class StepthreadRuntime extends Construct {
     this.grantTable(role, spec);
     this.grantConversation(role, spec);
     if (spec.callsModels) this.grantModels(role, modelAccess);
+    if (spec.callsTools) this.grantTools(role, toolAccess[spec.type as ToolCallingType]);
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       entry: handlerEntryPath(spec.type, root),
@@ -271,7 +318,9 @@ export class StepthreadRuntime extends Construct {
       loggingFormat: LoggingFormat.JSON,
       tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       description: `stepthread ${spec.type} node handler`,
-      bundling: lambdaBundling(),
+      bundling: spec.sandboxWorker
+        ? { ...lambdaBundling(), commandHooks: sandboxWorkerHooks() }
+        : lambdaBundling(),
       environment: {
         STEPTHREAD_TARGET: 'aws',
         STEPTHREAD_TABLE: this.table.tableName,
@@ -341,6 +390,19 @@ export class StepthreadRuntime extends Construct {
         }),
       );
     }
+    const parameters = access.ssmParameterNames ?? [];
+    if (parameters.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ProfileParameters',
+          actions: ['ssm:GetParameter'],
+          // Parameter ARNs carry the name without its leading slash.
+          resources: parameters.map(
+            (name) => `arn:${partition}:ssm:${region}:${account}:parameter/${name.replace(/^\//, '')}`,
+          ),
+        }),
+      );
+    }
     if (access.bedrockModels.length === 0) return;
     const models = bedrockResources(access.bedrockModels, { partition, region, account });
     role.addToPolicy(
@@ -356,6 +418,37 @@ export class StepthreadRuntime extends Construct {
       models.anyRegion,
       'A cross-region inference profile routes each request to any region of its geography; only the named foundation model is allowed.',
     );
+  }
+
+  /** Exactly the Lambda functions and secrets of the tools this handler's nodes use. */
+  private grantTools(role: Role, access: ToolRequirements): void {
+    const { partition, region, account } = Stack.of(this);
+    if (access.lambdaArns.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ToolFunctions',
+          actions: ['lambda:InvokeFunction'],
+          // A tool may name its function by ARN or by name (then it is in this account and region).
+          resources: access.lambdaArns.map((target) =>
+            target.startsWith('arn:')
+              ? target
+              : `arn:${partition}:lambda:${region}:${account}:function:${target}`,
+          ),
+        }),
+      );
+    }
+    if (access.secretNames.length > 0) {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ToolSecrets',
+          actions: ['secretsmanager:GetSecretValue'],
+          // Secrets Manager appends six random characters to a secret's name in its ARN.
+          resources: access.secretNames.map(
+            (name) => `arn:${partition}:secretsmanager:${region}:${account}:secret:${name}-??????`,
+          ),
+        }),
+      );
+    }
   }
 
   private ensureStatusForwarding(): void {

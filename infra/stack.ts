@@ -9,6 +9,7 @@ import type { Trigger } from '../engine/model/schema.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
 import { StepthreadRuntime } from './runtime.ts';
+import { collectToolAccess } from './tool-access.ts';
 import { StepthreadWorkflow, type WorkflowExecutionType } from './workflow.ts';
 
 export interface StepthreadStackProps extends StackProps {
@@ -40,6 +41,7 @@ export class StepthreadStack extends Stack {
 
     this.runtime = new StepthreadRuntime(this, 'Runtime', {
       modelAccess: collectModelAccess(props.workflows.map(({ workflow }) => workflow)),
+      toolAccess: collectToolAccess(props.workflows.map(({ workflow }) => workflow)),
       ...(props.namePrefix ? { namePrefix: props.namePrefix } : {}),
       ...(props.removalPolicy ? { removalPolicy: props.removalPolicy } : {}),
       ...(props.triggerBus ? { triggerBus: props.triggerBus } : {}),

@@ -9,6 +9,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createLocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
+import { type AnswerSource, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { codedOf, type DataDirOption, loadValidWorkflow, openStores, printErrors } from '../local-session.ts';
@@ -17,6 +18,8 @@ export interface RunCommandOptions extends DataDirOption {
   input?: string;
   json?: boolean;
   thread?: string;
+  /** A JSON file answering USER_INTERACTIONs by node id. */
+  answers?: string;
 }
 
 /** The `--json` result: exactly these keys. */
@@ -28,9 +31,9 @@ export interface RunJsonResult {
   conversation: Message[];
 }
 
-type ParsedInput = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+export type ParsedInput = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
-async function parseInput(raw: string | undefined, io: CliIo): Promise<ParsedInput> {
+export async function parseInput(raw: string | undefined, io: CliIo): Promise<ParsedInput> {
   if (raw === undefined) return { ok: true, value: {} };
   let text = raw;
   if (raw.startsWith('@')) {
@@ -105,6 +108,11 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
     return EXIT.usage;
   }
+  const answers = await answerSourceFor(options, io);
+  if (!answers.ok) {
+    io.stderr(`stepthread: ${answers.message}\n`);
+    return EXIT.usage;
+  }
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
 
@@ -118,6 +126,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   try {
     const runtime = createLocalRuntime({ clients: session.clients });
     const onEvent = options.json ? undefined : progressPrinter(io);
+    const runOptions = { answerInteraction: answers.source, ...(onEvent ? { onEvent } : {}) };
     let outcome: RunOutcome;
     if (options.thread !== undefined) {
       const { thread } = await runtime.stores.threads.getThread(options.thread);
@@ -126,10 +135,10 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
       }
       const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
       if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
-      outcome = await prepared.runThread(thread.id, onEvent ? { onEvent } : {});
+      outcome = await prepared.runThread(thread.id, runOptions);
     } else {
       const prepared = runtime.prepare(loaded.workflow);
-      outcome = await prepared.run(input.value, onEvent ? { onEvent } : {});
+      outcome = await prepared.run(input.value, runOptions);
     }
     const { thread } = await runtime.stores.threads
       .getThread(outcome.threadId)
@@ -164,6 +173,30 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   }
 }
 
+type AnswerSetup = { ok: true; source: AnswerSource } | { ok: false; message: string };
+
+/** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
+async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
+  let fromFile: AnswerSource | undefined;
+  if (options.answers !== undefined) {
+    let data: unknown;
+    try {
+      // Inline JSON like --input, or a file (optionally written @file).
+      const inline = options.answers.trimStart().startsWith('{');
+      data = JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, '')));
+    } catch (error) {
+      return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
+    }
+    try {
+      fromFile = fileAnswers(data);
+    } catch (error) {
+      return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
+    }
+  }
+  const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
+  return { ok: true, source: firstAnswer(fromFile, fromTerminal) };
+}
+
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('run')
@@ -174,6 +207,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
     .option('--json', 'print only {"executionId","threadId","status","output","conversation"}')
     .option('--thread <threadId>', 'run an existing thread (e.g. a copy) from its current node')
+    .option(
+      '--answers <json|file>',
+      'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',
+    )
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));

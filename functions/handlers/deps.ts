@@ -5,14 +5,27 @@ import type { ProviderFactory } from '../llm/provider.ts';
 import { providerForProfile } from '../llm/providers.ts';
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../stores/execution-index.ts';
+import { createInteractionStore, type InteractionStore } from '../stores/interaction-store.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
 import { createThreadStore, type ThreadStore } from '../stores/thread-store.ts';
+import type { ToolRuntime } from '../tools/runtime.ts';
 
 export interface HandlerStores {
   readonly threads: ThreadStore;
   readonly conversations: ConversationStore;
   readonly joins: JoinStore;
   readonly executions: ExecutionIndex;
+  /** Pending USER_INTERACTIONs (optional so hand-built test stores need not stub it). */
+  readonly interactions?: InteractionStore;
+}
+
+/**
+ * Completes a waitForTaskToken Task: SendTaskSuccess / SendTaskFailure on AWS, a promise the
+ * embedded runner awaits locally.
+ */
+export interface TaskTokenSender {
+  succeed(taskToken: string, output: unknown): Promise<void>;
+  fail(taskToken: string, error: string, cause: string): Promise<void>;
 }
 
 export interface HandlerDeps extends HandlerStores {
@@ -24,6 +37,10 @@ export interface HandlerDeps extends HandlerStores {
   readonly signal?: AbortSignal;
   /** The Task attempt, when known (recorded on node results). */
   readonly attempt?: number;
+  /** Completes USER_INTERACTION Tasks (answered at once, or redelivered after a retry). */
+  readonly taskTokens?: TaskTokenSender;
+  /** Where tools run and where their secrets come from (default: read from the process environment). */
+  readonly tools?: ToolRuntime;
 }
 
 export function createHandlerStores(clients: AwsClients): HandlerStores {
@@ -32,6 +49,7 @@ export function createHandlerStores(clients: AwsClients): HandlerStores {
     conversations: createConversationStore(clients),
     joins: createJoinStore(clients),
     executions: createExecutionIndex(clients),
+    interactions: createInteractionStore(clients),
   };
 }
 

@@ -8,6 +8,7 @@ import { runFail } from '../nodes/fail.ts';
 import { NODE_BEHAVIOURS } from '../nodes/index.ts';
 import { runBranchReport, runJoinTimeout } from '../nodes/join.ts';
 import { runStart } from '../nodes/start.ts';
+import { requestInteraction } from '../nodes/user-interaction.ts';
 import type { HandlerDeps } from './deps.ts';
 import { toTaskError } from './errors.ts';
 import { runNodeStep } from './pipeline.ts';
@@ -45,6 +46,9 @@ async function route(raw: unknown, deps: HandlerDeps): Promise<Envelope | Incomi
     case 'execute': {
       const type = event.node.type;
       if (type === 'START') throw new StepthreadError('INVALID_TASK_INPUT', 'unreachable');
+      if (type === 'USER_INTERACTION' && typeof event.taskToken === 'string') {
+        return requestInteraction({ ...event, taskToken: event.taskToken }, deps);
+      }
       return runNodeStep(event, deps, NODE_BEHAVIOURS[type]);
     }
   }

@@ -12,6 +12,7 @@ import type { EngineEnv } from '../../engine/thread/types.ts';
 import { createAwsClients, resolveAwsTarget } from '../aws/clients.ts';
 import { createHandlerStores, type HandlerDeps } from './deps.ts';
 import { dispatch } from './dispatch.ts';
+import { sfnTaskTokenSender } from './task-tokens.ts';
 
 const baseLogger = new Logger({ serviceName: 'stepthread' });
 
@@ -23,7 +24,12 @@ export const systemEnv: EngineEnv = {
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   const clients = createAwsClients(resolveAwsTarget(process.env));
-  return { ...createHandlerStores(clients), env: systemEnv, ...(signal ? { signal } : {}) };
+  return {
+    ...createHandlerStores(clients),
+    env: systemEnv,
+    taskTokens: sfnTaskTokenSender(clients.sfn),
+    ...(signal ? { signal } : {}),
+  };
 }
 
 interface LoggedFields {

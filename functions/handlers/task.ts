@@ -70,6 +70,8 @@ export interface TaskEvent {
   envelope: IncomingEnvelope;
   /** START only: `$$.Execution.Id`. */
   executionId?: string;
+  /** USER_INTERACTION only: `$$.Task.Token` of its waitForTaskToken Task. */
+  taskToken?: string;
 }
 
 export interface StartTaskEvent {

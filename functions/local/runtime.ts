@@ -19,11 +19,18 @@ import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
-import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
+import {
+  createHandlerStores,
+  type HandlerDeps,
+  type HandlerStores,
+  type TaskTokenSender,
+} from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { codedErrorFromAsl } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
+import { type InteractionReply, respondToInteraction } from '../nodes/user-interaction.ts';
+import type { Interaction } from '../stores/interaction-store.ts';
 import { definitionStartingAt } from './definition.ts';
 import {
   createLocalRunner,
@@ -59,6 +66,15 @@ export interface RunOptions {
   readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
   /** Retry at once instead of after the definition's IntervalSeconds. */
   readonly noRetryWaits?: boolean;
+  /**
+   * Answers a USER_INTERACTION that waits for a person (a terminal prompt, an answers file, a test).
+   * Interactions of parallel branches are asked concurrently and each answered on its own. No
+   * callback, or `undefined` from it, fails the run with USER_INPUT_REQUIRED.
+   */
+  readonly answerInteraction?: (
+    interaction: Interaction,
+    options: { signal?: AbortSignal },
+  ) => Promise<InteractionReply | undefined>;
 }
 
 export interface RunOutcome {
@@ -135,9 +151,81 @@ export function largestPayloadBytes(events: readonly LocalEvent[]): number {
   return largest;
 }
 
+/** What a waitForTaskToken Task awaits locally: the SendTaskSuccess / SendTaskFailure of its token. */
+interface TokenWaiter {
+  readonly promise: Promise<unknown>;
+  resolve(output: unknown): void;
+  reject(error: Error): void;
+  settled: boolean;
+}
+
+/**
+ * Task tokens of the embedded runner. The library hands every Task of an execution the same
+ * `$$.Task.Token`, so the runtime makes one per waiting Task instead: deterministic per thread step
+ * and node, so a retried request waits on the same token.
+ */
+function localTaskTokens(): {
+  sender: TaskTokenSender;
+  expect(token: string, signal?: AbortSignal): TokenWaiter;
+} {
+  const waiters = new Map<string, TokenWaiter>();
+  const settle = (token: string): TokenWaiter => {
+    const waiter = waiters.get(token);
+    if (waiter === undefined || waiter.settled) {
+      throw new StepthreadError('INTERACTION_NOT_DELIVERED', 'this run no longer waits for that answer');
+    }
+    waiter.settled = true;
+    waiters.delete(token);
+    return waiter;
+  };
+  return {
+    sender: {
+      async succeed(token, output) {
+        settle(token).resolve(output);
+      },
+      async fail(token, error, cause) {
+        settle(token).reject(Object.assign(new Error(cause), { name: error }));
+      },
+    },
+    expect(token, signal) {
+      const existing = waiters.get(token);
+      if (existing) return existing;
+      let resolve!: (output: unknown) => void;
+      let reject!: (error: Error) => void;
+      const promise = new Promise<unknown>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // Nobody may be awaiting yet when it fails (the request handler itself failed it).
+      promise.catch(() => {});
+      const waiter: TokenWaiter = { promise, resolve, reject, settled: false };
+      waiters.set(token, waiter);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          waiters.delete(token);
+          reject(
+            Object.assign(new Error('the run ended while waiting for an answer'), { name: 'AbortError' }),
+          );
+        },
+        { once: true },
+      );
+      return waiter;
+    },
+  };
+}
+
+interface InteractionEvent {
+  node: { id: string };
+  envelope: { executionId: string; threadId: string; step: number };
+}
+
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const stores = options.stores ?? createHandlerStores(options.clients);
   const env = options.env ?? systemEnv;
+  const tokens = localTaskTokens();
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
     const log = await stores.conversations.readLog(thread.conversation.log);
@@ -184,7 +272,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       context.attempts.set(key, attempt);
       context.invocations += 1;
       const deps: HandlerDeps = { ...context.deps, attempt };
-      const call = () => dispatch(event, deps);
+      const waits = entry.invocation === 'waitForTaskToken';
+      const call = waits
+        ? () => awaitInteraction(event as InteractionEvent, deps, context)
+        : () => dispatch(event, deps);
       const intercept = context.options.interceptTask;
       const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
       context.pending.add(promise);
@@ -194,6 +285,55 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         context.pending.delete(promise);
       }
     };
+    /**
+     * A waitForTaskToken Task, locally: the handler records the interaction (or answers it at once),
+     * then the run's answer source is asked and the answer goes through the same respond path as
+     * `stepthread respond` on AWS; the Task's output is what the token receives.
+     */
+    const awaitInteraction = async (event: InteractionEvent, deps: HandlerDeps, context: RunContext) => {
+      const { threadId, executionId, step } = event.envelope;
+      const taskToken = `local:${executionId}:${threadId}:${step}:${event.node.id}`;
+      const waiter = tokens.expect(taskToken, deps.signal);
+      await dispatch({ ...event, taskToken }, deps);
+      if (!waiter.settled) {
+        const interaction = await stores.interactions?.getInteraction(threadId, event.node.id);
+        if (interaction?.status === 'PENDING' && interaction.taskToken === taskToken) {
+          let reply: InteractionReply | undefined;
+          try {
+            const asking = context.options.answerInteraction?.(
+              interaction,
+              deps.signal ? { signal: deps.signal } : {},
+            );
+            // The run may end (another branch failed) while a person is still being asked.
+            reply = asking && (await untilAborted(asking, deps.signal));
+          } catch (error) {
+            if (deps.signal?.aborted) {
+              // Nobody can answer it any more: close it so it is not listed as pending.
+              await stores.interactions
+                ?.resolve(
+                  interaction,
+                  {
+                    outcome: 'FAILED',
+                    code: 'USER_INTERACTION_FAILED',
+                    reason: 'the run ended before it was answered',
+                  },
+                  env.now(),
+                )
+                .catch(() => {});
+              return waiter.promise;
+            }
+            reply = { kind: 'fail', reason: error instanceof Error ? error.message : String(error) };
+          }
+          await respondToInteraction(
+            deps,
+            interaction,
+            reply ?? { kind: 'fail', code: 'USER_INPUT_REQUIRED', reason: inputRequiredMessage(interaction) },
+          );
+        }
+      }
+      return waiter.promise;
+    };
+
     const runner: LocalRunner = createLocalRunner(
       definition,
       Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
@@ -212,6 +352,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         deps: {
           ...stores,
           env,
+          taskTokens: tokens.sender,
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
         },
@@ -384,4 +525,27 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   };
 
   return { stores, prepare, copyThread: copy, conversationOf };
+}
+
+/** `work`, unless the signal aborts first. */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  return Promise.race([work, aborted]);
+}
+
+/** Why a local run stopped at an interaction, and how to answer it next time. */
+export function inputRequiredMessage(interaction: Interaction): string {
+  const example: Record<Interaction['interactionType'], unknown> = {
+    ask_for_approval: true,
+    ask_for_input: 'your answer',
+    ask_for_selection: 0,
+    show_message: null,
+  };
+  const asked = interaction.message ? ` "${interaction.message}"` : '';
+  const answers = JSON.stringify({ [interaction.authorNodeId]: example[interaction.interactionType] });
+  return `node ${interaction.nodeId} (${interaction.interactionType})${asked} needs an answer and none was given: run in a terminal to answer it there, or pass --answers <file> with ${answers}`;
 }

@@ -1,6 +1,7 @@
 /** Node logic by node type, for the `execute` action. */
 import type { NodeType } from '../../engine/model/schema.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import { codeNode } from './code.ts';
 import { contextProcessorNode } from './context-processor.ts';
 import { endNode } from './end.ts';
 import { forkNode } from './fork.ts';
@@ -9,22 +10,23 @@ import { llmNode } from './llm.ts';
 import { loopEndNode, loopStartNode } from './loop.ts';
 import { routeNode } from './route.ts';
 import { subgraphBoundaryNode } from './subgraph.ts';
-import { unimplementedNode } from './unimplemented.ts';
+import { toolNode } from './tool.ts';
+import { userInteractionNode } from './user-interaction.ts';
 import { variableNode } from './variable.ts';
 
 /** START is absent: it creates its thread rather than loading one (see start.ts). */
 export const NODE_BEHAVIOURS: Readonly<Record<Exclude<NodeType, 'START'>, NodeBehaviour>> = {
   END: endNode,
   VARIABLE: variableNode,
-  CODE: unimplementedNode,
+  CODE: codeNode,
   FORK: forkNode,
   JOIN: joinNode,
   ROUTE: routeNode,
   LOOP_START: loopStartNode,
   LOOP_END: loopEndNode,
   LLM: llmNode,
-  TOOL: unimplementedNode,
-  USER_INTERACTION: unimplementedNode,
+  TOOL: toolNode,
+  USER_INTERACTION: userInteractionNode,
   CONTEXT_PROCESSOR: contextProcessorNode,
   SUBGRAPH: subgraphBoundaryNode,
 };

@@ -1,19 +1,36 @@
 /**
- * LLM: renders the prompt, appends it as a user message, calls the provider with what the model
- * sees, appends the reply. Token usage is counted on the conversation (estimated when the provider
- * reports none); going over the profile's limit fails the node, and nothing of the call is kept.
+ * LLM: renders the prompt and appends it as a user message, then runs the tool-call loop: the model
+ * is called with what it sees; while it asks for tools they run and their results go back, up to
+ * `maxToolCallsPerRequest`. Every assistant reply, tool call and tool result is appended, in order;
+ * the output is the final reply's text.
+ *
+ * Token usage is recorded on the conversation per model call (estimated when the provider reports
+ * none). Passing the profile's `tokenLimit` emits TOKEN_LIMIT_EXCEEDED and then follows
+ * `onTokenLimit`: `fail` (default) stops at once, before any further tool or model call, and fails
+ * the node (nothing of the request is kept, the event is); `continue` carries on.
+ *
+ * Retries: the step commits only at the end, so a Step Functions retry of an uncommitted step runs
+ * the whole request again, tools included — a tool with side effects may see the same call twice.
+ * That is accepted (tools should be idempotent, as Lambda targets already must be); the scripted
+ * provider still answers the same, because its call counts come from the stored thread.
  */
-import { estimateTokens, recordTokenUsage, withTokenLimit } from '../../engine/conversation/index.ts';
+
 import { StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
-import { llmConfigSchema } from '../../engine/model/schema.ts';
-import { setVariable } from '../../engine/thread/index.ts';
+import { NodeLogicFailure } from '../../engine/lifecycle.ts';
+import { llmConfigSchema, type ToolDefinition } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { providerFactory } from '../handlers/deps.ts';
-import type { NodeBehaviour } from '../handlers/pipeline.ts';
-import { countCall, type LlmCallCounts, NO_CALLS } from '../llm/provider.ts';
+import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
+import type { TaskNode } from '../handlers/task.ts';
+import { type LlmCallCounts, NO_CALLS, type ToolSpecs } from '../llm/provider.ts';
+import { TokenBudget } from '../llm/token-budget.ts';
+import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
+import { createToolExecutor } from '../tools/executor.ts';
 import { parseConfig } from './config.ts';
+import { storeOutput } from './output-variable.ts';
+import { toolRuntimeOf } from './tool-runtime.ts';
 
 /** Where the thread keeps its LLM call counts (see LlmCallCounts). */
 export const LLM_CALLS_KEY = 'llmCalls';
@@ -21,6 +38,50 @@ export const LLM_CALLS_KEY = 'llmCalls';
 export function llmCallsOf(thread: Pick<Thread, 'contextData'>): LlmCallCounts {
   const value = thread.contextData[LLM_CALLS_KEY] as LlmCallCounts | undefined;
   return value ?? NO_CALLS;
+}
+
+/** The definitions of the tools the config names, from those the compiler baked into the node. */
+function toolsOf(node: TaskNode, names: readonly string[]): Record<string, ToolDefinition> {
+  const tools: Record<string, ToolDefinition> = {};
+  for (const name of names) {
+    const definition = node.tools && Object.hasOwn(node.tools, name) ? node.tools[name] : undefined;
+    if (definition === undefined) {
+      throw new StepthreadError(
+        'UNKNOWN_TOOL',
+        `LLM node ${node.id} names tool "${name}", which it was not given`,
+        {
+          nodeId: node.id,
+        },
+      );
+    }
+    Object.defineProperty(tools, name, { value: definition, enumerable: true });
+  }
+  return tools;
+}
+
+/** What the model is told about each tool: never its handler (URLs, ARNs, code). */
+function specsOf(tools: Readonly<Record<string, ToolDefinition>>): ToolSpecs {
+  return Object.fromEntries(
+    Object.entries(tools).map(([name, { description, parameters }]) => [name, { description, parameters }]),
+  );
+}
+
+function toolExecutor(ctx: StepContext, tools: Readonly<Record<string, ToolDefinition>>): ExecuteTool {
+  const { deps } = ctx;
+  const runtime = toolRuntimeOf(deps);
+  const executor = createToolExecutor({
+    tools,
+    env: runtime.env,
+    secrets: runtime.secrets,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  return async (name, args) => {
+    const result = await executor.execute(name, args);
+    // The loop shows a failure to the model as `Error: <this>`.
+    return result.ok
+      ? { ok: true, content: result.content }
+      : { ok: false, content: `${result.error.code}: ${result.error.message}` };
+  };
 }
 
 export const llmNode: NodeBehaviour = {
@@ -33,6 +94,7 @@ export const llmNode: NodeBehaviour = {
     if (profile === undefined) {
       throw new StepthreadError('UNKNOWN_PROFILE', `LLM node ${node.id} has no profile`, { nodeId: node.id });
     }
+    const tools = toolsOf(node, config.tools ?? []);
     const scope = ctx.scope();
     if (config.systemPrompt !== undefined) {
       const system = renderString(config.systemPrompt, scope);
@@ -40,66 +102,54 @@ export const llmNode: NodeBehaviour = {
       if (!shown) view.append({ role: 'system', content: system });
     }
     view.append({ role: 'user', content: renderString(config.prompt, scope) });
-    const messages = view.visibleMessages();
-    const calls = llmCallsOf(thread);
-    const provider = providerFactory(deps)(profile);
-    const response = await provider.complete({
-      nodeId: node.id,
-      messages,
-      calls,
-      ...(config.parameters ? { parameters: config.parameters } : {}),
-      ...(node.tools ? { tools: node.tools } : {}),
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-    const reply = { ...response.message, role: 'assistant' as const };
-    view.append(reply);
-    thread.contextData = { ...thread.contextData, [LLM_CALLS_KEY]: countCall(calls, node.id) };
 
-    const usage = response.usage ?? {
-      promptTokens: estimateTokens(messages),
-      completionTokens: estimateTokens([reply]),
-    };
-    const limited =
-      profile.tokenLimit !== undefined && thread.conversation.tokenUsage.limit !== profile.tokenLimit
-        ? withTokenLimit(thread.conversation, { tokenLimit: profile.tokenLimit })
-        : thread.conversation;
-    const recorded = recordTokenUsage(limited, usage);
-    const { totalTokens, limit } = recorded.state.tokenUsage;
+    const budget = new TokenBudget(thread.conversation, {
+      tokenLimit: profile.tokenLimit,
+      onTokenLimit: config.onTokenLimit,
+      nodeId: node.id,
+    });
     const at = deps.env.now();
-    const base = { threadId: thread.id, workflowId: thread.workflowId, at, nodeId: node.id, totalTokens };
-    const events: StepthreadEvent[] = recorded.events.map((type) =>
-      createEvent(type, { ...base, limit: limit ?? 0 }),
-    );
-    if (recorded.events.includes('TOKEN_LIMIT_EXCEEDED')) {
-      throw new StepthreadError(
-        'TOKEN_LIMIT_EXCEEDED',
-        `node ${node.id}: ${totalTokens} tokens used, over the limit of ${limit}`,
-        { nodeId: node.id },
-      );
-    }
-    ctx.tokenUsage = recorded.state.tokenUsage;
-    if (config.outputVariable !== undefined) {
-      const change = setVariable(
-        thread.variables,
-        config.outputVariable,
-        reply.content,
-        undefined,
-        node.variables,
-        {
-          nodeId: node.id,
-        },
-      );
-      events.push(
-        createEvent('VARIABLE_CHANGED', {
+    const limitEvents = (): StepthreadEvent[] =>
+      budget.events.map(({ type, totalTokens, limit }) =>
+        createEvent(type, {
           threadId: thread.id,
           workflowId: thread.workflowId,
           at,
           nodeId: node.id,
-          name: change.name,
-          scope: change.scope,
+          totalTokens,
+          limit,
         }),
       );
+
+    let result: Awaited<ReturnType<typeof runToolLoop>>;
+    try {
+      result = await runToolLoop({
+        provider: providerFactory(deps)(profile),
+        nodeId: node.id,
+        messages: view.visibleMessages(),
+        tools: specsOf(tools),
+        executeTool: toolExecutor(ctx, tools),
+        maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
+        calls: llmCallsOf(thread),
+        onUsage: budget.record,
+        ...(config.parameters ? { parameters: config.parameters } : {}),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      });
+    } catch (error) {
+      // The limit events happened even though the node fails: keep them on the record.
+      if (error instanceof StepthreadError && budget.events.length > 0) {
+        throw new NodeLogicFailure(error, limitEvents());
+      }
+      throw error;
     }
-    return { output: reply.content, events };
+
+    for (const message of result.appended) view.append(message);
+    thread.contextData = { ...thread.contextData, [LLM_CALLS_KEY]: result.calls };
+    ctx.tokenUsage = budget.state.tokenUsage;
+    const events = limitEvents();
+    if (config.outputVariable !== undefined) {
+      events.push(storeOutput(ctx, config.outputVariable, result.finalText));
+    }
+    return { output: result.finalText, events };
   },
 };

@@ -2,6 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import {
   assistant,
   type E2e,
@@ -20,53 +21,77 @@ beforeAll(async () => {
 });
 afterAll(() => e2e.close());
 
-const expected: Record<string, { input: Record<string, unknown>; output: unknown; conversation: unknown[] }> =
-  {
-    'context-pipeline': {
-      input: {},
-      output: {
-        summary: 'Paris: capital of France, about 2.1 million people in the city proper, on the Seine.',
+const CREDIT_REPLY =
+  'Sorry for the double charge. We have refunded it and added a goodwill credit of 6 EUR to your account.';
+
+const expected: Record<
+  string,
+  { input: Record<string, unknown>; output: unknown; conversation: unknown[]; answers?: InteractionReply[] }
+> = {
+  'context-pipeline': {
+    input: {},
+    output: {
+      summary: 'Paris: capital of France, about 2.1 million people in the city proper, on the Seine.',
+    },
+    conversation: [
+      system('You answer geography questions briefly.'),
+      assistant('Paris.'),
+      assistant('About 2.1 million people (city proper).'),
+      assistant('It is on the Seine.'),
+      user('Summarise what we established.'),
+      assistant('Paris: capital of France, about 2.1 million people in the city proper, on the Seine.'),
+    ],
+  },
+  'fork-join-research': {
+    input: { topic: 'caching' },
+    output: {
+      report: 'Report: ship it after adding a second region.',
+      branches: {
+        facts: 'Facts: the service handles 1,200 requests per second at peak.',
+        risks: 'Risks: a single region; no load shedding.',
+        summary: 'Summary: fast today, fragile under a regional outage.',
       },
-      conversation: [
-        system('You answer geography questions briefly.'),
-        assistant('Paris.'),
-        assistant('About 2.1 million people (city proper).'),
-        assistant('It is on the Seine.'),
-        user('Summarise what we established.'),
-        assistant('Paris: capital of France, about 2.1 million people in the city proper, on the Seine.'),
-      ],
     },
-    'fork-join-research': {
-      input: { topic: 'caching' },
-      output: {
-        report: 'Report: ship it after adding a second region.',
-        branches: {
-          facts: 'Facts: the service handles 1,200 requests per second at peak.',
-          risks: 'Risks: a single region; no load shedding.',
-          summary: 'Summary: fast today, fragile under a regional outage.',
-        },
-      },
-      // The main path (summary) replaced the parent's conversation at the join.
-      conversation: [
-        user('Make a research plan for: caching'),
-        assistant('Plan: look at facts, risks, and a one-line summary.'),
-        user('Summarise caching in one line.'),
-        assistant('Summary: fast today, fragile under a regional outage.'),
-        user(
-          'Write the report. Facts: Facts: the service handles 1,200 requests per second at peak. Risks: Risks: a single region; no load shedding.',
-        ),
-        assistant('Report: ship it after adding a second region.'),
-      ],
+    // The main path (summary) replaced the parent's conversation at the join.
+    conversation: [
+      user('Make a research plan for: caching'),
+      assistant('Plan: look at facts, risks, and a one-line summary.'),
+      user('Summarise caching in one line.'),
+      assistant('Summary: fast today, fragile under a regional outage.'),
+      user(
+        'Write the report. Facts: Facts: the service handles 1,200 requests per second at peak. Risks: Risks: a single region; no load shedding.',
+      ),
+      assistant('Report: ship it after adding a second region.'),
+    ],
+  },
+  'support-triage': {
+    input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
+    answers: [{ kind: 'approve' }],
+    output: {
+      category: 'billing',
+      approved: true,
+      credit: { amount: 6, currency: 'EUR' },
+      reply: CREDIT_REPLY,
     },
-    'route-loop': {
-      input: {},
-      output: { escalated: 2, routine: [0, 2] },
-      conversation: [0, 1, 2, 3].flatMap((i) => [
-        user(`Is this ticket urgent or routine? ${i}`),
-        assistant(i % 2 === 0 ? 'routine' : 'urgent'),
-      ]),
-    },
-  };
+    conversation: [
+      user('Classify this ticket as billing or technical: Charged twice this month'),
+      assistant('Checking how long this customer has been with us.'),
+      { role: 'tool', content: '{"years":6}' },
+      assistant('billing'),
+      user('Approved.'),
+      user('Write the reply to Ada. Credit granted: 6 EUR.'),
+      assistant(CREDIT_REPLY),
+    ],
+  },
+  'route-loop': {
+    input: {},
+    output: { escalated: 2, routine: [0, 2] },
+    conversation: [0, 1, 2, 3].flatMap((i) => [
+      user(`Is this ticket urgent or routine? ${i}`),
+      assistant(i % 2 === 0 ? 'routine' : 'urgent'),
+    ]),
+  },
+};
 
 describe('examples/', () => {
   it('has an expectation for every example file', () => {
@@ -78,7 +103,11 @@ describe('examples/', () => {
 
   for (const [name, want] of Object.entries(expected)) {
     it(`${name} completes with its output and conversation`, async () => {
-      const outcome = await e2e.runtime.prepare(example(name)).run(want.input);
+      const answers = [...(want.answers ?? [])];
+      const outcome = await e2e.runtime
+        .prepare(example(name))
+        .run(want.input, { answerInteraction: async () => answers.shift() });
+      expect(answers).toEqual([]);
       expect(outcome.execution.status).toBe('SUCCEEDED');
       expect(outcome.status).toBe('COMPLETED');
       expect(outcome.output).toEqual(want.output);

@@ -29,6 +29,6 @@ describe('README security table', () => {
       'read-write': 'GetObject, PutObject',
     };
     expect(s3).toBe(conversation[spec.conversation]);
-    expect(other === '—').toBe(!spec.callsModels);
+    expect(other === '—').toBe(!spec.callsModels && !spec.callsTools);
   });
 });

@@ -224,17 +224,45 @@ describe('least privilege', () => {
     }
   });
 
-  it('gives operators start, respond and table reads only', () => {
+  it('lets the USER_INTERACTION function answer tasks of the stack’s state machines only', () => {
+    const role = (
+      resources[functionLogicalId('USER_INTERACTION')]!.Properties.Role as { 'Fn::GetAtt': string[] }
+    )['Fn::GetAtt'][0];
+    const policies = Object.values(resources).filter(
+      (r) =>
+        r.Type === 'AWS::IAM::Policy' &&
+        JSON.stringify(r.Properties.Roles) === JSON.stringify([{ Ref: role }]) &&
+        actionsOf((r.Properties.PolicyDocument as { Statement: Json[] }).Statement).includes(
+          'states:SendTaskSuccess',
+        ),
+    );
+    expect(policies).toHaveLength(stack.workflows.size);
+    const answered = policies.flatMap((p) =>
+      (p.Properties.PolicyDocument as { Statement: Json[] }).Statement.map(
+        (st) => (st.Resource as { Ref: string }).Ref,
+      ),
+    );
+    expect(answered.sort()).toEqual(
+      [...stack.workflows.values()].map((wf) => logicalId(wf.stateMachine)).sort(),
+    );
+  });
+
+  it('gives operators start, pending and respond (which commits the answer) only', () => {
     const policy = resources[logicalId(stack.runtime.operatorPolicy)]!;
     const actions = new Set(actionsOf((policy.Properties.PolicyDocument as { Statement: Json[] }).Statement));
     expect([...actions].sort()).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:Query',
+      'dynamodb:Scan',
+      'dynamodb:UpdateItem',
+      's3:GetObject',
+      's3:PutObject',
       'states:DescribeExecution',
       'states:DescribeStateMachine',
       'states:GetExecutionHistory',
       'states:ListExecutions',
+      'states:ListStateMachines',
       'states:SendTaskFailure',
       'states:SendTaskHeartbeat',
       'states:SendTaskSuccess',

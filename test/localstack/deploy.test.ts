@@ -1,7 +1,8 @@
 /**
  * Opt-in end-to-end suite against LocalStack (`STEPTHREAD_LOCALSTACK=1`): deploys the `approval` workflow
- * with cdklocal, starts it as `stepthread start` would (StartExecution with a name), waits for its
- * USER_INTERACTION, answers it with `stepthread respond`, and checks the run's output.
+ * with cdklocal, starts it with `stepthread start` (a named, idempotent StartExecution), waits for its
+ * USER_INTERACTION, lists it with `stepthread pending`, answers it with `stepthread respond`, and checks
+ * the run finished. AWS_ENDPOINT_URL selects LocalStack for the CLI, as for every command.
  *
  * Needs: LocalStack running (default endpoint http://localhost:4566, override with AWS_ENDPOINT_URL) and
  * `cdklocal` on PATH (`npm install -g aws-cdk-local`). Takes a few minutes; skipped otherwise.
@@ -10,12 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DescribeExecutionCommand,
-  GetExecutionHistoryCommand,
-  SFNClient,
-  StartExecutionCommand,
-} from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/handler-registry.ts';
 
@@ -50,10 +46,19 @@ function cdklocal(args: string[]): string {
   return execFileSync('cdklocal', args, { cwd: PROJECT_ROOT, env, encoding: 'utf8', stdio: 'pipe' });
 }
 
+/** The deployed stack's outputs, once beforeAll has deployed it. */
+let deployed: Record<string, string> = {};
+
 function stepthread(args: string[]): string {
   return execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/stepthread.js'), ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...env, STEPTHREAD_STACK_NAME: STACK },
+    // The CLI finds the deployed table and bucket by name, as an operator's shell would.
+    env: {
+      ...env,
+      STEPTHREAD_STACK_NAME: STACK,
+      STEPTHREAD_TABLE: deployed.TableName,
+      STEPTHREAD_BUCKET: deployed.BucketName,
+    },
     encoding: 'utf8',
   });
 }
@@ -83,6 +88,7 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
     outputs = (JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>)[
       STACK
     ]!;
+    deployed = outputs;
   }, 600_000);
 
   afterAll(() => {
@@ -93,12 +99,12 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
     const stateMachineArn = outputs.ApprovalStateMachineArn!;
     expect(stateMachineArn).toMatch(/:stateMachine:stepthread-approval$/);
     const name = `ls-${Date.now()}`;
-    const { executionArn } = await sfn.send(
-      new StartExecutionCommand({
-        stateMachineArn,
-        name,
-        input: JSON.stringify({ input: { detail: { subject: 'Password reset' } } }),
-      }),
+    const input = JSON.stringify({ detail: { subject: 'Password reset' } });
+    const executionArn = stepthread(['start', 'approval', '--input', input, '--name', name]).trim();
+    expect(executionArn).toBe(`${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`);
+    // Starting the same name again is the same execution, not a second run.
+    expect(stepthread(['start', stateMachineArn, '--input', input, '--name', name]).trim()).toBe(
+      executionArn,
     );
 
     // The run parks on the USER_INTERACTION task until someone answers.
@@ -110,15 +116,17 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
         : undefined;
     });
 
-    const pending = stepthread(['pending', executionArn!, '--target', 'aws', '--json']);
-    expect(pending).toContain('approve');
-    stepthread(['respond', executionArn!, '--node', 'approve', '--answer', 'true', '--target', 'aws']);
+    const pending = JSON.parse(stepthread(['pending', executionArn, '--json'])) as { nodeId: string }[];
+    expect(pending.map((p) => p.nodeId)).toEqual(['approve']);
+    stepthread(['respond', executionArn, '--node', 'approve', '--approve']);
 
     const done = await until('the execution to finish', async () => {
       const execution = await sfn.send(new DescribeExecutionCommand({ executionArn }));
       return execution.status === 'RUNNING' ? undefined : execution;
     });
     expect(done.status).toBe('SUCCEEDED');
+    expect(JSON.parse(done.output ?? '{}')).toMatchObject({ last: { nodeId: 'end', status: 'COMPLETED' } });
+    expect(JSON.parse(stepthread(['pending', executionArn, '--json']))).toEqual([]);
   }, 300_000);
 });
 

@@ -113,10 +113,13 @@ const forkJoin: Scenario = async (call, executionId) => {
 const failing: Scenario = async (call, executionId) => {
   let env = await call(startEvent(executionId));
   env = await call(exec(llm('ask'), env));
-  await call(exec({ id: 'code', type: 'CODE', config: { code: 'return 1' } }, env), 'stepthread.NodeFailed');
+  await call(
+    exec({ id: 'code', type: 'CODE', config: { code: 'throw new Error("x")' } }, env),
+    'stepthread.NodeFailed',
+  );
   const error = {
     Error: 'stepthread.NodeFailed',
-    Cause: JSON.stringify({ code: 'NOT_IMPLEMENTED', message: 'x', nodeId: 'code' }),
+    Cause: JSON.stringify({ code: 'CODE_ERROR', message: 'x', nodeId: 'code' }),
   };
   await call({ action: 'fail', node: { id: 'stepthread:fail', type: 'END' }, envelope: { ...env, error } });
   return { threadIds: [env.threadId] };

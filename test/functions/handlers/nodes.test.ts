@@ -164,7 +164,7 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     expect(again.message).toBe(error.message);
   });
 
-  it('fails CODE, TOOL and USER_INTERACTION with a coded error naming the node, then `fail` marks the run FAILED', async () => {
+  it('fails CODE, TOOL and USER_INTERACTION without a config with a coded error naming the node, then `fail` marks the run FAILED', async () => {
     const env = await start('exec-unimplemented');
     for (const type of ['CODE', 'TOOL', 'USER_INTERACTION'] as const) {
       const error = await failureOf(
@@ -175,7 +175,7 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
         ),
       );
       expect(error.name).toBe('stepthread.NodeFailed');
-      expect(JSON.parse(error.message)).toMatchObject({ code: 'NOT_IMPLEMENTED', nodeId: `n-${type}` });
+      expect(JSON.parse(error.message)).toMatchObject({ code: 'INVALID_NODE_CONFIG', nodeId: `n-${type}` });
       expect(JSON.parse(error.message).message).toContain(`n-${type}`);
     }
     const caught = {

@@ -1,0 +1,118 @@
+/**
+ * `stepthread pending [executionId|executionArn|threadId] [--json]`: open USER_INTERACTIONs, oldest
+ * first, with what `stepthread respond` needs to answer each.
+ */
+import type { Command } from 'commander';
+import {
+  createInteractionStore,
+  type Interaction,
+  type InteractionStore,
+} from '../../functions/stores/interaction-store.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+
+export interface PendingOptions extends DataDirOption {
+  json?: boolean;
+}
+
+/** What `pending --json` prints per interaction. */
+export interface PendingJson {
+  interactionId: string;
+  executionId: string;
+  workflowId: string;
+  threadId: string;
+  nodeId: string;
+  interactionType: string;
+  message?: string;
+  options?: readonly string[];
+  requestedAt: string;
+  deadline?: string;
+}
+
+/** Open interactions of a thread (`t-…`), else of an execution, else all of them. */
+export async function openInteractions(store: InteractionStore, ref?: string): Promise<Interaction[]> {
+  if (ref === undefined) return store.listOpen();
+  if (ref.startsWith('t-')) return store.listOpenOfThread(ref);
+  return store.listOpenOfExecution(ref);
+}
+
+function asJson(interaction: Interaction): PendingJson {
+  const { interactionId, executionId, workflowId, threadId, nodeId, interactionType, requestedAt } =
+    interaction;
+  return {
+    interactionId,
+    executionId,
+    workflowId,
+    threadId,
+    nodeId,
+    interactionType,
+    ...(interaction.message === undefined ? {} : { message: interaction.message }),
+    ...(interaction.options === undefined ? {} : { options: interaction.options }),
+    requestedAt,
+    ...(interaction.deadline === undefined ? {} : { deadline: interaction.deadline }),
+  };
+}
+
+const HOW: Record<Interaction['interactionType'], string> = {
+  ask_for_approval: '--approve | --reject [--reason <text>]',
+  ask_for_input: '--input <json>',
+  ask_for_selection: '--select <n>',
+  show_message: '',
+};
+
+export async function runPending(
+  ref: string | undefined,
+  options: PendingOptions,
+  io: CliIo,
+): Promise<number> {
+  let session: Awaited<ReturnType<typeof openStores>>;
+  try {
+    session = await openStores(options, io);
+  } catch (error) {
+    printErrors(io, 'cannot open the stores', [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
+    const open = await openInteractions(createInteractionStore(session.clients), ref);
+    if (options.json) {
+      io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
+      return EXIT.ok;
+    }
+    if (open.length === 0) {
+      io.stdout(`no pending interactions${ref ? ` for ${ref}` : ''}\n`);
+      return EXIT.ok;
+    }
+    for (const interaction of open) {
+      io.stdout(`${interaction.interactionId}\n`);
+      io.stdout(
+        `  ${interaction.interactionType} at node ${interaction.nodeId} of ${interaction.workflowId}\n`,
+      );
+      if (interaction.message !== undefined) io.stdout(`  ${interaction.message}\n`);
+      (interaction.options ?? []).forEach((option, i) => {
+        io.stdout(`    ${i}) ${option}\n`);
+      });
+      io.stdout(
+        `  asked ${interaction.requestedAt}${interaction.deadline ? `, answer before ${interaction.deadline}` : ''}\n`,
+      );
+      io.stdout(`  stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}\n`);
+    }
+    return EXIT.ok;
+  } catch (error) {
+    printErrors(io, 'cannot list pending interactions', [codedOf(error)]);
+    return EXIT.invalid;
+  } finally {
+    await session.close();
+  }
+}
+
+export function registerPending(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('pending')
+    .description('list USER_INTERACTIONs waiting for an answer')
+    .argument('[ref]', 'an execution id or ARN, or a thread id (default: every open interaction)')
+    .option('--json', 'print a JSON array')
+    .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .action(async (ref: string | undefined, options: PendingOptions) => {
+      setExit(await runPending(ref, options, io));
+    });
+}

@@ -1,0 +1,150 @@
+/**
+ * `stepthread start <workflowId|stateMachineArn> [--input JSON|@file] [--name <executionName>]`:
+ * StartExecution on a deployed state machine. The execution name makes it idempotent: the same name
+ * with the same input returns the execution already started instead of starting a second run.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DescribeExecutionCommand,
+  ListStateMachinesCommand,
+  type ListStateMachinesCommandOutput,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import type { Command } from 'commander';
+import { createAwsClients, resolveAwsTarget } from '../../functions/aws/clients.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { parseInput } from './run.ts';
+
+/** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
+export interface SfnLike {
+  send(command: object): Promise<unknown>;
+}
+
+export interface DeployedServices {
+  readonly sfn?: SfnLike;
+}
+
+export interface StartOptions {
+  input?: string;
+  name?: string;
+  prefix?: string;
+}
+
+/** A client for the deployed stack the environment names; undefined on the embedded target. */
+export function deployedSfn(io: CliIo, services: DeployedServices): SfnLike | undefined {
+  if (services.sfn) return services.sfn;
+  const target = resolveAwsTarget(io.env ?? process.env, {
+    dynamoEndpoint: 'embedded',
+    s3Endpoint: 'embedded',
+  });
+  if (target.kind === 'embedded') return undefined;
+  return createAwsClients(target).sfn as unknown as SfnLike;
+}
+
+export const NO_DEPLOYED_STACK =
+  'no deployed stack selected: set AWS_ENDPOINT_URL (LocalStack) or STEPTHREAD_TARGET=aws; to run on this machine use `stepthread run`';
+
+async function stateMachineArnOf(
+  sfn: SfnLike,
+  workflowOrArn: string,
+  prefix: string,
+): Promise<string | undefined> {
+  if (workflowOrArn.startsWith('arn:')) return workflowOrArn;
+  const name = `${prefix}-${workflowOrArn}`;
+  let nextToken: string | undefined;
+  do {
+    const page = (await sfn.send(
+      new ListStateMachinesCommand({ ...(nextToken ? { nextToken } : {}) }),
+    )) as ListStateMachinesCommandOutput;
+    const found = page.stateMachines?.find((machine) => machine.name === name);
+    if (found?.stateMachineArn) return found.stateMachineArn;
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return undefined;
+}
+
+/** arn:…:stateMachine:<name> → arn:…:execution:<name>:<executionName>. */
+export function executionArnOf(stateMachineArn: string, executionName: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
+}
+
+export async function runStart(
+  workflowOrArn: string,
+  options: StartOptions,
+  io: CliIo,
+  services: DeployedServices = {},
+): Promise<number> {
+  const input = await parseInput(options.input, io);
+  if (!input.ok) {
+    io.stderr(`stepthread: ${input.message}\n`);
+    return EXIT.usage;
+  }
+  const sfn = deployedSfn(io, services);
+  if (sfn === undefined) {
+    io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
+    return EXIT.usage;
+  }
+  const prefix = options.prefix ?? (io.env ?? process.env).STEPTHREAD_NAME_PREFIX ?? 'stepthread';
+  try {
+    const stateMachineArn = await stateMachineArnOf(sfn, workflowOrArn, prefix);
+    if (stateMachineArn === undefined) {
+      io.stderr(
+        `stepthread: no state machine named ${prefix}-${workflowOrArn} (deploy the workflow, or pass its ARN)\n`,
+      );
+      return EXIT.invalid;
+    }
+    const name = options.name ?? randomUUID();
+    const body = JSON.stringify({ input: input.value });
+    try {
+      const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
+        executionArn?: string;
+      };
+      io.stdout(`${started.executionArn ?? executionArnOf(stateMachineArn, name)}\n`);
+      return EXIT.ok;
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ExecutionAlreadyExists')) throw error;
+      // Same name again: the run exists already. Only a different input is a mistake.
+      const executionArn = executionArnOf(stateMachineArn, name);
+      const existing = (await sfn.send(new DescribeExecutionCommand({ executionArn }))) as {
+        input?: string;
+        status?: string;
+      };
+      if (existing.input !== undefined && JSON.stringify(JSON.parse(existing.input)) !== body) {
+        io.stderr(`stepthread: execution ${name} already exists with a different input: ${executionArn}\n`);
+        return EXIT.invalid;
+      }
+      io.stderr(
+        `execution ${name} was already started (${existing.status ?? 'status unknown'}); not starting another\n`,
+      );
+      io.stdout(`${executionArn}\n`);
+      return EXIT.ok;
+    }
+  } catch (error) {
+    io.stderr(`stepthread: cannot start ${workflowOrArn}: ${(error as Error).message}\n`);
+    return EXIT.invalid;
+  }
+}
+
+export function registerStart(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  services: DeployedServices = {},
+): void {
+  program
+    .command('start')
+    .description('start an execution of a deployed workflow (AWS or LocalStack) and print its ARN')
+    .argument('<workflow>', 'workflow id (state machine <prefix>-<id>) or state machine ARN')
+    .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option(
+      '--name <executionName>',
+      'execution name; starting the same name again does not start a second run',
+    )
+    .option(
+      '--prefix <prefix>',
+      'state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',
+    )
+    .action(async (workflow: string, options: StartOptions) => {
+      setExit(await runStart(workflow, options, io, services));
+    });
+}

@@ -1,0 +1,65 @@
+/**
+ * CODE: the node's JavaScript runs in the sandbox (QuickJS in a killable worker: time and memory
+ * limits, no I/O). `input` is a JSON snapshot of the variables visible here (by name, inner scopes
+ * shadowing outer ones, as in expressions) with each of the node's `inputs` (name → expression over
+ * the expression scope) on top, so an input of the same name wins over a variable. The returned
+ * JSON is the node's output and, when asked, goes to `outputVariable`. Sandbox failures
+ * (CODE_TIMEOUT, CODE_MEMORY_LIMIT, CODE_ERROR, ...) are the node's coded failure, naming it.
+ */
+import { StepthreadError } from '../../engine/errors.ts';
+import { evaluate } from '../../engine/expression/index.ts';
+import { codeConfigSchema } from '../../engine/model/schema.ts';
+import { deepCopy, variableView } from '../../engine/thread/index.ts';
+import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
+import { runCode } from '../sandbox/index.ts';
+import { parseConfig } from './config.ts';
+import { storeOutput } from './output-variable.ts';
+
+function codeInput(ctx: StepContext, inputs: Readonly<Record<string, string>>): Record<string, unknown> {
+  const { node, thread } = ctx;
+  const input: Record<string, unknown> = deepCopy(variableView(thread.variables));
+  const scope = ctx.scope();
+  for (const [name, expression] of Object.entries(inputs)) {
+    let value: unknown;
+    try {
+      value = evaluate(expression, scope);
+    } catch (error) {
+      if (!(error instanceof StepthreadError)) throw error;
+      throw new StepthreadError(error.code, `node ${node.id}: input "${name}": ${error.message}`, {
+        nodeId: node.id,
+        cause: error,
+      });
+    }
+    // defineProperty: an input named `__proto__` stays plain data.
+    Object.defineProperty(input, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return input;
+}
+
+export const codeNode: NodeBehaviour = {
+  async logic(ctx) {
+    const { node, deps } = ctx;
+    const config = parseConfig(codeConfigSchema, node);
+    const request = {
+      code: config.code,
+      input: codeInput(ctx, config.inputs ?? {}),
+      ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+      ...(config.memoryLimitMb === undefined ? {} : { memoryLimitMb: config.memoryLimitMb }),
+    };
+    const result = await runCode(request).catch((error: unknown) => {
+      // Limits the sandbox refuses are a bad config of this node.
+      if (!(error instanceof StepthreadError)) throw error;
+      throw new StepthreadError(error.code, `node ${node.id}: ${error.message}`, { nodeId: node.id });
+    });
+    // The run ended while the code ran: abandon the step rather than commit into a finished run.
+    deps.signal?.throwIfAborted();
+    if (!result.ok) {
+      // The sandbox's message already names the line of a thrown error.
+      const { code, message } = result.error;
+      throw new StepthreadError(code, `node ${node.id}: ${message}`, { nodeId: node.id });
+    }
+    const events =
+      config.outputVariable === undefined ? [] : [storeOutput(ctx, config.outputVariable, result.output)];
+    return { output: result.output, events };
+  },
+};

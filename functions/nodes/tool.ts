@@ -1,0 +1,47 @@
+/**
+ * TOOL: calls one tool with the node's templated arguments. The output (JSON data) is the node's
+ * result and, when the config names one, goes to `outputVariable`. A failing tool ends the node
+ * FAILED with the tool's coded error naming the node; it never crashes the runtime.
+ */
+import { StepthreadError } from '../../engine/errors.ts';
+import { toolNodeConfigSchema } from '../../engine/model/schema.ts';
+import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import { callToolForNode } from '../tools/tool-node.ts';
+import { parseConfig } from './config.ts';
+import { storeOutput } from './output-variable.ts';
+import { toolRuntimeOf } from './tool-runtime.ts';
+
+export const toolNode: NodeBehaviour = {
+  async logic(ctx) {
+    const { node, deps } = ctx;
+    const config = parseConfig(toolNodeConfigSchema, node);
+    if (node.tool === undefined) {
+      throw new StepthreadError(
+        'UNKNOWN_TOOL',
+        `TOOL node ${node.id} calls "${config.toolName}" but was given no tool definition`,
+        { nodeId: node.id },
+      );
+    }
+    const runtime = toolRuntimeOf(deps);
+    const { signal } = deps;
+    let output: unknown;
+    try {
+      output = await callToolForNode({
+        nodeId: node.id,
+        config,
+        tool: node.tool,
+        scope: ctx.scope(),
+        env: runtime.env,
+        secrets: runtime.secrets,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      // Cancelled because the run ended: abandon the step (a plain error), don't record a failure.
+      if (signal?.aborted) throw signal.reason ?? error;
+      throw error;
+    }
+    const events =
+      config.outputVariable === undefined ? [] : [storeOutput(ctx, config.outputVariable, output)];
+    return { output, events };
+  },
+};

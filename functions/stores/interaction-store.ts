@@ -1,0 +1,261 @@
+/**
+ * Pending USER_INTERACTION items: one per (thread, node) — `THREAD#<id>` / `INTERACTION#<node>` —
+ * holding what a person needs to answer (type, message, options, deadline) and what `respond` needs
+ * to resume the run (the task token, the waiting state's envelope, the node's static description).
+ * A node visited again (a loop) overwrites its item at the higher step.
+ *
+ * Only PENDING items carry GSI1 keys (a sparse index), so listing an execution's open interactions
+ * reads nothing else. PENDING → ANSWERED | FAILED is one conditional update: two answers cannot both win.
+ */
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { IncomingEnvelope } from '../../engine/asl/task-input.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { UserInteractionType } from '../../engine/model/schema.ts';
+import type { TaskNode } from '../handlers/task.ts';
+import { entityOf, isConditionalCheckFailed, queryGsi1Partition, type TableRef } from './dynamo-items.ts';
+import {
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  gsi1Keys,
+  gsi1Partitions,
+  itemKeys,
+  TTL_ATTRIBUTE,
+} from './table.ts';
+
+export const INTERACTION_KIND = 'interaction';
+
+export type InteractionStatus = 'PENDING' | 'ANSWERED' | 'FAILED';
+
+/** A person's answer, checked against the interaction's type. */
+export type InteractionAnswer =
+  | { readonly kind: 'approval'; readonly approved: boolean; readonly reason?: string }
+  | { readonly kind: 'input'; readonly value: unknown }
+  | { readonly kind: 'selection'; readonly index: number; readonly option: string }
+  /** show_message: nothing to answer; the message was shown. */
+  | { readonly kind: 'acknowledged' };
+
+/** How an interaction ended: answered (the run continues) or failed (the run takes its Catch). */
+export type InteractionResolution =
+  | { readonly outcome: 'ANSWERED'; readonly answer: InteractionAnswer }
+  | {
+      readonly outcome: 'FAILED';
+      readonly code: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
+      readonly reason: string;
+    };
+
+export interface Interaction {
+  /** `<threadId>/<nodeId>`: what `stepthread respond` accepts. */
+  readonly interactionId: string;
+  readonly executionId: string;
+  readonly workflowId: string;
+  readonly rootThreadId: string;
+  readonly threadId: string;
+  readonly nodeId: string;
+  /** The node id as its workflow file spells it (differs inside subgraphs). */
+  readonly authorNodeId: string;
+  /** The thread's step count when the node was reached (the answer is that step's commit). */
+  readonly step: number;
+  readonly interactionType: UserInteractionType;
+  readonly message?: string;
+  readonly options?: readonly string[];
+  /** ISO times. */
+  readonly requestedAt: string;
+  readonly deadline?: string;
+  readonly taskToken: string;
+  readonly status: InteractionStatus;
+  readonly resolution?: InteractionResolution;
+  readonly resolvedAt?: string;
+  /** What resuming needs: the waiting Task's envelope and node description. */
+  readonly envelope: IncomingEnvelope;
+  readonly node: TaskNode;
+}
+
+export interface InteractionStore {
+  /**
+   * Records a PENDING interaction unless this step's interaction was already resolved; returns the
+   * stored item either way (a retried request refreshes the task token of a still-PENDING item).
+   */
+  recordPending(interaction: Interaction, options?: { expiresAt?: number }): Promise<Interaction>;
+  /** INTERACTION_NOT_FOUND when absent. */
+  getInteraction(threadId: string, nodeId: string): Promise<Interaction>;
+  /** PENDING → resolved at `step`; INTERACTION_ALREADY_ANSWERED (with the stored item) when it was not PENDING. */
+  resolve(interaction: Interaction, resolution: InteractionResolution, at: string): Promise<Interaction>;
+  /** Open interactions of a thread (one Query on its partition). */
+  listOpenOfThread(threadId: string): Promise<Interaction[]>;
+  /** Open interactions of an execution, oldest first (GSI1, eventually consistent). */
+  listOpenOfExecution(executionId: string): Promise<Interaction[]>;
+  /** Every open interaction (a filtered Scan: fine for an operator's inbox, not a hot path). */
+  listOpen(): Promise<Interaction[]>;
+}
+
+export function interactionIdOf(threadId: string, nodeId: string): string {
+  return `${threadId}/${nodeId}`;
+}
+
+/** Thread ids never contain `/`, node ids may: split at the first one. */
+export function parseInteractionId(value: string): { threadId: string; nodeId: string } | undefined {
+  const at = value.indexOf('/');
+  if (at <= 0 || at === value.length - 1) return undefined;
+  return { threadId: value.slice(0, at), nodeId: value.slice(at + 1) };
+}
+
+export class InteractionConflict extends StepthreadError {
+  readonly current: Interaction;
+  constructor(current: Interaction) {
+    super(
+      'INTERACTION_ALREADY_ANSWERED',
+      `interaction ${current.interactionId} is already ${current.status.toLowerCase()}${current.resolvedAt ? ` (at ${current.resolvedAt})` : ''}`,
+      { nodeId: current.nodeId },
+    );
+    this.current = current;
+  }
+}
+
+function toInteraction(item: Record<string, unknown>): Interaction {
+  const { kind: _kind, ...rest } = entityOf<Interaction & { kind?: string }>(item);
+  return rest;
+}
+
+export function createInteractionStore(table: TableRef): InteractionStore {
+  const { dynamo, tableName } = table;
+
+  const get = async (threadId: string, nodeId: string): Promise<Interaction | undefined> => {
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: itemKeys.pendingInteraction(threadId, nodeId),
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? toInteraction(Item) : undefined;
+  };
+
+  return {
+    async recordPending(interaction, options = {}) {
+      const item = {
+        ...interaction,
+        ...itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+        ...gsi1Keys.pendingInteraction(
+          interaction.executionId,
+          interaction.requestedAt,
+          interaction.threadId,
+          interaction.nodeId,
+        ),
+        kind: INTERACTION_KIND,
+        ...(options.expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: options.expiresAt }),
+      };
+      try {
+        await dynamo.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: item,
+            // A new visit (higher step) replaces the item; the same visit only while it is still open.
+            ConditionExpression:
+              'attribute_not_exists(pk) OR #step < :step OR (#step = :step AND #status = :pending)',
+            ExpressionAttributeNames: { '#status': 'status', '#step': 'step' },
+            ExpressionAttributeValues: { ':step': interaction.step, ':pending': 'PENDING' },
+          }),
+        );
+        return interaction;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        const current = await get(interaction.threadId, interaction.nodeId);
+        if (current === undefined) throw error;
+        return current;
+      }
+    },
+
+    async getInteraction(threadId, nodeId) {
+      const found = await get(threadId, nodeId);
+      if (found === undefined) {
+        throw new StepthreadError(
+          'INTERACTION_NOT_FOUND',
+          `no interaction of node ${nodeId} on thread ${threadId}`,
+          { nodeId },
+        );
+      }
+      return found;
+    },
+
+    async resolve(interaction, resolution, at) {
+      try {
+        const { Attributes } = await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+            UpdateExpression:
+              'SET #status = :status, resolution = :resolution, resolvedAt = :at REMOVE #gpk, #gsk',
+            ConditionExpression: '#status = :pending AND #step = :step AND taskToken = :token',
+            ExpressionAttributeNames: {
+              '#status': 'status',
+              '#step': 'step',
+              '#gpk': GSI1_PARTITION_KEY,
+              '#gsk': GSI1_SORT_KEY,
+            },
+            ExpressionAttributeValues: {
+              ':status': resolution.outcome,
+              ':resolution': resolution,
+              ':at': at,
+              ':pending': 'PENDING',
+              ':step': interaction.step,
+              ':token': interaction.taskToken,
+            },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return toInteraction(Attributes ?? {});
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        const current = await get(interaction.threadId, interaction.nodeId);
+        if (current === undefined) throw error;
+        throw new InteractionConflict(current);
+      }
+    },
+
+    async listOpenOfThread(threadId) {
+      const { pk } = itemKeys.thread(threadId);
+      const items: Interaction[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            FilterExpression: '#status = :pending',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':pk': pk, ':prefix': 'INTERACTION#', ':pending': 'PENDING' },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        items.push(...(page.Items ?? []).map(toInteraction));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return items;
+    },
+
+    async listOpenOfExecution(executionId) {
+      const items = await queryGsi1Partition(table, gsi1Partitions.pendingInteractions(executionId));
+      return items.map(toInteraction).filter((i) => i.status === 'PENDING');
+    },
+
+    async listOpen() {
+      const items: Interaction[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo.send(
+          new ScanCommand({
+            TableName: tableName,
+            FilterExpression: '#kind = :kind AND #status = :pending',
+            ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind' },
+            ExpressionAttributeValues: { ':kind': INTERACTION_KIND, ':pending': 'PENDING' },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        items.push(...(page.Items ?? []).map(toInteraction));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return items.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+    },
+  };
+}

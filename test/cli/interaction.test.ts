@@ -1,0 +1,406 @@
+/**
+ * Human in the loop from the CLI: `run --answers` on the support-triage example, `start` against a
+ * stub Step Functions client, and `pending` / `respond` against the embedded stores (the stub
+ * receives the SendTaskSuccess / SendTaskFailure a deployed run would).
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeExecutionCommand,
+  ListStateMachinesCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunJsonResult } from '../../cli/commands/run.ts';
+import type { SfnLike } from '../../cli/commands/start.ts';
+import type { CliIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
+import type { Envelope } from '../../engine/thread/types.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { createHandlerStores } from '../../functions/handlers/deps.ts';
+import { dispatch } from '../../functions/handlers/dispatch.ts';
+import { startLocalServices } from '../../functions/local/services.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const EXAMPLE = join(ROOT, 'examples', 'support-triage.json');
+const TICKET = { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } };
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-hitl-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Records every command; answers them with `reply` (throwing when it returns an Error). */
+function stubSfn(reply: (command: object) => unknown = () => ({})): SfnLike & { sent: object[] } {
+  const sent: object[] = [];
+  return {
+    sent,
+    async send(command) {
+      sent.push(command);
+      const answer = reply(command);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+  };
+}
+
+async function cli(args: string[], options: { sfn?: SfnLike; env?: Record<string, string> } = {}) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readFile: (path) => readFile(path, 'utf8'),
+    env: options.env ?? {},
+    cwd: dir,
+  };
+  const code = await main(['node', 'stepthread', ...args], io, options.sfn ? { sfn: options.sfn } : {});
+  return { code, stdout, stderr };
+}
+
+describe('stepthread run with USER_INTERACTION', () => {
+  it('runs support-triage with --answers: approval → credit → reply', async () => {
+    const answers = join(dir, 'answers.json');
+    await writeFile(answers, JSON.stringify({ 'approve-credit': true }));
+    const { code, stdout, stderr } = await cli([
+      'run',
+      EXAMPLE,
+      '--input',
+      JSON.stringify(TICKET),
+      '--answers',
+      answers,
+      '--json',
+      '--data-dir',
+      join(dir, 'run-data'),
+    ]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as RunJsonResult;
+    expect(result.status).toBe('COMPLETED');
+    const reply =
+      'Sorry for the double charge. We have refunded it and added a goodwill credit of 6 EUR to your account.';
+    expect(result.output).toEqual({
+      category: 'billing',
+      approved: true,
+      credit: { amount: 6, currency: 'EUR' },
+      reply,
+    });
+    expect(result.conversation.map(({ role, content }) => ({ role, content }))).toEqual([
+      { role: 'user', content: 'Classify this ticket as billing or technical: Charged twice this month' },
+      { role: 'assistant', content: 'Checking how long this customer has been with us.' },
+      { role: 'tool', content: '{"years":6}' },
+      { role: 'assistant', content: 'billing' },
+      { role: 'user', content: 'Approved.' },
+      { role: 'user', content: 'Write the reply to Ada. Credit granted: 6 EUR.' },
+      { role: 'assistant', content: reply },
+    ]);
+  });
+
+  it('takes --answers inline as JSON, like --input', async () => {
+    const { code, stdout } = await cli([
+      'run',
+      EXAMPLE,
+      '--input',
+      JSON.stringify(TICKET),
+      '--answers',
+      '{"approve-credit": true}',
+      '--json',
+      '--data-dir',
+      join(dir, 'inline-data'),
+    ]);
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as RunJsonResult).output).toMatchObject({
+      approved: true,
+      credit: { amount: 6 },
+    });
+  });
+
+  it('a rejection in the answers file means no credit, and the run still completes', async () => {
+    const answers = join(dir, 'reject.json');
+    await writeFile(
+      answers,
+      JSON.stringify({ 'approve-credit': { approved: false, reason: 'already refunded' } }),
+    );
+    const { code, stdout } = await cli([
+      'run',
+      EXAMPLE,
+      '--input',
+      JSON.stringify(TICKET),
+      '--answers',
+      answers,
+      '--json',
+      '--data-dir',
+      join(dir, 'run-data'),
+    ]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as RunJsonResult;
+    expect(result.output).toMatchObject({ approved: false, credit: { amount: 0, currency: 'EUR' } });
+    expect(result.conversation.map((m) => m.content)).toContain('Rejected. already refunded');
+  });
+
+  it('without answers or a terminal, stops with USER_INPUT_REQUIRED and says how to answer', async () => {
+    const { code, stdout, stderr } = await cli([
+      'run',
+      EXAMPLE,
+      '--input',
+      JSON.stringify(TICKET),
+      '--data-dir',
+      join(dir, 'run-data'),
+    ]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/status\s+FAILED/);
+    expect(stderr).toContain('USER_INPUT_REQUIRED (node approve-credit)');
+    expect(stderr).toContain('--answers <file> with {"approve-credit":true}');
+  });
+
+  it('rejects an unreadable answers file before running', async () => {
+    const { code, stderr } = await cli(['run', EXAMPLE, '--answers', join(dir, 'nope.json')]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--answers');
+  });
+});
+
+describe('stepthread start (stub Step Functions client)', () => {
+  const machine = 'arn:aws:states:us-east-1:123456789012:stateMachine:stepthread-support-triage';
+
+  it('resolves a workflow id to its state machine and starts a named execution', async () => {
+    const sfn = stubSfn((command) => {
+      if (command instanceof ListStateMachinesCommand) {
+        return {
+          stateMachines: [
+            { name: 'stepthread-other', stateMachineArn: 'x' },
+            { name: 'stepthread-support-triage', stateMachineArn: machine },
+          ],
+        };
+      }
+      return { executionArn: `${machine.replace(':stateMachine:', ':execution:')}:ticket-1` };
+    });
+    const { code, stdout } = await cli(
+      ['start', 'support-triage', '--input', JSON.stringify(TICKET), '--name', 'ticket-1'],
+      { sfn },
+    );
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(
+      'arn:aws:states:us-east-1:123456789012:execution:stepthread-support-triage:ticket-1',
+    );
+    const start = sfn.sent.find((c) => c instanceof StartExecutionCommand) as StartExecutionCommand;
+    expect(start.input).toEqual({
+      stateMachineArn: machine,
+      name: 'ticket-1',
+      input: JSON.stringify({ input: TICKET }),
+    });
+  });
+
+  it('the same name again reports the existing execution instead of a second run', async () => {
+    const exists = Object.assign(new Error('exists'), { name: 'ExecutionAlreadyExists' });
+    const sfn = stubSfn((command) => {
+      if (command instanceof StartExecutionCommand) return exists;
+      if (command instanceof DescribeExecutionCommand)
+        return { status: 'SUCCEEDED', input: JSON.stringify({ input: TICKET }) };
+      return {};
+    });
+    const same = await cli(['start', machine, '--input', JSON.stringify(TICKET), '--name', 'ticket-1'], {
+      sfn,
+    });
+    expect(same.code).toBe(0);
+    expect(same.stdout.trim()).toBe(
+      'arn:aws:states:us-east-1:123456789012:execution:stepthread-support-triage:ticket-1',
+    );
+    expect(same.stderr).toContain('already started (SUCCEEDED)');
+    expect(sfn.sent.filter((c) => c instanceof StartExecutionCommand)).toHaveLength(1);
+
+    const different = await cli(['start', machine, '--input', '{"other":1}', '--name', 'ticket-1'], { sfn });
+    expect(different.code).toBe(1);
+    expect(different.stderr).toContain('different input');
+  });
+
+  it('needs a deployed target', async () => {
+    const { code, stderr } = await cli(['start', 'support-triage']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('STEPTHREAD_TARGET=aws');
+  });
+});
+
+describe('stepthread pending / respond (embedded stores, stub Step Functions client)', () => {
+  const dataDir = () => join(dir, 'deployed-data');
+  const node = {
+    id: 'approve',
+    type: 'USER_INTERACTION' as const,
+    config: {
+      userInteractionType: 'ask_for_approval',
+      showMessage: 'Refund {{input.amount}} EUR?',
+      outputVariable: 'ok',
+    },
+    variables: [{ name: 'ok', type: 'boolean' as const, scope: 'thread' as const }],
+  };
+  let envelope: Envelope;
+
+  beforeAll(async () => {
+    // What a deployed run leaves behind: a thread, and the request handler's pending item.
+    const names = { tableName: 'stepthread', bucketName: 'stepthread-conversations' };
+    const services = await startLocalServices({ dataDir: dataDir(), names });
+    try {
+      const deps = {
+        ...createHandlerStores(createAwsClients(services.target, names)),
+        env: { now: () => '2025-01-01T00:00:00.000Z', newId: () => 'id' },
+      };
+      envelope = (await dispatch(
+        {
+          action: 'execute',
+          node: {
+            id: 'start',
+            type: 'START',
+            workflow: { id: 'refunds', version: 1, maxSteps: 10, variables: [] },
+          },
+          executionId: 'arn:aws:states:us-east-1:1:execution:stepthread-refunds:r-1',
+          input: { input: { amount: 12 } },
+        },
+        deps,
+      )) as Envelope;
+      await dispatch({ action: 'execute', node, envelope, taskToken: 'token-1' }, deps);
+    } finally {
+      await services.close();
+    }
+  });
+
+  it('pending lists the open interaction with how to answer it', async () => {
+    const { code, stdout } = await cli(['pending', '--data-dir', dataDir()]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`${envelope.threadId}/approve`);
+    expect(stdout).toContain('Refund 12 EUR?');
+    expect(stdout).toContain(`stepthread respond ${envelope.threadId}/approve --approve | --reject`);
+    const json = await cli(['pending', envelope.executionId, '--json', '--data-dir', dataDir()]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        nodeId: 'approve',
+        interactionType: 'ask_for_approval',
+        threadId: envelope.threadId,
+      }),
+    ]);
+  });
+
+  it('respond needs a deployed target or a client', async () => {
+    const { code, stderr } = await cli(['respond', envelope.threadId, '--approve', '--data-dir', dataDir()]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--answers');
+  });
+
+  it('respond checks the answer against the interaction type', async () => {
+    const sfn = stubSfn();
+    const { code, stderr } = await cli(
+      ['respond', envelope.threadId, '--select', '1', '--data-dir', dataDir()],
+      { sfn },
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain('INVALID_INTERACTION_ANSWER');
+    expect(sfn.sent).toEqual([]);
+  });
+
+  it('respond --reject records false, applies the step and sends SendTaskSuccess with the next envelope', async () => {
+    const sfn = stubSfn();
+    const { code, stdout } = await cli(
+      [
+        'respond',
+        envelope.executionId,
+        '--node',
+        'approve',
+        '--reject',
+        '--reason',
+        'too much',
+        '--data-dir',
+        dataDir(),
+      ],
+      { sfn },
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('rejected');
+    expect(sfn.sent).toHaveLength(1);
+    const success = sfn.sent[0] as SendTaskSuccessCommand;
+    expect(success).toBeInstanceOf(SendTaskSuccessCommand);
+    expect(success.input.taskToken).toBe('token-1');
+    const next = JSON.parse(success.input.output ?? '') as Envelope;
+    expect(next).toMatchObject({
+      threadId: envelope.threadId,
+      step: envelope.step + 1,
+      last: { nodeId: 'approve', status: 'COMPLETED' },
+    });
+
+    expect(JSON.parse((await cli(['pending', '--json', '--data-dir', dataDir()])).stdout)).toEqual([]);
+  });
+
+  it('a second, different answer is refused; the same one is delivered again', async () => {
+    const sfn = stubSfn();
+    const other = await cli(
+      ['respond', `${envelope.threadId}/approve`, '--approve', '--data-dir', dataDir()],
+      { sfn },
+    );
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('INTERACTION_ALREADY_ANSWERED');
+    expect(sfn.sent).toEqual([]);
+
+    const same = await cli(
+      [
+        'respond',
+        `${envelope.threadId}/approve`,
+        '--reject',
+        '--reason',
+        'too much',
+        '--data-dir',
+        dataDir(),
+      ],
+      { sfn },
+    );
+    expect(same.code).toBe(0);
+    expect(same.stdout).toContain('delivered again');
+    // The step already landed: the same envelope is sent, nothing is applied twice.
+    const resent = JSON.parse((sfn.sent[0] as SendTaskSuccessCommand).input.output ?? '') as Envelope;
+    expect(resent.step).toBe(envelope.step + 1);
+  });
+
+  it('respond --fail sends SendTaskFailure with the coded reason', async () => {
+    const names = { tableName: 'stepthread', bucketName: 'stepthread-conversations' };
+    const services = await startLocalServices({ dataDir: dataDir(), names });
+    let next: Envelope;
+    try {
+      const deps = {
+        ...createHandlerStores(createAwsClients(services.target, names)),
+        env: { now: () => '2025-01-01T00:00:01.000Z', newId: () => 'id' },
+      };
+      const asked = { ...node, id: 'confirm' };
+      next = (await deps.threads.getThread(envelope.threadId)).thread.lastEnvelope!;
+      await dispatch({ action: 'execute', node: asked, envelope: next, taskToken: 'token-2' }, deps);
+    } finally {
+      await services.close();
+    }
+    const sfn = stubSfn();
+    const { code } = await cli(
+      [
+        'respond',
+        `${envelope.threadId}/confirm`,
+        '--fail',
+        '--reason',
+        'fraud suspected',
+        '--data-dir',
+        dataDir(),
+      ],
+      { sfn },
+    );
+    expect(code).toBe(0);
+    const failure = sfn.sent[0] as SendTaskFailureCommand;
+    expect(failure).toBeInstanceOf(SendTaskFailureCommand);
+    expect(failure.input.taskToken).toBe('token-2');
+    expect(JSON.parse(failure.input.cause ?? '')).toEqual({
+      code: 'USER_INTERACTION_FAILED',
+      message: 'fraud suspected',
+      nodeId: 'confirm',
+    });
+  });
+});
