@@ -51,6 +51,33 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
   };
 }
 
+/**
+ * Opens the stores, runs `work` with them, and always closes them. A failure to open or an error from
+ * `work` is printed with its code under `failure` and gives exit 1.
+ */
+export async function withStores(
+  options: DataDirOption,
+  io: CliIo,
+  failure: (session: StoreSession | undefined) => string,
+  work: (session: StoreSession) => Promise<number>,
+): Promise<number> {
+  let session: StoreSession;
+  try {
+    session = await openStores(options, io);
+  } catch (error) {
+    printErrors(io, failure(undefined), [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
+    return await work(session);
+  } catch (error) {
+    printErrors(io, failure(session), [codedOf(error)]);
+    return EXIT.invalid;
+  } finally {
+    await session.close();
+  }
+}
+
 export type LoadedWorkflow = { ok: true; workflow: Workflow } | { ok: false; exitCode: number };
 
 /** Reads and validates a workflow file; prints the problems and gives the exit code when it fails. */

@@ -7,31 +7,24 @@
 import type { Command } from 'commander';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { type DataDirOption, withStores } from '../local-session.ts';
 
 export interface CopyOptions extends DataDirOption {
   from?: string;
 }
 
 export async function runCopy(threadId: string, options: CopyOptions, io: CliIo): Promise<number> {
-  let session: Awaited<ReturnType<typeof openStores>>;
-  try {
-    session = await openStores(options, io);
-  } catch (error) {
-    printErrors(io, 'cannot open the stores', [codedOf(error)]);
-    return EXIT.invalid;
-  }
-  try {
-    const runtime = createLocalRuntime({ clients: session.clients });
-    const copy = await runtime.copyThread(threadId, options.from ? { fromNodeId: options.from } : {});
-    io.stdout(`${copy.id}\n`);
-    return EXIT.ok;
-  } catch (error) {
-    printErrors(io, `cannot copy thread ${threadId}`, [codedOf(error)]);
-    return EXIT.invalid;
-  } finally {
-    await session.close();
-  }
+  return withStores(
+    options,
+    io,
+    (session) => (session ? `cannot copy thread ${threadId}` : 'cannot open the stores'),
+    async (session) => {
+      const runtime = createLocalRuntime({ clients: session.clients });
+      const copy = await runtime.copyThread(threadId, options.from ? { fromNodeId: options.from } : {});
+      io.stdout(`${copy.id}\n`);
+      return EXIT.ok;
+    },
+  );
 }
 
 export function registerCopy(program: Command, io: CliIo, setExit: (code: number) => void): void {

@@ -12,7 +12,7 @@ import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { type DataDirOption, withStores } from '../local-session.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -179,24 +179,17 @@ function printReport(report: InspectReport, io: CliIo): void {
 }
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
-  let session: Awaited<ReturnType<typeof openStores>>;
-  try {
-    session = await openStores(options, io);
-  } catch (error) {
-    printErrors(io, 'cannot open the stores', [codedOf(error)]);
-    return EXIT.invalid;
-  }
-  try {
-    const report = await buildInspectReport(createLocalRuntime({ clients: session.clients }), id);
-    if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-    else printReport(report, io);
-    return EXIT.ok;
-  } catch (error) {
-    printErrors(io, `cannot inspect ${id} (${session.location})`, [codedOf(error)]);
-    return EXIT.invalid;
-  } finally {
-    await session.close();
-  }
+  return withStores(
+    options,
+    io,
+    (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
+    async (session) => {
+      const report = await buildInspectReport(createLocalRuntime({ clients: session.clients }), id);
+      if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else printReport(report, io);
+      return EXIT.ok;
+    },
+  );
 }
 
 export function registerInspect(program: Command, io: CliIo, setExit: (code: number) => void): void {
