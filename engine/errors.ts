@@ -97,6 +97,7 @@ export const ERROR_CODES = [
   'INTERACTION_ALREADY_ANSWERED',
   'INVALID_INTERACTION_ANSWER',
   'INTERACTION_NOT_DELIVERED',
+  'INTERACTION_TIMED_OUT',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

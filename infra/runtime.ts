@@ -7,7 +7,7 @@ import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
-import { Effect, ManagedPolicy, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -127,32 +127,21 @@ export class StepthreadRuntime extends Construct {
         actions: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
         resources: [stateMachine.stateMachineArn],
       }),
-      // Task tokens are authorised against the state machine that issued them.
+      // `respond` hands the answer over with the task token; the workflow's `<node>:answer` Task
+      // commits it. Tokens are authorised against the state machine that issued them.
       new PolicyStatement({
         sid: `Respond${n}`,
-        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
         resources: [stateMachine.stateMachineArn],
       }),
       new PolicyStatement({
         sid: `Executions${n}`,
-        actions: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:StopExecution'],
+        actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
         resources: [executions],
       }),
     );
-    // The USER_INTERACTION function answers at once for show_message and a config `userInput`. A
-    // separate Policy (not the role's default policy, which the function depends on) avoids the cycle
-    // state machine → function → role policy → state machine.
-    const interactions = this.functions.get('USER_INTERACTION');
-    if (interactions?.role) {
-      new Policy(this, `AnswerInteractions${n}`, {
-        statements: [
-          new PolicyStatement({
-            actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
-            resources: [stateMachine.stateMachineArn],
-          }),
-        ],
-      }).attachToRole(interactions.role);
-    }
+    // No Step Functions grant for the USER_INTERACTION function: interactions that need nobody
+    // compile to plain Tasks, so it never completes a task token itself.
     acknowledgeWildcardResources(
       this.operatorPolicy,
       [executions],
@@ -240,25 +229,13 @@ export class StepthreadRuntime extends Construct {
     const policy = new ManagedPolicy(this, 'OperatorPolicy', {
       description: 'stepthread operators: start executions, list pending interactions, answer them.',
     });
-    const segments = this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`);
+    // Reads only: `pending` and `respond` Query/GetItem interaction items (open ones sit in a
+    // sparse GSI1 partition, so no Scan); the answer is committed by the workflow's own function.
     policy.addStatements(
       new PolicyStatement({
         sid: 'ReadThreads',
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         resources: [this.table.tableArn, `${this.table.tableArn}/index/${GSI1_NAME}`],
-      }),
-      // `respond` claims the interaction item (conditional update) and commits the node's step on
-      // the thread; `pending` without an execution scans for open interactions.
-      new PolicyStatement({
-        sid: 'AnswerInteractions',
-        actions: ['dynamodb:UpdateItem', 'dynamodb:Scan'],
-        resources: [this.table.tableArn],
-      }),
-      // The answer joins the conversation: read the log, write one new content-addressed segment.
-      new PolicyStatement({
-        sid: 'AppendAnswers',
-        actions: ['s3:GetObject', 's3:PutObject'],
-        resources: [segments],
       }),
       // `start <workflowId>` finds the state machine by name; the action has no resource-level scope.
       new PolicyStatement({
@@ -267,11 +244,7 @@ export class StepthreadRuntime extends Construct {
         resources: ['*'],
       }),
     );
-    acknowledgeWildcardResources(
-      policy,
-      [segments, '*'],
-      'Segments are content-addressed objects under one prefix of the conversation bucket; states:ListStateMachines supports no resource scope.',
-    );
+    acknowledgeWildcardResources(policy, ['*'], 'states:ListStateMachines supports no resource scope.');
     return policy;
   }
 

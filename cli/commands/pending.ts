@@ -1,6 +1,7 @@
 /**
  * `stepthread pending [executionId|executionArn|threadId] [--json]`: open USER_INTERACTIONs, oldest
- * first, with what `stepthread respond` needs to answer each.
+ * first, with what `stepthread respond` needs to answer each. One Query whatever the argument (the
+ * thread's partition, or the sparse open-interactions index), so operators need no Scan.
  */
 import type { Command } from 'commander';
 import {
@@ -29,7 +30,7 @@ export interface PendingJson {
   deadline?: string;
 }
 
-/** Open interactions of a thread (`t-…`), else of an execution, else all of them. */
+/** Open interactions of a thread (`t-…`), else of an execution, else all of them; each is one Query. */
 export async function openInteractions(store: InteractionStore, ref?: string): Promise<Interaction[]> {
   if (ref === undefined) return store.listOpen();
   if (ref.startsWith('t-')) return store.listOpenOfThread(ref);

@@ -1,18 +1,20 @@
 /**
  * `stepthread respond <interactionId|threadId|executionArn> [--node <id>]
  *   (--approve | --reject | --input <json> | --select <n> | --fail) [--reason <text>]`:
- * answers a pending USER_INTERACTION of a deployed run. The answer is recorded (a conditional
- * update: a second, different answer is refused), applied to the thread as the node's step, and
- * sent with SendTaskSuccess; `--fail` sends SendTaskFailure and the run fails with the reason.
+ * answers a pending USER_INTERACTION of a deployed run. It only reads (the interaction item, by
+ * GetItem or Query), checks the answer against the question, and sends it with SendTaskSuccess
+ * (`--fail`: SendTaskFailure) using the stored task token; the workflow's `<node>:answer` Task
+ * commits it. So an operator needs no table writes and no S3 access. A token is single-use: an
+ * interaction answered (or timed out) already is reported as such.
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
-import { systemEnv } from '../../functions/handlers/lambda.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
-import { type InteractionReply, respondToInteraction } from '../../functions/nodes/user-interaction.ts';
+import { answerFor, type InteractionReply, sendReply } from '../../functions/nodes/user-interaction.ts';
 import {
+  createInteractionStore,
   type Interaction,
+  InteractionConflict,
   type InteractionStore,
   parseInteractionId,
 } from '../../functions/stores/interaction-store.ts';
@@ -99,6 +101,52 @@ function describeAnswer(reply: InteractionReply): string {
   }
 }
 
+/** What `respond --json` prints. */
+export interface RespondJson {
+  interactionId: string;
+  /** `answered` / `failed`: sent now; `already-answered`: it was, with this very answer. */
+  result: 'answered' | 'failed' | 'already-answered';
+}
+
+function sameAnswer(interaction: Interaction, reply: InteractionReply): boolean {
+  const resolution = interaction.resolution;
+  if (resolution === undefined) return false;
+  if (reply.kind === 'fail') return resolution.outcome === 'FAILED';
+  return (
+    resolution.outcome === 'ANSWERED' &&
+    JSON.stringify(resolution.answer) === JSON.stringify(answerFor(interaction, reply))
+  );
+}
+
+/**
+ * Sends the reply for an interaction that is still PENDING; for one already closed, succeeds only
+ * when the recorded answer is this one (respond run twice), else INTERACTION_ALREADY_ANSWERED.
+ */
+export async function deliverReply(
+  sfn: SfnSend,
+  interaction: Interaction,
+  reply: InteractionReply,
+): Promise<RespondJson['result']> {
+  if (interaction.status !== 'PENDING') {
+    if (sameAnswer(interaction, reply)) return 'already-answered';
+    throw new InteractionConflict(interaction);
+  }
+  // Checked here so a wrong answer is refused before it reaches, and fails, the run.
+  if (reply.kind !== 'fail') answerFor(interaction, reply);
+  try {
+    await sendReply(sfnTaskTokenSender(sfn), interaction, reply);
+  } catch (error) {
+    if (!(error instanceof StepthreadError && error.code === 'INTERACTION_NOT_DELIVERED')) throw error;
+    const why = error.cause instanceof Error ? error.cause.name : 'no longer waiting';
+    throw new StepthreadError(
+      'INTERACTION_ALREADY_ANSWERED',
+      `interaction ${interaction.interactionId} was already answered, timed out, or its run ended: Step Functions no longer accepts its task token (${why}); \`stepthread pending\` lists what still waits`,
+      { nodeId: interaction.nodeId, cause: error },
+    );
+  }
+  return reply.kind === 'fail' ? 'failed' : 'answered';
+}
+
 export async function runRespond(
   ref: string,
   options: RespondOptions,
@@ -125,21 +173,16 @@ export async function runRespond(
     return EXIT.invalid;
   }
   try {
-    const deps: HandlerDeps = {
-      ...createHandlerStores(session.clients),
-      env: systemEnv,
-      taskTokens: sfnTaskTokenSender(sfn as SfnSend),
-    };
-    const interaction = await findInteraction(deps.interactions!, ref, options.node);
-    const result = await respondToInteraction(deps, interaction, parsed.reply);
+    const interaction = await findInteraction(createInteractionStore(session.clients), ref, options.node);
+    const result = await deliverReply(sfn as SfnSend, interaction, parsed.reply);
     if (options.json) {
-      io.stdout(
-        `${JSON.stringify({ interactionId: result.interaction.interactionId, status: result.interaction.status, redelivered: result.redelivered }, null, 2)}\n`,
-      );
+      const json: RespondJson = { interactionId: interaction.interactionId, result };
+      io.stdout(`${JSON.stringify(json, null, 2)}\n`);
+    } else if (result === 'already-answered') {
+      io.stdout(`${interaction.interactionId} was already ${describeAnswer(parsed.reply)} (nothing sent)\n`);
     } else {
-      const again = result.redelivered ? ' (already recorded; delivered again)' : '';
-      const then = result.next ? 'the run continues' : 'the run fails';
-      io.stdout(`${describeAnswer(parsed.reply)} ${result.interaction.interactionId}${again}: ${then}\n`);
+      const then = result === 'answered' ? 'the run continues' : 'the run fails';
+      io.stdout(`${describeAnswer(parsed.reply)} ${interaction.interactionId}: ${then}\n`);
     }
     return EXIT.ok;
   } catch (error) {
@@ -167,7 +210,7 @@ export function registerRespond(
     .option('--select <n>', 'the option index, from 0, or the option itself (ask_for_selection)')
     .option('--fail', 'fail the run instead of answering (SendTaskFailure)')
     .option('--reason <text>', 'why (kept with --approve / --reject, the failure message with --fail)')
-    .option('--json', 'print {"interactionId","status","redelivered"}')
+    .option('--json', 'print {"interactionId","result"}')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (ref: string, options: RespondOptions) => {
       setExit(await runRespond(ref, options, io, services));

@@ -7,7 +7,7 @@
 import { StepthreadError } from '../errors.ts';
 import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
-import { NODE_TYPES, type NodeType, type Workflow } from '../model/schema.ts';
+import { NODE_TYPES, type NodeType, type UserInteractionConfig, type Workflow } from '../model/schema.ts';
 import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
 import { resourceFor, substitutionKey } from './resources.ts';
@@ -23,6 +23,7 @@ import {
   type AslRetrier,
   type AslState,
   type AslStateMachine,
+  INTERACTION_ANSWER_PATH,
   WAIT_FOR_TASK_TOKEN,
 } from './types.ts';
 
@@ -43,6 +44,16 @@ export const FAILED_STATE = 'stepthread:failed';
 
 /** A USER_INTERACTION waits this long for `respond` when its config sets no timeoutSeconds. */
 export const DEFAULT_INTERACTION_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * Whether a USER_INTERACTION waits for a person. show_message and a config `userInput` answer at
+ * once, so they compile to a plain Task: no task token, no second Task.
+ */
+export function waitsForAnswer(
+  config: Pick<UserInteractionConfig, 'userInteractionType' | 'userInput'>,
+): boolean {
+  return config.userInteractionType !== 'show_message' && config.userInput === undefined;
+}
 
 /** Validates and builds the workflow (coded StepthreadError when invalid), then compiles it. */
 export function compileWorkflow(workflow: Workflow, options: CompileOptions = {}): CompiledWorkflow {
@@ -391,24 +402,8 @@ class Compiler {
     if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
     const staticNode = checkedStatic(description, node.id);
     this.usedTypes.add(description.type);
-    if (description.type === 'USER_INTERACTION') {
-      return {
-        Type: 'Task',
-        Resource: WAIT_FOR_TASK_TOKEN,
-        Parameters: {
-          FunctionName: this.resource('USER_INTERACTION'),
-          Payload: {
-            action: 'execute',
-            node: staticNode as UserInteractionDescription,
-            'envelope.$': '$',
-            'taskToken.$': '$$.Task.Token',
-          },
-        },
-        TimeoutSeconds: description.config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS,
-        Retry: retry(),
-        Catch: [catchAll(scope.failure())],
-        ...flow,
-      };
+    if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) {
+      return this.interactionTasks(scope, node.id, staticNode as UserInteractionDescription, flow);
     }
     return {
       Type: 'Task',
@@ -418,6 +413,45 @@ class Compiler {
       Catch: [catchAll(scope.failure())],
       ...flow,
     };
+  }
+
+  /**
+   * A USER_INTERACTION that waits for a person: the waitForTaskToken Task `<id>` records the question
+   * and waits; the answer (SendTaskSuccess) lands at `$.answer`, a SendTaskFailure or timeout at
+   * `$.error`; either way `<id>:answer` commits the node's step (or its failure) on the thread and
+   * closes the interaction, so an operator who only holds the task token never writes anything.
+   */
+  private interactionTasks(
+    scope: Scope,
+    nodeId: string,
+    node: UserInteractionDescription,
+    flow: AslFlow,
+  ): AslState {
+    const answer = this.helper(`${nodeId}:answer`);
+    const wait: AslState = {
+      Type: 'Task',
+      Resource: WAIT_FOR_TASK_TOKEN,
+      Parameters: {
+        FunctionName: this.resource('USER_INTERACTION'),
+        Payload: { action: 'execute', node, 'envelope.$': '$', 'taskToken.$': '$$.Task.Token' },
+      },
+      ResultPath: INTERACTION_ANSWER_PATH,
+      TimeoutSeconds: node.config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS,
+      Retry: retry(),
+      Catch: [catchAll(answer)],
+      Next: answer,
+    };
+    // Emitted here (the caller sets the same key again) so the definition lists the wait first.
+    scope.states[this.nodeName(nodeId)] = wait;
+    scope.states[answer] = {
+      Type: 'Task',
+      Resource: this.resource('USER_INTERACTION'),
+      Parameters: { action: 'answer', node, 'envelope.$': '$' },
+      Retry: retry(),
+      Catch: [catchAll(scope.failure())],
+      ...flow,
+    };
+    return wait;
   }
 
   /**

@@ -7,6 +7,7 @@ export {
   DEFAULT_INTERACTION_TIMEOUT_SECONDS,
   FAIL_TASK,
   FAILED_STATE,
+  waitsForAnswer,
 } from './compile.ts';
 export { MAX_STATE_NAME_LENGTH } from './names.ts';
 export {

@@ -23,8 +23,11 @@ import type {
 } from '../model/schema.ts';
 import type { Envelope } from '../thread/types.ts';
 
-/** `execute` runs the node; the others are fork/join and failure bookkeeping. */
-export const TASK_ACTIONS = ['execute', 'fail', 'branch-done', 'branch-failed', 'timeout'] as const;
+/**
+ * `execute` runs the node; `answer` commits a USER_INTERACTION's answer after its waitForTaskToken
+ * Task; the others are fork/join and failure bookkeeping.
+ */
+export const TASK_ACTIONS = ['execute', 'answer', 'fail', 'branch-done', 'branch-failed', 'timeout'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 /** Error names the definition's Retry and Catch match on; handlers throw errors with these names. */
@@ -204,6 +207,7 @@ export type StartTaskParameters = {
 
 export type EnvelopeTaskParameters =
   | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; 'envelope.$': '$' }
+  | { action: 'answer'; node: UserInteractionDescription; 'envelope.$': '$' }
   | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
   | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
   | { action: 'fail'; node: FailDescription; 'envelope.$': '$' };
@@ -243,6 +247,8 @@ export type TaskEvent =
   | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }
   /** USER_INTERACTION, after unwrapping the Lambda invoke `Payload`. */
   | { action: 'execute'; node: UserInteractionDescription; envelope: IncomingEnvelope; taskToken: string }
+  /** After the waitForTaskToken Task: its result (or the error its Catch recorded) is in the envelope. */
+  | { action: 'answer'; node: UserInteractionDescription; envelope: IncomingEnvelope & { answer?: unknown } }
   | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; envelope: IncomingEnvelope }
   | { action: 'timeout'; node: JoinTimeoutDescription; envelope: IncomingEnvelope }
   | { action: 'fail'; node: FailDescription; envelope: IncomingEnvelope & { error: AslErrorOutput } };

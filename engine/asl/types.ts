@@ -34,11 +34,15 @@ export type AslDirectTaskState = {
   Catch?: AslCatcher[];
 } & AslFlow;
 
-/** `lambda:invoke.waitForTaskToken`: the output is what SendTaskSuccess sends (the next envelope). */
+/**
+ * `lambda:invoke.waitForTaskToken`: what SendTaskSuccess sends lands at `$.answer` next to the
+ * envelope, so whoever holds the token can hand over an answer but never choose the envelope.
+ */
 export type AslWaitForTokenTaskState = {
   Type: 'Task';
   Resource: typeof WAIT_FOR_TASK_TOKEN;
   Parameters: WaitForTokenParameters;
+  ResultPath: typeof INTERACTION_ANSWER_PATH;
   TimeoutSeconds: number;
   Retry: AslRetrier[];
   Catch: AslCatcher[];
@@ -103,3 +107,6 @@ export interface AslDefinition extends AslStateMachine {
 }
 
 export const WAIT_FOR_TASK_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+
+/** Where a USER_INTERACTION's task result (the answer) goes in its state's output. */
+export const INTERACTION_ANSWER_PATH = '$.answer';

@@ -4,7 +4,7 @@
  * pair of numbers). Restore is the trust boundary for state coming back from storage or another
  * thread (join restores the main path's snapshot), so it checks shape and consistency.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { StepthreadError } from '../errors.ts';
 import { isNormalised, runsProblem } from './runs.ts';
 import type { ConversationState, Run } from './types.ts';

@@ -2,7 +2,7 @@
  * The JSON Schema of the workflow file, generated from the zod schemas so there is one source of truth.
  * engine/model/workflow.schema.json is the committed output (`npm run schema` rewrites it).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { workflowSchema } from './schema.ts';
 
 /** Where the committed schema lives, relative to the repository root. */

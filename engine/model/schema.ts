@@ -5,7 +5,7 @@
  * The schemas check structure only. Rules with their own error codes (fork path ids, join
  * thresholds, graph shape, ...) live in engine/validation so every violation gets its code.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const NODE_TYPES = [
   'START',

@@ -1,68 +1,17 @@
 /**
- * The in-process entry point: a Task input in, the next envelope out. The Lambda handlers wrap it;
- * the local runtime calls it directly with its own clients.
+ * The in-process entry point with every node type's functions: a Task input in, the next envelope
+ * out. The local runtime and tests call it directly with their own clients. Lambda entries build
+ * their own, smaller dispatch with `createDispatch` (dispatch-table.ts) so each bundle carries only
+ * its node type's code; a new action goes into its function's table (handlers/actions/).
  */
-import { StepthreadError } from '../../engine/errors.ts';
-import type { Envelope } from '../../engine/thread/types.ts';
-import { runFail } from '../nodes/fail.ts';
-import { NODE_BEHAVIOURS } from '../nodes/index.ts';
-import { runBranchReport, runJoinTimeout } from '../nodes/join.ts';
-import { runStart } from '../nodes/start.ts';
-import { requestInteraction } from '../nodes/user-interaction.ts';
-import type { HandlerDeps } from './deps.ts';
-import { toTaskError } from './errors.ts';
-import { runNodeStep } from './pipeline.ts';
-import { type IncomingEnvelope, parseTaskEvent, type StartTaskEvent, type TaskEvent } from './task.ts';
+import { ALL_FUNCTIONS } from '../nodes/index.ts';
+import { createDispatch, type Dispatch } from './dispatch-table.ts';
 
-function requireJoin(event: TaskEvent): void {
-  if (event.node.type !== 'JOIN') {
-    throw new StepthreadError(
-      'INVALID_TASK_INPUT',
-      `action ${event.action} needs a JOIN node, got ${event.node.type}`,
-      {
-        nodeId: event.node.id,
-      },
-    );
-  }
-}
-
-async function route(raw: unknown, deps: HandlerDeps): Promise<Envelope | IncomingEnvelope> {
-  const parsed = parseTaskEvent(raw);
-  const action = parsed.action ?? 'execute';
-  if (parsed.node.type === 'START' && action === 'execute') return runStart(parsed as StartTaskEvent, deps);
-  const event = parsed as TaskEvent;
-  switch (action) {
-    case 'fail':
-      return runFail(event, deps);
-    case 'branch-done':
-      requireJoin(event);
-      return runBranchReport(event, deps, 'COMPLETED');
-    case 'branch-failed':
-      requireJoin(event);
-      return runBranchReport(event, deps, 'FAILED');
-    case 'timeout':
-      requireJoin(event);
-      return runJoinTimeout(event, deps);
-    case 'execute': {
-      const type = event.node.type;
-      if (type === 'START') throw new StepthreadError('INVALID_TASK_INPUT', 'unreachable');
-      if (type === 'USER_INTERACTION' && typeof event.taskToken === 'string') {
-        return requestInteraction({ ...event, taskToken: event.taskToken }, deps);
-      }
-      return runNodeStep(event, deps, NODE_BEHAVIOURS[type]);
-    }
-  }
-}
+export { createDispatch, type Dispatch, type DispatchTable } from './dispatch-table.ts';
 
 /**
  * Runs one Task. Throws only errors named for the ASL's Retry/Catch (`stepthread.NodeFailed`,
  * `stepthread.Transient`, `stepthread.JoinDecided`, `stepthread.JoinTimeout`), or unexpected
  * errors unchanged.
  */
-export async function dispatch(event: unknown, deps: HandlerDeps): Promise<Envelope | IncomingEnvelope> {
-  try {
-    return await route(event, deps);
-  } catch (error) {
-    throw toTaskError(error);
-  }
-}
+export const dispatch: Dispatch = createDispatch(ALL_FUNCTIONS);

@@ -1,4 +1,5 @@
-/** Lambda handler for END tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for END tasks: only END's code is imported, so its bundle carries nothing else. */
+import { END_ACTIONS } from './actions/end.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('END');
+export const handler = createNodeHandler('END', END_ACTIONS);

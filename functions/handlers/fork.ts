@@ -1,4 +1,6 @@
-/** Lambda handler for FORK tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for FORK tasks: only FORK's code is imported, so its bundle carries nothing else. */
+import { forkNode } from '../nodes/fork.ts';
+import { stepOf } from './dispatch-table.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('FORK');
+export const handler = createNodeHandler('FORK', { execute: stepOf(forkNode) });

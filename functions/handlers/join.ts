@@ -1,4 +1,5 @@
-/** Lambda handler for JOIN tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for JOIN tasks: only JOIN's code is imported, so its bundle carries nothing else. */
+import { JOIN_ACTIONS } from './actions/join.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('JOIN');
+export const handler = createNodeHandler('JOIN', JOIN_ACTIONS);

@@ -1,5 +1,5 @@
 /**
- * The Lambda entry points: middy around `dispatch`, with a Powertools logger per invocation (a
+ * The Lambda entry points: middy around a dispatch of one function's actions, with a Powertools logger per invocation (a
  * child of one base logger: a shared module-level logger would mix request keys across concurrent
  * in-process invocations of the local runtime). Logs carry ids, actions, steps and error names
  * only — never messages, variables, prompts or secrets.
@@ -9,10 +9,16 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { NodeType } from '../../engine/model/schema.ts';
 import type { EngineEnv } from '../../engine/thread/types.ts';
-import { createAwsClients, resolveAwsTarget } from '../aws/clients.ts';
-import { createHandlerStores, type HandlerDeps } from './deps.ts';
-import { dispatch } from './dispatch.ts';
-import { sfnTaskTokenSender } from './task-tokens.ts';
+import { createLambdaClients, type LambdaClients } from '../aws/lambda-clients.ts';
+import { resolveAwsTarget, resolveResourceNames } from '../aws/target.ts';
+import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
+import { createExecutionIndex } from '../stores/execution-index.ts';
+import { createInteractionStore } from '../stores/interaction-store.ts';
+import { createJoinStore } from '../stores/join-store.ts';
+import { createThreadStore } from '../stores/thread-store.ts';
+import type { HandlerDeps } from './deps.ts';
+import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
+import { type SfnSend, sfnTaskTokenSender } from './task-tokens.ts';
 
 const baseLogger = new Logger({ serviceName: 'stepthread' });
 
@@ -21,15 +27,54 @@ export const systemEnv: EngineEnv = {
   newId: () => randomUUID(),
 };
 
+function environmentClients(): LambdaClients {
+  return createLambdaClients(resolveAwsTarget(process.env), resolveResourceNames(process.env));
+}
+
+/** The conversation store, built on its first use: loading the S3 client is left to nodes that read logs. */
+function lazyConversationStore(clients: LambdaClients): ConversationStore {
+  let store: Promise<ConversationStore> | undefined;
+  const get = () => {
+    store ??= clients.s3().then((s3) => createConversationStore({ s3, bucketName: clients.bucketName }));
+    return store;
+  };
+  return {
+    appendMessages: async (pointer, messages) => (await get()).appendMessages(pointer, messages),
+    readLog: async (pointer) => (await get()).readLog(pointer),
+  };
+}
+
+/** Step Functions, reached through a client loaded on the first token a handler completes. */
+function lazySfn(clients: LambdaClients): SfnSend {
+  return { send: async (command) => (await clients.sfn()).send(command as never) };
+}
+
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
-  const clients = createAwsClients(resolveAwsTarget(process.env));
+  const clients = environmentClients();
   return {
-    ...createHandlerStores(clients),
+    threads: createThreadStore(clients),
+    conversations: lazyConversationStore(clients),
+    joins: createJoinStore(clients),
+    executions: createExecutionIndex(clients),
+    interactions: createInteractionStore(clients),
     env: systemEnv,
-    taskTokens: sfnTaskTokenSender(clients.sfn),
+    taskTokens: sfnTaskTokenSender(lazySfn(clients)),
     ...(signal ? { signal } : {}),
   };
+}
+
+/**
+ * Loads the S3 client during init, for functions whose every step reads the conversation (LLM,
+ * CONTEXT_PROCESSOR): their first invocation would pay it anyway, and this way a cold start's cost
+ * shows up as init, where the bundle bench measures it.
+ */
+export async function preloadConversationClient(): Promise<void> {
+  // Best effort: a failure here would fail the container's init; the first step retries the load
+  // and reports the error as a Task failure instead.
+  try {
+    await environmentClients().s3();
+  } catch {}
 }
 
 interface LoggedFields {
@@ -56,13 +101,15 @@ function logKeys(event: unknown): Record<string, string | number> {
 }
 
 /**
- * The Lambda handler of one node type. `makeDeps` defaults to clients from the environment; tests
- * and the local runtime pass their own.
+ * The Lambda handler of one node type, serving the actions in `actions` (its own node type's code
+ * only). `makeDeps` defaults to clients from the environment; tests pass their own.
  */
-export function createNodeHandler(
-  nodeType: NodeType,
+export function createNodeHandler<T extends NodeType>(
+  nodeType: T,
+  actions: ActionsOf<T>,
   makeDeps: (signal?: AbortSignal) => HandlerDeps = depsFromEnvironment,
 ) {
+  const dispatch = createDispatch({ [nodeType]: actions } as DispatchTable);
   return middy().handler(async (event: unknown, context: { awsRequestId?: string } | undefined, opts) => {
     const logger = baseLogger.createChild({ persistentKeys: { functionNodeType: nodeType } });
     logger.appendKeys({

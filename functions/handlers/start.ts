@@ -1,4 +1,5 @@
-/** Lambda handler for START tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for START tasks: only START's code is imported, so its bundle carries nothing else. */
+import { runStart } from '../nodes/start.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('START');
+export const handler = createNodeHandler('START', { execute: runStart });

@@ -1,4 +1,6 @@
-/** Lambda handler for SUBGRAPH tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for SUBGRAPH tasks: only SUBGRAPH's code is imported, so its bundle carries nothing else. */
+import { subgraphBoundaryNode } from '../nodes/subgraph.ts';
+import { stepOf } from './dispatch-table.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('SUBGRAPH');
+export const handler = createNodeHandler('SUBGRAPH', { execute: stepOf(subgraphBoundaryNode) });

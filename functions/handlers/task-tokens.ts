@@ -1,5 +1,5 @@
 /** Completing waitForTaskToken Tasks on Step Functions (SendTaskSuccess / SendTaskFailure). */
-import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import type { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { TaskTokenSender } from './deps.ts';
 
@@ -7,6 +7,10 @@ import type { TaskTokenSender } from './deps.ts';
 export interface SfnSend {
   send(command: SendTaskSuccessCommand | SendTaskFailureCommand): Promise<unknown>;
 }
+
+// Loaded when a token is first completed: most USER_INTERACTION Tasks only record the question, and
+// every other handler never completes a token, so none of them loads the Step Functions client at init.
+const sfnCommands = () => import('@aws-sdk/client-sfn');
 
 /** Step Functions caps `error` at 256 and `cause` at 32,768 characters. */
 const MAX_ERROR = 256;
@@ -29,6 +33,7 @@ function notDelivered(error: unknown): StepthreadError {
 export function sfnTaskTokenSender(sfn: SfnSend): TaskTokenSender {
   return {
     async succeed(taskToken, output) {
+      const { SendTaskSuccessCommand } = await sfnCommands();
       try {
         await sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
       } catch (error) {
@@ -36,6 +41,7 @@ export function sfnTaskTokenSender(sfn: SfnSend): TaskTokenSender {
       }
     },
     async fail(taskToken, error, cause) {
+      const { SendTaskFailureCommand } = await sfnCommands();
       try {
         await sfn.send(
           new SendTaskFailureCommand({

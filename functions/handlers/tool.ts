@@ -1,4 +1,6 @@
-/** Lambda handler for TOOL tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for TOOL tasks: only TOOL's code is imported, so its bundle carries nothing else. */
+import { toolNode } from '../nodes/tool.ts';
+import { stepOf } from './dispatch-table.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('TOOL');
+export const handler = createNodeHandler('TOOL', { execute: stepOf(toolNode) });

@@ -1,4 +1,6 @@
-/** Lambda handler for VARIABLE tasks (every action the ASL sends this function; see dispatch.ts). */
+/** Lambda handler for VARIABLE tasks: only VARIABLE's code is imported, so its bundle carries nothing else. */
+import { variableNode } from '../nodes/variable.ts';
+import { stepOf } from './dispatch-table.ts';
 import { createNodeHandler } from './lambda.ts';
 
-export const handler = createNodeHandler('VARIABLE');
+export const handler = createNodeHandler('VARIABLE', { execute: stepOf(variableNode) });

@@ -11,7 +11,7 @@
  * [{ "name", "arguments", "id"? }] }`, a reply that asks for tool calls. Missing call ids are
  * `scripted_<thread call count>_<i>`: deterministic, and unique within the thread.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Message } from '../../engine/model/schema.ts';
 import { messageSchema } from '../../engine/model/schema.ts';

@@ -19,17 +19,16 @@ import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
-import {
-  createHandlerStores,
-  type HandlerDeps,
-  type HandlerStores,
-  type TaskTokenSender,
-} from '../handlers/deps.ts';
+import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
-import { codedErrorFromAsl } from '../handlers/task.ts';
+import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
-import { type InteractionReply, respondToInteraction } from '../nodes/user-interaction.ts';
+import {
+  type InteractionReply,
+  type InteractionTaskResult,
+  interactionFailure,
+} from '../nodes/user-interaction.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { definitionStartingAt } from './definition.ts';
 import {
@@ -151,81 +150,19 @@ export function largestPayloadBytes(events: readonly LocalEvent[]): number {
   return largest;
 }
 
-/** What a waitForTaskToken Task awaits locally: the SendTaskSuccess / SendTaskFailure of its token. */
-interface TokenWaiter {
-  readonly promise: Promise<unknown>;
-  resolve(output: unknown): void;
-  reject(error: Error): void;
-  settled: boolean;
-}
-
-/**
- * Task tokens of the embedded runner. The library hands every Task of an execution the same
- * `$$.Task.Token`, so the runtime makes one per waiting Task instead: deterministic per thread step
- * and node, so a retried request waits on the same token.
- */
-function localTaskTokens(): {
-  sender: TaskTokenSender;
-  expect(token: string, signal?: AbortSignal): TokenWaiter;
-} {
-  const waiters = new Map<string, TokenWaiter>();
-  const settle = (token: string): TokenWaiter => {
-    const waiter = waiters.get(token);
-    if (waiter === undefined || waiter.settled) {
-      throw new StepthreadError('INTERACTION_NOT_DELIVERED', 'this run no longer waits for that answer');
-    }
-    waiter.settled = true;
-    waiters.delete(token);
-    return waiter;
-  };
-  return {
-    sender: {
-      async succeed(token, output) {
-        settle(token).resolve(output);
-      },
-      async fail(token, error, cause) {
-        settle(token).reject(Object.assign(new Error(cause), { name: error }));
-      },
-    },
-    expect(token, signal) {
-      const existing = waiters.get(token);
-      if (existing) return existing;
-      let resolve!: (output: unknown) => void;
-      let reject!: (error: Error) => void;
-      const promise = new Promise<unknown>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      // Nobody may be awaiting yet when it fails (the request handler itself failed it).
-      promise.catch(() => {});
-      const waiter: TokenWaiter = { promise, resolve, reject, settled: false };
-      waiters.set(token, waiter);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          if (waiter.settled) return;
-          waiter.settled = true;
-          waiters.delete(token);
-          reject(
-            Object.assign(new Error('the run ended while waiting for an answer'), { name: 'AbortError' }),
-          );
-        },
-        { once: true },
-      );
-      return waiter;
-    },
-  };
-}
-
 interface InteractionEvent {
   node: { id: string };
   envelope: { executionId: string; threadId: string; step: number };
 }
 
+/** A waiting Task's failure, as SendTaskFailure would report it: its Catch hands it to `<id>:answer`. */
+function interactionFailed(interaction: Interaction, reply: Extract<InteractionReply, { kind: 'fail' }>) {
+  return nodeFailed(interactionFailure(interaction, reply));
+}
+
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const stores = options.stores ?? createHandlerStores(options.clients);
   const env = options.env ?? systemEnv;
-  const tokens = localTaskTokens();
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
     const log = await stores.conversations.readLog(thread.conversation.log);
@@ -286,52 +223,57 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       }
     };
     /**
-     * A waitForTaskToken Task, locally: the handler records the interaction (or answers it at once),
-     * then the run's answer source is asked and the answer goes through the same respond path as
-     * `stepthread respond` on AWS; the Task's output is what the token receives.
+     * A waitForTaskToken Task, locally: the handler records the interaction, the run's answer source
+     * is asked, and the Task's result is what `respond` would send — `{ reply, requestedAt }` — or it
+     * fails as SendTaskFailure would. Either way `<id>:answer` then runs in-process like any Task and
+     * commits it. Each waiting Task settles once, with the one reply its source gives.
      */
-    const awaitInteraction = async (event: InteractionEvent, deps: HandlerDeps, context: RunContext) => {
+    const awaitInteraction = async (
+      event: InteractionEvent,
+      deps: HandlerDeps,
+      context: RunContext,
+    ): Promise<InteractionTaskResult> => {
       const { threadId, executionId, step } = event.envelope;
+      // The library hands every Task the same $$.Task.Token; make one per thread step and node.
       const taskToken = `local:${executionId}:${threadId}:${step}:${event.node.id}`;
-      const waiter = tokens.expect(taskToken, deps.signal);
       await dispatch({ ...event, taskToken }, deps);
-      if (!waiter.settled) {
-        const interaction = await stores.interactions?.getInteraction(threadId, event.node.id);
-        if (interaction?.status === 'PENDING' && interaction.taskToken === taskToken) {
-          let reply: InteractionReply | undefined;
-          try {
-            const asking = context.options.answerInteraction?.(
-              interaction,
-              deps.signal ? { signal: deps.signal } : {},
-            );
-            // The run may end (another branch failed) while a person is still being asked.
-            reply = asking && (await untilAborted(asking, deps.signal));
-          } catch (error) {
-            if (deps.signal?.aborted) {
-              // Nobody can answer it any more: close it so it is not listed as pending.
-              await stores.interactions
-                ?.resolve(
-                  interaction,
-                  {
-                    outcome: 'FAILED',
-                    code: 'USER_INTERACTION_FAILED',
-                    reason: 'the run ended before it was answered',
-                  },
-                  env.now(),
-                )
-                .catch(() => {});
-              return waiter.promise;
-            }
-            reply = { kind: 'fail', reason: error instanceof Error ? error.message : String(error) };
-          }
-          await respondToInteraction(
-            deps,
-            interaction,
-            reply ?? { kind: 'fail', code: 'USER_INPUT_REQUIRED', reason: inputRequiredMessage(interaction) },
-          );
-        }
+      const interaction = await stores.interactions!.getInteraction(threadId, event.node.id);
+      if (interaction.status !== 'PENDING' || interaction.taskToken !== taskToken) {
+        throw nodeFailed({
+          code: 'INTERACTION_NOT_DELIVERED',
+          message: `interaction ${interaction.interactionId} is no longer waiting for this run`,
+          nodeId: interaction.nodeId,
+        });
       }
-      return waiter.promise;
+      let reply: InteractionReply | undefined;
+      try {
+        const asking = context.options.answerInteraction?.(
+          interaction,
+          deps.signal ? { signal: deps.signal } : {},
+        );
+        // The run may end (another branch failed) while a person is still being asked.
+        reply = asking && (await untilAborted(asking, deps.signal));
+      } catch (error) {
+        if (deps.signal?.aborted) {
+          // Nobody can answer it any more: close it so it is not listed as pending.
+          await stores.interactions
+            ?.close(
+              interaction,
+              {
+                outcome: 'FAILED',
+                code: 'USER_INTERACTION_FAILED',
+                reason: 'the run ended before it was answered',
+              },
+              env.now(),
+            )
+            .catch(() => {});
+          throw error;
+        }
+        reply = { kind: 'fail', reason: error instanceof Error ? error.message : String(error) };
+      }
+      reply ??= { kind: 'fail', code: 'USER_INPUT_REQUIRED', reason: inputRequiredMessage(interaction) };
+      if (reply.kind === 'fail') throw interactionFailed(interaction, reply);
+      return { reply, requestedAt: interaction.requestedAt };
     };
 
     const runner: LocalRunner = createLocalRunner(
@@ -352,7 +294,6 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         deps: {
           ...stores,
           env,
-          taskTokens: tokens.sender,
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
         },

@@ -11,7 +11,7 @@ import type { HandlerDeps } from '../handlers/deps.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
 import { parseConfig } from './config.ts';
 import { childThreadIdsFor, joinKeyFor } from './ids.ts';
-import { LLM_CALLS_KEY } from './llm.ts';
+import { LLM_CALLS_KEY } from './llm-calls.ts';
 
 /** Metadata key naming the join bookkeeping item a child reports to. */
 export const JOIN_KEY = 'joinKey';

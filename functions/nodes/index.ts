@@ -1,32 +1,36 @@
-/** Node logic by node type, for the `execute` action. */
-import type { NodeType } from '../../engine/model/schema.ts';
-import type { NodeBehaviour } from '../handlers/pipeline.ts';
+/**
+ * Every function's table, for the local runtime (which serves all node types in one process). A
+ * Lambda entry never imports this module: it names only its own type's pieces (functions/handlers).
+ */
+import { END_ACTIONS } from '../handlers/actions/end.ts';
+import { JOIN_ACTIONS } from '../handlers/actions/join.ts';
+import { USER_INTERACTION_ACTIONS } from '../handlers/actions/user-interaction.ts';
+import { type DispatchTable, stepOf } from '../handlers/dispatch-table.ts';
 import { codeNode } from './code.ts';
 import { contextProcessorNode } from './context-processor.ts';
-import { endNode } from './end.ts';
 import { forkNode } from './fork.ts';
-import { joinNode } from './join.ts';
 import { llmNode } from './llm.ts';
 import { loopEndNode, loopStartNode } from './loop.ts';
 import { routeNode } from './route.ts';
+import { runStart } from './start.ts';
 import { subgraphBoundaryNode } from './subgraph.ts';
 import { toolNode } from './tool.ts';
-import { userInteractionNode } from './user-interaction.ts';
 import { variableNode } from './variable.ts';
 
-/** START is absent: it creates its thread rather than loading one (see start.ts). */
-export const NODE_BEHAVIOURS: Readonly<Record<Exclude<NodeType, 'START'>, NodeBehaviour>> = {
-  END: endNode,
-  VARIABLE: variableNode,
-  CODE: codeNode,
-  FORK: forkNode,
-  JOIN: joinNode,
-  ROUTE: routeNode,
-  LOOP_START: loopStartNode,
-  LOOP_END: loopEndNode,
-  LLM: llmNode,
-  TOOL: toolNode,
-  USER_INTERACTION: userInteractionNode,
-  CONTEXT_PROCESSOR: contextProcessorNode,
-  SUBGRAPH: subgraphBoundaryNode,
+/** START creates its thread rather than loading one (see start.ts). The same tables the per-type Lambda entries (functions/handlers/<type>.ts) pass, all together. */
+export const ALL_FUNCTIONS: Required<DispatchTable> = {
+  START: { execute: runStart },
+  END: END_ACTIONS,
+  VARIABLE: { execute: stepOf(variableNode) },
+  CODE: { execute: stepOf(codeNode) },
+  FORK: { execute: stepOf(forkNode) },
+  JOIN: JOIN_ACTIONS,
+  ROUTE: { execute: stepOf(routeNode) },
+  LOOP_START: { execute: stepOf(loopStartNode) },
+  LOOP_END: { execute: stepOf(loopEndNode) },
+  LLM: { execute: stepOf(llmNode) },
+  TOOL: { execute: stepOf(toolNode) },
+  USER_INTERACTION: USER_INTERACTION_ACTIONS,
+  CONTEXT_PROCESSOR: { execute: stepOf(contextProcessorNode) },
+  SUBGRAPH: { execute: stepOf(subgraphBoundaryNode) },
 };

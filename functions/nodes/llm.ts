@@ -20,25 +20,19 @@ import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
 import { NodeLogicFailure } from '../../engine/lifecycle.ts';
 import { llmConfigSchema, type ToolDefinition } from '../../engine/model/schema.ts';
-import type { Thread } from '../../engine/thread/types.ts';
 import { providerFactory } from '../handlers/deps.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import type { TaskNode } from '../handlers/task.ts';
-import { type LlmCallCounts, NO_CALLS, type ToolSpecs } from '../llm/provider.ts';
+import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
 import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { parseConfig } from './config.ts';
+import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
-/** Where the thread keeps its LLM call counts (see LlmCallCounts). */
-export const LLM_CALLS_KEY = 'llmCalls';
-
-export function llmCallsOf(thread: Pick<Thread, 'contextData'>): LlmCallCounts {
-  const value = thread.contextData[LLM_CALLS_KEY] as LlmCallCounts | undefined;
-  return value ?? NO_CALLS;
-}
+export { LLM_CALLS_KEY, llmCallsOf };
 
 /** The definitions of the tools the config names, from those the compiler baked into the node. */
 function toolsOf(node: TaskNode, names: readonly string[]): Record<string, ToolDefinition> {

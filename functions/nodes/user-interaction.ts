@@ -2,30 +2,36 @@
  * USER_INTERACTION: ask_for_approval / ask_for_input / ask_for_selection wait for a person;
  * show_message and a config `userInput` complete at once.
  *
- * Design (the simplest correct one we found): the node's step — answer as a user message, answer
- * in `outputVariable`, the node result — is committed when the ANSWER arrives, not when the
- * question is asked.
+ * Design — the person who answers needs only to hand over the answer; the workflow's own function
+ * commits it (least privilege: an operator holds states:SendTaskSuccess/Failure and table reads,
+ * no table writes, no S3):
  *
- * 1. The Task is `lambda:invoke.waitForTaskToken`. The handler (`requestInteraction`) writes one
- *    item, PENDING, with the token, the question and what resuming needs (envelope, node
- *    description); the thread is not touched, so the request costs one GetItem and one PutItem.
- * 2. `respondToInteraction` (the `stepthread respond` CLI on AWS, the embedded runner locally)
- *    moves the item PENDING → ANSWERED | FAILED with one conditional update (two answers cannot
- *    both win), then runs the node step through the ordinary pipeline with that answer — so it is
- *    idempotent by step like every other node — and finally sends SendTaskSuccess with the next
- *    envelope, or SendTaskFailure (a `--fail`, or no answer available locally) which takes the
- *    Task's Catch and fails the thread with the coded reason.
- * 3. Re-running respond after a crash finishes delivering the stored answer; a retried request
- *    handler that finds its step already answered delivers it with its own (new) token.
+ * 1. show_message and a config `userInput` need nobody: the compiler makes them a plain Task
+ *    (`userInteractionNode`), so no task token is issued and this function never calls Step Functions.
+ * 2. Otherwise the node is two Tasks. `<id>` is `lambda:invoke.waitForTaskToken`: its handler
+ *    (`requestInteraction`) renders the question and writes one PENDING item with the task token
+ *    (one thread read, one PutItem; the thread is not touched). Its result path is `$.answer`, so
+ *    whoever sends the token supplies an answer but never the envelope the run continues with.
+ * 3. `respond` (or the embedded runner) reads the item and sends SendTaskSuccess with
+ *    `{ reply, requestedAt }` (an `InteractionTaskResult`), or SendTaskFailure (`--fail`) with the
+ *    coded reason. The token is single-use: of two racing answers Step Functions takes one and
+ *    refuses the other (TaskTimedOut), which respond reports as already answered.
+ * 4. `<id>:answer` (`runInteractionAnswer`) runs the node's step through the ordinary idempotent
+ *    pipeline: the checked answer becomes a user message and `outputVariable`, with the
+ *    REQUESTED/RESPONDED events. A failure, timeout or invalid answer — caught by the wait Task's
+ *    Catch into `$.error`, or an unusable reply — is committed as the node's failure and takes the
+ *    answer Task's Catch. After the commit (and again on a replayed retry) the item is closed
+ *    PENDING → ANSWERED | FAILED with a conditional update on that visit's step, which drops it
+ *    from the open-interactions index. The next envelope carries no answer.
  *
  * Rejection is an answer, not a failure: ask_for_approval with `--reject` stores `false` in the
  * output variable and the run continues, so a ROUTE decides what a rejection means.
  */
 
-import { DEFAULT_INTERACTION_TIMEOUT_SECONDS } from '../../engine/asl/compile.ts';
+import { DEFAULT_INTERACTION_TIMEOUT_SECONDS, waitsForAnswer } from '../../engine/asl/compile.ts';
 import type { IncomingEnvelope } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
-import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
 import {
@@ -36,14 +42,13 @@ import {
 import type { ExpressionScope } from '../../engine/scope.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
 import { isTerminalStatus, setVariable } from '../../engine/thread/index.ts';
-import type { Envelope } from '../../engine/thread/types.ts';
+import type { Envelope, Thread } from '../../engine/thread/types.ts';
 import type { HandlerDeps, TaskTokenSender } from '../handlers/deps.ts';
-import { type NodeBehaviour, runNodeStep, type StepContext } from '../handlers/pipeline.ts';
-import { TASK_ERROR_NAMES, type TaskEvent, type TaskNode } from '../handlers/task.ts';
+import { loadThread, type NodeBehaviour, runNodeStep, type StepContext } from '../handlers/pipeline.ts';
+import { codedErrorFromAsl, TASK_ERROR_NAMES, type TaskEvent, type TaskNode } from '../handlers/task.ts';
 import {
   type Interaction,
   type InteractionAnswer,
-  InteractionConflict,
   type InteractionResolution,
   type InteractionStore,
   interactionIdOf,
@@ -63,6 +68,13 @@ export type InteractionReply =
       readonly reason?: string;
       readonly code?: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
     };
+
+/** What SendTaskSuccess carries for a waiting USER_INTERACTION; the compiled state puts it at `$.answer`. */
+export interface InteractionTaskResult {
+  readonly reply: Exclude<InteractionReply, { kind: 'fail' }>;
+  /** When the question was asked (from the interaction item), for the REQUESTED event. */
+  readonly requestedAt?: string;
+}
 
 /** A USER_INTERACTION Task event as the waitForTaskToken Payload delivers it. */
 export type InteractionTaskEvent = TaskEvent & { taskToken: string };
@@ -237,62 +249,63 @@ function immediateAnswer(
 }
 
 /**
- * The node step with an answer: the answer joins the conversation (a user message; show_message's
- * text as an assistant message) and outputVariable. `requested` is the request event kept with the
- * pending item, recorded with the thread now that the step commits.
+ * Applies an answer as the node's step: the answer joins the conversation (a user message;
+ * show_message's text as an assistant message) and outputVariable. `requested` is the request's
+ * event, recorded with the thread now that the step commits.
  */
-function answeringNode(
-  answerOf: (ctx: StepContext, config: UserInteractionConfig) => InteractionAnswer,
+function applyAnswer(
+  ctx: StepContext,
+  config: UserInteractionConfig,
+  answer: InteractionAnswer,
   requested?: StepthreadEvent,
-): NodeBehaviour {
-  return {
-    readsConversation: true,
-    logic(ctx) {
-      const { node, thread, deps } = ctx;
-      const config = parseConfig(userInteractionConfigSchema, node);
-      const answer = answerOf(ctx, config);
-      const view = ctx.conversation!;
-      const at = deps.env.now();
-      const base = { threadId: thread.id, workflowId: thread.workflowId, at, nodeId: node.id };
-      const events: StepthreadEvent[] = requested ? [requested] : [];
-      if (answer.kind === 'acknowledged') {
-        const text = renderedMessage(config, ctx.scope()) ?? '';
-        if (text !== '') view.append({ role: 'assistant', content: text } satisfies Message);
-        return { output: text, events };
-      }
-      view.append({ role: 'user', content: contentOf(answer) });
-      events.push(
-        createEvent('USER_INTERACTION_RESPONDED', { ...base, interactionType: config.userInteractionType }),
-      );
-      if (config.outputVariable !== undefined) {
-        const change = setVariable(
-          thread.variables,
-          config.outputVariable,
-          variableValueOf(answer),
-          undefined,
-          node.variables,
-          { nodeId: node.id },
-        );
-        events.push(createEvent('VARIABLE_CHANGED', { ...base, name: change.name, scope: change.scope }));
-      }
-      return { output: outputOf(answer), events };
-    },
-  };
+): { output: unknown; events: StepthreadEvent[] } {
+  const { node, thread, deps } = ctx;
+  const view = ctx.conversation!;
+  const at = deps.env.now();
+  const base = { threadId: thread.id, workflowId: thread.workflowId, at, nodeId: node.id };
+  const events: StepthreadEvent[] = requested ? [requested] : [];
+  if (answer.kind === 'acknowledged') {
+    const text = renderedMessage(config, ctx.scope()) ?? '';
+    if (text !== '') view.append({ role: 'assistant', content: text } satisfies Message);
+    return { output: text, events };
+  }
+  view.append({ role: 'user', content: contentOf(answer) });
+  events.push(
+    createEvent('USER_INTERACTION_RESPONDED', { ...base, interactionType: config.userInteractionType }),
+  );
+  if (config.outputVariable !== undefined) {
+    const change = setVariable(
+      thread.variables,
+      config.outputVariable,
+      variableValueOf(answer),
+      undefined,
+      node.variables,
+      { nodeId: node.id },
+    );
+    events.push(createEvent('VARIABLE_CHANGED', { ...base, name: change.name, scope: change.scope }));
+  }
+  return { output: outputOf(answer), events };
 }
 
 /**
- * NODE_BEHAVIOURS entry: a USER_INTERACTION run as a plain Task (no token) completes only when it
- * needs nobody; otherwise it fails with USER_INPUT_REQUIRED.
+ * The plain-Task form (no token): show_message and a config `userInput` complete at once; anything
+ * else fails with USER_INPUT_REQUIRED, as nobody could answer it.
  */
-export const userInteractionNode: NodeBehaviour = answeringNode((ctx, config) => {
-  const answer = immediateAnswer(config, ctx.node, ctx.scope());
-  if (answer !== undefined) return answer;
-  throw new StepthreadError(
-    'USER_INPUT_REQUIRED',
-    `node ${ctx.node.id} (${config.userInteractionType}) waits for an answer, but it ran without a task token`,
-    { nodeId: ctx.node.id },
-  );
-});
+export const userInteractionNode: NodeBehaviour = {
+  readsConversation: true,
+  logic(ctx) {
+    const config = parseConfig(userInteractionConfigSchema, ctx.node);
+    const answer = immediateAnswer(config, ctx.node, ctx.scope());
+    if (answer === undefined) {
+      throw new StepthreadError(
+        'USER_INPUT_REQUIRED',
+        `node ${ctx.node.id} (${config.userInteractionType}) waits for an answer, but it ran without a task token`,
+        { nodeId: ctx.node.id },
+      );
+    }
+    return applyAnswer(ctx, config, answer);
+  },
+};
 
 function requireStore(deps: HandlerDeps): InteractionStore {
   if (deps.interactions === undefined)
@@ -300,152 +313,32 @@ function requireStore(deps: HandlerDeps): InteractionStore {
   return deps.interactions;
 }
 
-function requireSender(deps: HandlerDeps): TaskTokenSender {
-  if (deps.taskTokens === undefined) {
-    throw new StepthreadError(
-      'INTERACTION_NOT_DELIVERED',
-      'nothing to send the task token to (no Step Functions client)',
-    );
-  }
-  return deps.taskTokens;
-}
-
 function epochSeconds(iso: string): number {
   return Math.floor(Date.parse(iso) / 1000);
 }
 
-/** The coded error a failed interaction hands the Task's Catch (as the failure's cause). */
-export function interactionFailure(
-  interaction: Pick<Interaction, 'nodeId'>,
-  resolution: Extract<InteractionResolution, { outcome: 'FAILED' }>,
-): CodedError {
-  return { code: resolution.code, message: resolution.reason, nodeId: interaction.nodeId };
-}
-
 /**
- * Completes the waiting Task of a resolved interaction: runs the answer's node step (a replay when
- * it already landed) and sends its envelope, or sends the failure. Returns the envelope sent.
- */
-export async function deliverResolution(
-  deps: HandlerDeps,
-  interaction: Interaction,
-): Promise<Envelope | undefined> {
-  const sender = requireSender(deps);
-  const resolution = interaction.resolution;
-  if (resolution === undefined || interaction.status === 'PENDING') {
-    throw new StepthreadError(
-      'INTERACTION_NOT_DELIVERED',
-      `interaction ${interaction.interactionId} has no answer yet`,
-    );
-  }
-  if (resolution.outcome === 'FAILED') {
-    const error = interactionFailure(interaction, resolution);
-    await sender.fail(interaction.taskToken, TASK_ERROR_NAMES.nodeFailed, JSON.stringify(error));
-    return undefined;
-  }
-  const requested = createEvent('USER_INTERACTION_REQUESTED', {
-    threadId: interaction.threadId,
-    workflowId: interaction.workflowId,
-    at: interaction.requestedAt,
-    nodeId: interaction.nodeId,
-    interactionType: interaction.interactionType,
-    ...(interaction.options ? { optionCount: interaction.options.length } : {}),
-  });
-  const event: TaskEvent = { action: 'execute', node: interaction.node, envelope: interaction.envelope };
-  let next: Envelope;
-  try {
-    next = await runNodeStep(
-      event,
-      deps,
-      answeringNode(() => resolution.answer, requested),
-    );
-  } catch (error) {
-    // A node failure (committed on the thread) takes the Task's Catch like any failing node.
-    if (error instanceof Error && error.name === TASK_ERROR_NAMES.nodeFailed) {
-      await sender.fail(interaction.taskToken, error.name, error.message);
-      return undefined;
-    }
-    throw error;
-  }
-  await sender.succeed(interaction.taskToken, next);
-  return next;
-}
-
-export interface RespondResult {
-  readonly interaction: Interaction;
-  /** The envelope the run continues with (absent when the interaction failed the run). */
-  readonly next?: Envelope;
-  /** True when this call found the same answer already recorded and only finished delivering it. */
-  readonly redelivered: boolean;
-}
-
-function sameResolution(a: InteractionResolution | undefined, b: InteractionResolution): boolean {
-  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
-}
-
-/**
- * Answers (or fails) a pending interaction and resumes its run. Idempotent: the same answer again
- * finishes delivering it; a different one is INTERACTION_ALREADY_ANSWERED.
- */
-export async function respondToInteraction(
-  deps: HandlerDeps,
-  target: { threadId: string; nodeId: string },
-  reply: InteractionReply,
-): Promise<RespondResult> {
-  const store = requireStore(deps);
-  let interaction = await store.getInteraction(target.threadId, target.nodeId);
-  const resolution: InteractionResolution =
-    reply.kind === 'fail'
-      ? {
-          outcome: 'FAILED',
-          code: reply.code ?? 'USER_INTERACTION_FAILED',
-          reason: reply.reason ?? `interaction at node ${interaction.nodeId} was failed by an operator`,
-        }
-      : { outcome: 'ANSWERED', answer: answerFor(interaction, reply) };
-  let redelivered = false;
-  for (let attempt = 0; ; attempt += 1) {
-    if (interaction.status !== 'PENDING') {
-      if (!sameResolution(interaction.resolution, resolution)) throw new InteractionConflict(interaction);
-      redelivered = true;
-      break;
-    }
-    try {
-      interaction = await store.resolve(interaction, resolution, deps.env.now());
-      break;
-    } catch (error) {
-      // A retried request refreshed the token in between: resolve the item as it is now.
-      if (!(error instanceof InteractionConflict) || attempt >= 3) throw error;
-      interaction = error.current;
-    }
-  }
-  const next = await deliverResolution(deps, interaction);
-  return { interaction, redelivered, ...(next ? { next } : {}) };
-}
-
-/**
- * The waitForTaskToken handler: answers at once when nobody is needed, else records the pending
- * interaction and returns (the Task waits for `respond`; what it returns is not the Task's output).
+ * The waitForTaskToken handler: records the PENDING interaction with this attempt's token and
+ * returns (the Task then waits for SendTaskSuccess/Failure; what it returns is not the Task's output).
+ * A retried request refreshes the token of its still-PENDING item.
  */
 export async function requestInteraction(
   event: InteractionTaskEvent,
   deps: HandlerDeps,
-): Promise<Envelope | IncomingEnvelope> {
+): Promise<IncomingEnvelope> {
   const { node, envelope, taskToken } = event;
   const config = parseConfig(userInteractionConfigSchema, node);
-  if (config.userInteractionType === 'show_message' || config.userInput !== undefined) {
-    const next = await runNodeStep(event, deps, userInteractionNode);
-    await requireSender(deps).succeed(taskToken, next);
-    return next;
+  if (!waitsForAnswer(config)) {
+    throw new StepthreadError(
+      'INVALID_TASK_INPUT',
+      `node ${node.id} answers at once and runs as a plain Task; it has no task token to wait for`,
+      { nodeId: node.id },
+    );
   }
   const store = requireStore(deps);
-  const { thread } = await deps.threads.getThread(envelope.threadId);
+  // The root's globals too: the question may quote them.
+  const { thread } = await loadThread(deps, envelope);
   const step = thread.step ?? 0;
-  if (step === envelope.step + 1 && thread.lastEnvelope?.last?.nodeId === node.id) {
-    // The answer already landed and this is a retried Task: hand its result to this attempt.
-    const stored = await store.getInteraction(thread.id, node.id);
-    await deliverResolution(deps, { ...stored, taskToken });
-    return thread.lastEnvelope;
-  }
   if (step !== envelope.step) {
     throw new StepthreadError(
       'STEP_MISMATCH',
@@ -457,16 +350,13 @@ export async function requestInteraction(
     throw new StepthreadError(
       'INVALID_STATUS_TRANSITION',
       `thread ${thread.id} is ${thread.status}; node ${node.id} cannot ask`,
-      {
-        nodeId: node.id,
-      },
+      { nodeId: node.id },
     );
   }
   const requestedAt = deps.env.now();
   const timeoutSeconds = config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS;
   const deadline = new Date(Date.parse(requestedAt) + timeoutSeconds * 1000).toISOString();
   const message = renderedMessage(config, buildExpressionScope(thread));
-  const { error: _caught, joinEnd: _joinEnd, ...waitingEnvelope } = envelope;
   const interaction: Interaction = {
     interactionId: interactionIdOf(thread.id, node.id),
     executionId: envelope.executionId,
@@ -483,15 +373,211 @@ export async function requestInteraction(
     deadline,
     taskToken,
     status: 'PENDING',
-    envelope: waitingEnvelope,
-    node,
   };
-  const stored = await store.recordPending(interaction, {
+  await store.recordPending(interaction, {
     expiresAt: epochSeconds(deadline) + RESOLVED_RETENTION_SECONDS,
   });
-  if (stored.status !== 'PENDING' && stored.step === step) {
-    // Answered between a failed attempt and this retry: deliver it with this attempt's token.
-    await deliverResolution(deps, { ...stored, taskToken });
-  }
   return envelope;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalReason(value: Record<string, unknown>): { reason?: string } | undefined {
+  if (value.reason === undefined) return {};
+  return typeof value.reason === 'string' ? { reason: value.reason } : undefined;
+}
+
+/** A reply as it arrives over the wire (a task result, an answers file); undefined when malformed. */
+export function parseReply(value: unknown): InteractionReply | undefined {
+  if (!isRecord(value)) return undefined;
+  const reason = optionalReason(value);
+  switch (value.kind) {
+    case 'approve':
+    case 'reject':
+      return reason && { kind: value.kind, ...reason };
+    case 'input':
+      return 'value' in value ? { kind: 'input', value: value.value } : undefined;
+    case 'select':
+      return typeof value.choice === 'number' || typeof value.choice === 'string'
+        ? { kind: 'select', choice: value.choice }
+        : undefined;
+    case 'fail':
+      if (!reason) return undefined;
+      if (
+        value.code !== undefined &&
+        value.code !== 'USER_INTERACTION_FAILED' &&
+        value.code !== 'USER_INPUT_REQUIRED'
+      )
+        return undefined;
+      return { kind: 'fail', ...reason, ...(value.code === undefined ? {} : { code: value.code }) };
+    default:
+      return undefined;
+  }
+}
+
+/** What the task result or the caught error says about the interaction, as its resolution. */
+function resolutionOf(
+  node: TaskNode,
+  config: UserInteractionConfig,
+  envelope: IncomingEnvelope & { answer?: unknown },
+): InteractionResolution {
+  const failed = (code: ErrorCode, reason: string): InteractionResolution => ({
+    outcome: 'FAILED',
+    code,
+    reason,
+  });
+  if (envelope.answer === undefined) {
+    if (envelope.error === undefined)
+      return failed('INVALID_TASK_INPUT', `node ${node.id}: no answer arrived`);
+    if (envelope.error.Error === 'States.Timeout') {
+      const seconds = config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS;
+      return failed('INTERACTION_TIMED_OUT', `node ${node.id} was not answered within ${seconds} s`);
+    }
+    const error = codedErrorFromAsl(envelope.error, node.id);
+    return failed(error.code, error.message);
+  }
+  const result = isRecord(envelope.answer) ? envelope.answer : {};
+  const reply = parseReply(result.reply);
+  if (reply === undefined) {
+    return failed(
+      'INVALID_INTERACTION_ANSWER',
+      `node ${node.id}: the task result is not an interaction reply`,
+    );
+  }
+  if (reply.kind === 'fail') {
+    return failed(
+      reply.code ?? 'USER_INTERACTION_FAILED',
+      reply.reason ?? `interaction at node ${node.id} was failed by an operator`,
+    );
+  }
+  try {
+    const interaction = {
+      nodeId: node.id,
+      interactionType: config.userInteractionType,
+      ...(config.options ? { options: config.options } : {}),
+    };
+    return { outcome: 'ANSWERED', answer: answerFor(interaction, reply) };
+  } catch (error) {
+    if (!(error instanceof StepthreadError)) throw error;
+    return failed(error.code, error.message);
+  }
+}
+
+/** The answer a committed step applied, read back from its node result (for a replayed retry). */
+function answerFromOutput(type: UserInteractionType, output: unknown): InteractionAnswer {
+  const value = isRecord(output) ? output : {};
+  switch (type) {
+    case 'ask_for_approval':
+      return {
+        kind: 'approval',
+        approved: value.approved === true,
+        ...(typeof value.reason === 'string' ? { reason: value.reason } : {}),
+      };
+    case 'ask_for_selection':
+      return {
+        kind: 'selection',
+        index: typeof value.index === 'number' ? value.index : -1,
+        option: typeof value.option === 'string' ? value.option : '',
+      };
+    case 'ask_for_input':
+      return { kind: 'input', value: output };
+    case 'show_message':
+      return { kind: 'acknowledged' };
+  }
+}
+
+/**
+ * How the committed step resolved the interaction: what this invocation decided, or — on a replay,
+ * where the logic did not run — what the stored node result says.
+ */
+function committedResolution(
+  thread: Thread,
+  node: TaskNode,
+  config: UserInteractionConfig,
+  decided: InteractionResolution | undefined,
+): InteractionResolution {
+  const status = thread.lastEnvelope?.last?.status;
+  if (decided !== undefined && (decided.outcome === 'ANSWERED') === (status === 'COMPLETED')) return decided;
+  const stored = thread.nodeResults[node.id];
+  if (status === 'COMPLETED') {
+    return { outcome: 'ANSWERED', answer: answerFromOutput(config.userInteractionType, stored?.output) };
+  }
+  const error = stored?.status === 'FAILED' ? stored.error : undefined;
+  return {
+    outcome: 'FAILED',
+    code: error?.code ?? 'NODE_EXECUTION_FAILED',
+    reason: error?.message ?? `node ${node.id} failed`,
+  };
+}
+
+/**
+ * The `answer` action: commits the answer in the task result (or the failure the wait Task's Catch
+ * recorded) as the node's step, then closes the interaction. A retry replays the committed step and
+ * closes it again, harmlessly; the envelope it returns carries no answer.
+ */
+export function runInteractionAnswer(event: TaskEvent, deps: HandlerDeps): Promise<Envelope> {
+  let decided: InteractionResolution | undefined;
+  const behaviour: NodeBehaviour = {
+    readsConversation: true,
+    logic(ctx) {
+      const config = parseConfig(userInteractionConfigSchema, ctx.node);
+      const envelope = ctx.envelope as IncomingEnvelope & { answer?: unknown };
+      decided = resolutionOf(ctx.node, config, envelope);
+      if (decided.outcome === 'FAILED') {
+        throw new StepthreadError(decided.code, decided.reason, { nodeId: ctx.node.id });
+      }
+      const requestedAt = isRecord(envelope.answer) ? envelope.answer.requestedAt : undefined;
+      const requested =
+        typeof requestedAt === 'string'
+          ? createEvent('USER_INTERACTION_REQUESTED', {
+              threadId: ctx.thread.id,
+              workflowId: ctx.thread.workflowId,
+              at: requestedAt,
+              nodeId: ctx.node.id,
+              interactionType: config.userInteractionType,
+              ...(config.options ? { optionCount: config.options.length } : {}),
+            })
+          : undefined;
+      return applyAnswer(ctx, config, decided.answer, requested);
+    },
+    async afterCommit({ deps: committedDeps, node, thread, event: committedEvent }) {
+      const config = parseConfig(userInteractionConfigSchema, node);
+      const resolution = committedResolution(thread, node, config, decided);
+      const visit = { threadId: thread.id, nodeId: node.id, step: committedEvent.envelope.step };
+      await requireStore(committedDeps).close(visit, resolution, committedDeps.env.now());
+    },
+  };
+  return runNodeStep(event, deps, behaviour);
+}
+
+/** The coded error a failed reply hands the wait Task's Catch (as the SendTaskFailure cause). */
+export function interactionFailure(
+  interaction: Pick<Interaction, 'nodeId'>,
+  reply: Extract<InteractionReply, { kind: 'fail' }>,
+): CodedError {
+  return {
+    code: reply.code ?? 'USER_INTERACTION_FAILED',
+    message: reply.reason ?? `interaction at node ${interaction.nodeId} was failed by an operator`,
+    nodeId: interaction.nodeId,
+  };
+}
+
+/**
+ * Hands a reply to the waiting Task: SendTaskSuccess with an `InteractionTaskResult`, or
+ * SendTaskFailure with the coded reason. Nothing is written; the `answer` Task commits it.
+ */
+export async function sendReply(
+  sender: TaskTokenSender,
+  interaction: Pick<Interaction, 'nodeId' | 'taskToken' | 'requestedAt'>,
+  reply: InteractionReply,
+): Promise<void> {
+  if (reply.kind === 'fail') {
+    const error = interactionFailure(interaction, reply);
+    await sender.fail(interaction.taskToken, TASK_ERROR_NAMES.nodeFailed, JSON.stringify(error));
+    return;
+  }
+  const result: InteractionTaskResult = { reply, requestedAt: interaction.requestedAt };
+  await sender.succeed(interaction.taskToken, result);
 }

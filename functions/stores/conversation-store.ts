@@ -8,7 +8,7 @@
  * Appends write one object whose size depends only on the new messages (O(T) bytes over T turns);
  * retries rewrite the same key with the same bytes.
  */
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { LogPointer, Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
@@ -18,6 +18,10 @@ export const EMPTY_LOG_ID = 'empty';
 export const EMPTY_LOG: LogPointer = Object.freeze({ id: EMPTY_LOG_ID, length: 0 });
 
 export const SEGMENT_PREFIX = 'segments/';
+
+// Loaded on first use (the module is cached after that), so a Lambda whose node never reads a
+// conversation does not load the S3 client at init just because it shares this module.
+const s3Commands = () => import('@aws-sdk/client-s3');
 const SEGMENT_VERSION = 1;
 /** Width of the `base` field, so a segment's size does not depend on where it sits in the log. */
 const BASE_WIDTH = 16;
@@ -63,6 +67,7 @@ export function createConversationStore(
   async function loadSegment(segmentId: string): Promise<Segment> {
     const cached = cache.get(segmentId);
     if (cached) return cached;
+    const { GetObjectCommand } = await s3Commands();
     let body: string;
     try {
       const response = await s3.send(
@@ -92,6 +97,7 @@ export function createConversationStore(
       };
       const body = encodeSegment(segment);
       const id = sha256Hex(body);
+      const { PutObjectCommand } = await s3Commands();
       await s3.send(
         new PutObjectCommand({
           Bucket: bucketName,

@@ -1,24 +1,25 @@
 /**
- * Pending USER_INTERACTION items: one per (thread, node) — `THREAD#<id>` / `INTERACTION#<node>` —
- * holding what a person needs to answer (type, message, options, deadline) and what `respond` needs
- * to resume the run (the task token, the waiting state's envelope, the node's static description).
- * A node visited again (a loop) overwrites its item at the higher step.
+ * USER_INTERACTION items: one per (thread, node) — `THREAD#<id>` / `INTERACTION#<node>` — holding
+ * what a person needs to answer (type, message, options, deadline) and the task token `respond`
+ * sends the answer with. A node visited again (a loop) overwrites its item at the higher step.
  *
- * Only PENDING items carry GSI1 keys (a sparse index), so listing an execution's open interactions
- * reads nothing else. PENDING → ANSWERED | FAILED is one conditional update: two answers cannot both win.
+ * Only PENDING items carry GSI1 keys, all in one sparse partition (`INTERACTIONS#OPEN`, sorted by
+ * execution, then time): every listing is a Query, and answered items drop out of it. The item is
+ * closed (PENDING → ANSWERED | FAILED) by the `answer` Task that commits the node's step, with one
+ * conditional update that a retry repeats harmlessly; operators only read it.
  */
-import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { IncomingEnvelope } from '../../engine/asl/task-input.ts';
-import { StepthreadError } from '../../engine/errors.ts';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import type { UserInteractionType } from '../../engine/model/schema.ts';
-import type { TaskNode } from '../handlers/task.ts';
-import { entityOf, isConditionalCheckFailed, queryGsi1Partition, type TableRef } from './dynamo-items.ts';
+import { entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
 import {
+  GSI1_NAME,
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
+  openInteractionsOfExecution,
   TTL_ATTRIBUTE,
 } from './table.ts';
 
@@ -37,11 +38,7 @@ export type InteractionAnswer =
 /** How an interaction ended: answered (the run continues) or failed (the run takes its Catch). */
 export type InteractionResolution =
   | { readonly outcome: 'ANSWERED'; readonly answer: InteractionAnswer }
-  | {
-      readonly outcome: 'FAILED';
-      readonly code: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
-      readonly reason: string;
-    };
+  | { readonly outcome: 'FAILED'; readonly code: ErrorCode; readonly reason: string };
 
 export interface Interaction {
   /** `<threadId>/<nodeId>`: what `stepthread respond` accepts. */
@@ -65,9 +62,13 @@ export interface Interaction {
   readonly status: InteractionStatus;
   readonly resolution?: InteractionResolution;
   readonly resolvedAt?: string;
-  /** What resuming needs: the waiting Task's envelope and node description. */
-  readonly envelope: IncomingEnvelope;
-  readonly node: TaskNode;
+}
+
+/** Which visit of which interaction: the item of (thread, node) as asked at `step`. */
+export interface InteractionVisit {
+  readonly threadId: string;
+  readonly nodeId: string;
+  readonly step: number;
 }
 
 export interface InteractionStore {
@@ -78,13 +79,16 @@ export interface InteractionStore {
   recordPending(interaction: Interaction, options?: { expiresAt?: number }): Promise<Interaction>;
   /** INTERACTION_NOT_FOUND when absent. */
   getInteraction(threadId: string, nodeId: string): Promise<Interaction>;
-  /** PENDING → resolved at `step`; INTERACTION_ALREADY_ANSWERED (with the stored item) when it was not PENDING. */
-  resolve(interaction: Interaction, resolution: InteractionResolution, at: string): Promise<Interaction>;
+  /**
+   * PENDING → resolved, for that visit only. Idempotent: false (and no change) when the visit was
+   * already closed, was replaced by a later visit, or is gone.
+   */
+  close(visit: InteractionVisit, resolution: InteractionResolution, at: string): Promise<boolean>;
   /** Open interactions of a thread (one Query on its partition). */
   listOpenOfThread(threadId: string): Promise<Interaction[]>;
-  /** Open interactions of an execution, oldest first (GSI1, eventually consistent). */
+  /** Open interactions of an execution, oldest first (one GSI1 Query, eventually consistent). */
   listOpenOfExecution(executionId: string): Promise<Interaction[]>;
-  /** Every open interaction (a filtered Scan: fine for an operator's inbox, not a hot path). */
+  /** Every open interaction, oldest first (one GSI1 Query on the sparse partition). */
   listOpen(): Promise<Interaction[]>;
 }
 
@@ -130,12 +134,41 @@ export function createInteractionStore(table: TableRef): InteractionStore {
     return Item ? toInteraction(Item) : undefined;
   };
 
+  /** Open items of the sparse GSI1 partition, optionally under one sort-key prefix. */
+  const queryOpen = async (prefix?: string): Promise<Interaction[]> => {
+    const items: Interaction[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: GSI1_NAME,
+          KeyConditionExpression:
+            prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: {
+            '#pk': GSI1_PARTITION_KEY,
+            ...(prefix === undefined ? {} : { '#sk': GSI1_SORT_KEY }),
+          },
+          ExpressionAttributeValues: {
+            ':pk': gsi1Partitions.openInteractions(),
+            ...(prefix === undefined ? {} : { ':prefix': prefix }),
+          },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []).map(toInteraction));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    // The index is eventually consistent: an item closed a moment ago may still be listed.
+    return items.filter((interaction) => interaction.status === 'PENDING');
+  };
+
   return {
     async recordPending(interaction, options = {}) {
       const item = {
         ...interaction,
         ...itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
-        ...gsi1Keys.pendingInteraction(
+        ...gsi1Keys.openInteraction(
           interaction.executionId,
           interaction.requestedAt,
           interaction.threadId,
@@ -177,15 +210,15 @@ export function createInteractionStore(table: TableRef): InteractionStore {
       return found;
     },
 
-    async resolve(interaction, resolution, at) {
+    async close(visit, resolution, at) {
       try {
-        const { Attributes } = await dynamo.send(
+        await dynamo.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+            Key: itemKeys.pendingInteraction(visit.threadId, visit.nodeId),
             UpdateExpression:
               'SET #status = :status, resolution = :resolution, resolvedAt = :at REMOVE #gpk, #gsk',
-            ConditionExpression: '#status = :pending AND #step = :step AND taskToken = :token',
+            ConditionExpression: '#status = :pending AND #step = :step',
             ExpressionAttributeNames: {
               '#status': 'status',
               '#step': 'step',
@@ -197,18 +230,14 @@ export function createInteractionStore(table: TableRef): InteractionStore {
               ':resolution': resolution,
               ':at': at,
               ':pending': 'PENDING',
-              ':step': interaction.step,
-              ':token': interaction.taskToken,
+              ':step': visit.step,
             },
-            ReturnValues: 'ALL_NEW',
           }),
         );
-        return toInteraction(Attributes ?? {});
+        return true;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
-        const current = await get(interaction.threadId, interaction.nodeId);
-        if (current === undefined) throw error;
-        throw new InteractionConflict(current);
+        return false;
       }
     },
 
@@ -235,27 +264,12 @@ export function createInteractionStore(table: TableRef): InteractionStore {
     },
 
     async listOpenOfExecution(executionId) {
-      const items = await queryGsi1Partition(table, gsi1Partitions.pendingInteractions(executionId));
-      return items.map(toInteraction).filter((i) => i.status === 'PENDING');
+      return queryOpen(openInteractionsOfExecution(executionId));
     },
 
     async listOpen() {
-      const items: Interaction[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await dynamo.send(
-          new ScanCommand({
-            TableName: tableName,
-            FilterExpression: '#kind = :kind AND #status = :pending',
-            ExpressionAttributeNames: { '#status': 'status', '#kind': 'kind' },
-            ExpressionAttributeValues: { ':kind': INTERACTION_KIND, ':pending': 'PENDING' },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        items.push(...(page.Items ?? []).map(toInteraction));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return items.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+      const open = await queryOpen();
+      return open.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
     },
   };
 }

@@ -45,6 +45,16 @@ export const itemKeys = {
   }),
 } as const;
 
+const OPEN_INTERACTIONS = 'INTERACTIONS#OPEN';
+
+/**
+ * The GSI1 sort-key prefix of one execution's open interactions. Execution names cannot contain `#`,
+ * so no other execution's keys share it.
+ */
+export function openInteractionsOfExecution(executionId: string): string {
+  return `${executionId}#`;
+}
+
 /** GSI1 keys per listing. Sort keys start with an ISO time where order matters. */
 export const gsi1Keys = {
   /** Threads of one execution (root, fork children, copies started inside it). */
@@ -57,15 +67,13 @@ export const gsi1Keys = {
     gsi1pk: `EXECUTIONS#${workflowId}`,
     gsi1sk: `${startTime}#${executionId}`,
   }),
-  /** Pending interactions of one execution, oldest first. */
-  pendingInteraction: (
-    executionId: string,
-    requestedAt: string,
-    threadId: string,
-    nodeId: string,
-  ): Gsi1Key => ({
-    gsi1pk: `PENDING#${executionId}`,
-    gsi1sk: `${requestedAt}#${threadId}#${nodeId}`,
+  /**
+   * Open (PENDING) interactions, in one sparse partition: only open items carry it, so every open
+   * interaction is one Query away, and the sort key's execution prefix narrows it to one execution.
+   */
+  openInteraction: (executionId: string, requestedAt: string, threadId: string, nodeId: string): Gsi1Key => ({
+    gsi1pk: OPEN_INTERACTIONS,
+    gsi1sk: `${openInteractionsOfExecution(executionId)}${requestedAt}#${threadId}#${nodeId}`,
   }),
 } as const;
 
@@ -73,7 +81,7 @@ export const gsi1Keys = {
 export const gsi1Partitions = {
   threadsOfExecution: (executionId: string): string => `THREADS#${executionId}`,
   executionsOfWorkflow: (workflowId: string): string => `EXECUTIONS#${workflowId}`,
-  pendingInteractions: (executionId: string): string => `PENDING#${executionId}`,
+  openInteractions: (): string => OPEN_INTERACTIONS,
 } as const;
 
 /** The CreateTable input, on-demand billing. TTL is set separately (UpdateTimeToLive) on AWS only. */

@@ -3,7 +3,7 @@
  * AWS. Values are only ever placed in outgoing requests; `redactSecrets` scrubs them from whatever a
  * call produced before it is returned, stored or logged.
  */
-import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import type { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { SecretResolver } from './types.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -49,6 +49,8 @@ export function secretsManagerSecrets(
       const hit = cache.get(name);
       if (hit && hit.expires > now()) return hit.value;
       let value: string | undefined;
+      // Loaded on the first secret read: a TOOL or LLM Lambda whose tools use none never loads it.
+      const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
       try {
         const response = await client.send(
           new GetSecretValueCommand({ SecretId: `${prefix}${name}` }),

@@ -19,10 +19,11 @@ import type { SfnLike } from '../../cli/commands/start.ts';
 import type { CliIo } from '../../cli/io.ts';
 import { main } from '../../cli/main.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
-import { createAwsClients } from '../../functions/aws/clients.ts';
-import { createHandlerStores } from '../../functions/handlers/deps.ts';
+import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
+import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { startLocalServices } from '../../functions/local/services.ts';
+import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'support-triage.json');
@@ -231,6 +232,7 @@ describe('stepthread start (stub Step Functions client)', () => {
 
 describe('stepthread pending / respond (embedded stores, stub Step Functions client)', () => {
   const dataDir = () => join(dir, 'deployed-data');
+  const names = { tableName: 'stepthread', bucketName: 'stepthread-conversations' };
   const node = {
     id: 'approve',
     type: 'USER_INTERACTION' as const,
@@ -243,15 +245,31 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
   };
   let envelope: Envelope;
 
-  beforeAll(async () => {
-    // What a deployed run leaves behind: a thread, and the request handler's pending item.
-    const names = { tableName: 'stepthread', bucketName: 'stepthread-conversations' };
+  /** What the deployed functions do, against the stores the CLI opens (closed again before the CLI runs). */
+  async function asTheFunctions<T>(work: (deps: HandlerDeps, clients: AwsClients) => Promise<T>): Promise<T> {
     const services = await startLocalServices({ dataDir: dataDir(), names });
     try {
+      const clients = createAwsClients(services.target, names);
       const deps = {
-        ...createHandlerStores(createAwsClients(services.target, names)),
+        ...createHandlerStores(clients),
         env: { now: () => '2025-01-01T00:00:00.000Z', newId: () => 'id' },
       };
+      return await work(deps, clients);
+    } finally {
+      await services.close();
+    }
+  }
+
+  /** The `answer` Task after the wait Task: the task result at $.answer, or the Catch's error at $.error. */
+  const answerTask = (deps: HandlerDeps, waiting: Envelope, at: { answer?: unknown; error?: unknown }) =>
+    dispatch({ action: 'answer', node, envelope: { ...waiting, ...at } }, deps);
+
+  const thread = () =>
+    asTheFunctions(async (deps) => (await deps.threads.getThread(envelope.threadId)).thread);
+
+  beforeAll(async () => {
+    // What a deployed run leaves behind: a thread, and the request handler's pending item.
+    await asTheFunctions(async (deps) => {
       envelope = (await dispatch(
         {
           action: 'execute',
@@ -266,9 +284,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
         deps,
       )) as Envelope;
       await dispatch({ action: 'execute', node, envelope, taskToken: 'token-1' }, deps);
-    } finally {
-      await services.close();
-    }
+    });
   });
 
   it('pending lists the open interaction with how to answer it', async () => {
@@ -277,14 +293,43 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(stdout).toContain(`${envelope.threadId}/approve`);
     expect(stdout).toContain('Refund 12 EUR?');
     expect(stdout).toContain(`stepthread respond ${envelope.threadId}/approve --approve | --reject`);
-    const json = await cli(['pending', envelope.executionId, '--json', '--data-dir', dataDir()]);
-    expect(JSON.parse(json.stdout)).toEqual([
-      expect.objectContaining({
-        nodeId: 'approve',
-        interactionType: 'ask_for_approval',
-        threadId: envelope.threadId,
-      }),
+    for (const ref of [envelope.executionId, envelope.threadId]) {
+      const json = await cli(['pending', ref, '--json', '--data-dir', dataDir()]);
+      expect(JSON.parse(json.stdout)).toEqual([
+        expect.objectContaining({
+          nodeId: 'approve',
+          interactionType: 'ask_for_approval',
+          threadId: envelope.threadId,
+        }),
+      ]);
+    }
+    // An execution whose ARN is a prefix of this one's lists nothing of it.
+    const prefix = await cli([
+      'pending',
+      envelope.executionId.slice(0, -2),
+      '--json',
+      '--data-dir',
+      dataDir(),
     ]);
+    expect(JSON.parse(prefix.stdout)).toEqual([]);
+  });
+
+  it('lists open interactions with one Query each, never a Scan', async () => {
+    const sent = await asTheFunctions(async (_deps, clients) => {
+      const names: string[] = [];
+      const dynamo = {
+        send: (command: { constructor: { name: string } }) => {
+          names.push(command.constructor.name);
+          return clients.dynamo.send(command as never);
+        },
+      } as unknown as AwsClients['dynamo'];
+      const store = createInteractionStore({ ...clients, dynamo });
+      expect(await store.listOpen()).toHaveLength(1);
+      expect(await store.listOpenOfExecution(envelope.executionId)).toHaveLength(1);
+      expect(await store.listOpenOfThread(envelope.threadId)).toHaveLength(1);
+      return names;
+    });
+    expect(sent).toEqual(['QueryCommand', 'QueryCommand', 'QueryCommand']);
   });
 
   it('respond needs a deployed target or a client', async () => {
@@ -293,7 +338,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(stderr).toContain('--answers');
   });
 
-  it('respond checks the answer against the interaction type', async () => {
+  it('respond checks the answer against the interaction type before sending anything', async () => {
     const sfn = stubSfn();
     const { code, stderr } = await cli(
       ['respond', envelope.threadId, '--select', '1', '--data-dir', dataDir()],
@@ -304,7 +349,8 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(sfn.sent).toEqual([]);
   });
 
-  it('respond --reject records false, applies the step and sends SendTaskSuccess with the next envelope', async () => {
+  it('respond --reject only sends SendTaskSuccess with the reply; it writes nothing', async () => {
+    const before = await thread();
     const sfn = stubSfn();
     const { code, stdout } = await cli(
       [
@@ -326,26 +372,45 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     const success = sfn.sent[0] as SendTaskSuccessCommand;
     expect(success).toBeInstanceOf(SendTaskSuccessCommand);
     expect(success.input.taskToken).toBe('token-1');
-    const next = JSON.parse(success.input.output ?? '') as Envelope;
+    expect(JSON.parse(success.input.output ?? '')).toEqual({
+      reply: { kind: 'reject', reason: 'too much' },
+      requestedAt: '2025-01-01T00:00:00.000Z',
+    });
+    // Nothing changed: the thread is as it was and the interaction still waits for its answer Task.
+    expect(await thread()).toEqual(before);
+    expect(JSON.parse((await cli(['pending', '--json', '--data-dir', dataDir()])).stdout)).toHaveLength(1);
+  });
+
+  it('of two racing answers Step Functions takes one; respond reports the other as already answered', async () => {
+    // The token is single-use: Step Functions refuses it once the Task has its result.
+    const stale = Object.assign(new Error('Task Timed Out'), { name: 'TaskTimedOut' });
+    const sfn = stubSfn(() => stale);
+    const late = await cli(
+      ['respond', `${envelope.threadId}/approve`, '--approve', '--data-dir', dataDir()],
+      { sfn },
+    );
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain('INTERACTION_ALREADY_ANSWERED');
+    expect(late.stderr).toContain('already answered');
+    expect(late.stderr).toContain('TaskTimedOut');
+  });
+
+  it('the answer Task commits the reply, closes the interaction, and respond then reports it answered', async () => {
+    const sent = { reply: { kind: 'reject', reason: 'too much' }, requestedAt: '2025-01-01T00:00:00.000Z' };
+    const next = (await asTheFunctions((deps) => answerTask(deps, envelope, { answer: sent }))) as Envelope;
     expect(next).toMatchObject({
       threadId: envelope.threadId,
       step: envelope.step + 1,
       last: { nodeId: 'approve', status: 'COMPLETED' },
     });
-
+    expect(next).not.toHaveProperty('answer');
+    const answered = await thread();
+    expect(answered.variables.thread.ok).toBe(false);
+    expect(answered.nodeResults.approve?.output).toEqual({ approved: false, reason: 'too much' });
     expect(JSON.parse((await cli(['pending', '--json', '--data-dir', dataDir()])).stdout)).toEqual([]);
-  });
 
-  it('a second, different answer is refused; the same one is delivered again', async () => {
+    // respond again: the same answer is reported, not sent; another one is refused. Nothing is sent.
     const sfn = stubSfn();
-    const other = await cli(
-      ['respond', `${envelope.threadId}/approve`, '--approve', '--data-dir', dataDir()],
-      { sfn },
-    );
-    expect(other.code).toBe(1);
-    expect(other.stderr).toContain('INTERACTION_ALREADY_ANSWERED');
-    expect(sfn.sent).toEqual([]);
-
     const same = await cli(
       [
         'respond',
@@ -353,35 +418,35 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
         '--reject',
         '--reason',
         'too much',
+        '--json',
         '--data-dir',
         dataDir(),
       ],
       { sfn },
     );
     expect(same.code).toBe(0);
-    expect(same.stdout).toContain('delivered again');
-    // The step already landed: the same envelope is sent, nothing is applied twice.
-    const resent = JSON.parse((sfn.sent[0] as SendTaskSuccessCommand).input.output ?? '') as Envelope;
-    expect(resent.step).toBe(envelope.step + 1);
+    expect(JSON.parse(same.stdout)).toEqual({
+      interactionId: `${envelope.threadId}/approve`,
+      result: 'already-answered',
+    });
+    const other = await cli(
+      ['respond', `${envelope.threadId}/approve`, '--approve', '--data-dir', dataDir()],
+      { sfn },
+    );
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('INTERACTION_ALREADY_ANSWERED');
+    expect(sfn.sent).toEqual([]);
   });
 
-  it('respond --fail sends SendTaskFailure with the coded reason', async () => {
-    const names = { tableName: 'stepthread', bucketName: 'stepthread-conversations' };
-    const services = await startLocalServices({ dataDir: dataDir(), names });
-    let next: Envelope;
-    try {
-      const deps = {
-        ...createHandlerStores(createAwsClients(services.target, names)),
-        env: { now: () => '2025-01-01T00:00:01.000Z', newId: () => 'id' },
-      };
-      const asked = { ...node, id: 'confirm' };
-      next = (await deps.threads.getThread(envelope.threadId)).thread.lastEnvelope!;
-      await dispatch({ action: 'execute', node: asked, envelope: next, taskToken: 'token-2' }, deps);
-    } finally {
-      await services.close();
-    }
+  it('respond --fail sends SendTaskFailure; the answer Task records the failure and closes the interaction', async () => {
+    const asked = { ...node, id: 'confirm' };
+    const waiting = await asTheFunctions(async (deps) => {
+      const current = (await deps.threads.getThread(envelope.threadId)).thread.lastEnvelope!;
+      await dispatch({ action: 'execute', node: asked, envelope: current, taskToken: 'token-2' }, deps);
+      return current;
+    });
     const sfn = stubSfn();
-    const { code } = await cli(
+    const { code, stdout } = await cli(
       [
         'respond',
         `${envelope.threadId}/confirm`,
@@ -394,13 +459,65 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       { sfn },
     );
     expect(code).toBe(0);
+    expect(stdout).toContain('the run fails');
     const failure = sfn.sent[0] as SendTaskFailureCommand;
     expect(failure).toBeInstanceOf(SendTaskFailureCommand);
     expect(failure.input.taskToken).toBe('token-2');
-    expect(JSON.parse(failure.input.cause ?? '')).toEqual({
+    const cause = failure.input.cause ?? '';
+    expect(JSON.parse(cause)).toEqual({
       code: 'USER_INTERACTION_FAILED',
       message: 'fraud suspected',
       nodeId: 'confirm',
+    });
+
+    // The wait Task's Catch puts the failure at $.error; the answer Task commits it as the node's failure.
+    const error = { Error: failure.input.error, Cause: cause };
+    await expect(
+      asTheFunctions((deps) =>
+        dispatch({ action: 'answer', node: asked, envelope: { ...waiting, error } }, deps),
+      ),
+    ).rejects.toMatchObject({ name: 'stepthread.NodeFailed' });
+    const stored = await asTheFunctions((deps) =>
+      deps.interactions!.getInteraction(envelope.threadId, 'confirm'),
+    );
+    expect(stored).toMatchObject({
+      status: 'FAILED',
+      resolution: { outcome: 'FAILED', code: 'USER_INTERACTION_FAILED', reason: 'fraud suspected' },
+    });
+    expect((await thread()).nodeResults.confirm?.error).toMatchObject({ code: 'USER_INTERACTION_FAILED' });
+  });
+
+  it('a timed-out interaction fails the node with INTERACTION_TIMED_OUT and leaves the open list', async () => {
+    const asked = { ...node, id: 'late', config: { ...node.config, timeoutSeconds: 60 } };
+    await asTheFunctions(async (deps) => {
+      // A fresh thread for this one: the previous node failed the other.
+      const started = (await dispatch(
+        {
+          action: 'execute',
+          node: {
+            id: 'start',
+            type: 'START',
+            workflow: { id: 'refunds', version: 1, maxSteps: 10, variables: [] },
+          },
+          executionId: 'arn:aws:states:us-east-1:1:execution:stepthread-refunds:r-2',
+          input: { input: { amount: 5 } },
+        },
+        deps,
+      )) as Envelope;
+      await dispatch({ action: 'execute', node: asked, envelope: started, taskToken: 'token-3' }, deps);
+      expect(await deps.interactions!.listOpenOfExecution(started.executionId)).toHaveLength(1);
+      const timeout = { Error: 'States.Timeout', Cause: 'Task timed out' };
+      await expect(
+        dispatch({ action: 'answer', node: asked, envelope: { ...started, error: timeout } }, deps),
+      ).rejects.toMatchObject({
+        name: 'stepthread.NodeFailed',
+        message: expect.stringContaining('INTERACTION_TIMED_OUT'),
+      });
+      expect(await deps.interactions!.listOpenOfExecution(started.executionId)).toEqual([]);
+      expect(await deps.interactions!.getInteraction(started.threadId, 'late')).toMatchObject({
+        status: 'FAILED',
+        resolution: { code: 'INTERACTION_TIMED_OUT', reason: 'node late was not answered within 60 s' },
+      });
     });
   });
 });

@@ -287,3 +287,68 @@ describe('interactions in parallel fork branches', () => {
       expect(await e2e.runtime.stores.interactions!.listOpenOfThread(id)).toEqual([]);
   });
 });
+
+describe('the answer Task', () => {
+  it('commits once: a second, different answer for the same step and a retry after a crash change nothing', async () => {
+    const { dispatch } = await import('../../functions/handlers/dispatch.ts');
+    const deps = { ...e2e.runtime.stores, env: { now: () => '2030-01-01T00:00:00.000Z', newId: () => 'x' } };
+    let duplicate: unknown;
+    let committed: unknown;
+    const crashed: string[] = [];
+    const outcome = await e2e.runtime.prepare(askWorkflow('answer-once', approval)).run(
+      {},
+      {
+        noRetryWaits: true,
+        answerInteraction: async () => ({ kind: 'approve', reason: 'fine' }),
+        interceptTask: async (call, invoke) => {
+          const result = await invoke();
+          if (call.entry.action !== 'answer' || call.attempt !== 1) return result;
+          committed = result;
+          // A second delivery with another answer (what a single-use token rules out on AWS)
+          // replays the committed step.
+          const event = call.event as { envelope: Record<string, unknown> };
+          const other = { reply: { kind: 'reject', reason: 'no' } };
+          duplicate = await dispatch({ ...event, envelope: { ...event.envelope, answer: other } }, deps);
+          // Then the Lambda dies after its writes landed; Step Functions retries it.
+          crashed.push(call.entry.stateName);
+          throw Object.assign(new Error('died after the handler returned'), {
+            name: 'Lambda.ServiceException',
+          });
+        },
+      },
+    );
+    expect(crashed).toEqual(['ask:answer']);
+    expect(duplicate).toEqual(committed);
+    expect(committed).not.toHaveProperty('answer');
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toBe(true);
+    const thread = await e2e.thread(outcome.threadId);
+    expect(thread.executionHistory.filter((entry) => entry.nodeId === 'ask')).toHaveLength(1);
+    expect(thread.nodeResults.ask?.output).toEqual({ approved: true, reason: 'fine' });
+    expect(plain(await e2e.conversation(outcome.threadId)).at(-1)).toEqual(user('Approved. fine'));
+    const stored = await e2e.runtime.stores.interactions!.getInteraction(outcome.threadId, 'ask');
+    expect(stored).toMatchObject({
+      status: 'ANSWERED',
+      resolution: { outcome: 'ANSWERED', answer: { kind: 'approval', approved: true, reason: 'fine' } },
+    });
+    // The reply sits next to the envelope only between the wait and the answer Task.
+    const carrying = outcome.events.filter((event) =>
+      JSON.stringify(event.output ?? null).includes('"reply"'),
+    );
+    expect([...new Set(carrying.map((event) => event.stateName))]).toEqual(['ask']);
+  });
+
+  it('records the question as asked when it commits the answer (REQUESTED before RESPONDED)', async () => {
+    const outcome = await e2e.runtime
+      .prepare(askWorkflow('requested-at', approval))
+      .run({}, { answerInteraction: async () => ({ kind: 'approve' }) });
+    const thread = await e2e.thread(outcome.threadId);
+    const stored = await e2e.runtime.stores.interactions!.getInteraction(outcome.threadId, 'ask');
+    const events = (thread.events ?? []).filter((event) => event.type.startsWith('USER_INTERACTION_'));
+    expect(events.map((event) => event.type)).toEqual([
+      'USER_INTERACTION_REQUESTED',
+      'USER_INTERACTION_RESPONDED',
+    ]);
+    expect(events[0]?.at).toBe(stored.requestedAt);
+  });
+});

@@ -2,8 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { handlerEntryPath } from '../../infra/handler-registry.ts';
+import type { NodeType } from '../../engine/model/schema.ts';
+import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, EXTERNAL_MODULES } from '../../infra/bundling.ts';
+import { availableHandlerTypes, handlerEntryPath } from '../../infra/handler-registry.ts';
 import { StepthreadRuntime } from '../../infra/runtime.ts';
 
 const entry = handlerEntryPath('VARIABLE');
@@ -29,4 +32,72 @@ describe.skipIf(!available)('real bundling of one handler (local esbuild, no Doc
     // A string literal from the DynamoDB client's own sources: minification keeps it if the SDK is inlined.
     expect(code).not.toContain('DynamoDB_20120810');
   }, 30_000);
+});
+
+interface BundleFacts {
+  bytes: number;
+  /** npm packages bundled in (with bytes in the output). */
+  packages: Set<string>;
+  /** External @aws-sdk packages imported when the bundle loads. */
+  sdkAtInit: Set<string>;
+  /** External @aws-sdk packages imported only on first use. */
+  sdkOnUse: Set<string>;
+}
+
+/** One handler built with the deploy's esbuild settings, in memory. */
+async function bundleFacts(type: NodeType): Promise<BundleFacts> {
+  const result = await build({
+    entryPoints: [handlerEntryPath(type)],
+    outfile: 'index.mjs',
+    write: false,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: ESBUILD_TARGET,
+    minify: true,
+    mainFields: ['module', 'main'],
+    external: [...EXTERNAL_MODULES],
+    banner: { js: ESM_REQUIRE_BANNER },
+    metafile: true,
+    logLevel: 'error',
+  });
+  const output = Object.values(result.metafile.outputs)[0]!;
+  const packages = new Set(
+    Object.entries(output.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .flatMap(([path]) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? []),
+  );
+  const sdk = (kind: 'static' | 'dynamic') =>
+    new Set(
+      output.imports
+        .filter((i) => i.external && i.path.startsWith('@aws-sdk/'))
+        .filter((i) => (i.kind === 'dynamic-import') === (kind === 'dynamic'))
+        .map((i) => i.path),
+    );
+  return { bytes: output.bytes, packages, sdkAtInit: sdk('static'), sdkOnUse: sdk('dynamic') };
+}
+
+const DYNAMO_ONLY = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
+
+describe('each handler bundles only its own node type', () => {
+  const types = availableHandlerTypes();
+
+  it('keeps every bundle under 1 MiB, LLM providers in the LLM bundle only, and S3 / Step Functions lazy', async () => {
+    const facts = new Map(
+      await Promise.all(types.map(async (type) => [type, await bundleFacts(type)] as const)),
+    );
+    for (const [type, f] of facts) {
+      expect(f.bytes, type).toBeLessThanOrEqual(1024 * 1024);
+      expect(f.packages.has('openai'), `${type} bundles openai`).toBe(type === 'LLM');
+      expect(f.packages.has('ajv'), `${type} bundles ajv`).toBe(type === 'LLM' || type === 'TOOL');
+      // zod is imported as a namespace: its classic API without the 40-odd locales.
+      expect(f.packages.has('zod'), type).toBe(true);
+      if (type !== 'LLM') expect([...f.sdkAtInit].sort(), type).toEqual(DYNAMO_ONLY);
+      // Step Functions only on the first token a handler completes; S3 only for a conversation.
+      expect(f.sdkAtInit.has('@aws-sdk/client-sfn'), type).toBe(false);
+    }
+    expect(facts.get('VARIABLE')?.sdkOnUse.has('@aws-sdk/client-s3')).toBe(true);
+    expect(facts.get('USER_INTERACTION')?.sdkOnUse.has('@aws-sdk/client-sfn')).toBe(true);
+    expect(facts.get('VARIABLE')!.bytes).toBeLessThan(300 * 1024);
+  }, 60_000);
 });

@@ -1,8 +1,9 @@
 /**
  * Opt-in end-to-end suite against LocalStack (`STEPTHREAD_LOCALSTACK=1`): deploys the `approval` workflow
  * with cdklocal, starts it with `stepthread start` (a named, idempotent StartExecution), waits for its
- * USER_INTERACTION, lists it with `stepthread pending`, answers it with `stepthread respond`, and checks
- * the run finished. AWS_ENDPOINT_URL selects LocalStack for the CLI, as for every command.
+ * USER_INTERACTION, lists it with `stepthread pending`, answers it with `stepthread respond` (which only
+ * reads the interaction and sends the task token), and checks that the workflow's `approve:answer` Task
+ * committed it and the run finished. AWS_ENDPOINT_URL selects LocalStack for the CLI, as for every command.
  *
  * Needs: LocalStack running (default endpoint http://localhost:4566, override with AWS_ENDPOINT_URL) and
  * `cdklocal` on PATH (`npm install -g aws-cdk-local`). Takes a few minutes; skipped otherwise.
@@ -116,8 +117,15 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
         : undefined;
     });
 
-    const pending = JSON.parse(stepthread(['pending', executionArn, '--json'])) as { nodeId: string }[];
+    const pending = JSON.parse(stepthread(['pending', executionArn, '--json'])) as {
+      nodeId: string;
+      interactionId: string;
+    }[];
     expect(pending.map((p) => p.nodeId)).toEqual(['approve']);
+    const interactionId = pending[0]!.interactionId;
+    // Without an argument: every open interaction, from the sparse index (a Query, no Scan).
+    const everywhere = JSON.parse(stepthread(['pending', '--json'])) as { interactionId: string }[];
+    expect(everywhere.map((p) => p.interactionId)).toContain(interactionId);
     stepthread(['respond', executionArn, '--node', 'approve', '--approve']);
 
     const done = await until('the execution to finish', async () => {
@@ -127,6 +135,14 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
     expect(done.status).toBe('SUCCEEDED');
     expect(JSON.parse(done.output ?? '{}')).toMatchObject({ last: { nodeId: 'end', status: 'COMPLETED' } });
     expect(JSON.parse(stepthread(['pending', executionArn, '--json']))).toEqual([]);
+    // The workflow's own answer Task committed it, not the operator.
+    const history = await sfn.send(new GetExecutionHistoryCommand({ executionArn }));
+    expect(history.events?.some((e) => e.stateEnteredEventDetails?.name === 'approve:answer')).toBe(true);
+    // Answering again: the same answer is reported as already given, and nothing is sent.
+    expect(JSON.parse(stepthread(['respond', interactionId, '--approve', '--json']))).toEqual({
+      interactionId,
+      result: 'already-answered',
+    });
   }, 300_000);
 });
 

@@ -6,6 +6,7 @@ import {
   type AslStateMachine,
   type AslTaskState,
   compileWorkflow,
+  FAIL_TASK,
   FAILED_STATE,
   MAX_STATE_NAME_LENGTH,
   substituteResources,
@@ -101,7 +102,7 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
         },
       ]);
       const action = input(state).action;
-      if (action === 'execute' || action === 'fail') {
+      if (action === 'execute' || action === 'answer' || action === 'fail') {
         expect(state.Catch, stateName).toEqual([
           expect.objectContaining({
             ErrorEquals: ['States.ALL'],
@@ -129,7 +130,9 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
       expect(fields, stateName).not.toContain('QueryLanguage');
       if (state.Type === 'Parallel') expect(state.ResultPath, stateName).toBeNull();
       if (state.Type === 'Task') {
-        expect([undefined, null], stateName).toContain('ResultPath' in state ? state.ResultPath : undefined);
+        // A waiting USER_INTERACTION adds its answer next to the envelope; nothing else adds anything.
+        const resultPaths = state.Resource.includes('waitForTaskToken') ? ['$.answer'] : [undefined, null];
+        expect(resultPaths, stateName).toContain('ResultPath' in state ? state.ResultPath : undefined);
         const paths = Object.entries(input(state)).filter(([key]) => key.endsWith('.$'));
         const expected =
           input(state).node &&
@@ -156,7 +159,7 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
     for (const entry of taskStateIndex(definition)) {
       const state = task(definition, entry.stateName);
       const expectedType =
-        entry.action === 'execute'
+        entry.action === 'execute' || entry.action === 'answer'
           ? (input(state).node as { type: string }).type
           : entry.action === 'fail'
             ? 'END'
@@ -241,24 +244,72 @@ describe('node types', () => {
     expect(node(definition, 'call')).toMatchObject({ type: 'TOOL', tool: everyNodeType.tools!.lookup });
   });
 
-  it('runs USER_INTERACTION as lambda:invoke.waitForTaskToken with the task token and its timeout', () => {
+  it('runs a waiting USER_INTERACTION as waitForTaskToken (answer at $.answer) then `<id>:answer`', () => {
     const confirm = task(definition, 'confirm');
-    expect(confirm).toMatchObject({
+    expect(confirm).toEqual({
+      Type: 'Task',
       Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      TimeoutSeconds: 600,
       Parameters: {
         FunctionName: `\${Fn_USER_INTERACTION}`,
         Payload: {
           action: 'execute',
+          node: node(definition, 'confirm'),
           'envelope.$': '$',
           'taskToken.$': '$$.Task.Token',
-          node: { id: 'confirm' },
         },
       },
+      ResultPath: '$.answer',
+      TimeoutSeconds: 600,
+      Retry: task(definition, 'tidy').Retry,
+      // A SendTaskFailure or a timeout goes to the answer Task too, which records it and closes the item.
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'confirm:answer' }],
+      Next: 'confirm:answer',
+    });
+    expect(task(definition, 'confirm:answer')).toEqual({
+      Type: 'Task',
+      Resource: `\${Fn_USER_INTERACTION}`,
+      Parameters: { action: 'answer', node: node(definition, 'confirm'), 'envelope.$': '$' },
+      Retry: task(definition, 'tidy').Retry,
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAIL_TASK }],
       Next: 'tidy',
     });
     const approve = task(compiledOf('test/fixtures/valid/route-loop.yaml').definition, 'approve');
     expect(approve).toMatchObject({ TimeoutSeconds: 86_400 });
+  });
+
+  it('runs a USER_INTERACTION that needs nobody (show_message, a config userInput) as one plain Task', () => {
+    const workflow: Workflow = {
+      id: 'immediate',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'tell',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'show_message', showMessage: 'Hi' },
+        },
+        {
+          id: 'given',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'ask_for_approval', userInput: true },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'tell' },
+        { from: 'tell', to: 'given' },
+        { from: 'given', to: 'end' },
+      ],
+    };
+    const { definition: immediate } = compileWorkflow(workflow);
+    for (const id of ['tell', 'given']) {
+      expect(task(immediate, id)).toMatchObject({
+        Resource: `\${Fn_USER_INTERACTION}`,
+        Parameters: { action: 'execute', 'envelope.$': '$' },
+      });
+      expect(Object.keys(immediate.States)).not.toContain(`${id}:answer`);
+    }
+    expect(JSON.stringify(immediate)).not.toContain('waitForTaskToken');
   });
 
   it('turns a ROUTE into a Task and a Choice on $.route, one rule per distinct target', () => {
@@ -593,16 +644,25 @@ describe('taskStateIndex and substituteResources', () => {
       { stateName: 'end', nodeType: 'END', action: 'execute', nodeId: 'end', invocation: 'direct' },
       { stateName: 'stepthread:fail', nodeType: 'END', action: 'fail', invocation: 'direct' },
     ]);
-    const confirm = taskStateIndex(compiledOf('own:everyNodeType').definition).find(
-      (entry) => entry.stateName === 'confirm',
+    const confirm = taskStateIndex(compiledOf('own:everyNodeType').definition).filter(
+      (entry) => entry.nodeId === 'confirm',
     );
-    expect(confirm).toEqual({
-      stateName: 'confirm',
-      nodeType: 'USER_INTERACTION',
-      action: 'execute',
-      nodeId: 'confirm',
-      invocation: 'waitForTaskToken',
-    });
+    expect(confirm).toEqual([
+      {
+        stateName: 'confirm',
+        nodeType: 'USER_INTERACTION',
+        action: 'execute',
+        nodeId: 'confirm',
+        invocation: 'waitForTaskToken',
+      },
+      {
+        stateName: 'confirm:answer',
+        nodeType: 'USER_INTERACTION',
+        action: 'answer',
+        nodeId: 'confirm',
+        invocation: 'direct',
+      },
+    ]);
   });
 
   it('fills placeholders (FunctionName included) in a copy and refuses a missing one', () => {

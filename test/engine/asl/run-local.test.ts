@@ -171,7 +171,15 @@ function fakeRuntime(definition: AslDefinition, script: Script = {}) {
     });
     seen[entry.stateName] = [...(seen[entry.stateName] ?? []), envelope];
     if (script.hanging?.includes(event.node.id)) return new Promise(() => {});
+    // The token's result lands at $.answer; the `answer` Task commits the step.
+    if (entry.invocation === 'waitForTaskToken') return { reply: { kind: 'approve' } };
     switch (event.action) {
+      case 'answer': {
+        const { answer, ...rest } = envelope as IncomingEnvelope & { answer?: unknown };
+        if (JSON.stringify(answer) !== JSON.stringify({ reply: { kind: 'approve' } }))
+          throw new Error(`${entry.stateName}: no answer at $.answer`);
+        return advance(rest, event.node.id);
+      }
       case 'execute':
         return execute(event.node as Exclude<NodeDescription, { type: 'START' }>, envelope);
       case 'branch-done':
@@ -285,14 +293,14 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
       'ask',
       'call',
       'confirm',
+      'confirm:answer',
       'tidy',
       'pick',
       'each',
       'body',
       'again',
-      'each',
     ]);
-    expect(states.slice(12, 16)).toEqual(['body', 'again', 'each', 'nested.begin']);
+    expect(states.slice(12, 17)).toEqual(['each', 'body', 'again', 'each', 'nested.begin']);
     expect(states.slice(-2)).toEqual(['merge', 'end']);
     expect(states).toEqual(
       expect.arrayContaining(['l1', 'r1', 'merge:left', 'merge:right', 'nested.finish']),

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../../engine/thread/types.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
+import { stepOf } from '../../../functions/handlers/dispatch-table.ts';
 import { createNodeHandler } from '../../../functions/handlers/lambda.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { variableNode } from '../../../functions/nodes/variable.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -342,7 +344,7 @@ describe('SUBGRAPH boundaries', () => {
 describe('Lambda handler', () => {
   it('runs a task through middy with the deps it is given', async () => {
     const env = await start('exec-lambda');
-    const handler = createNodeHandler('VARIABLE', () => h.deps());
+    const handler = createNodeHandler('VARIABLE', { execute: stepOf(variableNode) }, () => h.deps());
     const node: TaskNode = {
       id: 'v',
       type: 'VARIABLE',

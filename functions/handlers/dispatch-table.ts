@@ -1,0 +1,78 @@
+/**
+ * Routing a Task to its code. The ASL sends every Task to the Lambda function of its node's type
+ * (`fail` goes to END's, the branch bookkeeping and `timeout` to JOIN's), so a function is described by
+ * the actions it serves for that one type. A Lambda entry builds its dispatch from its own table only,
+ * which keeps other node types' code (LLM providers, tools, the sandbox) out of its bundle; the local
+ * runtime uses the table of every function (functions/nodes/index.ts).
+ */
+import { StepthreadError } from '../../engine/errors.ts';
+import type { NodeType } from '../../engine/model/schema.ts';
+import type { Envelope } from '../../engine/thread/types.ts';
+import type { HandlerDeps } from './deps.ts';
+import { toTaskError } from './errors.ts';
+import { type NodeBehaviour, runNodeStep } from './pipeline.ts';
+import {
+  type IncomingEnvelope,
+  parseTaskEvent,
+  type StartTaskEvent,
+  type TaskAction,
+  type TaskEvent,
+} from './task.ts';
+
+export type TaskResult = Envelope | IncomingEnvelope;
+export type TaskRunner = (event: TaskEvent, deps: HandlerDeps) => Promise<TaskResult>;
+
+/** What one function serves, by action; an action added to TASK_ACTIONS becomes a possible key. */
+export type ActionTable = { readonly [A in TaskAction]?: TaskRunner };
+
+/** START only executes, and creates its thread from the execution input instead of loading one. */
+export interface StartActions {
+  readonly execute: (event: StartTaskEvent, deps: HandlerDeps) => Promise<Envelope>;
+}
+
+export type ActionsOf<T extends NodeType> = T extends 'START' ? StartActions : ActionTable;
+
+/** The functions a dispatch serves, by node type. */
+export type DispatchTable = { readonly [T in NodeType]?: ActionsOf<T> };
+
+export type Dispatch = (event: unknown, deps: HandlerDeps) => Promise<TaskResult>;
+
+/** `execute` as one step of the node pipeline with the node type's logic. */
+export function stepOf(behaviour: NodeBehaviour): TaskRunner {
+  return (event, deps) => runNodeStep(event, deps, behaviour);
+}
+
+function notServed(type: NodeType, action: TaskAction, nodeId: string): StepthreadError {
+  return new StepthreadError('INVALID_TASK_INPUT', `action ${action} is not served for ${type} nodes`, {
+    nodeId,
+  });
+}
+
+async function route(table: DispatchTable, raw: unknown, deps: HandlerDeps): Promise<TaskResult> {
+  const parsed = parseTaskEvent(raw);
+  const action = parsed.action ?? 'execute';
+  const { type, id } = parsed.node;
+  if (type === 'START') {
+    const start = table.START;
+    if (start === undefined || action !== 'execute') throw notServed(type, action, id);
+    return start.execute(parsed as StartTaskEvent, deps);
+  }
+  const run = table[type]?.[action];
+  if (run === undefined) throw notServed(type, action, id);
+  return run(parsed as TaskEvent, deps);
+}
+
+/**
+ * Runs one Task with the functions of `table`. The result throws only errors named for the ASL's
+ * Retry/Catch (`stepthread.NodeFailed`, `stepthread.Transient`, `stepthread.JoinDecided`,
+ * `stepthread.JoinTimeout`), or unexpected errors unchanged.
+ */
+export function createDispatch(table: DispatchTable): Dispatch {
+  return async (event, deps) => {
+    try {
+      return await route(table, event, deps);
+    } catch (error) {
+      throw toTaskError(error);
+    }
+  };
+}
