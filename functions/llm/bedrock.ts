@@ -3,11 +3,7 @@
  * included. Credentials are the Lambda role's (or the local AWS profile's), never the workflow's.
  * The SDK's own retries are off (maxAttempts 1) so retry.ts is the only retry layer.
  */
-import {
-  BedrockRuntimeClient,
-  ConverseCommand,
-  type ConverseCommandInput,
-} from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient, ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Profile } from '../../engine/model/schema.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
@@ -39,13 +35,20 @@ export interface BedrockProviderOptions {
   readonly retryPolicy?: Partial<RetryPolicy>;
 }
 
+// Loaded on first use: a function whose workflows only use other providers never pays for it at init.
+let sdk: Promise<typeof import('@aws-sdk/client-bedrock-runtime')> | undefined;
+const loadSdk = () => {
+  sdk ??= import('@aws-sdk/client-bedrock-runtime');
+  return sdk;
+};
 const clients = new Map<string, BedrockRuntimeClient>();
 
 /** A warm Lambda reuses the client (and its connections) across invocations. */
-function clientFor(region: string | undefined): BedrockRuntimeClient {
+async function clientFor(region: string | undefined): Promise<BedrockRuntimeClient> {
   const key = region ?? '';
   let client = clients.get(key);
   if (!client) {
+    const { BedrockRuntimeClient } = await loadSdk();
     client = new BedrockRuntimeClient({ ...(region ? { region } : {}), maxAttempts: 1 });
     clients.set(key, client);
   }
@@ -60,7 +63,8 @@ export function createBedrockProvider(
   const where = `bedrock model ${profile.model}`;
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
-      const client = options.client ?? clientFor(profile.region);
+      const client = options.client ?? (await clientFor(profile.region));
+      const { ConverseCommand } = await loadSdk();
       const input = converseInput(profile, request);
       const output = await withRetry(
         () =>

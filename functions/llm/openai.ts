@@ -3,7 +3,7 @@
  * LM Studio), through the official `openai` package. Its built-in retries are off so retry.ts is
  * the only retry layer (one policy, one Retry-After rule, countable attempts).
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
@@ -48,7 +48,8 @@ export function createOpenAiProvider(
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const apiKey = await resolveApiKey(profile, env, options.secrets);
-      const client = new OpenAI({
+      const sdk = await loadOpenAi();
+      const client = new sdk.OpenAI({
         // The SDK insists on a key; with none, the Authorization header is removed instead.
         apiKey: apiKey ?? 'none',
         ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
@@ -67,7 +68,7 @@ export function createOpenAiProvider(
               client.chat.completions.create(body, { signal }),
             ),
           {
-            classify: (error) => classifyOpenAiError(error, where, apiKey),
+            classify: (error) => classifyOpenAiError(sdk, error, where, apiKey),
             policy: {
               ...options.retryPolicy,
               ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
@@ -121,8 +122,17 @@ export function requestBody(
   };
 }
 
+type OpenAiSdk = typeof import('openai');
+let openAiSdk: Promise<OpenAiSdk> | undefined;
+// Loaded on first use: only functions that call an OpenAI-compatible server pay for the package.
+const loadOpenAi = () => {
+  openAiSdk ??= import('openai');
+  return openAiSdk;
+};
+
 /** What one failed attempt means; messages are redacted of the key and anything key-shaped. */
-export function classifyOpenAiError(error: unknown, where: string, apiKey?: string): LlmFailure {
+function classifyOpenAiError(sdk: OpenAiSdk, error: unknown, where: string, apiKey?: string): LlmFailure {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   const safe = (text: string) => redactSecrets(`${where}: ${text}`, [apiKey]);
   if (error instanceof AttemptTimeout || error instanceof APIConnectionTimeoutError) {
     return { code: 'LLM_TIMEOUT', retryable: true, message: safe('no response in time') };

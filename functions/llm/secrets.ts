@@ -3,8 +3,8 @@
  * read at call time from the environment (locally, or a Lambda's own environment), Secrets Manager
  * or SSM Parameter Store (on AWS), and never written to state, events or logs.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Profile } from '../../engine/model/schema.ts';
 
@@ -46,25 +46,30 @@ export interface SecretReader {
   parameterValue(name: string): Promise<string | undefined>;
 }
 
-let defaultClients: { sm: SecretsManagerClient; ssm: SSMClient } | undefined;
+// The SDK clients load on first use: most LLM calls name no secret, and init time is cold-start time.
+let secretsManagerSdk: Promise<typeof import('@aws-sdk/client-secrets-manager')> | undefined;
+let ssmSdk: Promise<typeof import('@aws-sdk/client-ssm')> | undefined;
+let defaultSecretsManager: SecretsManagerClient | undefined;
+let defaultSsm: SSMClient | undefined;
 
 /** A reader over the given clients, or (default) clients built from the environment once per container. */
 export function awsSecretReader(clients?: {
   secretsManager: SecretsManagerClient;
   ssm: SSMClient;
 }): SecretReader {
-  const get = () => {
-    if (clients) return { sm: clients.secretsManager, ssm: clients.ssm };
-    defaultClients ??= { sm: new SecretsManagerClient({}), ssm: new SSMClient({}) };
-    return defaultClients;
-  };
   return {
     async secretString(secretId) {
-      const out = await get().sm.send(new GetSecretValueCommand({ SecretId: secretId }));
+      secretsManagerSdk ??= import('@aws-sdk/client-secrets-manager');
+      const { GetSecretValueCommand, SecretsManagerClient } = await secretsManagerSdk;
+      const client = clients?.secretsManager ?? (defaultSecretsManager ??= new SecretsManagerClient({}));
+      const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
       return out.SecretString;
     },
     async parameterValue(name) {
-      const out = await get().ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+      ssmSdk ??= import('@aws-sdk/client-ssm');
+      const { GetParameterCommand, SSMClient } = await ssmSdk;
+      const client = clients?.ssm ?? (defaultSsm ??= new SSMClient({}));
+      const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
       return out.Parameter?.Value;
     },
   };

@@ -3,16 +3,18 @@
  * distinct schema and cached for the life of the process, so a warm Lambda compiles each schema once
  * even though every invocation receives the definitions afresh.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { CodedError } from '../../engine/errors.ts';
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import { ToolFailure } from './failure.ts';
 
 const CACHE_LIMIT = 256;
 const cache = new Map<string, ValidateFunction | string>();
+// Loaded on first use: ajv's code generator is a noticeable share of a cold start.
+let ajvModule: Promise<{ Ajv: typeof import('ajv').Ajv }> | undefined;
 
 /** The compiled validator, or why the schema does not compile. */
-function compiled(parameters: Record<string, unknown>): ValidateFunction | string {
+async function compiled(parameters: Record<string, unknown>): Promise<ValidateFunction | string> {
   const key = JSON.stringify(parameters);
   const hit = cache.get(key);
   if (hit !== undefined) {
@@ -21,6 +23,8 @@ function compiled(parameters: Record<string, unknown>): ValidateFunction | strin
     cache.set(key, hit);
     return hit;
   }
+  ajvModule ??= import('ajv');
+  const { Ajv } = await ajvModule;
   let entry: ValidateFunction | string;
   try {
     // One Ajv per schema: an instance keeps every schema it compiled (and rejects a repeated $id),
@@ -42,9 +46,13 @@ function compiled(parameters: Record<string, unknown>): ValidateFunction | strin
  * INVALID_TOOL_DEFINITION for a schema that does not compile, TOOL_ARGUMENTS_INVALID with ajv's
  * messages for arguments that do not match. A tool without `parameters` takes anything.
  */
-export function checkArguments(toolName: string, definition: ToolDefinition, args: unknown): unknown {
+export async function checkArguments(
+  toolName: string,
+  definition: ToolDefinition,
+  args: unknown,
+): Promise<unknown> {
   if (definition.parameters === undefined) return args;
-  const validate = compiled(definition.parameters);
+  const validate = await compiled(definition.parameters);
   if (typeof validate === 'string') {
     throw new ToolFailure(
       'INVALID_TOOL_DEFINITION',
@@ -78,11 +86,13 @@ function formatErrors(errors: readonly ErrorObject[]): string {
  * Compiles every tool's parameters: INVALID_TOOL_DEFINITION for each that is not a valid JSON Schema.
  * The engine checks structure only (it has no JSON Schema library); run this too before a run or deploy.
  */
-export function checkToolParameters(tools: Readonly<Record<string, ToolDefinition>>): CodedError[] {
+export async function checkToolParameters(
+  tools: Readonly<Record<string, ToolDefinition>>,
+): Promise<CodedError[]> {
   const errors: CodedError[] = [];
   for (const [name, definition] of Object.entries(tools)) {
     if (definition.parameters === undefined) continue;
-    const validate = compiled(definition.parameters);
+    const validate = await compiled(definition.parameters);
     if (typeof validate === 'string') {
       errors.push({
         code: 'INVALID_TOOL_DEFINITION',

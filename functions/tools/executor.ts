@@ -25,7 +25,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
       try {
         const definition = lookup(tools, name);
         const handler = handlerOf(name, definition);
-        const checked = checkArguments(name, definition, args ?? {});
+        const checked = await checkArguments(name, definition, args ?? {});
         const raw = await run(name, handler, checked, secretValues);
         const output = toJsonOutput(name, raw, maxOutputBytes);
         result = { ok: true, output, content: contentOf(output) };

@@ -86,7 +86,7 @@ describe('createToolExecutor: lookup and arguments', () => {
     const error = failure(await run.execute('broken', { a: 1 }));
     expect(error.code).toBe('INVALID_TOOL_DEFINITION');
     expect(error.message).toContain('not a valid JSON Schema');
-    expect(checkToolParameters({ broken, lookup })).toEqual([
+    expect(await checkToolParameters({ broken, lookup })).toEqual([
       expect.objectContaining({ code: 'INVALID_TOOL_DEFINITION', path: 'tools.broken.parameters' }),
     ]);
   });
