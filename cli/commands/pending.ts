@@ -10,7 +10,7 @@ import {
   type InteractionStore,
 } from '../../functions/stores/interaction-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { type DataDirOption, withStores } from '../local-session.ts';
 
 export interface PendingOptions extends DataDirOption {
   json?: boolean;
@@ -66,44 +66,37 @@ export async function runPending(
   options: PendingOptions,
   io: CliIo,
 ): Promise<number> {
-  let session: Awaited<ReturnType<typeof openStores>>;
-  try {
-    session = await openStores(options, io);
-  } catch (error) {
-    printErrors(io, 'cannot open the stores', [codedOf(error)]);
-    return EXIT.invalid;
-  }
-  try {
-    const open = await openInteractions(createInteractionStore(session.clients), ref);
-    if (options.json) {
-      io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
+  return withStores(
+    options,
+    io,
+    (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
+    async (session) => {
+      const open = await openInteractions(createInteractionStore(session.clients), ref);
+      if (options.json) {
+        io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
+        return EXIT.ok;
+      }
+      if (open.length === 0) {
+        io.stdout(`no pending interactions${ref ? ` for ${ref}` : ''}\n`);
+        return EXIT.ok;
+      }
+      for (const interaction of open) {
+        io.stdout(`${interaction.interactionId}\n`);
+        io.stdout(
+          `  ${interaction.interactionType} at node ${interaction.nodeId} of ${interaction.workflowId}\n`,
+        );
+        if (interaction.message !== undefined) io.stdout(`  ${interaction.message}\n`);
+        (interaction.options ?? []).forEach((option, i) => {
+          io.stdout(`    ${i}) ${option}\n`);
+        });
+        io.stdout(
+          `  asked ${interaction.requestedAt}${interaction.deadline ? `, answer before ${interaction.deadline}` : ''}\n`,
+        );
+        io.stdout(`  stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}\n`);
+      }
       return EXIT.ok;
-    }
-    if (open.length === 0) {
-      io.stdout(`no pending interactions${ref ? ` for ${ref}` : ''}\n`);
-      return EXIT.ok;
-    }
-    for (const interaction of open) {
-      io.stdout(`${interaction.interactionId}\n`);
-      io.stdout(
-        `  ${interaction.interactionType} at node ${interaction.nodeId} of ${interaction.workflowId}\n`,
-      );
-      if (interaction.message !== undefined) io.stdout(`  ${interaction.message}\n`);
-      (interaction.options ?? []).forEach((option, i) => {
-        io.stdout(`    ${i}) ${option}\n`);
-      });
-      io.stdout(
-        `  asked ${interaction.requestedAt}${interaction.deadline ? `, answer before ${interaction.deadline}` : ''}\n`,
-      );
-      io.stdout(`  stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}\n`);
-    }
-    return EXIT.ok;
-  } catch (error) {
-    printErrors(io, 'cannot list pending interactions', [codedOf(error)]);
-    return EXIT.invalid;
-  } finally {
-    await session.close();
-  }
+    },
+  );
 }
 
 export function registerPending(program: Command, io: CliIo, setExit: (code: number) => void): void {

@@ -19,7 +19,7 @@ import {
   parseInteractionId,
 } from '../../functions/stores/interaction-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { type DataDirOption, withStores } from '../local-session.ts';
 import { openInteractions } from './pending.ts';
 import { type DeployedServices, deployedSfn } from './start.ts';
 
@@ -165,32 +165,27 @@ export async function runRespond(
     );
     return EXIT.usage;
   }
-  let session: Awaited<ReturnType<typeof openStores>>;
-  try {
-    session = await openStores(options, io);
-  } catch (error) {
-    printErrors(io, 'cannot open the stores', [codedOf(error)]);
-    return EXIT.invalid;
-  }
-  try {
-    const interaction = await findInteraction(createInteractionStore(session.clients), ref, options.node);
-    const result = await deliverReply(sfn as SfnSend, interaction, parsed.reply);
-    if (options.json) {
-      const json: RespondJson = { interactionId: interaction.interactionId, result };
-      io.stdout(`${JSON.stringify(json, null, 2)}\n`);
-    } else if (result === 'already-answered') {
-      io.stdout(`${interaction.interactionId} was already ${describeAnswer(parsed.reply)} (nothing sent)\n`);
-    } else {
-      const then = result === 'answered' ? 'the run continues' : 'the run fails';
-      io.stdout(`${describeAnswer(parsed.reply)} ${interaction.interactionId}: ${then}\n`);
-    }
-    return EXIT.ok;
-  } catch (error) {
-    printErrors(io, `cannot answer ${ref}`, [codedOf(error)]);
-    return EXIT.invalid;
-  } finally {
-    await session.close();
-  }
+  return withStores(
+    options,
+    io,
+    (session) => (session ? `cannot answer ${ref}` : 'cannot open the stores'),
+    async (session) => {
+      const interaction = await findInteraction(createInteractionStore(session.clients), ref, options.node);
+      const result = await deliverReply(sfn as SfnSend, interaction, parsed.reply);
+      if (options.json) {
+        const json: RespondJson = { interactionId: interaction.interactionId, result };
+        io.stdout(`${JSON.stringify(json, null, 2)}\n`);
+      } else if (result === 'already-answered') {
+        io.stdout(
+          `${interaction.interactionId} was already ${describeAnswer(parsed.reply)} (nothing sent)\n`,
+        );
+      } else {
+        const then = result === 'answered' ? 'the run continues' : 'the run fails';
+        io.stdout(`${describeAnswer(parsed.reply)} ${interaction.interactionId}: ${then}\n`);
+      }
+      return EXIT.ok;
+    },
+  );
 }
 
 export function registerRespond(

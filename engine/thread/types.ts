@@ -140,7 +140,5 @@ export interface Envelope {
   loop?: { exit: boolean };
   /** Set by FORK: child thread ids in forkPathIds order. */
   fork?: { children: string[] };
-  /** Set by a serial fork's branch bookkeeping: whether the join is decided. */
-  joinDecided?: boolean;
   last?: { nodeId: string; status: 'COMPLETED' | 'FAILED' };
 }

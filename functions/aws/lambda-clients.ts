@@ -1,10 +1,9 @@
 /**
  * Clients for a deployed Lambda, cached per container. DynamoDB is built at init (every handler
- * commits its step there); S3 and Step Functions are imported on first use, so a handler that never
- * touches a conversation or a task token (VARIABLE, ROUTE, ...) never pays for loading them.
+ * commits its step there); S3 is imported on first use, so a handler that never touches a
+ * conversation (VARIABLE, ROUTE, ...) never pays for loading it.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from './dynamo-client.ts';
 import { type AwsTarget, clientCacheKey, clientConfig, type ResourceNames } from './target.ts';
@@ -16,8 +15,6 @@ export interface LambdaClients {
   readonly bucketName: string;
   /** The S3 client, loaded and built on the first call (later calls share it). */
   s3(): Promise<S3Client>;
-  /** The Step Functions client, loaded and built on the first call. */
-  sfn(): Promise<SFNClient>;
 }
 
 function once<T>(make: () => Promise<T>): () => Promise<T> {
@@ -45,10 +42,6 @@ export function createLambdaClients(target: AwsTarget, names: ResourceNames): La
     s3: once(async () => {
       const { S3Client } = await import('@aws-sdk/client-s3');
       return new S3Client(clientConfig(target, 's3'));
-    }),
-    sfn: once(async () => {
-      const { SFNClient } = await import('@aws-sdk/client-sfn');
-      return new SFNClient(clientConfig(target, 'sfn'));
     }),
   };
   cache.set(key, clients);

@@ -19,10 +19,7 @@ export interface HandlerStores {
   readonly interactions?: InteractionStore;
 }
 
-/**
- * Completes a waitForTaskToken Task: SendTaskSuccess / SendTaskFailure on AWS, a promise the
- * embedded runner awaits locally.
- */
+/** Completes a waitForTaskToken Task (SendTaskSuccess / SendTaskFailure): what `respond` sends. */
 export interface TaskTokenSender {
   succeed(taskToken: string, output: unknown): Promise<void>;
   fail(taskToken: string, error: string, cause: string): Promise<void>;
@@ -37,8 +34,6 @@ export interface HandlerDeps extends HandlerStores {
   readonly signal?: AbortSignal;
   /** The Task attempt, when known (recorded on node results). */
   readonly attempt?: number;
-  /** Completes USER_INTERACTION Tasks (answered at once, or redelivered after a retry). */
-  readonly taskTokens?: TaskTokenSender;
   /** Where tools run and where their secrets come from (default: read from the process environment). */
   readonly tools?: ToolRuntime;
 }

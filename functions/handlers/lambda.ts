@@ -18,7 +18,6 @@ import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
-import { type SfnSend, sfnTaskTokenSender } from './task-tokens.ts';
 
 const baseLogger = new Logger({ serviceName: 'stepthread' });
 
@@ -44,11 +43,6 @@ function lazyConversationStore(clients: LambdaClients): ConversationStore {
   };
 }
 
-/** Step Functions, reached through a client loaded on the first token a handler completes. */
-function lazySfn(clients: LambdaClients): SfnSend {
-  return { send: async (command) => (await clients.sfn()).send(command as never) };
-}
-
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   const clients = environmentClients();
@@ -59,7 +53,6 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
     env: systemEnv,
-    taskTokens: sfnTaskTokenSender(lazySfn(clients)),
     ...(signal ? { signal } : {}),
   };
 }

@@ -40,7 +40,7 @@ import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
 import { nodeFailed } from './task.ts';
 
 /** Fields a node may set on the next envelope. */
-export type EnvelopeExtras = Pick<Envelope, 'route' | 'loop' | 'fork' | 'joinDecided'>;
+export type EnvelopeExtras = Pick<Envelope, 'route' | 'loop' | 'fork'>;
 
 export interface LoadedThread {
   /** With the root's global scope attached when it is a fork child. */

@@ -61,14 +61,16 @@ export function awsSecretReader(clients?: {
     async secretString(secretId) {
       secretsManagerSdk ??= import('@aws-sdk/client-secrets-manager');
       const { GetSecretValueCommand, SecretsManagerClient } = await secretsManagerSdk;
-      const client = clients?.secretsManager ?? (defaultSecretsManager ??= new SecretsManagerClient({}));
+      defaultSecretsManager ??= clients ? undefined : new SecretsManagerClient({});
+      const client = clients?.secretsManager ?? defaultSecretsManager!;
       const out = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
       return out.SecretString;
     },
     async parameterValue(name) {
       ssmSdk ??= import('@aws-sdk/client-ssm');
       const { GetParameterCommand, SSMClient } = await ssmSdk;
-      const client = clients?.ssm ?? (defaultSsm ??= new SSMClient({}));
+      defaultSsm ??= clients ? undefined : new SSMClient({});
+      const client = clients?.ssm ?? defaultSsm!;
       const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
       return out.Parameter?.Value;
     },

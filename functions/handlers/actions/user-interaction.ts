@@ -1,6 +1,6 @@
 /**
  * What USER_INTERACTION's function serves. A waitForTaskToken Task carries its token and records the
- * question (or answers at once); without a token the node runs as an ordinary step.
+ * question; without a token (show_message, a config `userInput`) the node runs as an ordinary step.
  */
 import {
   requestInteraction,
