@@ -57,19 +57,6 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   };
 }
 
-/**
- * Loads the S3 client during init, for functions whose every step reads the conversation (LLM,
- * CONTEXT_PROCESSOR): their first invocation would pay it anyway, and this way a cold start's cost
- * shows up as init, where the bundle bench measures it.
- */
-export async function preloadConversationClient(): Promise<void> {
-  // Best effort: a failure here would fail the container's init; the first step retries the load
-  // and reports the error as a Task failure instead.
-  try {
-    await environmentClients().s3();
-  } catch {}
-}
-
 interface LoggedFields {
   action?: unknown;
   node?: { id?: unknown; type?: unknown };

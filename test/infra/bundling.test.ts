@@ -92,7 +92,7 @@ describe('each handler bundles only its own node type', () => {
       expect(f.packages.has('ajv'), `${type} bundles ajv`).toBe(type === 'LLM' || type === 'TOOL');
       // zod is imported as a namespace: its classic API without the 40-odd locales.
       expect(f.packages.has('zod'), type).toBe(true);
-      if (type !== 'LLM') expect([...f.sdkAtInit].sort(), type).toEqual(DYNAMO_ONLY);
+      expect([...f.sdkAtInit].sort(), type).toEqual(DYNAMO_ONLY);
       // No handler completes task tokens (operators do, with `respond`); S3 loads only for a conversation.
       expect(f.sdkAtInit.has('@aws-sdk/client-sfn') || f.sdkOnUse.has('@aws-sdk/client-sfn'), type).toBe(
         false,
