@@ -12,11 +12,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { meterClient } from '../functions/aws/meter.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
+import { itemKeys } from '../functions/stores/table.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -32,11 +34,20 @@ export interface RunFigures {
   nodeExecutions: number;
   dynamoRequests: number;
   dynamoWriteRequests: number;
+  /** Size of the root thread's item at the end (JSON bytes): DynamoDB bills an UpdateItem by item size. */
+  threadItemBytes: number;
   s3Requests: number;
   s3PutRequests: number;
   s3PutBytes: number;
   largestPayloadBytes: number;
 }
+
+/** The inputs the README runs the examples with. */
+const EXAMPLE_INPUTS: Record<string, Record<string, unknown>> = {
+  'fork-join-research': { topic: 'our payments API' },
+  'route-loop': { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] },
+  'support-triage': { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
+};
 
 const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand'];
 
@@ -59,6 +70,13 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
     const runtime = createLocalRuntime({ clients });
+    const threadItemBytes = async (threadId: string | undefined) => {
+      if (threadId === undefined) return 0;
+      const { Item } = await clients.dynamo.send(
+        new GetCommand({ TableName: names.tableName, Key: itemKeys.thread(threadId) }),
+      );
+      return JSON.stringify(Item ?? {}).length;
+    };
     for (const file of files) {
       const result = validateWorkflow(JSON.parse(readFileSync(join(root, 'examples', file), 'utf8')));
       if (!result.workflow) throw new Error(`${file} is invalid`);
@@ -68,15 +86,15 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
         s3.reset();
         let nodeExecutions = 0;
         const started = performance.now();
-        const outcome = await prepared.run(
-          { topic: 'bench' },
-          {
-            interceptTask: (call, invoke) => {
-              if (call.entry.action === 'execute' && call.attempt === 1) nodeExecutions += 1;
-              return invoke();
-            },
+        const example = file.replace(/\.json$/, '');
+        const outcome = await prepared.run(EXAMPLE_INPUTS[example] ?? {}, {
+          // The human-in-the-loop example is approved at once, as `--answers` would.
+          answerInteraction: async () => ({ kind: 'approve' }),
+          interceptTask: (call, invoke) => {
+            if (call.entry.action === 'execute' && call.attempt === 1) nodeExecutions += 1;
+            return invoke();
           },
-        );
+        });
         const wallMs = performance.now() - started;
         figures.push({
           example: file.replace(/\.json$/, ''),
@@ -92,6 +110,7 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
           s3PutRequests: s3.requests('PutObjectCommand'),
           s3PutBytes: s3.bytes('PutObjectCommand'),
           largestPayloadBytes: outcome.largestPayloadBytes,
+          threadItemBytes: await threadItemBytes(outcome.threadId),
         });
       }
     }
@@ -121,6 +140,7 @@ function printTable(figures: readonly RunFigures[]): void {
     's3 put B',
     's3 B/node',
     'max payload B',
+    'thread item B',
   ];
   const rows = figures.map((f) => [
     f.example,
@@ -137,6 +157,7 @@ function printTable(figures: readonly RunFigures[]): void {
     String(f.s3PutBytes),
     perNode(f.s3PutBytes, f.nodeExecutions),
     String(f.largestPayloadBytes),
+    String(f.threadItemBytes),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i]!)).join('  ');
@@ -156,9 +177,9 @@ const PRICES = {
 };
 
 /**
- * Cost of 1,000 node executions from the measured counts of each example's last (warm) run. Two
- * inputs are assumptions, printed as such: Lambda duration and memory (not measurable offline), and
- * one capacity unit per DynamoDB request (true while thread items stay under 1 KB written / 4 KB read).
+ * Cost of 1,000 node executions from the measured counts of each example's last (warm) run. Lambda
+ * duration and memory are assumptions (not measurable offline), printed as such; DynamoDB write units
+ * are estimated from the final thread item size (reads of items under 4 KB cost one unit).
  */
 function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: number): void {
   const last = [...new Map(figures.map((f) => [f.example, f])).values()];
@@ -168,6 +189,11 @@ function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: n
   const transitions = per1000(sum((f) => f.stateTransitions));
   const lambdas = per1000(sum((f) => f.lambdaInvocations));
   const writes = per1000(sum((f) => f.dynamoWriteRequests));
+  // An item grows about linearly over a run, so a write is billed on average at half the final size
+  // (1 write unit per started KB); the dynalite meter cannot see item sizes, the final item it can.
+  const writeUnits = per1000(
+    sum((f) => f.dynamoWriteRequests * Math.max(1, Math.ceil(f.threadItemBytes / 2 / 1024))),
+  );
   const reads = per1000(sum((f) => f.dynamoRequests - f.dynamoWriteRequests));
   const puts = per1000(sum((f) => f.s3PutRequests));
   const gets = per1000(sum((f) => f.s3Requests - f.s3PutRequests));
@@ -180,7 +206,11 @@ function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: n
       PRICES.lambdaGbSecond,
     ],
     ['DynamoDB reads', reads, PRICES.dynamoRead],
-    ['DynamoDB writes', writes, PRICES.dynamoWrite],
+    [
+      `DynamoDB write units (${writes.toFixed(0)} writes, billed by item size)`,
+      writeUnits,
+      PRICES.dynamoWrite,
+    ],
     ['S3 PUTs', puts, PRICES.s3Put],
     ['S3 GETs (warm cache)', gets, PRICES.s3Get],
   ];

@@ -283,7 +283,27 @@ export async function runNodeStep(
       { nodeId: node.id },
     );
   }
+  assertThreadFits(loaded.thread, node.id);
   return executeStep(loaded, event, deps, behaviour);
+}
+
+/**
+ * A thread is one DynamoDB item, and items stop at 400 KB. Its history and events grow with every
+ * step (about 0.5 KB each), so a very long run would otherwise die on an opaque ValidationException
+ * from AWS (dynalite does not enforce the limit). Fail with a coded error while there is room left to
+ * record the failure.
+ */
+export const THREAD_ITEM_BUDGET_BYTES = 350_000;
+
+export function assertThreadFits(thread: Thread, nodeId: string): void {
+  const bytes = JSON.stringify(thread).length;
+  if (bytes <= THREAD_ITEM_BUDGET_BYTES) return;
+  throw new StepthreadError(
+    'THREAD_TOO_LARGE',
+    `thread ${thread.id} already holds ${bytes} bytes after ${thread.step ?? 0} steps (history, events, node results); ` +
+      'a thread is one DynamoDB item (400 KB at most), so the run stops here rather than fail at the store',
+    { nodeId },
+  );
 }
 
 async function executeStep(
