@@ -272,6 +272,14 @@ export class StepthreadRuntime extends Construct {
         resources: [logGroup.logGroupArn],
       }),
     );
+    // Committed thread and node events go to the stepthread bus (functions/events/publisher.ts).
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'PublishEvents',
+        actions: ['events:PutEvents'],
+        resources: [this.eventBus.eventBusArn],
+      }),
+    );
     this.grantTable(role, spec);
     this.grantConversation(role, spec);
     if (spec.callsModels) this.grantModels(role, modelAccess);
@@ -298,6 +306,7 @@ export class StepthreadRuntime extends Construct {
         STEPTHREAD_TARGET: 'aws',
         STEPTHREAD_TABLE: this.table.tableName,
         STEPTHREAD_BUCKET: this.bucket.bucketName,
+        STEPTHREAD_EVENT_BUS: this.eventBus.eventBusName,
         POWERTOOLS_SERVICE_NAME: 'stepthread',
       },
     });

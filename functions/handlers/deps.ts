@@ -1,6 +1,7 @@
 /** What a handler needs from outside: stores, clock and ids, LLM providers, cancellation. */
 import type { EngineEnv } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
+import type { EventPublisher } from '../events/publisher.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { providerForProfile } from '../llm/providers.ts';
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
@@ -36,6 +37,8 @@ export interface HandlerDeps extends HandlerStores {
   readonly attempt?: number;
   /** Where tools run and where their secrets come from (default: read from the process environment). */
   readonly tools?: ToolRuntime;
+  /** Where committed events are published (default: nowhere; they are still recorded on the thread). */
+  readonly events?: EventPublisher;
 }
 
 export function createHandlerStores(clients: AwsClients): HandlerStores {

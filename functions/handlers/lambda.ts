@@ -11,6 +11,7 @@ import type { NodeType } from '../../engine/model/schema.ts';
 import type { EngineEnv } from '../../engine/thread/types.ts';
 import { createLambdaClients, type LambdaClients } from '../aws/lambda-clients.ts';
 import { resolveAwsTarget, resolveResourceNames } from '../aws/target.ts';
+import { type EventPublisher, publisherFromEnvironment } from '../events/publisher.ts';
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
 import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
@@ -28,6 +29,16 @@ export const systemEnv: EngineEnv = {
 
 function environmentClients(): LambdaClients {
   return createLambdaClients(resolveAwsTarget(process.env), resolveResourceNames(process.env));
+}
+
+let environmentPublisher: EventPublisher | undefined;
+
+/** The event publisher, one per container: its EventBridge client loads on the first publish. */
+function environmentEvents(clients: LambdaClients): EventPublisher {
+  environmentPublisher ??= publisherFromEnvironment(process.env, clients.target, (message, fields) =>
+    baseLogger.warn(message, fields),
+  );
+  return environmentPublisher;
 }
 
 /** The conversation store, built on its first use: loading the S3 client is left to nodes that read logs. */
@@ -53,6 +64,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
     env: systemEnv,
+    events: environmentEvents(clients),
     ...(signal ? { signal } : {}),
   };
 }

@@ -9,7 +9,8 @@
  * 4. run the node through executeNodeLifecycle;
  * 5. one S3 write when messages were appended (content-addressed: a retry writes the same key);
  * 6. one conditional UpdateItem on the thread — the commit point;
- * 7. return the next envelope.
+ * 7. publish the events it recorded (best effort; a replay publishes them again: at least once);
+ * 8. return the next envelope.
  *
  * A node failure is committed like a success (result, error, history) and then thrown as
  * `stepthread.NodeFailed`; a retry of that step throws it again.
@@ -32,6 +33,7 @@ import type {
   Thread,
   Variables,
 } from '../../engine/thread/types.ts';
+import { committedStepEvents, publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import type { ThreadChange, ThreadOptionalField, VersionedThread } from '../stores/thread-store.ts';
 import type { HandlerDeps } from './deps.ts';
@@ -238,6 +240,10 @@ async function replay(
       { nodeId: event.node.id },
     );
   }
+  // The first attempt may have died before publishing: publish again (consumers get at least once).
+  await publishCommitted(deps.events, committedStepEvents(thread, event.node.id), {
+    executionId: event.envelope.executionId,
+  });
   await finishCommitted(loaded, event, deps, behaviour);
   const failure = failureOf(thread, stored.last);
   if (failure) throw nodeFailed(failure);
@@ -391,16 +397,10 @@ async function executeStep(
 
   const last = { nodeId: node.id, status: failed ? 'FAILED' : 'COMPLETED' } as const;
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
-  const change = buildChange({
-    original,
-    after,
-    isRoot,
-    step,
-    result,
-    next,
-    events: [...preEvents, ...lifecycle.events],
-  });
+  const events = [...preEvents, ...lifecycle.events];
+  const change = buildChange({ original, after, isRoot, step, result, next, events });
   await deps.threads.updateThread(original.id, loaded.version, change.change);
+  await publishCommitted(deps.events, events, { executionId: envelope.executionId });
 
   const committed: Thread = {
     ...after,

@@ -5,6 +5,7 @@
 import type { CodedError } from '../../engine/errors.ts';
 import { isTerminalStatus, transitionThread } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
+import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { isRootThread, loadThread } from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, type IncomingEnvelope, type TaskEvent } from '../handlers/task.ts';
@@ -22,6 +23,7 @@ export async function markThreadFailed(
   thread: Thread,
   version: number,
   error: CodedError,
+  context: PublishContext = {},
 ): Promise<Thread> {
   if (isTerminalStatus(thread.status)) return thread;
   let current = thread;
@@ -38,6 +40,7 @@ export async function markThreadFailed(
     set: { status: 'FAILED', ...(failed.thread.endTime ? { endTime: failed.thread.endTime } : {}) },
     append: { events, ...(recorded ? {} : { errors: [error] }) },
   });
+  await publishCommitted(deps.events, events, context);
   return { ...failed.thread, errors: recorded ? thread.errors : [...thread.errors, error] };
 }
 
@@ -45,7 +48,7 @@ export async function runFail(event: TaskEvent, deps: HandlerDeps): Promise<Inco
   const { envelope } = event;
   const { thread, version } = await loadThread(deps, envelope);
   const error = codedErrorFromAsl(envelope.error, envelope.last?.nodeId);
-  const after = await markThreadFailed(deps, thread, version, error);
+  const after = await markThreadFailed(deps, thread, version, error, { executionId: envelope.executionId });
   if (isRootThread(envelope) && after.status === 'FAILED') {
     await deps.executions.setExecutionStatus(envelope.executionId, 'FAILED', {
       ...(after.endTime ? { endTime: after.endTime } : {}),

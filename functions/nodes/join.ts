@@ -25,6 +25,7 @@ import {
   transitionThread,
 } from '../../engine/thread/index.ts';
 import type { Envelope, Thread } from '../../engine/thread/types.ts';
+import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { loadThread, type NodeBehaviour, nextEnvelope } from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, TASK_ERROR_NAMES, TaskError, type TaskEvent } from '../handlers/task.ts';
@@ -57,7 +58,8 @@ async function completeChild(
   deps: HandlerDeps,
   child: Thread,
   version: number,
-  lastNodeId?: string,
+  lastNodeId: string | undefined,
+  context: PublishContext,
 ): Promise<Thread> {
   let current = child;
   const events = [];
@@ -81,6 +83,7 @@ async function completeChild(
     },
     append: { events },
   });
+  await publishCommitted(deps.events, events, context);
   return done.thread;
 }
 
@@ -122,14 +125,16 @@ export async function runBranchReport(
   }
   let child = loaded;
   if (!isTerminalStatus(child.status)) {
+    const context = { executionId: envelope.executionId };
     child =
       outcome === 'COMPLETED'
-        ? await completeChild(deps, child, version, envelope.last?.nodeId)
+        ? await completeChild(deps, child, version, envelope.last?.nodeId, context)
         : await markThreadFailed(
             deps,
             child,
             version,
             codedErrorFromAsl(envelope.error, envelope.last?.nodeId),
+            context,
           );
   }
   const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(joinKey, pathId, {
@@ -180,7 +185,12 @@ export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promi
 }
 
 /** Cancels a child that never finished; a child finishing concurrently keeps its own outcome. */
-async function cancelChild(deps: HandlerDeps, entry: VersionedThread, reason: string): Promise<void> {
+async function cancelChild(
+  deps: HandlerDeps,
+  entry: VersionedThread,
+  reason: string,
+  context: PublishContext,
+): Promise<void> {
   let current: VersionedThread | undefined = entry;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     current ??= await deps.threads.getThread(entry.thread.id);
@@ -203,6 +213,7 @@ async function cancelChild(deps: HandlerDeps, entry: VersionedThread, reason: st
         },
         append: { events },
       });
+      await publishCommitted(deps.events, events, context);
       return;
     } catch (error) {
       if (!(error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')) throw error;
@@ -253,7 +264,9 @@ export const joinNode: NodeBehaviour = {
     const children = related ?? (await deps.threads.getThreads(childIdsOf(event)));
     for (const child of children) {
       if (!isTerminalStatus(child.thread.status)) {
-        await cancelChild(deps, child, `join ${event.node.id} no longer needs this branch`);
+        await cancelChild(deps, child, `join ${event.node.id} no longer needs this branch`, {
+          executionId: event.envelope.executionId,
+        });
       }
     }
   },

@@ -10,6 +10,7 @@ import { DEFAULT_MAX_STEPS } from '../../engine/model/schema.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
 import { createThread, transitionThread } from '../../engine/thread/index.ts';
 import type { Envelope, Thread } from '../../engine/thread/types.ts';
+import { publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { nodeFailed, type StartTaskEvent } from '../handlers/task.ts';
 import { EMPTY_LOG_ID } from '../stores/conversation-store.ts';
@@ -93,6 +94,8 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     if (existing.metadata.executionId !== executionId || existing.lastEnvelope === undefined) throw error;
     stored = existing;
   }
+  // After the create (the commit); a retry publishes the stored events again (at least once).
+  await publishCommitted(deps.events, stored.events ?? [], { executionId });
   await deps.executions.putExecution(executionRecordOf(stored, executionId));
   const last = stored.lastEnvelope!;
   if (last.last?.status === 'FAILED') {

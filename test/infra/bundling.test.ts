@@ -82,7 +82,7 @@ const DYNAMO_ONLY = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'];
 describe('each handler bundles only its own node type', () => {
   const types = availableHandlerTypes();
 
-  it('keeps every bundle under 1 MiB, LLM providers in the LLM bundle only, S3 lazy and no Step Functions client', async () => {
+  it('keeps every bundle under 1 MiB, LLM providers in the LLM bundle only, S3 and EventBridge lazy and no Step Functions client', async () => {
     const facts = new Map(
       await Promise.all(types.map(async (type) => [type, await bundleFacts(type)] as const)),
     );
@@ -93,6 +93,8 @@ describe('each handler bundles only its own node type', () => {
       // zod is imported as a namespace: its classic API without the 40-odd locales.
       expect(f.packages.has('zod'), type).toBe(true);
       expect([...f.sdkAtInit].sort(), type).toEqual(DYNAMO_ONLY);
+      // Events are published after the commit: the EventBridge client loads on the first publish.
+      expect(f.sdkOnUse.has('@aws-sdk/client-eventbridge'), type).toBe(true);
       // No handler completes task tokens (operators do, with `respond`); S3 loads only for a conversation.
       expect(f.sdkAtInit.has('@aws-sdk/client-sfn') || f.sdkOnUse.has('@aws-sdk/client-sfn'), type).toBe(
         false,

@@ -73,6 +73,7 @@ describe('shared runtime', () => {
             STEPTHREAD_TARGET: 'aws',
             STEPTHREAD_TABLE: { Ref: logicalId(stack.runtime.table) },
             STEPTHREAD_BUCKET: { Ref: logicalId(stack.runtime.bucket) },
+            STEPTHREAD_EVENT_BUS: { Ref: logicalId(stack.runtime.eventBus) },
           },
         },
       });
@@ -157,11 +158,25 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
+      'events:PutEvents',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
     ]);
+  });
+
+  it('lets every handler put events on the stepthread bus only, and nothing else of EventBridge', () => {
+    const busArn = { 'Fn::GetAtt': [logicalId(stack.runtime.eventBus), 'Arn'] };
+    for (const type of NODE_TYPES) {
+      const statements = functionStatements(type).filter((s) =>
+        actionsOf([s]).some((a) => a.startsWith('events:')),
+      );
+      expect(statements, type).toEqual([
+        { Sid: 'PublishEvents', Effect: 'Allow', Action: 'events:PutEvents', Resource: busArn },
+      ]);
+    }
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
   it('scopes conversation access to the segments prefix, and only for handlers that use it', () => {
