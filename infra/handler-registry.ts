@@ -40,14 +40,15 @@ export interface HandlerSpec {
 }
 
 // Every handler loads its thread (GetItem, or BatchGetItem for a fork child and its root thread) and
-// commits the step with one conditional UpdateItem (END and failures also update the execution item).
+// commits the step with one conditional UpdateItem (END and failures also update the execution item);
+// every 32nd step first moves the thread's history and events to a journal page (PutItem). START, FORK
+// and USER_INTERACTION also create items with PutItem (threads, the execution index, interactions).
 const THREAD_STEP: readonly TableAction[] = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',
   'dynamodb:UpdateItem',
+  'dynamodb:PutItem',
 ];
-/** Creates items (threads, the execution index, pending interactions): conditional PutItem. */
-const CREATES: readonly TableAction[] = [...THREAD_STEP, 'dynamodb:PutItem'];
 
 interface SpecOverrides {
   memoryMb?: number;
@@ -63,13 +64,13 @@ interface SpecOverrides {
 // (`readsConversation`), so every writer is 'read-write'.
 const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   // Creates the root thread and the execution index entry.
-  START: { table: CREATES },
+  START: { table: THREAD_STEP },
   END: {},
   VARIABLE: {},
   // The sandbox (QuickJS in a worker) needs headroom above the script's own memory limit (≤ 1024 MB).
   CODE: { memoryMb: 1536, timeoutSeconds: 900, sandboxWorker: true },
   // Creates one child thread per path.
-  FORK: { table: CREATES },
+  FORK: { table: THREAD_STEP },
   // Reads the children in one BatchGetItem and records branch outcomes on the join item.
   JOIN: {},
   ROUTE: {},
@@ -88,7 +89,7 @@ const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   // Its output goes to node results and a variable, never to the conversation.
   TOOL: { memoryMb: 512, timeoutSeconds: 300, callsTools: true, sandboxWorker: true },
   // Records the pending interaction (with its task token) as its own item; an answer becomes a message.
-  USER_INTERACTION: { table: CREATES, conversation: 'read-write' },
+  USER_INTERACTION: { table: THREAD_STEP, conversation: 'read-write' },
   CONTEXT_PROCESSOR: { conversation: 'read-write' },
   // Subgraph boundaries push/pop the subgraph scope and apply mappings.
   SUBGRAPH: {},

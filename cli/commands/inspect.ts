@@ -79,7 +79,12 @@ export function nodeRunsOf(events: readonly StepthreadEvent[]): NodeRun[] {
   return runs;
 }
 
-function reportOf(thread: Thread, all: readonly Thread[], messageCount: number): ThreadReport {
+function reportOf(
+  thread: Thread,
+  events: readonly StepthreadEvent[],
+  all: readonly Thread[],
+  messageCount: number,
+): ThreadReport {
   const { metadata } = thread;
   return {
     threadId: thread.id,
@@ -92,7 +97,7 @@ function reportOf(thread: Thread, all: readonly Thread[], messageCount: number):
     ...(thread.endTime ? { endTime: thread.endTime } : {}),
     ...(thread.output === undefined ? {} : { output: thread.output }),
     errors: thread.errors,
-    nodes: nodeRunsOf(thread.events ?? []),
+    nodes: nodeRunsOf(events),
     children: all
       .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
       .map((other) => other.id),
@@ -138,6 +143,15 @@ export async function buildInspectReport(
   );
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
+  // A long run's older events are in journal pages; the item holds only the latest ones.
+  const events = new Map<string, readonly StepthreadEvent[]>();
+  for (const thread of threads) {
+    const paged = (thread.journalPages ?? 0) > 0;
+    events.set(
+      thread.id,
+      paged ? (await runtime.stores.threads.readJournal(thread.id)).events : (thread.events ?? []),
+    );
+  }
   return {
     ...(execution
       ? {
@@ -146,7 +160,9 @@ export async function buildInspectReport(
           rootThreadId: execution.rootThreadId,
         }
       : {}),
-    threads: threads.map((thread) => reportOf(thread, threads, conversations.get(thread.id)?.length ?? 0)),
+    threads: threads.map((thread) =>
+      reportOf(thread, events.get(thread.id) ?? [], threads, conversations.get(thread.id)?.length ?? 0),
+    ),
     conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
   };
 }

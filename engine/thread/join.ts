@@ -194,16 +194,32 @@ function selectMainChild(
   return { pathId, child };
 }
 
-/** Results of the nodes each child executed, so nodes after the join can read branch outputs. */
+/**
+ * Results of the nodes each child executed, so nodes after the join can read branch outputs. A
+ * child starts with a copy of the parent's results, and the parent waits while it runs: a result
+ * that differs from the parent's was the child's own, even when a long branch's history entry for
+ * it has moved to a journal page (the thread only holds its recent history).
+ */
 function mergeNodeResults(parent: Thread, children: readonly Thread[]): Record<string, NodeResult> {
   const merged = { ...parent.nodeResults };
   for (const child of children) {
-    for (const entry of child.executionHistory) {
-      const result = child.nodeResults[entry.nodeId];
-      if (result !== undefined) merged[entry.nodeId] = result;
+    const executed = new Set(child.executionHistory.map((entry) => entry.nodeId));
+    for (const [nodeId, result] of Object.entries(child.nodeResults)) {
+      if (executed.has(nodeId) || !sameResult(parent.nodeResults[nodeId], result)) merged[nodeId] = result;
     }
   }
   return merged;
+}
+
+/** The same node run: a run again gets its own timestamps (stores need not keep key order). */
+function sameResult(a: NodeResult | undefined, b: NodeResult): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.startedAt === b.startedAt &&
+    a.endedAt === b.endedAt &&
+    a.attempt === b.attempt
+  );
 }
 
 /**

@@ -114,6 +114,12 @@ export interface Thread {
   /** Events recorded with the thread (node lifecycle, status changes, hooks, ...), oldest first. */
   events?: StepthreadEvent[];
   /**
+   * Journal pages the store moved older executionHistory/events entries to (absent = 0): the two
+   * lists above then hold only the entries after the last page, and the full journal is the pages
+   * in order followed by them.
+   */
+  journalPages?: number;
+  /**
    * Global-scope writes made by the last step of a fork child, kept until they reach the root thread
    * (which owns the global scope), so a retry after a crash can finish applying them.
    */

@@ -35,7 +35,12 @@ import type {
 } from '../../engine/thread/types.ts';
 import { committedStepEvents, publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
-import type { ThreadChange, ThreadOptionalField, VersionedThread } from '../stores/thread-store.ts';
+import {
+  type ThreadChange,
+  type ThreadOptionalField,
+  type VersionedThread,
+  withJournalPage,
+} from '../stores/thread-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
 import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
@@ -294,10 +299,11 @@ export async function runNodeStep(
 }
 
 /**
- * A thread is one DynamoDB item, and items stop at 400 KB. Its history and events grow with every
- * step (about 0.5 KB each), so a very long run would otherwise die on an opaque ValidationException
- * from AWS (dynalite does not enforce the limit). Fail with a coded error while there is room left to
- * record the failure.
+ * A thread is one DynamoDB item, and items stop at 400 KB. Its history and events move to journal
+ * pages every JOURNAL_PAGE_STEPS steps, so steps alone no longer grow it; this backstop catches what
+ * still could (huge variables, node results or context data) with a coded error while there is room
+ * left to record the failure, rather than an opaque ValidationException from AWS (dynalite does not
+ * enforce the limit).
  */
 export const THREAD_ITEM_BUDGET_BYTES = 350_000;
 
@@ -399,7 +405,8 @@ async function executeStep(
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
   const events = [...preEvents, ...lifecycle.events];
   const change = buildChange({ original, after, isRoot, step, result, next, events });
-  await deps.threads.updateThread(original.id, loaded.version, change.change);
+  // Every JOURNAL_PAGE_STEPS steps the loaded history and events move to a page first (one PutItem).
+  await deps.threads.updateThread(original.id, loaded.version, withJournalPage(original, change.change));
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
 
   const committed: Thread = {

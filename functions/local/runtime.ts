@@ -461,6 +461,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const root = (await stores.threads.getThread(rootThreadId)).thread;
       thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
     }
+    // The copy keeps the source's history: its in-item lists and `journalPages` came with it, the
+    // pages are written under the copy's id first, so it never counts a page that is not there.
+    await stores.threads.copyJournalPages(source.id, thread.id, thread.journalPages ?? 0);
     await stores.threads.createThread(thread);
     return thread;
   };

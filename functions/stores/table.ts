@@ -34,11 +34,19 @@ export interface Gsi1Key {
   readonly gsi1sk: string;
 }
 
+/** Sort-key prefix of journal pages; the zero-padded page number after it sorts pages in order. */
+export const JOURNAL_PAGE_PREFIX = 'JOURNAL#';
+
 /** Primary keys per item kind. One item per entity; all writes are single-item and conditional. */
 export const itemKeys = {
   thread: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'THREAD' }),
   execution: (executionId: string): ItemKey => ({ pk: `EXEC#${executionId}`, sk: 'EXEC' }),
   join: (joinKey: string): ItemKey => ({ pk: `JOIN#${joinKey}`, sk: 'JOIN' }),
+  /** Page `page` (from 1) of a thread's journal: older history and events moved out of its item. */
+  journalPage: (threadId: string, page: number): ItemKey => ({
+    pk: `THREAD#${threadId}`,
+    sk: `${JOURNAL_PAGE_PREFIX}${String(page).padStart(6, '0')}`,
+  }),
   pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
     pk: `THREAD#${threadId}`,
     sk: `INTERACTION#${nodeId}`,

@@ -3,10 +3,17 @@
  * attributes so one UpdateItem can set a field, one nodeResults entry, or append to a list
  * without resending the rest. A numeric `version` guards every write (optimistic concurrency);
  * no transactions, only single-item conditional writes.
+ *
+ * The journal (executionHistory and events) grows with every step, so it is paged: when a step
+ * would take the item's history past JOURNAL_PAGE_STEPS entries, the lists as loaded go to a page
+ * item (`THREAD#<id>` / `JOURNAL#<page>`) and the step's own entries replace them in the item. The
+ * page's content and number follow from the loaded version alone, so a retry writes the same page,
+ * and the page only counts once the conditional UpdateItem raising `journalPages` lands.
  */
-import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
-import type { NodeResult, Thread } from '../../engine/thread/types.ts';
+import type { StepthreadEvent } from '../../engine/events.ts';
+import type { ExecutionHistoryEntry, NodeResult, Thread } from '../../engine/thread/types.ts';
 import { contentHash } from './canonical-json.ts';
 import {
   ExpressionBuilder,
@@ -21,8 +28,26 @@ import {
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
+  JOURNAL_PAGE_PREFIX,
+  PARTITION_KEY,
+  SORT_KEY,
   TTL_ATTRIBUTE,
 } from './table.ts';
+
+/** History entries (one per step) a thread item keeps before they move to a journal page. */
+export const JOURNAL_PAGE_STEPS = 32;
+
+/** A thread's journal: every history entry and event, oldest first. */
+export interface ThreadJournal {
+  readonly executionHistory: ExecutionHistoryEntry[];
+  readonly events: StepthreadEvent[];
+}
+
+/** One journal page: the item's lists as they were when a step moved them out. */
+export interface JournalPage extends ThreadJournal {
+  /** From 1; `journalPages` on the thread counts the pages written so far. */
+  readonly page: number;
+}
 
 export interface VersionedThread {
   readonly thread: Thread;
@@ -51,6 +76,8 @@ export interface ThreadChange {
   readonly append?: { readonly [K in ThreadListField]?: Thread[K] };
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   readonly expiresAt?: number;
+  /** Written (PutItem) before the update; made by `withJournalPage`, which also resets the lists. */
+  readonly journalPage?: JournalPage;
 }
 
 export interface ThreadStore {
@@ -73,6 +100,41 @@ export interface ThreadStore {
   updateThread(threadId: string, expectedVersion: number, change: ThreadChange): Promise<{ version: number }>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
+  /**
+   * The thread's full history and events: its journal pages in order (one Query), then the lists
+   * in its item. THREAD_NOT_FOUND when absent.
+   */
+  readJournal(threadId: string): Promise<ThreadJournal>;
+  /**
+   * Writes `fromThreadId`'s first `pages` journal pages under `toThreadId` (a copy shares the
+   * source's history up to the copy). Plain PutItems: writing them again changes nothing.
+   */
+  copyJournalPages(fromThreadId: string, toThreadId: string, pages: number): Promise<void>;
+}
+
+/**
+ * `change` as committed on top of `loaded` (the thread at the version the change expects): when its
+ * history entries would take the item past `pageSteps`, the loaded lists become the next journal
+ * page and the change's entries replace them. Only the history length decides, so the step's own
+ * events always stay in the item with its history entry (a replayed retry reads them there).
+ */
+export function withJournalPage(
+  loaded: Pick<Thread, 'executionHistory' | 'events' | 'journalPages'>,
+  change: ThreadChange,
+  pageSteps: number = JOURNAL_PAGE_STEPS,
+): ThreadChange {
+  const { executionHistory: entries, events: newEvents, ...otherAppends } = change.append ?? {};
+  if (entries === undefined || entries.length === 0) return change;
+  if (loaded.executionHistory.length === 0 || loaded.executionHistory.length + entries.length <= pageSteps) {
+    return change;
+  }
+  const page = (loaded.journalPages ?? 0) + 1;
+  return {
+    ...change,
+    set: { ...change.set, executionHistory: entries, events: newEvents ?? [], journalPages: page },
+    append: otherAppends,
+    journalPage: { page, executionHistory: loaded.executionHistory, events: loaded.events ?? [] },
+  };
 }
 
 const BATCH_GET_LIMIT = 100;
@@ -159,6 +221,23 @@ export function createThreadStore(table: TableRef): ThreadStore {
 
     async updateThread(threadId, expectedVersion, change) {
       const expression = buildUpdate(threadId, change, expectedVersion);
+      if (change.journalPage) {
+        // Before the update, so the thread never counts a page that is not there. Unconditional:
+        // a retry (or a racing writer at the same version) writes the very same content.
+        const { page, executionHistory, events } = change.journalPage;
+        await dynamo.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...itemKeys.journalPage(threadId, page),
+              kind: 'journal',
+              page,
+              executionHistory,
+              events,
+            },
+          }),
+        );
+      }
       try {
         await dynamo.send(
           new UpdateCommand({
@@ -186,7 +265,78 @@ export function createThreadStore(table: TableRef): ThreadStore {
       const items = await queryGsi1Partition(table, gsi1Partitions.threadsOfExecution(executionId));
       return items.map(versioned);
     },
+
+    async readJournal(threadId) {
+      // The item first: pages above its `journalPages` are a crashed commit's, not yet (or never)
+      // part of the journal, and their entries are still in the item's lists.
+      const item = await readItem(threadId);
+      if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
+      const { thread } = versioned(item);
+      const pages = await readPages(threadId, thread.journalPages ?? 0);
+      return {
+        executionHistory: [...pages.flatMap((p) => p.executionHistory), ...thread.executionHistory],
+        events: [...pages.flatMap((p) => p.events), ...(thread.events ?? [])],
+      };
+    },
+
+    async copyJournalPages(fromThreadId, toThreadId, pages) {
+      for (const { page, executionHistory, events } of await readPages(fromThreadId, pages)) {
+        await dynamo.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...itemKeys.journalPage(toThreadId, page),
+              kind: 'journal',
+              page,
+              executionHistory,
+              events,
+            },
+          }),
+        );
+      }
+    },
   };
+
+  /** Pages 1..`count` of a thread, in order (consistent Query over its partition). */
+  async function readPages(threadId: string, count: number): Promise<JournalPage[]> {
+    if (count === 0) return [];
+    const found: JournalPage[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+          ExpressionAttributeValues: {
+            ':pk': itemKeys.thread(threadId).pk,
+            ':prefix': JOURNAL_PAGE_PREFIX,
+          },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of response.Items ?? []) {
+        const page = Number(item.page);
+        if (page <= count) {
+          found.push({
+            page,
+            executionHistory: item.executionHistory as ExecutionHistoryEntry[],
+            events: item.events as StepthreadEvent[],
+          });
+        }
+      }
+      startKey = response.LastEvaluatedKey;
+    } while (startKey);
+    found.sort((a, b) => a.page - b.page);
+    if (found.length !== count || found.some((p, i) => p.page !== i + 1)) {
+      throw new StepthreadError(
+        'THREAD_NOT_FOUND',
+        `thread ${threadId} counts ${count} journal pages but ${found.length} are stored`,
+      );
+    }
+    return found;
+  }
 }
 
 function versioned(item: Record<string, unknown>): VersionedThread {

@@ -1,0 +1,150 @@
+/**
+ * Crashes around a journal page: after the page's PutItem and before the thread's UpdateItem, and
+ * after the UpdateItem that moved the lists (the retry then replays the step from the item). Either
+ * way a retry of the same Task leaves exactly the fault-free state, each page written once.
+ */
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepthreadEvent } from '../../../engine/events.ts';
+import type { Envelope } from '../../../engine/thread/types.ts';
+import { createAwsClients } from '../../../functions/aws/clients.ts';
+import type { HandlerDeps } from '../../../functions/handlers/deps.ts';
+import { dispatch } from '../../../functions/handlers/dispatch.ts';
+import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { createThreadStore } from '../../../functions/stores/thread-store.ts';
+import { type Harness, INJECTED, startEvent, startHarness, withRetry } from './harness.ts';
+
+let h: Harness;
+let clients: { dynamo: { send(command: unknown): Promise<unknown> }; tableName: string };
+beforeAll(async () => {
+  h = await startHarness('journal');
+  // The harness's table, through a client of our own that the crashing store wraps.
+  const names = { tableName: 'handlers-journal', bucketName: 'handlers-journal' };
+  clients = { dynamo: createAwsClients(h.services.target, names).dynamo, tableName: names.tableName };
+});
+afterAll(() => h.close());
+
+const ITEMS = Array.from({ length: 25 }, (_, i) => i);
+const loopStart: TaskNode = {
+  id: 'ls',
+  type: 'LOOP_START',
+  config: { loopId: 'L', dataSource: '{{input.items}}', maxIterations: 50 },
+};
+const body: TaskNode = {
+  id: 'inc',
+  type: 'VARIABLE',
+  config: { variableName: 'count', variableType: 'number', expression: 'count + item' },
+};
+const loopEnd: TaskNode = { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } };
+const end: TaskNode = { id: 'end', type: 'END' };
+
+type Crash = 'after-page' | 'after-update' | 'none';
+
+/** Crashes injected by the last store `depsCrashing` made. */
+let crashCount = 0;
+
+/** Handler deps whose thread store dies once per page at the `crash` point. */
+function depsCrashing(crash: Crash, published: StepthreadEvent[][]): HandlerDeps {
+  const base = h.deps();
+  const real = clients;
+  const crashed = new Set<string>();
+  crashCount = 0;
+  let pendingPage: string | undefined;
+  const send = async (command: unknown) => {
+    const result = await real.dynamo.send(command as never);
+    if (command instanceof PutCommand) {
+      const sk = String(command.input.Item?.sk ?? '');
+      if (sk.startsWith('JOURNAL#')) {
+        const key = `${String(command.input.Item?.pk)}${sk}`;
+        if (crash === 'after-page' && !crashed.has(key)) {
+          crashed.add(key);
+          crashCount += 1;
+          throw new Error(INJECTED);
+        }
+        pendingPage = key;
+      }
+    } else if (command instanceof UpdateCommand && pendingPage !== undefined) {
+      const key = pendingPage;
+      pendingPage = undefined;
+      if (crash === 'after-update' && !crashed.has(key)) {
+        crashed.add(key);
+        crashCount += 1;
+        throw new Error(INJECTED);
+      }
+    }
+    return result;
+  };
+  const threads = createThreadStore({ dynamo: { send } as never, tableName: real.tableName });
+  return {
+    ...base,
+    threads,
+    events: { publish: async (events) => void published.push([...events]) },
+  };
+}
+
+async function runLoop(deps: HandlerDeps, executionId: string): Promise<string> {
+  const call = async (event: unknown) => withRetry(async () => (await dispatch(event, deps)) as Envelope);
+  let env = await call(
+    startEvent(executionId, { items: ITEMS }, [{ name: 'count', type: 'number', initial: 0 }]),
+  );
+  for (;;) {
+    env = await call({ action: 'execute', node: loopStart, envelope: env });
+    if (env.loop?.exit) break;
+    env = await call({ action: 'execute', node: body, envelope: env });
+    env = await call({ action: 'execute', node: loopEnd, envelope: env });
+  }
+  await call({ action: 'execute', node: end, envelope: env });
+  return env.threadId;
+}
+
+async function finalState(executionId: string, threadId: string): Promise<string> {
+  const { thread, version } = await h.stores.threads.getThread(threadId);
+  const journal = await h.stores.threads.readJournal(threadId);
+  const { Items } = await (clients.dynamo.send(
+    new QueryCommand({
+      TableName: clients.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': `THREAD#${threadId}`, ':p': 'JOURNAL#' },
+    }),
+  ) as Promise<{ Items?: Record<string, unknown>[] }>);
+  const pages = (Items ?? []).map(({ pk: _pk, ...page }) => page);
+  return JSON.stringify({ thread, version, journal, pages })
+    .split(executionId)
+    .join('<exec>')
+    .split(threadId)
+    .join('<thread>');
+}
+
+describe('journal pages under crashes', () => {
+  it('a crash after the page write or after the paging update, then a retry, leaves the fault-free state', async () => {
+    const published: Record<Crash, StepthreadEvent[][]> = { none: [], 'after-page': [], 'after-update': [] };
+    const states: Partial<Record<Crash, string>> = {};
+    const crashes: Record<Crash, number> = { none: 0, 'after-page': 0, 'after-update': 0 };
+    for (const crash of ['none', 'after-page', 'after-update'] as const) {
+      const executionId = `journal-${crash}`;
+      const deps = depsCrashing(crash, published[crash]);
+      const threadId = await runLoop(deps, executionId);
+      crashes[crash] = crashCount;
+      states[crash] = await finalState(executionId, threadId);
+    }
+    const steps = 1 + ITEMS.length * 3 + 2;
+    const reference = JSON.parse(states.none!) as {
+      journal: { executionHistory: { step: number }[] };
+      pages: unknown[];
+    };
+    expect(reference.journal.executionHistory.map((e) => e.step)).toEqual(
+      Array.from({ length: steps }, (_, i) => i + 1),
+    );
+    expect(reference.pages).toHaveLength(2);
+    expect(states['after-page']).toBe(states.none);
+    expect(states['after-update']).toBe(states.none);
+
+    // A crash after the paging update comes before the step publishes: the retry replays the step and
+    // publishes its events from the item (the first entries after the page), so nothing is lost.
+    const shape = (batches: StepthreadEvent[][]) =>
+      batches.map((batch) => batch.map((e) => `${e.type}:${'nodeId' in e ? e.nodeId : ''}`).join(','));
+    expect(shape(published['after-update'])).toEqual(shape(published.none));
+    expect(shape(published['after-page'])).toEqual(shape(published.none));
+    expect(crashes).toEqual({ none: 0, 'after-page': 2, 'after-update': 2 });
+  });
+});
