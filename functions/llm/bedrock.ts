@@ -9,12 +9,11 @@ import type { Profile } from '../../engine/model/schema.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
 import {
   AttemptTimeout,
+  callProvider,
   type LlmFailure,
   parseRetryAfter,
   type RetryEffects,
   type RetryPolicy,
-  withRetry,
-  withTimeout,
 } from './retry.ts';
 import { redactSecrets } from './secrets.ts';
 import {
@@ -25,8 +24,6 @@ import {
 } from './wire.ts';
 
 export type BedrockProfile = Extract<Profile, { provider: 'bedrock' }>;
-
-export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export interface BedrockProviderOptions {
   /** A client to use (tests point one at a local server); default one per region, per container. */
@@ -59,28 +56,18 @@ export function createBedrockProvider(
   profile: BedrockProfile,
   options: BedrockProviderOptions = {},
 ): LlmProvider {
-  const timeoutMs = profile.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const where = `bedrock model ${profile.model}`;
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const client = options.client ?? (await clientFor(profile.region));
       const { ConverseCommand } = await loadSdk();
       const input = converseInput(profile, request);
-      const output = await withRetry(
-        () =>
-          withTimeout(timeoutMs, request.signal, (abortSignal) =>
-            client.send(new ConverseCommand(input), { abortSignal }),
-          ),
-        {
-          classify: (error) => classifyBedrockError(error, where),
-          policy: {
-            ...options.retryPolicy,
-            ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
-          },
-          ...(options.retryEffects ? { effects: options.retryEffects } : {}),
-          ...(request.signal ? { signal: request.signal } : {}),
-          nodeId: request.nodeId,
-        },
+      const output = await callProvider(
+        profile,
+        request,
+        options,
+        (error) => classifyBedrockError(error, where),
+        (abortSignal) => client.send(new ConverseCommand(input), { abortSignal }),
       );
       if (output.output?.message === undefined) {
         throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no message`, {

@@ -9,12 +9,12 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
 import {
   AttemptTimeout,
+  callProvider,
+  DEFAULT_CALL_TIMEOUT_MS,
   type LlmFailure,
   parseRetryAfter,
   type RetryEffects,
   type RetryPolicy,
-  withRetry,
-  withTimeout,
 } from './retry.ts';
 import {
   forgetApiKey,
@@ -26,7 +26,6 @@ import {
 import { fromOpenAiMessage, toOpenAiMessages, toOpenAiTools } from './wire.ts';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
-export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export interface OpenAiProviderOptions {
   /** Where API keys named by env are read (default process.env). */
@@ -42,7 +41,6 @@ export function createOpenAiProvider(
 ): LlmProvider {
   const env = options.env ?? process.env;
   const baseURL = profile.baseUrl ?? OPENAI_BASE_URL;
-  const timeoutMs = profile.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const where = `openai model ${profile.model} at ${hostOf(baseURL)}`;
 
   return {
@@ -55,28 +53,19 @@ export function createOpenAiProvider(
         ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
         baseURL,
         maxRetries: 0,
-        timeout: timeoutMs,
+        timeout: profile.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
         // Explicit, so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment don't reach other servers.
         organization: null,
         project: null,
       });
       const body = requestBody(profile, request);
       try {
-        const completion = await withRetry(
-          () =>
-            withTimeout(timeoutMs, request.signal, (signal) =>
-              client.chat.completions.create(body, { signal }),
-            ),
-          {
-            classify: (error) => classifyOpenAiError(sdk, error, where, apiKey),
-            policy: {
-              ...options.retryPolicy,
-              ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
-            },
-            ...(options.retryEffects ? { effects: options.retryEffects } : {}),
-            ...(request.signal ? { signal: request.signal } : {}),
-            nodeId: request.nodeId,
-          },
+        const completion = await callProvider(
+          profile,
+          request,
+          options,
+          (error) => classifyOpenAiError(sdk, error, where, apiKey),
+          (signal) => client.chat.completions.create(body, { signal }),
         );
         const choice = completion.choices[0];
         if (choice === undefined) {

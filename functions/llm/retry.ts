@@ -139,6 +139,33 @@ export async function withTimeout<T>(
   }
 }
 
+/** Per-attempt timeout of a provider call unless the profile sets `timeoutMs`. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * One provider call as every provider makes it: a per-attempt timeout inside our retry loop, with
+ * the profile's `timeoutMs` / `maxRetries` over the defaults.
+ */
+export function callProvider<T>(
+  profile: { readonly timeoutMs?: number; readonly maxRetries?: number },
+  request: { readonly signal?: AbortSignal; readonly nodeId?: string },
+  options: { readonly retryPolicy?: Partial<RetryPolicy>; readonly retryEffects?: RetryEffects },
+  classify: (error: unknown) => LlmFailure,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const timeoutMs = profile.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  return withRetry(() => withTimeout(timeoutMs, request.signal, call), {
+    classify,
+    policy: {
+      ...options.retryPolicy,
+      ...(profile.maxRetries !== undefined ? { maxRetries: profile.maxRetries } : {}),
+    },
+    ...(options.retryEffects ? { effects: options.retryEffects } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.nodeId !== undefined ? { nodeId: request.nodeId } : {}),
+  });
+}
+
 /** An attempt that ran past its timeout; providers classify it as LLM_TIMEOUT. */
 export class AttemptTimeout extends Error {
   constructor(readonly timeoutMs: number) {
