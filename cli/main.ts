@@ -39,9 +39,6 @@ export async function main(
   registerStart(program, io, setExit, services);
   registerPending(program, io, setExit);
   registerRespond(program, io, setExit, services);
-  // Each command copies the root's settings so usage errors in subcommands are thrown, not exited on.
-  for (const command of program.commands)
-    command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
   if (argv.length <= 2) {
     program.outputHelp({ error: true });

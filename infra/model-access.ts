@@ -50,20 +50,6 @@ export function collectModelAccess(workflows: readonly Workflow[]): ModelAccess 
   };
 }
 
-export function mergeModelAccess(a: ModelAccess, b: ModelAccess): ModelAccess {
-  return {
-    secretNames: [...new Set([...a.secretNames, ...b.secretNames])].sort(),
-    bedrockModels: uniqueModels([...a.bedrockModels, ...b.bedrockModels]),
-    ...(a.ssmParameterNames || b.ssmParameterNames
-      ? {
-          ssmParameterNames: [
-            ...new Set([...(a.ssmParameterNames ?? []), ...(b.ssmParameterNames ?? [])]),
-          ].sort(),
-        }
-      : {}),
-  };
-}
-
 function uniqueModels(models: readonly BedrockModel[]): BedrockModel[] {
   const byKey = new Map(models.map((m) => [`${m.region ?? ''}|${m.model}`, m]));
   return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, m]) => m);

@@ -171,7 +171,7 @@ export async function runRespond(
     (session) => (session ? `cannot answer ${ref}` : 'cannot open the stores'),
     async (session) => {
       const interaction = await findInteraction(createInteractionStore(session.clients), ref, options.node);
-      const result = await deliverReply(sfn as SfnSend, interaction, parsed.reply);
+      const result = await deliverReply(sfn, interaction, parsed.reply);
       if (options.json) {
         const json: RespondJson = { interactionId: interaction.interactionId, result };
         io.stdout(`${JSON.stringify(json, null, 2)}\n`);

@@ -12,7 +12,7 @@ import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { type AnswerSource, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, loadValidWorkflow, openStores, printErrors } from '../local-session.ts';
+import { type DataDirOption, loadValidWorkflow, withStores } from '../local-session.ts';
 
 export interface RunCommandOptions extends DataDirOption {
   input?: string;
@@ -116,61 +116,55 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
 
-  let session: Awaited<ReturnType<typeof openStores>>;
-  try {
-    session = await openStores(options, io);
-  } catch (error) {
-    printErrors(io, 'cannot open the local stores', [codedOf(error)]);
-    return EXIT.invalid;
-  }
-  try {
-    const runtime = createLocalRuntime({ clients: session.clients });
-    const onEvent = options.json ? undefined : progressPrinter(io);
-    const runOptions = { answerInteraction: answers.source, ...(onEvent ? { onEvent } : {}) };
-    let outcome: RunOutcome;
-    if (options.thread !== undefined) {
-      const { thread } = await runtime.stores.threads.getThread(options.thread);
-      if (thread.currentNodeId === undefined) {
-        throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
+  return withStores(
+    options,
+    io,
+    (session) => (session ? 'the run could not start' : 'cannot open the local stores'),
+    async (session) => {
+      const runtime = createLocalRuntime({ clients: session.clients });
+      const onEvent = options.json ? undefined : progressPrinter(io);
+      const runOptions = { answerInteraction: answers.source, ...(onEvent ? { onEvent } : {}) };
+      let outcome: RunOutcome;
+      if (options.thread !== undefined) {
+        const { thread } = await runtime.stores.threads.getThread(options.thread);
+        if (thread.currentNodeId === undefined) {
+          throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
+        }
+        const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
+        if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
+        outcome = await prepared.runThread(thread.id, runOptions);
+      } else {
+        const prepared = runtime.prepare(loaded.workflow);
+        outcome = await prepared.run(input.value, runOptions);
       }
-      const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
-      if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
-      outcome = await prepared.runThread(thread.id, runOptions);
-    } else {
-      const prepared = runtime.prepare(loaded.workflow);
-      outcome = await prepared.run(input.value, runOptions);
-    }
-    const { thread } = await runtime.stores.threads
-      .getThread(outcome.threadId)
-      .catch(() => ({ thread: undefined }));
-    const conversation = thread ? await runtime.conversationOf(thread) : [];
-    if (options.json) {
-      const result: RunJsonResult = {
-        executionId: outcome.executionId,
-        threadId: outcome.threadId,
-        status: outcome.status,
-        output: outcome.output ?? null,
-        conversation,
-      };
-      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-    } else {
-      io.stdout(
-        `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
-      );
-      if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
-    }
-    if (outcome.status !== 'COMPLETED') {
-      if (outcome.error) io.stderr(`stepthread: run ${outcome.status}: ${formatCodedError(outcome.error)}\n`);
-      else io.stderr(`stepthread: run ended ${outcome.status}\n`);
-      return EXIT.invalid;
-    }
-    return EXIT.ok;
-  } catch (error) {
-    printErrors(io, 'the run could not start', [codedOf(error)]);
-    return EXIT.invalid;
-  } finally {
-    await session.close();
-  }
+      const { thread } = await runtime.stores.threads
+        .getThread(outcome.threadId)
+        .catch(() => ({ thread: undefined }));
+      const conversation = thread ? await runtime.conversationOf(thread) : [];
+      if (options.json) {
+        const result: RunJsonResult = {
+          executionId: outcome.executionId,
+          threadId: outcome.threadId,
+          status: outcome.status,
+          output: outcome.output ?? null,
+          conversation,
+        };
+        io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+      } else {
+        io.stdout(
+          `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
+        );
+        if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
+      }
+      if (outcome.status !== 'COMPLETED') {
+        if (outcome.error)
+          io.stderr(`stepthread: run ${outcome.status}: ${formatCodedError(outcome.error)}\n`);
+        else io.stderr(`stepthread: run ended ${outcome.status}\n`);
+        return EXIT.invalid;
+      }
+      return EXIT.ok;
+    },
+  );
 }
 
 type AnswerSetup = { ok: true; source: AnswerSource } | { ok: false; message: string };
@@ -179,16 +173,12 @@ type AnswerSetup = { ok: true; source: AnswerSource } | { ok: false; message: st
 async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
   let fromFile: AnswerSource | undefined;
   if (options.answers !== undefined) {
-    let data: unknown;
     try {
       // Inline JSON like --input, or a file (optionally written @file).
       const inline = options.answers.trimStart().startsWith('{');
-      data = JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, '')));
-    } catch (error) {
-      return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
-    }
-    try {
-      fromFile = fileAnswers(data);
+      fromFile = fileAnswers(
+        JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''))),
+      );
     } catch (error) {
       return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
     }

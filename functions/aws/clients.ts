@@ -59,12 +59,6 @@ export function createAwsClients(
   return clients;
 }
 
-/** Destroys every cached client (closing their sockets); used when local services shut down. */
-export function clearAwsClientCache(): void {
-  for (const clients of cache.values()) destroyClients(clients);
-  cache.clear();
-}
-
 /** Destroys and forgets the cached clients of one target (its endpoints are going away). */
 export function releaseAwsClients(target: AwsTarget): void {
   const prefix = JSON.stringify([target]).slice(0, -1);

@@ -1,14 +1,6 @@
-/**
- * The Lambda entry points: middy around a dispatch of one function's actions, with a Powertools logger per invocation (a
- * child of one base logger: a shared module-level logger would mix request keys across concurrent
- * in-process invocations of the local runtime). Logs carry ids, actions, steps and error names
- * only — never messages, variables, prompts or secrets.
- */
-import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { NodeType } from '../../engine/model/schema.ts';
-import type { EngineEnv } from '../../engine/thread/types.ts';
 import { createLambdaClients, type LambdaClients } from '../aws/lambda-clients.ts';
 import { resolveAwsTarget, resolveResourceNames } from '../aws/target.ts';
 import { type EventPublisher, publisherFromEnvironment } from '../events/publisher.ts';
@@ -19,13 +11,9 @@ import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
+import { systemEnv } from './system-env.ts';
 
 const baseLogger = new Logger({ serviceName: 'stepthread' });
-
-export const systemEnv: EngineEnv = {
-  now: () => new Date().toISOString(),
-  newId: () => randomUUID(),
-};
 
 function environmentClients(): LambdaClients {
   return createLambdaClients(resolveAwsTarget(process.env), resolveResourceNames(process.env));

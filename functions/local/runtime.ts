@@ -21,6 +21,7 @@ import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thr
 import type { AwsClients } from '../aws/clients.ts';
 import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
+import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
@@ -125,8 +126,6 @@ interface RunContext {
   readonly pending: Set<Promise<unknown>>;
   invocations: number;
 }
-
-const systemEnv: EngineEnv = { now: () => new Date().toISOString(), newId: () => randomUUID() };
 
 function executionIdOf(event: unknown): string | undefined {
   const e = event as { executionId?: unknown; envelope?: { executionId?: unknown } } | undefined;

@@ -32,8 +32,6 @@ import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
-export { LLM_CALLS_KEY, llmCallsOf };
-
 /** The definitions of the tools the config names, from those the compiler baked into the node. */
 function toolsOf(node: TaskNode, names: readonly string[]): Record<string, ToolDefinition> {
   const tools: Record<string, ToolDefinition> = {};
