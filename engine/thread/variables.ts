@@ -174,7 +174,8 @@ export interface VariableChange {
   value: unknown;
 }
 
-function findDeclaration(
+/** The declaration a write of `name` in `scope` (any scope when absent) is checked against. */
+export function findDeclaration(
   declarations: readonly VariableDeclaration[],
   name: string,
   scope: VariableScope | undefined,

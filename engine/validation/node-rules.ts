@@ -3,6 +3,7 @@ import type { CodedError } from '../errors.ts';
 import { validateExpression, validateTemplate } from '../expression/index.ts';
 import { formatPath, type Path } from '../model/paths.ts';
 import type { NodeOfType, VariableDeclaration, WorkflowNode } from '../model/schema.ts';
+import { findDeclaration } from '../thread/variables.ts';
 import { codedError } from './report.ts';
 
 /** Names visible to a node: its own workflow's declarations plus those of enclosing workflows. */
@@ -208,13 +209,11 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
 }
 
 function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: NodeScope): CodedError[] {
-  const errors = variableExpressionErrors(node.config.expression, [...config, 'expression'], node.id);
+  // The runtime evaluates the expression (a whole `{{ }}` template is accepted as one), never text around it.
+  const errors = expressionErrors(node.config.expression, [...config, 'expression'], node.id);
   const { variableName, variableType } = node.config;
-  const declared = scope.variables.find(
-    (declaration) =>
-      declaration.name === variableName &&
-      (node.config.scope === undefined || declaration.scope === node.config.scope),
-  );
+  // The same lookup the runtime's readonly and type checks use (an unscoped declaration is thread scope).
+  const declared = findDeclaration(scope.variables, variableName, node.config.scope);
   if (declared?.readonly) {
     errors.push(
       codedError(
@@ -236,14 +235,6 @@ function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: N
     );
   }
   return errors;
-}
-
-/** A VARIABLE expression is an expression, or a string template when it has text around `{{ }}`. */
-function variableExpressionErrors(expression: string, path: Path, nodeId: string): CodedError[] {
-  const trimmed = expression.trim();
-  const wholeTemplate = trimmed.startsWith('{{') && trimmed.endsWith('}}');
-  if (expression.includes('{{') && !wholeTemplate) return templateErrors(expression, path, nodeId);
-  return expressionErrors(expression, path, nodeId);
 }
 
 function expressionErrors(expression: string, path: Path, nodeId: string): CodedError[] {

@@ -298,3 +298,37 @@ describe('inlined id collisions', () => {
     ]);
   });
 });
+
+describe('VARIABLE nodes are checked the way the runtime runs them', () => {
+  const setting = (
+    config: Record<string, unknown>,
+    declaration: Record<string, unknown> = { name: 'n' },
+  ) => ({
+    id: 'vars',
+    version: 1,
+    variables: [declaration],
+    nodes: [
+      { id: 'start', type: 'START' },
+      { id: 'set', type: 'VARIABLE', config: { variableName: 'n', variableType: 'number', ...config } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'set' },
+      { from: 'set', to: 'end' },
+    ],
+  });
+  const codes = (data: unknown) => validateWorkflow(data).errors.map((e) => e.code);
+
+  it('treats an unscoped declaration as thread scope, as the runtime does', () => {
+    const readonlyUnscoped = { name: 'n', type: 'number', readonly: true, initial: 1 };
+    expect(codes(setting({ expression: '2', scope: 'thread' }, readonlyUnscoped))).toEqual([
+      'INVALID_VARIABLE',
+    ]);
+    expect(codes(setting({ expression: '2', scope: 'global' }, readonlyUnscoped))).toEqual([]);
+  });
+
+  it('rejects text around a template, which the runtime cannot evaluate, and accepts a whole template', () => {
+    expect(codes(setting({ expression: 'Hello {{n}}' }))).toEqual(['INVALID_EXPRESSION']);
+    expect(codes(setting({ expression: '{{ n + 1 }}' }))).toEqual([]);
+  });
+});
