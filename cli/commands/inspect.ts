@@ -143,15 +143,10 @@ export async function buildInspectReport(
   );
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
-  // A long run's older events are in journal pages; the item holds only the latest ones.
+  // Events live in the threads' step records (and, for status changes outside steps, the head).
   const events = new Map<string, readonly StepthreadEvent[]>();
-  for (const thread of threads) {
-    const paged = (thread.journalPages ?? 0) > 0;
-    events.set(
-      thread.id,
-      paged ? (await runtime.stores.threads.readJournal(thread.id)).events : (thread.events ?? []),
-    );
-  }
+  for (const thread of threads)
+    events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
   return {
     ...(execution
       ? {

@@ -4,6 +4,7 @@
  * never load the workflow file. Kept minimal: every byte here is repeated in the definition.
  */
 import { StepthreadError } from '../errors.ts';
+import { type NodeReferences, nodeReferences } from '../expression/index.ts';
 import type {
   GraphForkNode,
   GraphJoinNode,
@@ -23,10 +24,12 @@ import type {
 } from './task-input.ts';
 
 export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescription {
+  const read = readOutputs(graph);
   const common = {
     id: node.id,
     ...(node.authorId !== node.id ? { authorId: node.authorId } : {}),
     ...hooksOf(node.hooks),
+    ...(read !== 'all' && !read.has(node.id) ? { resultUnread: true as const } : {}),
   };
   if ('boundary' in node) {
     const { boundary, subgraphNodeId } = node;
@@ -164,6 +167,19 @@ function enterConfig(node: SubgraphEntryNode): {
   inputMapping?: Record<string, string>;
 } {
   return { ...node.config, variables: [...node.config.variables] };
+}
+
+const readOutputsCache = new WeakMap<WorkflowGraph, NodeReferences>();
+
+/** The node outputs some expression of the workflow reads (its nodes' configs and hooks, its tools). */
+function readOutputs(graph: WorkflowGraph): NodeReferences {
+  let read = readOutputsCache.get(graph);
+  if (read === undefined) {
+    const nodes = [...graph.nodes.values()].map((node) => ({ config: node.config, hooks: node.hooks }));
+    read = nodeReferences({ nodes, tools: graph.tools });
+    readOutputsCache.set(graph, read);
+  }
+  return read;
 }
 
 function hooksOf(hooks: Hook[] | undefined): { hooks?: Hook[] } {

@@ -45,6 +45,11 @@ interface Described {
   /** The id in the node's own workflow file, when a subgraph prefix made `id` differ. */
   authorId?: string;
   hooks?: Hook[];
+  /**
+   * True when no expression in the workflow reads this node's output (`{{nodes.<id>}}`), so the
+   * runtime need not keep it as the node's latest result (its step record still holds it).
+   */
+  resultUnread?: true;
 }
 
 /**

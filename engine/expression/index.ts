@@ -27,6 +27,7 @@ export type { Expression, ExprNode } from './ast.ts';
 export { BUILTIN_NAMES, type BuiltinName } from './builtins.ts';
 export type { Scope } from './evaluate.ts';
 export * from './limits.ts';
+export { type NodeReferences, nodeReferences } from './node-references.ts';
 export { renderString, renderTemplate, validateTemplate } from './template.ts';
 export { isWholeTemplate } from './template-syntax.ts';
 export type { CodedError };

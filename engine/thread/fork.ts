@@ -64,7 +64,8 @@ export function forkThread(parent: Thread, options: ForkOptions, env: EngineEnv)
     const id = options.childThreadIds?.[i] ?? env.newId();
     const authorForkPathId = options.authorForkPathIds?.[i] ?? forkPathId;
     const currentNodeId = options.childNodeIds?.[i];
-    const metadata: ThreadMetadata = { parentThreadId: parent.id, forkPathId };
+    // Nearest first: where the child's `{{nodes.x}}` lookups go after its own results.
+    const metadata: ThreadMetadata = { parentThreadId: parent.id, forkPathId, lineage: lineageOf(parent) };
     if (parent.metadata.executionId !== undefined) metadata.executionId = parent.metadata.executionId;
     const marks = parent.variables.readonlyMarks;
     return {
@@ -83,8 +84,8 @@ export function forkThread(parent: Thread, options: ForkOptions, env: EngineEnv)
           ? { readonlyMarks: { global: marks.global, thread: [...marks.thread], subgraph: [], loop: [] } }
           : {}),
       },
-      // Earlier nodes' results stay readable from the branch ({{nodes.x...}}); history starts fresh.
-      nodeResults: deepCopy(parent.nodeResults),
+      // Earlier nodes' results stay readable from the branch through `lineage`, without a copy.
+      nodeResults: {},
       executionHistory: [],
       errors: [],
       metadata,
@@ -102,4 +103,9 @@ export function forkThread(parent: Thread, options: ForkOptions, env: EngineEnv)
     childThreadIds: children.map((c) => c.id),
   });
   return { children, event };
+}
+
+/** The threads a thread reads node results from after its own, nearest first (see ThreadMetadata). */
+export function lineageOf(thread: Pick<Thread, 'id' | 'metadata'>): string[] {
+  return [thread.id, ...(thread.metadata.lineage ?? [])];
 }

@@ -2,7 +2,7 @@
 export { deepCopy } from './clone.ts';
 export { type CopyResult, copyThread } from './copy.ts';
 export { type CreateThreadOptions, type CreateThreadResult, createThread } from './create.ts';
-export { type ForkOptions, type ForkResult, forkThread } from './fork.ts';
+export { type ForkOptions, type ForkResult, forkThread, lineageOf } from './fork.ts';
 export {
   type BranchOutcome,
   type BranchStatus,

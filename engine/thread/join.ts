@@ -196,30 +196,23 @@ function selectMainChild(
 
 /**
  * Results of the nodes each child executed, so nodes after the join can read branch outputs. A
- * child starts with a copy of the parent's results, and the parent waits while it runs: a result
- * that differs from the parent's was the child's own, even when a long branch's history entry for
- * it has moved to a journal page (the thread only holds its recent history).
+ * child holds only its own results (earlier ones it reads through its lineage), so all of them are
+ * the branch's.
  */
 function mergeNodeResults(parent: Thread, children: readonly Thread[]): Record<string, NodeResult> {
   const merged = { ...parent.nodeResults };
   for (const child of children) {
-    const executed = new Set(child.executionHistory.map((entry) => entry.nodeId));
     for (const [nodeId, result] of Object.entries(child.nodeResults)) {
-      if (executed.has(nodeId) || !sameResult(parent.nodeResults[nodeId], result)) merged[nodeId] = result;
+      // defineProperty: a node id such as `__proto__` stays plain data.
+      Object.defineProperty(merged, nodeId, {
+        value: result,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
   return merged;
-}
-
-/** The same node run: a run again gets its own timestamps (stores need not keep key order). */
-function sameResult(a: NodeResult | undefined, b: NodeResult): boolean {
-  return (
-    a !== undefined &&
-    a.status === b.status &&
-    a.startedAt === b.startedAt &&
-    a.endedAt === b.endedAt &&
-    a.attempt === b.attempt
-  );
 }
 
 /**

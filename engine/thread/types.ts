@@ -72,8 +72,14 @@ export interface ExecutionHistoryEntry {
 export interface ThreadMetadata {
   parentThreadId?: string;
   forkPathId?: string;
-  /** Set on copies: the thread this one was copied from. */
+  /** Set on copies: the thread this one was copied from, and how many of its steps it holds. */
   copiedFrom?: string;
+  copiedAtStep?: number;
+  /**
+   * Set on fork children: the threads whose node results this one reads after its own, nearest
+   * first (the parent, then the parent's lineage). Results are never copied into a child.
+   */
+  lineage?: string[];
   executionId?: string;
   [key: string]: unknown;
 }
@@ -94,8 +100,12 @@ export interface Thread {
   input: Variables;
   output?: unknown;
   variables: VariableScopes;
-  /** Latest result per node id (a node run again in a loop overwrites its entry). */
+  /**
+   * Latest result per node id (a node run again in a loop overwrites its entry). Stores keep these
+   * apart from the thread and load only the ones a step reads, so this may hold a subset.
+   */
   nodeResults: Record<string, NodeResult>;
+  /** Stores keep history in per-step records (readJournal); a loaded thread's list may be empty. */
   executionHistory: ExecutionHistoryEntry[];
   errors: CodedError[];
   metadata: ThreadMetadata;

@@ -23,23 +23,19 @@ import {
 } from '../../engine/conversation/index.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
+import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
-import { deepCopy, isTerminalStatus, transitionThread } from '../../engine/thread/index.ts';
-import type {
-  Envelope,
-  ExecutionHistoryEntry,
-  NodeResult,
-  Thread,
-  Variables,
-} from '../../engine/thread/types.ts';
-import { committedStepEvents, publishCommitted } from '../events/publisher.ts';
+import { deepCopy, isTerminalStatus, lineageOf, transitionThread } from '../../engine/thread/index.ts';
+import type { Envelope, NodeResult, Thread, Variables } from '../../engine/thread/types.ts';
+import { publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
-import {
-  type ThreadChange,
-  type ThreadOptionalField,
-  type VersionedThread,
-  withJournalPage,
+import type {
+  StepRecord,
+  StepState,
+  ThreadChange,
+  ThreadOptionalField,
+  VersionedThread,
 } from '../stores/thread-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
@@ -61,11 +57,46 @@ export function isRootThread(envelope: Pick<Envelope, 'threadId' | 'rootThreadId
   return envelope.threadId === envelope.rootThreadId;
 }
 
-/** Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root) for a child. */
+/** The node results `node` can read (`{{nodes.<id>}}`), by the static references in its config. */
+export function neededNodeResults(
+  node: Pick<TaskNode, 'config' | 'hooks' | 'tools'>,
+): readonly string[] | 'all' {
+  const references = nodeReferences({ config: node.config, hooks: node.hooks, tools: node.tools });
+  return references === 'all' ? 'all' : [...references];
+}
+
+/**
+ * Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root + extras) for a
+ * child; then, when `nodes` names any, one BatchGetItem (a Query per lineage thread for 'all') for
+ * the node results it reads. Extras come with their own results when `extraResults` is set.
+ */
 export async function loadThread(
   deps: HandlerDeps,
   envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
   extraIds: readonly string[] = [],
+  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean } = {},
+): Promise<LoadedThread & { extra: VersionedThread[] }> {
+  const loaded = await loadHeads(deps, envelope, extraIds);
+  const { nodes = [] } = reads;
+  const [results, extraResults] = await Promise.all([
+    nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
+    reads.extraResults
+      ? Promise.all(loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], 'all')))
+      : [],
+  ]);
+  return {
+    ...loaded,
+    thread: { ...loaded.thread, nodeResults: results },
+    extra: loaded.extra.map((entry, i) =>
+      extraResults[i] ? { ...entry, thread: { ...entry.thread, nodeResults: extraResults[i]! } } : entry,
+    ),
+  };
+}
+
+async function loadHeads(
+  deps: HandlerDeps,
+  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  extraIds: readonly string[],
 ): Promise<LoadedThread & { extra: VersionedThread[] }> {
   if (isRootThread(envelope) && extraIds.length === 0) {
     const { thread, version } = await deps.threads.getThread(envelope.threadId);
@@ -177,6 +208,8 @@ export interface AfterCommitContext {
   readonly thread: Thread;
   /** The related threads as loaded before the step ran; absent on a replay. */
   readonly related?: readonly VersionedThread[];
+  /** The step's committed result (from its record on a replay; absent if the record is missing). */
+  readonly result?: NodeResult;
 }
 
 export interface NodeBehaviour {
@@ -184,6 +217,8 @@ export interface NodeBehaviour {
   readonly readsConversation?: boolean;
   /** Other threads the node reads (JOIN: the fork children), fetched in the same BatchGetItem. */
   relatedThreadIds?(event: TaskEvent): readonly string[];
+  /** Whether the related threads come with their node results (JOIN merges them). */
+  readonly relatedResults?: boolean;
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
   /** Idempotent effects after the commit, run again when a retry replays the step. */
   afterCommit?(ctx: AfterCommitContext): Promise<void>;
@@ -197,7 +232,6 @@ const TRACKED_FIELDS = [
   'variables',
   'contextData',
   'conversation',
-  'nodeResults',
 ] as const satisfies readonly (keyof Thread)[];
 
 function changed(a: unknown, b: unknown): boolean {
@@ -215,10 +249,10 @@ function globalWrites(before: Variables, after: Variables): Variables {
   return writes;
 }
 
-function failureOf(thread: Thread, last: Envelope['last']): CodedError | undefined {
+function failureOf(record: StepRecord | undefined, last: Envelope['last']): CodedError | undefined {
   if (last?.status !== 'FAILED') return undefined;
   return (
-    thread.nodeResults[last.nodeId]?.error ?? {
+    record?.result.error ?? {
       code: 'NODE_EXECUTION_FAILED',
       message: `node ${last.nodeId} failed`,
       nodeId: last.nodeId,
@@ -245,12 +279,12 @@ async function replay(
       { nodeId: event.node.id },
     );
   }
+  const record = await deps.threads.getStep(thread.id, thread.step ?? 0);
   // The first attempt may have died before publishing: publish again (consumers get at least once).
-  await publishCommitted(deps.events, committedStepEvents(thread, event.node.id), {
-    executionId: event.envelope.executionId,
-  });
-  await finishCommitted(loaded, event, deps, behaviour);
-  const failure = failureOf(thread, stored.last);
+  await publishCommitted(deps.events, record?.events ?? [], { executionId: event.envelope.executionId });
+  if (record) await deps.threads.putNodeResults(thread.id, keptResults(event.node, [record.result]));
+  await finishCommitted(loaded, event, deps, behaviour, record?.result);
+  const failure = failureOf(record, stored.last);
   if (failure) throw nodeFailed(failure);
   return stored;
 }
@@ -260,6 +294,7 @@ async function finishCommitted(
   event: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
+  result: NodeResult | undefined,
   related?: readonly VersionedThread[],
 ): Promise<void> {
   const { thread } = loaded;
@@ -267,7 +302,14 @@ async function finishCommitted(
   if (pending !== undefined && pending.step === thread.step && !isRootThread(event.envelope)) {
     await applyGlobalWrites(deps, event.envelope.rootThreadId, pending.values, loaded.root);
   }
-  await behaviour.afterCommit?.({ deps, event, node: event.node, thread, ...(related ? { related } : {}) });
+  await behaviour.afterCommit?.({
+    deps,
+    event,
+    node: event.node,
+    thread,
+    ...(result ? { result } : {}),
+    ...(related ? { related } : {}),
+  });
 }
 
 /** Runs one node execution on the envelope's thread and returns the next envelope. */
@@ -277,7 +319,10 @@ export async function runNodeStep(
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
   const { node, envelope } = event;
-  const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? []);
+  const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
+    nodes: neededNodeResults(node),
+    ...(behaviour.relatedResults ? { extraResults: true } : {}),
+  });
   const stepBefore = loaded.thread.step ?? 0;
   if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
   if (stepBefore < envelope.step) {
@@ -299,20 +344,20 @@ export async function runNodeStep(
 }
 
 /**
- * A thread is one DynamoDB item, and items stop at 400 KB. Its history and events move to journal
- * pages every JOURNAL_PAGE_STEPS steps, so steps alone no longer grow it; this backstop catches what
- * still could (huge variables, node results or context data) with a coded error while there is room
- * left to record the failure, rather than an opaque ValidationException from AWS (dynalite does not
- * enforce the limit).
+ * A thread's head is one DynamoDB item, and items stop at 400 KB. Results and history live in their
+ * own items, so steps do not grow it; this backstop catches what still could (huge variables or
+ * context data) with a coded error while there is room left to record the failure, rather than an
+ * opaque ValidationException from AWS (dynalite does not enforce the limit).
  */
 export const THREAD_ITEM_BUDGET_BYTES = 350_000;
 
 export function assertThreadFits(thread: Thread, nodeId: string): void {
-  const bytes = JSON.stringify(thread).length;
+  const { nodeResults: _results, executionHistory: _history, ...head } = thread;
+  const bytes = JSON.stringify(head).length;
   if (bytes <= THREAD_ITEM_BUDGET_BYTES) return;
   throw new StepthreadError(
     'THREAD_TOO_LARGE',
-    `thread ${thread.id} already holds ${bytes} bytes after ${thread.step ?? 0} steps (history, events, node results); ` +
+    `thread ${thread.id} already holds ${bytes} bytes after ${thread.step ?? 0} steps (variables, context data); ` +
       'a thread is one DynamoDB item (400 KB at most), so the run stops here rather than fail at the store',
     { nodeId },
   );
@@ -405,8 +450,12 @@ async function executeStep(
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
   const events = [...preEvents, ...lifecycle.events];
   const change = buildChange({ original, after, isRoot, step, result, next, events });
-  // Every JOURNAL_PAGE_STEPS steps the loaded history and events move to a page first (one PutItem).
-  await deps.threads.updateThread(original.id, loaded.version, withJournalPage(original, change.change));
+  await deps.threads.updateThread(original.id, loaded.version, change.change);
+  // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
+  await deps.threads.putNodeResults(
+    original.id,
+    keptResults(node, [...mergedResults(original, after), result]),
+  );
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
 
   const committed: Thread = {
@@ -415,7 +464,7 @@ async function executeStep(
     lastEnvelope: next,
     ...(change.pendingGlobalWrites ? { pendingGlobalWrites: change.pendingGlobalWrites } : {}),
   };
-  await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, loaded.extra);
+  await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);
   if (failed) throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
   return next;
 }
@@ -430,7 +479,25 @@ interface ChangeInput {
   events: StepthreadEvent[];
 }
 
-/** The one UpdateItem of a step: its size depends on what changed, not on the thread. */
+/** Head fields that are bookkeeping of the step protocol, not the thread's state. */
+const BOOKKEEPING_FIELDS = new Set(['step', 'lastEnvelope', 'pendingGlobalWrites']);
+
+/** The results to keep as latest results: all but the node's own when nothing reads it. */
+function keptResults(node: TaskNode, results: readonly NodeResult[]): NodeResult[] {
+  return node.resultUnread ? results.filter((result) => result.nodeId !== node.id) : [...results];
+}
+
+/** Results the logic added to the thread's (JOIN: the branches' results), written after the commit. */
+function mergedResults(original: Thread, after: Thread): NodeResult[] {
+  return Object.entries(after.nodeResults)
+    .filter(([nodeId, result]) => changed(original.nodeResults[nodeId], result))
+    .map(([, result]) => result);
+}
+
+/**
+ * The one UpdateItem of a step and the record it writes first: their sizes depend on what the step
+ * changed, not on the thread's past.
+ */
 export function buildChange(input: ChangeInput): {
   change: ThreadChange;
   pendingGlobalWrites?: Thread['pendingGlobalWrites'];
@@ -451,7 +518,6 @@ export function buildChange(input: ChangeInput): {
       }
       continue;
     }
-    if (field === 'nodeResults') continue;
     const value = after[field];
     if (!changed(original[field], value)) continue;
     if (value === undefined) remove.push(field as ThreadOptionalField);
@@ -459,25 +525,19 @@ export function buildChange(input: ChangeInput): {
   }
   if (pendingGlobalWrites) set.pendingGlobalWrites = pendingGlobalWrites;
 
-  const entry: ExecutionHistoryEntry = {
-    nodeId: result.nodeId,
-    nodeType: result.nodeType,
-    status: result.status,
-    at: result.endedAt,
+  const state = Object.fromEntries(Object.entries(set).filter(([field]) => !BOOKKEEPING_FIELDS.has(field)));
+  const record: StepRecord = {
     step,
+    result,
+    events: input.events,
+    state: state as StepState,
+    ...(remove.length > 0 ? { removed: remove } : {}),
   };
-  // JOIN merges branch results into nodeResults: then the whole map is written, else one entry.
-  const mergedResults = changed(original.nodeResults, after.nodeResults);
-  if (mergedResults) set.nodeResults = { ...after.nodeResults, [result.nodeId]: result };
   const change: ThreadChange = {
     set: set as ThreadChange['set'],
     ...(remove.length > 0 ? { remove } : {}),
-    ...(mergedResults ? {} : { nodeResult: result }),
-    append: {
-      executionHistory: [entry],
-      events: input.events,
-      ...(result.error ? { errors: [result.error] } : {}),
-    },
+    ...(result.error ? { append: { errors: [result.error] } } : {}),
+    step: record,
   };
   return pendingGlobalWrites ? { change, pendingGlobalWrites } : { change };
 }

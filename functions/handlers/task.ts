@@ -58,6 +58,8 @@ export interface TaskNode {
   forkId?: string;
   /** Join bookkeeping tasks of one path. */
   path?: { index: number; pathId: string; authorPathId: string };
+  /** No expression reads this node's output: its latest result need not be kept apart (see the compiler). */
+  resultUnread?: boolean;
   /** TOOL: the tool's definition. */
   tool?: ToolDefinition;
   /** Subgraph boundary nodes (type SUBGRAPH). */

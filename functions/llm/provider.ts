@@ -51,6 +51,7 @@ export interface LlmProvider {
 export type ProviderFactory = (profile: Profile) => LlmProvider;
 
 /** The counts after one more call from `nodeId`. */
-export function countCall(calls: LlmCallCounts, nodeId: string): LlmCallCounts {
+export function countCall(calls: LlmCallCounts, nodeId: string, perNode = true): LlmCallCounts {
+  if (!perNode) return { total: calls.total + 1, byNode: calls.byNode };
   return { total: calls.total + 1, byNode: { ...calls.byNode, [nodeId]: (calls.byNode[nodeId] ?? 0) + 1 } };
 }

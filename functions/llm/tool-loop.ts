@@ -55,6 +55,11 @@ export interface ToolLoopInput {
   readonly parameters?: Record<string, unknown>;
   /** The thread's LLM call counts before this request (scripted replies depend on them). */
   readonly calls?: LlmCallCounts;
+  /**
+   * Whether to count this node's calls on their own (a scripted profile with a script for the node
+   * reads them). Off otherwise, so the counts stay as small as the set of scripted nodes.
+   */
+  readonly countPerNode?: boolean;
   readonly signal?: AbortSignal;
   /** Each model call's usage (reported, or estimated when the provider reports none). May throw to stop. */
   readonly onUsage?: (usage: TokenCounts, modelCall: number) => void | Promise<void>;
@@ -95,7 +100,7 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
       ...(signal ? { signal } : {}),
     });
     const reply = withUniqueCallIds({ ...response.message, role: 'assistant' }, `${nodeId}_${calls.total}`);
-    calls = countCall(calls, nodeId);
+    calls = countCall(calls, nodeId, input.countPerNode ?? true);
     const used = response.usage ?? {
       promptTokens: estimateTokens(transcript),
       completionTokens: estimateTokens([reply]),

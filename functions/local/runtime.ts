@@ -16,7 +16,7 @@ import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
-import { copyThread, isTerminalStatus } from '../../engine/thread/index.ts';
+import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
 import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
@@ -31,6 +31,7 @@ import {
   interactionFailure,
 } from '../nodes/user-interaction.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
+import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { definitionStartingAt } from './definition.ts';
 import {
   createLocalRunner,
@@ -38,6 +39,12 @@ import {
   type LocalExecutionResult,
   type LocalRunner,
 } from './state-machine.ts';
+
+/** Where a copy starts: the source's current node (default), before a node's latest run, or before a step. */
+export interface CopyOptions {
+  readonly fromNodeId?: string;
+  readonly fromStep?: number;
+}
 
 export interface LocalRuntimeOptions {
   readonly clients: AwsClients;
@@ -114,7 +121,7 @@ export interface LocalRuntime {
    * Copies a thread (seed 002): status CREATED, step bookkeeping reset so it runs as a fresh root,
    * current node = `fromNodeId` (default: the source's current node).
    */
-  copyThread(threadId: string, options?: { fromNodeId?: string }): Promise<Thread>;
+  copyThread(threadId: string, options?: CopyOptions): Promise<Thread>;
   /** The thread's visible conversation. */
   conversationOf(thread: Thread): Promise<Message[]>;
 }
@@ -433,8 +440,48 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     };
   };
 
-  const copy = async (threadId: string, copyOptions: { fromNodeId?: string } = {}): Promise<Thread> => {
-    const { thread: source } = await stores.threads.getThread(threadId);
+  const copy = async (threadId: string, copyOptions: CopyOptions = {}): Promise<Thread> => {
+    const { thread: current } = await stores.threads.getThread(threadId);
+    const point: CopyPoint | undefined =
+      copyOptions.fromStep !== undefined
+        ? { step: copyOptions.fromStep }
+        : copyOptions.fromNodeId !== undefined
+          ? { nodeId: copyOptions.fromNodeId }
+          : undefined;
+    const isForkChild = current.metadata.forkPathId !== undefined;
+    if (point !== undefined && isForkChild) {
+      throw new StepthreadError(
+        'COPY_POINT_IN_FORK_BRANCH',
+        `thread ${threadId} is a fork branch; copy its root thread from a node outside the fork`,
+      );
+    }
+    const past =
+      point === undefined
+        ? undefined
+        : await threadBefore(stores.threads, current, point).catch(async (error: unknown) => {
+            // A node that ran only inside a fork branch ran on a child thread, not here: say so.
+            if (point !== undefined && 'nodeId' in point && error instanceof StepthreadError) {
+              const execution = current.metadata.executionId;
+              const children = execution ? await stores.threads.listThreadsOfExecution(execution) : [];
+              for (const { thread } of children) {
+                if (thread.metadata.forkPathId === undefined) continue;
+                const steps = await stores.threads.readSteps(thread.id);
+                if (steps.some((step) => step.result.nodeId === point.nodeId)) {
+                  throw new StepthreadError(
+                    'COPY_POINT_IN_FORK_BRANCH',
+                    `node ${point.nodeId} runs inside a fork branch; copy from the FORK or a node outside it`,
+                    { nodeId: point.nodeId },
+                  );
+                }
+              }
+            }
+            throw error;
+          });
+    // The source with every node result it can read, so the copy holds its own (seed 002).
+    const source: Thread = past?.thread ?? {
+      ...current,
+      nodeResults: await stores.threads.getNodeResults(lineageOf(current), 'all'),
+    };
     const { thread: copied, event } = copyThread(source, env, {
       id: `t-${randomUUID().replaceAll('-', '')}`,
     });
@@ -445,24 +492,24 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       output: _output,
       ...rest
     } = copied;
-    const fromNodeId = copyOptions.fromNodeId ?? source.currentNodeId;
+    const { lineage: _lineage, ...metadata } = rest.metadata;
+    const fromNodeId = past ? past.thread.currentNodeId : (copyOptions.fromNodeId ?? source.currentNodeId);
     // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
-    // gets the root's globals, which the child itself does not store).
+    // gets the root's globals, which the child itself does not store). Its journal starts with the
+    // source's steps before the copy point (read through `copiedAtStep`, never copied).
     const thread: Thread = {
       ...rest,
+      metadata: { ...metadata, copiedAtStep: past ? past.step - 1 : (current.step ?? 0) },
       step: 0,
       ...(fromNodeId === undefined ? {} : { currentNodeId: fromNodeId }),
-      events: [...(copied.events ?? []), event],
+      events: [event],
     };
     const sourceExecution = source.metadata.executionId;
-    if (source.metadata.forkPathId !== undefined && sourceExecution !== undefined) {
+    if (isForkChild && sourceExecution !== undefined) {
       const { rootThreadId } = await stores.executions.getExecution(sourceExecution);
       const root = (await stores.threads.getThread(rootThreadId)).thread;
       thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
     }
-    // The copy keeps the source's history: its in-item lists and `journalPages` came with it, the
-    // pages are written under the copy's id first, so it never counts a page that is not there.
-    await stores.threads.copyJournalPages(source.id, thread.id, thread.journalPages ?? 0);
     await stores.threads.createThread(thread);
     return thread;
   };

@@ -68,7 +68,9 @@ async function completeChild(
     current = started.thread;
     events.push(started.event);
   }
-  const output = lastNodeId === undefined ? undefined : child.nodeResults[lastNodeId]?.output;
+  // The branch's last step is the one that just ran on the child: its record holds the output.
+  const last = lastNodeId === undefined ? undefined : await deps.threads.getStep(child.id, child.step ?? 0);
+  const output = last?.result.nodeId === lastNodeId ? last?.result.output : undefined;
   const done = transitionThread(
     { ...current, ...(output === undefined ? {} : { output }) },
     'COMPLETED',
@@ -239,6 +241,7 @@ function childIdsOf(event: TaskEvent): string[] {
 
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
+  relatedResults: true,
   logic(ctx) {
     const { node, envelope } = ctx;
     const config = parseConfig(joinConfigSchema, node);

@@ -123,6 +123,7 @@ export const llmNode: NodeBehaviour = {
         executeTool: toolExecutor(ctx, tools),
         maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
         calls: llmCallsOf(thread),
+        countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,
         onUsage: budget.record,
         ...(config.parameters ? { parameters: config.parameters } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),

@@ -15,6 +15,7 @@ import type { HandlerDeps } from '../handlers/deps.ts';
 import { nodeFailed, type StartTaskEvent } from '../handlers/task.ts';
 import { EMPTY_LOG_ID } from '../stores/conversation-store.ts';
 import type { ExecutionRecord } from '../stores/execution-index.ts';
+import type { StepRecord } from '../stores/thread-store.ts';
 import { rootThreadIdFor } from './ids.ts';
 
 function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
@@ -75,27 +76,45 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     ...started.thread,
     currentNodeId: node.id,
     nodeResults: { [node.id]: result },
-    executionHistory: [
-      { nodeId: node.id, nodeType: 'START', status: result.status, at: result.endedAt, step: 1 },
-    ],
     errors: result.error ? [result.error] : [],
-    events: [created.event, started.event, ...lifecycle.events],
     step: 1,
     lastEnvelope: envelope,
   };
+  const {
+    id: _id,
+    nodeResults: _results,
+    executionHistory: _history,
+    step: _step,
+    lastEnvelope: _last,
+    ...state
+  } = thread;
+  // The whole head as START left it: the base that later records' changes apply to (time travel).
+  const record: StepRecord = {
+    step: 1,
+    result,
+    events: [created.event, started.event, ...lifecycle.events],
+    state,
+  };
 
+  let events = record.events;
   let stored: Thread = thread;
   try {
-    await deps.threads.createThread(thread);
+    await deps.threads.createThread(thread, { step: record });
   } catch (error) {
-    // A retry: the first attempt created the thread (with its own timestamps). Replay it.
+    // A retry: the first attempt created the thread (with its own timestamps) and its step record.
     if (!(error instanceof StepthreadError && error.code === 'CREATE_CONFLICT')) throw error;
     const existing = (await deps.threads.getThread(threadId)).thread;
     if (existing.metadata.executionId !== executionId || existing.lastEnvelope === undefined) throw error;
     stored = existing;
+    // The first attempt may have died between the head and its record: then this attempt's stands in.
+    const committed = (await deps.threads.getStep(threadId, 1)) ?? record;
+    events = committed.events;
+    stored = { ...stored, nodeResults: { [node.id]: committed.result } };
+    if (committed === record) await deps.threads.putStepOnce(threadId, record);
+    await deps.threads.putNodeResults(threadId, [committed.result]);
   }
   // After the create (the commit); a retry publishes the stored events again (at least once).
-  await publishCommitted(deps.events, stored.events ?? [], { executionId });
+  await publishCommitted(deps.events, events, { executionId });
   await deps.executions.putExecution(executionRecordOf(stored, executionId));
   const last = stored.lastEnvelope!;
   if (last.last?.status === 'FAILED') {

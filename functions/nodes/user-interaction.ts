@@ -42,9 +42,15 @@ import {
 import type { ExpressionScope } from '../../engine/scope.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
 import { isTerminalStatus, setVariable } from '../../engine/thread/index.ts';
-import type { Envelope, Thread } from '../../engine/thread/types.ts';
+import type { Envelope, NodeResult, Thread } from '../../engine/thread/types.ts';
 import type { HandlerDeps, TaskTokenSender } from '../handlers/deps.ts';
-import { loadThread, type NodeBehaviour, runNodeStep, type StepContext } from '../handlers/pipeline.ts';
+import {
+  loadThread,
+  type NodeBehaviour,
+  neededNodeResults,
+  runNodeStep,
+  type StepContext,
+} from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, TASK_ERROR_NAMES, type TaskEvent, type TaskNode } from '../handlers/task.ts';
 import {
   type Interaction,
@@ -336,8 +342,8 @@ export async function requestInteraction(
     );
   }
   const store = requireStore(deps);
-  // The root's globals too: the question may quote them.
-  const { thread } = await loadThread(deps, envelope);
+  // The root's globals and the node outputs it reads too: the question may quote them.
+  const { thread } = await loadThread(deps, envelope, [], { nodes: neededNodeResults(node) });
   const step = thread.step ?? 0;
   if (step !== envelope.step) {
     throw new StepthreadError(
@@ -494,13 +500,13 @@ function answerFromOutput(type: UserInteractionType, output: unknown): Interacti
  */
 function committedResolution(
   thread: Thread,
+  stored: NodeResult | undefined,
   node: TaskNode,
   config: UserInteractionConfig,
   decided: InteractionResolution | undefined,
 ): InteractionResolution {
   const status = thread.lastEnvelope?.last?.status;
   if (decided !== undefined && (decided.outcome === 'ANSWERED') === (status === 'COMPLETED')) return decided;
-  const stored = thread.nodeResults[node.id];
   if (status === 'COMPLETED') {
     return { outcome: 'ANSWERED', answer: answerFromOutput(config.userInteractionType, stored?.output) };
   }
@@ -542,9 +548,9 @@ export function runInteractionAnswer(event: TaskEvent, deps: HandlerDeps): Promi
           : undefined;
       return applyAnswer(ctx, config, decided.answer, requested);
     },
-    async afterCommit({ deps: committedDeps, node, thread, event: committedEvent }) {
+    async afterCommit({ deps: committedDeps, node, thread, result, event: committedEvent }) {
       const config = parseConfig(userInteractionConfigSchema, node);
-      const resolution = committedResolution(thread, node, config, decided);
+      const resolution = committedResolution(thread, result, node, config, decided);
       const visit = { threadId: thread.id, nodeId: node.id, step: committedEvent.envelope.step };
       await requireStore(committedDeps).close(visit, resolution, committedDeps.env.now());
     },

@@ -34,18 +34,26 @@ export interface Gsi1Key {
   readonly gsi1sk: string;
 }
 
-/** Sort-key prefix of journal pages; the zero-padded page number after it sorts pages in order. */
-export const JOURNAL_PAGE_PREFIX = 'JOURNAL#';
+/** Sort-key prefixes of a thread's step records and latest node results (see thread-store.ts). */
+export const STEP_PREFIX = 'STEP#';
+export const NODE_RESULT_PREFIX = 'NODE#';
+/** Zero-padded so records sort by step. */
+const STEP_DIGITS = 10;
 
 /** Primary keys per item kind. One item per entity; all writes are single-item and conditional. */
 export const itemKeys = {
   thread: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'THREAD' }),
   execution: (executionId: string): ItemKey => ({ pk: `EXEC#${executionId}`, sk: 'EXEC' }),
   join: (joinKey: string): ItemKey => ({ pk: `JOIN#${joinKey}`, sk: 'JOIN' }),
-  /** Page `page` (from 1) of a thread's journal: older history and events moved out of its item. */
-  journalPage: (threadId: string, page: number): ItemKey => ({
+  /** The record step `step` (from 1) of a thread left, written once. */
+  step: (threadId: string, step: number): ItemKey => ({
     pk: `THREAD#${threadId}`,
-    sk: `${JOURNAL_PAGE_PREFIX}${String(page).padStart(6, '0')}`,
+    sk: `${STEP_PREFIX}${String(step).padStart(STEP_DIGITS, '0')}`,
+  }),
+  /** The latest result of node `nodeId` on a thread. */
+  nodeResult: (threadId: string, nodeId: string): ItemKey => ({
+    pk: `THREAD#${threadId}`,
+    sk: `${NODE_RESULT_PREFIX}${nodeId}`,
   }),
   pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
     pk: `THREAD#${threadId}`,

@@ -1,16 +1,26 @@
 /**
- * Threads in DynamoDB: one item per thread (`THREAD#<id>`), the Thread's fields as top-level
- * attributes so one UpdateItem can set a field, one nodeResults entry, or append to a list
- * without resending the rest. A numeric `version` guards every write (optimistic concurrency);
- * no transactions, only single-item conditional writes.
+ * Threads in DynamoDB, laid out so a step's reads and writes do not grow with the run's past
+ * (functions/stores/README.md has the whole layout):
  *
- * The journal (executionHistory and events) grows with every step, so it is paged: when a step
- * would take the item's history past JOURNAL_PAGE_STEPS entries, the lists as loaded go to a page
- * item (`THREAD#<id>` / `JOURNAL#<page>`) and the step's own entries replace them in the item. The
- * page's content and number follow from the loaded version alone, so a retry writes the same page,
- * and the page only counts once the conditional UpdateItem raising `journalPages` lands.
+ * - `THREAD#<id>` / `THREAD` — the head: what the next step needs (status, current node, step,
+ *   variables, conversation index, …), rewritten by each step with one conditional UpdateItem
+ *   guarded by a numeric `version`. It holds no node results and no history.
+ * - `THREAD#<id>` / `STEP#<step>` — one immutable record per step: the node's result, the events
+ *   it recorded, and the head fields as the step left them. Written (PutItem) just before the head
+ *   update that commits the step; a retry that re-runs an uncommitted step overwrites it.
+ * - `THREAD#<id>` / `NODE#<nodeId>` — the latest result of each node on the thread, what
+ *   `{{nodes.<id>}}` reads. Written after the commit (a replayed retry writes it again).
+ *
+ * No transactions, only single-item conditional writes.
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult, Thread } from '../../engine/thread/types.ts';
@@ -28,14 +38,12 @@ import {
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
-  JOURNAL_PAGE_PREFIX,
+  NODE_RESULT_PREFIX,
   PARTITION_KEY,
   SORT_KEY,
+  STEP_PREFIX,
   TTL_ATTRIBUTE,
 } from './table.ts';
-
-/** History entries (one per step) a thread item keeps before they move to a journal page. */
-export const JOURNAL_PAGE_STEPS = 32;
 
 /** A thread's journal: every history entry and event, oldest first. */
 export interface ThreadJournal {
@@ -43,10 +51,19 @@ export interface ThreadJournal {
   readonly events: StepthreadEvent[];
 }
 
-/** One journal page: the item's lists as they were when a step moved them out. */
-export interface JournalPage extends ThreadJournal {
-  /** From 1; `journalPages` on the thread counts the pages written so far. */
-  readonly page: number;
+/** Head fields a step record keeps: what the thread looked like after the step (time travel). */
+export type StepState = Partial<Omit<Thread, 'id' | 'nodeResults' | 'executionHistory' | 'events'>>;
+
+/** What one step left behind, written once. */
+export interface StepRecord {
+  readonly step: number;
+  readonly result: NodeResult;
+  /** Events the step recorded, in order. */
+  readonly events: StepthreadEvent[];
+  /** The head fields the step changed, as it left them (absent: it changed none). */
+  readonly state?: StepState;
+  /** Head fields the step removed. */
+  readonly removed?: readonly string[];
 }
 
 export interface VersionedThread {
@@ -55,90 +72,96 @@ export interface VersionedThread {
 }
 
 /** Thread fields holding lists that grow during a run; appended to, never rewritten. */
-export type ThreadListField = {
-  [K in keyof Thread]-?: NonNullable<Thread[K]> extends readonly unknown[] ? K : never;
-}[keyof Thread];
+export type ThreadListField = 'errors' | 'events';
 
 /** Optional Thread fields, the only ones a change may remove. */
 export type ThreadOptionalField = {
   [K in keyof Thread]-?: object extends Pick<Thread, K> ? K : never;
 }[keyof Thread];
 
+/** Head fields a change may set (results and history live in their own items). */
+export type HeadField = Exclude<keyof Thread, 'id' | 'nodeResults' | 'executionHistory'>;
+
 /** One update of a thread. Its request size depends on the change, never on the thread. */
 export interface ThreadChange {
-  /** Top-level fields to replace. `id` is the key and cannot change. */
-  readonly set?: { readonly [K in Exclude<keyof Thread, 'id'>]?: Thread[K] };
+  /** Top-level head fields to replace. */
+  readonly set?: { readonly [K in HeadField]?: Thread[K] };
   /** Optional fields to delete (e.g. `currentNodeId` when the run ends). */
   readonly remove?: readonly ThreadOptionalField[];
-  /** Replaces the entry `nodeResults[nodeResult.nodeId]`. */
-  readonly nodeResult?: NodeResult;
-  /** Items appended to list fields (executionHistory, errors, …). */
+  /** Items appended to the head's lists: errors, and events recorded outside a step. */
   readonly append?: { readonly [K in ThreadListField]?: Thread[K] };
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   readonly expiresAt?: number;
-  /** Written (PutItem) before the update; made by `withJournalPage`, which also resets the lists. */
-  readonly journalPage?: JournalPage;
+  /** The step this change commits: its record is written (PutItem) before the head update. */
+  readonly step?: StepRecord;
 }
 
 export interface ThreadStore {
   /**
-   * Creates the thread at version 1. Creating the same content again is a no-op that reports the
+   * Creates the thread's head at version 1, then writes `options.step` unless that step already has
+   * a record; its `nodeResults` become NODE# items. Creating the same content again is a no-op that reports the
    * current version (a retried create); different content under the same id is CREATE_CONFLICT.
    */
   createThread(
     thread: Thread,
-    options?: { expiresAt?: number },
+    options?: { expiresAt?: number; step?: StepRecord },
   ): Promise<{ version: number; created: boolean }>;
-  /** Consistent read; THREAD_NOT_FOUND when absent. */
+  /** Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent. */
   getThread(threadId: string): Promise<VersionedThread>;
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
   /**
-   * Applies `change` if the thread is at `expectedVersion`, in one UpdateItem, and returns the new
-   * version. VERSION_CONFLICT otherwise: reload and check whether this write already landed.
+   * Applies `change` if the thread is at `expectedVersion`, in one UpdateItem (after the PutItem of
+   * its step record), and returns the new version. VERSION_CONFLICT otherwise.
    */
   updateThread(threadId: string, expectedVersion: number, change: ThreadChange): Promise<{ version: number }>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
+  /** Sets the latest result of each node (plain PutItems: writing them again changes nothing). */
+  putNodeResults(threadId: string, results: readonly NodeResult[]): Promise<void>;
   /**
-   * The thread's full history and events: its journal pages in order (one Query), then the lists
-   * in its item. THREAD_NOT_FOUND when absent.
+   * The latest result of each named node (or of every node) along `lineage`: the thread first, then
+   * the threads it was forked from, nearest first; the first thread that ran a node wins.
+   */
+  getNodeResults(
+    lineage: readonly string[],
+    nodeIds: readonly string[] | 'all',
+  ): Promise<Record<string, NodeResult>>;
+  /** Writes a step record unless that step has one (a record stands for a committed step). */
+  putStepOnce(threadId: string, record: StepRecord): Promise<void>;
+  /** One step record, or undefined. */
+  getStep(threadId: string, step: number): Promise<StepRecord | undefined>;
+  /** The thread's step records from step `from` (default 1) up to `to` (inclusive), in order. */
+  readSteps(threadId: string, range?: { from?: number; to?: number }): Promise<StepRecord[]>;
+  /**
+   * The thread's history and events: those of the thread it was copied from up to the copy, then
+   * its step records, then the events recorded outside steps. THREAD_NOT_FOUND when absent.
    */
   readJournal(threadId: string): Promise<ThreadJournal>;
-  /**
-   * Writes `fromThreadId`'s first `pages` journal pages under `toThreadId` (a copy shares the
-   * source's history up to the copy). Plain PutItems: writing them again changes nothing.
-   */
-  copyJournalPages(fromThreadId: string, toThreadId: string, pages: number): Promise<void>;
 }
 
-/**
- * `change` as committed on top of `loaded` (the thread at the version the change expects): when its
- * history entries would take the item past `pageSteps`, the loaded lists become the next journal
- * page and the change's entries replace them. Only the history length decides, so the step's own
- * events always stay in the item with its history entry (a replayed retry reads them there).
- */
-export function withJournalPage(
-  loaded: Pick<Thread, 'executionHistory' | 'events' | 'journalPages'>,
-  change: ThreadChange,
-  pageSteps: number = JOURNAL_PAGE_STEPS,
-): ThreadChange {
-  const { executionHistory: entries, events: newEvents, ...otherAppends } = change.append ?? {};
-  if (entries === undefined || entries.length === 0) return change;
-  if (loaded.executionHistory.length === 0 || loaded.executionHistory.length + entries.length <= pageSteps) {
-    return change;
-  }
-  const page = (loaded.journalPages ?? 0) + 1;
+/** The history entry a step record stands for. */
+export function historyEntryOf(record: StepRecord): ExecutionHistoryEntry {
+  const { result, step } = record;
   return {
-    ...change,
-    set: { ...change.set, executionHistory: entries, events: newEvents ?? [], journalPages: page },
-    append: otherAppends,
-    journalPage: { page, executionHistory: loaded.executionHistory, events: loaded.events ?? [] },
+    nodeId: result.nodeId,
+    nodeType: result.nodeType,
+    status: result.status,
+    at: result.endedAt,
+    step,
   };
 }
 
 const BATCH_GET_LIMIT = 100;
+const BATCH_WRITE_LIMIT = 25;
 const MAX_UNPROCESSED_ROUNDS = 8;
+
+/** Thread fields that never go in the head item. */
+const NOT_IN_HEAD = new Set(['nodeResults', 'executionHistory']);
+
+function headOf(thread: Thread): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(thread).filter(([name]) => !NOT_IN_HEAD.has(name)));
+}
 
 export function createThreadStore(table: TableRef): ThreadStore {
   const { dynamo, tableName } = table;
@@ -149,11 +172,76 @@ export function createThreadStore(table: TableRef): ThreadStore {
     return Item;
   };
 
-  return {
+  const putStep = async (threadId: string, record: StepRecord, options: { once?: boolean } = {}) => {
+    try {
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...itemKeys.step(threadId, record.step), kind: 'step', ...record },
+          ...(options.once ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        }),
+      );
+    } catch (error) {
+      if (!(options.once && isConditionalCheckFailed(error))) throw error;
+    }
+  };
+
+  /** Every item of one partition whose sort key starts with `prefix`, optionally up to `upTo`. */
+  async function queryPrefix(
+    threadId: string,
+    prefix: string,
+    range: { from?: string; to?: string } = {},
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    const bounded = range.from !== undefined || range.to !== undefined;
+    do {
+      const response = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: bounded
+            ? '#pk = :pk AND #sk BETWEEN :from AND :to'
+            : '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+          ExpressionAttributeValues: {
+            ':pk': itemKeys.thread(threadId).pk,
+            ...(bounded
+              ? { ':from': range.from ?? prefix, ':to': range.to ?? `${prefix}\uffff` }
+              : { ':prefix': prefix }),
+          },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(response.Items ?? []));
+      startKey = response.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async function batchGet(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
+    for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
+      let pending = keys.slice(start, start + BATCH_GET_LIMIT);
+      for (let round = 0; pending.length > 0; round += 1) {
+        if (round === MAX_UNPROCESSED_ROUNDS) throw new Error('BatchGetItem kept returning unprocessed keys');
+        if (round > 0) await delay(2 ** round * 10);
+        const response = await dynamo.send(
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        found.push(...(response.Responses?.[tableName] ?? []));
+        pending = response.UnprocessedKeys?.[tableName]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
+  const store: ThreadStore = {
     async createThread(thread, options = {}) {
-      const createHash = contentHash(thread);
+      const head = headOf(thread);
+      const createHash = contentHash(head);
       const item = {
-        ...thread,
+        ...head,
         ...itemKeys.thread(thread.id),
         ...executionGsi(thread),
         kind: 'thread',
@@ -161,6 +249,8 @@ export function createThreadStore(table: TableRef): ThreadStore {
         createHash,
         ...(options.expiresAt !== undefined ? { [TTL_ATTRIBUTE]: options.expiresAt } : {}),
       };
+      let created = true;
+      let version = 1;
       try {
         await dynamo.send(
           new PutCommand({
@@ -169,20 +259,25 @@ export function createThreadStore(table: TableRef): ThreadStore {
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
-        return { version: 1, created: true };
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
+        const existing = await readItem(thread.id);
+        // Compared by the hash of the content it was created with, so a retried create still
+        // succeeds after later updates moved the thread on.
+        if (!existing || existing.createHash !== createHash) {
+          throw new StepthreadError(
+            'CREATE_CONFLICT',
+            `thread ${thread.id} already exists with different content`,
+          );
+        }
+        created = false;
+        version = Number(existing.version);
       }
-      const existing = await readItem(thread.id);
-      // Compared by the hash of the content it was created with, so a retried create still
-      // succeeds after later updates moved the thread on.
-      if (existing && existing.createHash === createHash) {
-        return { version: Number(existing.version), created: false };
-      }
-      throw new StepthreadError(
-        'CREATE_CONFLICT',
-        `thread ${thread.id} already exists with different content`,
-      );
+      // After the head, and only once: a retried create (e.g. a START whose head landed with other
+      // timestamps) never replaces the record of the step that did commit.
+      if (options.step) await putStep(thread.id, options.step, { once: true });
+      await store.putNodeResults(thread.id, Object.values(thread.nodeResults));
+      return { version, created };
     },
 
     async getThread(threadId) {
@@ -194,23 +289,9 @@ export function createThreadStore(table: TableRef): ThreadStore {
     async getThreads(threadIds) {
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
-      for (let start = 0; start < unique.length; start += BATCH_GET_LIMIT) {
-        let keys: Record<string, unknown>[] = unique
-          .slice(start, start + BATCH_GET_LIMIT)
-          .map((id) => ({ ...itemKeys.thread(id) }));
-        for (let round = 0; keys.length > 0; round += 1) {
-          if (round === MAX_UNPROCESSED_ROUNDS)
-            throw new Error('BatchGetItem kept returning unprocessed keys');
-          if (round > 0) await delay(2 ** round * 10);
-          const response = await dynamo.send(
-            new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }),
-          );
-          for (const item of response.Responses?.[tableName] ?? []) {
-            const entry = versioned(item);
-            found.set(entry.thread.id, entry);
-          }
-          keys = response.UnprocessedKeys?.[tableName]?.Keys ?? [];
-        }
+      for (const item of await batchGet(unique.map((id) => ({ ...itemKeys.thread(id) })))) {
+        const entry = versioned(item);
+        found.set(entry.thread.id, entry);
       }
       const missing = unique.filter((id) => !found.has(id));
       if (missing.length > 0) {
@@ -221,23 +302,9 @@ export function createThreadStore(table: TableRef): ThreadStore {
 
     async updateThread(threadId, expectedVersion, change) {
       const expression = buildUpdate(threadId, change, expectedVersion);
-      if (change.journalPage) {
-        // Before the update, so the thread never counts a page that is not there. Unconditional:
-        // a retry (or a racing writer at the same version) writes the very same content.
-        const { page, executionHistory, events } = change.journalPage;
-        await dynamo.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              ...itemKeys.journalPage(threadId, page),
-              kind: 'journal',
-              page,
-              executionHistory,
-              events,
-            },
-          }),
-        );
-      }
+      // Before the update, so a committed step always has its record. Unconditional: only a retry
+      // of the same, uncommitted step can write here, and its record replaces the dead attempt's.
+      if (change.step) await putStep(threadId, change.step);
       try {
         await dynamo.send(
           new UpdateCommand({
@@ -266,81 +333,141 @@ export function createThreadStore(table: TableRef): ThreadStore {
       return items.map(versioned);
     },
 
-    async readJournal(threadId) {
-      // The item first: pages above its `journalPages` are a crashed commit's, not yet (or never)
-      // part of the journal, and their entries are still in the item's lists.
-      const item = await readItem(threadId);
-      if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
-      const { thread } = versioned(item);
-      const pages = await readPages(threadId, thread.journalPages ?? 0);
-      return {
-        executionHistory: [...pages.flatMap((p) => p.executionHistory), ...thread.executionHistory],
-        events: [...pages.flatMap((p) => p.events), ...(thread.events ?? [])],
-      };
-    },
-
-    async copyJournalPages(fromThreadId, toThreadId, pages) {
-      for (const { page, executionHistory, events } of await readPages(fromThreadId, pages)) {
-        await dynamo.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              ...itemKeys.journalPage(toThreadId, page),
-              kind: 'journal',
-              page,
-              executionHistory,
-              events,
-            },
-          }),
-        );
+    async putNodeResults(threadId, results) {
+      if (results.length === 0) return;
+      const items = results.map((result) => ({
+        ...itemKeys.nodeResult(threadId, result.nodeId),
+        kind: 'node',
+        result,
+      }));
+      if (items.length === 1) {
+        await dynamo.send(new PutCommand({ TableName: tableName, Item: items[0] }));
+        return;
+      }
+      for (let start = 0; start < items.length; start += BATCH_WRITE_LIMIT) {
+        let pending: { PutRequest: { Item: Record<string, unknown> } }[] = items
+          .slice(start, start + BATCH_WRITE_LIMIT)
+          .map((Item) => ({ PutRequest: { Item } }));
+        for (let round = 0; pending.length > 0; round += 1) {
+          if (round === MAX_UNPROCESSED_ROUNDS)
+            throw new Error('BatchWriteItem kept returning unprocessed items');
+          if (round > 0) await delay(2 ** round * 10);
+          const response = await dynamo.send(
+            new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
+          );
+          pending = (response.UnprocessedItems?.[tableName] ?? []) as typeof pending;
+        }
       }
     },
-  };
 
-  /** Pages 1..`count` of a thread, in order (consistent Query over its partition). */
-  async function readPages(threadId: string, count: number): Promise<JournalPage[]> {
-    if (count === 0) return [];
-    const found: JournalPage[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const response = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-          ExpressionAttributeValues: {
-            ':pk': itemKeys.thread(threadId).pk,
-            ':prefix': JOURNAL_PAGE_PREFIX,
-          },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of response.Items ?? []) {
-        const page = Number(item.page);
-        if (page <= count) {
-          found.push({
-            page,
-            executionHistory: item.executionHistory as ExecutionHistoryEntry[],
-            events: item.events as StepthreadEvent[],
+    async getNodeResults(lineage, nodeIds) {
+      const byThread = new Map<string, Map<string, NodeResult>>();
+      const add = (item: Record<string, unknown>) => {
+        const threadId = String(item.pk).slice(itemKeys.thread('').pk.length);
+        const result = item.result as NodeResult;
+        if (!byThread.has(threadId)) byThread.set(threadId, new Map());
+        byThread.get(threadId)!.set(result.nodeId, result);
+      };
+      if (nodeIds === 'all') {
+        const pages = await Promise.all(lineage.map((id) => queryPrefix(id, NODE_RESULT_PREFIX)));
+        for (const page of pages) for (const item of page) add(item);
+      } else if (nodeIds.length > 0) {
+        const keys = lineage.flatMap((threadId) =>
+          [...new Set(nodeIds)].map((nodeId) => ({ ...itemKeys.nodeResult(threadId, nodeId) })),
+        );
+        for (const item of await batchGet(keys)) add(item);
+      }
+      const results: Record<string, NodeResult> = {};
+      // Farthest ancestor first, so nearer threads overwrite: the thread's own result wins.
+      for (const threadId of [...lineage].reverse()) {
+        for (const [nodeId, result] of byThread.get(threadId) ?? []) {
+          Object.defineProperty(results, nodeId, {
+            value: result,
+            enumerable: true,
+            writable: true,
+            configurable: true,
           });
         }
       }
-      startKey = response.LastEvaluatedKey;
-    } while (startKey);
-    found.sort((a, b) => a.page - b.page);
-    if (found.length !== count || found.some((p, i) => p.page !== i + 1)) {
-      throw new StepthreadError(
-        'THREAD_NOT_FOUND',
-        `thread ${threadId} counts ${count} journal pages but ${found.length} are stored`,
+      return results;
+    },
+
+    putStepOnce: (threadId, record) => putStep(threadId, record, { once: true }),
+
+    async getStep(threadId, step) {
+      const { Item } = await dynamo.send(
+        new GetCommand({ TableName: tableName, Key: itemKeys.step(threadId, step), ConsistentRead: true }),
       );
-    }
-    return found;
+      return Item ? stepRecordOf(Item) : undefined;
+    },
+
+    async readSteps(threadId, range = {}) {
+      const items = await queryPrefix(threadId, STEP_PREFIX, {
+        ...(range.from !== undefined ? { from: itemKeys.step(threadId, range.from).sk } : {}),
+        ...(range.to !== undefined ? { to: itemKeys.step(threadId, range.to).sk } : {}),
+      });
+      return items.map(stepRecordOf);
+    },
+
+    async readJournal(threadId) {
+      const item = await readItem(threadId);
+      if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
+      const { thread } = versioned(item);
+      // Records past the head's step belong to an attempt that never committed.
+      const steps = await store.readSteps(threadId, { to: thread.step ?? 0 });
+      const source = copySourceOf(thread);
+      const before = source
+        ? await journalUpTo(source.threadId, source.step)
+        : { executionHistory: [], events: [] };
+      return {
+        executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
+        events: [...before.events, ...steps.flatMap((s) => s.events), ...(thread.events ?? [])],
+      };
+    },
+  };
+
+  /** The journal of a copy's source as it was when the copy was made: its first `step` steps. */
+  async function journalUpTo(threadId: string, step: number): Promise<ThreadJournal> {
+    const { thread } = await store.getThread(threadId);
+    const steps = await store.readSteps(threadId, { to: step });
+    const source = copySourceOf(thread);
+    const before = source
+      ? await journalUpTo(source.threadId, source.step)
+      : { executionHistory: [], events: [] };
+    return {
+      executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
+      events: [...before.events, ...steps.flatMap((s) => s.events)],
+    };
   }
+
+  return store;
+}
+
+/** Where a copy's history before its own steps lives. */
+function copySourceOf(thread: Thread): { threadId: string; step: number } | undefined {
+  const { copiedFrom, copiedAtStep } = thread.metadata;
+  return typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
+    ? { threadId: copiedFrom, step: copiedAtStep }
+    : undefined;
+}
+
+function stepRecordOf(item: Record<string, unknown>): StepRecord {
+  const { step, result, events, state, removed } = item as unknown as StepRecord;
+  return {
+    step: Number(step),
+    result,
+    events: events ?? [],
+    ...(state === undefined ? {} : { state }),
+    ...(removed === undefined ? {} : { removed }),
+  };
 }
 
 function versioned(item: Record<string, unknown>): VersionedThread {
-  return { thread: entityOf<Thread>(item), version: Number(item.version) };
+  const head = entityOf<Omit<Thread, 'nodeResults' | 'executionHistory'>>(item);
+  return {
+    thread: { ...head, nodeResults: {}, executionHistory: [] } as Thread,
+    version: Number(item.version),
+  };
 }
 
 function executionGsi(thread: Pick<Thread, 'id' | 'metadata'>): Record<string, string> {
@@ -367,6 +494,7 @@ export function buildUpdate(
   const touch = (field: string) => {
     // DynamoDB rejects overlapping paths in one expression; say which field, early.
     if (touched.has(field)) throw new TypeError(`thread change touches "${field}" twice`);
+    if (NOT_IN_HEAD.has(field)) throw new TypeError(`"${field}" is not stored in the thread item`);
     touched.add(field);
   };
 
@@ -378,10 +506,6 @@ export function buildUpdate(
   for (const field of change.remove ?? []) {
     touch(field);
     removes.push(x.name(field));
-  }
-  if (change.nodeResult) {
-    touch('nodeResults');
-    sets.push(`${x.name('nodeResults')}.${x.name(change.nodeResult.nodeId)} = ${x.value(change.nodeResult)}`);
   }
   for (const [field, items] of Object.entries(change.append ?? {})) {
     if (!Array.isArray(items) || items.length === 0) continue;

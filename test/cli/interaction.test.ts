@@ -3,6 +3,7 @@
  * stub Step Functions client, and `pending` / `respond` against the embedded stores (the stub
  * receives the SendTaskSuccess / SendTaskFailure a deployed run would).
  */
+
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+import { fullThread } from '../functions/fixtures.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'support-triage.json');
@@ -265,7 +267,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     dispatch({ action: 'answer', node, envelope: { ...waiting, ...at } }, deps);
 
   const thread = () =>
-    asTheFunctions(async (deps) => (await deps.threads.getThread(envelope.threadId)).thread);
+    asTheFunctions(async (deps) => (await fullThread(deps.threads, envelope.threadId)).thread);
 
   beforeAll(async () => {
     // What a deployed run leaves behind: a thread, and the request handler's pending item.

@@ -1,6 +1,6 @@
 /** Copy (seed 002): a copied thread runs to completion on its own; its source does not change. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assistant, type E2e, plain, startE2e, user } from './helpers.ts';
+import { assistant, type E2e, plain, startE2e, user, valid } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
 let e2e: E2e;
@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => e2e.close());
 
 describe('copy, then run the copy', () => {
-  it('replays from a chosen node to completion and leaves the source as it was', async () => {
+  it('time travel: replays from before a chosen node to the same result and leaves the source as it was', async () => {
     const workflow = forkWorkflow('copyable', {
       paths: ['a', 'b'],
       join: { mainPathId: 'a' },
@@ -32,12 +32,12 @@ describe('copy, then run the copy', () => {
     const rerun = await e2e.runtime.prepare(workflow, { startNodeId: 'after' }).runThread(copy.id);
     expect(rerun.status).toBe('COMPLETED');
     expect(rerun.threadId).toBe(copy.id);
-    expect(rerun.output).toEqual({ merged: { a: 'a reply', b: 'b reply' }, after: 'again' });
-    expect(plain(await e2e.conversation(copy.id))).toEqual([
-      ...sourceConversation,
-      user('after prompt'),
-      assistant('again'),
-    ]);
+    // The copy is the thread as it was before `after` ran (its conversation, its scripted-call
+    // counts), so running it again gives what the original run gave.
+    expect(rerun.output).toEqual(source.output);
+    expect(rerun.output).toEqual({ merged: { a: 'a reply', b: 'b reply' }, after: 'after reply' });
+    expect(plain(await e2e.conversation(copy.id))).toEqual(sourceConversation);
+    expect(sourceConversation.slice(-2)).toEqual([user('after prompt'), assistant('after reply')]);
     // The START task is not part of a copy's run: it begins at the chosen node.
     expect(rerun.events.find((event) => event.type === 'StateEntered')?.stateName).toBe('after');
     expect(await e2e.runtime.stores.executions.getExecution(rerun.executionId)).toMatchObject({
@@ -65,5 +65,105 @@ describe('copy, then run the copy', () => {
     expect(() => e2e.runtime.prepare(workflow, { startNodeId: 'a-work' })).toThrow(
       expect.objectContaining({ code: 'NODE_NOT_FOUND' }),
     );
+  });
+});
+
+describe('time travel (copy --from a step)', () => {
+  const loopWorkflow = valid({
+    id: 'travel-loop',
+    version: 1,
+    variables: [
+      { name: 'count', type: 'number', scope: 'thread', initial: 0 },
+      { name: 'seen', type: 'array', scope: 'thread', initial: [] },
+    ],
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'ls',
+        type: 'LOOP_START',
+        config: { loopId: 'L', dataSource: '{{input.items}}', maxIterations: 10 },
+      },
+      {
+        id: 'inc',
+        type: 'VARIABLE',
+        config: { variableName: 'count', variableType: 'number', expression: 'count + item' },
+      },
+      {
+        id: 'note',
+        type: 'VARIABLE',
+        config: { variableName: 'seen', variableType: 'array', expression: 'concat(seen, [index])' },
+      },
+      { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+      { id: 'end', type: 'END', config: { output: { count: '{{count}}', seen: '{{seen}}' } } },
+    ],
+    edges: [
+      { from: 'start', to: 'ls' },
+      { from: 'ls', to: 'inc' },
+      { from: 'inc', to: 'note' },
+      { from: 'note', to: 'le' },
+      { from: 'le', to: 'end' },
+    ],
+  });
+
+  async function stepsOf(threadId: string, nodeId: string): Promise<number[]> {
+    const { executionHistory } = await e2e.runtime.stores.threads.readJournal(threadId);
+    return executionHistory.filter((entry) => entry.nodeId === nodeId).map((entry) => entry.step);
+  }
+
+  it('from before a VARIABLE increment: the increment applies once, as in the original run', async () => {
+    const source = await e2e.runtime.prepare(loopWorkflow).run({ items: [1, 10, 100] });
+    expect(source.output).toEqual({ count: 111, seen: [0, 1, 2] });
+    const lastInc = (await stepsOf(source.threadId, 'inc')).at(-1)!;
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromNodeId: 'inc' });
+    expect(copy.currentNodeId).toBe('inc');
+    expect(copy.variables.thread.count).toBe(11);
+    expect(copy.metadata.copiedAtStep).toBe(lastInc - 1);
+    const rerun = await e2e.runtime.prepare(loopWorkflow, { startNodeId: 'inc' }).runThread(copy.id);
+    expect(rerun.output).toEqual(source.output);
+  });
+
+  it('from a step inside a loop: the iterator state comes back, the loop finishes the same', async () => {
+    const source = await e2e.runtime.prepare(loopWorkflow).run({ items: [1, 10, 100] });
+    const secondNote = (await stepsOf(source.threadId, 'note'))[1]!;
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromStep: secondNote });
+    expect(copy.currentNodeId).toBe('note');
+    expect(copy.variables.loop.at(-1)).toMatchObject({ item: 10, index: 1 });
+    expect(copy.variables.thread).toEqual({ count: 11, seen: [0] });
+    const rerun = await e2e.runtime.prepare(loopWorkflow, { startNodeId: 'note' }).runThread(copy.id);
+    expect(rerun.status).toBe('COMPLETED');
+    expect(rerun.output).toEqual(source.output);
+    // Its history is the source's up to the copy point, then its own steps.
+    const journal = await e2e.runtime.stores.threads.readJournal(copy.id);
+    const sourceJournal = await e2e.runtime.stores.threads.readJournal(source.threadId);
+    expect(journal.executionHistory.slice(0, secondNote - 1)).toEqual(
+      sourceJournal.executionHistory.slice(0, secondNote - 1),
+    );
+    expect(journal.executionHistory.map((entry) => entry.nodeId)).toEqual(
+      sourceJournal.executionHistory.map((entry) => entry.nodeId),
+    );
+  });
+
+  it('from before a FORK: the branches run again and join to the same result', async () => {
+    const workflow = forkWorkflow('travel-fork', { paths: ['a', 'b'], join: { mainPathId: 'a' } });
+    const source = await e2e.runtime.prepare(workflow).run();
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromNodeId: 'split' });
+    const rerun = await e2e.runtime.prepare(workflow, { startNodeId: 'split' }).runThread(copy.id);
+    expect(rerun.status).toBe('COMPLETED');
+    expect(rerun.output).toEqual(source.output);
+    expect(plain(await e2e.conversation(copy.id))).toEqual(plain(await e2e.conversation(source.threadId)));
+  });
+
+  it('refuses, at copy time, a node that never ran, an empty id, a fork-branch node, and a bad step', async () => {
+    const workflow = forkWorkflow('travel-refused', { paths: ['a', 'b'] });
+    const source = await e2e.runtime.prepare(workflow).run();
+    const refused = (options: Parameters<typeof e2e.runtime.copyThread>[1]) =>
+      e2e.runtime.copyThread(source.threadId, options);
+    await expect(refused({ fromNodeId: 'nowhere' })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
+    await expect(refused({ fromNodeId: '' })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
+    await expect(refused({ fromNodeId: 'a-work' })).rejects.toMatchObject({
+      code: 'COPY_POINT_IN_FORK_BRANCH',
+    });
+    await expect(refused({ fromStep: 999 })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
+    await expect(refused({ fromStep: 1 })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
   });
 });

@@ -3,10 +3,12 @@
  * finished (its writes landed), as a Lambda.ServiceException; the definition's Retry runs it again,
  * and the final threads, conversations and join bookkeeping equal those of a fault-free run.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { RunOutcome, TaskCall } from '../../functions/local/runtime.ts';
 import { joinKeyFor } from '../../functions/nodes/ids.ts';
+import { fullThread } from '../functions/fixtures.ts';
 import { type E2e, PAYLOAD_LIMIT_BYTES, plain, startE2e } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
@@ -31,8 +33,9 @@ function crashAfterFirstAttempt(crashed: string[]) {
 
 /** What must not depend on faults: ids and timestamps differ between executions, the rest may not. */
 async function finalState(outcome: RunOutcome) {
-  const threads = (await e2e.runtime.stores.threads.listThreadsOfExecution(outcome.executionId)).map(
-    (entry) => entry.thread,
+  const listed = await e2e.runtime.stores.threads.listThreadsOfExecution(outcome.executionId);
+  const threads = await Promise.all(
+    listed.map(async (entry) => (await fullThread(e2e.runtime.stores.threads, entry.thread.id)).thread),
   );
   const describe = async (thread: Thread) => ({
     path: thread.contextData.authorForkPathId ?? 'root',

@@ -1,4 +1,5 @@
 /** Shared e2e setup: real dynalite + s3rver (ephemeral), metered clients, the embedded runtime. */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -9,6 +10,7 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type Meter, meterClient } from '../../functions/aws/meter.ts';
 import { createLocalRuntime, type LocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { fullThread } from '../functions/fixtures.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -56,7 +58,7 @@ export async function startE2e(name: string): Promise<E2e> {
   const clients = createAwsClients(services.target, names);
   const payloads: number[] = [];
   const runtime = recording(createLocalRuntime({ clients }), payloads);
-  const thread = async (id: string) => (await runtime.stores.threads.getThread(id)).thread;
+  const thread = async (id: string) => (await fullThread(runtime.stores.threads, id)).thread;
   return {
     services,
     runtime,

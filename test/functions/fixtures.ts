@@ -1,6 +1,8 @@
 /** Shared test data for the store tests. */
 import type { Message } from '../../engine/conversation/types.ts';
+import { lineageOf } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
+import type { ThreadStore, VersionedThread } from '../../functions/stores/thread-store.ts';
 
 export function makeThread(id: string, overrides: Partial<Thread> = {}): Thread {
   return {
@@ -32,4 +34,23 @@ export function makeMessages(count: number, from = 0): Message[] {
     role: (from + i) % 2 === 0 ? 'user' : 'assistant',
     content: `message ${from + i}`,
   }));
+}
+
+/**
+ * A thread as a whole, the way assertions want it: the head, the latest result of every node that
+ * ran on it (and those it reads through its lineage), and its full history and events.
+ */
+export async function fullThread(store: ThreadStore, threadId: string): Promise<VersionedThread> {
+  const { thread, version } = await store.getThread(threadId);
+  const [kept, journal, steps] = await Promise.all([
+    store.getNodeResults(lineageOf(thread), 'all'),
+    store.readJournal(threadId),
+    store.readSteps(threadId, { to: thread.step ?? 0 }),
+  ]);
+  // Kept latest results cover only outputs some node reads; the step records hold every one.
+  const nodeResults = {
+    ...kept,
+    ...Object.fromEntries(steps.map((step) => [step.result.nodeId, step.result])),
+  };
+  return { thread: { ...thread, nodeResults, ...journal }, version };
 }

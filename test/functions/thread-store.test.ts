@@ -27,14 +27,8 @@ beforeAll(async () => {
 afterAll(() => services.close());
 beforeEach(() => meter.reset());
 
-function historyEntry(step: number): ExecutionHistoryEntry {
-  return {
-    nodeId: `node-${step}`,
-    nodeType: 'LLM',
-    status: 'COMPLETED',
-    at: '2025-01-01T00:00:01.000Z',
-    step,
-  };
+function historyEntry(step: number, nodeId = `node-${step}`): ExecutionHistoryEntry {
+  return { nodeId, nodeType: 'LLM', status: 'COMPLETED', at: '2025-01-01T00:00:01.000Z', step };
 }
 
 describe('thread store', () => {
@@ -61,7 +55,7 @@ describe('thread store', () => {
     expect((await store.getThread('t-idem')).thread.status).toBe('PAUSED');
   });
 
-  it('applies a change in one UpdateItem: set, remove, one node result, list appends', async () => {
+  it('commits a change as one PutItem (its step record) and one UpdateItem: set, remove, list appends', async () => {
     await store.createThread(makeThread('t-update'));
     const result: NodeResult = {
       nodeId: 'llm-1',
@@ -73,22 +67,27 @@ describe('thread store', () => {
     };
     meter.reset();
     const { version } = await store.updateThread('t-update', 1, {
-      set: { status: 'COMPLETED', output: { answer: 42 }, endTime: '2025-01-01T00:00:02.000Z' },
+      set: { status: 'COMPLETED', output: { answer: 42 }, endTime: '2025-01-01T00:00:02.000Z', step: 1 },
       remove: ['currentNodeId'],
-      nodeResult: result,
-      append: { executionHistory: [historyEntry(1)], errors: [{ code: 'JOIN_FAILED', message: 'x' }] },
+      append: { errors: [{ code: 'JOIN_FAILED', message: 'x' }] },
+      step: { step: 1, result, events: [] },
     });
     expect(version).toBe(2);
-    expect(meter.snapshot()).toEqual({ UpdateItemCommand: { requests: 1, bytes: expect.any(Number) } });
+    expect(meter.snapshot()).toEqual({
+      PutItemCommand: { requests: 1, bytes: expect.any(Number) },
+      UpdateItemCommand: { requests: 1, bytes: expect.any(Number) },
+    });
+    await store.putNodeResults('t-update', [result]);
 
-    await store.updateThread('t-update', 2, { append: { executionHistory: [historyEntry(2)] } });
     const { thread, version: read } = await store.getThread('t-update');
-    expect(read).toBe(3);
+    expect(read).toBe(2);
     expect(thread.status).toBe('COMPLETED');
     expect(thread.output).toEqual({ answer: 42 });
     expect(thread.currentNodeId).toBeUndefined();
-    expect(thread.nodeResults).toEqual({ 'llm-1': result });
-    expect(thread.executionHistory.map((e) => e.step)).toEqual([1, 2]);
+    // Results and history live in their own items, read on demand.
+    expect(thread.nodeResults).toEqual({});
+    expect(await store.getNodeResults(['t-update'], ['llm-1'])).toEqual({ 'llm-1': result });
+    expect((await store.readJournal('t-update')).executionHistory).toEqual([historyEntry(1, 'llm-1')]);
     expect(thread.errors).toEqual([{ code: 'JOIN_FAILED', message: 'x' }]);
   });
 
@@ -115,12 +114,22 @@ describe('thread store', () => {
     });
   });
 
-  it('sends the same update bytes whatever the size of the thread', async () => {
-    const longHistory = Array.from({ length: 2000 }, (_, i) => historyEntry(i + 1));
+  it('sends the same update bytes whatever the thread ran before', async () => {
     await store.createThread(makeThread('t-small'));
-    await store.createThread(makeThread('t-large', { executionHistory: longHistory }));
+    await store.createThread(makeThread('t-large'));
+    await store.putNodeResults(
+      't-large',
+      Array.from({ length: 200 }, (_, i) => ({
+        nodeId: `n${i}`,
+        nodeType: 'LLM' as const,
+        status: 'COMPLETED' as const,
+        output: 'x'.repeat(1000),
+        startedAt: '2025-01-01T00:00:00.000Z',
+        endedAt: '2025-01-01T00:00:01.000Z',
+      })),
+    );
     // Same id length, so the keys are the same size too.
-    const change = { set: { currentNodeId: 'next' }, append: { executionHistory: [historyEntry(9999)] } };
+    const change = { set: { currentNodeId: 'next' } };
     meter.reset();
     await store.updateThread('t-small', 1, change);
     const small = meter.bytes('UpdateItemCommand');
@@ -128,7 +137,7 @@ describe('thread store', () => {
     await store.updateThread('t-large', 1, change);
     expect(meter.bytes('UpdateItemCommand')).toBe(small);
     expect(small).toBeLessThan(1000);
-    expect((await store.getThread('t-large')).thread.executionHistory).toHaveLength(2001);
+    expect(JSON.stringify((await store.getThread('t-large')).thread).length).toBeLessThan(1500);
   });
 
   it('reads many threads with one BatchGetItem, in the order asked', async () => {

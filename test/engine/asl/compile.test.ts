@@ -223,9 +223,32 @@ describe('node types', () => {
     expect(start.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAILED_STATE }]);
   });
 
+  it('marks only the nodes whose output no expression reads as resultUnread', () => {
+    const workflow: Workflow = {
+      id: 'reads',
+      version: 1,
+      variables: [{ name: 'x', type: 'number', initial: 0 }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'a', type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '1' } },
+        { id: 'b', type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '2' } },
+        { id: 'end', type: 'END', config: { output: '{{nodes.a}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'end' },
+      ],
+    };
+    const compiled = compileWorkflow(workflow).definition;
+    expect(node(compiled, 'a')).not.toHaveProperty('resultUnread');
+    expect(node(compiled, 'b')).toMatchObject({ resultUnread: true });
+  });
+
   it('describes VARIABLE, CODE and LLM with the declarations they write; LLM with its profile and tools', () => {
     expect(node(definition, 'count')).toEqual({
       id: 'count',
+      resultUnread: true,
       type: 'VARIABLE',
       hooks: [{ hookType: 'AFTER_EXECUTE', eventName: 'counted' }],
       config: { variableName: 'n', variableType: 'number', expression: 'n + 1' },
@@ -234,6 +257,7 @@ describe('node types', () => {
     expect(node(definition, 'calc')).not.toHaveProperty('variables'); // `doubled` is not declared
     expect(node(definition, 'ask')).toEqual({
       id: 'ask',
+      resultUnread: true,
       type: 'LLM',
       config: { prompt: 'Look up {{n}}', tools: ['lookup'], outputVariable: 'answer', profileId: 'default' },
       // byNode keeps only this node's script: each LLM task would otherwise repeat every node's.
@@ -351,6 +375,7 @@ describe('node types', () => {
     });
     expect(node(definition, 'each')).toEqual({
       id: 'each',
+      resultUnread: true,
       type: 'LOOP_START',
       config: { loopId: 'l', dataSource: [1, 2, 3], maxIterations: 5 },
     });
@@ -359,6 +384,7 @@ describe('node types', () => {
   it('inlines a SUBGRAPH as boundary Tasks that carry the mappings and the child declarations', () => {
     expect(node(definition, 'nested.begin')).toEqual({
       id: 'nested.begin',
+      resultUnread: true,
       authorId: 'begin',
       type: 'SUBGRAPH',
       boundary: 'ENTER',
@@ -374,6 +400,7 @@ describe('node types', () => {
     expect(node(definition, 'nested.bump')).toMatchObject({ variables: [{ name: 'm', initial: 0 }] });
     expect(node(definition, 'nested.finish')).toEqual({
       id: 'nested.finish',
+      resultUnread: true,
       authorId: 'finish',
       type: 'SUBGRAPH',
       boundary: 'EXIT',
@@ -462,6 +489,7 @@ describe('fork and join', () => {
     });
     expect(node(definition, 'split')).toEqual({
       id: 'split',
+      resultUnread: true,
       type: 'FORK',
       config: {
         forkPathIds: ['split/facts', 'split/risks', 'split/summary'],

@@ -20,7 +20,12 @@ describe('forkThread', () => {
       expect(child.workflowVersion).toBe(3);
       expect(child.currentNodeId).toBe(['a1', 'b1'][i]);
       expect(child.contextData).toEqual({ forkPathId: pathId, authorForkPathId: ['a', 'b'][i] });
-      expect(child.metadata).toEqual({ parentThreadId: 'parent', forkPathId: pathId, executionId: 'exec-1' });
+      expect(child.metadata).toEqual({
+        parentThreadId: 'parent',
+        forkPathId: pathId,
+        executionId: 'exec-1',
+        lineage: ['parent'],
+      });
       expect(child.executionHistory).toEqual([]);
       expect(child.errors).toEqual([]);
       expect(child.endTime).toBeUndefined();

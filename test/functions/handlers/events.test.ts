@@ -25,8 +25,8 @@ function recordingPublisher(): EventPublisher & { calls: Published[] } {
   return {
     calls,
     async publish(events, context) {
-      const { thread } = await h.stores.threads.getThread(events[0]!.threadId);
-      calls.push({ events, context, storedTypes: (thread.events ?? []).map((e) => e.type) });
+      const journal = await h.stores.threads.readJournal(events[0]!.threadId);
+      calls.push({ events, context, storedTypes: journal.events.map((e) => e.type) });
     },
   };
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../../engine/thread/types.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { fullThread } from '../fixtures.ts';
 import { branchEnvelope, forkNode, joinNode } from './fork-fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
 
@@ -75,7 +76,7 @@ describe('FORK / JOIN (parallel)', () => {
     } as Envelope);
     expect(joined.fork).toBeUndefined();
     expect(joined.step).toBe(forkEnv.step + 1);
-    const { thread: root } = await h.stores.threads.getThread(forkEnv.threadId);
+    const { thread: root } = await fullThread(h.stores.threads, forkEnv.threadId);
     expect(root.variables.global).toEqual({ shared: 5 });
     // A branch's output is its last node's: a2 set the number.
     expect(root.nodeResults.merge?.output).toEqual({ a: 5, b: 'from b' });
@@ -100,7 +101,7 @@ describe('FORK / JOIN (parallel)', () => {
     await run(h.deps(), join, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope);
     const children = await h.stores.threads.getThreads(forkEnv.fork!.children);
     expect(children.map((c) => c.thread.status)).toEqual(['COMPLETED', 'CANCELLED']);
-    const { thread: root } = await h.stores.threads.getThread(forkEnv.threadId);
+    const { thread: root } = await fullThread(h.stores.threads, forkEnv.threadId);
     expect(root.nodeResults.merge?.output).toBe('from a');
   });
 
@@ -154,16 +155,22 @@ describe('FORK / JOIN (parallel)', () => {
     expect(last.name).toBe('stepthread.JoinDecided');
   });
 
-  it('a branch node on a child thread costs one BatchGetItem and one UpdateItem', async () => {
+  it('a branch node on a child thread costs one BatchGetItem, its step record and one UpdateItem', async () => {
     const forkEnv = await forked('fj-meter');
     h.dynamoMeter.reset();
     await run(
       h.deps(),
-      { id: 'v', type: 'VARIABLE', config: { variableName: 't', variableType: 'number', expression: '1' } },
+      {
+        id: 'v',
+        type: 'VARIABLE',
+        config: { variableName: 't', variableType: 'number', expression: '1' },
+        resultUnread: true,
+      },
       branchEnvelope(forkEnv, 0),
     );
     expect(h.dynamoMeter.snapshot()).toEqual({
       BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
       UpdateItemCommand: expect.objectContaining({ requests: 1 }),
     });
   });

@@ -5,6 +5,7 @@ import { stepOf } from '../../../functions/handlers/dispatch-table.ts';
 import { createNodeHandler } from '../../../functions/handlers/lambda.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
 import { variableNode } from '../../../functions/nodes/variable.ts';
+import { fullThread } from '../fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -55,7 +56,7 @@ describe('START and END', () => {
     };
     const done = await run(h.deps(), end, first);
     expect(done.step).toBe(2);
-    const { thread } = await h.stores.threads.getThread(first.threadId);
+    const { thread } = await fullThread(h.stores.threads, first.threadId);
     expect(thread.status).toBe('COMPLETED');
     expect(thread.output).toEqual({ topic: 'tea', n: 1 });
     expect(thread.events?.map((e) => e.type)).toEqual([
@@ -126,7 +127,7 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     );
     expect(env.route).toBeUndefined();
 
-    const { thread } = await h.stores.threads.getThread(env.threadId);
+    const { thread } = await fullThread(h.stores.threads, env.threadId);
     expect(thread.step).toBe(6);
     expect(thread.variables.thread).toEqual({ count: 2, answer: 'Paris is the capital.' });
     expect(thread.nodeResults.ask?.output).toBe('About two million people.');
@@ -157,7 +158,7 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     const error = await failureOf(run(h.deps(), node, env));
     expect(error.name).toBe('stepthread.NodeFailed');
     expect(JSON.parse(error.message)).toMatchObject({ code: 'TOKEN_LIMIT_EXCEEDED', nodeId: 'big' });
-    const { thread } = await h.stores.threads.getThread(env.threadId);
+    const { thread } = await fullThread(h.stores.threads, env.threadId);
     expect(thread.nodeResults.big?.status).toBe('FAILED');
     expect(thread.conversation.log.length).toBe(0);
     expect(thread.lastEnvelope?.last).toEqual({ nodeId: 'big', status: 'FAILED' });
@@ -190,7 +191,7 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     const failNode: TaskNode = { id: 'stepthread:fail', type: 'END' };
     await dispatch({ action: 'fail', node: failNode, envelope: caught }, h.deps());
     await dispatch({ action: 'fail', node: failNode, envelope: caught }, h.deps());
-    const { thread } = await h.stores.threads.getThread(env.threadId);
+    const { thread } = await fullThread(h.stores.threads, env.threadId);
     expect(thread.status).toBe('FAILED');
     expect(thread.events?.filter((e) => e.type === 'THREAD_FAILED')).toHaveLength(1);
     expect(await h.stores.executions.getExecution('exec-unimplemented')).toMatchObject({ status: 'FAILED' });
@@ -242,7 +243,7 @@ describe('LOOP_START / LOOP_END', () => {
       if (env.loop?.exit) break;
       if (++guard > 50) throw new Error('loop did not end');
     }
-    const { thread } = await h.stores.threads.getThread(env.threadId);
+    const { thread } = await fullThread(h.stores.threads, env.threadId);
     return thread;
   }
 
@@ -322,7 +323,7 @@ describe('SUBGRAPH boundaries', () => {
       },
       env,
     );
-    let { thread } = await h.stores.threads.getThread(env.threadId);
+    let { thread } = await fullThread(h.stores.threads, env.threadId);
     expect(thread.variables.subgraph).toEqual([{ acc: 18, x: 8 }]);
     env = await run(
       h.deps(),
@@ -334,7 +335,7 @@ describe('SUBGRAPH boundaries', () => {
       },
       env,
     );
-    ({ thread } = await h.stores.threads.getThread(env.threadId));
+    ({ thread } = await fullThread(h.stores.threads, env.threadId));
     expect(thread.variables.subgraph).toEqual([]);
     expect(thread.variables.thread).toEqual({ result: 19 });
     expect(thread.nodeResults['sub:exit']?.output).toEqual({ total: 18 });
@@ -361,32 +362,58 @@ describe('Lambda handler', () => {
 });
 
 describe('request counts', () => {
-  it('VARIABLE, ROUTE and LOOP nodes: one GetItem, one UpdateItem, no S3', async () => {
+  it('VARIABLE, ROUTE and LOOP nodes: one GetItem, the step record and one UpdateItem, no S3', async () => {
     let env = await start('exec-meter');
+    // As compiled when no expression reads these nodes' outputs.
     const nodes: TaskNode[] = [
       { id: 'v', type: 'VARIABLE', config: { variableName: 'a', variableType: 'number', expression: '1' } },
       { id: 'r', type: 'ROUTE', config: { routes: [{ condition: 'a == 1', targetNodeId: 'x' }] } },
       { id: 'ls', type: 'LOOP_START', config: { loopId: 'L', dataSource: [1], maxIterations: 3 } },
       { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
-    ];
+    ].map((node) => ({ ...node, resultUnread: true }) as TaskNode);
     for (const node of nodes) {
       h.dynamoMeter.reset();
       h.s3Meter.reset();
       env = await run(h.deps(), node, env);
       expect(h.dynamoMeter.snapshot(), node.id).toEqual({
         GetItemCommand: expect.objectContaining({ requests: 1 }),
+        PutItemCommand: expect.objectContaining({ requests: 1 }),
         UpdateItemCommand: expect.objectContaining({ requests: 1 }),
       });
       expect(h.s3Meter.requests(), node.id).toBe(0);
     }
   });
 
-  it('LLM: at most two DynamoDB requests and exactly one S3 write', async () => {
+  it('a node whose output a later node reads also keeps it as its latest result (one more PutItem)', async () => {
+    const env = await start('exec-meter-read');
+    h.dynamoMeter.reset();
+    const next = await run(
+      h.deps(),
+      { id: 'v', type: 'VARIABLE', config: { variableName: 'a', variableType: 'number', expression: '1' } },
+      env,
+    );
+    expect(h.dynamoMeter.requests('PutItemCommand')).toBe(2);
+    // A reader loads exactly the outputs it names, in one BatchGetItem.
+    h.dynamoMeter.reset();
+    await run(
+      h.deps(),
+      {
+        id: 'w',
+        type: 'VARIABLE',
+        config: { variableName: 'a', variableType: 'number', expression: 'nodes.v + 1' },
+      },
+      next,
+    );
+    expect(h.dynamoMeter.requests('BatchGetItemCommand')).toBe(1);
+    expect((await fullThread(h.stores.threads, next.threadId)).thread.nodeResults.w?.output).toBe(2);
+  });
+
+  it('LLM: three DynamoDB requests and exactly one S3 write', async () => {
     const env = await start('exec-meter-llm');
     h.dynamoMeter.reset();
     h.s3Meter.reset();
-    await run(h.deps(), llm('ask', 'hello'), env);
-    expect(h.dynamoMeter.requests()).toBe(2);
+    await run(h.deps(), { ...llm('ask', 'hello'), resultUnread: true }, env);
+    expect(h.dynamoMeter.requests()).toBe(3);
     expect(h.s3Meter.requests('PutObjectCommand')).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 /** LLM nodes with tools, on real stores: the tool-call loop, token limits, tool failures. */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../../engine/conversation/types.ts';
 import type { Profile, ToolDefinition } from '../../../engine/model/schema.ts';
@@ -7,6 +8,7 @@ import type { HandlerDeps } from '../../../functions/handlers/deps.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
 import { envSecrets } from '../../../functions/tools/secrets.ts';
+import { fullThread } from '../fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from '../handlers/harness.ts';
 import { type ScriptedServer, startScriptedServer } from '../llm/servers/scripted-server.ts';
 
@@ -87,7 +89,7 @@ async function start(executionId: string): Promise<Envelope> {
 }
 
 async function stored(envelope: Envelope) {
-  const { thread } = await h.stores.threads.getThread(envelope.threadId);
+  const { thread } = await fullThread(h.stores.threads, envelope.threadId);
   return { thread, messages: await h.readMessages(thread) };
 }
 

@@ -1,4 +1,5 @@
 /** TOOL and CODE nodes on real stores: outputs, variables, coded failures naming the node. */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../../engine/model/schema.ts';
 import type { Envelope } from '../../../engine/thread/types.ts';
@@ -6,6 +7,7 @@ import type { HandlerDeps } from '../../../functions/handlers/deps.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
 import { envSecrets } from '../../../functions/tools/secrets.ts';
+import { fullThread } from '../fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from '../handlers/harness.ts';
 import { type ScriptedServer, startScriptedServer } from '../llm/servers/scripted-server.ts';
 
@@ -37,7 +39,7 @@ async function start(executionId: string, input: Record<string, unknown> = {}): 
 }
 
 async function threadOf(envelope: Envelope) {
-  return (await h.stores.threads.getThread(envelope.threadId)).thread;
+  return (await fullThread(h.stores.threads, envelope.threadId)).thread;
 }
 
 function errorOf(error: Error): { code: string; message: string; nodeId?: string } {

@@ -1,7 +1,8 @@
 /**
- * Crashes around a journal page: after the page's PutItem and before the thread's UpdateItem, and
- * after the UpdateItem that moved the lists (the retry then replays the step from the item). Either
- * way a retry of the same Task leaves exactly the fault-free state, each page written once.
+ * Crashes around a step record: after the record's PutItem and before the thread's UpdateItem (the
+ * retry runs the step again and replaces the record), and after the UpdateItem that commits it (the
+ * retry replays the step from its record). Either way a retry of the same Task leaves exactly the
+ * fault-free state: head, records, latest results and published events.
  */
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +18,9 @@ import { type Harness, INJECTED, startEvent, startHarness, withRetry } from './h
 let h: Harness;
 let clients: { dynamo: { send(command: unknown): Promise<unknown> }; tableName: string };
 beforeAll(async () => {
-  h = await startHarness('journal');
+  h = await startHarness('steprec');
   // The harness's table, through a client of our own that the crashing store wraps.
-  const names = { tableName: 'handlers-journal', bucketName: 'handlers-journal' };
+  const names = { tableName: 'handlers-steprec', bucketName: 'handlers-steprec' };
   clients = { dynamo: createAwsClients(h.services.target, names).dynamo, tableName: names.tableName };
 });
 afterAll(() => h.close());
@@ -38,34 +39,37 @@ const body: TaskNode = {
 const loopEnd: TaskNode = { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } };
 const end: TaskNode = { id: 'end', type: 'END' };
 
-type Crash = 'after-page' | 'after-update' | 'none';
+type Crash = 'after-record' | 'after-update' | 'none';
+
+/** Crash around every CRASH_EVERY-th step's record. */
+const CRASH_EVERY = 20;
 
 /** Crashes injected by the last store `depsCrashing` made. */
 let crashCount = 0;
 
-/** Handler deps whose thread store dies once per page at the `crash` point. */
+/** Handler deps whose thread store dies once per CRASH_EVERY-th step at the `crash` point. */
 function depsCrashing(crash: Crash, published: StepthreadEvent[][]): HandlerDeps {
   const base = h.deps();
   const real = clients;
   const crashed = new Set<string>();
   crashCount = 0;
-  let pendingPage: string | undefined;
+  let pendingRecord: string | undefined;
   const send = async (command: unknown) => {
     const result = await real.dynamo.send(command as never);
     if (command instanceof PutCommand) {
       const sk = String(command.input.Item?.sk ?? '');
-      if (sk.startsWith('JOURNAL#')) {
+      if (sk.startsWith('STEP#') && Number(sk.slice(5)) % CRASH_EVERY === 0) {
         const key = `${String(command.input.Item?.pk)}${sk}`;
-        if (crash === 'after-page' && !crashed.has(key)) {
+        if (crash === 'after-record' && !crashed.has(key)) {
           crashed.add(key);
           crashCount += 1;
           throw new Error(INJECTED);
         }
-        pendingPage = key;
+        pendingRecord = key;
       }
-    } else if (command instanceof UpdateCommand && pendingPage !== undefined) {
-      const key = pendingPage;
-      pendingPage = undefined;
+    } else if (command instanceof UpdateCommand && pendingRecord !== undefined) {
+      const key = pendingRecord;
+      pendingRecord = undefined;
       if (crash === 'after-update' && !crashed.has(key)) {
         crashed.add(key);
         crashCount += 1;
@@ -104,23 +108,28 @@ async function finalState(executionId: string, threadId: string): Promise<string
     new QueryCommand({
       TableName: clients.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': `THREAD#${threadId}`, ':p': 'JOURNAL#' },
+      ExpressionAttributeValues: { ':pk': `THREAD#${threadId}`, ':p': 'STEP#' },
     }),
   ) as Promise<{ Items?: Record<string, unknown>[] }>);
-  const pages = (Items ?? []).map(({ pk: _pk, ...page }) => page);
-  return JSON.stringify({ thread, version, journal, pages })
+  const records = (Items ?? []).map(({ pk: _pk, ...record }) => record);
+  const results = await h.stores.threads.getNodeResults([threadId], 'all');
+  return JSON.stringify({ thread, version, journal, records, results })
     .split(executionId)
     .join('<exec>')
     .split(threadId)
     .join('<thread>');
 }
 
-describe('journal pages under crashes', () => {
-  it('a crash after the page write or after the paging update, then a retry, leaves the fault-free state', async () => {
-    const published: Record<Crash, StepthreadEvent[][]> = { none: [], 'after-page': [], 'after-update': [] };
+describe('step records under crashes', () => {
+  it('a crash after the record write or after the committing update, then a retry, leaves the fault-free state', async () => {
+    const published: Record<Crash, StepthreadEvent[][]> = {
+      none: [],
+      'after-record': [],
+      'after-update': [],
+    };
     const states: Partial<Record<Crash, string>> = {};
-    const crashes: Record<Crash, number> = { none: 0, 'after-page': 0, 'after-update': 0 };
-    for (const crash of ['none', 'after-page', 'after-update'] as const) {
+    const crashes: Record<Crash, number> = { none: 0, 'after-record': 0, 'after-update': 0 };
+    for (const crash of ['none', 'after-record', 'after-update'] as const) {
       const executionId = `journal-${crash}`;
       const deps = depsCrashing(crash, published[crash]);
       const threadId = await runLoop(deps, executionId);
@@ -130,21 +139,22 @@ describe('journal pages under crashes', () => {
     const steps = 1 + ITEMS.length * 3 + 2;
     const reference = JSON.parse(states.none!) as {
       journal: { executionHistory: { step: number }[] };
-      pages: unknown[];
+      records: unknown[];
     };
     expect(reference.journal.executionHistory.map((e) => e.step)).toEqual(
       Array.from({ length: steps }, (_, i) => i + 1),
     );
-    expect(reference.pages).toHaveLength(2);
-    expect(states['after-page']).toBe(states.none);
+    expect(reference.records).toHaveLength(steps);
+    expect(states['after-record']).toBe(states.none);
     expect(states['after-update']).toBe(states.none);
 
-    // A crash after the paging update comes before the step publishes: the retry replays the step and
-    // publishes its events from the item (the first entries after the page), so nothing is lost.
+    // A crash after the committing update comes before the step publishes: the retry replays the step
+    // and publishes its events from its record, so nothing is lost.
     const shape = (batches: StepthreadEvent[][]) =>
       batches.map((batch) => batch.map((e) => `${e.type}:${'nodeId' in e ? e.nodeId : ''}`).join(','));
     expect(shape(published['after-update'])).toEqual(shape(published.none));
-    expect(shape(published['after-page'])).toEqual(shape(published.none));
-    expect(crashes).toEqual({ none: 0, 'after-page': 2, 'after-update': 2 });
+    expect(shape(published['after-record'])).toEqual(shape(published.none));
+    const crashPoints = Math.floor(steps / CRASH_EVERY);
+    expect(crashes).toEqual({ none: 0, 'after-record': crashPoints, 'after-update': crashPoints });
   });
 });

@@ -1,0 +1,212 @@
+/**
+ * Long runs: what one step costs as a run grows, on the embedded runtime with the handlers' own code.
+ * Two workloads, each turn a ~1 KB prompt and a ~1 KB reply (2 KB of raw message text):
+ * - chain: START → T distinct LLM nodes → END;
+ * - chat: START → LOOP_START → LLM → LOOP_END (T iterations) → END.
+ * Per step it records DynamoDB writes (item sizes as billed, UpdateItem after the write), S3 PUTs
+ * and GETs; it prints the figures at chosen steps, totals against raw message bytes, and time.
+ *
+ *   npx tsx bench/long-runs.ts [--t 10,100,1000] [--json]
+ *
+ * The test test/e2e/constant-cost.test.ts asserts the bounds on the same workloads (counts only).
+ */
+import type { Workflow } from '../engine/model/schema.ts';
+import { validateWorkflow } from '../engine/validation/validate.ts';
+import { createAwsClients } from '../functions/aws/clients.ts';
+import { type Meter, meterClient } from '../functions/aws/meter.ts';
+import { meterItemWrites } from '../functions/aws/write-meter.ts';
+import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
+import { startLocalServices } from '../functions/local/services.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** ~1 KB of prompt text (a variable, so the workflow file stays small) and a 1 KB reply. */
+const FILLER = 'lorem ipsum '.repeat(85).slice(0, 1000);
+const REPLY = 'The answer, at length: '.padEnd(1024, 'z');
+
+export type Workload = 'chain' | 'chat';
+
+export function longRunWorkflow(workload: Workload, turns: number): Workflow {
+  const common = {
+    version: 1,
+    maxSteps: 3 * turns + 10,
+    variables: [{ name: 'filler', type: 'string', scope: 'thread', initial: FILLER }],
+    profiles: { default: { provider: 'scripted', responses: [REPLY] } },
+  };
+  const raw =
+    workload === 'chain'
+      ? {
+          ...common,
+          id: `chain-${turns}`,
+          nodes: [
+            { id: 'start', type: 'START' },
+            ...Array.from({ length: turns }, (_, i) => ({
+              id: `n${i + 1}`,
+              type: 'LLM',
+              config: { prompt: `{{filler}} node ${i + 1}` },
+            })),
+            { id: 'end', type: 'END' },
+          ],
+          edges: ['start', ...Array.from({ length: turns }, (_, i) => `n${i + 1}`), 'end']
+            .slice(1)
+            .map((to, i, all) => ({ from: i === 0 ? 'start' : all[i - 1]!, to })),
+        }
+      : {
+          ...common,
+          id: `chat-${turns}`,
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'turns', type: 'LOOP_START', config: { loopId: 'chat', maxIterations: turns } },
+            { id: 'chat', type: 'LLM', config: { prompt: '{{filler}} turn {{index}}' } },
+            { id: 'next', type: 'LOOP_END', config: { loopId: 'chat' } },
+            { id: 'end', type: 'END' },
+          ],
+          edges: [
+            { from: 'start', to: 'turns' },
+            { from: 'turns', to: 'chat' },
+            { from: 'chat', to: 'next' },
+            { from: 'next', to: 'end' },
+          ],
+        };
+  const result = validateWorkflow(raw);
+  if (!result.workflow) throw new Error(`invalid ${workload} workflow: ${JSON.stringify(result.errors)}`);
+  return result.workflow;
+}
+
+/** What one node step cost. */
+export interface StepCost {
+  /** 1-based, in execution order. */
+  readonly step: number;
+  readonly state: string;
+  readonly dynamoWrites: number;
+  /** Sum of the written items' sizes: what DynamoDB bills the step's writes by. */
+  readonly dynamoWriteBytes: number;
+  /** The largest single item written. */
+  readonly largestItemBytes: number;
+  readonly dynamoReads: number;
+  readonly s3Puts: number;
+  readonly s3PutBytes: number;
+  readonly s3Gets: number;
+}
+
+export interface LongRun {
+  readonly outcome: RunOutcome;
+  readonly steps: StepCost[];
+  /** Raw message text written by the run (prompts + replies). */
+  readonly rawMessageBytes: number;
+  readonly wallMs: number;
+}
+
+const READ_COMMANDS = ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand'];
+
+function count(meter: Meter, names: readonly string[]): number {
+  return names.reduce((sum, name) => sum + meter.requests(name), 0);
+}
+
+/** Runs a workload on fresh in-memory services, metering every node step. */
+export async function runLongRun(workload: Workload, turns: number): Promise<LongRun> {
+  const names = { tableName: `long-${workload}`, bucketName: `long-${workload}` };
+  const services = await startLocalServices({ ephemeral: true, names });
+  try {
+    const clients = createAwsClients(services.target, names);
+    // A second client reads written items back for sizing, outside the meters.
+    const reader = createAwsClients(services.target, names);
+    const dynamo = meterClient(clients.dynamo);
+    const s3 = meterClient(clients.s3);
+    const writes = meterItemWrites(clients.dynamo, reader);
+    const runtime = createLocalRuntime({ clients });
+    const prepared = runtime.prepare(longRunWorkflow(workload, turns));
+    const steps: StepCost[] = [];
+    const started = performance.now();
+    const outcome = await prepared.run(
+      {},
+      {
+        interceptTask: async (call, invoke) => {
+          dynamo.reset();
+          s3.reset();
+          writes.take();
+          const result = await invoke();
+          const written = writes.take();
+          const sizes = await writes.sizes(written);
+          steps.push({
+            step: steps.length + 1,
+            state: call.entry.stateName,
+            dynamoWrites: written.length,
+            dynamoWriteBytes: sizes.reduce((a, b) => a + b, 0),
+            largestItemBytes: Math.max(0, ...sizes),
+            dynamoReads: count(dynamo, READ_COMMANDS),
+            s3Puts: s3.requests('PutObjectCommand'),
+            s3PutBytes: s3.bytes('PutObjectCommand'),
+            s3Gets: s3.requests('GetObjectCommand'),
+          });
+          return result;
+        },
+      },
+    );
+    const wallMs = performance.now() - started;
+    const rawMessageBytes = turns * (FILLER.length + ` node ${turns}`.length + REPLY.length);
+    return { outcome, steps, rawMessageBytes, wallMs };
+  } finally {
+    await services.close();
+  }
+}
+
+/** Total bytes a run wrote: DynamoDB item sizes plus S3 object bytes. */
+export function totalBytes(run: LongRun): number {
+  return run.steps.reduce((sum, step) => sum + step.dynamoWriteBytes + step.s3PutBytes, 0);
+}
+
+function parseTurns(): number[] {
+  const index = process.argv.indexOf('--t');
+  const list = index >= 0 ? (process.argv[index + 1] ?? '') : '10,100,1000';
+  return list
+    .split(',')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+}
+
+async function main(): Promise<void> {
+  const json = process.argv.includes('--json');
+  const rows = [];
+  for (const workload of ['chain', 'chat'] as const) {
+    for (const turns of parseTurns()) {
+      const run = await runLongRun(workload, turns);
+      if (run.outcome.status !== 'COMPLETED') throw new Error(`${workload} ${turns}: ${run.outcome.status}`);
+      // The LLM steps: the ones whose cost could grow with the conversation.
+      const llm = run.steps.filter((step) => step.state === 'chat' || /^n\d+$/.test(step.state));
+      const at = (n: number) => llm[Math.min(n, llm.length) - 1]!;
+      const last = at(turns);
+      const total = totalBytes(run);
+      rows.push({
+        workload,
+        turns,
+        steps: run.steps.length,
+        lastStepDynamoBytes: last.dynamoWriteBytes,
+        lastStepDynamoWrites: last.dynamoWrites,
+        lastStepS3PutBytes: last.s3PutBytes,
+        lastStepReads: last.dynamoReads,
+        totalBytes: total,
+        rawMessageBytes: run.rawMessageBytes,
+        bytesPerRaw: Math.round((total / run.rawMessageBytes) * 100) / 100,
+        msPerStep: Math.round((run.wallMs / run.steps.length) * 100) / 100,
+      });
+    }
+  }
+  if (json) {
+    console.log(JSON.stringify(rows, null, 2));
+    return;
+  }
+  console.log(
+    '| workload | T | node steps | DynamoDB bytes, last LLM step | writes | S3 PUT bytes | reads | total bytes | raw message bytes | total / raw | ms / step |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    console.log(
+      `| ${r.workload} | ${r.turns} | ${r.steps} | ${r.lastStepDynamoBytes} | ${r.lastStepDynamoWrites} | ${r.lastStepS3PutBytes} | ${r.lastStepReads} | ${r.totalBytes.toLocaleString('en-US')} | ${r.rawMessageBytes.toLocaleString('en-US')} | ${r.bytesPerRaw} | ${r.msPerStep} |`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await main();
+}
