@@ -16,6 +16,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { meterClient } from '../functions/aws/meter.ts';
+import { meterItemWrites } from '../functions/aws/write-meter.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { itemKeys } from '../functions/stores/table.ts';
@@ -36,6 +37,8 @@ export interface RunFigures {
   dynamoWriteRequests: number;
   /** Size of the root thread's item at the end (JSON bytes): DynamoDB bills an UpdateItem by item size. */
   threadItemBytes: number;
+  /** Write units billed: per write, 1 per started KB of the item written (an UpdateItem: the item after it). */
+  dynamoWriteUnits: number;
   s3Requests: number;
   s3PutRequests: number;
   s3PutBytes: number;
@@ -69,6 +72,7 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
     const clients = createAwsClients(services.target, names);
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
+    const itemWrites = meterItemWrites(clients.dynamo, createAwsClients(services.target, names));
     const runtime = createLocalRuntime({ clients });
     const threadItemBytes = async (threadId: string | undefined) => {
       if (threadId === undefined) return 0;
@@ -85,14 +89,22 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
         dynamo.reset();
         s3.reset();
         let nodeExecutions = 0;
+        let dynamoWriteUnits = 0;
+        itemWrites.take();
         const started = performance.now();
         const example = file.replace(/\.json$/, '');
         const outcome = await prepared.run(EXAMPLE_INPUTS[example] ?? {}, {
           // The human-in-the-loop example is approved at once, as `--answers` would.
           answerInteraction: async () => ({ kind: 'approve' }),
-          interceptTask: (call, invoke) => {
+          interceptTask: async (call, invoke) => {
             if (call.entry.action === 'execute' && call.attempt === 1) nodeExecutions += 1;
-            return invoke();
+            const result = await invoke();
+            const sizes = await itemWrites.sizes(itemWrites.take());
+            dynamoWriteUnits += sizes.reduce(
+              (units, bytes) => units + Math.max(1, Math.ceil(bytes / 1024)),
+              0,
+            );
+            return result;
           },
         });
         const wallMs = performance.now() - started;
@@ -111,6 +123,7 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
           s3PutBytes: s3.bytes('PutObjectCommand'),
           largestPayloadBytes: outcome.largestPayloadBytes,
           threadItemBytes: await threadItemBytes(outcome.threadId),
+          dynamoWriteUnits,
         });
       }
     }
@@ -179,7 +192,7 @@ const PRICES = {
 /**
  * Cost of 1,000 node executions from the measured counts of each example's last (warm) run. Lambda
  * duration and memory are assumptions (not measurable offline), printed as such; DynamoDB write units
- * are estimated from the final thread item size (reads of items under 4 KB cost one unit).
+ * are measured from the size of every item written (reads of items under 4 KB cost one unit).
  */
 function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: number): void {
   const last = [...new Map(figures.map((f) => [f.example, f])).values()];
@@ -189,11 +202,8 @@ function printCost(figures: readonly RunFigures[], lambdaMs: number, lambdaMb: n
   const transitions = per1000(sum((f) => f.stateTransitions));
   const lambdas = per1000(sum((f) => f.lambdaInvocations));
   const writes = per1000(sum((f) => f.dynamoWriteRequests));
-  // An item grows about linearly over a run, so a write is billed on average at half the final size
-  // (1 write unit per started KB); the dynalite meter cannot see item sizes, the final item it can.
-  const writeUnits = per1000(
-    sum((f) => f.dynamoWriteRequests * Math.max(1, Math.ceil(f.threadItemBytes / 2 / 1024))),
-  );
+  // Measured: every item written, read back after its Task and sized (1 unit per started KB).
+  const writeUnits = per1000(sum((f) => f.dynamoWriteUnits));
   const reads = per1000(sum((f) => f.dynamoRequests - f.dynamoWriteRequests));
   const puts = per1000(sum((f) => f.s3PutRequests));
   const gets = per1000(sum((f) => f.s3Requests - f.s3PutRequests));

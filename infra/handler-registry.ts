@@ -39,15 +39,18 @@ export interface HandlerSpec {
   readonly sandboxWorker: boolean;
 }
 
-// Every handler loads its thread (GetItem, or BatchGetItem for a fork child and its root thread) and
-// commits the step with one conditional UpdateItem (END and failures also update the execution item);
-// every 32nd step first moves the thread's history and events to a journal page (PutItem). START, FORK
-// and USER_INTERACTION also create items with PutItem (threads, the execution index, interactions).
+// Every handler loads its thread (GetItem, or BatchGetItem for a fork child and its root thread, and
+// for the node results it reads), writes the step's record (PutItem) and commits the step with one
+// conditional UpdateItem (END and failures also update the execution item), then keeps the node's
+// result when a later node reads it (PutItem). Query reads one thread's own partition: every node
+// result for a node that reads `nodes` as a whole, a JOIN's branch results. START, FORK and
+// USER_INTERACTION also create items with PutItem (threads, the execution index, interactions).
 const THREAD_STEP: readonly TableAction[] = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',
   'dynamodb:UpdateItem',
   'dynamodb:PutItem',
+  'dynamodb:Query',
 ];
 
 interface SpecOverrides {

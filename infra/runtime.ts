@@ -17,6 +17,7 @@ import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
+import { VALUES_PREFIX } from '../functions/stores/value-store.ts';
 import type { ToolRequirements } from '../functions/tools/requirements.ts';
 import { LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, lambdaBundling } from './bundling.ts';
 import {
@@ -321,19 +322,11 @@ export class StepthreadRuntime extends Construct {
   }
 
   private grantTable(role: Role, spec: HandlerSpec): void {
-    const onTable = spec.table.filter((action) => action !== 'dynamodb:Query');
+    // The table only, never its index: a handler's Query reads one thread's own partition (its step
+    // records and latest node results), it never lists threads.
     role.addToPolicy(
-      new PolicyStatement({ sid: 'ThreadTable', actions: onTable, resources: [this.table.tableArn] }),
+      new PolicyStatement({ sid: 'ThreadTable', actions: [...spec.table], resources: [this.table.tableArn] }),
     );
-    if (spec.table.includes('dynamodb:Query')) {
-      role.addToPolicy(
-        new PolicyStatement({
-          sid: 'ThreadListings',
-          actions: ['dynamodb:Query'],
-          resources: [`${this.table.tableArn}/index/${GSI1_NAME}`],
-        }),
-      );
-    }
   }
 
   private grantConversation(role: Role, spec: HandlerSpec): void {
@@ -343,18 +336,25 @@ export class StepthreadRuntime extends Construct {
       write: ['s3:PutObject'],
       'read-write': ['s3:GetObject', 's3:PutObject'],
     }[spec.conversation];
-    if (actions.length === 0) return;
+    // Every handler may read segments: a large LLM output is stored as a reference to its message.
+    const segmentActions = [...new Set(['s3:GetObject', ...actions])];
+    const segments = this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`);
+    const values = this.bucket.arnForObjects(`${VALUES_PREFIX}*`);
+    role.addToPolicy(
+      new PolicyStatement({ sid: 'ConversationSegments', actions: segmentActions, resources: [segments] }),
+    );
+    // Every handler reads and writes large values by reference (claim check), under values/ only.
     role.addToPolicy(
       new PolicyStatement({
-        sid: 'ConversationSegments',
-        actions,
-        resources: [this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
+        sid: 'LargeValues',
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [values],
       }),
     );
     acknowledgeWildcardResources(
       role,
-      [this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
-      'Segment keys are content hashes known only at run time; access is limited to the segments/ prefix of the conversation bucket.',
+      [segments, values],
+      'Segment and value keys are content hashes known only at run time; access is limited to the segments/ and values/ prefixes of the conversation bucket.',
     );
   }
 

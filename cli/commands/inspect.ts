@@ -10,6 +10,7 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
+import { isValueRef } from '../../functions/stores/value-refs.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, withStores } from '../local-session.ts';
@@ -37,7 +38,11 @@ export interface ThreadReport {
   currentNodeId?: string;
   startTime: string;
   endTime?: string;
+  /** As stored: a large value is its reference (`{"$stepthread:ref", bytes}`). */
+  input?: unknown;
   output?: unknown;
+  /** Each node's latest output on this thread, as a short preview (large values by their size). */
+  results?: Record<string, string>;
   errors: Thread['errors'];
   nodes: NodeRun[];
   children: string[];
@@ -95,7 +100,17 @@ function reportOf(
     ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
     startTime: thread.startTime,
     ...(thread.endTime ? { endTime: thread.endTime } : {}),
+    ...(thread.input === undefined ? {} : { input: thread.input }),
     ...(thread.output === undefined ? {} : { output: thread.output }),
+    ...(Object.keys(thread.nodeResults).length > 0
+      ? {
+          results: Object.fromEntries(
+            Object.values(thread.nodeResults)
+              .filter((result) => result.output !== undefined)
+              .map((result) => [result.nodeId, previewValue(result.output)]),
+          ),
+        }
+      : {}),
     errors: thread.errors,
     nodes: nodeRunsOf(events),
     children: all
@@ -143,10 +158,16 @@ export async function buildInspectReport(
   );
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
-  // Events live in the threads' step records (and, for status changes outside steps, the head).
+  // Events and results live in the threads' step records (status changes outside steps: the head).
   const events = new Map<string, readonly StepthreadEvent[]>();
-  for (const thread of threads)
+  for (const [i, thread] of threads.entries()) {
     events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
+    const steps = await runtime.stores.threads.readSteps(thread.id, { to: thread.step ?? 0 });
+    threads[i] = {
+      ...thread,
+      nodeResults: Object.fromEntries(steps.map((step) => [step.result.nodeId, step.result])),
+    };
+  }
   return {
     ...(execution
       ? {
@@ -160,6 +181,17 @@ export async function buildInspectReport(
     ),
     conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
   };
+}
+
+/** Longest JSON shown for a value; longer ones are cut with their size. */
+const PREVIEW_CHARS = 400;
+
+/** A value for a terminal: short JSON as is, long JSON cut, a stored reference as its size. */
+export function previewValue(value: unknown): string {
+  if (isValueRef(value)) return `(${value.bytes.toLocaleString('en-US')} bytes, stored by reference)`;
+  const json = JSON.stringify(value) ?? 'undefined';
+  if (json.length <= PREVIEW_CHARS) return json;
+  return `${json.slice(0, PREVIEW_CHARS)}… (${Buffer.byteLength(json).toLocaleString('en-US')} bytes)`;
 }
 
 function printReport(report: InspectReport, io: CliIo): void {
@@ -181,7 +213,11 @@ function printReport(report: InspectReport, io: CliIo): void {
     }
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
-    if (thread.output !== undefined) io.stdout(`  output: ${JSON.stringify(thread.output)}\n`);
+    if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
+    for (const [nodeId, preview] of Object.entries(thread.results ?? {})) {
+      io.stdout(`  result ${nodeId}: ${preview}\n`);
+    }
+    if (thread.output !== undefined) io.stdout(`  output: ${previewValue(thread.output)}\n`);
   }
   io.stdout(`\nconversation of ${report.conversation.threadId}:\n`);
   for (const message of report.conversation.messages) {

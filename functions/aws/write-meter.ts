@@ -89,11 +89,19 @@ export function itemBytes(item: Record<string, unknown>): number {
 
 function valueBytes(value: unknown): number {
   if (typeof value === 'string') return Buffer.byteLength(value);
-  if (typeof value === 'number') return Math.ceil(String(Math.abs(value)).replace(/[.e+-]/g, '').length / 2) + 1;
+  if (typeof value === 'number')
+    return Math.ceil(String(Math.abs(value)).replace(/[.e+-]/g, '').length / 2) + 1;
   if (typeof value === 'boolean' || value === null || value === undefined) return 1;
-  if (Array.isArray(value)) return 3 + value.reduce((sum: number, element) => sum + 1 + valueBytes(element), 0);
+  if (Array.isArray(value))
+    return 3 + value.reduce((sum: number, element) => sum + 1 + valueBytes(element), 0);
   if (typeof value === 'object') {
-    return 3 + Object.entries(value).reduce((sum, [name, member]) => sum + 1 + Buffer.byteLength(name) + valueBytes(member), 0);
+    return (
+      3 +
+      Object.entries(value).reduce(
+        (sum, [name, member]) => sum + 1 + Buffer.byteLength(name) + valueBytes(member),
+        0,
+      )
+    );
   }
   return 0;
 }

@@ -9,6 +9,7 @@ import { createExecutionIndex, type ExecutionIndex } from '../stores/execution-i
 import { createInteractionStore, type InteractionStore } from '../stores/interaction-store.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
 import { createThreadStore, type ThreadStore } from '../stores/thread-store.ts';
+import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { ToolRuntime } from '../tools/runtime.ts';
 
 export interface HandlerStores {
@@ -16,6 +17,8 @@ export interface HandlerStores {
   readonly conversations: ConversationStore;
   readonly joins: JoinStore;
   readonly executions: ExecutionIndex;
+  /** Large values by reference (optional: without it every value is stored inline). */
+  readonly values?: ValueStore;
   /** Pending USER_INTERACTIONs (optional so hand-built test stores need not stub it). */
   readonly interactions?: InteractionStore;
 }
@@ -42,9 +45,11 @@ export interface HandlerDeps extends HandlerStores {
 }
 
 export function createHandlerStores(clients: AwsClients): HandlerStores {
+  const conversations = createConversationStore(clients);
   return {
     threads: createThreadStore(clients),
-    conversations: createConversationStore(clients),
+    conversations,
+    values: createValueStore(clients, conversations),
     joins: createJoinStore(clients),
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),

@@ -9,6 +9,7 @@ import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
 import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
+import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
 import { systemEnv } from './system-env.ts';
@@ -39,15 +40,33 @@ function lazyConversationStore(clients: LambdaClients): ConversationStore {
   return {
     appendMessages: async (pointer, messages) => (await get()).appendMessages(pointer, messages),
     readLog: async (pointer) => (await get()).readLog(pointer),
+    readMessage: async (segmentId, position) => (await get()).readMessage(segmentId, position),
+  };
+}
+
+/** The large-value store, built on its first use like the conversation store. */
+function lazyValueStore(clients: LambdaClients, conversations: ConversationStore): ValueStore {
+  let store: Promise<ValueStore> | undefined;
+  const get = () => {
+    store ??= clients
+      .s3()
+      .then((s3) => createValueStore({ s3, bucketName: clients.bucketName }, conversations));
+    return store;
+  };
+  return {
+    putValues: async (values) => (await get()).putValues(values),
+    read: async (refs) => (await get()).read(refs),
   };
 }
 
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   const clients = environmentClients();
+  const conversations = lazyConversationStore(clients);
   return {
     threads: createThreadStore(clients),
-    conversations: lazyConversationStore(clients),
+    conversations,
+    values: lazyValueStore(clients, conversations),
     joins: createJoinStore(clients),
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),

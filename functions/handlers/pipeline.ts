@@ -37,6 +37,15 @@ import type {
   ThreadOptionalField,
   VersionedThread,
 } from '../stores/thread-store.ts';
+import {
+  createSpiller,
+  INLINE_VALUE_BYTES,
+  mapSlots,
+  type Slotted,
+  type Spiller,
+  type ValueRef,
+} from '../stores/value-refs.ts';
+import { hydrateAll, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
 import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
@@ -49,8 +58,12 @@ export interface LoadedThread {
   /** With the root's global scope attached when it is a fork child. */
   readonly thread: Thread;
   readonly version: number;
-  /** The root thread, when `thread` is not the root. */
+  /** The root thread as stored (values by reference), when `thread` is not the root. */
   readonly root?: VersionedThread;
+  /** The stored head's size in JSON bytes, large values counted as their references. */
+  readonly headBytes: number;
+  /** References of the values loaded (hash → reference), so values that did not change keep them. */
+  readonly known: ReadonlyMap<string, ValueRef>;
 }
 
 export function isRootThread(envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>): boolean {
@@ -84,32 +97,72 @@ export async function loadThread(
       ? Promise.all(loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], 'all')))
       : [],
   ]);
+  // Large values come back from S3 in one parallel round: the thread's, its related threads', and
+  // the outputs of the results it reads.
+  const resultLists = [Object.values(results), ...extraResults.map((r) => Object.values(r))];
+  const { data, known } = await hydrateAll<Slotted>(deps.values, [
+    loaded.thread,
+    ...loaded.extra.map((entry) => entry.thread),
+    ...(resultLists.flat() as Slotted[]),
+  ]);
+  const [thread, ...rest] = data as [Thread, ...unknown[]];
+  const extraThreads = rest.slice(0, loaded.extra.length) as Thread[];
+  let hydratedResults = rest.slice(loaded.extra.length) as NodeResult[];
+  const take = (count: number) => {
+    const taken = hydratedResults.slice(0, count);
+    hydratedResults = hydratedResults.slice(count);
+    return byNodeId(taken);
+  };
+  const ownResults = take(resultLists[0]!.length);
   return {
     ...loaded,
-    thread: { ...loaded.thread, nodeResults: results },
-    extra: loaded.extra.map((entry, i) =>
-      extraResults[i] ? { ...entry, thread: { ...entry.thread, nodeResults: extraResults[i]! } } : entry,
-    ),
+    known,
+    thread: { ...thread, nodeResults: ownResults },
+    extra: loaded.extra.map((entry, i) => {
+      const hydrated = extraThreads[i]!;
+      return extraResults[i]
+        ? { ...entry, thread: { ...hydrated, nodeResults: take(resultLists[i + 1]!.length) } }
+        : { ...entry, thread: hydrated };
+    }),
   };
+}
+
+function byNodeId(results: readonly NodeResult[]): Record<string, NodeResult> {
+  const out: Record<string, NodeResult> = {};
+  for (const result of results) {
+    Object.defineProperty(out, result.nodeId, {
+      value: result,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+function headBytesOf(thread: Thread): number {
+  const { nodeResults: _results, executionHistory: _history, ...head } = thread;
+  return JSON.stringify(head).length;
 }
 
 async function loadHeads(
   deps: HandlerDeps,
   envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
   extraIds: readonly string[],
-): Promise<LoadedThread & { extra: VersionedThread[] }> {
+): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[] }> {
   if (isRootThread(envelope) && extraIds.length === 0) {
     const { thread, version } = await deps.threads.getThread(envelope.threadId);
-    return { thread, version, extra: [] };
+    return { thread, version, headBytes: headBytesOf(thread), extra: [] };
   }
   const ids = isRootThread(envelope)
     ? [envelope.threadId, ...extraIds]
     : [envelope.threadId, envelope.rootThreadId, ...extraIds];
   const loaded = await deps.threads.getThreads(ids);
   const own = loaded[0]!;
-  if (isRootThread(envelope)) return { ...own, extra: loaded.slice(1) };
+  const headBytes = headBytesOf(own.thread);
+  if (isRootThread(envelope)) return { ...own, headBytes, extra: loaded.slice(1) };
   const root = loaded[1]!;
-  return { ...withRootGlobals(own, root), root, extra: loaded.slice(2) };
+  return { ...withRootGlobals(own, root), headBytes, root, extra: loaded.slice(2) };
 }
 
 /** A child's thread with the root's global scope in place of its stored (empty) one. */
@@ -198,6 +251,8 @@ export interface StepContext {
   readonly related: readonly VersionedThread[];
   /** The expression scope over the working thread, as it is now. */
   scope(): ExpressionScope;
+  /** Head-shaped data as stored: values loaded by reference keep their references (see `storable`). */
+  storable<T extends Slotted>(data: T): T;
 }
 
 export interface AfterCommitContext {
@@ -339,7 +394,7 @@ export async function runNodeStep(
       { nodeId: node.id },
     );
   }
-  assertThreadFits(loaded.thread, node.id);
+  assertHeadFits(loaded.thread, loaded.headBytes, node.id);
   return executeStep(loaded, event, deps, behaviour);
 }
 
@@ -352,8 +407,10 @@ export async function runNodeStep(
 export const THREAD_ITEM_BUDGET_BYTES = 350_000;
 
 export function assertThreadFits(thread: Thread, nodeId: string): void {
-  const { nodeResults: _results, executionHistory: _history, ...head } = thread;
-  const bytes = JSON.stringify(head).length;
+  assertHeadFits(thread, headBytesOf(thread), nodeId);
+}
+
+function assertHeadFits(thread: Thread, bytes: number, nodeId: string): void {
   if (bytes <= THREAD_ITEM_BUDGET_BYTES) return;
   throw new StepthreadError(
     'THREAD_TOO_LARGE',
@@ -398,6 +455,7 @@ async function executeStep(
     out: {},
     related: loaded.extra,
     scope: () => buildExpressionScope(ctx.thread),
+    storable: (data) => storable(data, loaded.known),
   };
 
   // Only coded errors are the node's failure; anything else (a store write that failed or a crash,
@@ -434,12 +492,19 @@ async function executeStep(
   // A failed node changes nothing but its result: its partial work is dropped.
   const after: Thread = failed ? startedThread : ctx.thread;
 
+  // Large values the step leaves equal to an appended message's content are stored as that message.
+  const messageRefs = new Map<string, string>();
   if (!failed && conversation !== undefined) {
     let state = conversation.state();
     const appended = conversation.appendedMessages();
     if (appended.length > 0) {
       const pointer = await deps.conversations.appendMessages(original.conversation.log, appended);
       state = withLogId(state, pointer.id);
+      appended.forEach((message, i) => {
+        if (typeof message.content === 'string' && message.content.length > INLINE_VALUE_BYTES) {
+          messageRefs.set(message.content, `m:${pointer.id}/${original.conversation.log.length + i}`);
+        }
+      });
     }
     after.conversation = ctx.tokenUsage ? { ...state, tokenUsage: ctx.tokenUsage } : state;
   } else if (!failed && ctx.tokenUsage) {
@@ -449,20 +514,25 @@ async function executeStep(
   const last = { nodeId: node.id, status: failed ? 'FAILED' : 'COMPLETED' } as const;
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
   const events = [...preEvents, ...lifecycle.events];
-  const change = buildChange({ original, after, isRoot, step, result, next, events });
-  await deps.threads.updateThread(original.id, loaded.version, change.change);
-  // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
-  await deps.threads.putNodeResults(
-    original.id,
-    keptResults(node, [...mergedResults(original, after), result]),
+  const built = buildChange({ original, after, isRoot, step, result, next, events });
+  // Values over INLINE_VALUE_BYTES go by reference; new ones in one S3 object (at most one PUT).
+  const spiller = createSpiller(loaded.known, messageRefs, { nodeId: node.id });
+  const change = storedChange(built.change, spiller);
+  const results = keptResults(node, [...mergedResults(original, after), result]).map((kept) =>
+    mapSlots(kept, spiller.spill),
   );
+  if (spiller.pending.size > 0) spiller.resolve(await requireValues(deps).putValues(spiller.pending));
+  await deps.threads.updateThread(original.id, loaded.version, change);
+  // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
+  await deps.threads.putNodeResults(original.id, results);
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
 
+  const pendingGlobalWrites = change.set?.pendingGlobalWrites;
   const committed: Thread = {
     ...after,
     step,
     lastEnvelope: next,
-    ...(change.pendingGlobalWrites ? { pendingGlobalWrites: change.pendingGlobalWrites } : {}),
+    ...(pendingGlobalWrites ? { pendingGlobalWrites } : {}),
   };
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);
   if (failed) throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
@@ -485,6 +555,39 @@ const BOOKKEEPING_FIELDS = new Set(['step', 'lastEnvelope', 'pendingGlobalWrites
 /** The results to keep as latest results: all but the node's own when nothing reads it. */
 function keptResults(node: TaskNode, results: readonly NodeResult[]): NodeResult[] {
   return node.resultUnread ? results.filter((result) => result.nodeId !== node.id) : [...results];
+}
+
+/** The change as stored: large values in its head fields and its record by reference. */
+function storedChange(change: ThreadChange, spiller: Spiller): ThreadChange {
+  const record = change.step;
+  return {
+    ...change,
+    ...(change.set ? { set: mapSlots(change.set as Slotted, spiller.spill) as ThreadChange['set'] } : {}),
+    ...(record
+      ? {
+          step: {
+            ...record,
+            result: mapSlots(record.result, spiller.spill),
+            ...(record.state ? { state: mapSlots(record.state as Slotted, spiller.spill) as StepState } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+function requireValues(deps: HandlerDeps): ValueStore {
+  if (deps.values === undefined) throw new Error('a large value needs the value store (deps.values)');
+  return deps.values;
+}
+
+/**
+ * Head-shaped data as stored, for threads a node creates from its loaded one (FORK's children):
+ * values it loaded by reference keep their references; anything new stays inline.
+ */
+export function storable<T extends Slotted>(data: T, known: ReadonlyMap<string, ValueRef>): T {
+  const spiller = createSpiller(known);
+  const stored = mapSlots(data, spiller.spill);
+  return spiller.pending.size === 0 ? stored : data;
 }
 
 /** Results the logic added to the thread's (JOIN: the branches' results), written after the commit. */

@@ -32,6 +32,7 @@ import {
 } from '../nodes/user-interaction.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
+import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { definitionStartingAt } from './definition.ts';
 import {
   createLocalRunner,
@@ -368,11 +369,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         };
       }
       const error = executionError ?? (thread.status === 'COMPLETED' ? undefined : thread.errors.at(-1));
+      const output = (await hydrateAll(stores.values, [{ output: thread.output }])).data[0]?.output;
       return {
         ...base,
         threadId: thread.id,
         status: thread.status,
-        ...(thread.output === undefined ? {} : { output: thread.output }),
+        ...(output === undefined ? {} : { output }),
         ...(error ? { error } : {}),
       };
     };
@@ -391,7 +393,15 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           );
         }
         const executionId = runOptions.executionId ?? randomUUID();
-        return execute({ input }, rootThreadIdFor(executionId), executionId, runOptions);
+        const started = claimCheck(stores.values, input).then((checked) =>
+          execute(
+            { input: checked as Record<string, unknown> },
+            rootThreadIdFor(executionId),
+            executionId,
+            runOptions,
+          ),
+        );
+        return started;
       },
       async runThread(threadId, runOptions = {}) {
         const { thread, version } = await stores.threads.getThread(threadId);

@@ -51,7 +51,7 @@ export const forkNode: NodeBehaviour = {
     const calls = thread.contextData[LLM_CALLS_KEY];
     for (const child of children) {
       await createChild(deps, {
-        ...child,
+        ...ctx.storable(child),
         variables: { ...child.variables, global: {} },
         metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
         contextData: { ...child.contextData, ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }) },

@@ -16,6 +16,8 @@ import { nodeFailed, type StartTaskEvent } from '../handlers/task.ts';
 import { EMPTY_LOG_ID } from '../stores/conversation-store.ts';
 import type { ExecutionRecord } from '../stores/execution-index.ts';
 import type { StepRecord } from '../stores/thread-store.ts';
+import { createSpiller, mapSlots } from '../stores/value-refs.ts';
+import { hydrateAll } from '../stores/value-store.ts';
 import { rootThreadIdFor } from './ids.ts';
 
 function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
@@ -39,7 +41,9 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     });
   }
   const threadId = event.input?.threadId ?? rootThreadIdFor(executionId);
-  const input = event.input?.input ?? {};
+  // An input over the StartExecution limit arrives as a reference to S3 (claim check).
+  const given = await hydrateAll(deps.values, [{ input: event.input?.input ?? {} }]);
+  const input = given.data[0]!.input as Record<string, unknown>;
   const created = createThread({
     id: threadId,
     workflow: {
@@ -72,14 +76,19 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     maxSteps: workflow.maxSteps ?? DEFAULT_MAX_STEPS,
     last: { nodeId: node.id, status: result.status === 'FAILED' ? 'FAILED' : 'COMPLETED' },
   };
-  const thread: Thread = {
-    ...started.thread,
-    currentNodeId: node.id,
-    nodeResults: { [node.id]: result },
-    errors: result.error ? [result.error] : [],
-    step: 1,
-    lastEnvelope: envelope,
-  };
+  const spiller = createSpiller(given.known, new Map(), { nodeId: node.id });
+  const storedResult = mapSlots(result, spiller.spill);
+  const thread: Thread = mapSlots(
+    {
+      ...started.thread,
+      currentNodeId: node.id,
+      nodeResults: node.resultUnread ? {} : { [node.id]: storedResult },
+      errors: result.error ? [result.error] : [],
+      step: 1,
+      lastEnvelope: envelope,
+    },
+    spiller.spill,
+  );
   const {
     id: _id,
     nodeResults: _results,
@@ -91,10 +100,15 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
   // The whole head as START left it: the base that later records' changes apply to (time travel).
   const record: StepRecord = {
     step: 1,
-    result,
+    result: storedResult,
     events: [created.event, started.event, ...lifecycle.events],
     state,
   };
+  // A large input goes by reference, in one S3 object.
+  if (spiller.pending.size > 0) {
+    if (deps.values === undefined) throw new Error('a large input needs the value store (deps.values)');
+    spiller.resolve(await deps.values.putValues(spiller.pending));
+  }
 
   let events = record.events;
   let stored: Thread = thread;
@@ -111,7 +125,7 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     events = committed.events;
     stored = { ...stored, nodeResults: { [node.id]: committed.result } };
     if (committed === record) await deps.threads.putStepOnce(threadId, record);
-    await deps.threads.putNodeResults(threadId, [committed.result]);
+    if (!node.resultUnread) await deps.threads.putNodeResults(threadId, [committed.result]);
   }
   // After the create (the commit); a retry publishes the stored events again (at least once).
   await publishCommitted(deps.events, events, { executionId });

@@ -33,3 +33,8 @@ function canonicalize(value: unknown): unknown {
   }
   return value;
 }
+
+/** 128 bits of a text's sha256 in hex: enough to name content, at half the bytes in every item. */
+export function shortHash(text: string): string {
+  return sha256Hex(text).slice(0, 32);
+}

@@ -40,6 +40,8 @@ export interface ConversationStore {
    * present. Messages are frozen: the log is immutable and cached objects are shared.
    */
   readLog(pointer: LogPointer): Promise<Message[]>;
+  /** The message at `position` (0-based, in the whole log) of the segment that holds it. */
+  readMessage(segmentId: string, position: number): Promise<Message>;
 }
 
 export interface ConversationStoreOptions {
@@ -113,6 +115,13 @@ export function createConversationStore(
         Buffer.byteLength(body),
       );
       return { id, length: pointer.length + messages.length };
+    },
+
+    async readMessage(segmentId, position) {
+      const segment = await loadSegment(segmentId);
+      const message = segment.messages[position - segment.base];
+      if (message === undefined) throw corrupt(segmentId, `holds no message at position ${position}`);
+      return message;
     },
 
     async readLog(pointer) {

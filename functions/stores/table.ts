@@ -45,6 +45,8 @@ export const itemKeys = {
   thread: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'THREAD' }),
   execution: (executionId: string): ItemKey => ({ pk: `EXEC#${executionId}`, sk: 'EXEC' }),
   join: (joinKey: string): ItemKey => ({ pk: `JOIN#${joinKey}`, sk: 'JOIN' }),
+  /** A thread's entry in the executions listing (carries the GSI1 keys, so the head need not). */
+  listing: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'LISTING' }),
   /** The record step `step` (from 1) of a thread left, written once. */
   step: (threadId: string, step: number): ItemKey => ({
     pk: `THREAD#${threadId}`,

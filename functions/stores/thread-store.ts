@@ -33,8 +33,6 @@ import {
   type TableRef,
 } from './dynamo-items.ts';
 import {
-  GSI1_PARTITION_KEY,
-  GSI1_SORT_KEY,
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
@@ -160,7 +158,95 @@ const MAX_UNPROCESSED_ROUNDS = 8;
 const NOT_IN_HEAD = new Set(['nodeResults', 'executionHistory']);
 
 function headOf(thread: Thread): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(thread).filter(([name]) => !NOT_IN_HEAD.has(name)));
+  const head = Object.fromEntries(Object.entries(thread).filter(([name]) => !NOT_IN_HEAD.has(name)));
+  return encodeHeadFields(head, thread.id);
+}
+
+/*
+ * Stored forms drop what the key already says, because DynamoDB bills every write by item size: a
+ * conversation state's threadId, an envelope's threadId/workflowId/workflowVersion (and its
+ * rootThreadId on a root thread), and each event's threadId and workflowId. Reading puts them back.
+ */
+
+function encodeHeadFields(fields: Record<string, unknown>, threadId: string): Record<string, unknown> {
+  const out = { ...fields };
+  if (isRecord(out.conversation) && out.conversation.threadId === threadId) {
+    const { threadId: _id, ...conversation } = out.conversation;
+    out.conversation = conversation;
+  }
+  if (isRecord(out.lastEnvelope)) {
+    const {
+      threadId: _id,
+      workflowId: _w,
+      workflowVersion: _v,
+      rootThreadId,
+      ...envelope
+    } = out.lastEnvelope;
+    out.lastEnvelope = rootThreadId === threadId ? envelope : { ...envelope, rootThreadId };
+  }
+  return out;
+}
+
+function decodeHead(head: Record<string, unknown>, threadId: string): Record<string, unknown> {
+  const out = { ...head };
+  if (isRecord(out.conversation) && out.conversation.threadId === undefined) {
+    out.conversation = { threadId, ...out.conversation };
+  }
+  if (isRecord(out.lastEnvelope)) {
+    out.lastEnvelope = {
+      workflowId: out.workflowId,
+      workflowVersion: out.workflowVersion,
+      rootThreadId: threadId,
+      threadId,
+      ...out.lastEnvelope,
+    };
+  }
+  return out;
+}
+
+/** The node's own lifecycle events, which its result determines: stored as their type alone. */
+const LIFECYCLE_TYPES = new Set(['NODE_STARTED', 'NODE_COMPLETED', 'NODE_FAILED']);
+
+function lifecycleEvent(
+  type: string,
+  result: NodeResult,
+  threadId: string,
+  workflowId: unknown,
+): StepthreadEvent {
+  const base = { threadId, workflowId, nodeId: result.nodeId, nodeType: result.nodeType };
+  if (type === 'NODE_STARTED') {
+    const attempt = result.attempt === undefined ? {} : { attempt: result.attempt };
+    return { type, ...base, at: result.startedAt, ...attempt } as StepthreadEvent;
+  }
+  if (type === 'NODE_FAILED')
+    return { type, ...base, at: result.endedAt, error: result.error } as StepthreadEvent;
+  return { type, ...base, at: result.endedAt, status: result.status } as StepthreadEvent;
+}
+
+function encodeRecord(record: StepRecord, threadId: string): Record<string, unknown> {
+  const workflowId = record.events[0]?.workflowId;
+  const events = record.events.map((event) => {
+    const derived = LIFECYCLE_TYPES.has(event.type)
+      ? lifecycleEvent(event.type, record.result, threadId, workflowId)
+      : undefined;
+    if (derived && contentHash(derived) === contentHash(event)) return event.type;
+    const { threadId: id, workflowId: w, ...rest } = event;
+    return {
+      ...rest,
+      ...(id === threadId ? {} : { threadId: id }),
+      ...(w === workflowId ? {} : { workflowId: w }),
+    };
+  });
+  return {
+    ...record,
+    events,
+    ...(workflowId === undefined ? {} : { workflowId }),
+    ...(record.state ? { state: encodeHeadFields(record.state, threadId) } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 export function createThreadStore(table: TableRef): ThreadStore {
@@ -177,7 +263,7 @@ export function createThreadStore(table: TableRef): ThreadStore {
       await dynamo.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...itemKeys.step(threadId, record.step), kind: 'step', ...record },
+          Item: { ...itemKeys.step(threadId, record.step), kind: 'step', ...encodeRecord(record, threadId) },
           ...(options.once ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
         }),
       );
@@ -185,6 +271,30 @@ export function createThreadStore(table: TableRef): ThreadStore {
       if (!(options.once && isConditionalCheckFailed(error))) throw error;
     }
   };
+
+  /**
+   * The thread's entry in the executions listing (GSI1), an item of its own so the head, rewritten
+   * every step, does not carry the index keys. Rewritten when the thread moves to another execution.
+   */
+  async function putListing(threadId: string, executionId: string | undefined): Promise<void> {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...itemKeys.listing(threadId),
+          kind: 'listing',
+          threadId,
+          ...(executionId ? gsi1Keys.threadOfExecution(executionId, threadId) : {}),
+        },
+      }),
+    );
+  }
+
+  /** The listed threads that exist (a listing written just before its thread's create failed). */
+  async function missingTolerant(ids: readonly string[]): Promise<VersionedThread[]> {
+    const found = await batchGet(ids.map((id) => ({ ...itemKeys.thread(id) })));
+    return found.map(versioned);
+  }
 
   /** Every item of one partition whose sort key starts with `prefix`, optionally up to `upTo`. */
   async function queryPrefix(
@@ -239,11 +349,10 @@ export function createThreadStore(table: TableRef): ThreadStore {
   const store: ThreadStore = {
     async createThread(thread, options = {}) {
       const head = headOf(thread);
-      const createHash = contentHash(head);
+      const createHash = contentHash(head).slice(0, 32);
       const item = {
         ...head,
         ...itemKeys.thread(thread.id),
-        ...executionGsi(thread),
         kind: 'thread',
         version: 1,
         createHash,
@@ -273,6 +382,7 @@ export function createThreadStore(table: TableRef): ThreadStore {
         created = false;
         version = Number(existing.version);
       }
+      if (created) await putListing(thread.id, thread.metadata.executionId);
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
       // timestamps) never replaces the record of the step that did commit.
       if (options.step) await putStep(thread.id, options.step, { once: true });
@@ -325,12 +435,16 @@ export function createThreadStore(table: TableRef): ThreadStore {
           { cause: error },
         );
       }
+      if (change.set?.metadata) await putListing(threadId, change.set.metadata.executionId);
       return { version: expectedVersion + 1 };
     },
 
     async listThreadsOfExecution(executionId) {
       const items = await queryGsi1Partition(table, gsi1Partitions.threadsOfExecution(executionId));
-      return items.map(versioned);
+      const ids = items.map((item) => String(item.threadId));
+      const threads = ids.length === 0 ? [] : await store.getThreads(ids).catch(() => missingTolerant(ids));
+      // The index is eventually consistent: keep only threads still listed under this execution.
+      return threads.filter((entry) => entry.thread.metadata.executionId === executionId);
     },
 
     async putNodeResults(threadId, results) {
@@ -453,26 +567,27 @@ function copySourceOf(thread: Thread): { threadId: string; step: number } | unde
 
 function stepRecordOf(item: Record<string, unknown>): StepRecord {
   const { step, result, events, state, removed } = item as unknown as StepRecord;
+  const threadId = String(item.pk).slice(itemKeys.thread('').pk.length);
+  const workflowId = item.workflowId;
   return {
     step: Number(step),
     result,
-    events: events ?? [],
-    ...(state === undefined ? {} : { state }),
+    events: (events ?? []).map((event) =>
+      typeof event === 'string'
+        ? lifecycleEvent(event, result, threadId, workflowId)
+        : ({ threadId, workflowId, ...(event as object) } as StepthreadEvent),
+    ),
+    ...(state === undefined ? {} : { state: decodeHead(state, threadId) as StepState }),
     ...(removed === undefined ? {} : { removed }),
   };
 }
 
 function versioned(item: Record<string, unknown>): VersionedThread {
-  const head = entityOf<Omit<Thread, 'nodeResults' | 'executionHistory'>>(item);
+  const head = decodeHead(entityOf<Record<string, unknown>>(item), String(item.id));
   return {
-    thread: { ...head, nodeResults: {}, executionHistory: [] } as Thread,
+    thread: { ...head, nodeResults: {}, executionHistory: [] } as unknown as Thread,
     version: Number(item.version),
   };
-}
-
-function executionGsi(thread: Pick<Thread, 'id' | 'metadata'>): Record<string, string> {
-  const executionId = thread.metadata.executionId;
-  return executionId ? { ...gsi1Keys.threadOfExecution(executionId, thread.id) } : {};
 }
 
 interface UpdateExpressionParts {
@@ -498,7 +613,7 @@ export function buildUpdate(
     touched.add(field);
   };
 
-  for (const [field, value] of Object.entries(change.set ?? {})) {
+  for (const [field, value] of Object.entries(encodeHeadFields(change.set ?? {}, threadId))) {
     if (value === undefined) continue;
     touch(field);
     sets.push(`${x.name(field)} = ${x.value(value)}`);
@@ -513,17 +628,6 @@ export function buildUpdate(
     const name = x.name(field);
     // if_not_exists: items written before a list field existed have no attribute yet.
     sets.push(`${name} = list_append(if_not_exists(${name}, ${x.value([])}), ${x.value(items)})`);
-  }
-  if (change.set?.metadata) {
-    // Keep the executions listing in step with metadata.executionId.
-    const executionId = change.set.metadata.executionId;
-    if (executionId) {
-      const keys = gsi1Keys.threadOfExecution(executionId, threadId);
-      sets.push(`${x.name(GSI1_PARTITION_KEY)} = ${x.value(keys.gsi1pk)}`);
-      sets.push(`${x.name(GSI1_SORT_KEY)} = ${x.value(keys.gsi1sk)}`);
-    } else {
-      removes.push(x.name(GSI1_PARTITION_KEY), x.name(GSI1_SORT_KEY));
-    }
   }
   if (change.expiresAt !== undefined) sets.push(`${x.name(TTL_ATTRIBUTE)} = ${x.value(change.expiresAt)}`);
 

@@ -1,7 +1,9 @@
 /** A tool's return value as JSON data (it is stored in node results) and as text for the model. */
+import { maxValueBytes } from '../stores/value-refs.ts';
 import { ToolFailure } from './failure.ts';
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
+/** Outputs are stored by reference, so the limit is the one on any stored value (default 50 MB). */
+export const DEFAULT_MAX_OUTPUT_BYTES = maxValueBytes();
 
 /**
  * The value as plain JSON data: `undefined` becomes null, class instances become their JSON form.

@@ -22,13 +22,13 @@ describe('README security table', () => {
     const [, sizing, table, s3, other] = documentedRow(type);
     expect(sizing).toBe(`${spec.memoryMb} MB / ${spec.timeoutSeconds} s`);
     expect(table).toBe(spec.table.map((a) => a.replace('dynamodb:', '')).join(', '));
-    const conversation = {
-      none: '—',
+    const segments = {
+      none: 'GetObject',
       read: 'GetObject',
-      write: 'PutObject',
+      write: 'GetObject, PutObject',
       'read-write': 'GetObject, PutObject',
     };
-    expect(s3).toBe(conversation[spec.conversation]);
+    expect(s3).toBe(`segments/*: ${segments[spec.conversation]}; values/*: GetObject, PutObject`);
     expect(other === '—').toBe(!spec.callsModels && !spec.callsTools);
   });
 });

@@ -152,16 +152,21 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets a VARIABLE handler touch only its thread item (and journal pages) and its own logs', () => {
+  it('lets a VARIABLE handler touch only its thread’s items, large values and its own logs', () => {
     const actions = actionsOf(functionStatements('VARIABLE')).sort();
     expect(actions).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:Query',
       'dynamodb:UpdateItem',
       'events:PutEvents',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
+      // segments/ (read), values/ (read, write)
+      's3:GetObject',
+      's3:GetObject',
+      's3:PutObject',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
     ]);
@@ -180,31 +185,37 @@ describe('least privilege', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
-  it('scopes conversation access to the segments prefix, and only for handlers that use it', () => {
+  it('scopes S3 to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
+    const prefix = (path: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, path]],
+    });
     for (const type of NODE_TYPES) {
       const s3 = functionStatements(type).filter((s) => actionsOf([s]).some((a) => a.startsWith('s3:')));
-      const expected = {
-        none: [],
-        read: ['s3:GetObject'],
-        write: ['s3:PutObject'],
-        'read-write': ['s3:GetObject', 's3:PutObject'],
-      }[HANDLER_SPECS[type].conversation];
-      expect(actionsOf(s3).sort(), type).toEqual(expected);
-      for (const statement of s3) {
-        expect(statement.Resource).toEqual({
-          'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, '/segments/*']],
-        });
-      }
+      const segments = s3.find((s) => s.Sid === 'ConversationSegments')!;
+      const writes = ['read-write', 'write'].includes(HANDLER_SPECS[type].conversation);
+      // Every handler reads segments: a large LLM output is stored as a reference to its message.
+      expect(actionsOf([segments]).sort(), type).toEqual(
+        writes ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject'],
+      );
+      expect(segments.Resource).toEqual(prefix('/segments/*'));
+      const values = s3.find((s) => s.Sid === 'LargeValues')!;
+      expect(actionsOf([values]).sort(), type).toEqual(['s3:GetObject', 's3:PutObject']);
+      expect(values.Resource).toEqual(prefix('/values/*'));
+      expect(s3, type).toHaveLength(2);
     }
   });
 
-  it('lets every handler put items (journal pages) but none delete items or list the table', () => {
+  it('lets every handler put items (step records) and query the table, but none delete, scan or use the index', () => {
     for (const type of NODE_TYPES) {
-      const actions = actionsOf(functionStatements(type));
+      const statements = functionStatements(type).filter((s) =>
+        actionsOf([s]).some((a) => a.startsWith('dynamodb:')),
+      );
+      const actions = actionsOf(statements);
       expect(actions, type).toContain('dynamodb:PutItem');
+      expect(actions, type).toContain('dynamodb:Query');
       expect(actions, type).not.toContain('dynamodb:DeleteItem');
-      expect(actions, type).not.toContain('dynamodb:Query');
       expect(actions, type).not.toContain('dynamodb:Scan');
+      expect(JSON.stringify(statements.map((s) => s.Resource)), type).not.toContain('/index/');
     }
   });
 

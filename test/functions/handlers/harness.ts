@@ -112,7 +112,7 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       if (count === crashAt) throw new Error(INJECTED);
       return result;
     };
-  const { threads, conversations, joins, executions } = stores;
+  const { threads, conversations, joins, executions, values } = stores;
   return {
     threads: {
       ...threads,
@@ -121,9 +121,15 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       listThreadsOfExecution: threads.listThreadsOfExecution.bind(threads),
       createThread: wrap(threads.createThread.bind(threads)),
       updateThread: wrap(threads.updateThread.bind(threads)),
+      putNodeResults: wrap(threads.putNodeResults.bind(threads)),
+      putStepOnce: wrap(threads.putStepOnce.bind(threads)),
     },
+    ...(values
+      ? { values: { read: values.read.bind(values), putValues: wrap(values.putValues.bind(values)) } }
+      : {}),
     conversations: {
       readLog: conversations.readLog.bind(conversations),
+      readMessage: conversations.readMessage.bind(conversations),
       appendMessages: wrap(conversations.appendMessages.bind(conversations)),
     },
     joins: {
