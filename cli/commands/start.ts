@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
 import { createAwsClients, resolveAwsTarget } from '../../functions/aws/clients.ts';
+import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { parseInput } from './run.ts';
 
@@ -22,6 +23,8 @@ export interface SfnLike {
 
 export interface DeployedServices {
   readonly sfn?: SfnLike;
+  /** Where a large input is uploaded (default: the stack's bucket, named by $STEPTHREAD_BUCKET). */
+  readonly values?: Pick<ValueStore, 'putValues'>;
 }
 
 export interface StartOptions {
@@ -68,6 +71,19 @@ export function executionArnOf(stateMachineArn: string, executionName: string): 
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 
+/** The value store a large input is uploaded to: S3 of the stack the environment names. */
+function largeInputStore(io: CliIo, services: DeployedServices): ValueStore {
+  if (services.values) return { read: async () => new Map(), ...services.values };
+  const target = resolveAwsTarget(io.env ?? process.env, {
+    dynamoEndpoint: 'embedded',
+    s3Endpoint: 'embedded',
+  });
+  const clients = createAwsClients(target);
+  return createValueStore(clients, {
+    readMessage: () => Promise.reject(new Error('start reads no messages')),
+  });
+}
+
 export async function runStart(
   workflowOrArn: string,
   options: StartOptions,
@@ -94,7 +110,10 @@ export async function runStart(
       return EXIT.invalid;
     }
     const name = options.name ?? randomUUID();
-    const body = JSON.stringify({ input: input.value });
+    // Over 8 KB the input goes to the stack's bucket and the execution starts with a reference to it
+    // (content-addressed: the same input gives the same reference, so a repeated start still matches).
+    const checked = await claimCheck(largeInputStore(io, services), input.value);
+    const body = JSON.stringify({ input: checked });
     try {
       const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
         executionArn?: string;

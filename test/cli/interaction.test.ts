@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
-import type { SfnLike } from '../../cli/commands/start.ts';
+import type { DeployedServices, SfnLike } from '../../cli/commands/start.ts';
 import type { CliIo } from '../../cli/io.ts';
 import { main } from '../../cli/main.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
@@ -51,7 +51,10 @@ function stubSfn(reply: (command: object) => unknown = () => ({})): SfnLike & { 
   };
 }
 
-async function cli(args: string[], options: { sfn?: SfnLike; env?: Record<string, string> } = {}) {
+async function cli(
+  args: string[],
+  options: { sfn?: SfnLike; env?: Record<string, string>; values?: DeployedServices['values'] } = {},
+) {
   let stdout = '';
   let stderr = '';
   const io: CliIo = {
@@ -65,7 +68,10 @@ async function cli(args: string[], options: { sfn?: SfnLike; env?: Record<string
     env: options.env ?? {},
     cwd: dir,
   };
-  const code = await main(['node', 'stepthread', ...args], io, options.sfn ? { sfn: options.sfn } : {});
+  const code = await main(['node', 'stepthread', ...args], io, {
+    ...(options.sfn ? { sfn: options.sfn } : {}),
+    ...(options.values ? { values: options.values } : {}),
+  });
   return { code, stdout, stderr };
 }
 
@@ -200,6 +206,32 @@ describe('stepthread start (stub Step Functions client)', () => {
       name: 'ticket-1',
       input: JSON.stringify({ input: TICKET }),
     });
+  });
+
+  it('uploads an input over 8 KB and starts with a reference to it (claim check), the same each time', async () => {
+    const uploads: Map<string, unknown>[] = [];
+    const values = {
+      putValues: async (entries: ReadonlyMap<string, unknown>) => {
+        uploads.push(new Map(entries));
+        return 'object-1';
+      },
+    };
+    const sfn = stubSfn(() => ({ executionArn: 'arn:x' }));
+    const big = { document: 'd'.repeat(300_000) };
+    const { code } = await cli(['start', machine, '--input', JSON.stringify(big), '--name', 'big-1'], {
+      sfn,
+      values,
+    });
+    expect(code).toBe(0);
+    expect(uploads).toHaveLength(1);
+    expect([...uploads[0]!.values()]).toEqual([big]);
+    const start = sfn.sent.find((c) => c instanceof StartExecutionCommand) as StartExecutionCommand;
+    const body = JSON.parse(start.input.input!) as { input: Record<string, unknown> };
+    expect(body.input).toEqual({
+      '$stepthread:ref': `v:object-1/${[...uploads[0]!.keys()][0]}`,
+      bytes: JSON.stringify(big).length,
+    });
+    expect(start.input.input!.length).toBeLessThan(200);
   });
 
   it('the same name again reports the existing execution instead of a second run', async () => {
