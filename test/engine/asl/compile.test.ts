@@ -134,7 +134,7 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
       if (state.Type === 'Task' && state.Resource === START_EXECUTION_RESOURCE) {
         // Continue-as-new: the whole envelope goes to the successor; StartExecution's answer goes next to it.
         expect(state.ResultPath, stateName).toBe('$.continuation');
-        expect(state.Parameters.Input.resume['envelope.$'], stateName).toBe('$');
+        expect(state.Parameters, stateName).toMatchObject({ Input: { resume: { 'envelope.$': '$' } } });
       } else if (state.Type === 'Task') {
         // A waiting USER_INTERACTION adds its answer next to the envelope; nothing else adds anything.
         const resultPaths = state.Resource.includes('waitForTaskToken') ? ['$.answer'] : [undefined, null];
@@ -286,7 +286,12 @@ describe('node types', () => {
       Type: 'Task',
       Resource: `\${Fn_USER_INTERACTION}`,
       // The wait Task's history events (6) are counted with this one (5): its result is not the envelope.
-      Parameters: { action: 'answer', node: node(definition, 'confirm'), 'envelope.$': '$', historyEvents: 11 },
+      Parameters: {
+        action: 'answer',
+        node: node(definition, 'confirm'),
+        'envelope.$': '$',
+        historyEvents: 11,
+      },
       Retry: task(definition, 'tidy').Retry,
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAIL_TASK }],
       Next: 'tidy',

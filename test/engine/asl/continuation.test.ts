@@ -185,7 +185,13 @@ describe('continue-as-new in the compiled definition', () => {
           MaxAttempts: 0,
           JitterStrategy: 'FULL',
         },
-        { ErrorEquals: ['States.ALL'], IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 5, JitterStrategy: 'FULL' },
+        {
+          ErrorEquals: ['States.ALL'],
+          IntervalSeconds: 1,
+          BackoffRate: 2,
+          MaxAttempts: 5,
+          JitterStrategy: 'FULL',
+        },
       ],
       Catch: [
         {
@@ -266,7 +272,9 @@ describe('continue-as-new in the compiled definition', () => {
   it('leaves a workflow without a top-level cycle (and any workflow with continuing off) as before', () => {
     for (const [name, workflow] of corpus) {
       const off = compileWorkflow(workflow, { continueAfterEvents: false }).definition;
-      expect(JSON.stringify(off), name).not.toMatch(/stepthread:dispatch|historyEvents|"history"|startExecution/);
+      expect(JSON.stringify(off), name).not.toMatch(
+        /stepthread:dispatch|historyEvents|"history"|startExecution/,
+      );
       const on = compiledOf(name).definition;
       const cyclic = JSON.stringify(on).includes('stepthread:dispatch');
       if (!cyclic) expect(JSON.stringify(on), name).toBe(JSON.stringify(off));
