@@ -329,7 +329,7 @@ describe('continue-as-new on the embedded runtime', () => {
         onContinue: (ended) => {
           firstExecution ??= ended.executionId;
         },
-        answerInteraction: async (interaction) => {
+        answerInteraction: async () => {
           const open = await openInteractions(interactions!, firstExecution!, executions);
           seen.push(open.map((entry) => `${entry.interactionId} ${entry.executionId}`));
           return { kind: 'approve' };

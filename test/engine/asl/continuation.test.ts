@@ -36,7 +36,7 @@ function check(definition: AslDefinition, options?: { checkArn?: boolean; checkP
 }
 
 /** LOOP_START → VARIABLE count+1 → LOOP_END, `iterations` times. */
-export function counterWorkflow(iterations: number, id = 'counter'): Workflow {
+function counterWorkflow(iterations: number, id = 'counter'): Workflow {
   return {
     id,
     version: 1,
