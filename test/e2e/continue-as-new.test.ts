@@ -33,7 +33,10 @@ function countingWorkflow(iterations: number, extra: Partial<Workflow> = {}): Wo
       { name: 'said', type: 'string', scope: 'thread' },
     ],
     profiles: {
-      default: { provider: 'scripted', byNode: { ask: ['Counting now.'], tell: ['All counted.'] } },
+      default: {
+        provider: 'scripted',
+        byNode: { ask: ['Counting now.'], tell: ['All counted.', 'Counted again.'] },
+      },
     },
     nodes: [
       { id: 'start', type: 'START' },
@@ -108,7 +111,7 @@ describe('continue-as-new on the embedded runtime', () => {
     expect(single.executions[0]!.historyEvents).toBeLessThan(13_000);
 
     const chain = continued.executions;
-    expect(chain.length).toBeGreaterThanOrEqual(6);
+    expect(chain).toHaveLength(7);
     expect(chain.map((execution) => execution.status)).toEqual([
       ...chain.slice(1).map(() => 'CONTINUED'),
       'SUCCEEDED',
@@ -201,6 +204,28 @@ describe('continue-as-new on the embedded runtime', () => {
     const extra = faulty.executions.reduce((sum, execution) => sum + execution.historyEvents, 0);
     const base = clean.executions.reduce((sum, execution) => sum + execution.historyEvents, 0);
     expect(extra).toBe(base + 3 * retried);
+  });
+
+  it('continues a copy run from one of its nodes (run --thread) the same way', async () => {
+    const workflow = countingWorkflow(30);
+    const first = await e2e.runtime
+      .prepare(workflow, { continueAfterEvents: 200 })
+      .run({ n: 30 }, { noRetryWaits: true });
+    expect(first.executions.length).toBeGreaterThan(1);
+    const copy = await e2e.runtime.copyThread(first.threadId, { fromNodeId: 'loop' });
+    expect(copy.metadata).not.toHaveProperty('firstExecutionId');
+    const again = await e2e.runtime
+      .prepare(workflow, { startNodeId: 'loop', continueAfterEvents: 200 })
+      .runThread(copy.id, { noRetryWaits: true });
+    expect(again.error).toBeUndefined();
+    expect(again.status).toBe('COMPLETED');
+    expect(again.executions.length).toBeGreaterThan(1);
+    expect(again.output).toEqual({ count: 60, said: 'Counted again.' });
+    const { thread } = await e2e.runtime.stores.threads.getThread(copy.id);
+    expect(thread.metadata).toMatchObject({
+      executionId: again.executionId,
+      firstExecutionId: again.executions[0]!.executionId,
+    });
   });
 
   it('keeps maxSteps for the whole run, not per execution', async () => {
