@@ -223,10 +223,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return openConversation(thread.conversation, log).visibleMessages();
   };
 
-  const continueAfterEvents = options.continueAfterEvents ?? continueAfterEventsFromEnv(process.env);
-
   const prepare = (workflow: Workflow, prepareOptions: PrepareOptions = {}): PreparedWorkflow => {
-    const threshold = prepareOptions.continueAfterEvents ?? continueAfterEvents;
+    // Read when a workflow is prepared, so commands that run nothing never trip over the setting.
+    const threshold =
+      prepareOptions.continueAfterEvents ??
+      options.continueAfterEvents ??
+      continueAfterEventsFromEnv(process.env);
     const compiled = compileWorkflow(
       workflow,
       threshold === undefined ? {} : { continueAfterEvents: threshold },
