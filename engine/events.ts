@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'THREAD_FORKED',
   'THREAD_JOINED',
   'THREAD_COPIED',
+  'THREAD_CONTINUED',
   'NODE_STARTED',
   'NODE_COMPLETED',
   'NODE_FAILED',
@@ -112,6 +113,16 @@ export interface ThreadCopiedEvent extends EventBase {
   sourceThreadId: string;
   copyThreadId: string;
 }
+/** A root thread moved to a successor execution (continue-as-new), at a ROUTE or LOOP_END. */
+export interface ThreadContinuedEvent extends EventBase {
+  type: 'THREAD_CONTINUED';
+  /** The ROUTE or LOOP_END whose Choice continued. */
+  nodeId: string;
+  fromExecutionId: string;
+  toExecutionId: string;
+  /** Node executions the thread had when it continued. */
+  step: number;
+}
 export interface NodeStartedEvent extends NodeEventBase {
   type: 'NODE_STARTED';
   nodeType: NodeType;
@@ -184,6 +195,7 @@ export type StepthreadEvent =
   | ThreadForkedEvent
   | ThreadJoinedEvent
   | ThreadCopiedEvent
+  | ThreadContinuedEvent
   | NodeStartedEvent
   | NodeCompletedEvent
   | NodeFailedEvent

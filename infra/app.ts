@@ -7,9 +7,12 @@
  *   stepthread:namePrefix                                  physical name prefix (default `stepthread`)
  *   stepthread:express                                     workflow ids to deploy as EXPRESS (comma list)
  *   stepthread:removalPolicy                               `retain` (default) or `destroy` (dev, LocalStack)
+ *   stepthread:continueAfterEvents / STEPTHREAD_CONTINUE_AFTER_EVENTS
+ *                                      continue-as-new threshold in history events (default 20000; `off`)
  */
 import { resolve } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { CONTINUE_AFTER_EVENTS_ENV, continueAfterEventsFromEnv } from '../engine/asl/continuation.ts';
 import { PROJECT_ROOT } from './handler-registry.ts';
 import { loadWorkflowsFromDir } from './load-workflows.ts';
 import { addNagChecks } from './nag.ts';
@@ -25,6 +28,10 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   if (removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`stepthread:removalPolicy must be retain or destroy, not ${removal}`);
   }
+  const threshold = context('continueAfterEvents');
+  const continueAfterEvents = continueAfterEventsFromEnv(
+    threshold === undefined ? env : { [CONTINUE_AFTER_EVENTS_ENV]: threshold },
+  );
   const stack = new StepthreadStack(app, context('stackName') ?? env.STEPTHREAD_STACK_NAME ?? 'Stepthread', {
     description: 'stepthread: LLM-agent workflows as Step Functions state machines',
     env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
@@ -35,6 +42,7 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
       .filter(Boolean),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     ...(context('namePrefix') ? { namePrefix: context('namePrefix')! } : {}),
+    ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
   });
   addNagChecks(app);
   return stack;

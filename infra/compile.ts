@@ -7,6 +7,10 @@ import type { Workflow } from '../engine/model/schema.ts';
 
 export type { CompiledWorkflow };
 
-export function compileForDeploy(workflow: Workflow): CompiledWorkflow {
-  return compileWorkflow(workflow, { resources: 'placeholders' });
+/** `continueAfterEvents`: continue-as-new's threshold (default 20,000 history events; false: off). */
+export function compileForDeploy(
+  workflow: Workflow,
+  options: { continueAfterEvents?: number | false } = {},
+): CompiledWorkflow {
+  return compileWorkflow(workflow, { resources: 'placeholders', ...options });
 }

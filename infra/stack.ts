@@ -24,6 +24,8 @@ export interface StepthreadStackProps extends StackProps {
   readonly triggerBus?: IEventBus;
   /** Root the handler entries are resolved against (default: this repository). */
   readonly projectRoot?: string;
+  /** Continue-as-new threshold of the STANDARD state machines (default 20,000 history events; false: off). */
+  readonly continueAfterEvents?: number | false;
 }
 
 export class StepthreadStack extends Stack {
@@ -57,6 +59,9 @@ export class StepthreadStack extends Stack {
         workflow,
         executionType,
         extraTriggers: props.extraTriggers?.[workflow.id] ?? [],
+        ...(props.continueAfterEvents === undefined
+          ? {}
+          : { continueAfterEvents: props.continueAfterEvents }),
       });
       workflows.set(workflow.id, construct);
       new CfnOutput(this, uniqueOutputId(`${alphanumeric(workflow.id)}StateMachineArn`, outputIds), {

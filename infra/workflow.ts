@@ -3,7 +3,7 @@
  * to the runtime's function through `definitionSubstitutions`), logging and tracing, and one EventBridge
  * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
  */
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -11,6 +11,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
 import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
@@ -37,6 +38,12 @@ export interface StepthreadWorkflowProps {
   readonly extraTriggers?: readonly Trigger[];
   /** The compiled definition, if already compiled (default: compiled here). */
   readonly compiled?: CompiledWorkflow;
+  /**
+   * Continue-as-new (STANDARD only): once an execution's history nears this many events, a long run
+   * continues in a new execution of this state machine. Default 20,000; `false` turns it off. EXPRESS
+   * state machines have no history limit and never continue.
+   */
+  readonly continueAfterEvents?: number | false;
 }
 
 export class StepthreadWorkflow extends Construct {
@@ -62,7 +69,10 @@ export class StepthreadWorkflow extends Construct {
       );
     }
     this.stateMachineName = props.stateMachineName ?? `${runtime.namePrefix}-${workflow.id}`;
-    this.compiled = props.compiled ?? compileForDeploy(workflow);
+    const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
+    this.compiled =
+      props.compiled ??
+      compileForDeploy(workflow, continueAfterEvents === undefined ? {} : { continueAfterEvents });
     const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
     this.nodeTypes = substitutions.map(({ type }) => type);
 
@@ -91,6 +101,25 @@ export class StepthreadWorkflow extends Construct {
           sid: 'InvokeNodeHandlers',
           actions: ['lambda:InvokeFunction'],
           resources: substitutions.map(({ type }) => runtime.functionFor(type).functionArn),
+        }),
+      );
+    }
+    if (continuesRuns(this.compiled)) {
+      // Continue-as-new starts this same state machine (states:startExecution, fire and forget). Its
+      // ARN is built from the name: referencing the state machine's own ARN from its role's policy
+      // would make a CloudFormation dependency cycle.
+      this.stateMachine.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'ContinueAsNew',
+          actions: ['states:StartExecution'],
+          resources: [
+            Stack.of(this).formatArn({
+              service: 'states',
+              resource: 'stateMachine',
+              resourceName: this.stateMachineName,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ],
         }),
       );
     }
@@ -157,6 +186,15 @@ function functionSubstitutions(
     runtime.functionFor(type); // fails early, naming the missing handler
     return { key, type };
   });
+}
+
+/** Whether the definition has a continue-as-new Task (a `states:startExecution` of itself). */
+function continuesRuns(compiled: CompiledWorkflow): boolean {
+  let found = false;
+  forEachState(compiled.definition, (_name, state) => {
+    if (state.Type === 'Task' && state.Resource === START_EXECUTION_RESOURCE) found = true;
+  });
+  return found;
 }
 
 function hasUserInteraction(workflow: Workflow): boolean {

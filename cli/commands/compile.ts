@@ -1,14 +1,27 @@
 /** `stepthread compile <workflow>`: validate, then print the ASL definition (exit 1 when invalid). */
 import type { Command } from 'commander';
 import { compileWorkflow } from '../../engine/asl/index.ts';
+import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { codedOf, loadValidWorkflow, printErrors } from '../local-session.ts';
 
-export async function runCompile(file: string, io: CliIo): Promise<number> {
+export async function runCompile(
+  file: string,
+  io: CliIo,
+  options: ContinueAfterOption = {},
+): Promise<number> {
+  const threshold = continueAfterEventsOf(options, io);
+  if (!threshold.ok) {
+    io.stderr(`stepthread: ${threshold.message}\n`);
+    return EXIT.usage;
+  }
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   try {
-    const { definition } = compileWorkflow(loaded.workflow);
+    const { definition } = compileWorkflow(
+      loaded.workflow,
+      threshold.value === undefined ? {} : { continueAfterEvents: threshold.value },
+    );
     io.stdout(`${JSON.stringify(definition, null, 2)}\n`);
     return EXIT.ok;
   } catch (error) {
@@ -22,7 +35,8 @@ export function registerCompile(program: Command, io: CliIo, setExit: (code: num
     .command('compile')
     .description('validate a workflow and print its Amazon States Language definition')
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
-    .action(async (file: string) => {
-      setExit(await runCompile(file, io));
+    .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
+    .action(async (file: string, options: ContinueAfterOption) => {
+      setExit(await runCompile(file, io, options));
     });
 }

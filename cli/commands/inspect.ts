@@ -9,6 +9,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { isValueRef } from '../../functions/stores/value-refs.ts';
 import { formatCodedError } from '../format.ts';
@@ -53,6 +54,8 @@ export interface InspectReport {
   executionId?: string;
   executionStatus?: string;
   rootThreadId?: string;
+  /** A run that continued in new executions (continue-as-new): all of them, first to last. */
+  executions?: { executionId: string; status: string }[];
   threads: ThreadReport[];
   conversation: { threadId: string; messages: Message[] };
 }
@@ -145,11 +148,9 @@ export async function buildInspectReport(
     const executionId = focus.metadata.executionId;
     if (executionId) execution = await findExecution(runtime, executionId);
   }
-  const listed = execution
-    ? (await runtime.stores.threads.listThreadsOfExecution(execution.executionId)).map(
-        (entry) => entry.thread,
-      )
-    : [];
+  // Every execution of the run: threads created after a continuation are listed under later ones.
+  const chain = execution ? await executionChain(runtime.stores.executions, execution) : [];
+  const listed = (await threadsOfChain(runtime.stores.threads, chain)).map((entry) => entry.thread);
   // The index is eventually consistent: make sure the focus thread is there, and keep a stable order.
   const threads = [focus, ...listed.filter((thread) => thread.id !== focus.id)];
   const rootId = execution?.rootThreadId;
@@ -174,6 +175,9 @@ export async function buildInspectReport(
           executionId: execution.executionId,
           executionStatus: execution.status,
           rootThreadId: execution.rootThreadId,
+          ...(chain.length > 1
+            ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
+            : {}),
         }
       : {}),
     threads: threads.map((thread) =>
@@ -199,6 +203,10 @@ function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
     );
+  }
+  if (report.executions) {
+    const run = report.executions.map(({ executionId, status }) => `${executionId} (${status})`);
+    io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
   }
   for (const thread of report.threads) {
     const path = thread.forkPathId ? `  path ${thread.forkPathId} of ${thread.parentThreadId}` : '';

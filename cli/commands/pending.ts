@@ -1,9 +1,12 @@
 /**
  * `stepthread pending [executionId|executionArn|threadId] [--json]`: open USER_INTERACTIONs, oldest
- * first, with what `stepthread respond` needs to answer each. One Query whatever the argument (the
- * thread's partition, or the sparse open-interactions index), so operators need no Scan.
+ * first, with what `stepthread respond` needs to answer each. One Query per execution (the thread's
+ * partition, or the sparse open-interactions index), so operators need no Scan. An execution id of a
+ * run that continued (continue-as-new) stands for the whole run: each of its executions is asked.
  */
 import type { Command } from 'commander';
+import { executionChainOf } from '../../functions/stores/execution-chain.ts';
+import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import {
   createInteractionStore,
   type Interaction,
@@ -30,11 +33,21 @@ export interface PendingJson {
   deadline?: string;
 }
 
-/** Open interactions of a thread (`t-…`), else of an execution, else all of them; each is one Query. */
-export async function openInteractions(store: InteractionStore, ref?: string): Promise<Interaction[]> {
+/**
+ * Open interactions of a thread (`t-…`), else of an execution's run (with `executions`, every
+ * execution it continued in too; one GetItem per execution), else all of them.
+ */
+export async function openInteractions(
+  store: InteractionStore,
+  ref?: string,
+  executions?: ExecutionIndex,
+): Promise<Interaction[]> {
   if (ref === undefined) return store.listOpen();
   if (ref.startsWith('t-')) return store.listOpenOfThread(ref);
-  return store.listOpenOfExecution(ref);
+  const chain = executions === undefined ? [] : await executionChainOf(executions, ref);
+  if (chain.length <= 1) return store.listOpenOfExecution(ref);
+  const lists = await Promise.all(chain.map((record) => store.listOpenOfExecution(record.executionId)));
+  return lists.flat();
 }
 
 function asJson(interaction: Interaction): PendingJson {
@@ -71,7 +84,11 @@ export async function runPending(
     io,
     (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
     async (session) => {
-      const open = await openInteractions(createInteractionStore(session.clients), ref);
+      const open = await openInteractions(
+        createInteractionStore(session.clients),
+        ref,
+        createExecutionIndex(session.clients),
+      );
       if (options.json) {
         io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
         return EXIT.ok;

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
 import { answerFor, type InteractionReply, sendReply } from '../../functions/nodes/user-interaction.ts';
+import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import {
   createInteractionStore,
   type Interaction,
@@ -66,10 +67,11 @@ export async function findInteraction(
   store: InteractionStore,
   ref: string,
   node?: string,
+  executions?: ExecutionIndex,
 ): Promise<Interaction> {
   const direct = parseInteractionId(ref);
   if (direct) return store.getInteraction(direct.threadId, direct.nodeId);
-  const open = (await openInteractions(store, ref)).filter(
+  const open = (await openInteractions(store, ref, executions)).filter(
     (interaction) => node === undefined || interaction.nodeId === node || interaction.authorNodeId === node,
   );
   const only = open[0];
@@ -170,7 +172,12 @@ export async function runRespond(
     io,
     (session) => (session ? `cannot answer ${ref}` : 'cannot open the stores'),
     async (session) => {
-      const interaction = await findInteraction(createInteractionStore(session.clients), ref, options.node);
+      const interaction = await findInteraction(
+        createInteractionStore(session.clients),
+        ref,
+        options.node,
+        createExecutionIndex(session.clients),
+      );
       const result = await deliverReply(sfn, interaction, parsed.reply);
       if (options.json) {
         const json: RespondJson = { interactionId: interaction.interactionId, result };

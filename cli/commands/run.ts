@@ -7,14 +7,15 @@ import type { Command } from 'commander';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
-import { createLocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
+import { createLocalRuntime, type RunOptions, type RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { type AnswerSource, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
+import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, loadValidWorkflow, withStores } from '../local-session.ts';
 
-export interface RunCommandOptions extends DataDirOption {
+export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
   json?: boolean;
   thread?: string;
@@ -113,6 +114,11 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     io.stderr(`stepthread: ${answers.message}\n`);
     return EXIT.usage;
   }
+  const threshold = continueAfterEventsOf(options, io);
+  if (!threshold.ok) {
+    io.stderr(`stepthread: ${threshold.message}\n`);
+    return EXIT.usage;
+  }
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
 
@@ -121,9 +127,22 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     io,
     (session) => (session ? 'the run could not start' : 'cannot open the local stores'),
     async (session) => {
-      const runtime = createLocalRuntime({ clients: session.clients });
+      const runtime = createLocalRuntime({
+        clients: session.clients,
+        ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
+      });
       const onEvent = options.json ? undefined : progressPrinter(io);
-      const runOptions = { answerInteraction: answers.source, ...(onEvent ? { onEvent } : {}) };
+      const onContinue: RunOptions['onContinue'] = options.json
+        ? undefined
+        : (ended, successor) =>
+            io.stderr(
+              `  ⤷ execution ${ended.executionId} continues as ${successor} (${ended.historyEvents} history events)\n`,
+            );
+      const runOptions: RunOptions = {
+        answerInteraction: answers.source,
+        ...(onEvent ? { onEvent } : {}),
+        ...(onContinue ? { onContinue } : {}),
+      };
       let outcome: RunOutcome;
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
@@ -154,6 +173,10 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         io.stdout(
           `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
         );
+        if (outcome.executions.length > 1) {
+          const first = outcome.executions[0]!.executionId;
+          io.stdout(`run       ${outcome.executions.length} executions, continued from ${first}\n`);
+        }
         if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
       }
       if (outcome.status !== 'COMPLETED') {
@@ -201,6 +224,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
       '--answers <json|file>',
       'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',
     )
+    .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));

@@ -5,9 +5,23 @@
  * byte-identical JSON.
  */
 import { StepthreadError } from '../errors.ts';
+import { stronglyConnectedComponents } from '../graph/algorithms.ts';
 import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
 import { NODE_TYPES, type NodeType, type UserInteractionConfig, type Workflow } from '../model/schema.ts';
+import {
+  CONTINUED_STATE,
+  checkContinueAfterEvents,
+  DEFAULT_CONTINUE_AFTER_EVENTS,
+  DISPATCH_STATE,
+  EXECUTION_ALREADY_EXISTS,
+  HISTORY_EVENTS,
+  NO_RESUME_POINT_STATE,
+  RESUME_AT_STATE,
+  RESUME_HISTORY_EVENTS,
+  RESUME_TASK,
+  SUCCESSOR_NAME_EXPRESSION,
+} from './continuation.ts';
 import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
 import { resourceFor, substitutionKey } from './resources.ts';
@@ -21,15 +35,24 @@ import {
   type AslFlow,
   type AslParallelState,
   type AslRetrier,
+  type AslStartExecutionTaskState,
   type AslState,
   type AslStateMachine,
   INTERACTION_ANSWER_PATH,
+  START_EXECUTION_RESOURCE,
   WAIT_FOR_TASK_TOKEN,
 } from './types.ts';
 
 export interface CompileOptions {
   /** How Task resources are written; only `${Fn_<NODE_TYPE>}` placeholders exist so far. */
   resources?: 'placeholders';
+  /**
+   * Continue-as-new (continuation.ts): once an execution's estimated history reaches this many events,
+   * the next top-level ROUTE or LOOP_END on a cycle continues the run in a new execution. `false` turns
+   * it off (EXPRESS state machines have no history limit). Default DEFAULT_CONTINUE_AFTER_EVENTS; a
+   * workflow without a top-level cycle compiles the same either way.
+   */
+  continueAfterEvents?: number | false;
 }
 
 export interface CompiledWorkflow {
@@ -60,8 +83,8 @@ export function compileWorkflow(workflow: Workflow, options: CompileOptions = {}
   return compileGraph(buildGraph(workflow), options);
 }
 
-export function compileGraph(graph: WorkflowGraph, _options: CompileOptions = {}): CompiledWorkflow {
-  return new Compiler(graph).compile();
+export function compileGraph(graph: WorkflowGraph, options: CompileOptions = {}): CompiledWorkflow {
+  return new Compiler(graph, options).compile();
 }
 
 const TRANSIENT_ERRORS = [
@@ -75,6 +98,8 @@ const TRANSIENT_ERRORS = [
 /** Where states are emitted: the whole machine, or one fork path's branch. */
 interface Scope {
   states: Record<string, AslState>;
+  /** The whole machine: the only place an execution can end and continue in another. */
+  top?: boolean;
   /** In a branch: the JOIN ending it; a transition to it goes to `doneName` instead. */
   stop?: string;
   doneName?: string;
@@ -87,10 +112,54 @@ class Compiler {
   private readonly nodeNames = new Map<string, string>();
   private readonly helpers = new Map<string, string>();
   private readonly usedTypes = new Set<NodeType>();
+  /** The threshold, when the workflow has a top-level cycle and continuing is on. */
+  private readonly continueAfter: number | undefined;
+  /** Top-level ROUTE and LOOP_END nodes on a cycle: their Choice states may continue the run. */
+  private readonly continuationPoints: ReadonlySet<string>;
+  /** `<node>:choice` states a successor may resume at, in definition order. */
+  private readonly resumePoints: string[] = [];
 
-  constructor(private readonly graph: WorkflowGraph) {
+  constructor(
+    private readonly graph: WorkflowGraph,
+    options: CompileOptions,
+  ) {
     // Node ids claim their names first, so they keep them even when a helper name would collide.
     for (const id of graph.order) this.nodeNames.set(id, this.names.claim(id));
+    const threshold = checkContinueAfterEvents(options.continueAfterEvents ?? DEFAULT_CONTINUE_AFTER_EVENTS);
+    this.continuationPoints = threshold === false ? new Set() : this.cyclicChoices();
+    this.continueAfter = this.continuationPoints.size > 0 && threshold !== false ? threshold : undefined;
+  }
+
+  /** Whether Tasks count history events (only when some Choice may continue the run). */
+  private get counting(): boolean {
+    return this.continueAfter !== undefined;
+  }
+
+  /**
+   * Top-level ROUTE and LOOP_END nodes on a top-level cycle. A fork region is one step at this level
+   * (its branches' back edges cannot leave them), so any cycle that can repeat without bound passes
+   * through one of these (validation rule UNBOUNDED_CYCLE).
+   */
+  private cyclicChoices(): Set<string> {
+    const members = new Set<string>();
+    const stack = [this.graph.startId];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (members.has(id)) continue;
+      members.add(id);
+      stack.push(...this.flowTargets(id));
+    }
+    const order = this.graph.order.filter((id) => members.has(id));
+    const points = new Set<string>();
+    for (const component of stronglyConnectedComponents(order, (id) => this.flowTargets(id))) {
+      const cyclic = component.length > 1 || this.flowTargets(component[0]!).includes(component[0]!);
+      if (!cyclic) continue;
+      for (const id of component) {
+        const kind = this.transition(id).kind;
+        if (kind === 'route' || kind === 'loopEnd') points.add(id);
+      }
+    }
+    return points;
   }
 
   compile(): CompiledWorkflow {
@@ -98,12 +167,25 @@ class Compiler {
     let failUsed = false;
     const top: Scope = {
       states,
+      top: true,
       failure: () => {
         failUsed = true;
         return this.helper(FAIL_TASK);
       },
     };
     this.emitRegion(top, this.graph.startId);
+    if (this.counting) {
+      states[this.helper(CONTINUED_STATE)] = {
+        Type: 'Pass',
+        Parameters: {
+          status: 'CONTINUED',
+          'continuedAs.$': SUCCESSOR_NAME_EXPRESSION,
+          'threadId.$': '$.rootThreadId',
+          'step.$': '$.step',
+        },
+        End: true,
+      };
+    }
     const failed = this.helper(FAILED_STATE);
     if (failUsed) {
       states[this.helper(FAIL_TASK)] = {
@@ -124,6 +206,11 @@ class Compiler {
       StartAt: this.nodeName(this.graph.startId),
       States: states,
     };
+    if (this.counting) {
+      definition.StartAt = this.helper(DISPATCH_STATE);
+      // The entry first, so the definition reads from the top.
+      definition.States = { ...this.resumeStates(failed), ...states };
+    }
     const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
     return { definition, substitutionKeys };
   }
@@ -183,6 +270,7 @@ class Compiler {
           node: checkedStatic(description, id),
           'executionId.$': '$$.Execution.Id',
           'input.$': '$',
+          ...this.counted(HISTORY_EVENTS.execution + HISTORY_EVENTS.choice + HISTORY_EVENTS.lambdaTask),
         },
         Retry: retry(),
         // There may be no thread to mark FAILED yet: fail the execution directly.
@@ -198,7 +286,7 @@ class Compiler {
       case 'next':
         if (node.type === 'LOOP_START' && !('boundary' in node)) {
           const choice = this.helper(`${id}:choice`);
-          scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+          scope.states[name] = this.nodeTask(scope, node, { Next: choice }, HISTORY_EVENTS.choice);
           scope.states[choice] = {
             Type: 'Choice',
             Choices: [{ ...loopExits(), Next: this.target(scope, this.loopExit(node.config.loopId)) }],
@@ -210,7 +298,7 @@ class Compiler {
         return;
       case 'route': {
         const choice = this.helper(`${id}:choice`);
-        scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+        scope.states[name] = this.nodeTask(scope, node, { Next: choice }, HISTORY_EVENTS.choice);
         const fallback =
           transition.defaultTargetNodeId === undefined
             ? this.noRoute(scope, id)
@@ -219,6 +307,7 @@ class Compiler {
         scope.states[choice] = {
           Type: 'Choice',
           Choices: [
+            ...this.continuation(scope, id, choice),
             // An unset route (no condition held) must not reach StringEquals: that is a runtime error.
             // (Not IsPresent rather than IsPresent: false, which aws-local-stepfunctions never matches.)
             { Not: { Variable: '$.route', IsPresent: true }, Next: fallback },
@@ -236,10 +325,13 @@ class Compiler {
       }
       case 'loopEnd': {
         const choice = this.helper(`${id}:choice`);
-        scope.states[name] = this.nodeTask(scope, node, { Next: choice });
+        scope.states[name] = this.nodeTask(scope, node, { Next: choice }, HISTORY_EVENTS.choice);
         scope.states[choice] = {
           Type: 'Choice',
-          Choices: [{ ...loopExits(), Next: this.target(scope, transition.exit) }],
+          Choices: [
+            ...this.continuation(scope, id, choice),
+            { ...loopExits(), Next: this.target(scope, transition.exit) },
+          ],
           Default: this.nodeName(transition.loopStartId),
         };
         return;
@@ -248,7 +340,7 @@ class Compiler {
         const pair = this.graph.forks.get(id);
         if (!pair) throw internal(`FORK ${id} has no pair`);
         const entry = this.forkEntryName(pair);
-        scope.states[name] = this.nodeTask(scope, node, { Next: entry });
+        scope.states[name] = this.nodeTask(scope, node, { Next: entry }, this.forkHistoryEvents(pair));
         this.emitFork(scope, pair);
         return;
       }
@@ -360,7 +452,7 @@ class Compiler {
     };
     states[enter] = {
       Type: 'Pass',
-      Parameters: childEnvelope(index),
+      Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
       Next: this.target(scope, path.entryId),
     };
     this.emitRegion(scope, path.entryId);
@@ -397,7 +489,11 @@ class Compiler {
 
   // ---- tasks ----
 
-  private nodeTask(scope: Scope, node: GraphNode, flow: AslFlow): AslState {
+  /**
+   * `follow`: history events of the states this Task alone leads to before the next Task (its Choice,
+   * a fork's Parallel states and path bookkeeping), counted with it.
+   */
+  private nodeTask(scope: Scope, node: GraphNode, flow: AslFlow, follow = 0): AslState {
     const description = describeNode(this.graph, node);
     if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
     const staticNode = checkedStatic(description, node.id);
@@ -408,7 +504,12 @@ class Compiler {
     return {
       Type: 'Task',
       Resource: this.resource(description.type),
-      Parameters: { action: 'execute', node: staticNode, 'envelope.$': '$' },
+      Parameters: {
+        action: 'execute',
+        node: staticNode,
+        'envelope.$': '$',
+        ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
+      },
       Retry: retry(),
       Catch: [catchAll(scope.failure())],
       ...flow,
@@ -446,7 +547,13 @@ class Compiler {
     scope.states[answer] = {
       Type: 'Task',
       Resource: this.resource('USER_INTERACTION'),
-      Parameters: { action: 'answer', node, 'envelope.$': '$' },
+      // The wait Task's events are counted here: its own result goes to $.answer, not the envelope.
+      Parameters: {
+        action: 'answer',
+        node,
+        'envelope.$': '$',
+        ...this.counted(HISTORY_EVENTS.integrationTask + HISTORY_EVENTS.lambdaTask),
+      },
       Retry: retry(),
       Catch: [catchAll(scope.failure())],
       ...flow,
@@ -476,6 +583,125 @@ class Compiler {
       Next: scope.failure(),
     };
     return name;
+  }
+
+  // ---- continue-as-new (continuation.ts) ----
+
+  /** `{ [key]: events }` when this definition counts history, else nothing. */
+  private counted(
+    events: number,
+    key: 'historyEvents' | 'history' = 'historyEvents',
+  ): Record<string, number> {
+    return this.counting ? { [key]: events } : {};
+  }
+
+  /**
+   * History events of a fork region besides its branches' node Tasks (which their children count and
+   * the JOIN adds): the Parallel state(s), each path's entry Pass and bookkeeping Task, the timer.
+   */
+  private forkHistoryEvents(pair: GraphForkPair): number {
+    const { parallel, pass, lambdaTask, wait, fail, branchSlack } = HISTORY_EVENTS;
+    const path = pass + lambdaTask + branchSlack;
+    const timer = this.joinTimeout(pair) > 0 ? wait + lambdaTask + fail + branchSlack : 0;
+    const paths = pair.paths.length;
+    if (this.forkStrategy(pair) === 'parallel') return parallel + paths * path + timer;
+    return paths * (parallel + path) + (timer > 0 ? parallel + timer : 0);
+  }
+
+  /**
+   * The first rule of a continuation point's Choice: once the execution's history reaches the
+   * threshold, go to `<node>:continue` (emitted here) instead. A successor resumes at this very Choice,
+   * with a small history, and takes the branch this execution would have taken.
+   */
+  private continuation(scope: Scope, nodeId: string, choice: string): AslChoiceRule[] {
+    if (!scope.top || this.continueAfter === undefined || !this.continuationPoints.has(nodeId)) return [];
+    const node = this.node(nodeId);
+    if (node.type !== 'ROUTE' && node.type !== 'LOOP_END') throw internal(`${nodeId} cannot continue`);
+    const name = this.helper(`${nodeId}:continue`);
+    const continued = this.helper(CONTINUED_STATE);
+    const state: AslStartExecutionTaskState = {
+      Type: 'Task',
+      Resource: START_EXECUTION_RESOURCE,
+      Parameters: {
+        'StateMachineArn.$': '$$.StateMachine.Id',
+        'Name.$': SUCCESSOR_NAME_EXPRESSION,
+        Input: {
+          resume: { at: choice, node: { id: nodeId, type: node.type }, 'envelope.$': '$' },
+          'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+        },
+      },
+      ResultPath: '$.continuation',
+      // The name makes StartExecution idempotent, so any error may be retried; a name that already ran
+      // (a retry after the successor ended, improbable) means the run did continue.
+      Retry: [
+        { ...retry()[0]!, ErrorEquals: [EXECUTION_ALREADY_EXISTS], MaxAttempts: 0 },
+        { ...retry()[0]!, ErrorEquals: ['States.ALL'], MaxAttempts: 5 },
+      ],
+      Catch: [
+        { ErrorEquals: [EXECUTION_ALREADY_EXISTS], ResultPath: '$.error', Next: continued },
+        catchAll(scope.failure()),
+      ],
+      Next: continued,
+    };
+    scope.states[name] = state;
+    this.resumePoints.push(choice);
+    return [
+      {
+        And: [
+          { Variable: '$.history', IsPresent: true },
+          { Variable: '$.history', NumericGreaterThanEquals: this.continueAfter },
+        ],
+        Next: name,
+      },
+    ];
+  }
+
+  /**
+   * The entry of a counting definition: `stepthread:dispatch` starts a run at START, or (execution
+   * input `{ resume }`) has `stepthread:resume` claim the thread for this execution and
+   * `stepthread:resume-at` jump to the Choice that continued.
+   */
+  private resumeStates(failed: string): Record<string, AslState> {
+    const resume = this.helper(RESUME_TASK);
+    const resumeAt = this.helper(RESUME_AT_STATE);
+    const noPoint = this.helper(NO_RESUME_POINT_STATE);
+    return {
+      [this.helper(DISPATCH_STATE)]: {
+        Type: 'Choice',
+        Choices: [{ Variable: '$.resume', IsPresent: true, Next: resume }],
+        Default: this.nodeName(this.graph.startId),
+      },
+      [resume]: {
+        Type: 'Task',
+        Resource: this.resource('START'),
+        Parameters: {
+          action: 'resume',
+          node: { id: RESUME_TASK, type: 'START', workflowId: this.graph.workflowId },
+          'executionId.$': '$$.Execution.Id',
+          'envelope.$': '$.resume.envelope',
+          'resume.$': '$.resume',
+          historyEvents: RESUME_HISTORY_EVENTS,
+        },
+        Retry: retry(),
+        // The thread belongs to the run that continued: failing this execution leaves it untouched.
+        Catch: [catchAll(failed)],
+        Next: resumeAt,
+      },
+      [resumeAt]: {
+        Type: 'Choice',
+        Choices: this.resumePoints.map((point) => ({
+          Variable: '$.resumeAt',
+          StringEquals: point,
+          Next: point,
+        })),
+        Default: noPoint,
+      },
+      [noPoint]: {
+        Type: 'Fail',
+        Error: ASL_ERRORS.noResumePoint,
+        Cause: 'the execution input names no continuation point of this state machine',
+      },
+    };
   }
 
   // ---- lookups ----

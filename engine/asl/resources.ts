@@ -5,7 +5,13 @@
 import { StepthreadError } from '../errors.ts';
 import { NODE_TYPES, type NodeType } from '../model/schema.ts';
 import { TASK_ACTIONS, type TaskAction } from './task-input.ts';
-import { type AslDefinition, type AslState, type AslStateMachine, WAIT_FOR_TASK_TOKEN } from './types.ts';
+import {
+  type AslDefinition,
+  type AslState,
+  type AslStateMachine,
+  START_EXECUTION_RESOURCE,
+  WAIT_FOR_TASK_TOKEN,
+} from './types.ts';
 
 export function substitutionKey(type: NodeType): string {
   return `Fn_${type}`;
@@ -20,16 +26,22 @@ const PLACEHOLDER = /^\$\{Fn_([A-Z_]+)\}$/;
 /** One Task state, wherever it sits (Parallel branches included). */
 export interface TaskStateEntry {
   stateName: string;
-  /** Whose Lambda runs it (bookkeeping tasks run on the JOIN's, `stepthread:fail` on the END's). */
+  /**
+   * Whose Lambda runs it (bookkeeping tasks run on the JOIN's, `stepthread:fail` on the END's,
+   * `stepthread:resume` on the START's); for a `<node>:continue` Task, which runs no Lambda, the type of
+   * the ROUTE or LOOP_END whose Choice continues.
+   */
   nodeType: NodeType;
-  action: TaskAction;
-  /** The node it belongs to (the JOIN for join bookkeeping); absent for `stepthread:fail`. */
+  /** `continue`: the `states:startExecution` Task of continue-as-new (no handler serves it). */
+  action: TaskAction | 'continue';
+  /** The node it belongs to (the JOIN for join bookkeeping); absent for `stepthread:fail` and `:resume`. */
   nodeId?: string;
   /**
    * `waitForTaskToken`: the Task's input is `{ FunctionName, Payload }` — the handler's event is
-   * `Payload` — and its output is what SendTaskSuccess sends.
+   * `Payload` — and its output is what SendTaskSuccess sends. `startExecution`: the input is
+   * `{ StateMachineArn, Name, Input }` and the output `{ ExecutionArn, StartDate }`.
    */
-  invocation: 'direct' | 'waitForTaskToken';
+  invocation: 'direct' | 'waitForTaskToken' | 'startExecution';
 }
 
 /** Every Task state of a compiled (placeholder) definition, in definition order. */
@@ -37,6 +49,17 @@ export function taskStateIndex(definition: AslStateMachine): TaskStateEntry[] {
   const entries: TaskStateEntry[] = [];
   forEachState(definition, (stateName, state) => {
     if (state.Type !== 'Task') return;
+    if (state.Resource === START_EXECUTION_RESOURCE && 'Input' in state.Parameters) {
+      const { node } = state.Parameters.Input.resume;
+      entries.push({
+        stateName,
+        nodeType: node.type,
+        action: 'continue',
+        nodeId: node.id,
+        invocation: 'startExecution',
+      });
+      return;
+    }
     const waits = state.Resource === WAIT_FOR_TASK_TOKEN;
     const resource =
       waits && 'FunctionName' in state.Parameters ? state.Parameters.FunctionName : state.Resource;
@@ -51,7 +74,7 @@ export function taskStateIndex(definition: AslStateMachine): TaskStateEntry[] {
         `Task state "${stateName}" has no \${Fn_<NODE_TYPE>} resource and known action; index the definition before substituting resources`,
       );
     }
-    const isNode = knownAction !== 'fail' && typeof node?.id === 'string';
+    const isNode = knownAction !== 'fail' && knownAction !== 'resume' && typeof node?.id === 'string';
     entries.push({
       stateName,
       nodeType,
@@ -84,7 +107,7 @@ export function substituteResources(
       return resource;
     });
   forEachState(copy, (stateName, state) => {
-    if (state.Type !== 'Task') return;
+    if (state.Type !== 'Task' || state.Resource === START_EXECUTION_RESOURCE) return;
     if ('FunctionName' in state.Parameters) {
       state.Parameters.FunctionName = fill(state.Parameters.FunctionName, stateName);
     } else {

@@ -22,12 +22,22 @@ import type {
   VariableDeclaration,
 } from '../model/schema.ts';
 import type { Envelope } from '../thread/types.ts';
+import type { ResumePoint } from './continuation.ts';
 
 /**
  * `execute` runs the node; `answer` commits a USER_INTERACTION's answer after its waitForTaskToken
- * Task; the others are fork/join and failure bookkeeping.
+ * Task; `resume` (START's function) claims the thread for an execution that continues a run; the others
+ * are fork/join and failure bookkeeping.
  */
-export const TASK_ACTIONS = ['execute', 'answer', 'fail', 'branch-done', 'branch-failed', 'timeout'] as const;
+export const TASK_ACTIONS = [
+  'execute',
+  'answer',
+  'fail',
+  'branch-done',
+  'branch-failed',
+  'timeout',
+  'resume',
+] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 /** Error names the definition's Retry and Catch match on; handlers throw errors with these names. */
@@ -38,6 +48,8 @@ export const ASL_ERRORS = {
   joinTimeout: 'stepthread.JoinTimeout',
   /** Raised by the definition itself when a ROUTE chose no target and has no default. */
   noRoute: 'stepthread.NoRoute',
+  /** Raised by the definition itself when a resumed execution names no continuation point of it. */
+  noResumePoint: 'stepthread.NoResumePoint',
 } as const;
 
 interface Described {
@@ -200,9 +212,25 @@ export type NodeDescription =
 
 export type NodeDescriptionOf<T extends NodeType> = Extract<NodeDescription, { type: T }>;
 
+/** `stepthread:resume`: the execution a run continues in (START's function serves it). */
+export interface ResumeDescription {
+  id: string;
+  type: 'START';
+  workflowId: string;
+}
+
 // ---- Parameters as written in the definition (keys ending in `.$` are JSONPaths) ----
 
-export type StartTaskParameters = {
+/**
+ * When the definition continues runs (continuation.ts): the history events this Task state adds, with
+ * the Choice, Pass, Parallel and Wait states it alone leads to; the dispatch adds it to the envelope's
+ * `history` before the handler runs.
+ */
+interface Counted {
+  historyEvents?: number;
+}
+
+export type StartTaskParameters = Counted & {
   action: 'execute';
   node: StartDescription;
   'executionId.$': '$$.Execution.Id';
@@ -210,14 +238,37 @@ export type StartTaskParameters = {
   'input.$': '$';
 };
 
-export type EnvelopeTaskParameters =
-  | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; 'envelope.$': '$' }
-  | { action: 'answer'; node: UserInteractionDescription; 'envelope.$': '$' }
-  | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
-  | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
-  | { action: 'fail'; node: FailDescription; 'envelope.$': '$' };
+export type EnvelopeTaskParameters = Counted &
+  (
+    | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; 'envelope.$': '$' }
+    | { action: 'answer'; node: UserInteractionDescription; 'envelope.$': '$' }
+    | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
+    | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
+    | { action: 'fail'; node: FailDescription; 'envelope.$': '$' }
+  );
 
-export type TaskParameters = StartTaskParameters | EnvelopeTaskParameters;
+/** `stepthread:resume`: the predecessor's envelope and resume point come from the execution input. */
+export type ResumeTaskParameters = Counted & {
+  action: 'resume';
+  node: ResumeDescription;
+  'executionId.$': '$$.Execution.Id';
+  'envelope.$': '$.resume.envelope';
+  'resume.$': '$.resume';
+};
+
+export type TaskParameters = StartTaskParameters | EnvelopeTaskParameters | ResumeTaskParameters;
+
+/** `<node>:continue`: StartExecution of this same state machine with the resume marker as input. */
+export interface StartExecutionParameters {
+  'StateMachineArn.$': '$$.StateMachine.Id';
+  /** An intrinsic naming the successor (SUCCESSOR_NAME_EXPRESSION). */
+  'Name.$': string;
+  Input: {
+    resume: ResumePoint & { 'envelope.$': '$' };
+    /** The key Step Functions' console links executions by (continuation.ts STARTED_BY_KEY). */
+    'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id';
+  };
+}
 
 export interface WaitForTokenParameters {
   FunctionName: string;
@@ -249,6 +300,15 @@ export interface ExecutionInput {
 
 export type TaskEvent =
   | { action: 'execute'; node: StartDescription; executionId: string; input: ExecutionInput }
+  /** A continuing run's new execution: `executionId` is its own, the envelope its predecessor's. */
+  | {
+      action: 'resume';
+      node: ResumeDescription;
+      executionId: string;
+      envelope: IncomingEnvelope;
+      resume: ResumePoint;
+      historyEvents?: number;
+    }
   | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }
   /** USER_INTERACTION, after unwrapping the Lambda invoke `Payload`. */
   | { action: 'execute'; node: UserInteractionDescription; envelope: IncomingEnvelope; taskToken: string }

@@ -2,7 +2,7 @@
  * The subset of the Amazon States Language the compiler emits (JSONPath only: the local runner ignores
  * JSONata). Each state type carries only the fields we use, so a state that cannot run cannot be built.
  */
-import type { TaskParameters, WaitForTokenParameters } from './task-input.ts';
+import type { StartExecutionParameters, TaskParameters, WaitForTokenParameters } from './task-input.ts';
 
 /** A state either continues to `Next` or ends its state machine (or Parallel branch). */
 export type AslFlow = { Next: string; End?: never } | { End: true; Next?: never };
@@ -48,12 +48,25 @@ export type AslWaitForTokenTaskState = {
   Catch: AslCatcher[];
 } & AslFlow;
 
-export type AslTaskState = AslDirectTaskState | AslWaitForTokenTaskState;
+/**
+ * `states:startExecution` (fire and forget): continue-as-new starts the same state machine. Its result
+ * `{ ExecutionArn, StartDate }` lands at `$.continuation` next to the envelope.
+ */
+export type AslStartExecutionTaskState = {
+  Type: 'Task';
+  Resource: typeof START_EXECUTION_RESOURCE;
+  Parameters: StartExecutionParameters;
+  ResultPath: '$.continuation';
+  Retry: AslRetrier[];
+  Catch: AslCatcher[];
+} & AslFlow;
+
+export type AslTaskState = AslDirectTaskState | AslWaitForTokenTaskState | AslStartExecutionTaskState;
 
 export type AslPassState = {
   Type: 'Pass';
   /** A payload template: keys ending in `.$` are JSONPaths into the input. */
-  Parameters?: Record<string, string | number>;
+  Parameters?: Record<string, string | number | boolean>;
   Result?: Record<string, string>;
   ResultPath?: string;
 } & AslFlow;
@@ -62,6 +75,7 @@ export type AslCondition =
   | { Variable: string; StringEquals: string }
   | { Variable: string; BooleanEquals: boolean }
   | { Variable: string; IsPresent: boolean }
+  | { Variable: string; NumericGreaterThanEquals: number }
   | { And: AslCondition[] }
   | { Not: AslCondition };
 
@@ -107,6 +121,9 @@ export interface AslDefinition extends AslStateMachine {
 }
 
 export const WAIT_FOR_TASK_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+
+/** The optimized Step Functions integration, request-response (see continuation.ts). */
+export const START_EXECUTION_RESOURCE = 'arn:aws:states:::states:startExecution';
 
 /** Where a USER_INTERACTION's task result (the answer) goes in its state's output. */
 export const INTERACTION_ANSWER_PATH = '$.answer';

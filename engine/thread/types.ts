@@ -80,7 +80,13 @@ export interface ThreadMetadata {
    * first (the parent, then the parent's lineage). Results are never copied into a child.
    */
   lineage?: string[];
+  /** The execution running this thread (a root thread moves to each successor when a run continues). */
   executionId?: string;
+  /** Root threads of a run that continued: the run's first execution, and how often it continued. */
+  firstExecutionId?: string;
+  continuations?: number;
+  /** When the current execution claimed the thread (the last continuation). */
+  continuedAt?: string;
   [key: string]: unknown;
 }
 
@@ -156,5 +162,11 @@ export interface Envelope {
   loop?: { exit: boolean };
   /** Set by FORK: child thread ids in forkPathIds order. */
   fork?: { children: string[] };
+  /**
+   * Step Functions history events this execution has recorded by the time the state that received this
+   * envelope (and the Choice after it) is done: an estimate, absent when the definition does not count
+   * (no continue-as-new). A fork path counts its own from 0. See engine/asl/continuation.ts.
+   */
+  history?: number;
   last?: { nodeId: string; status: 'COMPLETED' | 'FAILED' };
 }

@@ -25,9 +25,13 @@ export type TaskRunner = (event: TaskEvent, deps: HandlerDeps) => Promise<TaskRe
 /** What one function serves, by action; an action added to TASK_ACTIONS becomes a possible key. */
 export type ActionTable = { readonly [A in TaskAction]?: TaskRunner };
 
-/** START only executes, and creates its thread from the execution input instead of loading one. */
+/**
+ * START creates its thread from the execution input instead of loading one. Its function also serves
+ * `resume`: a continuing run's new execution claims the thread (continue-as-new).
+ */
 export interface StartActions {
   readonly execute: (event: StartTaskEvent, deps: HandlerDeps) => Promise<Envelope>;
+  readonly resume?: TaskRunner;
 }
 
 export type ActionsOf<T extends NodeType> = T extends 'START' ? StartActions : ActionTable;
@@ -48,18 +52,40 @@ function notServed(type: NodeType, action: TaskAction, nodeId: string): Stepthre
   });
 }
 
+/**
+ * Continue-as-new counting (engine/asl/continuation.ts): a Task's `historyEvents` go into its
+ * envelope's `history` before the handler runs, so the envelope a step returns (and stores as the
+ * thread's `lastEnvelope`, replayed to a retry) carries the count up to and including that Task.
+ */
+function counted(event: TaskEvent): TaskEvent {
+  if (event.historyEvents === undefined) return event;
+  const history = (event.envelope.history ?? 0) + event.historyEvents;
+  return { ...event, envelope: { ...event.envelope, history } };
+}
+
+/** A result the handler built without the count (START's envelope, a replayed one) gets it. */
+function withHistory<T extends TaskResult>(result: T, history: number | undefined): T {
+  return history === undefined || result.history !== undefined ? result : { ...result, history };
+}
+
 async function route(table: DispatchTable, raw: unknown, deps: HandlerDeps): Promise<TaskResult> {
   const parsed = parseTaskEvent(raw);
   const action = parsed.action ?? 'execute';
   const { type, id } = parsed.node;
   if (type === 'START') {
     const start = table.START;
-    if (start === undefined || action !== 'execute') throw notServed(type, action, id);
-    return start.execute(parsed as StartTaskEvent, deps);
+    if (start !== undefined && action === 'execute') {
+      const event = parsed as StartTaskEvent;
+      return withHistory(await start.execute(event, deps), event.historyEvents);
+    }
+    // The new execution starts its own count: the resume action sets `history` itself.
+    if (start?.resume !== undefined && action === 'resume') return start.resume(parsed as TaskEvent, deps);
+    throw notServed(type, action, id);
   }
   const run = table[type]?.[action];
   if (run === undefined) throw notServed(type, action, id);
-  return run(parsed as TaskEvent, deps);
+  const event = counted(parsed as TaskEvent);
+  return withHistory(await run(event, deps), event.envelope.history);
 }
 
 /**

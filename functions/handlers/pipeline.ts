@@ -52,7 +52,7 @@ import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
 import { nodeFailed } from './task.ts';
 
 /** Fields a node may set on the next envelope. */
-export type EnvelopeExtras = Pick<Envelope, 'route' | 'loop' | 'fork'>;
+export type EnvelopeExtras = Pick<Envelope, 'route' | 'loop' | 'fork' | 'history'>;
 
 export interface LoadedThread {
   /** With the root's global scope attached when it is a fork child. */
@@ -216,7 +216,7 @@ export function nextEnvelope(
   last: Envelope['last'],
   extras: EnvelopeExtras = {},
 ): Envelope {
-  const { executionId, workflowId, workflowVersion, rootThreadId, threadId, maxSteps } = envelope;
+  const { executionId, workflowId, workflowVersion, rootThreadId, threadId, maxSteps, history } = envelope;
   return {
     executionId,
     workflowId,
@@ -225,6 +225,8 @@ export function nextEnvelope(
     threadId,
     step,
     maxSteps,
+    // Continue-as-new's count of this execution's history (the dispatch added this step's events).
+    ...(history === undefined ? {} : { history }),
     ...definedOnly(extras),
     ...(last === undefined ? {} : { last }),
   };

@@ -3,6 +3,7 @@
  * `node` is static data baked into the ASL by the compiler, so a handler never loads the workflow.
  */
 
+import type { ResumePoint } from '../../engine/asl/continuation.ts';
 import {
   ASL_ERRORS,
   type AslErrorOutput,
@@ -70,10 +71,14 @@ export interface TaskEvent {
   action?: TaskAction;
   node: TaskNode;
   envelope: IncomingEnvelope;
-  /** START only: `$$.Execution.Id`. */
+  /** START and `resume` only: `$$.Execution.Id`. */
   executionId?: string;
   /** USER_INTERACTION only: `$$.Task.Token` of its waitForTaskToken Task. */
   taskToken?: string;
+  /** `resume` only: where the execution that continued stopped. */
+  resume?: ResumePoint;
+  /** History events this Task state adds (continue-as-new); the dispatch counts them. */
+  historyEvents?: number;
 }
 
 export interface StartTaskEvent {
@@ -82,6 +87,7 @@ export interface StartTaskEvent {
   /** The execution input. */
   input?: ExecutionInput;
   executionId: string;
+  historyEvents?: number;
 }
 
 export type AnyTaskEvent = TaskEvent | StartTaskEvent;
@@ -108,6 +114,10 @@ export function parseTaskEvent(value: unknown): AnyTaskEvent {
   ) {
     throw invalid('the task input needs a node with an id and a known type');
   }
+  const { historyEvents } = value;
+  if (historyEvents !== undefined && !(Number.isInteger(historyEvents) && (historyEvents as number) >= 0)) {
+    throw invalid(`node ${node.id}: historyEvents must be a non-negative integer`);
+  }
   if (node.type === 'START' && (action ?? 'execute') === 'execute') {
     if (typeof value.executionId !== 'string' || value.executionId === '') {
       throw invalid(`node ${node.id}: the START task needs executionId`);
@@ -127,12 +137,24 @@ export function parseTaskEvent(value: unknown): AnyTaskEvent {
       throw invalid(`node ${node.id}: envelope.${field} must be a non-negative integer`);
     }
   }
+  if (action === 'resume') {
+    const { resume, executionId } = value;
+    if (typeof executionId !== 'string' || executionId === '') {
+      throw invalid(`node ${node.id}: a resume task needs executionId`);
+    }
+    if (!isRecord(resume) || typeof resume.at !== 'string' || !isRecord(resume.node)) {
+      throw invalid(`node ${node.id}: a resume task needs resume.at and resume.node`);
+    }
+  }
   return value as unknown as TaskEvent;
 }
 
 /** Error names the ASL's Retry and Catch match on (shared with the compiler). */
 export const TASK_ERROR_NAMES = ASL_ERRORS;
-export type TaskErrorName = Exclude<(typeof ASL_ERRORS)[keyof typeof ASL_ERRORS], typeof ASL_ERRORS.noRoute>;
+export type TaskErrorName = Exclude<
+  (typeof ASL_ERRORS)[keyof typeof ASL_ERRORS],
+  typeof ASL_ERRORS.noRoute | typeof ASL_ERRORS.noResumePoint
+>;
 
 /** An error a Task reports to Step Functions; `name` is the ASL error name. */
 export class TaskError extends Error {

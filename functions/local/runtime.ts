@@ -7,6 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  continueAfterEventsFromEnv,
+  EXECUTION_ALREADY_EXISTS,
+  HISTORY_EVENTS,
+  type ResumeInput,
+} from '../../engine/asl/continuation.ts';
+import {
   type AslDefinition,
   compileWorkflow,
   type TaskStateEntry,
@@ -30,10 +36,12 @@ import {
   type InteractionTaskResult,
   interactionFailure,
 } from '../nodes/user-interaction.ts';
+import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { definitionStartingAt } from './definition.ts';
+import { awsHistoryEvents } from './history.ts';
 import {
   createLocalRunner,
   type LocalEvent,
@@ -54,6 +62,11 @@ export interface LocalRuntimeOptions {
   /** Clock and ids for the handlers; defaults to the system clock and random UUIDs. */
   readonly env?: EngineEnv;
   readonly providers?: ProviderFactory;
+  /**
+   * Continue-as-new threshold of the definitions this runtime compiles: a number of history events, or
+   * `false` for never. Default: `$STEPTHREAD_CONTINUE_AFTER_EVENTS`, else the compiler's 20,000.
+   */
+  readonly continueAfterEvents?: number | false;
 }
 
 /** One Task invocation, as an interceptor sees it. */
@@ -83,9 +96,23 @@ export interface RunOptions {
     interaction: Interaction,
     options: { signal?: AbortSignal },
   ) => Promise<InteractionReply | undefined>;
+  /** Called when an execution ends by continuing the run (continue-as-new), before its successor starts. */
+  readonly onContinue?: (ended: ExecutionSummary, successorId: string) => void;
+}
+
+/** One execution of a run: a run that continued has several, each started by the one before. */
+export interface ExecutionSummary {
+  readonly executionId: string;
+  /** CONTINUED when it ended by starting the next one, else how it ended. */
+  readonly status: 'CONTINUED' | LocalExecutionResult['status'];
+  /** Events the local runner logged. */
+  readonly localEvents: number;
+  /** History events Step Functions would have recorded for it (functions/local/history.ts). */
+  readonly historyEvents: number;
 }
 
 export interface RunOutcome {
+  /** The run's last execution (the one that ended it); `executions` lists every one. */
   readonly executionId: string;
   /** The root thread (absent only when the run failed before creating it). */
   readonly threadId: string;
@@ -94,8 +121,12 @@ export interface RunOutcome {
   readonly output?: unknown;
   /** The coded error of a failed run. */
   readonly error?: CodedError;
+  /** How the last execution ended. */
   readonly execution: LocalExecutionResult;
+  /** Every execution's events, in order. */
   readonly events: readonly LocalEvent[];
+  /** The executions of the run, first to last (one unless it continued). */
+  readonly executions: readonly ExecutionSummary[];
   /** The largest state input or output in the events, as JSON bytes (the 256 KiB limit's measure). */
   readonly largestPayloadBytes: number;
   /** Handler invocations, retries included. */
@@ -115,9 +146,16 @@ export interface PreparedWorkflow {
   runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
 }
 
+export interface PrepareOptions {
+  /** Start at this top-level node's Task instead of START (to run a thread from its current node). */
+  startNodeId?: string;
+  /** Overrides the runtime's continue-as-new threshold for this workflow. */
+  continueAfterEvents?: number | false;
+}
+
 export interface LocalRuntime {
   readonly stores: HandlerStores;
-  prepare(workflow: Workflow, options?: { startNodeId?: string }): PreparedWorkflow;
+  prepare(workflow: Workflow, options?: PrepareOptions): PreparedWorkflow;
   /**
    * Copies a thread (seed 002): status CREATED, step bookkeeping reset so it runs as a fresh root,
    * current node = `fromNodeId` (default: the source's current node).
@@ -133,11 +171,28 @@ interface RunContext {
   readonly attempts: Map<string, number>;
   readonly pending: Set<Promise<unknown>>;
   invocations: number;
+  /** The execution a `<node>:continue` Task started (locally: asked for; it runs once this one ends). */
+  successor?: { name: string; input: ResumeInput; startDate: string };
+}
+
+/** What a `states:startExecution` Task receives. */
+interface StartExecutionInput {
+  StateMachineArn: string;
+  Name: string;
+  Input: ResumeInput;
+}
+
+/** The handler's view of a Task's input: a waitForTaskToken `Payload`, the resume marker of a continue Task. */
+function handlerEventOf(entry: TaskStateEntry, raw: unknown): unknown {
+  if (entry.invocation === 'waitForTaskToken') return (raw as { Payload: unknown }).Payload;
+  if (entry.invocation === 'startExecution') return (raw as StartExecutionInput).Input.resume;
+  return raw;
 }
 
 function executionIdOf(event: unknown): string | undefined {
   const e = event as { executionId?: unknown; envelope?: { executionId?: unknown } } | undefined;
-  const id = e?.envelope?.executionId ?? e?.executionId;
+  // START and `resume` name their own execution (a resume's envelope is its predecessor's).
+  const id = e?.executionId ?? e?.envelope?.executionId;
   return typeof id === 'string' ? id : undefined;
 }
 
@@ -176,8 +231,16 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return openConversation(thread.conversation, log).visibleMessages();
   };
 
-  const prepare = (workflow: Workflow, prepareOptions: { startNodeId?: string } = {}): PreparedWorkflow => {
-    const compiled = compileWorkflow(workflow).definition;
+  const prepare = (workflow: Workflow, prepareOptions: PrepareOptions = {}): PreparedWorkflow => {
+    // Read when a workflow is prepared, so commands that run nothing never trip over the setting.
+    const threshold =
+      prepareOptions.continueAfterEvents ??
+      options.continueAfterEvents ??
+      continueAfterEventsFromEnv(process.env);
+    const compiled = compileWorkflow(
+      workflow,
+      threshold === undefined ? {} : { continueAfterEvents: threshold },
+    ).definition;
     const fullIndex = taskStateIndex(compiled);
     const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
     const startNodeId = prepareOptions.startNodeId ?? startEntry?.nodeId ?? '';
@@ -202,7 +265,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const runs = new Map<string, RunContext>();
 
     const invoke = (entry: TaskStateEntry) => async (raw: unknown) => {
-      const event = entry.invocation === 'waitForTaskToken' ? (raw as { Payload: unknown }).Payload : raw;
+      const event = handlerEventOf(entry, raw);
       const executionId = executionIdOf(event);
       const context = executionId === undefined ? undefined : runs.get(executionId);
       if (context === undefined) {
@@ -216,10 +279,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       context.attempts.set(key, attempt);
       context.invocations += 1;
       const deps: HandlerDeps = { ...context.deps, attempt };
-      const waits = entry.invocation === 'waitForTaskToken';
-      const call = waits
-        ? () => awaitInteraction(event as InteractionEvent, deps, context)
-        : () => dispatch(event, deps);
+      const call =
+        entry.invocation === 'waitForTaskToken'
+          ? () => awaitInteraction(event as InteractionEvent, deps, context)
+          : entry.invocation === 'startExecution'
+            ? () => startSuccessor(raw as StartExecutionInput, context)
+            : () => dispatch(event, deps);
       const intercept = context.options.interceptTask;
       const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
       context.pending.add(promise);
@@ -229,6 +294,28 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         context.pending.delete(promise);
       }
     };
+    /**
+     * `<node>:continue` (states:startExecution), locally: the successor is remembered and started, with
+     * the same definition, when this execution has ended. Like StartExecution with a name: the same
+     * name and input again returns the same execution; another input under that name is refused.
+     */
+    const startSuccessor = async (
+      request: StartExecutionInput,
+      context: RunContext,
+    ): Promise<{ ExecutionArn: string; StartDate: string }> => {
+      const known = context.successor;
+      if (known === undefined) {
+        context.successor = { name: request.Name, input: request.Input, startDate: env.now() };
+      } else if (known.name !== request.Name || canonicalJson(known.input) !== canonicalJson(request.Input)) {
+        throw Object.assign(
+          new Error(`execution ${known.name} was started already; ${request.Name} cannot start too`),
+          { name: EXECUTION_ALREADY_EXISTS },
+        );
+      }
+      const started = context.successor!;
+      return { ExecutionArn: started.name, StartDate: started.startDate };
+    };
+
     /**
      * A waitForTaskToken Task, locally: the handler records the interaction, the run's answer source
      * is asked, and the Task's result is what `respond` would send — `{ reply, requestedAt }` — or it
@@ -289,13 +376,50 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     );
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
+    const counting = tasks.some((entry) => entry.action === 'resume');
+    const stateMachineId = `local:${workflow.id}`;
 
+    /** Runs the execution, then each successor it continued in, to the end of the run. */
     const execute = async (
       input: unknown,
       rootThreadId: string,
       executionId: string,
       runOptions: RunOptions,
     ): Promise<RunOutcome> => {
+      const executions: ExecutionSummary[] = [];
+      const events: LocalEvent[] = [];
+      let invocations = 0;
+      let current = { input, executionId };
+      for (;;) {
+        const one = await executeOne(current.input, current.executionId, runOptions);
+        for (const event of one.events) events.push(event);
+        invocations += one.invocations;
+        const continued = one.successor !== undefined && one.execution.status === 'SUCCEEDED';
+        const summary: ExecutionSummary = {
+          executionId: current.executionId,
+          status: continued ? 'CONTINUED' : one.execution.status,
+          localEvents: one.events.length,
+          historyEvents: awsHistoryEvents(one.events, definition),
+        };
+        executions.push(summary);
+        if (!continued) {
+          return summarise(one.execution, events, rootThreadId, current.executionId, invocations, executions);
+        }
+        runOptions.onContinue?.(summary, one.successor!.name);
+        current = { input: one.successor!.input, executionId: one.successor!.name };
+      }
+    };
+
+    const executeOne = async (
+      input: unknown,
+      executionId: string,
+      runOptions: RunOptions,
+    ): Promise<{
+      execution: LocalExecutionResult;
+      events: readonly LocalEvent[];
+      invocations: number;
+      successor?: RunContext['successor'];
+    }> => {
       const controller = new AbortController();
       const context: RunContext = {
         deps: {
@@ -315,6 +439,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       try {
         const started = runner.start(input, {
           executionId,
+          stateMachineId,
           ...(runOptions.noRetryWaits ? { noRetryWaits: true } : {}),
           ...(runOptions.onEvent ? { onEvent: runOptions.onEvent } : {}),
         });
@@ -328,7 +453,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         while (context.pending.size > 0) await Promise.allSettled([...context.pending]);
         runs.delete(executionId);
       }
-      return summarise(execution, events, rootThreadId, executionId, context.invocations);
+      return {
+        execution,
+        events,
+        invocations: context.invocations,
+        ...(context.successor ? { successor: context.successor } : {}),
+      };
     };
 
     const summarise = async (
@@ -337,11 +467,13 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       rootThreadId: string,
       executionId: string,
       taskInvocations: number,
+      executions: readonly ExecutionSummary[],
     ): Promise<RunOutcome> => {
       const base = {
         executionId,
         execution,
         events,
+        executions,
         largestPayloadBytes: largestPayloadBytes(events),
         taskInvocations,
       };
@@ -424,9 +556,16 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           );
         }
         const executionId = runOptions.executionId ?? randomUUID();
-        // The thread becomes this execution's root: inspect finds it by the new execution id.
+        // The thread becomes this execution's root: inspect finds it by the new execution id. A run
+        // the thread may have continued through before is not this one's.
+        const {
+          firstExecutionId: _first,
+          continuations: _continuations,
+          continuedAt: _at,
+          ...metadata
+        } = thread.metadata;
         await stores.threads.updateThread(threadId, version, {
-          set: { metadata: { ...thread.metadata, executionId } },
+          set: { metadata: { ...metadata, executionId } },
         });
         await stores.executions.putExecution({
           executionId,
@@ -444,6 +583,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           threadId,
           step: thread.step ?? 0,
           maxSteps,
+          // The execution's start and its dispatch Choice, as START would have counted them.
+          ...(counting ? { history: HISTORY_EVENTS.execution + HISTORY_EVENTS.choice } : {}),
         };
         return execute(envelope, threadId, executionId, runOptions);
       },
@@ -502,11 +643,18 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       output: _output,
       ...rest
     } = copied;
-    const { lineage: _lineage, ...metadata } = rest.metadata;
     const fromNodeId = past ? past.thread.currentNodeId : (copyOptions.fromNodeId ?? source.currentNodeId);
     // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
     // gets the root's globals, which the child itself does not store). Its journal starts with the
-    // source's steps before the copy point (read through `copiedAtStep`, never copied).
+    // source's steps before the copy point (read through `copiedAtStep`, never copied); the source's
+    // executions are not the copy's.
+    const {
+      lineage: _lineage,
+      firstExecutionId: _first,
+      continuations: _continuations,
+      continuedAt: _at,
+      ...metadata
+    } = rest.metadata;
     const thread: Thread = {
       ...rest,
       metadata: { ...metadata, copiedAtStep: past ? past.step - 1 : (current.step ?? 0) },

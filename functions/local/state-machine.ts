@@ -28,6 +28,8 @@ export interface StartOptions {
   readonly noRetryWaits?: boolean;
   /** `$$.Task.Token` for waitForTaskToken Tasks; defaults to `local-token:<executionId>`. */
   readonly taskToken?: string;
+  /** `$$.StateMachine.Id` (what continue-as-new starts again); defaults to `local:state-machine`. */
+  readonly stateMachineId?: string;
   /** Called with each event as it happens (progress output), in order. */
   readonly onEvent?: (event: LocalEvent) => void;
 }
@@ -143,6 +145,10 @@ export function createLocalRunner(
         overrides: { taskResourceLocalHandlers: localHandlers, retryIntervalOverrides },
         context: {
           Execution: { Id: executionId, Name: executionId },
+          StateMachine: {
+            Id: startOptions.stateMachineId ?? 'local:state-machine',
+            Name: startOptions.stateMachineId ?? 'local:state-machine',
+          },
           Task: { Token: startOptions.taskToken ?? `local-token:${executionId}` },
         } as never,
       });

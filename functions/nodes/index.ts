@@ -11,6 +11,7 @@ import { contextProcessorNode } from './context-processor.ts';
 import { forkNode } from './fork.ts';
 import { llmNode } from './llm.ts';
 import { loopEndNode, loopStartNode } from './loop.ts';
+import { runResume } from './resume.ts';
 import { routeNode } from './route.ts';
 import { runStart } from './start.ts';
 import { subgraphBoundaryNode } from './subgraph.ts';
@@ -19,7 +20,7 @@ import { variableNode } from './variable.ts';
 
 /** START creates its thread rather than loading one (see start.ts). The same tables the per-type Lambda entries (functions/handlers/<type>.ts) pass, all together. */
 export const ALL_FUNCTIONS: Required<DispatchTable> = {
-  START: { execute: runStart },
+  START: { execute: runStart, resume: runResume },
   END: END_ACTIONS,
   VARIABLE: { execute: stepOf(variableNode) },
   CODE: { execute: stepOf(codeNode) },

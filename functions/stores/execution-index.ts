@@ -15,15 +15,21 @@ import {
 } from './dynamo-items.ts';
 import { gsi1Keys, gsi1Partitions, itemKeys, TTL_ATTRIBUTE } from './table.ts';
 
+/** A thread's statuses, and CONTINUED: the run went on in the execution named by `continuedAs`. */
+export type ExecutionStatus = ThreadStatus | 'CONTINUED';
+
 export interface ExecutionRecord {
   readonly executionId: string;
   readonly rootThreadId: string;
   readonly workflowId: string;
   readonly workflowVersion: number;
-  readonly status: ThreadStatus;
+  readonly status: ExecutionStatus;
   /** ISO timestamps. */
   readonly startTime: string;
   readonly endTime?: string;
+  /** Continue-as-new: the execution this one continues, and the one that continued it. */
+  readonly continuedFrom?: string;
+  readonly continuedAs?: string;
 }
 
 export interface ExecutionIndex {
@@ -37,8 +43,8 @@ export interface ExecutionIndex {
    */
   setExecutionStatus(
     executionId: string,
-    status: ThreadStatus,
-    options?: { endTime?: string; fromStatus?: ThreadStatus },
+    status: ExecutionStatus,
+    options?: { endTime?: string; fromStatus?: ExecutionStatus; continuedAs?: string },
   ): Promise<void>;
   /** Executions of a workflow, oldest first (GSI: eventually consistent). */
   listExecutions(workflowId: string, options?: { limit?: number }): Promise<ExecutionRecord[]>;
@@ -93,6 +99,9 @@ export function createExecutionIndex(table: TableRef): ExecutionIndex {
       const x = new ExpressionBuilder();
       const sets = [`${x.name('status')} = ${x.value(status)}`];
       if (options.endTime !== undefined) sets.push(`${x.name('endTime')} = ${x.value(options.endTime)}`);
+      if (options.continuedAs !== undefined) {
+        sets.push(`${x.name('continuedAs')} = ${x.value(options.continuedAs)}`);
+      }
       let condition = 'attribute_exists(pk)';
       if (options.fromStatus !== undefined)
         condition += ` AND ${x.name('status')} = ${x.value(options.fromStatus)}`;

@@ -61,6 +61,49 @@ describe('stepthread compile', () => {
   });
 });
 
+describe('continue-as-new from the CLI', () => {
+  const LOOP = join(ROOT, 'examples', 'route-loop.json');
+  const input = ['--input', '{"tickets": ["a", "b", "c", "d", "e"]}'];
+
+  it('compile puts the continuation in (with its threshold) or leaves it out (off)', async () => {
+    const on = JSON.parse((await cli('compile', LOOP, '--continue-after-events', '500')).stdout);
+    expect(on.StartAt).toBe('stepthread:dispatch');
+    expect(JSON.stringify(on.States['next-ticket:choice'])).toContain('"NumericGreaterThanEquals":500');
+    const off = JSON.parse((await cli('compile', LOOP, '--continue-after-events', 'off')).stdout);
+    expect(off.StartAt).toBe('start');
+    const bad = await cli('compile', LOOP, '--continue-after-events', '10');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--continue-after-events: .*from 100 to 24000/);
+  });
+
+  it('run follows the chain to the end and inspect of its first execution shows all of it', async () => {
+    const run = await cli('run', LOOP, ...input, '--continue-after-events', '100', ...dataDir());
+    expect(run.code).toBe(0);
+    const continued = [
+      ...run.stderr.matchAll(/⤷ execution (\S+) continues as (\S+) \((\d+) history events\)/g),
+    ];
+    expect(continued.length).toBeGreaterThanOrEqual(1);
+    const first = continued[0]![1]!;
+    const last = continued.at(-1)![2]!;
+    expect(run.stdout).toContain(`execution ${last}\n`);
+    expect(run.stdout).toContain(`run       ${continued.length + 1} executions, continued from ${first}\n`);
+    const { stdout } = await cli('inspect', first, '--json', ...dataDir());
+    const report = JSON.parse(stdout);
+    expect(report.executionStatus).toBe('CONTINUED');
+    expect(report.executions.map((e: { executionId: string }) => e.executionId)).toEqual([
+      first,
+      ...continued.map((match) => match[2]),
+    ]);
+    expect(report.executions.at(-1).status).toBe('COMPLETED');
+    const root = report.threads[0];
+    expect(root.status).toBe('COMPLETED');
+    expect(root.nodes.at(0).nodeId).toBe('start');
+    expect(root.nodes.at(-1).nodeId).toBe('end');
+    const text = await cli('inspect', first, ...dataDir());
+    expect(text.stdout).toContain(`run in ${continued.length + 1} executions: ${first} (CONTINUED) → `);
+  });
+});
+
 describe('stepthread run', () => {
   let result: RunJsonResult;
 

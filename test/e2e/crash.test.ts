@@ -6,10 +6,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Thread } from '../../engine/thread/types.ts';
-import type { RunOutcome, TaskCall } from '../../functions/local/runtime.ts';
+import type { RunOutcome } from '../../functions/local/runtime.ts';
 import { joinKeyFor } from '../../functions/nodes/ids.ts';
 import { fullThread } from '../functions/fixtures.ts';
-import { type E2e, PAYLOAD_LIMIT_BYTES, plain, startE2e } from './helpers.ts';
+import { crashAfterFirstAttempt, type E2e, PAYLOAD_LIMIT_BYTES, plain, startE2e } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
 let e2e: E2e;
@@ -17,19 +17,6 @@ beforeAll(async () => {
   e2e = await startE2e('crash');
 });
 afterAll(() => e2e.close());
-
-function crashAfterFirstAttempt(crashed: string[]) {
-  return async (call: TaskCall, invoke: () => Promise<unknown>) => {
-    const result = await invoke();
-    if (call.attempt === 1) {
-      crashed.push(call.entry.stateName);
-      throw Object.assign(new Error('the Lambda runtime died after the handler returned'), {
-        name: 'Lambda.ServiceException',
-      });
-    }
-    return result;
-  };
-}
 
 /** What must not depend on faults: ids and timestamps differ between executions, the rest may not. */
 async function finalState(outcome: RunOutcome) {

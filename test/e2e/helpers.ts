@@ -8,7 +8,12 @@ import type { Thread } from '../../engine/thread/types.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type Meter, meterClient } from '../../functions/aws/meter.ts';
-import { createLocalRuntime, type LocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
+import {
+  createLocalRuntime,
+  type LocalRuntime,
+  type RunOutcome,
+  type TaskCall,
+} from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { fullThread } from '../functions/fixtures.ts';
 
@@ -74,6 +79,24 @@ export async function startE2e(name: string): Promise<E2e> {
         throw new Error(`a run produced a ${largest}-byte state payload (limit ${PAYLOAD_LIMIT_BYTES})`);
       }
     },
+  };
+}
+
+/**
+ * Crash injection for `interceptTask`: every Task's first attempt dies right after its handler finished
+ * (its writes landed), as a Lambda.ServiceException, so the definition's Retry runs it again.
+ * `crashed` collects the state names that crashed.
+ */
+export function crashAfterFirstAttempt(crashed: string[]) {
+  return async (call: TaskCall, invoke: () => Promise<unknown>) => {
+    const result = await invoke();
+    if (call.attempt === 1) {
+      crashed.push(call.entry.stateName);
+      throw Object.assign(new Error('the Lambda runtime died after the handler returned'), {
+        name: 'Lambda.ServiceException',
+      });
+    }
+    return result;
   };
 }
 

@@ -15,6 +15,7 @@ describe('events', () => {
       'THREAD_FORKED',
       'THREAD_JOINED',
       'THREAD_COPIED',
+      'THREAD_CONTINUED',
       'NODE_STARTED',
       'NODE_COMPLETED',
       'NODE_FAILED',

@@ -52,6 +52,34 @@ describe('workflow construct', () => {
     });
   });
 
+  it('continues STANDARD runs at the threshold it is given, and never EXPRESS ones (no history limit)', () => {
+    const { stack, runtime } = runtimeStack();
+    const workflow = loadWorkflowsFromDir('examples').find((w) => w.workflow.id === 'route-loop')!.workflow;
+    const standard = new StepthreadWorkflow(stack, 'S', {
+      runtime,
+      workflow,
+      stateMachineName: 'standard-loop',
+      continueAfterEvents: 5_000,
+    });
+    const express = new StepthreadWorkflow(stack, 'E', {
+      runtime,
+      workflow,
+      stateMachineName: 'express-loop',
+      executionType: 'EXPRESS',
+    });
+    expect(JSON.stringify(standard.compiled.definition)).toContain('"NumericGreaterThanEquals":5000');
+    expect(JSON.stringify(express.compiled.definition)).not.toMatch(/startExecution|stepthread:dispatch/);
+    addNagChecks(stack.node.root as never);
+    const policies = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'));
+    const continueStatements = policies.flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as { Sid?: string; Resource: unknown }[]).filter(
+        (statement) => statement.Sid === 'ContinueAsNew',
+      ),
+    );
+    expect(continueStatements).toHaveLength(1);
+    expect(JSON.stringify(continueStatements[0]!.Resource)).toContain(':stateMachine:standard-loop');
+  });
+
   it('names the missing function when the runtime lacks a node type the workflow needs', () => {
     const app = testApp();
     const stack = new Stack(app, 'S');
@@ -203,6 +231,20 @@ describe('the CDK app', () => {
       StateMachineType: 'STANDARD',
     });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+
+  it('reads the continue-as-new threshold from context or the environment', () => {
+    const definitionOf = (stack: ReturnType<typeof buildApp>) =>
+      Object.values(Template.fromStack(stack).findResources('AWS::StepFunctions::StateMachine'))
+        .map((sm) => String(sm.Properties.DefinitionString))
+        .find((text) => text.includes('startExecution'))!;
+    const fromContext = buildApp(appWith({ 'stepthread:continueAfterEvents': '3000' }), {});
+    expect(definitionOf(fromContext)).toContain('"NumericGreaterThanEquals":3000');
+    const fromEnv = buildApp(appWith({}), { STEPTHREAD_CONTINUE_AFTER_EVENTS: '4000' });
+    expect(definitionOf(fromEnv)).toContain('"NumericGreaterThanEquals":4000');
+    expect(() => buildApp(appWith({ 'stepthread:continueAfterEvents': '30000' }), {})).toThrow(
+      /from 100 to 24000/,
+    );
   });
 
   it('rejects an unknown removal policy and express ids that are not deployed', () => {

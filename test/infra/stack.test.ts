@@ -301,6 +301,39 @@ describe('state machines', () => {
     }
   });
 
+  it('lets a state machine that continues runs start itself, and nothing else: StartExecution on its own ARN', () => {
+    const continuing: string[] = [];
+    for (const [id, wf] of stack.workflows) {
+      const sm = resources[logicalId(wf.stateMachine)]!;
+      const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      const statement = roleStatements(roleId).find((s) => s.Sid === 'ContinueAsNew');
+      const continues = (sm.Properties.DefinitionString as string).includes(
+        'arn:aws:states:::states:startExecution',
+      );
+      if (!continues) {
+        expect(statement, id).toBeUndefined();
+        continue;
+      }
+      continuing.push(id);
+      expect(statement, id).toMatchObject({ Effect: 'Allow', Action: 'states:StartExecution' });
+      // Built from the name (a Ref to the state machine would make a dependency cycle with its role),
+      // it is exactly the ARN the state machine gets.
+      expect(statement!.Resource, id).toEqual({
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            `:states:eu-west-1:123456789012:stateMachine:${wf.stateMachineName}`,
+          ],
+        ],
+      });
+      expect(JSON.stringify(statement), id).not.toContain(logicalId(wf.stateMachine));
+    }
+    // Of the examples and fixtures, the ones with a top-level loop.
+    expect(continuing.sort()).toEqual(['route-loop']);
+  });
+
   it('deploys exactly the compiled ASL, with every placeholder bound to its function', () => {
     for (const { workflow } of testWorkflows()) {
       const compiled = compileWorkflow(workflow);

@@ -9,6 +9,7 @@ import {
   FAIL_TASK,
   FAILED_STATE,
   MAX_STATE_NAME_LENGTH,
+  START_EXECUTION_RESOURCE,
   substituteResources,
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
@@ -91,7 +92,8 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
 
   it('gives every Task the transient Retry; node Tasks a Catch; bookkeeping Tasks rely on their Parallel', () => {
     for (const { name: stateName, state, parallels } of states) {
-      if (state.Type !== 'Task') continue;
+      // `<node>:continue` (states:startExecution) is checked with continue-as-new below.
+      if (state.Type !== 'Task' || state.Resource === START_EXECUTION_RESOURCE) continue;
       expect(state.Retry, stateName).toEqual([
         {
           ErrorEquals: TRANSIENT,
@@ -102,7 +104,7 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
         },
       ]);
       const action = input(state).action;
-      if (action === 'execute' || action === 'answer' || action === 'fail') {
+      if (action === 'execute' || action === 'answer' || action === 'fail' || action === 'resume') {
         expect(state.Catch, stateName).toEqual([
           expect.objectContaining({
             ErrorEquals: ['States.ALL'],
@@ -129,7 +131,11 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
       expect(fields, stateName).not.toContain('ResultSelector');
       expect(fields, stateName).not.toContain('QueryLanguage');
       if (state.Type === 'Parallel') expect(state.ResultPath, stateName).toBeNull();
-      if (state.Type === 'Task') {
+      if (state.Type === 'Task' && state.Resource === START_EXECUTION_RESOURCE) {
+        // Continue-as-new: the whole envelope goes to the successor; StartExecution's answer goes next to it.
+        expect(state.ResultPath, stateName).toBe('$.continuation');
+        expect(state.Parameters, stateName).toMatchObject({ Input: { resume: { 'envelope.$': '$' } } });
+      } else if (state.Type === 'Task') {
         // A waiting USER_INTERACTION adds its answer next to the envelope; nothing else adds anything.
         const resultPaths = state.Resource.includes('waitForTaskToken') ? ['$.answer'] : [undefined, null];
         expect(resultPaths, stateName).toContain('ResultPath' in state ? state.ResultPath : undefined);
@@ -142,12 +148,18 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
                 ['executionId.$', '$$.Execution.Id'],
                 ['input.$', '$'],
               ]
-            : state.Resource.includes('waitForTaskToken')
+            : input(state).action === 'resume'
               ? [
-                  ['envelope.$', '$'],
-                  ['taskToken.$', '$$.Task.Token'],
+                  ['executionId.$', '$$.Execution.Id'],
+                  ['envelope.$', '$.resume.envelope'],
+                  ['resume.$', '$.resume'],
                 ]
-              : [['envelope.$', '$']];
+              : state.Resource.includes('waitForTaskToken')
+                ? [
+                    ['envelope.$', '$'],
+                    ['taskToken.$', '$$.Task.Token'],
+                  ]
+                : [['envelope.$', '$']];
         expect(paths, stateName).toEqual(expected);
       }
     }
@@ -158,8 +170,13 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
   it('invokes the function of the node type through a placeholder', () => {
     for (const entry of taskStateIndex(definition)) {
       const state = task(definition, entry.stateName);
+      if (entry.action === 'continue') {
+        expect(entry.invocation).toBe('startExecution');
+        expect(state.Resource).toBe(START_EXECUTION_RESOURCE);
+        continue;
+      }
       const expectedType =
-        entry.action === 'execute' || entry.action === 'answer'
+        entry.action === 'execute' || entry.action === 'answer' || entry.action === 'resume'
           ? (input(state).node as { type: string }).type
           : entry.action === 'fail'
             ? 'END'
@@ -292,7 +309,13 @@ describe('node types', () => {
     expect(task(definition, 'confirm:answer')).toEqual({
       Type: 'Task',
       Resource: `\${Fn_USER_INTERACTION}`,
-      Parameters: { action: 'answer', node: node(definition, 'confirm'), 'envelope.$': '$' },
+      // The wait Task's history events (6) are counted with this one (5): its result is not the envelope.
+      Parameters: {
+        action: 'answer',
+        node: node(definition, 'confirm'),
+        'envelope.$': '$',
+        historyEvents: 11,
+      },
       Retry: task(definition, 'tidy').Retry,
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAIL_TASK }],
       Next: 'tidy',
@@ -368,9 +391,19 @@ describe('node types', () => {
       Choices: [{ ...exit, Next: 'nested.begin' }],
       Default: 'body',
     });
+    // The loop is a cycle: its LOOP_END's Choice may continue the run (continue-as-new, tested below).
     expect(stateOf(definition, 'again:choice')).toEqual({
       Type: 'Choice',
-      Choices: [{ ...exit, Next: 'nested.begin' }],
+      Choices: [
+        {
+          And: [
+            { Variable: '$.history', IsPresent: true },
+            { Variable: '$.history', NumericGreaterThanEquals: 20_000 },
+          ],
+          Next: 'again:continue',
+        },
+        { ...exit, Next: 'nested.begin' },
+      ],
       Default: 'each',
     });
     expect(node(definition, 'each')).toEqual({

@@ -44,7 +44,7 @@ describe('asl-validator accepts every compiled definition', () => {
   it('rejects a broken definition (the check can fail)', () => {
     const { definition } = compiledOf('examples/route-loop.json');
     const broken = structuredClone(definition);
-    const start = broken.States[broken.StartAt];
+    const start = broken.States.start;
     if (start?.Type !== 'Task' || start.End) throw new Error('unexpected START state');
     start.Next = 'no-such-state';
     expect(check(broken).isValid).toBe(false);

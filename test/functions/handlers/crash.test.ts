@@ -21,7 +21,10 @@ afterAll(() => h.close());
 type Call = (event: unknown, expectError?: string) => Promise<Envelope>;
 
 /** A scenario drives tasks through `call` and returns the ids its state lives under. */
-type Scenario = (call: Call, executionId: string) => Promise<{ threadIds: string[] }>;
+type Scenario = (
+  call: Call,
+  executionId: string,
+) => Promise<{ threadIds: string[]; executionIds?: string[] }>;
 
 const profile = {
   provider: 'scripted' as const,
@@ -125,6 +128,51 @@ const failing: Scenario = async (call, executionId) => {
   return { threadIds: [env.threadId] };
 };
 
+/**
+ * Continue-as-new: a loop whose LOOP_END's Choice continues the run; the successor execution's
+ * `resume` claims the thread, records itself and links its predecessor, and the loop goes on there.
+ * Tasks carry the history events the compiler gives them.
+ */
+const continuing: Scenario = async (call, executionId) => {
+  const counted = (event: object, historyEvents: number) => ({ ...event, historyEvents });
+  let env = await call(
+    counted(startEvent(executionId, {}, [{ name: 'count', type: 'number', initial: 0 }]), 8),
+  );
+  const loopStart: TaskNode = { id: 'ls', type: 'LOOP_START', config: { loopId: 'L', maxIterations: 3 } };
+  const body: TaskNode = {
+    id: 'inc',
+    type: 'VARIABLE',
+    config: { variableName: 'count', variableType: 'number', expression: 'count + 1' },
+  };
+  const loopEnd: TaskNode = { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } };
+  env = await call(counted(exec(loopStart, env), 7));
+  env = await call(counted(exec(body, env), 5));
+  env = await call(counted(exec(loopEnd, env), 7));
+  expect(env.history).toBe(27);
+  // `le:choice` saw the threshold passed: `le:continue` started this execution with the envelope.
+  const successor = `${executionId}-next`;
+  env = await call({
+    action: 'resume',
+    node: { id: 'stepthread:resume', type: 'START', workflowId: 'wf' },
+    executionId: successor,
+    envelope: env,
+    resume: { at: 'le:choice', node: { id: 'le', type: 'LOOP_END' } },
+    historyEvents: 12,
+  });
+  expect(env).toMatchObject({ executionId: successor, step: 4, history: 12, resumeAt: 'le:choice' });
+  for (;;) {
+    env = await call(counted(exec(loopStart, env), 7));
+    if (env.loop?.exit) break;
+    env = await call(counted(exec(body, env), 5));
+    env = await call(counted(exec(loopEnd, env), 7));
+  }
+  env = await call(
+    counted(exec({ id: 'end', type: 'END', config: { output: { count: '{{count}}' } } }, env), 5),
+  );
+  expect(env).toMatchObject({ executionId: successor, step: 12 });
+  return { threadIds: [env.threadId], executionIds: [successor] };
+};
+
 function caller(stores: HandlerStores): Call {
   return async (event, expectError) => {
     const deps = { ...stores, env: fixedEnv };
@@ -142,7 +190,11 @@ function caller(stores: HandlerStores): Call {
 }
 
 /** Everything a run leaves behind, with its run-specific ids replaced by placeholders. */
-async function finalState(executionId: string, threadIds: string[]): Promise<string> {
+async function finalState(
+  executionId: string,
+  threadIds: string[],
+  executionIds: string[] = [],
+): Promise<string> {
   const threads = await h.stores.threads.getThreads(threadIds);
   const conversations = await Promise.all(threads.map(({ thread }) => h.readMessages(thread)));
   const joinKeys = [
@@ -155,7 +207,8 @@ async function finalState(executionId: string, threadIds: string[]): Promise<str
   ];
   const joins = await Promise.all(joinKeys.map((key) => h.stores.joins.getBranchOutcomes(key)));
   const execution = await h.stores.executions.getExecution(executionId);
-  let text = JSON.stringify({ threads, conversations, joins, execution });
+  const later = await Promise.all(executionIds.map((id) => h.stores.executions.getExecution(id)));
+  let text = JSON.stringify({ threads, conversations, joins, execution, later });
   for (const [i, id] of [executionId, ...threadIds].entries()) text = text.split(id).join(`<id${i}>`);
   return text;
 }
@@ -164,6 +217,7 @@ const scenarios: [string, Scenario][] = [
   ['linear (START, LLM, CONTEXT_PROCESSOR, LOOP, VARIABLE, ROUTE, END)', linear],
   ['fork/join (FORK, branch nodes, global write, branch-done, JOIN, END)', forkJoin],
   ['failure (CODE fails, fail action)', failing],
+  ['continue-as-new (a loop continues in a new execution: resume, records, THREAD_CONTINUED)', continuing],
 ];
 
 describe('crash injection', () => {
@@ -172,7 +226,7 @@ describe('crash injection', () => {
       const counting = crashingStores(h.stores, 0);
       const refId = `${name.split(' ')[0]}-ref`;
       const ref = await scenario(caller(counting), refId);
-      const expected = await finalState(refId, ref.threadIds);
+      const expected = await finalState(refId, ref.threadIds, ref.executionIds);
       const writes = counting.writes();
       expect(writes).toBeGreaterThan(5);
       for (let n = 1; n <= writes; n += 1) {
@@ -180,7 +234,10 @@ describe('crash injection', () => {
         const crashing = crashingStores(h.stores, n);
         const result = await scenario(caller(crashing), executionId);
         expect(crashing.writes(), `crash at write ${n}`).toBeGreaterThanOrEqual(n);
-        expect(await finalState(executionId, result.threadIds), `crash at write ${n}`).toBe(expected);
+        expect(
+          await finalState(executionId, result.threadIds, result.executionIds),
+          `crash at write ${n}`,
+        ).toBe(expected);
       }
     });
   }
