@@ -39,7 +39,7 @@ function lazyConversationStore(clients: LambdaClients): ConversationStore {
   };
   return {
     appendMessages: async (pointer, messages) => (await get()).appendMessages(pointer, messages),
-    readLog: async (pointer) => (await get()).readLog(pointer),
+    readLog: async (pointer, options) => (await get()).readLog(pointer, options),
     readMessage: async (segmentId, position) => (await get()).readMessage(segmentId, position),
   };
 }

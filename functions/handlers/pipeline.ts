@@ -444,7 +444,9 @@ async function executeStep(
 
   let conversation: ConversationView | undefined;
   if (behaviour.readsConversation) {
-    const log = await deps.conversations.readLog(original.conversation.log);
+    const log = await deps.conversations.readLog(original.conversation.log, {
+      segmentHints: () => deps.threads.segmentIds(conversationThreads(original)),
+    });
     conversation = openConversation(original.conversation, log);
   }
   const ctx: StepContext = {
@@ -590,6 +592,12 @@ export function storable<T extends Slotted>(data: T, known: ReadonlyMap<string, 
   const spiller = createSpiller(known);
   const stored = mapSlots(data, spiller.spill);
   return spiller.pending.size === 0 ? stored : data;
+}
+
+/** The threads whose steps wrote a thread's conversation: itself, those it forked from, its copy source. */
+function conversationThreads(thread: Thread): string[] {
+  const source = thread.metadata.copiedFrom;
+  return [...lineageOf(thread), ...(typeof source === 'string' ? [source] : [])];
 }
 
 /** Results the logic added to the thread's (JOIN: the branches' results), written after the commit. */

@@ -37,11 +37,18 @@ export interface ConversationStore {
   appendMessages(pointer: LogPointer, messages: readonly Message[]): Promise<LogPointer>;
   /**
    * All `pointer.length` messages, oldest first. Segments come from the in-process cache when
-   * present. Messages are frozen: the log is immutable and cached objects are shared.
+   * present. Messages are frozen: the log is immutable and cached objects are shared. On a cold
+   * cache, `segmentHints` names segments the log likely holds (its threads' step records know them):
+   * they are fetched in one parallel round, so the chain walk that follows finds them cached.
    */
-  readLog(pointer: LogPointer): Promise<Message[]>;
+  readLog(pointer: LogPointer, options?: ReadLogOptions): Promise<Message[]>;
   /** The message at `position` (0-based, in the whole log) of the segment that holds it. */
   readMessage(segmentId: string, position: number): Promise<Message>;
+}
+
+export interface ReadLogOptions {
+  /** Ids of segments the log probably holds; asked for only when the head segment is not cached. */
+  readonly segmentHints?: () => Promise<readonly string[]>;
 }
 
 export interface ConversationStoreOptions {
@@ -124,12 +131,19 @@ export function createConversationStore(
       return message;
     },
 
-    async readLog(pointer) {
+    async readLog(pointer, options = {}) {
       if (pointer.length === 0) {
         if (pointer.id !== EMPTY_LOG_ID) throw mismatch(pointer, 0);
         return [];
       }
       if (pointer.id === EMPTY_LOG_ID) throw mismatch(pointer, 0);
+      const hints = options.segmentHints;
+      if (hints !== undefined && cache.get(pointer.id) === undefined) {
+        // Cold: the head and the hinted segments in two parallel rounds instead of one GET per link.
+        const [, ids] = await Promise.all([loadSegment(pointer.id), hints().catch(() => [])]);
+        const missing = [...new Set(ids)].filter((id) => id !== EMPTY_LOG_ID && cache.get(id) === undefined);
+        await Promise.all(missing.map((id) => loadSegment(id).catch(() => undefined)));
+      }
       const chain: Segment[] = [];
       let segment = await loadSegment(pointer.id);
       const headLength = segment.base + segment.messages.length;

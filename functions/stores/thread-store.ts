@@ -127,6 +127,11 @@ export interface ThreadStore {
   ): Promise<Record<string, NodeResult>>;
   /** Writes a step record unless that step has one (a record stands for a committed step). */
   putStepOnce(threadId: string, record: StepRecord): Promise<void>;
+  /**
+   * The conversation segments these threads' steps wrote (from their step records), for a cold
+   * read of a log they share: one Query per thread, in parallel.
+   */
+  segmentIds(threadIds: readonly string[]): Promise<string[]>;
   /** One step record, or undefined. */
   getStep(threadId: string, step: number): Promise<StepRecord | undefined>;
   /** The thread's step records from step `from` (default 1) up to `to` (inclusive), in order. */
@@ -301,6 +306,8 @@ export function createThreadStore(table: TableRef): ThreadStore {
     threadId: string,
     prefix: string,
     range: { from?: string; to?: string } = {},
+    projection?: string,
+    projectionNames: Record<string, string> = {},
   ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
@@ -312,7 +319,8 @@ export function createThreadStore(table: TableRef): ThreadStore {
           KeyConditionExpression: bounded
             ? '#pk = :pk AND #sk BETWEEN :from AND :to'
             : '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, ...projectionNames },
+          ...(projection ? { ProjectionExpression: projection } : {}),
           ExpressionAttributeValues: {
             ':pk': itemKeys.thread(threadId).pk,
             ...(bounded
@@ -507,6 +515,24 @@ export function createThreadStore(table: TableRef): ThreadStore {
     },
 
     putStepOnce: (threadId, record) => putStep(threadId, record, { once: true }),
+
+    async segmentIds(threadIds) {
+      const pages = await Promise.all(
+        threadIds.map((threadId) =>
+          queryPrefix(threadId, STEP_PREFIX, {}, '#state.#conversation.#log.#id', {
+            '#state': 'state',
+            '#conversation': 'conversation',
+            '#log': 'log',
+            '#id': 'id',
+          }),
+        ),
+      );
+      return pages.flat().flatMap((item) => {
+        const id = (item.state as { conversation?: { log?: { id?: unknown } } } | undefined)?.conversation
+          ?.log?.id;
+        return typeof id === 'string' ? [id] : [];
+      });
+    },
 
     async getStep(threadId, step) {
       const { Item } = await dynamo.send(
