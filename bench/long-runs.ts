@@ -13,6 +13,7 @@
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
+import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
 import { type Meter, meterClient } from '../functions/aws/meter.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
@@ -109,8 +110,8 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
   const services = await startLocalServices({ ephemeral: true, names });
   try {
     const clients = createAwsClients(services.target, names);
-    // A second client reads written items back for sizing, outside the meters.
-    const reader = createAwsClients(services.target, names);
+    // A client of its own reads written items back for sizing, outside the meters.
+    const reader = { dynamo: createDocumentClient(services.target), tableName: names.tableName };
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
     const writes = meterItemWrites(clients.dynamo, reader);

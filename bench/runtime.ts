@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
+import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
 import { meterClient } from '../functions/aws/meter.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
@@ -72,7 +73,9 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
     const clients = createAwsClients(services.target, names);
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
-    const itemWrites = meterItemWrites(clients.dynamo, createAwsClients(services.target, names));
+    // A client of its own reads written items back for sizing, outside the meters.
+    const reader = { dynamo: createDocumentClient(services.target), tableName: names.tableName };
+    const itemWrites = meterItemWrites(clients.dynamo, reader);
     const runtime = createLocalRuntime({ clients });
     const threadItemBytes = async (threadId: string | undefined) => {
       if (threadId === undefined) return 0;
