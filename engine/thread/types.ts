@@ -127,14 +127,11 @@ export interface Thread {
   step?: number;
   /** The envelope the last applied node execution returned, replayed to a retry of it. */
   lastEnvelope?: Envelope;
-  /** Events recorded with the thread (node lifecycle, status changes, hooks, ...), oldest first. */
-  events?: StepthreadEvent[];
   /**
-   * Journal pages the store moved older executionHistory/events entries to (absent = 0): the two
-   * lists above then hold only the entries after the last page, and the full journal is the pages
-   * in order followed by them.
+   * Events recorded with the thread, oldest first. Stores keep a step's events in its step record
+   * (readJournal); the thread item holds only those recorded outside steps (status changes).
    */
-  journalPages?: number;
+  events?: StepthreadEvent[];
   /**
    * Global-scope writes made by the last step of a fork child, kept until they reach the root thread
    * (which owns the global scope), so a retry after a crash can finish applying them.

@@ -10,7 +10,6 @@
  */
 import type { PutEventsCommandInput, PutEventsCommandOutput } from '@aws-sdk/client-eventbridge';
 import type { StepthreadEvent } from '../../engine/events.ts';
-import type { Thread } from '../../engine/thread/types.ts';
 import { type AwsTarget, clientConfig } from '../aws/target.ts';
 
 export interface PublishContext {
@@ -131,21 +130,4 @@ export async function publishCommitted(
       count: events.length,
     });
   }
-}
-
-/**
- * The events one committed step appended, read back from the thread for a replayed retry. A step
- * appends them in one write, in lifecycle order: [THREAD_STARTED,] NODE_STARTED … NODE_COMPLETED |
- * NODE_FAILED of its node, so the last such run for the node is that step's.
- */
-export function committedStepEvents(thread: Pick<Thread, 'events'>, nodeId: string): StepthreadEvent[] {
-  const events = thread.events ?? [];
-  const isOwn = (e: StepthreadEvent, types: readonly string[]) =>
-    types.includes(e.type) && 'nodeId' in e && e.nodeId === nodeId;
-  const end = events.findLastIndex((e) => isOwn(e, ['NODE_COMPLETED', 'NODE_FAILED']));
-  if (end < 0) return [];
-  let start = events.slice(0, end + 1).findLastIndex((e) => isOwn(e, ['NODE_STARTED']));
-  if (start < 0) return [];
-  if (events[start - 1]?.type === 'THREAD_STARTED') start -= 1;
-  return events.slice(start, end + 1);
 }

@@ -98,46 +98,40 @@ export async function loadThread(
       : [],
   ]);
   // Large values come back from S3 in one parallel round: the thread's, its related threads', and
-  // the outputs of the results it reads.
-  const resultLists = [Object.values(results), ...extraResults.map((r) => Object.values(r))];
-  const { data, known } = await hydrateAll<Slotted>(deps.values, [
-    loaded.thread,
-    ...loaded.extra.map((entry) => entry.thread),
-    ...(resultLists.flat() as Slotted[]),
+  // the outputs of the results they read.
+  const [own, ...extras] = await Promise.all([
+    hydrateThread(deps, loaded.thread, results),
+    ...loaded.extra.map((entry, i) => hydrateThread(deps, entry.thread, extraResults[i])),
   ]);
-  const [thread, ...rest] = data as [Thread, ...unknown[]];
-  const extraThreads = rest.slice(0, loaded.extra.length) as Thread[];
-  let hydratedResults = rest.slice(loaded.extra.length) as NodeResult[];
-  const take = (count: number) => {
-    const taken = hydratedResults.slice(0, count);
-    hydratedResults = hydratedResults.slice(count);
-    return byNodeId(taken);
-  };
-  const ownResults = take(resultLists[0]!.length);
+  const known = new Map([own!, ...extras].flatMap((hydrated) => [...hydrated.known]));
   return {
     ...loaded,
     known,
-    thread: { ...thread, nodeResults: ownResults },
-    extra: loaded.extra.map((entry, i) => {
-      const hydrated = extraThreads[i]!;
-      return extraResults[i]
-        ? { ...entry, thread: { ...hydrated, nodeResults: take(resultLists[i + 1]!.length) } }
-        : { ...entry, thread: hydrated };
-    }),
+    thread: own!.thread,
+    extra: loaded.extra.map((entry, i) => ({ ...entry, thread: extras[i]!.thread })),
   };
 }
 
-function byNodeId(results: readonly NodeResult[]): Record<string, NodeResult> {
-  const out: Record<string, NodeResult> = {};
-  for (const result of results) {
-    Object.defineProperty(out, result.nodeId, {
+/** A thread with its values (and those of `results`, which become its nodeResults) in place. */
+async function hydrateThread(
+  deps: HandlerDeps,
+  thread: Thread,
+  results: Record<string, NodeResult> | undefined,
+): Promise<{ thread: Thread; known: ReadonlyMap<string, ValueRef> }> {
+  const list = Object.values(results ?? {});
+  const { data, known } = await hydrateAll<Slotted>(deps.values, [thread, ...(list as Slotted[])]);
+  const [hydrated, ...outputs] = data as [Thread, ...NodeResult[]];
+  const nodeResults: Record<string, NodeResult> = {};
+  for (const result of outputs) {
+    // defineProperty: a node id such as `__proto__` stays plain data.
+    Object.defineProperty(nodeResults, result.nodeId, {
       value: result,
       enumerable: true,
       writable: true,
       configurable: true,
     });
   }
-  return out;
+  return { thread: results === undefined ? hydrated : { ...hydrated, nodeResults }, known };
 }
 
 function headBytesOf(thread: Thread): number {

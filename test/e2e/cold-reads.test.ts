@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => e2e.close());
 
-let counted = 0;
+/** Every counter made, so each middleware gets a name of its own (clients are cached and shared). */
+const waveCounters: Waves[] = [];
 
 interface Waves {
   gets: number;
@@ -27,6 +28,7 @@ function countingClients(): { clients: ReturnType<typeof createAwsClients>; wave
   const names = { tableName: 'e2e-cold-reads', bucketName: 'e2e-cold-reads' };
   const clients = createAwsClients(e2e.services.target, names);
   const waves: Waves = { gets: 0, waves: 0 };
+  waveCounters.push(waves);
   let inFlight = 0;
   clients.s3.middlewareStack.add(
     (next, context) => async (args) => {
@@ -40,7 +42,7 @@ function countingClients(): { clients: ReturnType<typeof createAwsClients>; wave
         inFlight -= 1;
       }
     },
-    { step: 'initialize', name: `waveCounter${(counted += 1)}` },
+    { step: 'initialize', name: `waveCounter${waveCounters.length}` },
   );
   return { clients, waves };
 }

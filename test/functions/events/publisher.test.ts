@@ -2,7 +2,6 @@ import type { PutEventsCommandInput, PutEventsCommandOutput } from '@aws-sdk/cli
 import { describe, expect, it, vi } from 'vitest';
 import { createEvent, type StepthreadEvent } from '../../../engine/events.ts';
 import {
-  committedStepEvents,
   createEventBridgePublisher,
   noopPublisher,
   type PutEvents,
@@ -116,30 +115,5 @@ describe('publishCommitted', () => {
     expect(publisher.publish).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledTimes(1);
     warn.mockRestore();
-  });
-});
-
-describe('committedStepEvents', () => {
-  it('reads back the last step of a node: [THREAD_STARTED,] NODE_STARTED … its NODE_COMPLETED', () => {
-    const node = (type: 'NODE_STARTED' | 'NODE_COMPLETED', nodeId: string) =>
-      type === 'NODE_STARTED'
-        ? createEvent('NODE_STARTED', { ...base, nodeId, nodeType: 'VARIABLE' })
-        : createEvent('NODE_COMPLETED', { ...base, nodeId, nodeType: 'VARIABLE', status: 'COMPLETED' });
-    const threadStarted = createEvent('THREAD_STARTED', { ...base, from: 'CREATED', to: 'RUNNING' });
-    const [changed] = variableEvents(1);
-    const events = [
-      threadStarted,
-      node('NODE_STARTED', 'v'),
-      changed!,
-      node('NODE_COMPLETED', 'v'),
-      node('NODE_STARTED', 'w'),
-      node('NODE_COMPLETED', 'w'),
-      node('NODE_STARTED', 'v'),
-      node('NODE_COMPLETED', 'v'),
-    ];
-    expect(committedStepEvents({ events: events.slice(0, 6) }, 'v')).toEqual(events.slice(0, 4));
-    expect(committedStepEvents({ events }, 'v')).toEqual(events.slice(6));
-    expect(committedStepEvents({ events }, 'w')).toEqual(events.slice(4, 6));
-    expect(committedStepEvents({ events }, 'other')).toEqual([]);
   });
 });
