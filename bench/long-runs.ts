@@ -10,14 +10,19 @@
  *
  * The test test/e2e/constant-cost.test.ts asserts the bounds on the same workloads (counts only).
  */
+
+import { S3Client } from '@aws-sdk/client-s3';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
 import { type Meter, meterClient } from '../functions/aws/meter.ts';
+import { type AwsTarget, clientConfig } from '../functions/aws/target.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
+import { createConversationStore, SegmentCache } from '../functions/stores/conversation-store.ts';
+import { createThreadStore } from '../functions/stores/thread-store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -90,9 +95,19 @@ export interface StepCost {
   readonly s3Gets: number;
 }
 
+/** A cold read of the run's conversation at its end (no cached segments, as in a fresh Lambda). */
+export interface ColdRead {
+  readonly messages: number;
+  readonly s3Gets: number;
+  /** Rounds of GETs: a GET that starts while none is in flight begins one. */
+  readonly rounds: number;
+  readonly dynamoQueries: number;
+}
+
 export interface LongRun {
   readonly outcome: RunOutcome;
   readonly steps: StepCost[];
+  readonly coldRead: ColdRead;
   /** Raw message text written by the run (prompts + replies). */
   readonly rawMessageBytes: number;
   readonly wallMs: number;
@@ -145,11 +160,55 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
       },
     );
     const wallMs = performance.now() - started;
+    const coldRead = await measureColdRead(services.target, names, outcome.threadId);
     const rawMessageBytes = turns * (FILLER.length + ` node ${turns}`.length + REPLY.length);
-    return { outcome, steps, rawMessageBytes, wallMs };
+    return { outcome, steps, coldRead, rawMessageBytes, wallMs };
   } finally {
     await services.close();
   }
+}
+
+/** Reads the thread's conversation through fresh clients and an empty cache, counting requests. */
+async function measureColdRead(
+  target: AwsTarget,
+  names: { tableName: string; bucketName: string },
+  threadId: string,
+): Promise<ColdRead> {
+  const s3 = new S3Client(clientConfig(target, 's3'));
+  const dynamo = createDocumentClient(target);
+  let rounds = 0;
+  let inFlight = 0;
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'GetObjectCommand') return next(args);
+      if (inFlight === 0) rounds += 1;
+      inFlight += 1;
+      try {
+        return await next(args);
+      } finally {
+        inFlight -= 1;
+      }
+    },
+    { step: 'initialize', name: 'coldReadRounds' },
+  );
+  const s3Meter = meterClient(s3);
+  const dynamoMeter = meterClient(dynamo);
+  const threads = createThreadStore({ dynamo, tableName: names.tableName });
+  const { thread } = await threads.getThread(threadId);
+  dynamoMeter.reset();
+  const conversations = createConversationStore(
+    { s3, bucketName: names.bucketName },
+    { cache: new SegmentCache() },
+  );
+  const messages = await conversations.readLog(thread.conversation.log, {
+    segmentHints: () => threads.segmentIds([threadId]),
+  });
+  return {
+    messages: messages.length,
+    s3Gets: s3Meter.requests('GetObjectCommand'),
+    rounds,
+    dynamoQueries: dynamoMeter.requests('QueryCommand'),
+  };
 }
 
 /** Total bytes a run wrote: DynamoDB item sizes plus S3 object bytes. */
@@ -189,6 +248,7 @@ async function main(): Promise<void> {
         totalBytes: total,
         rawMessageBytes: run.rawMessageBytes,
         bytesPerRaw: Math.round((total / run.rawMessageBytes) * 100) / 100,
+        coldRead: run.coldRead,
         msPerStep: Math.round((run.wallMs / run.steps.length) * 100) / 100,
       });
     }
@@ -198,12 +258,13 @@ async function main(): Promise<void> {
     return;
   }
   console.log(
-    '| workload | T | node steps | DynamoDB bytes, last LLM step | writes | S3 PUT bytes | reads | total bytes | raw message bytes | total / raw | ms / step |',
+    '| workload | T | node steps | DynamoDB bytes, last LLM step | writes | S3 PUT bytes | reads | total bytes | raw message bytes | total / raw | ms / step | cold read at T: S3 GETs / rounds / Queries |',
   );
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const r of rows) {
+    const cold = `${r.coldRead.s3Gets} / ${r.coldRead.rounds} / ${r.coldRead.dynamoQueries}`;
     console.log(
-      `| ${r.workload} | ${r.turns} | ${r.steps} | ${r.lastStepDynamoBytes} | ${r.lastStepDynamoWrites} | ${r.lastStepS3PutBytes} | ${r.lastStepReads} | ${r.totalBytes.toLocaleString('en-US')} | ${r.rawMessageBytes.toLocaleString('en-US')} | ${r.bytesPerRaw} | ${r.msPerStep} |`,
+      `| ${r.workload} | ${r.turns} | ${r.steps} | ${r.lastStepDynamoBytes} | ${r.lastStepDynamoWrites} | ${r.lastStepS3PutBytes} | ${r.lastStepReads} | ${r.totalBytes.toLocaleString('en-US')} | ${r.rawMessageBytes.toLocaleString('en-US')} | ${r.bytesPerRaw} | ${r.msPerStep} | ${cold} |`,
     );
   }
 }
