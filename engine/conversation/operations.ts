@@ -135,16 +135,20 @@ export function replaceMessage(view: ConversationView, config: ReplaceConfig | u
 }
 
 /**
- * Hides the conversation. With keepSystemMessage (default true) the visible system messages stay,
- * in order. Either way the tool-description message, if set, stays visible and comes first (shown
- * once even when it was also kept as a system message), so the model can still call tools.
- * Starts a new batch.
+ * Hides the conversation. With keepSystemMessage (default true) every system message of the log
+ * shows, in order, as seed 004 §4 takes them from all messages (`getAllMessages()`): one an earlier
+ * truncate or filter hid comes back. Either way the tool-description message, if set, stays visible
+ * and comes first (shown once even when it is also a system message), so the model can still call
+ * tools. Starts a new batch. (A system message `replace` superseded is still in the append-only log,
+ * so it shows too; the seed edits in place and has no such message.)
  */
 export function clearConversation(view: ConversationView, config: ClearConfig | undefined): void {
   const keepSystemMessage = config?.keepSystemMessage ?? true;
   const toolDescription = view.toolDescriptionPosition();
   const kept = keepSystemMessage
-    ? positionsOf(view.visibleRuns()).filter((p) => view.messageAt(p)?.role === 'system')
+    ? Array.from({ length: view.logLength() }, (_, p) => p).filter(
+        (p) => view.messageAt(p)?.role === 'system',
+      )
     : [];
   const positions =
     toolDescription === undefined ? kept : [toolDescription, ...kept.filter((p) => p !== toolDescription)];

@@ -23,6 +23,12 @@ export interface JoinDecisionInput {
   total: number;
   /** Branch results seen so far; a repeated forkPathId counts once (its last entry wins). */
   outcomes: readonly BranchOutcome[];
+  /**
+   * The main path (its conversation is restored). A join that succeeds by its strategy still waits
+   * for this path to finish, so which conversation the parent continues with never depends on which
+   * branch was faster. Absent: the strategy alone decides.
+   */
+  mainPathId?: string;
 }
 
 export type JoinDecision = { decided: false } | { decided: true; success: boolean; reason: string };
@@ -40,6 +46,14 @@ function countOutcomes(outcomes: readonly BranchOutcome[]): { completed: number;
  * waiting for the remaining branches as soon as this says `decided`.
  */
 export function decideJoin(input: JoinDecisionInput): JoinDecision {
+  const decision = decideByStrategy(input);
+  const main = input.mainPathId;
+  if (!decision.decided || !decision.success || main === undefined) return decision;
+  if (input.outcomes.some((outcome) => outcome.forkPathId === main)) return decision;
+  return { decided: false };
+}
+
+function decideByStrategy(input: JoinDecisionInput): JoinDecision {
   const { strategy, total } = input;
   if (!Number.isInteger(total) || total < 1) {
     throw new StepthreadError('INVALID_FORK_PATH_IDS', `a join needs at least one path (got ${total})`);
@@ -153,45 +167,26 @@ function mergeOutputs(completed: readonly Thread[]): unknown {
 }
 
 /**
- * The child whose conversation the parent continues with. An explicit mainPathId must have
- * finished. Without one, ANY_COMPLETED, SUCCESS_COUNT_THRESHOLD and ANY_FAILED take the first
- * child (in path order) whose outcome satisfied the join: these strategies decide while other
- * branches may still be running or lost the race, and defaulting to forkPathIds[0] would make a
- * join that succeeded fail on whichever branch happened to be slow.
+ * The child whose conversation the parent continues with (seed 001: `mainPathId`, default
+ * `forkPathIds[0]`): restored only when it completed. A main path that failed, or had not finished
+ * when a timed-out join gave up, leaves the parent's own conversation as it was (the seed restores
+ * only a completed main thread). MAIN_THREAD_NOT_FOUND when the main path has no child thread at all.
  */
 function selectMainChild(
   config: JoinConfig,
   byPath: ReadonlyMap<string, Thread>,
   nodeOption: { nodeId?: string },
-): { pathId: string; child: Thread } {
-  const finished = (pathId: string): Thread | undefined => {
-    const child = byPath.get(pathId);
-    return child && branchStatusOf(child.status) !== undefined ? child : undefined;
-  };
-  if (config.mainPathId === undefined) {
-    const wanted: BranchStatus | undefined =
-      config.joinStrategy === 'ANY_COMPLETED' || config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD'
-        ? 'COMPLETED'
-        : config.joinStrategy === 'ANY_FAILED'
-          ? 'FAILED'
-          : undefined;
-    if (wanted !== undefined) {
-      for (const pathId of config.forkPathIds) {
-        const child = byPath.get(pathId);
-        if (child && branchStatusOf(child.status) === wanted) return { pathId, child };
-      }
-    }
-  }
+): { pathId: string; child: Thread | undefined } {
   const pathId = config.mainPathId ?? config.forkPathIds[0];
-  const child = pathId === undefined ? undefined : finished(pathId);
+  const child = pathId === undefined ? undefined : byPath.get(pathId);
   if (pathId === undefined || child === undefined) {
     throw new StepthreadError(
       'MAIN_THREAD_NOT_FOUND',
-      `no finished child thread for main path "${pathId ?? '(none)'}"`,
+      `no child thread for main path "${pathId ?? '(none)'}"`,
       nodeOption,
     );
   }
-  return { pathId, child };
+  return { pathId, child: child.status === 'COMPLETED' ? child : undefined };
 }
 
 /**
@@ -275,7 +270,9 @@ export function joinThreads(options: JoinOptions): JoinResult {
   if (!decision.success) return failure('FAILED', 'JOIN_FAILED', decision.reason);
 
   const main = selectMainChild(config, byPath, nodeOption);
-  const conversation = restoreConversation(main.child.conversation, parent.id);
+  const conversation = main.child
+    ? restoreConversation(main.child.conversation, parent.id)
+    : parent.conversation;
   return {
     parent: { ...parent, conversation, nodeResults: mergeNodeResults(parent, inOrder) },
     result: { status: 'COMPLETED', output },

@@ -27,6 +27,13 @@ export async function ensureTable({
     // Another starter won the race.
     if (errorName(error) !== 'ResourceInUseException') throw error;
   }
+  // A table is usable once ACTIVE; dynalite flips it asynchronously even with createTableMs 0, and a
+  // write that arrives first (a loaded machine) fails with ResourceNotFoundException.
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 export async function ensureBucket({ s3, bucketName }: Pick<AwsClients, 's3' | 'bucketName'>): Promise<void> {

@@ -146,11 +146,15 @@ export async function runBranchReport(
     ...(child.errors.at(-1) && child.status !== 'COMPLETED' ? { error: child.errors.at(-1)! } : {}),
   });
   const reported = engineOutcomes(outcomes);
+  // A successful join also waits for its main path, so the conversation the parent continues with
+  // never depends on which branch was faster.
+  const mainPathId = config.mainPathId ?? config.forkPathIds[0];
   const decision = decideJoin({
     strategy: config.joinStrategy,
     ...(config.threshold === undefined ? {} : { threshold: config.threshold }),
     total: config.forkPathIds.length,
     outcomes: reported,
+    ...(mainPathId === undefined ? {} : { mainPathId }),
   });
   // With a timer branch running, the Parallel would wait for it: the last path ends it instead.
   const allReported = reported.length === config.forkPathIds.length;

@@ -124,3 +124,51 @@ describe('ANY_COMPLETED', () => {
     expect(slow?.nodeResults['slow-work']).toBeUndefined();
   });
 });
+
+describe('the main path decides which conversation the parent continues with, never the race', () => {
+  const slow = { provider: 'scripted', responses: ['a reply'], delayMs: 300 };
+  const broken = { provider: 'scripted', responses: [] };
+  const texts = async (threadId: string) => (await e2e.conversation(threadId)).map((m) => m.content);
+
+  for (const strategy of ['parallel', 'serial'] as const) {
+    for (const [joinStrategy, extra] of [
+      ['ALL_COMPLETED', {}],
+      ['ANY_COMPLETED', {}],
+      ['SUCCESS_COUNT_THRESHOLD', { threshold: 1 }],
+    ] as const) {
+      it(`${joinStrategy}, ${strategy}: the main path finishing last is still the one restored`, async () => {
+        const workflow = forkWorkflow(
+          `main-slow-${joinStrategy}-${strategy}`.toLowerCase().replaceAll('_', '-'),
+          {
+            paths: ['a', 'b', 'c'],
+            strategy,
+            join: { joinStrategy, ...extra, mainPathId: 'a' },
+            profiles: { a: 'slow' },
+            extraProfiles: { slow },
+          },
+        );
+        const outcome = await e2e.runtime.prepare(workflow).run();
+        expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+        const conversation = await texts(outcome.threadId);
+        expect(conversation).toContain('a reply');
+        expect(conversation).not.toContain('b reply');
+      });
+    }
+
+    it(`ANY_FAILED, ${strategy}: a failed main path's conversation is never restored`, async () => {
+      const workflow = forkWorkflow(`main-failed-${strategy}`, {
+        paths: ['a', 'b'],
+        strategy,
+        join: { joinStrategy: 'ANY_FAILED', mainPathId: 'a' },
+        profiles: { a: 'broken' },
+        extraProfiles: { broken },
+      });
+      const outcome = await e2e.runtime.prepare(workflow).run();
+      expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+      const conversation = await texts(outcome.threadId);
+      expect(conversation).not.toContain('a prompt');
+      expect(conversation).not.toContain('b reply');
+      expect(conversation.slice(0, 2)).toEqual(['intro prompt', 'intro reply']);
+    });
+  }
+});

@@ -178,11 +178,11 @@ describe('clear', () => {
     expect(view.state().index.currentBatch).toBe(1);
   });
 
-  it('does not bring back system messages that were already hidden', () => {
+  it('brings back system messages an earlier operation hid (seed 004 §4: from all messages)', () => {
     const view = conversation();
     applyContextOperation(view, { operation: 'truncate', truncate: { removeFirst: 1 } });
     applyContextOperation(view, { operation: 'clear', clear: { keepSystemMessage: true } });
-    expect(contents(view)).toEqual(['late note']);
+    expect(contents(view)).toEqual(['rules', 'late note']);
   });
 
   it('hides everything with keepSystemMessage false', () => {

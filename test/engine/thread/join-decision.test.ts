@@ -159,3 +159,41 @@ describe('decideJoin', () => {
     );
   });
 });
+
+describe('decideJoin with a main path', () => {
+  const outcome = (forkPathId: string, status: 'COMPLETED' | 'FAILED') => ({ forkPathId, status });
+
+  it('waits for the main path before a success, whichever branch was faster', () => {
+    const input = { strategy: 'ANY_COMPLETED' as const, total: 3, mainPathId: 'a' };
+    expect(decideJoin({ ...input, outcomes: [outcome('b', 'COMPLETED')] })).toEqual({ decided: false });
+    expect(
+      decideJoin({ ...input, outcomes: [outcome('b', 'COMPLETED'), outcome('a', 'FAILED')] }),
+    ).toMatchObject({
+      decided: true,
+      success: true,
+    });
+    expect(decideJoin({ ...input, outcomes: [outcome('a', 'COMPLETED')] })).toMatchObject({
+      decided: true,
+      success: true,
+    });
+  });
+
+  it('decides a failure at once: the main path cannot change it', () => {
+    const decision = decideJoin({
+      strategy: 'ALL_COMPLETED',
+      total: 3,
+      mainPathId: 'a',
+      outcomes: [outcome('c', 'FAILED')],
+    });
+    expect(decision).toMatchObject({ decided: true, success: false });
+  });
+
+  it('SUCCESS_COUNT_THRESHOLD met before the main path ran still waits for it', () => {
+    const input = { strategy: 'SUCCESS_COUNT_THRESHOLD' as const, threshold: 2, total: 3, mainPathId: 'c' };
+    const early = [outcome('a', 'COMPLETED'), outcome('b', 'COMPLETED')];
+    expect(decideJoin({ ...input, outcomes: early })).toEqual({ decided: false });
+    expect(decideJoin({ ...input, outcomes: [...early, outcome('c', 'FAILED')] })).toMatchObject({
+      success: true,
+    });
+  });
+});

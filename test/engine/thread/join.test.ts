@@ -174,7 +174,7 @@ describe('joinThreads outcomes', () => {
     expect(result).toEqual({ status: 'COMPLETED', output: {} });
   });
 
-  it('ANY_COMPLETED without mainPathId continues with the first completed child while others still run', () => {
+  it('never restores a main path (default forkPathIds[0]) that has not finished: the parent keeps its own', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b', 'c']);
     const b = finish(children[1]!, 'COMPLETED', 'B', 5);
     const c = finish(children[2]!, 'COMPLETED', 'C', 6);
@@ -191,44 +191,49 @@ describe('joinThreads outcomes', () => {
     });
     expect(result.status).toBe('COMPLETED');
     expect(result.output).toEqual({ b: 'B', c: 'C' });
-    expect(joined.conversation).toEqual({ ...b.conversation, threadId: 'parent' });
-    expect(events[0]).toMatchObject({ mainPathId: 'split#b' });
+    expect(joined.conversation).toEqual(parent.conversation);
+    expect(events[0]).toMatchObject({ mainPathId: 'split#a' });
   });
 
-  it('ANY_COMPLETED prefers a completed child over a failed forkPathIds[0]', () => {
+  it('never restores a failed main path’s conversation, whatever the strategy', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b']);
     const a = finish(children[0]!, 'FAILED');
     const b = finish(children[1]!, 'COMPLETED', 'B', 5);
-    const { parent: joined } = joinThreads({
-      parent,
-      children: [a, b],
-      config: config(forkPathIds, { joinStrategy: 'ANY_COMPLETED' }),
-      env: testEnv(),
-    });
-    expect(joined.conversation.log.id).toBe(b.conversation.log.id);
+    for (const joinStrategy of ['ANY_COMPLETED', 'ANY_FAILED', 'SUCCESS_COUNT_THRESHOLD'] as const) {
+      const { parent: joined, result } = joinThreads({
+        parent,
+        children: [a, b],
+        config: config(forkPathIds, {
+          joinStrategy,
+          ...(joinStrategy === 'SUCCESS_COUNT_THRESHOLD' ? { threshold: 1 } : {}),
+        }),
+        env: testEnv(),
+      });
+      expect(result.status, joinStrategy).toBe('COMPLETED');
+      expect(joined.conversation, joinStrategy).toEqual(parent.conversation);
+    }
   });
 
-  it('SUCCESS_COUNT_THRESHOLD without mainPathId uses the first completed child once the threshold is met', () => {
+  it('restores a completed main path, however the other branches ended', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b', 'c']);
     const done = [
-      children[0]!,
-      finish(children[1]!, 'COMPLETED', 'B'),
+      finish(children[0]!, 'COMPLETED', 'A', 4),
+      finish(children[1]!, 'FAILED'),
       finish(children[2]!, 'COMPLETED', 'C'),
     ];
-    const { result, events } = joinThreads({
+    const { parent: joined, events } = joinThreads({
       parent,
       children: done,
       config: config(forkPathIds, { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 2 }),
       env: testEnv(),
     });
-    expect(result.status).toBe('COMPLETED');
-    expect(events[0]).toMatchObject({ mainPathId: 'split#b' });
+    expect(joined.conversation).toEqual({ ...done[0]!.conversation, threadId: 'parent' });
+    expect(events[0]).toMatchObject({ mainPathId: 'split#a' });
   });
 
-  it('throws MAIN_THREAD_NOT_FOUND when an explicit main path has not finished', () => {
+  it('throws MAIN_THREAD_NOT_FOUND only when the main path has no child thread at all', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b']);
     const b = finish(children[1]!, 'COMPLETED', 'B');
-    const running = { ...children[0]!, status: 'RUNNING' as const };
     const join = (kids: Thread[]) =>
       joinThreads({
         parent,
@@ -236,7 +241,6 @@ describe('joinThreads outcomes', () => {
         config: config(forkPathIds, { joinStrategy: 'ANY_COMPLETED', mainPathId: 'split#a' }),
         env: testEnv(),
       });
-    expect(() => join([running, b])).toThrowError(expect.objectContaining({ code: 'MAIN_THREAD_NOT_FOUND' }));
     expect(() => join([b])).toThrowError(expect.objectContaining({ code: 'MAIN_THREAD_NOT_FOUND' }));
   });
 
