@@ -554,25 +554,20 @@ export function createThreadStore(table: TableRef): ThreadStore {
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
       const { thread } = versioned(item);
       // Records past the head's step belong to an attempt that never committed.
-      const steps = await store.readSteps(threadId, { to: thread.step ?? 0 });
-      const source = copySourceOf(thread);
-      const before = source
-        ? await journalUpTo(source.threadId, source.step)
-        : { executionHistory: [], events: [] };
-      return {
-        executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
-        events: [...before.events, ...steps.flatMap((s) => s.events), ...(thread.events ?? [])],
-      };
+      const journal = await journalOf(thread, thread.step ?? 0);
+      return { ...journal, events: [...journal.events, ...(thread.events ?? [])] };
     },
   };
 
-  /** The journal of a copy's source as it was when the copy was made: its first `step` steps. */
-  async function journalUpTo(threadId: string, step: number): Promise<ThreadJournal> {
-    const { thread } = await store.getThread(threadId);
-    const steps = await store.readSteps(threadId, { to: step });
+  /**
+   * A thread's first `step` steps as history and events, after those of the thread it was copied
+   * from up to the copy (read through `copiedAtStep`, recursively: a copy of a copy).
+   */
+  async function journalOf(thread: Thread, step: number): Promise<ThreadJournal> {
+    const steps = await store.readSteps(thread.id, { to: step });
     const source = copySourceOf(thread);
     const before = source
-      ? await journalUpTo(source.threadId, source.step)
+      ? await journalOf((await store.getThread(source.threadId)).thread, source.step)
       : { executionHistory: [], events: [] };
     return {
       executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
