@@ -3,7 +3,10 @@
  * list answers successive visits of a node), else the terminal when stdin is a TTY, else nobody —
  * and the run stops with USER_INPUT_REQUIRED.
  */
-import { StepthreadError } from '../engine/errors.ts';
+
+import { type CodedError, StepthreadError } from '../engine/errors.ts';
+import { buildGraph } from '../engine/graph/build.ts';
+import type { Workflow } from '../engine/model/schema.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/user-interaction.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
 
@@ -41,6 +44,66 @@ export function fileAnswers(data: unknown): AnswerSource {
     }
     return replyFromValue(interaction.interactionType, value);
   };
+}
+
+/**
+ * Checks `--answers` against the workflow before anything runs: every key names a USER_INTERACTION
+ * node (its id, or its id inside a subgraph), and every answer has the shape its question takes
+ * (a selection within the options). Otherwise the run would fail only on reaching the node, after
+ * the LLM calls before it.
+ */
+export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
+  if (!isRecord(data)) return [];
+  const questions = new Map<string, { type: string; options?: readonly string[] }>();
+  for (const node of buildGraph(workflow).nodes.values()) {
+    if (node.type !== 'USER_INTERACTION') continue;
+    const config = node.config as { userInteractionType: string; options?: string[] };
+    const question = {
+      type: config.userInteractionType,
+      ...(config.options ? { options: config.options } : {}),
+    };
+    questions.set(node.id, question);
+    if (!questions.has(node.authorId)) questions.set(node.authorId, question);
+  }
+  const errors: CodedError[] = [];
+  for (const [key, entry] of Object.entries(data)) {
+    const question = questions.get(key);
+    if (question === undefined) {
+      const known = [...questions.keys()];
+      errors.push({
+        code: 'INVALID_INTERACTION_ANSWER',
+        message: `--answers names "${key}", which is no USER_INTERACTION node of ${workflow.id}${known.length > 0 ? ` (they are: ${known.join(', ')})` : ' (it has none)'}`,
+        nodeId: key,
+      });
+      continue;
+    }
+    for (const value of Array.isArray(entry) ? entry : [entry]) {
+      try {
+        const reply = replyFromValue(question.type as Interaction['interactionType'], value);
+        if (reply.kind === 'select' && question.options) {
+          const { choice } = reply;
+          const valid =
+            typeof choice === 'number'
+              ? Number.isInteger(choice) && choice >= 0 && choice < question.options.length
+              : question.options.includes(choice);
+          if (!valid) {
+            throw new StepthreadError(
+              'INVALID_INTERACTION_ANSWER',
+              `${JSON.stringify(choice)} is not one of the ${question.options.length} options (${question.options.join(', ')})`,
+            );
+          }
+        }
+      } catch (error) {
+        if (!(error instanceof StepthreadError)) throw error;
+        errors.push({
+          code: 'INVALID_INTERACTION_ANSWER',
+          message: `--answers "${key}": ${error.message}`,
+          nodeId: key,
+        });
+      }
+    }
+  }
+  return errors;
 }
 
 /** The first source that has an answer. */

@@ -9,11 +9,11 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createLocalRuntime, type RunOptions, type RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
-import { type AnswerSource, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
+import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, loadValidWorkflow, withStores } from '../local-session.ts';
+import { type DataDirOption, loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
 
 export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
@@ -121,6 +121,11 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   }
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
+  const badAnswers = answers.data === undefined ? [] : checkAnswers(answers.data, loaded.workflow);
+  if (badAnswers.length > 0) {
+    printErrors(io, 'the answers do not fit the workflow', badAnswers);
+    return EXIT.usage;
+  }
 
   return withStores(
     options,
@@ -190,24 +195,24 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   );
 }
 
-type AnswerSetup = { ok: true; source: AnswerSource } | { ok: false; message: string };
+type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };
 
 /** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
 async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
   let fromFile: AnswerSource | undefined;
+  let data: unknown;
   if (options.answers !== undefined) {
     try {
       // Inline JSON like --input, or a file (optionally written @file).
       const inline = options.answers.trimStart().startsWith('{');
-      fromFile = fileAnswers(
-        JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''))),
-      );
+      data = JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, '')));
+      fromFile = fileAnswers(data);
     } catch (error) {
       return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
     }
   }
   const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
-  return { ok: true, source: firstAnswer(fromFile, fromTerminal) };
+  return { ok: true, source: firstAnswer(fromFile, fromTerminal), ...(data === undefined ? {} : { data }) };
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {

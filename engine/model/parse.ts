@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { CodedError, ErrorCode } from '../errors.ts';
 import { formatPath, isRecord } from './paths.ts';
 import { NODE_TYPES, type Workflow, workflowSchema } from './schema.ts';
+import { unknownKeys } from './unknown-keys.ts';
 
 export interface ParseResult {
   workflow?: Workflow;
@@ -14,7 +15,7 @@ export interface ParseResult {
 
 export function parseWorkflow(data: unknown): ParseResult {
   const parsed = workflowSchema.safeParse(data);
-  if (parsed.success) return { workflow: parsed.data as Workflow, errors: [] };
+  if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeys(data, parsed.data) };
   return { errors: parsed.error.issues.map((issue) => codedErrorFromIssue(issue, data)) };
 }
 

@@ -3,6 +3,7 @@
  * anything runs. Never throws for bad input.
  */
 import type { CodedError } from '../errors.ts';
+import { nodeReferences } from '../expression/index.ts';
 import { parseWorkflow } from '../model/parse.ts';
 import { isRecord, type Path } from '../model/paths.ts';
 import {
@@ -11,6 +12,7 @@ import {
   type VariableType,
   type Workflow,
 } from '../model/schema.ts';
+import { closestKey } from '../model/unknown-keys.ts';
 import { checkGraph } from './graph-rules.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
@@ -31,12 +33,44 @@ export function validateWorkflow(data: unknown): ValidationResult {
   if (isRecord(data)) {
     const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
     const view = viewWorkflow(data, []);
-    errors.push(...checkLevel(view, root), ...checkInlinedIds(view));
+    errors.push(...checkLevel(view, root), ...checkInlinedIds(view), ...checkNodeReferences(view));
   }
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
     : undefined;
   return { valid: errors.length === 0, errors, ...(workflow ? { workflow } : {}) };
+}
+
+/**
+ * `{{nodes.<id>}}` naming no node (a typo such as `nodes.mrege` would read as nothing at run time).
+ * Top level only: an id may also name a node a SUBGRAPH inlines (`<subgraph>.<node>`).
+ */
+function checkNodeReferences(view: WorkflowView): CodedError[] {
+  const ids = new Set(view.rawIds.map(({ id }) => id));
+  const subgraphs = view.nodes.flatMap(({ node }) => (node?.type === 'SUBGRAPH' ? [`${node.id}.`] : []));
+  const known = (id: string) => ids.has(id) || subgraphs.some((prefix) => id.startsWith(prefix));
+  const errors: CodedError[] = [];
+  for (const { node, path } of view.nodes) {
+    if (!node || node.type === 'SUBGRAPH') continue;
+    const references = nodeReferences({
+      config: 'config' in node ? node.config : undefined,
+      hooks: node.hooks,
+    });
+    if (references === 'all') continue;
+    for (const id of references) {
+      if (known(id)) continue;
+      const suggestion = closestKey(id, [...ids]);
+      errors.push(
+        codedError(
+          'UNKNOWN_NODE_REFERENCE',
+          `node ${node.id} reads nodes.${id}, but no node has that id${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+          path,
+          node.id,
+        ),
+      );
+    }
+  }
+  return errors;
 }
 
 /** Checks one workflow level, then the child workflows of its SUBGRAPH nodes. */

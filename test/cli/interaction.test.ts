@@ -170,6 +170,35 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(stderr).toContain('--answers <file> with {"approve-credit":true}');
   });
 
+  it('checks --answers against the workflow before running: unknown nodes and wrong answer types', async () => {
+    const dataDir = join(dir, 'answers-check');
+    const unknown = await cli([
+      'run',
+      EXAMPLE,
+      '--answers',
+      '{"aprove-credit": true}',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('INVALID_INTERACTION_ANSWER');
+    expect(unknown.stderr).toContain(
+      '"aprove-credit", which is no USER_INTERACTION node of support-triage (they are: approve-credit)',
+    );
+    const wrongType = await cli([
+      'run',
+      EXAMPLE,
+      '--answers',
+      '{"approve-credit": 42}',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(wrongType.code).toBe(2);
+    expect(wrongType.stderr).toContain('an approval answer must be true, false');
+    // Nothing ran: no execution was recorded.
+    expect(wrongType.stdout).toBe('');
+  });
+
   it('rejects an unreadable answers file before running', async () => {
     const { code, stderr } = await cli(['run', EXAMPLE, '--answers', join(dir, 'nope.json')]);
     expect(code).toBe(2);

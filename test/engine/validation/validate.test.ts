@@ -20,6 +20,92 @@ const linear = () => ({
 });
 
 describe('validateWorkflow', () => {
+  it('reports unknown keys anywhere, each with the key it most likely meant', () => {
+    const workflow = {
+      ...linear(),
+      maxStep: 10,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 'hi', outputVarible: 'answer' } },
+        { id: 'end', type: 'END', colour: 'red' },
+      ],
+    };
+    const { valid, errors } = validateWorkflow(workflow);
+    expect(valid).toBe(false);
+    expect(errors).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        message: 'nodes[1].config.outputVarible: unknown key "outputVarible"; did you mean "outputVariable"?',
+        path: 'nodes[1].config.outputVarible',
+        nodeId: 'ask',
+      },
+      {
+        code: 'UNKNOWN_KEY',
+        message: 'nodes[2].colour: unknown key "colour"',
+        path: 'nodes[2].colour',
+        nodeId: 'end',
+      },
+      {
+        code: 'UNKNOWN_KEY',
+        message: 'maxStep: unknown key "maxStep"; did you mean "maxSteps"?',
+        path: 'maxStep',
+      },
+    ]);
+  });
+
+  it('reports a template reading a node that does not exist, with the id it most likely meant', () => {
+    const workflow = linear();
+    workflow.nodes[2] = {
+      id: 'end',
+      type: 'END',
+      config: { output: '{{nodes.aks}} and {{nodes.ask}}' },
+    } as never;
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toEqual([
+      {
+        code: 'UNKNOWN_NODE_REFERENCE',
+        message: 'node end reads nodes.aks, but no node has that id; did you mean "ask"?',
+        path: 'nodes[2]',
+        nodeId: 'end',
+      },
+    ]);
+  });
+
+  it('suggests mainPathId for a JOIN’s mainPath', () => {
+    const { errors } = validateWorkflow({
+      id: 'j',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'split',
+          type: 'FORK',
+          config: { forkPathIds: ['a'], forkStrategy: 'parallel', childNodeIds: ['a1'] },
+        },
+        {
+          id: 'a1',
+          type: 'VARIABLE',
+          config: { variableName: 'x', variableType: 'number', expression: '1' },
+        },
+        {
+          id: 'merge',
+          type: 'JOIN',
+          config: { forkPathIds: ['a'], joinStrategy: 'ALL_COMPLETED', timeout: 0, mainPath: 'a' },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'split' },
+        { from: 'a1', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+      variables: [{ name: 'x', type: 'number', initial: 0 }],
+    });
+    expect(errors.map((e) => e.message)).toContain(
+      'nodes[3].config.mainPath: unknown key "mainPath"; did you mean "mainPathId"?',
+    );
+  });
+
   it('accepts a valid workflow and resolves maxSteps to the default', () => {
     const result = validateWorkflow(linear());
     expect(result.errors).toEqual([]);

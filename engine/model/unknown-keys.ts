@@ -1,0 +1,97 @@
+/**
+ * Keys a workflow file has that the schema does not know (`outputVarible`, `mainPath`, `maxStep`):
+ * zod drops them silently, so they are found by comparing the file with what parsing kept, and
+ * each is reported with the closest key the schema does know.
+ */
+import type { z } from 'zod';
+import type { CodedError } from '../errors.ts';
+import { formatPath, isRecord } from './paths.ts';
+import { workflowSchema } from './schema.ts';
+
+/** Every object key anywhere in the workflow schema: the vocabulary suggestions come from. */
+let vocabulary: readonly string[] | undefined;
+
+function schemaKeys(): readonly string[] {
+  if (vocabulary) return vocabulary;
+  const keys = new Set<string>();
+  const seen = new Set<unknown>();
+  const visit = (schema: unknown): void => {
+    if (schema === null || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
+    if (!def) return;
+    if (isRecord(def.shape)) {
+      for (const [key, value] of Object.entries(def.shape)) {
+        keys.add(key);
+        visit(value);
+      }
+    }
+    for (const field of ['innerType', 'element', 'valueType', 'in', 'out', 'left', 'right'])
+      visit(def[field]);
+    for (const field of ['options', 'items'])
+      if (Array.isArray(def[field])) for (const item of def[field]) visit(item);
+    if (typeof def.getter === 'function') visit((def.getter as () => unknown)());
+  };
+  visit(workflowSchema as z.ZodType);
+  vocabulary = [...keys];
+  return vocabulary;
+}
+
+/** Edit distance (insert, delete, substitute, swap adjacent), stopping early past `limit`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+  for (let i = 1; i <= a.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      row.push(best);
+    }
+    rows.push(row);
+  }
+  return rows[a.length]![b.length]!;
+}
+
+/** The known key closest to `key`, when one is close enough to be what was meant. */
+export function closestKey(key: string, candidates: readonly string[] = schemaKeys()): string | undefined {
+  const limit = Math.max(1, Math.floor(key.length / 4));
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase(), limit);
+    if (d <= limit && (best === undefined || d < best.distance)) best = { key: candidate, distance: d };
+  }
+  return best?.key;
+}
+
+/** UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). */
+export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
+  const errors: CodedError[] = [];
+  const walk = (input: unknown, kept: unknown, path: (string | number)[], nodeId: string | undefined) => {
+    if (Array.isArray(input) && Array.isArray(kept)) {
+      input.forEach((item, i) => walk(item, kept[i], [...path, i], nodeId));
+      return;
+    }
+    if (!isRecord(input) || !isRecord(kept)) return;
+    const inNode = path.at(-2) === 'nodes' && typeof input.id === 'string' ? input.id : nodeId;
+    for (const [key, value] of Object.entries(input)) {
+      const at = [...path, key];
+      if (!Object.hasOwn(kept, key)) {
+        const suggestion = closestKey(key);
+        const where = formatPath(at);
+        errors.push({
+          code: 'UNKNOWN_KEY',
+          message: `${where}: unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+          path: where,
+          ...(inNode === undefined ? {} : { nodeId: inNode }),
+        });
+        continue;
+      }
+      walk(value, kept[key], at, inNode);
+    }
+  };
+  walk(raw, parsed, [], undefined);
+  return errors;
+}
