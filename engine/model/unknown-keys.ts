@@ -71,7 +71,7 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
   const errors: CodedError[] = [];
   const walk = (input: unknown, kept: unknown, path: (string | number)[], nodeId: string | undefined) => {
     if (Array.isArray(input) && Array.isArray(kept)) {
-      input.forEach((item, i) => walk(item, kept[i], [...path, i], nodeId));
+      for (const [i, item] of input.entries()) walk(item, kept[i], [...path, i], nodeId);
       return;
     }
     if (!isRecord(input) || !isRecord(kept)) return;

@@ -133,10 +133,11 @@ export interface Thread {
    */
   events?: StepthreadEvent[];
   /**
-   * Global-scope writes made by the last step of a fork child, kept until they reach the root thread
-   * (which owns the global scope), so a retry after a crash can finish applying them.
+   * On a root thread: the step of each fork child whose write to the global scope landed last (a
+   * child's retry after a crash finds its write here and commits instead of writing again). Cleared
+   * by the JOIN.
    */
-  pendingGlobalWrites?: { step: number; values: Variables };
+  globalWriters?: Record<string, number>;
 }
 
 /**

@@ -40,6 +40,7 @@ import type {
 import {
   createSpiller,
   INLINE_VALUE_BYTES,
+  mapRecord,
   mapSlots,
   type Slotted,
   type Spiller,
@@ -173,36 +174,6 @@ export function storedVariables(thread: Thread, isRoot: boolean): Thread['variab
   return isRoot ? thread.variables : { ...thread.variables, global: {} };
 }
 
-/**
- * Writes a child's global-scope changes to the root thread. Absolute values, so applying them
- * again (a retry) is harmless; the root is idle while its children run, only siblings race here.
- */
-export async function applyGlobalWrites(
-  deps: HandlerDeps,
-  rootThreadId: string,
-  values: Variables,
-  known?: VersionedThread,
-): Promise<void> {
-  if (Object.keys(values).length === 0) return;
-  let current = known;
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    current ??= await deps.threads.getThread(rootThreadId);
-    const { thread, version } = current;
-    const global = { ...thread.variables.global, ...values };
-    if (canonicalJson(global) === canonicalJson(thread.variables.global)) return;
-    try {
-      await deps.threads.updateThread(rootThreadId, version, {
-        set: { variables: { ...thread.variables, global } },
-      });
-      return;
-    } catch (error) {
-      if (!(error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')) throw error;
-      current = undefined;
-    }
-  }
-  throw new StepthreadError('VERSION_CONFLICT', `root thread ${rootThreadId} kept changing`);
-}
-
 /** The envelope after a step: identity fields kept, per-step fields replaced. */
 export function nextEnvelope(
   envelope: IncomingEnvelope,
@@ -283,21 +254,11 @@ const TRACKED_FIELDS = [
   'variables',
   'contextData',
   'conversation',
+  'globalWriters',
 ] as const satisfies readonly (keyof Thread)[];
 
 function changed(a: unknown, b: unknown): boolean {
   return canonicalJson(a) !== canonicalJson(b);
-}
-
-/** Globals whose values differ, by name (the root owns them). */
-function globalWrites(before: Variables, after: Variables): Variables {
-  const writes: Variables = {};
-  for (const [name, value] of Object.entries(after)) {
-    if (!Object.hasOwn(before, name) || changed(before[name], value)) {
-      Object.defineProperty(writes, name, { value, enumerable: true, writable: true, configurable: true });
-    }
-  }
-  return writes;
 }
 
 function failureOf(record: StepRecord | undefined, last: Envelope['last']): CodedError | undefined {
@@ -349,10 +310,6 @@ async function finishCommitted(
   related?: readonly VersionedThread[],
 ): Promise<void> {
   const { thread } = loaded;
-  const pending = thread.pendingGlobalWrites;
-  if (pending !== undefined && pending.step === thread.step && !isRootThread(event.envelope)) {
-    await applyGlobalWrites(deps, event.envelope.rootThreadId, pending.values, loaded.root);
-  }
   await behaviour.afterCommit?.({
     deps,
     event,
@@ -363,6 +320,12 @@ async function finishCommitted(
   });
 }
 
+/** A sibling changed the globals between this step's load and its write: the step runs again. */
+class GlobalsChanged extends Error {}
+
+/** How often a step that writes globals runs again after a sibling's write got in first. */
+const GLOBAL_WRITE_ATTEMPTS = 200;
+
 /** Runs one node execution on the envelope's thread and returns the next envelope. */
 export async function runNodeStep(
   event: TaskEvent,
@@ -370,28 +333,82 @@ export async function runNodeStep(
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
   const { node, envelope } = event;
-  const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
-    nodes: neededNodeResults(node),
-    ...(behaviour.relatedResults ? { extraResults: true } : {}),
-  });
-  const stepBefore = loaded.thread.step ?? 0;
-  if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
-  if (stepBefore < envelope.step) {
+  for (let attempt = 1; ; attempt += 1) {
+    const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
+      nodes: neededNodeResults(node),
+      ...(behaviour.relatedResults ? { extraResults: true } : {}),
+    });
+    const stepBefore = loaded.thread.step ?? 0;
+    if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
+    if (stepBefore < envelope.step) {
+      throw new StepthreadError(
+        'STEP_MISMATCH',
+        `thread ${loaded.thread.id} is at step ${stepBefore}, the envelope at ${envelope.step}`,
+        { nodeId: node.id },
+      );
+    }
+    // A crash after this step's global write landed on the root and before its commit: finish it.
+    if (loaded.root?.thread.globalWriters?.[loaded.thread.id] === stepBefore + 1) {
+      return commitFromRecord(loaded, event, deps, behaviour);
+    }
+    if (isTerminalStatus(loaded.thread.status)) {
+      throw new StepthreadError(
+        'INVALID_STATUS_TRANSITION',
+        `thread ${loaded.thread.id} is ${loaded.thread.status}; node ${node.id} cannot run on it`,
+        { nodeId: node.id },
+      );
+    }
+    assertHeadFits(loaded.thread, loaded.headBytes, node.id);
+    try {
+      return await executeStep(loaded, event, deps, behaviour);
+    } catch (error) {
+      if (!(error instanceof GlobalsChanged) || attempt >= GLOBAL_WRITE_ATTEMPTS) throw error;
+      // Spread the siblings out: each retry re-evaluates against the globals as they are now.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, attempt * 5)));
+    }
+  }
+}
+
+/**
+ * Commits a fork child's step whose global write already reached the root (the attempt died
+ * before its own commit): from the step's record, so the write is never applied twice.
+ */
+async function commitFromRecord(
+  loaded: LoadedThread,
+  event: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<Envelope> {
+  const { thread, version } = loaded;
+  const step = (thread.step ?? 0) + 1;
+  const record = await deps.threads.getStep(thread.id, step);
+  if (record === undefined) {
     throw new StepthreadError(
       'STEP_MISMATCH',
-      `thread ${loaded.thread.id} is at step ${stepBefore}, the envelope at ${envelope.step}`,
-      { nodeId: node.id },
+      `thread ${thread.id} wrote globals for step ${step} but has no record of it`,
+      {
+        nodeId: event.node.id,
+      },
     );
   }
-  if (isTerminalStatus(loaded.thread.status)) {
-    throw new StepthreadError(
-      'INVALID_STATUS_TRANSITION',
-      `thread ${loaded.thread.id} is ${loaded.thread.status}; node ${node.id} cannot run on it`,
-      { nodeId: node.id },
-    );
-  }
-  assertHeadFits(loaded.thread, loaded.headBytes, node.id);
-  return executeStep(loaded, event, deps, behaviour);
+  const { result } = record;
+  const last = {
+    nodeId: result.nodeId,
+    status: result.status === 'FAILED' ? 'FAILED' : 'COMPLETED',
+  } as const;
+  const next = nextEnvelope(event.envelope, step, last, record.out ?? {});
+  await deps.threads.updateThread(thread.id, version, {
+    set: { ...(record.state as ThreadChange['set']), step, lastEnvelope: next, currentNodeId: result.nodeId },
+    ...(record.removed ? { remove: record.removed as ThreadOptionalField[] } : {}),
+    ...(result.error ? { append: { errors: [result.error] } } : {}),
+  });
+  await deps.threads.putNodeResults(thread.id, keptResults(event.node, [result]));
+  await publishCommitted(deps.events, record.events, { executionId: event.envelope.executionId });
+  const committed = { ...thread, step, lastEnvelope: next };
+  await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result);
+  if (result.status === 'FAILED')
+    throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
+  return next;
 }
 
 /**
@@ -519,19 +536,24 @@ async function executeStep(
   const results = keptResults(node, [...mergedResults(original, after), result]).map((kept) =>
     mapSlots(kept, spiller.spill),
   );
+  const globals = built.globals ? mapRecord(built.globals, spiller.spill) : undefined;
   if (spiller.pending.size > 0) spiller.resolve(await requireValues(deps).putValues(spiller.pending));
-  await deps.threads.updateThread(original.id, loaded.version, change);
+  if (globals === undefined) {
+    await deps.threads.updateThread(original.id, loaded.version, change);
+  } else {
+    // A fork child wrote globals: its record first (with what the state machine needs next), then
+    // the root's globals, conditional on the root as this step read it (a sibling's write in between
+    // makes the step run again against the new values), then its own commit.
+    const { step: record, ...rest } = change;
+    await deps.threads.putStepRecord(original.id, { ...record!, out: ctx.out });
+    await writeRootGlobals(deps, loaded, globals, step);
+    await deps.threads.updateThread(original.id, loaded.version, rest);
+  }
   // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
   await deps.threads.putNodeResults(original.id, results);
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
 
-  const pendingGlobalWrites = change.set?.pendingGlobalWrites;
-  const committed: Thread = {
-    ...after,
-    step,
-    lastEnvelope: next,
-    ...(pendingGlobalWrites ? { pendingGlobalWrites } : {}),
-  };
+  const committed: Thread = { ...after, step, lastEnvelope: next };
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);
   if (failed) throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
   return next;
@@ -548,11 +570,34 @@ interface ChangeInput {
 }
 
 /** Head fields that are bookkeeping of the step protocol, not the thread's state. */
-const BOOKKEEPING_FIELDS = new Set(['step', 'lastEnvelope', 'pendingGlobalWrites']);
+const BOOKKEEPING_FIELDS = new Set(['step', 'lastEnvelope', 'globalWriters']);
 
 /** The results to keep as latest results: all but the node's own when nothing reads it. */
 function keptResults(node: TaskNode, results: readonly NodeResult[]): NodeResult[] {
   return node.resultUnread ? results.filter((result) => result.nodeId !== node.id) : [...results];
+}
+
+/**
+ * Sets the root's global scope to a child's, conditional on the root's version when the child loaded
+ * it, and records which step of the child wrote it (so a retry after a crash commits instead of
+ * writing again). GlobalsChanged when a sibling wrote first.
+ */
+async function writeRootGlobals(
+  deps: HandlerDeps,
+  loaded: LoadedThread,
+  global: Variables,
+  step: number,
+): Promise<void> {
+  const root = loaded.root!;
+  const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
+  try {
+    await deps.threads.updateThread(root.thread.id, root.version, {
+      set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
+    });
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT') throw new GlobalsChanged();
+    throw error;
+  }
 }
 
 /** The change as stored: large values in its head fields and its record by reference. */
@@ -607,22 +652,21 @@ function mergedResults(original: Thread, after: Thread): NodeResult[] {
  */
 export function buildChange(input: ChangeInput): {
   change: ThreadChange;
-  pendingGlobalWrites?: Thread['pendingGlobalWrites'];
+  /** A fork child's whole global scope after the step, when the step changed it (the root owns it). */
+  globals?: Variables;
 } {
   const { original, after, isRoot, step, result, next } = input;
   const set: Record<string, unknown> = { step, lastEnvelope: next, currentNodeId: result.nodeId };
   const remove: ThreadOptionalField[] = [];
-  let pendingGlobalWrites: Thread['pendingGlobalWrites'];
+  let globals: Variables | undefined;
 
   for (const field of TRACKED_FIELDS) {
     if (field === 'variables') {
       const before = storedVariables(original, isRoot);
       const now = storedVariables(after, isRoot);
       if (changed(before, now)) set.variables = now;
-      if (!isRoot) {
-        const writes = globalWrites(original.variables.global, after.variables.global);
-        if (Object.keys(writes).length > 0) pendingGlobalWrites = { step, values: writes };
-      }
+      if (!isRoot && changed(original.variables.global, after.variables.global))
+        globals = after.variables.global;
       continue;
     }
     const value = after[field];
@@ -630,7 +674,6 @@ export function buildChange(input: ChangeInput): {
     if (value === undefined) remove.push(field as ThreadOptionalField);
     else set[field] = value;
   }
-  if (pendingGlobalWrites) set.pendingGlobalWrites = pendingGlobalWrites;
 
   const state = Object.fromEntries(Object.entries(set).filter(([field]) => !BOOKKEEPING_FIELDS.has(field)));
   const record: StepRecord = {
@@ -646,5 +689,5 @@ export function buildChange(input: ChangeInput): {
     ...(result.error ? { append: { errors: [result.error] } } : {}),
     step: record,
   };
-  return pendingGlobalWrites ? { change, pendingGlobalWrites } : { change };
+  return globals ? { change, globals } : { change };
 }

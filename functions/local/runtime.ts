@@ -638,7 +638,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     });
     const {
       lastEnvelope: _lastEnvelope,
-      pendingGlobalWrites: _pending,
+      globalWriters: _writers,
       endTime: _endTime,
       output: _output,
       ...rest

@@ -264,7 +264,9 @@ export const joinNode: NodeBehaviour = {
         nodeId: node.id,
       });
     }
-    ctx.thread = joined.parent;
+    // The children are done: their global-write bookkeeping on the root goes with them.
+    const { globalWriters: _writers, ...parent } = joined.parent;
+    ctx.thread = parent;
     return { output: joined.result.output, events: joined.events };
   },
   async afterCommit({ deps, event, related }) {

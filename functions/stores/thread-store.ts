@@ -62,6 +62,8 @@ export interface StepRecord {
   readonly state?: StepState;
   /** Head fields the step removed. */
   readonly removed?: readonly string[];
+  /** What the step put on the next envelope (route, loop, fork), kept when a retry may need it. */
+  readonly out?: Record<string, unknown>;
 }
 
 export interface VersionedThread {
@@ -125,6 +127,8 @@ export interface ThreadStore {
     lineage: readonly string[],
     nodeIds: readonly string[] | 'all',
   ): Promise<Record<string, NodeResult>>;
+  /** Writes a step record (replacing an uncommitted attempt's). */
+  putStepRecord(threadId: string, record: StepRecord): Promise<void>;
   /** Writes a step record unless that step has one (a record stands for a committed step). */
   putStepOnce(threadId: string, record: StepRecord): Promise<void>;
   /**
@@ -514,6 +518,7 @@ export function createThreadStore(table: TableRef): ThreadStore {
       return results;
     },
 
+    putStepRecord: (threadId, record) => putStep(threadId, record),
     putStepOnce: (threadId, record) => putStep(threadId, record, { once: true }),
 
     async segmentIds(threadIds) {
@@ -587,7 +592,7 @@ function copySourceOf(thread: Thread): { threadId: string; step: number } | unde
 }
 
 function stepRecordOf(item: Record<string, unknown>): StepRecord {
-  const { step, result, events, state, removed } = item as unknown as StepRecord;
+  const { step, result, events, state, removed, out } = item as unknown as StepRecord;
   const threadId = String(item.pk).slice(itemKeys.thread('').pk.length);
   const workflowId = item.workflowId;
   return {
@@ -600,6 +605,7 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
     ),
     ...(state === undefined ? {} : { state: decodeHead(state, threadId) as StepState }),
     ...(removed === undefined ? {} : { removed }),
+    ...(out === undefined ? {} : { out }),
   };
 }
 

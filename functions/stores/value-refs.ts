@@ -10,7 +10,7 @@
  *       once, in its segment.
  *
  * References sit only in the slots a thread's values live in (input, output, each variable, each
- * pending global write, each loop's items, a node result's output), so the rest of an item is
+ * loop's items, a node result's output), so the rest of an item is
  * never scanned. `$stepthread:ref` is reserved: a value that is an object with that key is stored
  * by reference whatever its size, so it never reads back as someone else's reference.
  */
@@ -43,9 +43,7 @@ export function isValueRef(value: unknown): value is ValueRef {
 }
 
 /** Head-shaped data whose slots may hold references: a thread head, a step's changed fields. */
-export type Slotted = Partial<
-  Pick<Thread, 'input' | 'output' | 'variables' | 'contextData' | 'pendingGlobalWrites'>
->;
+export type Slotted = Partial<Pick<Thread, 'input' | 'output' | 'variables' | 'contextData'>>;
 
 /** A copy of `data` with `fn` applied to every value slot (other fields are kept as they are). */
 export function mapSlots<T extends Slotted>(data: T, fn: (value: unknown) => unknown): T {
@@ -62,12 +60,6 @@ export function mapSlots<T extends Slotted>(data: T, fn: (value: unknown) => unk
       loop: v.loop.map((frame) => mapRecord(frame, fn)),
     };
   }
-  if (data.pendingGlobalWrites) {
-    out.pendingGlobalWrites = {
-      ...data.pendingGlobalWrites,
-      values: mapRecord(data.pendingGlobalWrites.values, fn),
-    };
-  }
   const loops = data.contextData?.loops;
   if (Array.isArray(loops)) {
     out.contextData = {
@@ -80,7 +72,8 @@ export function mapSlots<T extends Slotted>(data: T, fn: (value: unknown) => unk
   return out as T;
 }
 
-function mapRecord(
+/** A copy of `record` with `fn` applied to each value. */
+export function mapRecord(
   record: Record<string, unknown>,
   fn: (value: unknown) => unknown,
 ): Record<string, unknown> {

@@ -109,15 +109,12 @@ export interface Hydrated<T> {
   readonly known: Map<string, ValueRef>;
 }
 
-/**
- * Replaces the references in the slots of each item with their values (one parallel read). Pending
- * global writes stay as stored: they are only ever copied to the root thread, references and all.
- */
+/** Replaces the references in the slots of each item with their values (one parallel read). */
 export async function hydrateAll<T extends Slotted>(
   store: ValueStore | undefined,
   items: readonly T[],
 ): Promise<Hydrated<T[]>> {
-  const refs = items.flatMap(({ pendingGlobalWrites: _writes, ...item }) => refsIn(item));
+  const refs = items.flatMap((item) => refsIn(item));
   const known = new Map<string, ValueRef>();
   if (refs.length === 0 || store === undefined) return { data: [...items], known };
   const values = await store.read(refs);
@@ -126,12 +123,9 @@ export async function hydrateAll<T extends Slotted>(
     const hash = kind === 'v' ? key : shortHash(canonicalJson(values.get(ref['$stepthread:ref'])));
     known.set(hash, ref);
   }
-  const data = items.map(({ pendingGlobalWrites, ...item }) => {
-    const hydrated = mapSlots(item, (value) =>
-      isValueRef(value) ? values.get(value['$stepthread:ref']) : value,
-    );
-    return (pendingGlobalWrites === undefined ? hydrated : { ...hydrated, pendingGlobalWrites }) as T;
-  });
+  const data = items.map((item) =>
+    mapSlots(item, (value) => (isValueRef(value) ? values.get(value['$stepthread:ref']) : value)),
+  );
   return { data, known };
 }
 
