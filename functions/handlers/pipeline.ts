@@ -589,6 +589,19 @@ async function writeRootGlobals(
   step: number,
 ): Promise<void> {
   const root = loaded.root!;
+  // A branch its join no longer counts (it finished after the decision) leaves the globals alone.
+  const joinKey = loaded.thread.metadata.joinKey;
+  const path = loaded.thread.contextData.forkPathId;
+  if (typeof joinKey === 'string' && path !== undefined) {
+    const counted = await deps.joins.getDecision(joinKey);
+    if (counted !== undefined && !counted.includes(path)) {
+      throw new StepthreadError(
+        'JOIN_ALREADY_DECIDED',
+        `path ${path} finished after its join decided without it; its global writes are dropped`,
+        { nodeId: loaded.thread.currentNodeId },
+      );
+    }
+  }
   const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
   try {
     await deps.threads.updateThread(root.thread.id, root.version, {

@@ -159,6 +159,13 @@ export async function runBranchReport(
   // With a timer branch running, the Parallel would wait for it: the last path ends it instead.
   const allReported = reported.length === config.forkPathIds.length;
   const decided = decision.decided || ((config.timeout ?? 0) > 0 && allReported);
+  if (decided) {
+    // The paths this decision counted; a later report (a straggler) finds the first decision kept.
+    await deps.joins.recordDecision(
+      joinKey,
+      reported.map((outcome) => outcome.forkPathId),
+    );
+  }
   const { error: _error, ...rest } = envelope;
   // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes this error
   // to the JOIN (a serial fork is a chain of one-branch Parallels), so the envelope carries no flag.
@@ -182,11 +189,20 @@ function parentJoinKey(event: TaskEvent): string {
 
 export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promise<never> {
   const { envelope } = event;
-  await deps.joins.recordBranchOutcome<BranchOutcome>(parentJoinKey(event), TIMER_ENTRY, {
-    threadId: envelope.threadId,
-    status: 'TIMEOUT',
-    endedAt: deps.env.now(),
-  });
+  const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(
+    parentJoinKey(event),
+    TIMER_ENTRY,
+    {
+      threadId: envelope.threadId,
+      status: 'TIMEOUT',
+      endedAt: deps.env.now(),
+    },
+  );
+  // A timeout decides with whatever reported before it.
+  await deps.joins.recordDecision(
+    parentJoinKey(event),
+    engineOutcomes(outcomes).map((outcome) => outcome.forkPathId),
+  );
   throw new TaskError(TASK_ERROR_NAMES.joinTimeout, `join ${event.node.id} timed out`);
 }
 
@@ -246,13 +262,20 @@ function childIdsOf(event: TaskEvent): string[] {
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
   relatedResults: true,
-  logic(ctx) {
+  async logic(ctx) {
     const { node, envelope } = ctx;
     const config = parseConfig(joinConfigSchema, node);
     const timedOut = envelope.joinEnd?.Error === TASK_ERROR_NAMES.joinTimeout;
+    // Exactly the branches the decision counted: one that finished later is as if still running.
+    const counted = await ctx.deps.joins.getDecision(parentJoinKey(ctx.event));
+    const children = ctx.related.map(({ thread }) => {
+      const path = thread.contextData.forkPathId;
+      const late = counted !== undefined && (path === undefined || !counted.includes(path));
+      return late ? { ...thread, status: 'RUNNING' as const, nodeResults: {} } : thread;
+    });
     const joined = joinThreads({
       parent: ctx.thread,
-      children: ctx.related.map((entry) => entry.thread),
+      children,
       config,
       timedOut,
       nodeId: node.id,

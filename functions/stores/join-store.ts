@@ -38,6 +38,14 @@ export interface JoinStore {
   ): Promise<RecordedOutcomes<T>>;
   /** Consistent read of the outcomes recorded so far (empty when none). */
   getBranchOutcomes<T = BranchOutcome>(joinKey: string): Promise<Readonly<Record<string, T>>>;
+  /**
+   * Records which paths the join's decision counted, unless one was recorded already (the first
+   * decision stands), and returns the recorded one: the JOIN merges exactly those paths, so a
+   * branch that finishes after the decision (a straggler) cannot change it.
+   */
+  recordDecision(joinKey: string, paths: readonly string[]): Promise<string[]>;
+  /** The paths the decision counted, or undefined before a decision. */
+  getDecision(joinKey: string): Promise<string[] | undefined>;
 }
 
 const PATH_PREFIX = 'path:';
@@ -85,8 +93,40 @@ export function createJoinStore({ dynamo, tableName }: TableRef): JoinStore {
       return { recorded: false, outcomes: await getBranchOutcomes<T>(joinKey) };
     },
     getBranchOutcomes,
+
+    async recordDecision(joinKey, paths) {
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.join(joinKey),
+            UpdateExpression: 'SET #decision = :paths',
+            ConditionExpression: 'attribute_not_exists(#decision)',
+            ExpressionAttributeNames: { '#decision': DECISION },
+            ExpressionAttributeValues: { ':paths': [...paths] },
+          }),
+        );
+        return [...paths];
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      return (await readDecision(joinKey)) ?? [...paths];
+    },
+
+    getDecision: readDecision,
   };
+
+  async function readDecision(joinKey: string): Promise<string[] | undefined> {
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: tableName, Key: itemKeys.join(joinKey), ConsistentRead: true }),
+    );
+    const decision = Item?.[DECISION];
+    return Array.isArray(decision) ? (decision as string[]) : undefined;
+  }
 }
+
+/** The join item's attribute naming the paths its decision counted. */
+const DECISION = 'decision';
 
 function outcomesOf<T>(item: Record<string, unknown>): Record<string, T> {
   const outcomes: Record<string, T> = {};

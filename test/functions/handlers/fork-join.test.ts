@@ -46,6 +46,37 @@ async function forked(executionId: string) {
 }
 
 describe('FORK / JOIN (parallel)', () => {
+  it('merges exactly the branches its decision counted: a straggler finishing later changes nothing', async () => {
+    const forkEnv = await forked('fj-straggler');
+    const [a, b] = [branchEnvelope(forkEnv, 0), branchEnvelope(forkEnv, 1)];
+    const done = joinNode('ANY_COMPLETED', { mainPathId: 'split/a' });
+    // a completes and decides the join (its main path finished): the Parallel stops.
+    const a1 = await run(h.deps(), branchLlm('a1'), a);
+    expect((await failureOf(run(h.deps(), done, a1, 'branch-done'))).name).toBe('stepthread.JoinDecided');
+    // b was already running (Step Functions does not stop a Lambda in flight) and reports afterwards;
+    // a global write it attempts after the decision is dropped.
+    const late = await failureOf(
+      run(
+        h.deps(),
+        {
+          id: 'b0',
+          type: 'VARIABLE',
+          config: { variableName: 'shared', variableType: 'number', expression: 'shared + 100' },
+        },
+        b,
+      ),
+    );
+    expect(late.message).toContain('JOIN_ALREADY_DECIDED');
+    const b1 = await run(h.deps(), branchLlm('b1'), b);
+    await failureOf(run(h.deps(), done, b1, 'branch-done'));
+
+    await run(h.deps(), done, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope);
+    const { thread: root } = await fullThread(h.stores.threads, forkEnv.threadId);
+    expect(root.nodeResults.merge?.output).toBe('from a');
+    expect(root.nodeResults.b1).toBeUndefined();
+    expect(root.variables.global).toEqual({ shared: 0 });
+  });
+
   it('runs branches on child threads and joins: outputs merged, main path conversation restored', async () => {
     const forkEnv = await forked('fj-all');
     expect(forkEnv.fork?.children).toHaveLength(2);

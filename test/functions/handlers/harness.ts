@@ -137,6 +137,8 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       recordBranchOutcome: wrap(
         joins.recordBranchOutcome.bind(joins),
       ) as HandlerStores['joins']['recordBranchOutcome'],
+      recordDecision: wrap(joins.recordDecision.bind(joins)),
+      getDecision: joins.getDecision.bind(joins),
     },
     executions: {
       ...executions,
