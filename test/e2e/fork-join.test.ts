@@ -172,3 +172,51 @@ describe('the main path decides which conversation the parent continues with, ne
     });
   }
 });
+
+describe('every strategy, the main path fast, slow or failing: the outcome never depends on timing', () => {
+  const profiles = {
+    fast: { provider: 'scripted', responses: ['a reply'] },
+    slow: { provider: 'scripted', responses: ['a reply'], delayMs: 250 },
+    broken: { provider: 'scripted', responses: [] },
+  };
+  // What each strategy gives with b and c completing and the main path a completing or failing.
+  const expected: Record<string, { completes: 'COMPLETED' | 'FAILED'; fails: 'COMPLETED' | 'FAILED' }> = {
+    ALL_COMPLETED: { completes: 'COMPLETED', fails: 'FAILED' },
+    ANY_COMPLETED: { completes: 'COMPLETED', fails: 'COMPLETED' },
+    SUCCESS_COUNT_THRESHOLD: { completes: 'COMPLETED', fails: 'COMPLETED' },
+    ALL_FAILED: { completes: 'FAILED', fails: 'FAILED' },
+    ANY_FAILED: { completes: 'FAILED', fails: 'COMPLETED' },
+  };
+  for (const strategy of ['parallel', 'serial'] as const) {
+    for (const [joinStrategy, outcome] of Object.entries(expected)) {
+      it(`${joinStrategy}, ${strategy}`, async () => {
+        for (const main of ['fast', 'slow', 'broken'] as const) {
+          const workflow = forkWorkflow(
+            `matrix-${joinStrategy}-${strategy}-${main}`.toLowerCase().replaceAll('_', '-'),
+            {
+              paths: ['a', 'b', 'c'],
+              strategy,
+              join: {
+                joinStrategy,
+                mainPathId: 'a',
+                ...(joinStrategy === 'SUCCESS_COUNT_THRESHOLD' ? { threshold: 2 } : {}),
+              },
+              profiles: { a: main },
+              extraProfiles: profiles,
+            },
+          );
+          const run = await e2e.runtime.prepare(workflow).run();
+          const want = main === 'broken' ? outcome.fails : outcome.completes;
+          expect(run.status, `${main}: ${JSON.stringify(run.error)}`).toBe(want);
+          if (run.status === 'COMPLETED') {
+            const texts = (await e2e.conversation(run.threadId)).map((m) => m.content);
+            // The completed main path's conversation, or the parent's own: never b's or c's.
+            expect(texts.includes('a reply'), main).toBe(main !== 'broken');
+            expect(texts).not.toContain('b reply');
+            expect(texts).not.toContain('c reply');
+          }
+        }
+      });
+    }
+  }
+});
