@@ -29,7 +29,7 @@ export type { Scope } from './evaluate.ts';
 export * from './limits.ts';
 export { type NodeReferences, nodeReferences } from './node-references.ts';
 export { renderString, renderTemplate, validateTemplate } from './template.ts';
-export { isWholeTemplate } from './template-syntax.ts';
+export { isWholeTemplate, templateExpressionSources } from './template-syntax.ts';
 export type { CodedError };
 export { parseExpression, validateExpression };
 

@@ -68,3 +68,8 @@ export function splitTemplate(text: string): TemplateSegment[] {
   if (position < text.length) segments.push({ kind: 'text', text: text.slice(position) });
   return segments;
 }
+
+/** The expression sources of a template's `{{ }}` segments. Throws INVALID_EXPRESSION like splitTemplate. */
+export function templateExpressionSources(text: string): string[] {
+  return splitTemplate(text).flatMap((segment) => (segment.kind === 'expression' ? [segment.source] : []));
+}

@@ -3,7 +3,11 @@
  * anything runs. Never throws for bad input.
  */
 import type { CodedError } from '../errors.ts';
-import { nodeReferences } from '../expression/index.ts';
+import {
+  nodeReferences,
+  parseExpression,
+  templateExpressionSources as splitTemplateSources,
+} from '../expression/index.ts';
 import { parseWorkflow } from '../model/parse.ts';
 import { isRecord, type Path } from '../model/paths.ts';
 import {
@@ -33,7 +37,12 @@ export function validateWorkflow(data: unknown): ValidationResult {
   if (isRecord(data)) {
     const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
     const view = viewWorkflow(data, []);
-    errors.push(...checkLevel(view, root), ...checkInlinedIds(view), ...checkNodeReferences(view));
+    errors.push(
+      ...checkLevel(view, root),
+      ...checkInlinedIds(view),
+      ...checkNodeReferences(view),
+      ...checkVariableReferences(view),
+    );
   }
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
@@ -71,6 +80,93 @@ function checkNodeReferences(view: WorkflowView): CodedError[] {
     }
   }
   return errors;
+}
+
+/** Names every expression may read besides variables (engine/scope.ts, hooks' `result`, tools' `args`). */
+const SCOPE_NAMES = ['input', 'nodes', 'thread', 'result', 'args', 'secrets', 'index', 'item'];
+
+/**
+ * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
+ * at run time). A name is defined when any level declares it, a node writes it (VARIABLE,
+ * `outputVariable`, a subgraph's mappings) or a loop iterates with it; subgraph levels are skipped.
+ */
+function checkVariableReferences(view: WorkflowView): CodedError[] {
+  const defined = new Set(SCOPE_NAMES);
+  const collect = (level: WorkflowView) => {
+    for (const { declaration } of level.variables) defined.add(declaration.name);
+    for (const { node, child } of level.nodes) {
+      const config = (node && 'config' in node ? node.config : undefined) as
+        | Record<string, unknown>
+        | undefined;
+      for (const field of ['variableName', 'outputVariable', 'iterationVariable']) {
+        if (typeof config?.[field] === 'string') defined.add(config[field] as string);
+      }
+      for (const field of ['inputMapping', 'outputMapping']) {
+        if (isRecord(config?.[field]))
+          for (const name of Object.keys(config[field] as object)) defined.add(name);
+      }
+      if (child) collect(child);
+    }
+  };
+  collect(view);
+  const errors: CodedError[] = [];
+  for (const { node, path } of view.nodes) {
+    if (!node || node.type === 'SUBGRAPH') continue;
+    const config = 'config' in node ? node.config : undefined;
+    const sources = [
+      ...expressionSources(config),
+      ...(node.hooks ?? []).flatMap((hook) => expressionSources(hook)),
+    ];
+    const reported = new Set<string>();
+    for (const source of sources) {
+      for (const name of identifiersOf(source)) {
+        if (defined.has(name) || reported.has(name)) continue;
+        reported.add(name);
+        const suggestion = closestKey(name, [...defined]);
+        errors.push(
+          codedError(
+            'UNKNOWN_VARIABLE_REFERENCE',
+            `node ${node.id} reads "${name}", which no variable declaration, node or loop defines${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+            path,
+            node.id,
+          ),
+        );
+      }
+    }
+  }
+  return errors;
+}
+
+/** The expression sources inside a node's config or a hook: `{{ }}` templates and expression fields. */
+function expressionSources(value: unknown, key?: string): string[] {
+  if (typeof value === 'string') {
+    if (value.includes('{{')) {
+      try {
+        return splitTemplateSources(value);
+      } catch {
+        return [];
+      }
+    }
+    return key !== undefined && EXPRESSION_FIELDS.has(key) ? [value] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item) => expressionSources(item, key));
+  if (isRecord(value)) {
+    // CODE `inputs`: each value is an expression.
+    if (key === 'inputs')
+      return Object.values(value).flatMap((item) => expressionSources(item, 'expression'));
+    return Object.entries(value).flatMap(([name, item]) => expressionSources(item, name));
+  }
+  return [];
+}
+
+const EXPRESSION_FIELDS = new Set(['expression', 'condition', 'breakCondition']);
+
+function identifiersOf(source: string): readonly string[] {
+  try {
+    return parseExpression(source).identifiers;
+  } catch {
+    return []; // INVALID_EXPRESSION is reported by the node rules
+  }
 }
 
 /** Checks one workflow level, then the child workflows of its SUBGRAPH nodes. */

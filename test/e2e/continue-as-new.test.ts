@@ -168,7 +168,7 @@ describe('continue-as-new on the embedded runtime', () => {
         step: resumes[i]!.resume.envelope.step,
       })),
     );
-  });
+  }, 180_000);
 
   it('a crash after every Task, continue and resume included, leaves the same run', async () => {
     const workflow = countingWorkflow(40);
@@ -335,9 +335,13 @@ describe('continue-as-new on the embedded runtime', () => {
         {
           id: 'approve',
           type: 'USER_INTERACTION',
-          config: { userInteractionType: 'ask_for_approval', showMessage: 'Counted {{count}}. Ship it?' },
+          config: {
+            userInteractionType: 'ask_for_approval',
+            showMessage: 'Counted {{count}}. Ship it?',
+            outputVariable: 'approved',
+          },
         },
-        { id: 'end', type: 'END', config: { output: { count: '{{count}}', approved: '{{approve}}' } } },
+        { id: 'end', type: 'END', config: { output: { count: '{{count}}', approved: '{{approved}}' } } },
       ],
       edges: [
         { from: 'start', to: 'loop' },

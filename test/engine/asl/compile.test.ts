@@ -761,6 +761,7 @@ describe('refusals', () => {
     const workflow: Workflow = {
       id: 'dollar-keys',
       version: 1,
+      variables: [{ name: 'n', type: 'number', initial: 0 }],
       nodes: [
         { id: 'start', type: 'START' },
         { id: 'end', type: 'END', config: { output: { 'total.$': '{{n}}' } } },

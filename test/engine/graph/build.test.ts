@@ -157,6 +157,10 @@ describe('buildGraph', () => {
     const workflow = {
       id: 'loop',
       version: 1,
+      variables: [
+        { name: 'a', type: 'boolean', initial: false },
+        { name: 'b', type: 'boolean', initial: false },
+      ],
       nodes: [
         { id: 'start', type: 'START' },
         { id: 'each', type: 'LOOP_START', config: { loopId: 'l', maxIterations: 3 } },

@@ -8,6 +8,7 @@ function withTools(tools: Record<string, unknown>) {
   return {
     id: 'tools',
     version: 1,
+    variables: [{ name: 'customer', type: 'string', initial: '' }],
     tools,
     nodes: [
       { id: 'start', type: 'START' },

@@ -71,6 +71,32 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('reports an expression reading a name nothing defines, with the name it most likely meant', () => {
+    const workflow = {
+      ...linear(),
+      variables: [{ name: 'ticket', type: 'string', initial: '' }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'LLM',
+          config: { prompt: 'Classify {{tickte}} for {{input.customer}}', outputVariable: 'label' },
+        },
+        { id: 'end', type: 'END', config: { output: '{{label}} {{ticket}}' } },
+      ],
+    };
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toEqual([
+      {
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        message:
+          'node ask reads "tickte", which no variable declaration, node or loop defines; did you mean "ticket"?',
+        path: 'nodes[1]',
+        nodeId: 'ask',
+      },
+    ]);
+  });
+
   it('suggests mainPathId for a JOIN’s mainPath', () => {
     const { errors } = validateWorkflow({
       id: 'j',
