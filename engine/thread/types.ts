@@ -138,6 +138,11 @@ export interface Thread {
    * by the JOIN.
    */
   globalWriters?: Record<string, number>;
+  /**
+   * On a root thread: the joins (their bookkeeping keys) that decided most recently, newest last. A
+   * branch of one of them writes no globals any more (a straggler finishing after the decision).
+   */
+  closedJoins?: string[];
 }
 
 /**

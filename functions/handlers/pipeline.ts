@@ -589,18 +589,16 @@ async function writeRootGlobals(
   step: number,
 ): Promise<void> {
   const root = loaded.root!;
-  // A branch its join no longer counts (it finished after the decision) leaves the globals alone.
+  // A branch whose join has decided (it finished after the decision: a straggler) leaves the globals
+  // alone. Closing a join bumps the root's version, so a straggler that read the root before that
+  // fails the conditional write below, reloads, and stops here.
   const joinKey = loaded.thread.metadata.joinKey;
-  const path = loaded.thread.contextData.forkPathId;
-  if (typeof joinKey === 'string' && path !== undefined) {
-    const counted = await deps.joins.getDecision(joinKey);
-    if (counted !== undefined && !counted.includes(path)) {
-      throw new StepthreadError(
-        'JOIN_ALREADY_DECIDED',
-        `path ${path} finished after its join decided without it; its global writes are dropped`,
-        { nodeId: loaded.thread.currentNodeId },
-      );
-    }
+  if (typeof joinKey === 'string' && root.thread.closedJoins?.includes(joinKey)) {
+    throw new StepthreadError(
+      'JOIN_ALREADY_DECIDED',
+      `this branch's join (${joinKey}) decided without it; its global writes are dropped`,
+      { nodeId: loaded.thread.currentNodeId },
+    );
   }
   const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
   try {

@@ -165,6 +165,7 @@ export async function runBranchReport(
       joinKey,
       reported.map((outcome) => outcome.forkPathId),
     );
+    await closeJoin(deps, envelope.rootThreadId, joinKey);
   }
   const { error: _error, ...rest } = envelope;
   // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes this error
@@ -176,6 +177,30 @@ export async function runBranchReport(
     );
   }
   return nextEnvelope(rest, envelope.step, envelope.last);
+}
+
+/** Joins a root remembers as closed: a straggler of an older one would have to lag this many joins. */
+const CLOSED_JOINS_KEPT = 16;
+
+/**
+ * Marks the join decided on the root thread (which owns the globals), bumping its version, so no
+ * branch of the join writes globals after the decision (see writeRootGlobals in the pipeline).
+ */
+async function closeJoin(deps: HandlerDeps, rootThreadId: string, joinKey: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const { thread, version } = await deps.threads.getThread(rootThreadId);
+    const closed = thread.closedJoins ?? [];
+    if (closed.includes(joinKey)) return;
+    try {
+      await deps.threads.updateThread(rootThreadId, version, {
+        set: { closedJoins: [...closed, joinKey].slice(-CLOSED_JOINS_KEPT) },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof StepthreadError && error.code === 'VERSION_CONFLICT') || attempt >= 50)
+        throw error;
+    }
+  }
 }
 
 /** The parent's envelope after the FORK: its step is the FORK's step + 1. */
@@ -203,6 +228,7 @@ export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promi
     parentJoinKey(event),
     engineOutcomes(outcomes).map((outcome) => outcome.forkPathId),
   );
+  await closeJoin(deps, envelope.rootThreadId, parentJoinKey(event));
   throw new TaskError(TASK_ERROR_NAMES.joinTimeout, `join ${event.node.id} timed out`);
 }
 
