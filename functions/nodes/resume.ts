@@ -16,7 +16,7 @@ import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Envelope, Thread } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
-import { isRootThread } from '../handlers/pipeline.ts';
+import { isRootThread, nextEnvelope } from '../handlers/pipeline.ts';
 import type { TaskEvent } from '../handlers/task.ts';
 
 /** The envelope a resumed execution continues with; `resumeAt` is read by `stepthread:resume-at`. */
@@ -152,18 +152,15 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     step,
   );
   await publishCommitted(deps.events, [continued], { executionId });
-  return {
+  // The same envelope as a step's, in the new execution, with this execution's history count.
+  const { history: _history, ...rest } = envelope;
+  const incoming = {
+    ...rest,
     executionId,
-    workflowId,
-    workflowVersion,
-    rootThreadId,
-    threadId,
-    step,
-    maxSteps,
-    ...(route === undefined ? {} : { route }),
-    ...(loop === undefined ? {} : { loop }),
-    ...(last === undefined ? {} : { last }),
     ...(event.historyEvents === undefined ? {} : { history: event.historyEvents }),
+  };
+  return {
+    ...nextEnvelope(incoming, step, last, { route, loop }),
     resumeAt: resume.at,
   };
 }
