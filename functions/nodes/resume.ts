@@ -123,7 +123,7 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     throw conflict(`execution ${executionId} cannot continue itself`, resume.node.id);
   }
   const { at } = await claim(event, executionId, deps);
-  const { workflowId, workflowVersion, rootThreadId, threadId, step, maxSteps, route, loop, last } = envelope;
+  const { workflowId, workflowVersion, rootThreadId, threadId, step, route, loop, last } = envelope;
   await deps.executions.putExecution({
     executionId,
     rootThreadId,
