@@ -292,7 +292,10 @@ export const lambdaToolHandlerSchema = z.strictObject({
   export: z.string().min(1).optional(),
   timeoutMs: toolTimeoutMs.optional(),
 });
-/** A JSON request. `url` and `headers` are templates over `args` and `secrets` (`{{secrets.NAME}}`). */
+/**
+ * A JSON request. `url` and `headers` are templates over `args` and `secrets` (`{{secrets.NAME}}`);
+ * the url's scheme, host and port are literal text (no template before the path).
+ */
 export const httpToolHandlerSchema = z.strictObject({
   kind: z.literal('http'),
   url: z.string().min(1),
@@ -301,6 +304,11 @@ export const httpToolHandlerSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
   /** Default 30000. */
   timeoutMs: toolTimeoutMs.optional(),
+  /**
+   * Let the tool reach loopback, link-local and private addresses (an internal service, a server on
+   * this machine). Default false: only public addresses are called, checked on the resolved address.
+   */
+  allowPrivateNetwork: z.boolean().optional(),
 });
 /** JavaScript run in the CODE sandbox with `input` = the arguments; its return value is the output. */
 export const codeToolHandlerSchema = z.strictObject({

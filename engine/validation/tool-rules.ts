@@ -52,10 +52,38 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
     const references = templateReferences(template);
     for (const problem of references.problems) add(problem, at);
   }
-  // A url that starts with literal text fixes its scheme there; one starting with a template is checked when called.
-  if (!handler.url.trimStart().startsWith('{{') && !/^https?:\/\//i.test(handler.url))
-    add(`url "${handler.url}" must start with http:// or https://`, [...path, 'handler', 'url']);
+  const origin = httpUrlOrigin(handler.url);
+  if (!origin.ok) add(origin.message, [...path, 'handler', 'url']);
   return errors;
+}
+
+export type HttpUrlOrigin =
+  | {
+      ok: true /** e.g. `https://crm.example:8443` */;
+      origin: string /** The template after the origin. */;
+      rest: string;
+    }
+  | { ok: false; message: string };
+
+/** Literal `http(s)://host[:port]`, ended by the path, query, fragment or the end of the url. */
+const LITERAL_ORIGIN = /^(https?):\/\/([^/?#\\@{}\s]+)(?=[/?#]|$)/i;
+
+/**
+ * The origin an http tool's url fixes: scheme, host and port must be literal text, so no argument
+ * or secret can choose where the request goes; templates may only fill the path, query and fragment.
+ */
+export function httpUrlOrigin(template: string): HttpUrlOrigin {
+  const match = LITERAL_ORIGIN.exec(template);
+  if (!match) {
+    const why = /^https?:\/\/[^/?#]*@/i.test(template)
+      ? 'must not carry credentials (send them in a header)'
+      : /^https?:\/\//i.test(template)
+        ? 'must give its host and port as literal text, with templates only after them (in the path or query)'
+        : 'must start with http:// or https:// and a literal host';
+    return { ok: false, message: `url "${template}" ${why}` };
+  }
+  const [whole, scheme, authority] = match;
+  return { ok: true, origin: `${scheme!.toLowerCase()}://${authority!}`, rest: template.slice(whole.length) };
 }
 
 /**

@@ -5,13 +5,14 @@
  */
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import { parseToolHandler, type ToolHandler } from '../../engine/model/tool-handler.ts';
+import { Redactor } from '../redaction/redactor.ts';
 import { checkArguments } from './arguments.ts';
 import { callCodeTool } from './code.ts';
+import { systemResolveAll } from './egress.ts';
 import { ToolFailure, toToolError } from './failure.ts';
 import { callHttpTool } from './http.ts';
 import { callLambdaTool } from './lambda.ts';
 import { contentOf, DEFAULT_MAX_OUTPUT_BYTES, toJsonOutput } from './output.ts';
-import { redactSecrets } from './secrets.ts';
 import type { ToolExecutor, ToolExecutorOptions, ToolResult } from './types.ts';
 
 export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
@@ -20,23 +21,23 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   return {
     async execute(name, args) {
       // Per call: a secret is redacted from this call's result whatever it contains.
-      const secretValues: string[] = [];
+      const redactor = new Redactor();
       let result: ToolResult;
       try {
         const definition = lookup(tools, name);
         const handler = handlerOf(name, definition);
         const checked = await checkArguments(name, definition, args ?? {});
-        const raw = await run(name, handler, checked, secretValues);
+        const raw = await run(name, handler, checked, redactor);
         const output = toJsonOutput(name, raw, maxOutputBytes);
         result = { ok: true, output, content: contentOf(output) };
       } catch (error) {
         result = { ok: false, error: toToolError(error, name) };
       }
-      return redactSecrets(result, secretValues);
+      return redactor.value(result);
     },
   };
 
-  function run(name: string, handler: ToolHandler, args: unknown, secretValues: string[]): Promise<unknown> {
+  function run(name: string, handler: ToolHandler, args: unknown, redactor: Redactor): Promise<unknown> {
     if (signal?.aborted) throw new ToolFailure('TOOL_FAILED', `tool "${name}": the call was cancelled`);
     switch (handler.kind) {
       case 'lambda':
@@ -55,9 +56,9 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
           args,
           secrets,
           signal,
-          fetch: env.fetch ?? globalThis.fetch,
+          resolveAll: env.resolveAll ?? systemResolveAll,
           maxResponseBytes: maxOutputBytes,
-          onSecret: (value) => secretValues.push(value),
+          redactor,
         });
       case 'code':
         return callCodeTool(name, handler, args, env, maxOutputBytes);

@@ -1,12 +1,21 @@
 /**
- * `http` tools: one JSON request. The url and headers are templates over `args` and `secrets`;
- * values from `args` are URL-encoded in the url, so a model cannot steer the request to another path
- * or host. GET and DELETE send the arguments as the query string, the other methods as a JSON body.
+ * `http` tools: one JSON request. The url's scheme, host and port are the declaration's literal
+ * text; each `{{ }}` in its path or query is URL-encoded as one component (`/`, `?`, `#`, `..`,
+ * object keys and all), so neither a model's arguments nor a secret can steer the request to
+ * another host or path. GET and DELETE send the arguments as the query string, the others as a JSON
+ * body. The address connected to passes the egress policy (egress.ts); redirects are followed only
+ * within the declared origin, and the response body is capped.
  */
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderString } from '../../engine/expression/index.ts';
+import { splitTemplate } from '../../engine/expression/template-syntax.ts';
 import type { HttpMethod, HttpToolHandler } from '../../engine/model/schema.ts';
-import { templateReferences } from '../../engine/validation/tool-rules.ts';
+import { httpUrlOrigin, templateReferences } from '../../engine/validation/tool-rules.ts';
+import type { Redactor } from '../redaction/redactor.ts';
+import { checkLiteralHost, type EgressPolicy, guardedLookup, type ResolveAll } from './egress.ts';
 import { describe, ToolFailure } from './failure.ts';
 import type { SecretResolver } from './types.ts';
 
@@ -14,6 +23,8 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 const DEFAULT_METHOD: HttpMethod = 'POST';
 const QUERY_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'DELETE']);
 const ERROR_BODY_CHARS = 500;
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+export const MAX_REDIRECTS = 5;
 
 export interface HttpCall {
   toolName: string;
@@ -21,48 +32,58 @@ export interface HttpCall {
   args: unknown;
   secrets: SecretResolver | undefined;
   signal: AbortSignal | undefined;
-  fetch: typeof globalThis.fetch;
+  /** Resolves host names (all addresses); the egress policy checks what it returns. */
+  resolveAll: ResolveAll;
   maxResponseBytes: number;
-  /** Receives every secret value as soon as it is resolved, so the caller can redact it from anything. */
-  onSecret: (value: string) => void;
+  /** Gets every secret as soon as it is resolved, and redacts error text before it is cut short. */
+  redactor: Redactor;
+}
+
+interface Outgoing {
+  url: URL;
+  method: HttpMethod;
+  headers: Record<string, string>;
+  body: string | undefined;
 }
 
 export async function callHttpTool(call: HttpCall): Promise<unknown> {
   const { toolName, handler, args } = call;
   const secrets = await resolveSecrets(call);
-  const url = renderUrl(toolName, handler.url, args, secrets);
+  const { url, origin } = renderUrl(toolName, handler.url, args, secrets);
   const method = handler.method ?? DEFAULT_METHOD;
-  const headers = new Headers({ accept: 'application/json' });
+  const headers: Record<string, string> = { accept: 'application/json' };
   for (const [name, template] of Object.entries(handler.headers ?? {}))
-    headers.set(name, render(toolName, template, { args, secrets }));
+    headers[name.toLowerCase()] = render(toolName, template, { args, secrets });
 
   let body: string | undefined;
   if (QUERY_METHODS.has(method)) appendQuery(url, args);
   else if (args !== undefined) {
     body = JSON.stringify(args);
-    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    headers['content-type'] ??= 'application/json';
   }
 
+  const policy: EgressPolicy = {
+    toolName,
+    allowPrivateNetwork: handler.allowPrivateNetwork === true,
+    resolveAll: call.resolveAll,
+  };
   const timeoutMs = handler.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = call.signal ? AbortSignal.any([timeout, call.signal]) : timeout;
   try {
-    const response = await call.fetch(url, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      signal,
-    });
+    const response = await follow(toolName, origin, { url, method, headers, body }, policy, signal);
     const text = await readBody(toolName, response, call.maxResponseBytes);
-    if (!response.ok) {
-      const detail = text.trim() === '' ? '' : `: ${text.slice(0, ERROR_BODY_CHARS)}`;
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const safe = call.redactor.text(text).trim();
+      const detail = safe === '' ? '' : `: ${safe.slice(0, ERROR_BODY_CHARS)}`;
       throw new ToolFailure(
         'TOOL_HTTP_ERROR',
-        `tool "${toolName}": HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail}`,
-        { status: response.status },
+        `tool "${toolName}": HTTP ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}${detail}`,
+        { status },
       );
     }
-    return parseBody(response, text);
+    return parseBody(response.headers, text);
   } catch (error) {
     if (error instanceof StepthreadError) throw error;
     if (timeout.aborted) {
@@ -77,6 +98,67 @@ export async function callHttpTool(call: HttpCall): Promise<unknown> {
       cause: error,
     });
   }
+}
+
+/**
+ * Sends the request, following redirects that stay within the declared origin (each hop under the
+ * same egress policy). A redirect elsewhere is refused: the declared headers may carry secrets, and
+ * the target was chosen by the server, not by the declaration.
+ */
+async function follow(
+  toolName: string,
+  origin: string,
+  first: Outgoing,
+  policy: EgressPolicy,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  let outgoing = first;
+  for (let hop = 0; ; hop++) {
+    const response = await send(outgoing, policy, signal);
+    const status = response.statusCode ?? 0;
+    const location = response.headers.location;
+    if (!REDIRECT_STATUSES.has(status) || location === undefined) return response;
+    response.destroy();
+    if (hop === MAX_REDIRECTS)
+      throw new ToolFailure('TOOL_FAILED', `tool "${toolName}": more than ${MAX_REDIRECTS} redirects`);
+    let next: URL;
+    try {
+      next = new URL(location, outgoing.url);
+    } catch {
+      throw new ToolFailure('TOOL_FAILED', `tool "${toolName}": HTTP ${status} with an invalid Location`);
+    }
+    if (next.origin !== origin) {
+      throw new ToolFailure(
+        'TOOL_REDIRECT_REFUSED',
+        `tool "${toolName}": HTTP ${status} redirects to ${next.origin}; only redirects within ${origin} are followed`,
+        { status },
+      );
+    }
+    // As browsers do: 303, and 301/302 after a POST, continue as a GET without the body.
+    const toGet = status === 303 || ((status === 301 || status === 302) && outgoing.method === 'POST');
+    if (toGet) {
+      const { 'content-type': _dropped, ...headers } = outgoing.headers;
+      outgoing = { url: next, method: 'GET', headers, body: undefined };
+    } else outgoing = { ...outgoing, url: next };
+  }
+}
+
+function send(outgoing: Outgoing, policy: EgressPolicy, signal: AbortSignal): Promise<IncomingMessage> {
+  const { url, method, body } = outgoing;
+  checkLiteralHost(policy, url.hostname);
+  const headers: OutgoingHttpHeaders = { ...outgoing.headers };
+  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    // No shared agent: a pooled socket would skip the lookup, and with it the egress check.
+    const outgoingRequest = request(
+      url,
+      { method, headers, signal, agent: false, lookup: guardedLookup(policy) },
+      resolve,
+    );
+    outgoingRequest.on('error', reject);
+    outgoingRequest.end(body);
+  });
 }
 
 /** Only the secrets the templates name are fetched; see templateReferences. */
@@ -99,7 +181,7 @@ async function resolveSecrets(call: HttpCall): Promise<Record<string, string>> {
         `tool "${toolName}": secret "${name}" is not set (an environment variable locally, a Secrets Manager secret on AWS)`,
       );
     }
-    call.onSecret(value);
+    call.redactor.add(value);
     Object.defineProperty(values, name, { value, enumerable: true });
   }
   return values;
@@ -116,26 +198,42 @@ function render(toolName: string, template: string, scope: Record<string, unknow
   }
 }
 
-function renderUrl(toolName: string, template: string, args: unknown, secrets: Record<string, string>): URL {
-  const text = render(toolName, template, { args: encodeStrings(args), secrets });
-  let url: URL;
+/**
+ * The url: the declared origin, then the path and query with each template's value encoded as one
+ * URL component. A path segment that is only dots would climb (`..`) or vanish (`.`) however it is
+ * encoded (URL parsers and servers decode `%2E`), so such a value is refused.
+ */
+function renderUrl(
+  toolName: string,
+  template: string,
+  args: unknown,
+  secrets: Record<string, string>,
+): { url: URL; origin: string } {
+  const parts = httpUrlOrigin(template);
+  let origin: string;
   try {
-    url = new URL(text);
-  } catch {
-    throw new ToolFailure('TOOL_FAILED', `tool "${toolName}": "${text}" is not a valid URL`);
+    if (!parts.ok) throw new Error(parts.message);
+    origin = new URL(parts.origin).origin;
+  } catch (error) {
+    throw new ToolFailure('INVALID_TOOL_DEFINITION', `tool "${toolName}": ${describe(error)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ToolFailure('TOOL_FAILED', `tool "${toolName}": only http and https URLs can be called`);
-  return url;
-}
-
-function encodeStrings(value: unknown): unknown {
-  if (typeof value === 'string') return encodeURIComponent(value);
-  if (Array.isArray(value)) return value.map(encodeStrings);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, encodeStrings(item)]));
+  let rest = '';
+  for (const segment of splitTemplate(parts.rest)) {
+    rest +=
+      segment.kind === 'text'
+        ? segment.text
+        : encodeURIComponent(render(toolName, `{{${segment.source}}}`, { args, secrets }));
   }
-  return value;
+  const path = rest.split(/[?#]/, 1)[0] ?? '';
+  if (path.split('/').some((part) => /^(?:\.|%2e){1,2}$/i.test(part))) {
+    throw new ToolFailure(
+      'TOOL_ARGUMENTS_INVALID',
+      `tool "${toolName}": a url path segment may not be "." or ".." (it would leave its place in the path)`,
+    );
+  }
+  const url = new URL(`${origin}${rest}`);
+  if (url.origin !== origin) throw new Error(`the url of tool "${toolName}" left its origin`);
+  return { url, origin };
 }
 
 /** Top-level arguments as query parameters: arrays repeat the key, objects are sent as JSON. */
@@ -149,38 +247,31 @@ function appendQuery(url: URL, args: unknown): void {
   }
 }
 
-/** The body as text, refusing to buffer more than `maxBytes`. */
-async function readBody(toolName: string, response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
+/** The body as text, refusing to buffer more than `maxBytes` (TOOL_RESPONSE_TOO_LARGE). */
+async function readBody(toolName: string, response: IncomingMessage, maxBytes: number): Promise<string> {
+  const tooLarge = () => {
+    response.destroy();
+    return new ToolFailure(
+      'TOOL_RESPONSE_TOO_LARGE',
+      `tool "${toolName}": the response is larger than ${maxBytes} bytes`,
+    );
+  };
+  const declared = Number(response.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new ToolFailure(
-        'TOOL_FAILED',
-        `tool "${toolName}": the response is larger than ${maxBytes} bytes`,
-      );
-    }
-    chunks.push(value);
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** JSON when the server says so and it parses, else the text; an empty body is null. */
-function parseBody(response: Response, text: string): unknown {
+function parseBody(headers: IncomingHttpHeaders, text: string): unknown {
   if (text === '') return null;
-  if (!/\bjson\b/i.test(response.headers.get('content-type') ?? '')) return text;
+  if (!/\bjson\b/i.test(headers['content-type'] ?? '')) return text;
   try {
     return JSON.parse(text);
   } catch {

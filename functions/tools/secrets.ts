@@ -1,9 +1,11 @@
 /**
  * Secrets for `{{secrets.NAME}}` in http tools: environment variables locally, Secrets Manager on
- * AWS. Values are only ever placed in outgoing requests; `redactSecrets` scrubs them from whatever a
- * call produced before it is returned, stored or logged.
+ * AWS. Values are only ever placed in outgoing requests; the executor's Redactor
+ * (functions/redaction) scrubs them, in every encoding, from whatever a call produced before it is
+ * returned, stored or logged.
  */
 import type { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { Redactor } from '../redaction/redactor.ts';
 import type { SecretResolver } from './types.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -66,39 +68,7 @@ export function secretsManagerSecrets(
   };
 }
 
-const REDACTED = '[REDACTED]';
-
-/** Every form a secret may take in what a call produced: as sent, and URL-encoded (from a url template). */
-function secretForms(values: readonly string[]): string[] {
-  const forms = new Set<string>();
-  for (const value of values) {
-    if (value === '') continue;
-    forms.add(value);
-    forms.add(encodeURIComponent(value));
-  }
-  // Longest first, so a secret containing another is replaced whole.
-  return [...forms].sort((a, b) => b.length - a.length);
-}
-
-function redactText(text: string, forms: readonly string[]): string {
-  let out = text;
-  for (const form of forms) out = out.split(form).join(REDACTED);
-  return out;
-}
-
-/** A copy of `value` (JSON data) with every secret value replaced by `[REDACTED]`, in keys too. */
+/** A copy of `value` (JSON data) with every form of every secret replaced by `[REDACTED]`, in keys too. */
 export function redactSecrets<T>(value: T, secretValues: readonly string[]): T {
-  const forms = secretForms(secretValues);
-  if (forms.length === 0) return value;
-  const visit = (item: unknown): unknown => {
-    if (typeof item === 'string') return redactText(item, forms);
-    if (Array.isArray(item)) return item.map(visit);
-    if (item !== null && typeof item === 'object') {
-      return Object.fromEntries(
-        Object.entries(item).map(([key, entry]) => [redactText(key, forms), visit(entry)]),
-      );
-    }
-    return item;
-  };
-  return visit(value) as T;
+  return new Redactor(secretValues).value(value);
 }

@@ -2,6 +2,7 @@
 import type { CodedError } from '../../engine/errors.ts';
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import type { SandboxRequest, SandboxResult } from '../sandbox/index.ts';
+import type { ResolveAll } from './egress.ts';
 
 /** A tool's failure. `status` is set for TOOL_HTTP_ERROR (the response's HTTP status). */
 export interface ToolError extends CodedError {
@@ -49,8 +50,8 @@ export interface ToolEnvironment {
   invokeLambda?: LambdaInvoker;
   /** Runs `code` tools; default the shared CODE sandbox (runCode). */
   sandbox?: { run(request: SandboxRequest): Promise<SandboxResult> };
-  /** Default globalThis.fetch. */
-  fetch?: typeof globalThis.fetch;
+  /** Resolves host names for http tools (every address); default the system resolver (dns.lookup). */
+  resolveAll?: ResolveAll;
   /** Largest tool output (and HTTP response body) accepted, in bytes; default 256 KiB. */
   maxOutputBytes?: number;
 }

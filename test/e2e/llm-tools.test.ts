@@ -48,7 +48,13 @@ function orderWorkflow(profile: Profile): Workflow {
       order: {
         description: 'Fetches an order by id',
         parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-        handler: { kind: 'http', url: `${crm.url}/orders/{{args.id}}`, method: 'GET' },
+        handler: {
+          kind: 'http',
+          url: `${crm.url}/orders/{{args.id}}`,
+          method: 'GET',
+          // The CRM stand-in listens on loopback.
+          allowPrivateNetwork: true,
+        },
       },
     },
     nodes: [

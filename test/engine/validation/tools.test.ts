@@ -124,6 +124,25 @@ describe('validateWorkflow: tools', () => {
     expect(errors[4]?.message).toContain('must start with http:// or https://');
   });
 
+  it('refuses an http url whose scheme, host or port a template could choose, or that carries credentials', () => {
+    const messages = (url: string) =>
+      validateWorkflow(withTools(crm({ kind: 'http', url }))).errors.map((e) => [e.code, e.path, e.message]);
+    for (const url of [
+      '{{args.url}}',
+      'https://{{args.host}}/x',
+      'https://crm.example.com{{args.path}}',
+      'https://crm.example.com:{{args.port}}/x',
+      'http://user:{{secrets.TOKEN}}@crm.example.com/x',
+    ]) {
+      const [only, ...rest] = messages(url);
+      expect(rest, url).toEqual([]);
+      expect(only?.slice(0, 2), url).toEqual(['INVALID_TOOL_DEFINITION', 'tools.crm.handler.url']);
+    }
+    expect(messages('https://crm.example.com/{{args.path}}')).toEqual([]);
+    expect(messages('https://crm.example.com:8443?q={{args.q}}')).toEqual([]);
+    expect(messages('https://crm.example.com')).toEqual([]);
+  });
+
   it('checks tools declared inside a subgraph too', () => {
     const child = withTools(crm({ kind: 'lambda' }));
     const parent = {

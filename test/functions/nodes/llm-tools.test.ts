@@ -44,6 +44,8 @@ function toolset(): Record<string, ToolDefinition> {
         url: `${server.url}/customers/{{args.id}}`,
         method: 'GET',
         headers: { authorization: 'Bearer {{secrets.CRM_TOKEN}}' },
+        // The scripted server listens on loopback.
+        allowPrivateNetwork: true,
       },
     },
   };

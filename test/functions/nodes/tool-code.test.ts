@@ -51,7 +51,7 @@ function httpTool(path: string): ToolDefinition {
   return {
     description: 'fetches an order',
     parameters: { type: 'object', properties: { id: { type: 'string' }, qty: { type: 'number' } } },
-    handler: { kind: 'http', url: `${server.url}${path}`, method: 'POST' },
+    handler: { kind: 'http', url: `${server.url}${path}`, method: 'POST', allowPrivateNetwork: true },
   };
 }
 
@@ -125,7 +125,12 @@ describe('TOOL node', () => {
       errorOf(await failureOf(run(deps(), node, { ...env, step: step++ })));
 
     const refused = await attempt(
-      toolNode({ tool: { ...httpTool(''), handler: { kind: 'http', url: 'http://127.0.0.1:9/x' } } }),
+      toolNode({
+        tool: {
+          ...httpTool(''),
+          handler: { kind: 'http', url: 'http://127.0.0.1:9/x', allowPrivateNetwork: true },
+        },
+      }),
     );
     expect(refused).toMatchObject({ code: 'TOOL_FAILED', nodeId: 'fetch' });
     expect(refused.message).toMatch(/^node fetch: tool "getOrder": the request failed/);

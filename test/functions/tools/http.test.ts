@@ -57,8 +57,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+/** The local test server is on loopback, which a tool may call only when it allows the private network. */
 function tool(handler: Omit<HttpToolHandler, 'kind'>): ToolDefinition {
-  return { description: 'http', handler: { kind: 'http', ...handler } };
+  return { description: 'http', handler: { kind: 'http', allowPrivateNetwork: true, ...handler } };
 }
 
 function run(
@@ -148,15 +149,15 @@ describe('http tools', () => {
     const definition = tool({ url: `http://127.0.0.1:${port}/x?key={{secrets.CRM_TOKEN}}` });
     const error = failure(await run(definition, {}));
     expect(error.code).toBe('TOOL_FAILED');
-    expect(error.message).toMatch(/the request failed: fetch failed/);
+    expect(error.message).toMatch(/the request failed: .*ECONNREFUSED/);
     expect(JSON.stringify(error)).not.toContain(SECRET);
     expect(JSON.stringify(error)).not.toContain(encodeURIComponent(SECRET));
   });
 
-  it('redacts a secret from a message that quotes the rendered url', async () => {
+  it('refuses a url whose host is not literal, without quoting a secret', async () => {
     const error = failure(await run(tool({ url: 'http://bad host/{{secrets.CRM_TOKEN}}' }), {}));
-    expect(error.code).toBe('TOOL_FAILED');
-    expect(error.message).toBe('tool "t": "http://bad host/[REDACTED]" is not a valid URL');
+    expect(error.code).toBe('INVALID_TOOL_DEFINITION');
+    expect(JSON.stringify(error)).not.toContain(SECRET);
   });
 
   it('fails with TOOL_FAILED when a named secret is not set, naming it', async () => {
@@ -210,23 +211,33 @@ describe('http tools', () => {
 
   it('refuses a response larger than the output limit', async () => {
     const error = failure(await run(tool({ url: `${base}/huge`, method: 'GET' }), {}));
-    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.code).toBe('TOOL_RESPONSE_TOO_LARGE');
     expect(error.message).toContain('larger than 1000 bytes');
   });
 
-  it('refuses a rendered url that is not http(s)', async () => {
+  it('refuses a url whose scheme and host come from the arguments', async () => {
+    const before = seen.length;
     const error = failure(await run(tool({ url: '{{args.u}}' }), { u: 'file:///etc/passwd' }));
-    expect(error.code).toBe('TOOL_FAILED');
+    expect(error.code).toBe('INVALID_TOOL_DEFINITION');
+    const steered = failure(await run(tool({ url: 'http://{{args.host}}/x' }), { host: base.slice(7) }));
+    expect(steered.code).toBe('INVALID_TOOL_DEFINITION');
+    expect(seen.length).toBe(before);
   });
 
-  it('uses an injected fetch', async () => {
-    const calls: string[] = [];
-    const fakeFetch: typeof fetch = async (input) => {
-      calls.push(String(input));
-      return new Response('{"ok":1}', { headers: { 'content-type': 'application/json' } });
+  it('resolves host names with the injected resolver and connects to the address it gave', async () => {
+    const port = new URL(base).port;
+    const asked: string[] = [];
+    const resolveAll = async (hostname: string) => {
+      asked.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
     };
-    const result = await run(tool({ url: 'https://api.example.com/v1' }), {}, { env: { fetch: fakeFetch } });
-    expect(calls).toEqual(['https://api.example.com/v1']);
-    expect(result).toEqual({ ok: true, output: { ok: 1 }, content: '{"ok":1}' });
+    const result = await run(
+      tool({ url: `http://api.example.test:${port}/v1` }),
+      {},
+      { env: { resolveAll } },
+    );
+    expect(asked).toEqual(['api.example.test']);
+    expect(lastSeen().headers.host).toBe(`api.example.test:${port}`);
+    expect(result.ok && result.output).toMatchObject({ url: '/v1' });
   });
 });
