@@ -6,6 +6,7 @@
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { StepthreadError } from '../../engine/errors.ts';
+import { Redactor } from '../redaction/redactor.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
 import {
   AttemptTimeout,
@@ -74,8 +75,10 @@ export function createOpenAiProvider(
           });
         }
         const usage = completion.usage;
+        // A server may echo what it was sent (the Authorization header included) in a successful
+        // reply: the key is redacted, in every encoding, before the reply reaches the conversation.
         return {
-          message: fromOpenAiMessage(choice.message),
+          message: new Redactor([apiKey]).value(fromOpenAiMessage(choice.message)),
           ...(usage
             ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } }
             : {}),

@@ -10,7 +10,8 @@
  * - URL-encoded: encodeURIComponent, encodeURI, and form encoding (`+` for a space, as
  *   URLSearchParams and most server frameworks write it), each with upper- and lower-case hex;
  * - JSON-escaped: each of the above as it appears inside a JSON string, also with `\/` for `/`
- *   and with non-ASCII as `\uXXXX` (how PHP and Python escape by default);
+ *   and with non-ASCII as `\uXXXX` (how PHP and Python escape by default), and escaped twice (JSON
+ *   text kept inside a JSON string);
  * - base64 and base64url: the run of characters a secret always encodes to, at each of the three
  *   alignments it can have inside a longer encoded value (e.g. `user:secret` in Basic auth).
  */
@@ -86,6 +87,8 @@ export function secretForms(secret: string): string[] {
     );
     forms.add(ascii);
     forms.add(ascii.replaceAll('/', '\\/'));
+    // JSON text inside a JSON string (a tool's JSON reply kept as text, then stored as JSON).
+    forms.add(JSON.stringify(json).slice(1, -1));
   }
   for (const run of base64Runs(secret)) forms.add(run);
   forms.delete('');

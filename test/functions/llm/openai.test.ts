@@ -285,3 +285,26 @@ describe('openai provider in the tool loop', () => {
     expect(second.tools).toHaveLength(1);
   });
 });
+
+describe('openai provider: a server that echoes the request', () => {
+  it('redacts the key, in every encoding, from a successful reply and its tool calls', async () => {
+    const basic = Buffer.from(`user:${KEY}`).toString('base64');
+    server.reply(
+      toolCallReply(
+        [{ id: 'c1', name: 'lookup', arguments: { auth: `Bearer ${KEY}`, [KEY]: encodeURIComponent(KEY) } }],
+        undefined,
+        `You sent Authorization: Bearer ${KEY} (${basic}); as JSON ${JSON.stringify({ key: KEY })}`,
+      ),
+    );
+    const response = await provider().complete(ask());
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+    const text = JSON.stringify(response);
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(basic.slice(8, -4));
+    expect(response.message.content).toContain('Bearer [REDACTED]');
+    expect(response.message.toolCalls?.[0]?.arguments).toEqual({
+      auth: 'Bearer [REDACTED]',
+      '[REDACTED]': '[REDACTED]',
+    });
+  });
+});

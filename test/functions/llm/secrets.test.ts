@@ -120,10 +120,10 @@ describe('resolveApiKey from AWS (through the SDK against a local server)', () =
 
 describe('redactSecrets', () => {
   it('removes the given secrets, bearer tokens and key-shaped strings', () => {
-    expect(redactSecrets('key=abc123secret!', ['abc123secret'])).toBe('key=[redacted]!');
-    expect(redactSecrets('Authorization: Bearer abc.def-ghi')).toBe('Authorization: Bearer [redacted]');
+    expect(redactSecrets('key=abc123secret!', ['abc123secret'])).toBe('key=[REDACTED]!');
+    expect(redactSecrets('Authorization: Bearer abc.def-ghi')).toBe('Authorization: Bearer [REDACTED]');
     expect(redactSecrets('Incorrect API key provided: sk-proj-ab***********yz.')).toBe(
-      'Incorrect API key provided: [redacted].',
+      'Incorrect API key provided: [REDACTED].',
     );
     expect(redactSecrets('nothing secret here')).toBe('nothing secret here');
   });

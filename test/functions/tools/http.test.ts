@@ -30,6 +30,23 @@ beforeAll(async () => {
       if (path === '/text') return void response.end('plain text');
       if (path === '/huge') return void response.end('x'.repeat(5000));
       if (path === '/empty') return void response.writeHead(204).end();
+      if (path.startsWith('/reflect')) {
+        // Reflects the key it got in the query, re-encoded the ways servers do.
+        const key = new URL(request.url ?? '/', 'http://x').searchParams.get('key') ?? '';
+        const form = new URLSearchParams({ key }).toString();
+        const reflected = {
+          form,
+          lower: form.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()),
+          base64: Buffer.from(`u:${key}`).toString('base64'),
+        };
+        if (path === '/reflect-error') {
+          // The key straddles the 500th character, where the error message is cut.
+          response.writeHead(500, { 'content-type': 'text/plain' });
+          return void response.end(`${'.'.repeat(490)}${form}`);
+        }
+        response.writeHead(200, { 'content-type': 'application/json' });
+        return void response.end(JSON.stringify(reflected));
+      }
       if (path === '/missing') {
         response.writeHead(404, { 'content-type': 'application/json' });
         return void response.end(
@@ -158,6 +175,24 @@ describe('http tools', () => {
     const error = failure(await run(tool({ url: 'http://bad host/{{secrets.CRM_TOKEN}}' }), {}));
     expect(error.code).toBe('INVALID_TOOL_DEFINITION');
     expect(JSON.stringify(error)).not.toContain(SECRET);
+  });
+
+  it('redacts a secret the server reflects re-encoded (form, lower-case hex, base64), also where an error is cut', async () => {
+    const ok = await run(tool({ url: `${base}/reflect?key={{secrets.CRM_TOKEN}}`, method: 'GET' }), {});
+    expect(ok.ok && ok.output).toEqual({
+      form: 'key=[REDACTED]',
+      lower: 'key=[REDACTED]',
+      base64: expect.any(String),
+    });
+    const error = failure(
+      await run(tool({ url: `${base}/reflect-error?key={{secrets.CRM_TOKEN}}`, method: 'GET' }), {}),
+    );
+    expect(error.code).toBe('TOOL_HTTP_ERROR');
+    expect(error.message).toMatch(/key=\[REDAC$/);
+    const text = JSON.stringify([ok, error]);
+    expect(text).not.toContain('s3cr3t');
+    const base64 = ok.ok ? (ok.output as { base64: string }).base64 : '';
+    expect(Buffer.from(base64, 'base64').toString('latin1')).not.toContain('token-value');
   });
 
   it('fails with TOOL_FAILED when a named secret is not set, naming it', async () => {
