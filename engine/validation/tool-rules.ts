@@ -41,8 +41,12 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
   const { handler } = parsed;
   if (handler.kind !== 'http') return errors;
   const templates: Array<[string, Path]> = [[handler.url, [...path, 'handler', 'url']]];
-  for (const [header, value] of Object.entries(handler.headers ?? {}))
+  for (const [header, value] of Object.entries(handler.headers ?? {})) {
     templates.push([value, [...path, 'handler', 'headers', header]]);
+    // The Host header picks the site at the address: like the url's host, it is the declaration's.
+    if (header.toLowerCase() === 'host' && hasTemplate(value))
+      add('the Host header must be literal text', [...path, 'handler', 'headers', header]);
+  }
   for (const [template, at] of templates) {
     const syntax = validateTemplate(template, '');
     if (syntax.length > 0) {

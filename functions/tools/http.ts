@@ -9,9 +9,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderString } from '../../engine/expression/index.ts';
-import { splitTemplate } from '../../engine/expression/template-syntax.ts';
+import { hasTemplate, splitTemplate } from '../../engine/expression/template-syntax.ts';
 import type { HttpMethod, HttpToolHandler } from '../../engine/model/schema.ts';
 import { httpUrlOrigin, templateReferences } from '../../engine/validation/tool-rules.ts';
 import type { Redactor } from '../redaction/redactor.ts';
@@ -51,9 +52,15 @@ export async function callHttpTool(call: HttpCall): Promise<unknown> {
   const secrets = await resolveSecrets(call);
   const { url, origin } = renderUrl(toolName, handler.url, args, secrets);
   const method = handler.method ?? DEFAULT_METHOD;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  for (const [name, template] of Object.entries(handler.headers ?? {}))
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'accept-encoding': 'gzip, deflate, br',
+  };
+  for (const [name, template] of Object.entries(handler.headers ?? {})) {
+    if (name.toLowerCase() === 'host' && hasTemplate(template))
+      throw new ToolFailure('INVALID_TOOL_DEFINITION', `tool "${toolName}": the Host header must be literal`);
     headers[name.toLowerCase()] = render(toolName, template, { args, secrets });
+  }
 
   let body: string | undefined;
   if (QUERY_METHODS.has(method)) appendQuery(url, args);
@@ -247,7 +254,10 @@ function appendQuery(url: URL, args: unknown): void {
   }
 }
 
-/** The body as text, refusing to buffer more than `maxBytes` (TOOL_RESPONSE_TOO_LARGE). */
+/**
+ * The body as text, refusing to buffer more than `maxBytes` (TOOL_RESPONSE_TOO_LARGE). A compressed
+ * body is counted as it decompresses, so a small gzip bomb is stopped at the cap too.
+ */
 async function readBody(toolName: string, response: IncomingMessage, maxBytes: number): Promise<string> {
   const tooLarge = () => {
     response.destroy();
@@ -260,12 +270,29 @@ async function readBody(toolName: string, response: IncomingMessage, maxBytes: n
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
+  for await (const chunk of decoded(response)) {
     size += chunk.byteLength;
     if (size > maxBytes) throw tooLarge();
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function decoded(response: IncomingMessage): AsyncIterable<Buffer> {
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (!decoder) return response;
+  response.on('error', (error) => decoder.destroy(error));
+  return response.pipe(decoder);
 }
 
 /** JSON when the server says so and it parses, else the text; an empty body is null. */

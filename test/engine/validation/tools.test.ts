@@ -141,6 +141,10 @@ describe('validateWorkflow: tools', () => {
     expect(messages('https://crm.example.com/{{args.path}}')).toEqual([]);
     expect(messages('https://crm.example.com:8443?q={{args.q}}')).toEqual([]);
     expect(messages('https://crm.example.com')).toEqual([]);
+    const host = { kind: 'http', url: 'https://crm.example.com/x', headers: { Host: '{{args.site}}' } };
+    expect(validateWorkflow(withTools(crm(host))).errors.map((e) => [e.code, e.path])).toEqual([
+      ['INVALID_TOOL_DEFINITION', 'tools.crm.handler.headers.Host'],
+    ]);
   });
 
   it('checks tools declared inside a subgraph too', () => {

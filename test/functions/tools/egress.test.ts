@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpToolHandler, ToolDefinition } from '../../../engine/model/schema.ts';
 import type { ResolveAll } from '../../../functions/tools/egress.ts';
@@ -21,7 +22,7 @@ interface Seen {
 interface Reply {
   status: number;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 interface Local {
@@ -37,6 +38,11 @@ async function startServer(route: (request: IncomingMessage) => Reply): Promise<
     request.resume();
     request.on('end', () => {
       seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
+      if (request.url === '/stall') {
+        // Headers and the start of a body, then nothing.
+        response.writeHead(200, { 'content-type': 'application/json' });
+        return void response.write('{"partial":');
+      }
       const { status, headers = {}, body = '' } = route(request);
       response.writeHead(status, headers).end(body);
     });
@@ -55,6 +61,19 @@ beforeAll(async () => {
     if (path === '/away') return { status: 302, headers: { location: `${elsewhere.base}/capture` } };
     if (path === '/home') return { status: 302, headers: { location: '/echo?hop=1' } };
     if (path === '/loop') return { status: 307, headers: { location: '/loop' } };
+    if (path === '/gzip')
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync('{"zipped":true}'),
+      };
+    // 1 MB of zeros in about 1 KB: only the decompressed size counts.
+    if (path === '/bomb')
+      return {
+        status: 200,
+        headers: { 'content-encoding': 'gzip' },
+        body: gzipSync(Buffer.alloc(1_000_000)),
+      };
     if (path === '/big')
       return { status: 200, headers: { 'content-length': '100000' }, body: 'x'.repeat(100_000) };
     return {
@@ -250,5 +269,43 @@ describe('response size', () => {
       code: 'TOOL_RESPONSE_TOO_LARGE',
       message: 'tool "t": the response is larger than 10000 bytes',
     });
+  });
+});
+
+describe('response bodies', () => {
+  it('decompresses a gzip body, and caps a compressed body by its decompressed size', async () => {
+    const local = (path: string) =>
+      tool({ url: `${home.base}${path}`, method: 'GET', allowPrivateNetwork: true });
+    expect(await run(local('/gzip'), {})).toEqual({
+      ok: true,
+      output: { zipped: true },
+      content: '{"zipped":true}',
+    });
+    expect(failure(await run(local('/bomb'), {})).code).toBe('TOOL_RESPONSE_TOO_LARGE');
+  });
+
+  it('times out a body that stops halfway', async () => {
+    const definition = tool({
+      url: `${home.base}/stall`,
+      method: 'GET',
+      timeoutMs: 200,
+      allowPrivateNetwork: true,
+    });
+    expect(failure(await run(definition, {}))).toEqual({
+      code: 'TOOL_TIMEOUT',
+      message: 'tool "t" got no complete response within 200 ms',
+    });
+  });
+});
+
+describe('the Host header', () => {
+  it('may not be templated: it would pick another site at the same address', async () => {
+    const definition = tool({
+      url: `${home.base}/echo`,
+      headers: { Host: '{{args.site}}' },
+      allowPrivateNetwork: true,
+    });
+    expect(failure(await run(definition, { site: 'internal.admin' })).code).toBe('INVALID_TOOL_DEFINITION');
+    expect(home.seen).toEqual([]);
   });
 });
