@@ -18,10 +18,10 @@ import type { ToolExecutor, ToolExecutorOptions, ToolResult } from './types.ts';
 export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const { tools, env, secrets, signal } = options;
   const maxOutputBytes = env.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  // Every secret any call of this executor resolved is redacted from every later result too.
+  const redactor = new Redactor();
   return {
     async execute(name, args) {
-      // Per call: a secret is redacted from this call's result whatever it contains.
-      const redactor = new Redactor();
       let result: ToolResult;
       try {
         const definition = lookup(tools, name);

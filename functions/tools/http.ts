@@ -137,7 +137,8 @@ async function follow(
     if (next.origin !== origin) {
       throw new ToolFailure(
         'TOOL_REDIRECT_REFUSED',
-        `tool "${toolName}": HTTP ${status} redirects to ${next.origin}; only redirects within ${origin} are followed`,
+        // The target is not named: a server could have spelled a secret into its host name.
+        `tool "${toolName}": HTTP ${status} redirects to another origin; only redirects within ${origin} are followed`,
         { status },
       );
     }

@@ -237,7 +237,9 @@ describe('redirects', () => {
     );
     expect(error.code).toBe('TOOL_REDIRECT_REFUSED');
     expect(error.status).toBe(302);
-    expect(error.message).toContain(elsewhere.base);
+    expect(error.message).toBe(
+      `tool "t": HTTP 302 redirects to another origin; only redirects within ${home.base} are followed`,
+    );
     expect(elsewhere.seen).toEqual([]);
   });
 
