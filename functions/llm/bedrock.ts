@@ -6,6 +6,7 @@
 import type { BedrockRuntimeClient, ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Profile } from '../../engine/model/schema.ts';
+import { redactErrorText } from '../redaction/redactor.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
 import {
   AttemptTimeout,
@@ -15,7 +16,6 @@ import {
   type RetryEffects,
   type RetryPolicy,
 } from './retry.ts';
-import { redactSecrets } from './secrets.ts';
 import {
   fromConverseMessage,
   toConverseConversation,
@@ -140,7 +140,7 @@ export function classifyBedrockError(error: unknown, where: string): LlmFailure 
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
   const name = e.name ?? 'Error';
   const status = e.$metadata?.httpStatusCode;
-  const message = redactSecrets(
+  const message = redactErrorText(
     `${where}: ${name}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(error)}`,
   );
   const headers = e.$response?.headers ?? {};

@@ -6,7 +6,7 @@
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { StepthreadError } from '../../engine/errors.ts';
-import { Redactor } from '../redaction/redactor.ts';
+import { Redactor, redactErrorText } from '../redaction/redactor.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
 import {
   AttemptTimeout,
@@ -17,13 +17,7 @@ import {
   type RetryEffects,
   type RetryPolicy,
 } from './retry.ts';
-import {
-  forgetApiKey,
-  type OpenAiProfile,
-  type ResolveApiKeyOptions,
-  redactSecrets,
-  resolveApiKey,
-} from './secrets.ts';
+import { forgetApiKey, type OpenAiProfile, type ResolveApiKeyOptions, resolveApiKey } from './secrets.ts';
 import { fromOpenAiMessage, toOpenAiMessages, toOpenAiTools } from './wire.ts';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -125,7 +119,7 @@ const loadOpenAi = () => {
 /** What one failed attempt means; messages are redacted of the key and anything key-shaped. */
 function classifyOpenAiError(sdk: OpenAiSdk, error: unknown, where: string, apiKey?: string): LlmFailure {
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
-  const safe = (text: string) => redactSecrets(`${where}: ${text}`, [apiKey]);
+  const safe = (text: string) => redactErrorText(`${where}: ${text}`, [apiKey]);
   if (error instanceof AttemptTimeout || error instanceof APIConnectionTimeoutError) {
     return { code: 'LLM_TIMEOUT', retryable: true, message: safe('no response in time') };
   }

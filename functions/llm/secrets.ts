@@ -7,7 +7,6 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Profile } from '../../engine/model/schema.ts';
-import { REDACTED, Redactor } from '../redaction/redactor.ts';
 
 export type OpenAiProfile = Extract<Profile, { provider: 'openai' }>;
 type Env = Readonly<Record<string, string | undefined>>;
@@ -195,17 +194,4 @@ function missing(message: string): StepthreadError {
 
 function nonEmpty(value: string | undefined): value is string {
   return value !== undefined && value.trim() !== '';
-}
-
-/**
- * Removes secrets from text bound for errors or logs: every encoding of the given values (see
- * functions/redaction), and anything shaped like a bearer token or an OpenAI-style key (servers echo
- * a rejected key back, sometimes masked as `sk-ab***yz`).
- */
-export function redactSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
-  const redactor = new Redactor(secrets.filter((secret) => secret !== undefined && secret.length >= 4));
-  return redactor
-    .text(text)
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${REDACTED}`)
-    .replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, REDACTED);
 }

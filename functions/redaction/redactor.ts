@@ -95,6 +95,19 @@ export function secretForms(secret: string): string[] {
   return [...forms];
 }
 
+/**
+ * Text bound for an error message or a log from an LLM provider: every form of the given secrets,
+ * and anything shaped like a bearer token or an OpenAI-style key (servers echo a rejected key back,
+ * sometimes masked as `sk-ab***yz`). Values shorter than 4 characters are not treated as secrets.
+ */
+export function redactErrorText(text: string, secrets: readonly (string | undefined)[] = []): string {
+  const redactor = new Redactor(secrets.filter((secret) => secret !== undefined && secret.length >= 4));
+  return redactor
+    .text(text)
+    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${REDACTED}`)
+    .replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, REDACTED);
+}
+
 function formEncode(secret: string): string {
   return new URLSearchParams({ s: secret }).toString().slice(2);
 }

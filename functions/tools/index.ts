@@ -17,7 +17,6 @@ export {
 } from './runtime.ts';
 export {
   envSecrets,
-  redactSecrets,
   type SecretsManagerLike,
   type SecretsManagerOptions,
   secretsManagerSecrets,

@@ -5,7 +5,6 @@
  * returned, stored or logged.
  */
 import type { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { Redactor } from '../redaction/redactor.ts';
 import type { SecretResolver } from './types.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -66,9 +65,4 @@ export function secretsManagerSecrets(
       return value;
     },
   };
-}
-
-/** A copy of `value` (JSON data) with every form of every secret replaced by `[REDACTED]`, in keys too. */
-export function redactSecrets<T>(value: T, secretValues: readonly string[]): T {
-  return new Redactor(secretValues).value(value);
 }

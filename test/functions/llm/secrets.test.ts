@@ -7,9 +7,9 @@ import {
   awsSecretReader,
   forgetApiKey,
   type OpenAiProfile,
-  redactSecrets,
   resolveApiKey,
 } from '../../../functions/llm/secrets.ts';
+import { redactErrorText } from '../../../functions/redaction/redactor.ts';
 import { type ScriptedServer, startScriptedServer } from './servers/scripted-server.ts';
 
 const base: OpenAiProfile = { provider: 'openai', model: 'm' };
@@ -118,13 +118,13 @@ describe('resolveApiKey from AWS (through the SDK against a local server)', () =
   });
 });
 
-describe('redactSecrets', () => {
+describe('redactErrorText', () => {
   it('removes the given secrets, bearer tokens and key-shaped strings', () => {
-    expect(redactSecrets('key=abc123secret!', ['abc123secret'])).toBe('key=[REDACTED]!');
-    expect(redactSecrets('Authorization: Bearer abc.def-ghi')).toBe('Authorization: Bearer [REDACTED]');
-    expect(redactSecrets('Incorrect API key provided: sk-proj-ab***********yz.')).toBe(
+    expect(redactErrorText('key=abc123secret!', ['abc123secret'])).toBe('key=[REDACTED]!');
+    expect(redactErrorText('Authorization: Bearer abc.def-ghi')).toBe('Authorization: Bearer [REDACTED]');
+    expect(redactErrorText('Incorrect API key provided: sk-proj-ab***********yz.')).toBe(
       'Incorrect API key provided: [REDACTED].',
     );
-    expect(redactSecrets('nothing secret here')).toBe('nothing secret here');
+    expect(redactErrorText('nothing secret here')).toBe('nothing secret here');
   });
 });

@@ -1,6 +1,7 @@
 import type { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, it } from 'vitest';
-import { envSecrets, redactSecrets, secretsManagerSecrets } from '../../../functions/tools/index.ts';
+import { Redactor } from '../../../functions/redaction/redactor.ts';
+import { envSecrets, secretsManagerSecrets } from '../../../functions/tools/index.ts';
 
 describe('envSecrets', () => {
   it('reads a secret from the environment; empty counts as unset', async () => {
@@ -47,10 +48,10 @@ describe('secretsManagerSecrets', () => {
   });
 });
 
-describe('redactSecrets', () => {
+describe('Redactor on tool data', () => {
   it('replaces every secret, plain or URL-encoded, in values and keys', () => {
     const value = { msg: 'token a/b+c and a%2Fb%2Bc', list: ['a/b+c'], 'a/b+c': 1, n: 3, none: null };
-    expect(redactSecrets(value, ['a/b+c', ''])).toEqual({
+    expect(new Redactor(['a/b+c', '']).value(value)).toEqual({
       msg: 'token [REDACTED] and [REDACTED]',
       list: ['[REDACTED]'],
       '[REDACTED]': 1,
@@ -61,6 +62,6 @@ describe('redactSecrets', () => {
 
   it('returns the value untouched when there are no secrets', () => {
     const value = { a: 'b' };
-    expect(redactSecrets(value, [])).toBe(value);
+    expect(new Redactor([]).value(value)).toBe(value);
   });
 });
