@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpToolHandler, ToolDefinition } from '../../../engine/model/schema.ts';
 import type { ResolveAll } from '../../../functions/tools/egress.ts';
-import { isPublicAddress } from '../../../functions/tools/egress.ts';
+import { guardedLookup, isPublicAddress } from '../../../functions/tools/egress.ts';
 import { createToolExecutor, envSecrets, type ToolResult } from '../../../functions/tools/index.ts';
 
 const SECRET = 'k3y-9a8b7c';
@@ -138,6 +138,26 @@ describe('the address policy', () => {
       expect(isPublicAddress(address), address).toBe(false);
     for (const address of ['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111'])
       expect(isPublicAddress(address), address).toBe(true);
+  });
+
+  it('answers the socket lookup in both of its shapes, with the family asked for', async () => {
+    const resolveAll: ResolveAll = async () => [
+      { address: '2606:4700:4700::1111', family: 6 },
+      { address: '93.184.216.34', family: 4 },
+    ];
+    const lookup = guardedLookup({ toolName: 't', allowPrivateNetwork: false, resolveAll });
+    const one = await new Promise((resolve, reject) =>
+      lookup('x.example', { family: 4 }, (error, address, family) =>
+        error ? reject(error) : resolve([address, family]),
+      ),
+    );
+    expect(one).toEqual(['93.184.216.34', 4]);
+    const all = await new Promise((resolve, reject) =>
+      lookup('x.example', { all: true } as never, (error, addresses) =>
+        error ? reject(error) : resolve(addresses),
+      ),
+    );
+    expect(all).toEqual(await resolveAll('x.example'));
   });
 
   it('refuses loopback, metadata, private and IPv4-mapped hosts with TOOL_EGRESS_DENIED, before connecting', async () => {
