@@ -63,8 +63,10 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
 
 export type HttpUrlOrigin =
   | {
-      ok: true /** e.g. `https://crm.example:8443` */;
-      origin: string /** The template after the origin. */;
+      ok: true;
+      /** Scheme, host and port as written, e.g. `https://crm.example:8443`. */
+      origin: string;
+      /** The template after the origin: path, query and fragment. */
       rest: string;
     }
   | { ok: false; message: string };
