@@ -8,7 +8,11 @@ import { evaluate, renderString, renderTemplate } from '../../../engine/expressi
 import { MAX_EXPRESSION_LENGTH } from '../../../engine/expression/limits.ts';
 
 const MB = 1024 * 1024;
-const scope = { s: 'a'.repeat(MB - 1), doc: 'd'.repeat(5 * MB), items: Array.from({ length: 90_000 }, (_, i) => i) };
+const scope = {
+  s: 'a'.repeat(MB - 1),
+  doc: 'd'.repeat(5 * MB),
+  items: Array.from({ length: 90_000 }, (_, i) => i),
+};
 
 /** A valid expression under the length limit doing ~150 replaces of a 1 MB string. */
 const hostile = `[${Array.from({ length: 150 }, () => "len(replace(s,'a','b'))").join(',')}]`;
