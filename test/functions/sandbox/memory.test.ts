@@ -37,11 +37,12 @@ function codeOf(result: SandboxResult): string {
 describe('the CODE memory limit', () => {
   it(`stops every allocation pattern at ${LIMIT_MB} MB with CODE_MEMORY_LIMIT, the process growing by at most the limit plus a constant`, async () => {
     // Warm: the worker and its QuickJS instance for this limit exist before measuring.
-    expect(codeOf(await sandbox.run({ code: 'return 1', memoryLimitMb: LIMIT_MB }))).toBe('ok');
+    expect(codeOf(await sandbox.run({ code: 'return 1', input: null, memoryLimitMb: LIMIT_MB }))).toBe('ok');
     for (const [name, body] of Object.entries(PATTERNS)) {
       const before = process.memoryUsage();
       const result = await sandbox.run({
         code: `const MB = ${MB}; ${body}`,
+        input: null,
         memoryLimitMb: LIMIT_MB,
         timeoutMs: 30_000,
       });
