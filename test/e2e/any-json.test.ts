@@ -120,4 +120,30 @@ describe('any JSON value', () => {
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'VALUE_TOO_DEEP', nodeId: 'code' });
   }, 60_000);
+
+  it('refuses a tool result nested too deep with VALUE_TOO_DEEP naming the TOOL node', async () => {
+    const deepTool = valid({
+      id: 'deep-tool',
+      version: 1,
+      tools: {
+        deep: {
+          description: 'Returns a deep value',
+          parameters: { type: 'object', properties: {} },
+          handler: { kind: 'code', code: 'let v = 1; for (let i = 0; i < 500; i++) v = [v]; return v;' },
+        },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'call', type: 'TOOL', config: { toolName: 'deep', arguments: {} } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'call' },
+        { from: 'call', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(deepTool).run({});
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'VALUE_TOO_DEEP', nodeId: 'call' });
+  }, 60_000);
 });
