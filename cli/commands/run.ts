@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
-import { StepthreadError } from '../../engine/errors.ts';
+import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import { createLocalRuntime, type RunOptions, type RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
@@ -32,7 +33,10 @@ export interface RunJsonResult {
   conversation: Message[];
 }
 
-export type ParsedInput = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+export type ParsedInput =
+  | { ok: true; value: Record<string, unknown> }
+  /** `code` when the input is JSON but a value the run refuses (exit 1, not a usage error). */
+  | { ok: false; message: string; code?: ErrorCode };
 
 export async function parseInput(raw: string | undefined, io: CliIo): Promise<ParsedInput> {
   if (raw === undefined) return { ok: true, value: {} };
@@ -49,10 +53,30 @@ export async function parseInput(raw: string | undefined, io: CliIo): Promise<Pa
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       return { ok: false, message: '--input must be a JSON object' };
     }
+    const refused = refusedInput(text, value);
+    if (refused) return { ok: false, ...refused };
     return { ok: true, value: value as Record<string, unknown> };
   } catch (error) {
     return { ok: false, message: `--input is not valid JSON: ${(error as Error).message}` };
   }
+}
+
+/** An input the run would refuse or change: too deep, or an integer JSON.parse would round. */
+function refusedInput(text: string, value: unknown): { code: ErrorCode; message: string } | undefined {
+  if (valueDepth(value) > MAX_VALUE_DEPTH) {
+    return {
+      code: 'VALUE_TOO_DEEP',
+      message: `--input nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
+    };
+  }
+  const inexact = inexactIntegerIn(text);
+  if (inexact !== undefined) {
+    return {
+      code: 'INPUT_NUMBER_INEXACT',
+      message: `--input holds the integer ${inexact}, which a JSON number (a double) cannot hold exactly (beyond 2^53); pass it as a string`,
+    };
+  }
+  return undefined;
 }
 
 /** Readable progress: Task and Parallel states entered / succeeded / failed, with durations. */
@@ -102,8 +126,8 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
 export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
   const input = await parseInput(options.input, io);
   if (!input.ok) {
-    io.stderr(`stepthread: ${input.message}\n`);
-    return EXIT.usage;
+    io.stderr(`stepthread: ${input.code === undefined ? '' : `${input.code}: `}${input.message}\n`);
+    return input.code === undefined ? EXIT.usage : EXIT.invalid;
   }
   if (options.thread !== undefined && options.input !== undefined) {
     io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');

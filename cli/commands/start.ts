@@ -92,8 +92,8 @@ export async function runStart(
 ): Promise<number> {
   const input = await parseInput(options.input, io);
   if (!input.ok) {
-    io.stderr(`stepthread: ${input.message}\n`);
-    return EXIT.usage;
+    io.stderr(`stepthread: ${input.code === undefined ? '' : `${input.code}: `}${input.message}\n`);
+    return input.code === undefined ? EXIT.usage : EXIT.invalid;
   }
   const sfn = deployedSfn(io, services);
   if (sfn === undefined) {

@@ -1,5 +1,6 @@
 /** `stepthread validate [--json] <file>`: exit 0 valid, 1 invalid, 2 unreadable file. */
 import type { Command } from 'commander';
+import { compileProblems } from '../../engine/asl/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
@@ -16,8 +17,7 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
     io.stderr(`stepthread: ${loaded.message}\n`);
     return EXIT.usage;
   }
-  const errors: CodedError[] =
-    loaded.kind === 'unparsable' ? [loaded.error] : validateWorkflow(loaded.data).errors;
+  const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : check(loaded.data);
   const valid = errors.length === 0;
   if (options.json) {
     io.stdout(jsonReport(valid, errors));
@@ -28,6 +28,13 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
     for (const error of errors) io.stdout(`  ${formatCodedError(error)}\n`);
   }
   return valid ? EXIT.ok : EXIT.invalid;
+}
+
+/** Validation, then what the compiler would still refuse (a definition over 1 MiB). */
+function check(data: unknown): CodedError[] {
+  const result = validateWorkflow(data);
+  if (!result.valid || !result.workflow) return result.errors;
+  return compileProblems(result.workflow);
 }
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {

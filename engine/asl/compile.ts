@@ -4,7 +4,7 @@
  * only a small envelope flowing between states. Pure and deterministic: the same workflow compiles to
  * byte-identical JSON.
  */
-import { StepthreadError } from '../errors.ts';
+import { type CodedError, StepthreadError } from '../errors.ts';
 import { stronglyConnectedComponents } from '../graph/algorithms.ts';
 import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
@@ -25,6 +25,7 @@ import {
 import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
 import { resourceFor, substitutionKey } from './resources.ts';
+import { ESCAPED_KEYS, escapeStaticKeys, needsKeyEscape } from './static-keys.ts';
 import { ASL_ERRORS, type EnvelopeTaskParameters, type UserInteractionDescription } from './task-input.ts';
 import {
   type AslCatcher,
@@ -81,6 +82,20 @@ export function waitsForAnswer(
 /** Validates and builds the workflow (coded StepthreadError when invalid), then compiles it. */
 export function compileWorkflow(workflow: Workflow, options: CompileOptions = {}): CompiledWorkflow {
   return compileGraph(buildGraph(workflow), options);
+}
+
+/**
+ * What `compileWorkflow` would refuse in a workflow that passed validation (DEFINITION_TOO_LARGE above
+ * all), as coded errors: `validate` reports them with the rest.
+ */
+export function compileProblems(workflow: Workflow, options: CompileOptions = {}): CodedError[] {
+  try {
+    compileWorkflow(workflow, options);
+    return [];
+  } catch (error) {
+    if (error instanceof StepthreadError) return [error.toJSON()];
+    throw error;
+  }
 }
 
 export function compileGraph(graph: WorkflowGraph, options: CompileOptions = {}): CompiledWorkflow {
@@ -212,6 +227,7 @@ class Compiler {
       definition.States = { ...this.resumeStates(failed), ...states };
     }
     const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
+    checkDefinitionSize(definition, this.graph.workflowId);
     return { definition, substitutionKeys };
   }
 
@@ -796,27 +812,43 @@ function childEnvelope(index: number): Record<string, string | number> {
 
 /**
  * Static data inside Parameters must not have keys ending in `.$`: Step Functions would read the value
- * as a path. ASL has no escape for it, so such a workflow is refused rather than silently changed.
+ * as a path. ASL has no escape for it, so the compiler escapes such keys itself (escapeStaticKeys) and
+ * marks the description; the handler's task parsing undoes it.
  */
-function checkedStatic<T>(description: T, nodeId: string): T {
-  const stack: unknown[] = [description];
-  while (stack.length > 0) {
-    const value = stack.pop();
-    if (Array.isArray(value)) stack.push(...value);
-    else if (typeof value === 'object' && value !== null) {
-      for (const [key, inner] of Object.entries(value)) {
-        if (key.endsWith('.$')) {
-          throw new StepthreadError(
-            'ASL_COMPILE_ERROR',
-            `node ${nodeId}: the key "${key}" ends in ".$", which Step Functions would read as a JSONPath; rename it`,
-            { nodeId },
-          );
-        }
-        stack.push(inner);
-      }
-    }
+function checkedStatic<T>(description: T, _nodeId: string): T {
+  return needsKeyEscape(description)
+    ? ({ ...escapeStaticKeys(description), [ESCAPED_KEYS]: true } as T)
+    : description;
+}
+
+/**
+ * The Step Functions quota on a state machine definition. Placeholders become function ARNs on deploy
+ * (DefinitionSubstitutions), so each counts as the longest ARN a function can have.
+ */
+export const MAX_DEFINITION_BYTES = 1_048_576;
+const MAX_FUNCTION_ARN_LENGTH = 140;
+
+/** DEFINITION_TOO_LARGE when the definition (with ARNs in place of placeholders) passes the quota. */
+function checkDefinitionSize(definition: AslDefinition, workflowId: string): void {
+  let text: string;
+  try {
+    text = JSON.stringify(definition);
+  } catch (error) {
+    // Past V8's string limit (~512 MB): far over the quota.
+    if (!(error instanceof RangeError)) throw error;
+    throw tooLarge(workflowId, 'more than 512 MB');
   }
-  return description;
+  let bytes = new TextEncoder().encode(text).length;
+  const placeholders = text.match(/\$\{Fn_[A-Z_]+\}/g) ?? [];
+  for (const placeholder of placeholders) bytes += MAX_FUNCTION_ARN_LENGTH - placeholder.length;
+  if (bytes > MAX_DEFINITION_BYTES) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
+}
+
+function tooLarge(workflowId: string, size: string): StepthreadError {
+  return new StepthreadError(
+    'DEFINITION_TOO_LARGE',
+    `workflow ${workflowId} compiles to a state machine definition of ${size} (with function ARNs in place), over Step Functions' limit of 1,048,576 bytes; split it into smaller workflows, or share large tool schemas, prompts and profiles less widely`,
+  );
 }
 
 function internal(message: string): StepthreadError {

@@ -3,10 +3,12 @@ export {
   type CompiledWorkflow,
   type CompileOptions,
   compileGraph,
+  compileProblems,
   compileWorkflow,
   DEFAULT_INTERACTION_TIMEOUT_SECONDS,
   FAIL_TASK,
   FAILED_STATE,
+  MAX_DEFINITION_BYTES,
   waitsForAnswer,
 } from './compile.ts';
 export { MAX_STATE_NAME_LENGTH } from './names.ts';

@@ -1,7 +1,8 @@
 /**
  * State names. Step Functions requires them unique across the whole machine (Parallel branches
- * included) and at most 80 characters; node ids are up to 128 and may contain anything, so a name that
- * is too long or already taken gets a deterministic hash suffix instead of failing the compile.
+ * included) and at most 80 characters. Validation refuses ids whose names would pass 80 characters
+ * (engine/validation/id-rules.ts); a name already taken (a node named like a helper) gets a
+ * deterministic hash suffix, and so would a too-long one compiled without validation.
  */
 
 export const MAX_STATE_NAME_LENGTH = 80;

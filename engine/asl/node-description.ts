@@ -16,6 +16,7 @@ import type {
 import type { Hook, Profile, VariableDeclaration } from '../model/schema.ts';
 import type {
   FailDescription,
+  JoinBookkeepingDescription,
   JoinBranchDescription,
   JoinDescription,
   JoinTimeoutDescription,
@@ -122,24 +123,37 @@ export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescrip
   }
 }
 
-/** The description the join bookkeeping tasks of one path carry. */
+/** The description the join bookkeeping tasks of one path carry (constant size, see below). */
 export function describeJoinBranch(
   graph: WorkflowGraph,
   joinId: string,
   index: number,
 ): JoinBranchDescription {
   const join = graph.nodes.get(joinId) as GraphJoinNode;
-  const facts = joinFacts(graph, join);
-  const pathId = facts.config.forkPathIds[index];
-  const authorPathId = facts.authorForkPathIds[index];
+  const pathId = join.config.forkPathIds[index];
+  const authorPathId = join.authorForkPathIds[index];
   if (pathId === undefined || authorPathId === undefined)
     throw internal(`JOIN ${joinId} has no path ${index}`);
-  return { id: join.id, ...facts, path: { index, pathId, authorPathId } };
+  return { ...bookkeepingFacts(graph, join), path: { index, pathId, authorPathId } };
 }
 
 export function describeJoinTimeout(graph: WorkflowGraph, joinId: string): JoinTimeoutDescription {
-  const join = graph.nodes.get(joinId) as GraphJoinNode;
-  return { id: join.id, ...joinFacts(graph, join) };
+  return bookkeepingFacts(graph, graph.nodes.get(joinId) as GraphJoinNode);
+}
+
+/** The JOIN's facts without its path lists, which every path's tasks would otherwise repeat. */
+function bookkeepingFacts(graph: WorkflowGraph, join: GraphJoinNode): JoinBookkeepingDescription {
+  const { forkPathIds, ...config } = join.config;
+  const { forkId, forkStrategy } = joinFacts(graph, join);
+  return {
+    id: join.id,
+    ...(join.authorId !== join.id ? { authorId: join.authorId } : {}),
+    type: 'JOIN',
+    config,
+    paths: forkPathIds.length,
+    forkId,
+    forkStrategy,
+  };
 }
 
 export function describeFail(graph: WorkflowGraph, stateName: string): FailDescription {

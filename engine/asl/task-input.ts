@@ -156,13 +156,29 @@ export interface JoinDescription extends Described {
   forkStrategy: 'serial' | 'parallel';
 }
 
+/**
+ * What a join's bookkeeping tasks need to decide: the JOIN's config without its path lists (`paths` is
+ * how many there are). Each path's tasks carry it, so it must not grow with the fork's width: with the
+ * lists, a 150-path fork's definition grew with the square of its width (1.12 MB).
+ */
+export interface JoinBookkeepingDescription {
+  id: string;
+  authorId?: string;
+  type: 'JOIN';
+  config: Omit<JoinConfig, 'forkPathIds'> & { mainPathId: string };
+  /** The number of paths (config.forkPathIds.length of the JOIN). */
+  paths: number;
+  forkId: string;
+  forkStrategy: 'serial' | 'parallel';
+}
+
 /** `<join>:<path>` (branch-done) and `<join>:<path>:failed` (branch-failed): one path reports to its join. */
-export interface JoinBranchDescription extends Omit<JoinDescription, 'hooks'> {
+export interface JoinBranchDescription extends JoinBookkeepingDescription {
   path: { index: number; pathId: string; authorPathId: string };
 }
 
 /** `<join>:timeout`: the join's timer ran out. */
-export type JoinTimeoutDescription = Omit<JoinDescription, 'hooks'>;
+export type JoinTimeoutDescription = JoinBookkeepingDescription;
 
 export interface SubgraphEnterDescription extends Described {
   type: 'SUBGRAPH';

@@ -3,6 +3,7 @@
  * bounds what it builds. They are looked up by name with Object.hasOwn, so names such as
  * `toString` or `constructor` never resolve to anything inherited.
  */
+import { charge, sizeOf } from './budget.ts';
 import { MAX_ARRAY_LENGTH } from './limits.ts';
 import { checkStringLength, isForbiddenKey, isRecord, runtimeError, toText, typeName } from './values.ts';
 
@@ -328,8 +329,24 @@ export function checkArity(name: BuiltinName, count: number): string | undefined
   return `${signature} takes ${expected} argument(s), got ${count}`;
 }
 
+/** Built-ins whose work does not grow with their arguments' size. */
+const CONSTANT_WORK = new Set<BuiltinName>([
+  'len',
+  'type',
+  'number',
+  'boolean',
+  'abs',
+  'floor',
+  'ceil',
+  'round',
+  'startsWith',
+  'endsWith',
+]);
+
 export function callBuiltin(name: BuiltinName, args: readonly unknown[]): unknown {
+  if (!CONSTANT_WORK.has(name)) charge(args.reduce<number>((sum, arg) => sum + sizeOf(arg), 0));
   const result: unknown = builtins[name].call(args);
   if (typeof result === 'string') checkStringLength(result.length, `${name}() result`);
+  if (!CONSTANT_WORK.has(name)) charge(sizeOf(result));
   return result;
 }

@@ -5,6 +5,7 @@
  */
 import { StepthreadError } from '../errors.ts';
 import type { Expression, ExprNode } from './ast.ts';
+import { charge, withBudget } from './budget.ts';
 import { callBuiltin } from './builtins.ts';
 import { checkStringLength, readProperty, runtimeError, toText, typeName } from './values.ts';
 
@@ -26,6 +27,7 @@ function add(left: unknown, right: unknown): number | string {
     const a = toText(left);
     const b = toText(right);
     checkStringLength(a.length + b.length, 'concatenation');
+    charge(a.length + b.length);
     return a + b;
   }
   throw operandError('+', 'two numbers or a string', left, right);
@@ -72,6 +74,7 @@ function propertyKey(value: unknown): string | number {
 }
 
 function evaluateNode(node: ExprNode, scope: Scope): unknown {
+  charge(1);
   switch (node.kind) {
     case 'literal':
       return node.value;
@@ -86,6 +89,7 @@ function evaluateNode(node: ExprNode, scope: Scope): unknown {
       return readProperty(target, propertyKey(evaluateNode(node.key, scope)));
     }
     case 'array':
+      charge(node.elements.length * 8);
       return node.elements.map((element) => evaluateNode(element, scope));
     case 'unary': {
       const value = evaluateNode(node.argument, scope);
@@ -138,8 +142,9 @@ function evaluateNode(node: ExprNode, scope: Scope): unknown {
  */
 export function evaluateParsed(expression: Expression, scope: Scope): unknown {
   try {
-    return evaluateNode(expression.root, scope);
+    return withBudget(() => evaluateNode(expression.root, scope));
   } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'EXPRESSION_BUDGET_EXCEEDED') throw error;
     const reason =
       error instanceof StepthreadError
         ? error.message

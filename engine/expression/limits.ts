@@ -13,5 +13,10 @@ export const MAX_STRING_LENGTH = 1_048_576;
 export const MAX_ARRAY_LENGTH = 100_000;
 /** Deepest object/array structure `renderTemplate` walks (also stops on cycles). */
 export const MAX_TEMPLATE_DEPTH = 64;
+/**
+ * Work one evaluation, or one template render with all its `{{ }}`, may do (budget.ts): syntax nodes
+ * evaluated plus characters read and built, and 8 per element or key. Under a second of work.
+ */
+export const MAX_EVALUATION_WORK = 10_000_000;
 /** Parsed expressions kept in the LRU cache. */
 export const PARSE_CACHE_SIZE = 512;

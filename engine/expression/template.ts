@@ -5,6 +5,7 @@
  */
 import { type CodedError, StepthreadError } from '../errors.ts';
 import type { Expression } from './ast.ts';
+import { charge, withBudget } from './budget.ts';
 import { evaluateParsed, type Scope } from './evaluate.ts';
 import { MAX_TEMPLATE_DEPTH } from './limits.ts';
 import { parseExpression } from './parse.ts';
@@ -41,6 +42,7 @@ function interpolate(segments: readonly TemplateSegment[], scope: Scope): string
       segment.kind === 'text' ? segment.text : toText(evaluateParsed(parseSegment(segment), scope));
     length += text.length;
     checkStringLength(length, 'rendered template');
+    charge(text.length);
     parts.push(text);
   }
   return parts.join('');
@@ -49,7 +51,7 @@ function interpolate(segments: readonly TemplateSegment[], scope: Scope): string
 /** Interpolates every `{{ expr }}` in a string as text (null/undefined → "", objects → JSON). */
 export function renderString(template: string, scope: Scope): string {
   if (!hasTemplate(template)) return template;
-  return interpolate(splitTemplate(template), scope);
+  return withBudget(() => interpolate(splitTemplate(template), scope));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -78,8 +80,9 @@ function render(value: unknown, scope: Scope, depth: number): unknown {
  * Renders templates deep inside arrays and plain objects; other values pass through unchanged.
  * Throws INVALID_EXPRESSION for a malformed template, EXPRESSION_ERROR when evaluation fails.
  */
+/** Renders with one budget for the whole value (budget.ts). */
 export function renderTemplate(value: unknown, scope: Scope): unknown {
-  return render(value, scope, 0);
+  return withBudget(() => render(value, scope, 0));
 }
 
 function childPath(path: string, key: string | number): string {

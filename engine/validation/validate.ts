@@ -18,6 +18,8 @@ import {
 } from '../model/schema.ts';
 import { closestKey } from '../model/unknown-keys.ts';
 import { checkGraph } from './graph-rules.ts';
+import { checkIds } from './id-rules.ts';
+import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
 import { checkTools } from './tool-rules.ts';
@@ -32,6 +34,8 @@ export interface ValidationResult {
 }
 
 export function validateWorkflow(data: unknown): ValidationResult {
+  const tooDeep = checkFileLimits(data);
+  if (tooDeep.length > 0) return { valid: false, errors: tooDeep };
   const parsed = parseWorkflow(data);
   const errors = [...parsed.errors];
   if (isRecord(data)) {
@@ -39,6 +43,7 @@ export function validateWorkflow(data: unknown): ValidationResult {
     const view = viewWorkflow(data, []);
     errors.push(
       ...checkLevel(view, root),
+      ...checkIds(view),
       ...checkInlinedIds(view),
       ...checkNodeReferences(view),
       ...checkVariableReferences(view),

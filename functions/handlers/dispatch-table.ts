@@ -88,6 +88,11 @@ async function route(table: DispatchTable, raw: unknown, deps: HandlerDeps): Pro
   return withHistory(await run(event, deps), event.envelope.history);
 }
 
+function nodeIdOf(event: unknown): string | undefined {
+  const node = (event as { node?: { id?: unknown } } | null)?.node;
+  return typeof node?.id === 'string' ? node.id : undefined;
+}
+
 /**
  * Runs one Task with the functions of `table`. The result throws only errors named for the ASL's
  * Retry/Catch (`stepthread.NodeFailed`, `stepthread.Transient`, `stepthread.JoinDecided`,
@@ -98,7 +103,7 @@ export function createDispatch(table: DispatchTable): Dispatch {
     try {
       return await route(table, event, deps);
     } catch (error) {
-      throw toTaskError(error);
+      throw toTaskError(error, nodeIdOf(event));
     }
   };
 }

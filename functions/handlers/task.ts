@@ -4,6 +4,7 @@
  */
 
 import type { ResumePoint } from '../../engine/asl/continuation.ts';
+import { ESCAPED_KEYS, unescapeStaticKeys } from '../../engine/asl/static-keys.ts';
 import {
   ASL_ERRORS,
   type AslErrorOutput,
@@ -57,6 +58,8 @@ export interface TaskNode {
   joinId?: string;
   joinConfig?: JoinConfig;
   forkId?: string;
+  /** Join bookkeeping tasks: how many paths the join has (their config leaves the path lists out). */
+  paths?: number;
   /** Join bookkeeping tasks of one path. */
   path?: { index: number; pathId: string; authorPathId: string };
   /** No expression reads this node's output: its latest result need not be kept apart (see the compiler). */
@@ -100,9 +103,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The compiler escapes keys ending in `.$` in a node's static data (engine/asl/static-keys.ts). */
+function withUnescapedKeys(value: Record<string, unknown>): Record<string, unknown> {
+  const { node } = value;
+  if (!isRecord(node) || node[ESCAPED_KEYS] !== true) return value;
+  const { [ESCAPED_KEYS]: _flag, ...rest } = node;
+  return { ...value, node: unescapeStaticKeys(rest) };
+}
+
 /** Checks the parts every handler relies on; node configs are checked by each node type. */
-export function parseTaskEvent(value: unknown): AnyTaskEvent {
-  if (!isRecord(value)) throw invalid('the task input must be an object');
+export function parseTaskEvent(input: unknown): AnyTaskEvent {
+  if (!isRecord(input)) throw invalid('the task input must be an object');
+  const value = withUnescapedKeys(input);
   const { action, node, envelope } = value;
   if (action !== undefined && !(TASK_ACTIONS as readonly unknown[]).includes(action)) {
     throw invalid(`unknown action ${JSON.stringify(action)} (expected one of ${TASK_ACTIONS.join(', ')})`);

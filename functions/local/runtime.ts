@@ -21,6 +21,7 @@ import {
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { checkValueDepth } from '../../engine/model/json-values.ts';
 import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
@@ -523,6 +524,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             'INVALID_STATE_MACHINE',
             'this definition starts at a node: use runThread',
           );
+        }
+        // Refused before anything runs or is stored (START refuses it too, on AWS).
+        try {
+          checkValueDepth(input, 'the run input', startNodeId);
+        } catch (error) {
+          return Promise.reject(error);
         }
         const executionId = runOptions.executionId ?? randomUUID();
         const started = claimCheck(stores.values, input).then((checked) =>

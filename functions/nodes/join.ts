@@ -36,6 +36,9 @@ import { markThreadFailed } from './fail.ts';
 import { JOIN_KEY } from './fork.ts';
 import { joinKeyFor } from './ids.ts';
 
+/** A JOIN's config as its bookkeeping tasks carry it: the path list may be left out (`paths` counts them). */
+const bookkeepingConfigSchema = joinConfigSchema.partial({ forkPathIds: true });
+
 /** The join item's entry for the timer branch (path ids contain `/`, never a leading `:`). */
 export const TIMER_ENTRY = ':timeout';
 
@@ -112,11 +115,14 @@ export async function runBranchReport(
   outcome: 'COMPLETED' | 'FAILED',
 ): Promise<Envelope> {
   const { node, envelope } = event;
-  const config = parseConfig(joinConfigSchema, node);
+  // The compiled bookkeeping tasks carry the path count and their own path, not the path lists.
+  const config = parseConfig(bookkeepingConfigSchema, node);
+  const total = typeof node.paths === 'number' ? node.paths : (config.forkPathIds?.length ?? 0);
   const { thread: loaded, version } = await loadThread(deps, envelope);
   const joinKey = joinKeyOf(loaded, node.id);
   const pathId = node.path?.pathId ?? loaded.contextData.forkPathId;
-  if (pathId === undefined || !config.forkPathIds.includes(pathId)) {
+  const onPath = node.path !== undefined || (pathId !== undefined && config.forkPathIds?.includes(pathId));
+  if (pathId === undefined || !onPath) {
     throw new StepthreadError(
       'INVALID_FORK_PATH_IDS',
       `thread ${loaded.id} is on no path of join ${node.id}`,
@@ -148,16 +154,16 @@ export async function runBranchReport(
   const reported = engineOutcomes(outcomes);
   // A successful join also waits for its main path, so the conversation the parent continues with
   // never depends on which branch was faster.
-  const mainPathId = config.mainPathId ?? config.forkPathIds[0];
+  const mainPathId = config.mainPathId ?? config.forkPathIds?.[0];
   const decision = decideJoin({
     strategy: config.joinStrategy,
     ...(config.threshold === undefined ? {} : { threshold: config.threshold }),
-    total: config.forkPathIds.length,
+    total,
     outcomes: reported,
     ...(mainPathId === undefined ? {} : { mainPathId }),
   });
   // With a timer branch running, the Parallel would wait for it: the last path ends it instead.
-  const allReported = reported.length === config.forkPathIds.length;
+  const allReported = reported.length === total;
   const decided = decision.decided || ((config.timeout ?? 0) > 0 && allReported);
   if (decided) {
     // The paths this decision counted; a later report (a straggler) finds the first decision kept.
@@ -173,7 +179,7 @@ export async function runBranchReport(
   if (decided) {
     throw new TaskError(
       TASK_ERROR_NAMES.joinDecided,
-      decision.decided ? decision.reason : `all ${config.forkPathIds.length} branches reported`,
+      decision.decided ? decision.reason : `all ${total} branches reported`,
     );
   }
   return nextEnvelope(rest, envelope.step, envelope.last);

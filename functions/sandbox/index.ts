@@ -39,10 +39,22 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
 let shared: Sandbox | undefined;
 
-/** Runs on one process-wide warm worker, started on first use; it never keeps the process alive. */
+/**
+ * Most workers of the process-wide sandbox: parallel CODE nodes (the embedded runtime runs every
+ * branch in this process) run concurrently up to this many, and within the memory budget
+ * (pool.ts defaultMemoryBudgetMb). `STEPTHREAD_SANDBOX_WORKERS` overrides it.
+ */
+export const DEFAULT_SHARED_WORKERS = 8;
+
+/** Runs on the process-wide warm workers, started on first use; they never keep the process alive. */
 export function runCode(request: SandboxRequest): Promise<SandboxResult> {
-  shared ??= createSandbox();
+  shared ??= createSandbox({ workers: sharedWorkers() });
   return shared.run(request);
+}
+
+function sharedWorkers(): number {
+  const configured = Number(process.env.STEPTHREAD_SANDBOX_WORKERS);
+  return Number.isInteger(configured) && configured >= 1 ? configured : DEFAULT_SHARED_WORKERS;
 }
 
 /** Applies defaults and checks limits; an input that is not JSON is the input's fault, not a bug. */

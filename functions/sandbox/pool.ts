@@ -4,7 +4,9 @@
  * keep a CLI process alive.
  */
 
+import { totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { wasmCapBytes } from './quickjs-module.ts';
 import type {
   FromWorkerMessage,
   JobOutcome,
@@ -28,6 +30,7 @@ interface QueuedJob {
 
 interface PoolSettings {
   maxWorkers: number;
+  memoryBudgetBytes: number;
   graceMs: number;
   recycleAboveBytes: number;
   startTimeoutMs: number;
@@ -47,6 +50,7 @@ export class WorkerPool {
       throw new RangeError('workers must be an integer ≥ 1');
     this.settings = {
       maxWorkers,
+      memoryBudgetBytes: (options.memoryBudgetMb ?? defaultMemoryBudgetMb()) * 1048576,
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
       recycleAboveBytes: (options.recycleAboveMb ?? DEFAULT_RECYCLE_ABOVE_MB) * 1048576,
       startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
@@ -76,17 +80,48 @@ export class WorkerPool {
     return this.slots.size;
   }
 
+  /** Memory the live workers may hold: each its job's limit plus the engine's overhead. */
+  private reserved(): number {
+    let total = 0;
+    for (const slot of this.slots) total += slot.capBytes;
+    return total;
+  }
+
+  /**
+   * Gives queued jobs to idle workers and starts workers for the rest, within maxWorkers and the
+   * memory budget (a job that fits nowhere waits for a worker to finish; one always runs).
+   */
   private pump(): void {
     if (this.closed) return;
+    const budget = this.settings.memoryBudgetBytes;
     for (const slot of this.slots) {
-      const next = slot.isIdle ? this.queue.shift() : undefined;
-      if (next) slot.assign(next);
+      const next = this.queue[0];
+      if (!next || !slot.isIdle) continue;
+      const cap = wasmCapBytes(next.job.memoryLimitBytes);
+      if (this.reserved() - slot.capBytes + cap > budget) {
+        const others = [...this.slots].filter((other) => other !== slot);
+        if (others.some((other) => !other.isIdle)) continue;
+        // Only idle workers stand in its way: stop them to make room.
+        for (const other of others) {
+          this.slots.delete(other);
+          void other.kill('stopped to make room for a larger job');
+        }
+      }
+      this.queue.shift();
+      slot.assign(next, cap);
     }
     let starting = [...this.slots].filter((slot) => slot.isStarting).length;
     while (this.queue.length > starting && this.slots.size < this.settings.maxWorkers) {
-      this.slots.add(new WorkerSlot(this.settings, this));
+      const cap = wasmCapBytes(this.queue[starting]!.job.memoryLimitBytes);
+      if (this.slots.size > 0 && this.reserved() + cap > budget) break;
+      this.slots.add(new WorkerSlot(this.settings, this, cap));
       starting++;
     }
+  }
+
+  /** Workers holding memory now (for tests): at most maxWorkers, within the memory budget. */
+  get reservedBytes(): number {
+    return this.reserved();
   }
 
   /** Called by a slot: it became idle, or it died and has left the pool. */
@@ -124,6 +159,8 @@ class WorkerSlot {
   constructor(
     private readonly settings: PoolSettings,
     private readonly pool: WorkerPool,
+    /** The WebAssembly memory cap of the job it runs or will run (worker.ts loads QuickJS for it). */
+    public capBytes: number,
   ) {
     const { url, workerData } = settings.launch;
     this.worker = new Worker(url, { workerData, stdout: false, stderr: false });
@@ -149,8 +186,9 @@ class WorkerSlot {
     return this.state.kind === 'dead';
   }
 
-  assign(queued: QueuedJob): void {
+  assign(queued: QueuedJob, capBytes: number): void {
     const { job } = queued;
+    this.capBytes = capBytes;
     const watchdog = setTimeout(() => this.onOverrun(), job.timeoutMs + this.settings.graceMs);
     this.state = { kind: 'busy', queued, startedAt: performance.now(), watchdog };
     this.worker.ref();
@@ -238,6 +276,15 @@ class WorkerSlot {
   ): SandboxResult {
     return failed(code, message, performance.now() - state.startedAt);
   }
+}
+
+/** Half the Lambda function's memory on Lambda; else a quarter of this machine's, at most 4 GB. */
+export function defaultMemoryBudgetMb(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): number {
+  const lambda = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  if (Number.isFinite(lambda) && lambda > 0) return Math.floor(lambda / 2);
+  return Math.min(4096, Math.floor(totalmem() / 1048576 / 4));
 }
 
 function toResult(outcome: JobOutcome): SandboxResult {

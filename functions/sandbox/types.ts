@@ -54,6 +54,12 @@ export interface SandboxOptions {
    * Default 500.
    */
   graceMs?: number;
+  /**
+   * Memory the workers may hold together, in MB: a worker holds up to its job's memory limit plus
+   * ENGINE_OVERHEAD_BYTES, and no new worker starts past this (one always may). Default: half the
+   * Lambda function's memory on Lambda, else a quarter of the machine's, at most 4096.
+   */
+  memoryBudgetMb?: number;
   /** A worker whose WebAssembly memory grew beyond this is replaced after its request. Default 256. */
   recycleAboveMb?: number;
   /** How long a new worker may take to load QuickJS before its requests fail. Default 15000. */
@@ -61,6 +67,9 @@ export interface SandboxOptions {
   /** Worker script to run instead of the default (see worker-location.ts). */
   workerUrl?: URL;
 }
+
+/** The memory limit of a request that sets none (index.ts DEFAULT_MEMORY_LIMIT_MB). */
+export const DEFAULT_MEMORY_LIMIT_BYTES = 32 * 1048576;
 
 /** A request after defaults and checks, as the worker receives it. */
 export interface SandboxJob {

@@ -5,22 +5,31 @@
 
 import { parentPort } from 'node:worker_threads';
 import { executeJob } from './execute.ts';
-import { loadQuickJS, wasmMemoryBytes } from './quickjs-module.ts';
-import type { FromWorkerMessage, ToWorkerMessage } from './types.ts';
+import { loadQuickJS, wasmCapBytes, wasmMemoryBytes } from './quickjs-module.ts';
+import { DEFAULT_MEMORY_LIMIT_BYTES, type FromWorkerMessage, type ToWorkerMessage } from './types.ts';
 
 const port = parentPort;
 if (!port) throw new Error('the sandbox worker must run in a worker thread');
 
-const quickjs = await loadQuickJS();
+/**
+ * One QuickJS instance at a time, its memory capped for the job's limit (quickjs-module.ts). A job
+ * with another limit gets a fresh instance; the old one's memory is left to the garbage collector.
+ */
+let loaded = {
+  capBytes: wasmCapBytes(DEFAULT_MEMORY_LIMIT_BYTES),
+  quickjs: await loadQuickJS(wasmCapBytes(DEFAULT_MEMORY_LIMIT_BYTES)),
+};
 
-port.on('message', (message: ToWorkerMessage) => {
-  const { outcome, broken } = executeJob(quickjs, message.job);
+port.on('message', async (message: ToWorkerMessage) => {
+  const capBytes = wasmCapBytes(message.job.memoryLimitBytes);
+  if (loaded.capBytes !== capBytes) loaded = { capBytes, quickjs: await loadQuickJS(capBytes) };
+  const { outcome, broken } = executeJob(loaded.quickjs, message.job);
   const reply: FromWorkerMessage = {
     kind: 'done',
     id: message.id,
     outcome,
     broken,
-    wasmMemoryBytes: wasmMemoryBytes(quickjs),
+    wasmMemoryBytes: wasmMemoryBytes(loaded.quickjs),
   };
   port.postMessage(reply);
 });

@@ -4,8 +4,12 @@
  * has the same content but not necessarily the same key order.
  */
 import { createHash } from 'node:crypto';
+import { checkValueDepth, MAX_VALUE_DEPTH } from '../../engine/model/json-values.ts';
 
 export function canonicalJson(value: unknown): string {
+  // canonicalize recurses: a value past the limit is refused before it could overflow the stack. Values
+  // are checked against MAX_VALUE_DEPTH where they enter; this also hashes the records holding them.
+  checkValueDepth(value, 'a value', undefined, 2 * MAX_VALUE_DEPTH);
   return JSON.stringify(canonicalize(value)) ?? 'null';
 }
 
@@ -27,7 +31,15 @@ function canonicalize(value: unknown): unknown {
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
       const member = (value as Record<string, unknown>)[key];
-      if (member !== undefined) sorted[key] = canonicalize(member);
+      // defineProperty: a `__proto__` key stays data instead of replacing the prototype.
+      if (member !== undefined) {
+        Object.defineProperty(sorted, key, {
+          value: canonicalize(member),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
     }
     return sorted;
   }

@@ -15,6 +15,7 @@
  * by reference whatever its size, so it never reads back as someone else's reference.
  */
 import { StepthreadError } from '../../engine/errors.ts';
+import { checkValueDepth } from '../../engine/model/json-values.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { canonicalJson, shortHash } from './canonical-json.ts';
 
@@ -128,10 +129,11 @@ export function createSpiller(
     pending,
     spill(value) {
       if (value === undefined) return value;
+      checkValueDepth(value, 'a value it stores', options.nodeId);
       const json = canonicalJson(value);
       const reserved =
         value !== null && typeof value === 'object' && !Array.isArray(value) && REF_KEY in value;
-      if (json.length <= INLINE_VALUE_BYTES && !reserved) return value;
+      if (json.length <= INLINE_VALUE_BYTES && !reserved && fitsDynamoDb(value)) return value;
       const bytes = Buffer.byteLength(json);
       if (bytes > maxBytes) {
         throw new StepthreadError(
@@ -155,6 +157,45 @@ export function createSpiller(
       unresolved.length = 0;
     },
   };
+}
+
+/**
+ * Whether DynamoDB (through the document client) holds `value` exactly. It does not hold keys the
+ * marshaller treats specially (`__proto__`, `constructor`), integers beyond 2^53, numbers outside its
+ * range (1e-130 to 1e126), or more than 32 levels of nesting; such a value, however small, is stored
+ * by reference, as JSON in S3, which holds any of them.
+ */
+export function fitsDynamoDb(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item === 'number') {
+      if (!numberFits(item)) return false;
+      continue;
+    }
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= DYNAMODB_SAFE_DEPTH) return false;
+    if (Array.isArray(item)) {
+      for (const inner of item) stack.push([inner, depth + 1]);
+      continue;
+    }
+    for (const key of Object.keys(item)) {
+      if (UNSAFE_KEYS.has(key) || key === '') return false;
+      stack.push([(item as Record<string, unknown>)[key], depth + 1]);
+    }
+  }
+  return true;
+}
+
+/** DynamoDB nests 32 levels; the slot itself sits a few levels down in an item. */
+const DYNAMODB_SAFE_DEPTH = 24;
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype', 'toJSON']);
+
+function numberFits(n: number): boolean {
+  if (!Number.isFinite(n)) return false;
+  if (Number.isInteger(n)) return Number.isSafeInteger(n);
+  const magnitude = Math.abs(n);
+  return magnitude >= 1e-129 && magnitude < 1e125;
 }
 
 /** The parts of a reference string. */

@@ -1,4 +1,5 @@
 /** A tool's return value as JSON data (it is stored in node results) and as text for the model. */
+import { MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import { maxValueBytes } from '../stores/value-refs.ts';
 import { ToolFailure } from './failure.ts';
 
@@ -10,6 +11,13 @@ export const DEFAULT_MAX_OUTPUT_BYTES = maxValueBytes();
  * Values JSON cannot hold (cycles, BigInt) and outputs over `maxBytes` are the tool's failure.
  */
 export function toJsonOutput(toolName: string, value: unknown, maxBytes: number): unknown {
+  // Checked first: serialising a value thousands of levels deep would overflow the stack.
+  if (valueDepth(value) > MAX_VALUE_DEPTH) {
+    throw new ToolFailure(
+      'VALUE_TOO_DEEP',
+      `tool "${toolName}" returned a value nesting arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
+    );
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(value);

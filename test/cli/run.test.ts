@@ -237,6 +237,43 @@ describe('stepthread run', () => {
   });
 });
 
+describe('data the CLI refuses instead of crashing', () => {
+  it('refuses a 1,000-deep --input with VALUE_TOO_DEEP (exit 1, no lock left) and an inexact integer with INPUT_NUMBER_INEXACT', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'stepthread-deep-'));
+    try {
+      const deep = `${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`;
+      const env = { ...process.env };
+      delete env.AWS_ENDPOINT_URL;
+      delete env.STEPTHREAD_TARGET;
+      delete env.STEPTHREAD_DATA_DIR;
+      const child = spawnSync(
+        process.execPath,
+        [join(ROOT, 'bin/stepthread.js'), 'run', EXAMPLE, '--input', deep],
+        { cwd, env, encoding: 'utf8', timeout: 30_000 },
+      );
+      expect(child.status).toBe(1);
+      expect(child.stderr).toMatch(/VALUE_TOO_DEEP/);
+      expect(child.stderr).not.toMatch(/RangeError/);
+      expect(existsSync(join(cwd, '.stepthread', 'stepthread.lock'))).toBe(false);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+    const inexact = await cli('run', EXAMPLE, ...dataDir(), '--input', '{"id": 12345678901234567891}');
+    expect(inexact.code).toBe(1);
+    expect(inexact.stderr).toMatch(/INPUT_NUMBER_INEXACT.*12345678901234567891/);
+    // 2^54 is a double exactly: accepted.
+    const exact = await cli(
+      'run',
+      EXAMPLE,
+      ...dataDir(),
+      '--json',
+      '--input',
+      '{"topic": "x", "n": 18014398509481984}',
+    );
+    expect(exact.code).toBe(0);
+  }, 60_000);
+});
+
 describe('bin/stepthread.js', () => {
   it('runs an example in a fresh working directory, storing under ./.stepthread, and exits', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'stepthread-spawn-'));

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
@@ -88,6 +90,71 @@ describe('stepthread validate', () => {
     expect(result.code).toBe(0);
     expect(result.out).toContain('validate');
   });
+});
+
+describe('validate --json on any nesting', () => {
+  it('prints JSON with a coded error for 800 nested SUBGRAPHs and a 100,000-deep file, and DEFINITION_TOO_LARGE for a huge definition', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const chain = (id: string, middle: unknown[] = []) => {
+        const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END' }] as {
+          id: string;
+        }[];
+        return {
+          id,
+          version: 1,
+          nodes,
+          edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })),
+        };
+      };
+      let nested: unknown = chain('inner');
+      for (let i = 0; i < 800; i++)
+        nested = chain(`l${i}`, [{ id: 's', type: 'SUBGRAPH', config: { workflow: nested } }]);
+      // Written as text: JSON.stringify itself would overflow on it.
+      const deepText = JSON.stringify(chain('deep')).replace(
+        /}$/,
+        `,"description":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      );
+      const tools = Object.fromEntries(
+        Array.from({ length: 30 }, (_, i) => [
+          `t${i}`,
+          {
+            description: 'd'.repeat(5000),
+            parameters: { type: 'object' },
+            handler: { kind: 'code', code: 'return 1' },
+          },
+        ]),
+      );
+      const big = {
+        ...chain(
+          'big',
+          Array.from({ length: 200 }, (_, i) => ({
+            id: `ask${i}`,
+            type: 'LLM',
+            config: { prompt: 'hi', tools: Object.keys(tools) },
+          })),
+        ),
+        profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+        tools,
+      };
+      for (const [name, data, code] of [
+        ['nested.json', JSON.stringify(nested), 'SUBGRAPH_TOO_DEEP'],
+        ['deep.json', deepText, 'WORKFLOW_TOO_DEEP'],
+        ['big.json', JSON.stringify(big), 'DEFINITION_TOO_LARGE'],
+      ] as const) {
+        const file = join(dir, name);
+        await writeFile(file, data);
+        const result = await run('validate', '--json', file);
+        expect(result.code).toBe(1);
+        expect(JSON.parse(result.out)).toMatchObject({
+          valid: false,
+          errors: [expect.objectContaining({ code })],
+        });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('bin/stepthread.js (real process)', () => {

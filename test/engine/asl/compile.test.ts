@@ -13,6 +13,7 @@ import {
   substituteResources,
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
+import { unescapeStaticKeys } from '../../../engine/asl/static-keys.ts';
 import { StepthreadError } from '../../../engine/errors.ts';
 import { buildGraph } from '../../../engine/graph/build.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
@@ -505,17 +506,12 @@ describe('fork and join', () => {
     const done = task(definition, 'merge:risks');
     expect(done).toMatchObject({ Resource: `\${Fn_JOIN}`, End: true, Parameters: { action: 'branch-done' } });
     expect(task(definition, 'merge:risks:failed').Parameters).toMatchObject({ action: 'branch-failed' });
+    // The path lists are left out: every path's tasks carry this, so it must not grow with the width.
     expect(input(done).node).toEqual({
       id: 'merge',
       type: 'JOIN',
-      config: {
-        forkPathIds: ['split/facts', 'split/risks', 'split/summary'],
-        joinStrategy: 'ALL_COMPLETED',
-        timeout: 0,
-        mainPathId: 'split/summary',
-      },
-      authorForkPathIds: ['facts', 'risks', 'summary'],
-      authorMainPathId: 'summary',
+      config: { joinStrategy: 'ALL_COMPLETED', timeout: 0, mainPathId: 'split/summary' },
+      paths: 3,
       forkId: 'split',
       forkStrategy: 'parallel',
       path: { index: 1, pathId: 'split/risks', authorPathId: 'risks' },
@@ -658,11 +654,15 @@ describe('state names', () => {
   const { definition } = compiledOf('own:awkwardNames');
   const index = taskStateIndex(definition);
 
-  it('shortens ids over 80 characters with a hash and keeps colliding helper names apart', () => {
+  it('keeps long ids as they are and colliding helper names apart, within 80 characters', () => {
+    // Ids whose state names would pass 80 characters are refused by validation (INVALID_STATE_NAME).
     const longRoute = awkwardNames.nodes[1]!.id;
     const entry = index.find((candidate) => candidate.nodeId === longRoute)!;
-    expect(entry.stateName).toHaveLength(MAX_STATE_NAME_LENGTH);
-    expect(entry.stateName).toMatch(/^route-x+~[0-9a-f]{8}$/);
+    expect(entry.stateName).toBe(longRoute);
+    // A node named `<loop>:choice` keeps its name; the LOOP_START's Choice moves aside, still ≤ 80.
+    const loopChoice = task(definition, awkwardNames.nodes[2]!.id).Next!;
+    expect(loopChoice).toMatch(/~[0-9a-f]{8}$/);
+    expect(Array.from(loopChoice).length).toBeLessThanOrEqual(MAX_STATE_NAME_LENGTH);
     // A node named like a helper keeps its name; the helper moves aside.
     expect(index.find((candidate) => candidate.nodeId === 'stepthread:fail')?.stateName).toBe(
       'stepthread:fail',
@@ -757,7 +757,7 @@ describe('refusals', () => {
     expect(() => compileWorkflow(invalid)).toThrowError(expect.objectContaining({ code: 'UNPAIRED_FORK' }));
   });
 
-  it('refuses static node data with a key ending in ".$", which Step Functions would read as a path', () => {
+  it('escapes static node data with a key ending in ".$", which Step Functions would read as a path', () => {
     const workflow: Workflow = {
       id: 'dollar-keys',
       version: 1,
@@ -768,8 +768,63 @@ describe('refusals', () => {
       ],
       edges: [{ from: 'start', to: 'end' }],
     };
-    expect(() => compileWorkflow(workflow)).toThrowError(
-      expect.objectContaining({ code: 'ASL_COMPILE_ERROR', nodeId: 'end' }),
+    const end = stateOf(compileWorkflow(workflow).definition, 'end') as AslTaskState;
+    const node = (end.Parameters as unknown as { node: Record<string, unknown> }).node;
+    expect(node.config).toEqual({ output: { 'total.$~': '{{n}}' } });
+    expect(node['stepthread:escapedKeys']).toBe(true);
+    expect(unescapeStaticKeys(node.config)).toEqual({ output: { 'total.$': '{{n}}' } });
+    expect(JSON.stringify(compileWorkflow(workflow).definition)).not.toMatch(/total\.\$"/);
+  });
+
+  it('keeps the definition linear in fork width: each path adds the same bytes', () => {
+    const sizes = [10, 20, 40].map((width) => definitionBytes(forkOf(width)));
+    const perPath = (sizes[1]! - sizes[0]!) / 10;
+    expect((sizes[2]! - sizes[1]!) / 20).toBeCloseTo(perPath, 0);
+    expect(definitionBytes(forkOf(150))).toBeLessThan(500_000);
+  });
+
+  it('refuses a definition over 1 MiB (with function ARNs in place) with DEFINITION_TOO_LARGE', () => {
+    expect(() => compileWorkflow(forkOf(150, 'x'.repeat(4000)))).toThrowError(
+      expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     );
   });
 });
+
+/** A parallel FORK of `width` VARIABLE paths with 60-character path ids; `prompt` pads each path. */
+function forkOf(width: number, pad = ''): Workflow {
+  const paths = Array.from({ length: width }, (_, i) => `path-${i}`.padEnd(60, '-'));
+  const children = paths.map((_, i) => ({
+    id: `child-${i}`,
+    type: 'VARIABLE' as const,
+    config: { variableName: 'v', variableType: 'string' as const, expression: `'${pad}'` },
+  }));
+  return {
+    id: 'wide',
+    version: 1,
+    variables: [{ name: 'v', type: 'string', scope: 'thread', initial: '' }],
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'split',
+        type: 'FORK',
+        config: { forkPathIds: paths, forkStrategy: 'parallel', childNodeIds: children.map((c) => c.id) },
+      },
+      ...children,
+      {
+        id: 'merge',
+        type: 'JOIN',
+        config: { forkPathIds: paths, joinStrategy: 'ALL_COMPLETED', timeout: 0 },
+      },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'split' },
+      ...children.map((c) => ({ from: c.id, to: 'merge' })),
+      { from: 'merge', to: 'end' },
+    ],
+  };
+}
+
+function definitionBytes(workflow: Workflow): number {
+  return Buffer.byteLength(JSON.stringify(compileWorkflow(workflow).definition));
+}

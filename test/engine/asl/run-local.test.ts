@@ -131,7 +131,7 @@ function fakeRuntime(definition: AslDefinition, script: Script = {}) {
     outcomes.set(instance, recorded);
     recorded.set(node.path.index, status);
     const values = [...recorded.values()];
-    const all = recorded.size === node.config.forkPathIds.length;
+    const all = recorded.size === node.paths;
     // Deciding at the last report also covers "a timer exists and every path has reported".
     const decided = node.config.joinStrategy === 'ANY_COMPLETED' ? values.includes('COMPLETED') || all : all;
     if (decided) throw named('stepthread.JoinDecided', `${node.id} decided by ${node.path.authorPathId}`);

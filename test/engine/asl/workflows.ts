@@ -273,9 +273,12 @@ export const routesInFork: Workflow = workflow(
   ],
 );
 
-const long = (tag: string): string => `${tag}-${'x'.repeat(100)}`;
+const long = (tag: string): string => `${tag}-${'x'.repeat(60)}`;
 
-/** Node ids longer than 80 characters and ids that look like the compiler's helper state names. */
+/**
+ * Node ids as long as validation allows (their states' suffixes within 80 characters) and ids that look
+ * like the compiler's helper state names.
+ */
 export const awkwardNames: Workflow = workflow(
   'awkward-names',
   [

@@ -69,6 +69,8 @@ describe('invalid fixtures', () => {
       'INVALID_EXPRESSION',
       'INVALID_VARIABLE',
       'INVALID_EDGE',
+      'INVALID_STATE_NAME',
+      'RESERVED_ID',
     ];
     const covered = new Set(Object.values(expected).flat());
     expect(validationCodes.filter((code) => !covered.has(code))).toEqual([]);

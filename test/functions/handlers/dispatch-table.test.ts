@@ -80,3 +80,43 @@ describe('ALL_FUNCTIONS (the local runtime table)', () => {
     ]);
   });
 });
+
+describe('storage errors never surface raw', () => {
+  const failing = (error: Error) =>
+    createDispatch({
+      VARIABLE: {
+        execute: async () => {
+          throw error;
+        },
+      },
+    });
+  const raised = async (error: Error) => {
+    try {
+      await failing(error)({ node: { id: 'count', type: 'VARIABLE' }, envelope }, deps);
+    } catch (thrown) {
+      const e = thrown as Error;
+      return { name: e.name, ...(JSON.parse(e.message) as { code: string; nodeId?: string }) };
+    }
+    throw new Error('the dispatch did not fail');
+  };
+
+  it('maps a DynamoDB refusal, a marshalling failure and a stack overflow to coded errors naming the node', async () => {
+    const tooLarge = Object.assign(new Error('Item size has exceeded the maximum allowed size'), {
+      name: 'ValidationException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    await expect(raised(tooLarge)).resolves.toMatchObject({
+      name: 'stepthread.NodeFailed',
+      code: 'STORAGE_ERROR',
+      nodeId: 'count',
+    });
+    const marshall = new Error(
+      'Unsupported type passed: [object Object]. Pass options.convertClassInstanceToMap=true to marshall typeof object as map attribute.',
+    );
+    await expect(raised(marshall)).resolves.toMatchObject({ code: 'STORAGE_ERROR', nodeId: 'count' });
+    await expect(raised(new RangeError('Maximum call stack size exceeded'))).resolves.toMatchObject({
+      code: 'VALUE_TOO_DEEP',
+      nodeId: 'count',
+    });
+  });
+});

@@ -70,6 +70,8 @@ describe('sandbox happy paths', () => {
     const flood = await sandbox.run({
       code: 'for (let i = 0; i < 10000; i++) console.log("x".repeat(5000)); return 1',
       input: null,
+      // Room for a loaded 2-core machine: this checks the log bound, not speed.
+      timeoutMs: 10_000,
     });
     expectOutput(flood, 1);
     expect(flood.logs.join('').length).toBeLessThanOrEqual(16_384);
@@ -182,7 +184,7 @@ describe('sandbox limits: each a coded failure, then the next run works', () => 
     expectFailure(await sandbox.run({ code, input: null }), 'CODE_MEMORY_LIMIT');
     // With room to build it, the output limit refuses it without copying it out.
     const message = expectFailure(
-      await sandbox.run({ code, input: null, memoryLimitMb: 256 }),
+      await sandbox.run({ code, input: null, memoryLimitMb: 256, timeoutMs: 10_000 }),
       'CODE_OUTPUT_TOO_LARGE',
     );
     expect(message).toContain('262144');

@@ -1,0 +1,88 @@
+/**
+ * CODE memory is capped for real (issue 14 item 3): each allocation pattern that passed QuickJS's own
+ * limit (typed arrays, ArrayBuffer, `new Array(n).fill()`, long strings, and any of them inside promise
+ * jobs) ends with CODE_MEMORY_LIMIT while this process grows by at most the limit plus a small
+ * constant; and the pool runs jobs concurrently up to a worker count bounded by its memory budget.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSandbox, type SandboxResult } from '../../../functions/sandbox/index.ts';
+import { WorkerPool } from '../../../functions/sandbox/pool.ts';
+import { ENGINE_OVERHEAD_BYTES } from '../../../functions/sandbox/quickjs-module.ts';
+import type { SandboxJob } from '../../../functions/sandbox/types.ts';
+
+const MB = 1048576;
+const LIMIT_MB = 8;
+/** Slack for what this process allocates besides the guest (the result, the test's own garbage). */
+const SLACK_BYTES = 48 * MB;
+
+const sandbox = createSandbox();
+afterAll(() => sandbox.close());
+
+const PATTERNS: Record<string, string> = {
+  'typed arrays': 'const a = []; for (let i = 0; i < 2000; i++) a.push(new Uint8Array(MB)); return a.length',
+  ArrayBuffer: 'const a = []; for (let i = 0; i < 2000; i++) a.push(new ArrayBuffer(MB)); return a.length',
+  'new Array(n).fill()':
+    'const a = []; for (let i = 0; i < 200; i++) a.push(new Array(1000000).fill(i)); return a.length',
+  strings: 'const a = []; for (let i = 0; i < 2000; i++) a.push(String(i).repeat(MB)); return a.length',
+  'typed arrays in a promise job':
+    'await null; const a = []; for (let i = 0; i < 2000; i++) a.push(new Uint8Array(MB)); return a.length',
+  'strings in a promise job':
+    'await Promise.resolve(); const a = []; for (let i = 0; i < 2000; i++) a.push(String(i).repeat(MB)); return 1',
+};
+
+function codeOf(result: SandboxResult): string {
+  return result.ok ? 'ok' : result.error.code;
+}
+
+describe('the CODE memory limit', () => {
+  it(`stops every allocation pattern at ${LIMIT_MB} MB with CODE_MEMORY_LIMIT, the process growing by at most the limit plus a constant`, async () => {
+    // Warm: the worker and its QuickJS instance for this limit exist before measuring.
+    expect(codeOf(await sandbox.run({ code: 'return 1', input: null, memoryLimitMb: LIMIT_MB }))).toBe('ok');
+    for (const [name, body] of Object.entries(PATTERNS)) {
+      const before = process.memoryUsage();
+      const result = await sandbox.run({
+        code: `const MB = ${MB}; ${body}`,
+        input: null,
+        memoryLimitMb: LIMIT_MB,
+        timeoutMs: 30_000,
+      });
+      const after = process.memoryUsage();
+      expect({ name, code: codeOf(result) }).toEqual({ name, code: 'CODE_MEMORY_LIMIT' });
+      const bound = LIMIT_MB * MB + ENGINE_OVERHEAD_BYTES + SLACK_BYTES;
+      expect({ name, rss: after.rss - before.rss <= bound }).toEqual({ name, rss: true });
+      expect({ name, external: after.external - before.external <= bound }).toEqual({ name, external: true });
+    }
+    // The worker still works afterwards.
+    expect(await sandbox.run({ code: 'return input + 1', input: 1, memoryLimitMb: LIMIT_MB })).toMatchObject({
+      ok: true,
+      output: 2,
+    });
+  }, 120_000);
+});
+
+describe('concurrency bounded by memory', () => {
+  const scriptedWorker = new URL('./fixtures/scripted-worker.mjs', import.meta.url);
+  const job = (memoryLimitMb: number): SandboxJob => ({
+    code: 'ok',
+    inputJson: 'null',
+    timeoutMs: 10_000,
+    memoryLimitBytes: memoryLimitMb * MB,
+    maxOutputBytes: 1024,
+  });
+
+  it('starts a worker per waiting job up to what the memory budget holds', async () => {
+    // Each 32 MB job reserves 32 + 16 MB: 200 MB holds 4 workers, 100 MB holds 2.
+    for (const [budgetMb, expected] of [
+      [200, 4],
+      [100, 2],
+      [10, 1],
+    ] as const) {
+      const pool = new WorkerPool({ workerUrl: scriptedWorker, workers: 8, memoryBudgetMb: budgetMb });
+      const results = Array.from({ length: 6 }, () => pool.submit(job(32)));
+      expect({ budgetMb, workers: pool.workerCount }).toEqual({ budgetMb, workers: expected });
+      expect(pool.reservedBytes).toBeLessThanOrEqual(Math.max(budgetMb * MB, 48 * MB));
+      expect((await Promise.all(results)).every((result) => result.ok)).toBe(true);
+      await pool.close();
+    }
+  }, 60_000);
+});
