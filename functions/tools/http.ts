@@ -13,6 +13,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderString } from '../../engine/expression/index.ts';
 import { hasTemplate, splitTemplate } from '../../engine/expression/template-syntax.ts';
+import { inexactIntegerIn } from '../../engine/model/json-values.ts';
 import type { HttpMethod, HttpToolHandler } from '../../engine/model/schema.ts';
 import { httpUrlOrigin, templateReferences } from '../../engine/validation/tool-rules.ts';
 import type { Redactor } from '../redaction/redactor.ts';
@@ -90,7 +91,7 @@ export async function callHttpTool(call: HttpCall): Promise<unknown> {
         { status },
       );
     }
-    return parseBody(response.headers, text);
+    return parseBody(toolName, response.headers, text);
   } catch (error) {
     if (error instanceof StepthreadError) throw error;
     if (timeout.aborted) {
@@ -296,13 +297,25 @@ function decoded(response: IncomingMessage): AsyncIterable<Buffer> {
   return response.pipe(decoder);
 }
 
-/** JSON when the server says so and it parses, else the text; an empty body is null. */
-function parseBody(headers: IncomingHttpHeaders, text: string): unknown {
+/**
+ * JSON when the server says so and it parses, else the text; an empty body is null. An integer JSON
+ * cannot hold exactly (a 64-bit id) is refused rather than silently rounded into the run's data.
+ */
+function parseBody(toolName: string, headers: IncomingHttpHeaders, text: string): unknown {
   if (text === '') return null;
   if (!/\bjson\b/i.test(headers['content-type'] ?? '')) return text;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return text;
   }
+  const inexact = inexactIntegerIn(text);
+  if (inexact !== undefined) {
+    throw new ToolFailure(
+      'TOOL_RESPONSE_NUMBER_INEXACT',
+      `tool "${toolName}": the response holds the integer ${inexact.slice(0, 40)}, which a JSON number cannot hold exactly; have the server send it as a string`,
+    );
+  }
+  return parsed;
 }

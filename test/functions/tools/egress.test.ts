@@ -74,6 +74,12 @@ beforeAll(async () => {
         headers: { 'content-encoding': 'gzip' },
         body: gzipSync(Buffer.alloc(1_000_000)),
       };
+    if (path === '/bigint')
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"id":12345678901234567891,"safe":9007199254740991,"text":"12345678901234567891"}',
+      };
     if (path === '/big')
       return { status: 200, headers: { 'content-length': '100000' }, body: 'x'.repeat(100_000) };
     return {
@@ -304,6 +310,14 @@ describe('response bodies', () => {
       content: '{"zipped":true}',
     });
     expect(failure(await run(local('/bomb'), {})).code).toBe('TOOL_RESPONSE_TOO_LARGE');
+  });
+
+  it('refuses a JSON integer a number cannot hold exactly instead of rounding it', async () => {
+    const error = failure(
+      await run(tool({ url: `${home.base}/bigint`, method: 'GET', allowPrivateNetwork: true }), {}),
+    );
+    expect(error.code).toBe('TOOL_RESPONSE_NUMBER_INEXACT');
+    expect(error.message).toContain('12345678901234567891');
   });
 
   it('times out a body that stops halfway', async () => {
