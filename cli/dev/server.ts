@@ -583,10 +583,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(from === undefined ? {} : { from }),
       to: Math.min(to ?? Number.POSITIVE_INFINITY, thread.step ?? 0),
     });
+    // Outputs stored by reference (large values) are read back: one parallel round of reads.
+    const outputs = (
+      await hydrateAll(
+        stores.values,
+        records.map((record) => ({ output: record.result.output })),
+      )
+    ).data;
     return {
       threadId,
       stepCount: thread.step ?? 0,
-      steps: records.map((record) => {
+      steps: records.map((record, index) => {
+        const output = outputs[index]?.output;
         const usage = (record.state?.conversation as { tokenUsage?: unknown } | undefined)?.tokenUsage;
         return {
           step: record.step,
@@ -597,7 +605,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           endedAt: record.result.endedAt,
           durationMs: Date.parse(record.result.endedAt) - Date.parse(record.result.startedAt),
           attempt: record.result.attempt ?? 1,
-          ...(record.result.output === undefined ? {} : { output: record.result.output }),
+          ...(output === undefined ? {} : { output }),
           ...(record.result.error ? { error: record.result.error } : {}),
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),
