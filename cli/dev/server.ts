@@ -21,11 +21,12 @@ import { createLocalRuntime, type LocalRuntime } from '../../functions/local/run
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
+import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { hydrateAll } from '../../functions/stores/value-store.ts';
-import { buildInspectReport, type InspectReport } from '../commands/inspect.ts';
+import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
@@ -49,6 +50,21 @@ export interface DevServer {
   readonly port: number;
   /** Ends pending answers, waits for the runs in flight, closes the streams and the socket. */
   close(): Promise<void>;
+}
+
+/** A thread of an execution page: `inspect --json`'s thread report without the message count. */
+export interface ThreadReport {
+  threadId: string;
+  parentThreadId?: string;
+  forkPathId?: string;
+  copiedFrom?: string;
+  status: string;
+  currentNodeId?: string;
+  startTime: string;
+  endTime?: string;
+  errors: Thread['errors'];
+  nodes: NodeRun[];
+  children: string[];
 }
 
 /** Live status of a node in a run in flight, from its Task states' events. */
@@ -457,21 +473,68 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     };
   };
 
+  /**
+   * The threads of an execution's run with their node runs, as `inspect --json` reports them but
+   * without conversations (the page reads one when it shows it): each thread's step records are
+   * read once, all threads in parallel.
+   */
+  const executionReport = async (
+    record: ExecutionRecord,
+  ): Promise<{
+    rootThreadId?: string;
+    executions?: { executionId: string; status: string }[];
+    threads: ThreadReport[];
+  }> => {
+    const chain = await executionChain(stores.executions, record);
+    const listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
+    // The index is eventually consistent: make sure the root is there.
+    if (!listed.some((thread) => thread.id === record.rootThreadId)) {
+      try {
+        listed.unshift((await stores.threads.getThread(record.rootThreadId)).thread);
+      } catch (error) {
+        // START creates the root thread: a run that just started may have none yet.
+        if (!(error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND')) throw error;
+      }
+    }
+    const rootId = record.rootThreadId;
+    listed.sort(
+      (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
+    );
+    const journals = await Promise.all(listed.map((thread) => stores.threads.readJournal(thread.id)));
+    const threads = listed.map((thread, i): ThreadReport => {
+      const { metadata } = thread;
+      return {
+        threadId: thread.id,
+        ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
+        ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
+        ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+        status: thread.status,
+        ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
+        startTime: thread.startTime,
+        ...(thread.endTime ? { endTime: thread.endTime } : {}),
+        errors: thread.errors,
+        nodes: nodeRunsOf(journals[i]!.events),
+        children: listed
+          .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
+          .map((other) => other.id),
+      };
+    });
+    return {
+      rootThreadId: rootId,
+      ...(chain.length > 1
+        ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
+        : {}),
+      threads,
+    };
+  };
+
   const executionPage = async (executionId: string) => {
     const record = await getExecutionRecord(executionId);
     const live = runs.get(executionId);
     if (record === undefined && live === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
-    let report: InspectReport = { threads: [], conversation: { threadId: '', messages: [] } };
-    if (record !== undefined) {
-      try {
-        report = await buildInspectReport(runtime, executionId);
-      } catch (error) {
-        // The root thread is created by START: a run that just started may have none yet.
-        if (!(error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND')) throw error;
-      }
-    }
+    const report = record === undefined ? { threads: [] } : await executionReport(record);
     const nodeStatus: Record<
       string,
       { status: string; durationMs?: number; attempt?: number; runs: number; threadId?: string }
@@ -500,6 +563,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       }
     }
     const pending = await openInteractions(interactions, executionId, stores.executions);
+    // A question asked and not answered: its node waits, whatever the live events said last.
+    for (const interaction of pending) {
+      nodeStatus[interaction.nodeId] = {
+        ...(nodeStatus[interaction.nodeId] ?? { runs: 0 }),
+        status: 'WAITING',
+        threadId: interaction.threadId,
+      };
+    }
     const workflowId = record?.workflowId ?? live!.workflowId;
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);

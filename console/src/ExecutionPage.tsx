@@ -380,7 +380,7 @@ function ThreadPanel({
           </thead>
           <tbody>
             {visible.map((row) => (
-              <tr key={row.step} data-testid={`step-${row.step}`}>
+              <tr key={row.step} data-testid={`step-${row.step}`} data-node={row.nodeId}>
                 <td>{row.step}</td>
                 <td>
                   {row.nodeId}

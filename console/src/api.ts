@@ -60,7 +60,6 @@ export interface ThreadReport {
   errors: CodedError[];
   nodes: NodeRun[];
   children: string[];
-  messageCount: number;
 }
 
 export interface Interaction {

@@ -152,8 +152,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('step-slider').fill('2');
     await page.getByTestId('conversation').getByText('Plan: look at facts').waitFor();
     await expect.poll(() => page.getByTestId('conversation').innerText()).not.toContain('Report:');
-    const reportRow = page.locator('[data-testid^="step-"]', { hasText: 'report' });
-    const copyButton = reportRow.locator('[data-testid^="copy-from-"]');
+    const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
     await copyButton.click();
     await page.getByTestId('copied').waitFor();
     await shot('copy-from-step');
