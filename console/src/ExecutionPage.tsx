@@ -22,6 +22,7 @@ import { navigate, StatusBadge } from './ui.tsx';
 export function ExecutionView({ executionId }: { executionId: string }) {
   const [page, setPage] = useState<ExecutionPage>();
   const [graph, setGraph] = useState<GraphView>();
+  const [nodes, setNodes] = useState<Record<string, unknown>>({});
   const [error, setError] = useState<string>();
   const [threadId, setThreadId] = useState<string>();
   const [selectedNode, setSelectedNode] = useState<string>();
@@ -49,7 +50,12 @@ export function ExecutionView({ executionId }: { executionId: string }) {
 
   const workflowId = page?.workflowId;
   useEffect(() => {
-    if (workflowId) api.workflow(workflowId).then((detail) => setGraph(detail.graph));
+    if (!workflowId) return;
+    api.workflow(workflowId).then((detail) => {
+      setGraph(detail.graph);
+      const list = (detail.workflow as { nodes?: { id: string }[] } | undefined)?.nodes ?? [];
+      setNodes(Object.fromEntries(list.map((node) => [node.id, node])));
+    });
   }, [workflowId]);
 
   if (error && !page) return <p className="error">{error}</p>;
@@ -93,6 +99,27 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 if (owner) setThreadId(owner);
               }}
             />
+          )}
+          {selectedNode && (
+            <div className="panel" style={{ marginTop: '1rem' }} data-testid="node-panel">
+              <h2>
+                Node {selectedNode}{' '}
+                {page.nodeStatus[selectedNode] && (
+                  <StatusBadge status={page.nodeStatus[selectedNode].status} />
+                )}
+              </h2>
+              <p className="muted">
+                {page.nodeStatus[selectedNode]
+                  ? `${page.nodeStatus[selectedNode].runs} run(s), last attempt ${page.nodeStatus[selectedNode].attempt ?? 1}, ${formatDuration(page.nodeStatus[selectedNode].durationMs)}`
+                  : 'not run in this execution'}
+                . Its steps (output, error, tokens) are listed on the right; its input is the thread as it was
+                before its step (move the slider there) and this configuration:
+              </p>
+              <pre>{JSON.stringify(nodes[selectedNode] ?? null, null, 2)}</pre>
+              <button type="button" onClick={() => setSelectedNode(undefined)}>
+                Show every step
+              </button>
+            </div>
           )}
           <div className="panel" style={{ marginTop: '1rem' }}>
             <h2>Threads</h2>

@@ -26,6 +26,7 @@ export interface GraphView {
 
 export interface WorkflowDetail extends WorkflowEntry {
   graph?: GraphView;
+  workflow?: unknown;
 }
 
 export interface ExecutionRow {

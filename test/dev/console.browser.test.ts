@@ -142,6 +142,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await executionStatus('COMPLETED');
     await page.locator('[data-testid="node-end"][data-status="COMPLETED"]').waitFor();
     await expect.poll(() => page.getByTestId('variables').innerText()).toContain('"approved": true');
+    // A node of the graph opens its configuration and filters the steps to its own.
+    await page.getByTestId('node-compute-credit').click();
+    await page.getByTestId('node-panel').getByText('"outputVariable": "credit"').waitFor();
+    await expect.poll(() => page.locator('tr[data-node]').count()).toBe(1);
     await shot('support-triage-completed');
   });
 
