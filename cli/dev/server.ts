@@ -10,12 +10,14 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
+import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
@@ -23,11 +25,13 @@ import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
-import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
-import { hydrateAll } from '../../functions/stores/value-store.ts';
+import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
+import { deliverReply } from '../commands/respond.ts';
+import { executionArnOf, type SfnLike, stateMachineArnOf } from '../commands/start.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 
@@ -43,6 +47,27 @@ export interface DevServerOptions {
   readonly consoleDir?: string;
   /** LLM providers (tests); default: each workflow's profiles. */
   readonly providers?: ProviderFactory;
+  /**
+   * Serve a deployed stack instead of running locally: `clients` point at its table and bucket, runs
+   * start with StartExecution on `<prefix>-<workflowId>`, answers go back with SendTaskSuccess.
+   */
+  readonly deployed?: DeployedStack;
+}
+
+export interface DeployedStack {
+  readonly sfn: SfnLike;
+  /** State machines are named `<prefix>-<workflowId>`. */
+  readonly prefix: string;
+  /** How often the status of a run in flight is read again (it has no local events). Default 2000 ms. */
+  readonly pollMs?: number;
+}
+
+/** The Step Functions console page of an execution ARN (undefined for a local execution id). */
+export function stepFunctionsConsoleUrl(executionId: string): string | undefined {
+  const parts = executionId.split(':');
+  if (parts[0] !== 'arn' || parts[2] !== 'states' || parts[5] !== 'execution') return undefined;
+  const region = parts[3];
+  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionId}`;
 }
 
 export interface DevServer {
@@ -384,6 +409,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const startRun = async (workflowId: string, input: Record<string, unknown>) => {
     const workflow = await validWorkflow(workflowId);
+    if (options.deployed) return startDeployed(workflow, input, options.deployed);
     const prepared = runtime.prepare(workflow);
     const executionId = randomUUID();
     const rootThreadId = rootThreadIdFor(executionId);
@@ -397,7 +423,75 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return { executionId, threadId: rootThreadId, workflowId };
   };
 
+  /** A run on the deployed stack: StartExecution, then its status is read again until it ends. */
+  const startDeployed = async (workflow: Workflow, input: Record<string, unknown>, stack: DeployedStack) => {
+    const stateMachineArn = await stateMachineArnOf(stack.sfn, workflow.id, stack.prefix);
+    if (stateMachineArn === undefined) {
+      throw new ApiError(
+        404,
+        'WORKFLOW_NOT_FOUND',
+        `no state machine ${stack.prefix}-${workflow.id} on the stack: deploy the workflow first`,
+      );
+    }
+    const name = randomUUID();
+    const checked = await claimCheck(stores.values, input);
+    const started = (await stack.sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ input: checked }) }),
+    )) as { executionArn?: string };
+    const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
+    const rootThreadId = rootThreadIdFor(executionId);
+    let finish: () => void = () => {};
+    const run: LiveRun = {
+      executionId,
+      workflowId: workflow.id,
+      rootThreadId,
+      startedAt: new Date().toISOString(),
+      status: 'RUNNING',
+      nodes: new Map(),
+      threads: new Set(),
+      done: new Promise<void>((resolveDone) => {
+        finish = resolveDone;
+      }),
+    };
+    remote.set(executionId, () => {
+      run.status = 'DONE';
+      finish();
+    });
+    runs.set(executionId, run);
+    broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
+    polling ??= setInterval(() => void pollRemote(), stack.pollMs ?? 2000);
+    polling.unref();
+    const consoleUrl = stepFunctionsConsoleUrl(executionId);
+    return {
+      executionId,
+      threadId: rootThreadId,
+      workflowId: workflow.id,
+      ...(consoleUrl ? { consoleUrl } : {}),
+    };
+  };
+
+  /** Deployed runs in flight: each poll tells the pages to read again, and notices the end. */
+  const remote = new Map<string, () => void>();
+  let polling: ReturnType<typeof setInterval> | undefined;
+  const pollRemote = async () => {
+    for (const [executionId, done] of remote) {
+      const record = await getExecutionRecord(executionId).catch(() => undefined);
+      const status = record?.status ?? 'RUNNING';
+      broadcast('execution', { executionId, workflowId: record?.workflowId, status });
+      if (status !== 'RUNNING') {
+        remote.delete(executionId);
+        done();
+      }
+    }
+  };
+
   const runThread = async (threadId: string) => {
+    if (options.deployed) {
+      throw new StepthreadError(
+        'INVALID_STATE_MACHINE',
+        'the console runs copied threads on this machine only: use `stepthread dev` without --target aws, or `stepthread run <workflow> --thread <id>`',
+      );
+    }
     const { thread } = await stores.threads.getThread(threadId);
     if (thread.currentNodeId === undefined) {
       throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
@@ -470,6 +564,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(record.endTime ? { durationMs: Date.parse(record.endTime) - Date.parse(record.startTime) } : {}),
       ...(record.continuedFrom ? { continuedFrom: record.continuedFrom } : {}),
       ...(record.continuedAs ? { continuedAs: record.continuedAs } : {}),
+      ...(stepFunctionsConsoleUrl(record.executionId)
+        ? { consoleUrl: stepFunctionsConsoleUrl(record.executionId) }
+        : {}),
     };
   };
 
@@ -585,7 +682,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       threads: report.threads,
       nodeStatus,
       pending: pending.map((interaction) =>
-        interactionJson(interaction, waiters.has(interaction.interactionId)),
+        interactionJson(
+          interaction,
+          options.deployed !== undefined || waiters.has(interaction.interactionId),
+        ),
       ),
       copies,
     };
@@ -755,7 +855,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     routes.push({ method, path: pattern, handler });
   };
 
-  route('GET', '/api/health', async () => [200, { ok: true, workflowsDir }]);
+  route('GET', '/api/health', async () => [
+    200,
+    { ok: true, workflowsDir, target: options.deployed ? 'aws' : 'local' },
+  ]);
 
   route('GET', '/api/workflows', async () => {
     const list = await loadWorkflows();
@@ -854,16 +957,39 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const open = await openInteractions(interactions, ref, stores.executions);
     return [
       200,
-      open.map((interaction) => interactionJson(interaction, waiters.has(interaction.interactionId))),
+      open.map((interaction) =>
+        interactionJson(
+          interaction,
+          options.deployed !== undefined || waiters.has(interaction.interactionId),
+        ),
+      ),
     ];
   });
 
   route('POST', '/api/interactions/:id/answer', async (req, _url, [id]) => {
     const reply = replyOfBody(await readJson(req));
-    const separator = id!.lastIndexOf('/');
-    if (separator <= 0) throw badRequest('an interaction id is <threadId>/<nodeId>');
-    const interaction = await interactions.getInteraction(id!.slice(0, separator), id!.slice(separator + 1));
+    const parts = parseInteractionId(id!);
+    if (parts === undefined) throw badRequest('an interaction id is <threadId>/<nodeId>');
+    const interaction = await interactions.getInteraction(parts.threadId, parts.nodeId);
     answerFor(interaction, reply);
+    if (options.deployed) {
+      const result = await deliverReply(options.deployed.sfn as SfnSend, interaction, reply);
+      broadcast('interaction', {
+        executionId: interaction.executionId,
+        interactionId: interaction.interactionId,
+        nodeId: interaction.nodeId,
+        status: 'ANSWERED',
+      });
+      return [
+        202,
+        {
+          interactionId: interaction.interactionId,
+          executionId: interaction.executionId,
+          accepted: true,
+          result,
+        },
+      ];
+    }
     const waiter = waiters.get(interaction.interactionId);
     if (waiter === undefined) {
       if (interaction.status !== 'PENDING') {
@@ -985,6 +1111,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     url: `http://${shownHost}:${port}`,
     port,
     async close() {
+      if (polling) clearInterval(polling);
+      for (const finish of remote.values()) finish();
+      remote.clear();
       for (const waiter of waiters.values()) {
         waiter.answer({ kind: 'fail', reason: 'the dev server stopped before it was answered' });
       }

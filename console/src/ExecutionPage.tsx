@@ -72,6 +72,14 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         started {formatTime(execution.startTime)}
         {execution.durationMs !== undefined && ` · ${formatDuration(execution.durationMs)}`} · id{' '}
         {execution.executionId}
+        {execution.consoleUrl && (
+          <>
+            {' · '}
+            <a href={execution.consoleUrl} target="_blank" rel="noreferrer">
+              Step Functions console
+            </a>
+          </>
+        )}
       </p>
       {page.error && (
         <p className="error">

@@ -37,6 +37,8 @@ export interface ExecutionRow {
   startTime: string;
   endTime?: string;
   durationMs?: number;
+  /** A deployed execution's page in the Step Functions console. */
+  consoleUrl?: string;
 }
 
 export interface NodeRun {
