@@ -179,6 +179,12 @@ function ThreadTree({
         {thread.forkPathId ? `path ${thread.forkPathId}` : 'root thread'}
       </button>{' '}
       <StatusBadge status={thread.status} /> <span className="muted">{thread.threadId}</span>
+      {thread.copiedFrom && (
+        <span className="muted" data-testid="copied-from">
+          {' '}
+          · a copy of {thread.copiedFrom} (its steps before the copy show in the graph)
+        </span>
+      )}
       {thread.children.length > 0 && (
         <ul>{thread.children.flatMap((child) => (byId.has(child) ? [item(byId.get(child)!)] : []))}</ul>
       )}

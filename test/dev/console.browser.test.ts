@@ -164,6 +164,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.waitForURL((next) => next.toString() !== forkExecutionUrl);
     await executionStatus('COMPLETED');
     await page.locator('[data-testid="node-end"][data-status="COMPLETED"]').waitFor();
+    await page.getByTestId('copied-from').waitFor();
     await shot('copy-run-completed');
     // The source execution lists the copy under its root thread.
     await page.goto(forkExecutionUrl);
