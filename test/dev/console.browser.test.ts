@@ -5,10 +5,9 @@
  * page (after a reload), and copies a thread from a middle step and runs the copy. Screenshots go to
  * docs/console/. Without chromium the suite is skipped, saying so.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
@@ -19,15 +18,14 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const SHOTS = join(ROOT, 'docs', 'console');
 const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
 
+/** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
 function findChromium(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, 'chromium', 'chromium-browser'];
-  for (const candidate of candidates) {
-    if (!candidate) continue;
-    try {
-      return (
-        execFileSync('sh', ['-c', `command -v "${candidate}"`], { encoding: 'utf8' }).trim() || undefined
-      );
-    } catch {}
+  if (process.env.CHROMIUM_PATH)
+    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
   }
   return undefined;
 }
