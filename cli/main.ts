@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerCompile } from './commands/compile.ts';
 import { registerCopy } from './commands/copy.ts';
+import { registerDev } from './commands/dev.ts';
 import { registerInspect } from './commands/inspect.ts';
 import { registerPending } from './commands/pending.ts';
 import { registerRespond } from './commands/respond.ts';
@@ -39,6 +40,7 @@ export async function main(
   registerStart(program, io, setExit, services);
   registerPending(program, io, setExit);
   registerRespond(program, io, setExit, services);
+  registerDev(program, io, setExit);
 
   if (argv.length <= 2) {
     program.outputHelp({ error: true });

@@ -122,6 +122,14 @@ export const ERROR_CODES = [
   'INVALID_INTERACTION_ANSWER',
   'INTERACTION_NOT_DELIVERED',
   'INTERACTION_TIMED_OUT',
+  // The local console's HTTP API (stepthread dev)
+  'API_BAD_REQUEST',
+  'API_NOT_FOUND',
+  'API_METHOD_NOT_ALLOWED',
+  'API_UNSUPPORTED_MEDIA_TYPE',
+  'API_PAYLOAD_TOO_LARGE',
+  'API_FORBIDDEN_ORIGIN',
+  'WORKFLOW_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -47,7 +47,7 @@ export function deployedSfn(io: CliIo, services: DeployedServices): SfnLike | un
 export const NO_DEPLOYED_STACK =
   'no deployed stack selected: set AWS_ENDPOINT_URL (LocalStack) or STEPTHREAD_TARGET=aws; to run on this machine use `stepthread run`';
 
-async function stateMachineArnOf(
+export async function stateMachineArnOf(
   sfn: SfnLike,
   workflowOrArn: string,
   prefix: string,

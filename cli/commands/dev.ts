@@ -1,0 +1,114 @@
+/**
+ * `stepthread dev [workflows] [--port N] [--data-dir DIR] [--target aws --stack PREFIX]`: the local
+ * server and web console. One process on 127.0.0.1 owns the local stores (the data directory), runs
+ * workflows in-process and serves the JSON API, the live event stream and the console until
+ * interrupted (Ctrl-C). With --target aws it serves a deployed stack's stores instead, and starts
+ * and answers runs through Step Functions.
+ */
+import type { Command } from 'commander';
+import { type DeployedStack, startDevServer } from '../dev/server.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { type DeployedServices, deployedSfn, NO_DEPLOYED_STACK } from './start.ts';
+
+export interface DevOptions extends DataDirOption {
+  port?: string;
+  host?: string;
+  /** `local` (default): the embedded stores and runtime; `aws`: a deployed stack. */
+  target?: string;
+  /** The deployed stack's name prefix (state machines `<stack>-<workflowId>`). */
+  stack?: string;
+}
+
+/** Serves until `stop` resolves, then shuts the server down and closes the stores. */
+export async function runDev(
+  folder: string,
+  options: DevOptions,
+  io: CliIo,
+  stop: Promise<void> = interrupted(),
+  services: DeployedServices = {},
+): Promise<number> {
+  const port = options.port === undefined ? 4317 : Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    io.stderr(`stepthread: --port must be a port number, not ${options.port}\n`);
+    return EXIT.usage;
+  }
+  const target = options.target ?? 'local';
+  if (target !== 'local' && target !== 'aws') {
+    io.stderr(`stepthread: --target is local or aws, not ${target}\n`);
+    return EXIT.usage;
+  }
+  const env = io.env ?? process.env;
+  // A deployed stack: its table and bucket ($STEPTHREAD_TABLE / $STEPTHREAD_BUCKET, or LocalStack
+  // by AWS_ENDPOINT_URL), and its state machines.
+  const storeIo: CliIo =
+    target === 'aws' && env.AWS_ENDPOINT_URL === undefined
+      ? { ...io, env: { ...env, STEPTHREAD_TARGET: 'aws' } }
+      : io;
+  let deployed: DeployedStack | undefined;
+  if (target === 'aws') {
+    const sfn = deployedSfn(storeIo, services);
+    if (sfn === undefined) {
+      io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
+      return EXIT.usage;
+    }
+    deployed = { sfn, prefix: options.stack ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread' };
+  }
+  let session: Awaited<ReturnType<typeof openStores>>;
+  try {
+    session = await openStores(options, storeIo);
+  } catch (error) {
+    printErrors(io, 'cannot open the local stores', [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
+    const server = await startDevServer({
+      clients: session.clients,
+      workflowsDir: folder,
+      port,
+      ...(options.host ? { host: options.host } : {}),
+      ...(deployed ? { deployed } : {}),
+    });
+    io.stdout(
+      `stepthread dev: console at ${server.url}  (workflows: ${folder}, data: ${session.location})\n`,
+    );
+    await stop;
+    io.stderr('stepthread dev: stopping\n');
+    await server.close();
+    return EXIT.ok;
+  } catch (error) {
+    printErrors(io, 'the dev server failed', [codedOf(error)]);
+    return EXIT.invalid;
+  } finally {
+    await session.close();
+  }
+}
+
+function interrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+export function registerDev(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('dev')
+    .description('serve the local web console and its JSON API over the local stores (127.0.0.1)')
+    .argument('[workflows]', 'folder of workflow files the console lists', '.')
+    .option('--port <n>', 'port to listen on (0: any free one)', '4317')
+    .option('--host <address>', 'address to bind (default 127.0.0.1; anything else exposes your runs)')
+    .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .option(
+      '--target <local|aws>',
+      'aws: serve a deployed stack (its stores; runs start on Step Functions)',
+      'local',
+    )
+    .option(
+      '--stack <prefix>',
+      'with --target aws: the state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',
+    )
+    .action(async (folder: string, options: DevOptions) => {
+      setExit(await runDev(folder, options, io));
+    });
+}

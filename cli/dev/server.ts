@@ -1,0 +1,1129 @@
+/**
+ * `stepthread dev`'s server: one process that owns the local stores, runs workflows in-process on the
+ * embedded runtime, and serves a JSON API, a live event stream (Server-Sent Events) and the web
+ * console. It binds to loopback, answers only requests whose Host is this server (DNS rebinding),
+ * and refuses writes from another origin. Runs belong to the server, never to a browser tab: a
+ * closed page changes nothing, a reloaded one reads the same state and subscribes again.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import { isTerminalStatus } from '../../engine/thread/index.ts';
+import type { Thread } from '../../engine/thread/types.ts';
+import { validateWorkflow } from '../../engine/validation/validate.ts';
+import type { AwsClients } from '../../functions/aws/clients.ts';
+import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
+import type { ProviderFactory } from '../../functions/llm/provider.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import type { LocalEvent } from '../../functions/local/state-machine.ts';
+import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
+import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
+import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
+import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
+import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { threadBefore } from '../../functions/stores/time-travel.ts';
+import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
+import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
+import { openInteractions } from '../commands/pending.ts';
+import { deliverReply } from '../commands/respond.ts';
+import { executionArnOf, type SfnLike, stateMachineArnOf } from '../commands/start.ts';
+import { parseWorkflowText } from '../load-workflow.ts';
+import { type GraphView, graphViewOf } from './graph-view.ts';
+
+export interface DevServerOptions {
+  readonly clients: AwsClients;
+  /** The folder whose .json / .yaml / .yml workflow files the console lists. */
+  readonly workflowsDir: string;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0: any free port. */
+  readonly port?: number;
+  /** The built console (index.html and assets); default console/dist of this package. */
+  readonly consoleDir?: string;
+  /** LLM providers (tests); default: each workflow's profiles. */
+  readonly providers?: ProviderFactory;
+  /**
+   * Serve a deployed stack instead of running locally: `clients` point at its table and bucket, runs
+   * start with StartExecution on `<prefix>-<workflowId>`, answers go back with SendTaskSuccess.
+   */
+  readonly deployed?: DeployedStack;
+}
+
+export interface DeployedStack {
+  readonly sfn: SfnLike;
+  /** State machines are named `<prefix>-<workflowId>`. */
+  readonly prefix: string;
+  /** How often the status of a run in flight is read again (it has no local events). Default 2000 ms. */
+  readonly pollMs?: number;
+}
+
+/** The Step Functions console page of an execution ARN (undefined for a local execution id). */
+export function stepFunctionsConsoleUrl(executionId: string): string | undefined {
+  const parts = executionId.split(':');
+  if (parts[0] !== 'arn' || parts[2] !== 'states' || parts[5] !== 'execution') return undefined;
+  const region = parts[3];
+  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionId}`;
+}
+
+export interface DevServer {
+  readonly url: string;
+  readonly port: number;
+  /** Ends pending answers, waits for the runs in flight, closes the streams and the socket. */
+  close(): Promise<void>;
+}
+
+/** A thread of an execution page: `inspect --json`'s thread report without the message count. */
+export interface ThreadReport {
+  threadId: string;
+  parentThreadId?: string;
+  forkPathId?: string;
+  copiedFrom?: string;
+  status: string;
+  currentNodeId?: string;
+  startTime: string;
+  endTime?: string;
+  errors: Thread['errors'];
+  nodes: NodeRun[];
+  children: string[];
+}
+
+/** Live status of a node in a run in flight, from its Task states' events. */
+export type LiveStatus = 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED';
+
+interface LiveRun {
+  readonly executionId: string;
+  readonly workflowId: string;
+  readonly rootThreadId: string;
+  readonly startedAt: string;
+  status: 'RUNNING' | 'DONE';
+  error?: CodedError;
+  readonly nodes: Map<string, { status: LiveStatus; at: string; threadId?: string }>;
+  readonly threads: Set<string>;
+  readonly done: Promise<void>;
+}
+
+interface Waiter {
+  readonly interaction: Interaction;
+  readonly answer: (reply: InteractionReply) => void;
+}
+
+interface LoadedWorkflowFile {
+  readonly file: string;
+  readonly id?: string;
+  readonly workflow?: Workflow;
+  readonly description?: string;
+  readonly errors: readonly CodedError[];
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const WORKFLOW_FILE = /\.(json|ya?ml)$/i;
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.ico': 'image/x-icon',
+};
+
+/** An API failure: the HTTP status and the coded error the body carries. */
+export class ApiError extends StepthreadError {
+  readonly status: number;
+  readonly details: readonly CodedError[] | undefined;
+  constructor(status: number, code: ErrorCode, message: string, details?: readonly CodedError[]) {
+    super(code, message);
+    this.status = status;
+    this.details = details;
+  }
+}
+
+const STATUS_OF: Partial<Record<ErrorCode, number>> = {
+  THREAD_NOT_FOUND: 404,
+  EXECUTION_NOT_FOUND: 404,
+  INTERACTION_NOT_FOUND: 404,
+  WORKFLOW_NOT_FOUND: 404,
+  NODE_NOT_FOUND: 400,
+  COPY_POINT_NOT_FOUND: 400,
+  COPY_POINT_IN_FORK_BRANCH: 400,
+  INVALID_INTERACTION_ANSWER: 400,
+  INTERACTION_ALREADY_ANSWERED: 409,
+  INTERACTION_NOT_DELIVERED: 409,
+  INTERACTION_TIMED_OUT: 409,
+  INVALID_STATUS_TRANSITION: 409,
+  INVALID_STATE_MACHINE: 409,
+  INVALID_TASK_INPUT: 409,
+};
+
+function httpStatusOf(error: unknown): { status: number; body: Record<string, unknown> } {
+  if (error instanceof ApiError) {
+    return {
+      status: error.status,
+      body: { error: error.toJSON(), ...(error.details ? { errors: error.details } : {}) },
+    };
+  }
+  if (error instanceof StepthreadError) {
+    return { status: STATUS_OF[error.code] ?? 500, body: { error: error.toJSON() } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: 500, body: { error: { code: 'NODE_EXECUTION_FAILED', message } } };
+}
+
+const badRequest = (message: string) => new ApiError(400, 'API_BAD_REQUEST', message);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Public fields of an interaction (never its task token). */
+function interactionJson(interaction: Interaction, answerable: boolean) {
+  const { taskToken: _token, ...rest } = interaction;
+  return { ...rest, answerable };
+}
+
+/** The reply a request body gives: exactly one of approve, reject, input, select (reason optional). */
+export function replyOfBody(body: unknown): Exclude<InteractionReply, { kind: 'fail' }> {
+  if (!isRecord(body)) throw badRequest('the body must be a JSON object');
+  const given = (['approve', 'reject', 'input', 'select'] as const).filter((key) => body[key] !== undefined);
+  if (given.length !== 1) {
+    throw badRequest('give exactly one of "approve": true, "reject": true, "input": <json>, "select": <n>');
+  }
+  const reason = body.reason;
+  if (reason !== undefined && typeof reason !== 'string') throw badRequest('"reason" must be a string');
+  const why = reason === undefined ? {} : { reason };
+  if (body.approve !== undefined) {
+    if (body.approve !== true) throw badRequest('"approve" must be true');
+    return { kind: 'approve', ...why };
+  }
+  if (body.reject !== undefined) {
+    if (body.reject !== true) throw badRequest('"reject" must be true');
+    return { kind: 'reject', ...why };
+  }
+  if (body.select !== undefined) {
+    const choice = body.select;
+    if (!(typeof choice === 'string' || (typeof choice === 'number' && Number.isInteger(choice)))) {
+      throw badRequest('"select" must be an option index or the option itself');
+    }
+    return { kind: 'select', choice };
+  }
+  return { kind: 'input', value: body.input };
+}
+
+/** The thread id a Task state's input names (a waitForTaskToken Task's is in its Payload). */
+function threadIdOfInput(input: unknown): string | undefined {
+  if (!isRecord(input)) return undefined;
+  const event = isRecord(input.Payload) ? input.Payload : input;
+  const envelope = isRecord(event.envelope) ? event.envelope : undefined;
+  const id = envelope?.threadId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const runtime: LocalRuntime = createLocalRuntime({
+    clients: options.clients,
+    ...(options.providers ? { providers: options.providers } : {}),
+  });
+  const stores = runtime.stores;
+  const interactions = stores.interactions!;
+  const consoleDir = options.consoleDir ?? resolve(import.meta.dirname, '../../console/dist');
+  const workflowsDir = resolve(options.workflowsDir);
+  const host = options.host ?? '127.0.0.1';
+  const runs = new Map<string, LiveRun>();
+  const waiters = new Map<string, Waiter>();
+  const streams = new Set<{ res: ServerResponse; execution?: string }>();
+  let port = 0;
+
+  // --- workflows -------------------------------------------------------------------------------
+
+  const loadWorkflows = async (): Promise<LoadedWorkflowFile[]> => {
+    const names = (await readdir(workflowsDir)).filter((name) => WORKFLOW_FILE.test(name)).sort();
+    return Promise.all(
+      names.map(async (file): Promise<LoadedWorkflowFile> => {
+        const parsed = parseWorkflowText(await readFile(join(workflowsDir, file), 'utf8'), file);
+        if (parsed.kind !== 'loaded') {
+          return { file, errors: parsed.kind === 'unparsable' ? [parsed.error] : [] };
+        }
+        const data = parsed.data as { id?: unknown; description?: unknown };
+        const result = validateWorkflow(parsed.data);
+        return {
+          file,
+          ...(typeof data.id === 'string' ? { id: data.id } : {}),
+          ...(typeof data.description === 'string' ? { description: data.description } : {}),
+          ...(result.workflow && result.errors.length === 0 ? { workflow: result.workflow } : {}),
+          errors: result.errors,
+        };
+      }),
+    );
+  };
+
+  const findWorkflow = async (id: string): Promise<LoadedWorkflowFile> => {
+    const found = (await loadWorkflows()).find((entry) => entry.id === id);
+    if (found === undefined) {
+      throw new ApiError(404, 'WORKFLOW_NOT_FOUND', `no workflow ${id} in ${workflowsDir}`);
+    }
+    return found;
+  };
+
+  const validWorkflow = async (id: string): Promise<Workflow> => {
+    const found = await findWorkflow(id);
+    if (found.workflow === undefined) {
+      throw new ApiError(
+        422,
+        found.errors[0]?.code ?? 'SCHEMA_INVALID',
+        `workflow ${id} (${found.file}) is not valid`,
+        found.errors,
+      );
+    }
+    return found.workflow;
+  };
+
+  // --- live events -----------------------------------------------------------------------------
+
+  const broadcast = (type: string, data: Record<string, unknown>): void => {
+    const frame = `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+    for (const stream of streams) {
+      if (stream.execution !== undefined && stream.execution !== data.executionId) continue;
+      stream.res.write(frame);
+    }
+  };
+
+  // --- runs ------------------------------------------------------------------------------------
+
+  const answerSource =
+    (executionId: string) =>
+    (interaction: Interaction, { signal }: { signal?: AbortSignal }): Promise<InteractionReply | undefined> =>
+      new Promise((resolveReply) => {
+        const { interactionId } = interaction;
+        const settle = (reply: InteractionReply | undefined) => {
+          waiters.delete(interactionId);
+          resolveReply(reply);
+        };
+        waiters.set(interactionId, {
+          interaction,
+          answer: (reply) => {
+            settle(reply);
+            broadcast('interaction', {
+              executionId,
+              interactionId,
+              nodeId: interaction.nodeId,
+              status: 'ANSWERED',
+            });
+          },
+        });
+        signal?.addEventListener('abort', () => settle(undefined), { once: true });
+        const live = runs.get(executionId)?.nodes;
+        live?.set(interaction.nodeId, {
+          status: 'WAITING',
+          at: new Date().toISOString(),
+          threadId: interaction.threadId,
+        });
+        broadcast('interaction', {
+          executionId,
+          interactionId,
+          threadId: interaction.threadId,
+          nodeId: interaction.nodeId,
+          status: 'PENDING',
+        });
+        broadcast('node', {
+          executionId,
+          threadId: interaction.threadId,
+          nodeId: interaction.nodeId,
+          status: 'WAITING',
+        });
+      });
+
+  const track = (
+    workflow: Workflow,
+    executionId: string,
+    rootThreadId: string,
+    start: (run: {
+      onEvent: (event: LocalEvent) => void;
+      answerInteraction: ReturnType<typeof answerSource>;
+    }) => Promise<{ status: string; error?: CodedError }>,
+    nodeOfState: ReadonlyMap<string, string>,
+  ): LiveRun => {
+    const nodes: LiveRun['nodes'] = new Map();
+    const threads = new Set<string>();
+    const onEvent = (event: LocalEvent) => {
+      const nodeId = event.stateName === undefined ? undefined : nodeOfState.get(event.stateName);
+      if (nodeId === undefined) return;
+      const threadId = threadIdOfInput(event.input);
+      if (threadId !== undefined && !threads.has(threadId)) {
+        threads.add(threadId);
+        broadcast('thread', { executionId, threadId, status: 'RUNNING' });
+      }
+      let status: LiveStatus | undefined;
+      if (event.type === 'StateEntered') status = 'RUNNING';
+      else if (event.type === 'StateExited') status = 'COMPLETED';
+      else if (event.type === 'StateFailed') {
+        // A branch that decides its join ends through an error by design.
+        status = event.error?.startsWith('stepthread.Join') ? 'COMPLETED' : 'FAILED';
+      }
+      if (status === undefined) return;
+      const previous = nodes.get(nodeId);
+      if (previous?.status === 'WAITING' && status === 'RUNNING') return;
+      nodes.set(nodeId, { status, at: event.timestamp, ...(threadId ? { threadId } : {}) });
+      broadcast('node', { executionId, threadId, nodeId, status, at: event.timestamp });
+    };
+    const run: LiveRun = {
+      executionId,
+      workflowId: workflow.id,
+      rootThreadId,
+      startedAt: new Date().toISOString(),
+      status: 'RUNNING',
+      nodes,
+      threads,
+      done: Promise.resolve()
+        .then(() => start({ onEvent, answerInteraction: answerSource(executionId) }))
+        .then(
+          (outcome) => {
+            run.status = 'DONE';
+            if (outcome.error) run.error = outcome.error;
+            broadcast('execution', { executionId, workflowId: workflow.id, status: outcome.status });
+          },
+          (error: unknown) => {
+            run.status = 'DONE';
+            run.error = httpStatusOf(error).body.error as CodedError;
+            broadcast('execution', {
+              executionId,
+              workflowId: workflow.id,
+              status: 'FAILED',
+              error: run.error,
+            });
+          },
+        ),
+    };
+    runs.set(executionId, run);
+    broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
+    return run;
+  };
+
+  const nodeOfStates = (tasks: readonly { stateName: string; nodeId?: string }[]) =>
+    new Map(tasks.flatMap((task) => (task.nodeId ? [[task.stateName, task.nodeId] as const] : [])));
+
+  const startRun = async (workflowId: string, input: Record<string, unknown>) => {
+    const workflow = await validWorkflow(workflowId);
+    if (options.deployed) return startDeployed(workflow, input, options.deployed);
+    const prepared = runtime.prepare(workflow);
+    const executionId = randomUUID();
+    const rootThreadId = rootThreadIdFor(executionId);
+    track(
+      workflow,
+      executionId,
+      rootThreadId,
+      (hooks) => prepared.run(input, { executionId, ...hooks }),
+      nodeOfStates(prepared.tasks),
+    );
+    return { executionId, threadId: rootThreadId, workflowId };
+  };
+
+  /** A run on the deployed stack: StartExecution, then its status is read again until it ends. */
+  const startDeployed = async (workflow: Workflow, input: Record<string, unknown>, stack: DeployedStack) => {
+    const stateMachineArn = await stateMachineArnOf(stack.sfn, workflow.id, stack.prefix);
+    if (stateMachineArn === undefined) {
+      throw new ApiError(
+        404,
+        'WORKFLOW_NOT_FOUND',
+        `no state machine ${stack.prefix}-${workflow.id} on the stack: deploy the workflow first`,
+      );
+    }
+    const name = randomUUID();
+    const checked = await claimCheck(stores.values, input);
+    const started = (await stack.sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ input: checked }) }),
+    )) as { executionArn?: string };
+    const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
+    const rootThreadId = rootThreadIdFor(executionId);
+    let finish: () => void = () => {};
+    const run: LiveRun = {
+      executionId,
+      workflowId: workflow.id,
+      rootThreadId,
+      startedAt: new Date().toISOString(),
+      status: 'RUNNING',
+      nodes: new Map(),
+      threads: new Set(),
+      done: new Promise<void>((resolveDone) => {
+        finish = resolveDone;
+      }),
+    };
+    remote.set(executionId, () => {
+      run.status = 'DONE';
+      finish();
+    });
+    runs.set(executionId, run);
+    broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
+    polling ??= setInterval(() => void pollRemote(), stack.pollMs ?? 2000);
+    polling.unref();
+    const consoleUrl = stepFunctionsConsoleUrl(executionId);
+    return {
+      executionId,
+      threadId: rootThreadId,
+      workflowId: workflow.id,
+      ...(consoleUrl ? { consoleUrl } : {}),
+    };
+  };
+
+  /** Deployed runs in flight: each poll tells the pages to read again, and notices the end. */
+  const remote = new Map<string, () => void>();
+  let polling: ReturnType<typeof setInterval> | undefined;
+  const pollRemote = async () => {
+    for (const [executionId, done] of remote) {
+      const record = await getExecutionRecord(executionId).catch(() => undefined);
+      const status = record?.status ?? 'RUNNING';
+      broadcast('execution', { executionId, workflowId: record?.workflowId, status });
+      if (status !== 'RUNNING') {
+        remote.delete(executionId);
+        done();
+      }
+    }
+  };
+
+  const runThread = async (threadId: string) => {
+    if (options.deployed) {
+      throw new StepthreadError(
+        'INVALID_STATE_MACHINE',
+        'the console runs copied threads on this machine only: use `stepthread dev` without --target aws, or `stepthread run <workflow> --thread <id>`',
+      );
+    }
+    const { thread } = await stores.threads.getThread(threadId);
+    if (thread.currentNodeId === undefined) {
+      throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
+    }
+    const workflow = await validWorkflow(thread.workflowId);
+    const prepared = runtime.prepare(workflow, { startNodeId: thread.currentNodeId });
+    const executionId = randomUUID();
+    // Refused here, before anything is tracked, so the caller gets a 409 rather than a failed run.
+    if (isTerminalStatus(thread.status)) {
+      throw new StepthreadError(
+        'INVALID_STATUS_TRANSITION',
+        `thread ${threadId} is ${thread.status}; copy it and run the copy`,
+      );
+    }
+    track(
+      workflow,
+      executionId,
+      threadId,
+      (hooks) => prepared.runThread(threadId, { executionId, ...hooks }),
+      nodeOfStates(prepared.tasks),
+    );
+    return { executionId, threadId, workflowId: workflow.id };
+  };
+
+  // --- reads -----------------------------------------------------------------------------------
+
+  const getExecutionRecord = async (executionId: string): Promise<ExecutionRecord | undefined> => {
+    try {
+      return await stores.executions.getExecution(executionId);
+    } catch (error) {
+      if (error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND') return undefined;
+      throw error;
+    }
+  };
+
+  const listExecutions = async (workflowFilter?: string) => {
+    const ids = workflowFilter
+      ? [workflowFilter]
+      : (await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : []));
+    const records = (
+      await Promise.all(ids.map((id) => stores.executions.listExecutions(id, { limit: 200 })))
+    ).flat();
+    const byId = new Map(records.map((record) => [record.executionId, record]));
+    const rows = [...byId.values()].map((record) => executionRow(record));
+    // Runs started a moment ago may not be indexed yet.
+    for (const run of runs.values()) {
+      if (byId.has(run.executionId) || (workflowFilter && run.workflowId !== workflowFilter)) continue;
+      rows.push({
+        executionId: run.executionId,
+        workflowId: run.workflowId,
+        rootThreadId: run.rootThreadId,
+        status: run.status === 'RUNNING' ? 'RUNNING' : 'FAILED',
+        startTime: run.startedAt,
+      });
+    }
+    rows.sort((a, b) => b.startTime.localeCompare(a.startTime));
+    return rows;
+  };
+
+  const executionRow = (record: ExecutionRecord) => {
+    const live = runs.get(record.executionId);
+    const status = live?.status === 'RUNNING' ? 'RUNNING' : record.status;
+    return {
+      executionId: record.executionId,
+      workflowId: record.workflowId,
+      rootThreadId: record.rootThreadId,
+      status,
+      startTime: record.startTime,
+      ...(record.endTime ? { endTime: record.endTime } : {}),
+      ...(record.endTime ? { durationMs: Date.parse(record.endTime) - Date.parse(record.startTime) } : {}),
+      ...(record.continuedFrom ? { continuedFrom: record.continuedFrom } : {}),
+      ...(record.continuedAs ? { continuedAs: record.continuedAs } : {}),
+      ...(stepFunctionsConsoleUrl(record.executionId)
+        ? { consoleUrl: stepFunctionsConsoleUrl(record.executionId) }
+        : {}),
+    };
+  };
+
+  /**
+   * The threads of an execution's run with their node runs, as `inspect --json` reports them but
+   * without conversations (the page reads one when it shows it): each thread's step records are
+   * read once, all threads in parallel.
+   */
+  const executionReport = async (
+    record: ExecutionRecord,
+  ): Promise<{
+    rootThreadId?: string;
+    executions?: { executionId: string; status: string }[];
+    threads: ThreadReport[];
+  }> => {
+    const chain = await executionChain(stores.executions, record);
+    const listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
+    // The index is eventually consistent: make sure the root is there.
+    if (!listed.some((thread) => thread.id === record.rootThreadId)) {
+      try {
+        listed.unshift((await stores.threads.getThread(record.rootThreadId)).thread);
+      } catch (error) {
+        // START creates the root thread: a run that just started may have none yet.
+        if (!(error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND')) throw error;
+      }
+    }
+    const rootId = record.rootThreadId;
+    listed.sort(
+      (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
+    );
+    const journals = await Promise.all(listed.map((thread) => stores.threads.readJournal(thread.id)));
+    const threads = listed.map((thread, i): ThreadReport => {
+      const { metadata } = thread;
+      return {
+        threadId: thread.id,
+        ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
+        ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
+        ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+        status: thread.status,
+        ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
+        startTime: thread.startTime,
+        ...(thread.endTime ? { endTime: thread.endTime } : {}),
+        errors: thread.errors,
+        nodes: nodeRunsOf(journals[i]!.events),
+        children: listed
+          .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
+          .map((other) => other.id),
+      };
+    });
+    return {
+      rootThreadId: rootId,
+      ...(chain.length > 1
+        ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
+        : {}),
+      threads,
+    };
+  };
+
+  const executionPage = async (executionId: string) => {
+    const record = await getExecutionRecord(executionId);
+    const live = runs.get(executionId);
+    if (record === undefined && live === undefined) {
+      throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
+    }
+    const report = record === undefined ? { threads: [] } : await executionReport(record);
+    const nodeStatus: Record<
+      string,
+      { status: string; durationMs?: number; attempt?: number; runs: number; threadId?: string }
+    > = {};
+    for (const thread of report.threads) {
+      for (const run of thread.nodes) {
+        const seen = nodeStatus[run.nodeId];
+        nodeStatus[run.nodeId] = {
+          status: run.status,
+          ...(run.durationMs === undefined ? {} : { durationMs: run.durationMs }),
+          attempt: run.attempt,
+          runs: (seen?.runs ?? 0) + 1,
+          threadId: thread.threadId,
+        };
+      }
+    }
+    if (live?.status === 'RUNNING') {
+      for (const [nodeId, state] of live.nodes) {
+        if (state.status === 'RUNNING' || state.status === 'WAITING') {
+          nodeStatus[nodeId] = {
+            ...(nodeStatus[nodeId] ?? { runs: 0 }),
+            status: state.status,
+            ...(state.threadId ? { threadId: state.threadId } : {}),
+          };
+        }
+      }
+    }
+    const pending = await openInteractions(interactions, executionId, stores.executions);
+    // A question asked and not answered: its node waits, whatever the live events said last.
+    for (const interaction of pending) {
+      nodeStatus[interaction.nodeId] = {
+        ...(nodeStatus[interaction.nodeId] ?? { runs: 0 }),
+        status: 'WAITING',
+        threadId: interaction.threadId,
+      };
+    }
+    const workflowId = record?.workflowId ?? live!.workflowId;
+    const threadIds = new Set(report.threads.map((thread) => thread.threadId));
+    const copies = await copiesOf(workflowId, threadIds);
+    return {
+      execution: record
+        ? executionRow(record)
+        : { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt },
+      workflowId,
+      ...(live?.error ? { error: live.error } : {}),
+      rootThreadId: report.rootThreadId ?? live?.rootThreadId,
+      ...(report.executions ? { executions: report.executions } : {}),
+      threads: report.threads,
+      nodeStatus,
+      pending: pending.map((interaction) =>
+        interactionJson(
+          interaction,
+          options.deployed !== undefined || waiters.has(interaction.interactionId),
+        ),
+      ),
+      copies,
+    };
+  };
+
+  /** Executions of the workflow whose root thread is a copy of one of `threadIds`. */
+  const copiesOf = async (workflowId: string, threadIds: ReadonlySet<string>) => {
+    if (threadIds.size === 0) return [];
+    const records = await stores.executions.listExecutions(workflowId, { limit: 200 });
+    const roots = await stores.threads.getThreads([...new Set(records.map((r) => r.rootThreadId))]);
+    const copied = new Map(
+      roots
+        .filter(({ thread }) => thread.metadata.copiedFrom && threadIds.has(thread.metadata.copiedFrom))
+        .map(({ thread }) => [thread.id, thread]),
+    );
+    return records
+      .filter((record) => copied.has(record.rootThreadId))
+      .map((record) => ({
+        threadId: record.rootThreadId,
+        copiedFrom: copied.get(record.rootThreadId)!.metadata.copiedFrom!,
+        executionId: record.executionId,
+        status: runs.get(record.executionId)?.status === 'RUNNING' ? 'RUNNING' : record.status,
+      }));
+  };
+
+  const threadJson = async (thread: Thread) => {
+    const hydrated = (
+      await hydrateAll(stores.values, [
+        { input: thread.input, output: thread.output, variables: thread.variables },
+      ])
+    ).data[0]!;
+    return {
+      threadId: thread.id,
+      workflowId: thread.workflowId,
+      status: thread.status,
+      ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
+      step: thread.step ?? 0,
+      startTime: thread.startTime,
+      ...(thread.endTime ? { endTime: thread.endTime } : {}),
+      metadata: thread.metadata,
+      input: hydrated.input,
+      ...(hydrated.output === undefined ? {} : { output: hydrated.output }),
+      variables: hydrated.variables,
+      errors: thread.errors,
+      tokenUsage: thread.conversation.tokenUsage ?? null,
+    };
+  };
+
+  const conversationAt = async (threadId: string, stepParam: string | null) => {
+    const { thread } = await stores.threads.getThread(threadId);
+    const stepCount = thread.step ?? 0;
+    const step = stepParam === null ? stepCount : Number(stepParam);
+    if (!Number.isInteger(step) || step < 0) throw badRequest('"step" must be a whole number ≥ 0');
+    if (step === 0) return { threadId, step, stepCount, messages: [], variables: null };
+    // As the thread was after step `step`: before step `step + 1` ran.
+    const at =
+      step < stepCount ? (await threadBefore(stores.threads, thread, { step: step + 1 })).thread : thread;
+    const messages = await runtime.conversationOf(at);
+    const variables = (await hydrateAll(stores.values, [{ variables: at.variables }])).data[0]!.variables;
+    return { threadId, step: Math.min(step, stepCount), stepCount, messages, variables };
+  };
+
+  const stepsOf = async (threadId: string, from?: number, to?: number) => {
+    const { thread } = await stores.threads.getThread(threadId);
+    const records = await stores.threads.readSteps(threadId, {
+      ...(from === undefined ? {} : { from }),
+      to: Math.min(to ?? Number.POSITIVE_INFINITY, thread.step ?? 0),
+    });
+    // Outputs stored by reference (large values) are read back: one parallel round of reads.
+    const outputs = (
+      await hydrateAll(
+        stores.values,
+        records.map((record) => ({ output: record.result.output })),
+      )
+    ).data;
+    return {
+      threadId,
+      stepCount: thread.step ?? 0,
+      steps: records.map((record, index) => {
+        const output = outputs[index]?.output;
+        const usage = (record.state?.conversation as { tokenUsage?: unknown } | undefined)?.tokenUsage;
+        return {
+          step: record.step,
+          nodeId: record.result.nodeId,
+          nodeType: record.result.nodeType,
+          status: record.result.status,
+          startedAt: record.result.startedAt,
+          endedAt: record.result.endedAt,
+          durationMs: Date.parse(record.result.endedAt) - Date.parse(record.result.startedAt),
+          attempt: record.result.attempt ?? 1,
+          ...(output === undefined ? {} : { output }),
+          ...(record.result.error ? { error: record.result.error } : {}),
+          ...(record.state?.variables ? { variables: record.state.variables } : {}),
+          ...(usage ? { tokenUsage: usage } : {}),
+          events: record.events.map((event) => event.type),
+        };
+      }),
+    };
+  };
+
+  // --- HTTP ------------------------------------------------------------------------------------
+
+  const readJson = async (req: IncomingMessage): Promise<unknown> => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        throw new ApiError(413, 'API_PAYLOAD_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    if (size === 0) return {};
+    if (type !== 'application/json') {
+      throw new ApiError(415, 'API_UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+    }
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    } catch (error) {
+      throw badRequest(`the body is not valid JSON: ${(error as Error).message}`);
+    }
+  };
+
+  const hostAllowed = (req: IncomingMessage): boolean => {
+    if (!LOOPBACK.has(host)) return true;
+    const hostHeader = req.headers.host ?? '';
+    const name = hostHeader.replace(/:\d+$/, '');
+    return LOOPBACK.has(name) && hostHeader.endsWith(`:${port}`);
+  };
+
+  /** A write must come from this server's own pages (or a client that sends no Origin, like curl). */
+  const checkWriteOrigin = (req: IncomingMessage): void => {
+    const origin = req.headers.origin;
+    const site = req.headers['sec-fetch-site'];
+    const own = origin === undefined || [...LOOPBACK].some((name) => origin === `http://${name}:${port}`);
+    if (!own || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+      throw new ApiError(403, 'API_FORBIDDEN_ORIGIN', `writes from ${origin ?? site} are refused`);
+    }
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      throw new ApiError(415, 'API_UNSUPPORTED_MEDIA_TYPE', 'send writes as application/json');
+    }
+  };
+
+  const send = (res: ServerResponse, status: number, body: unknown): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    res.end(text);
+  };
+
+  const intParam = (url: URL, name: string): number | undefined => {
+    const raw = url.searchParams.get(name);
+    if (raw === null) return undefined;
+    if (!/^\d+$/.test(raw)) throw badRequest(`"${name}" must be a whole number`);
+    return Number(raw);
+  };
+
+  type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<[number, unknown]>;
+  const routes: { method: string; path: RegExp; handler: Handler }[] = [];
+  const route = (method: string, path: string, handler: Handler) => {
+    const pattern = new RegExp(`^${path.replaceAll(':id', '([^/]+)')}$`);
+    routes.push({ method, path: pattern, handler });
+  };
+
+  route('GET', '/api/health', async () => [
+    200,
+    { ok: true, workflowsDir, target: options.deployed ? 'aws' : 'local' },
+  ]);
+
+  route('GET', '/api/workflows', async () => {
+    const list = await loadWorkflows();
+    return [
+      200,
+      list.map((entry) => ({
+        file: entry.file,
+        ...(entry.id ? { id: entry.id } : {}),
+        ...(entry.description ? { description: entry.description } : {}),
+        valid: entry.workflow !== undefined,
+        errors: entry.errors,
+      })),
+    ];
+  });
+
+  route('GET', '/api/workflows/:id', async (_req, _url, [id]) => {
+    const entry = await findWorkflow(id!);
+    let graph: GraphView | undefined;
+    if (entry.workflow) graph = graphViewOf(entry.workflow);
+    return [
+      200,
+      {
+        file: entry.file,
+        id: entry.id,
+        valid: entry.workflow !== undefined,
+        errors: entry.errors,
+        ...(entry.workflow ? { workflow: entry.workflow } : {}),
+        ...(graph ? { graph } : {}),
+      },
+    ];
+  });
+
+  route('POST', '/api/workflows/:id/runs', async (req, _url, [id]) => {
+    const body = await readJson(req);
+    if (!isRecord(body)) throw badRequest('the body must be a JSON object');
+    const input = body.input ?? {};
+    if (!isRecord(input)) throw badRequest('"input" must be a JSON object');
+    return [202, await startRun(id!, input)];
+  });
+
+  route('GET', '/api/executions', async (_req, url) => {
+    const workflow = url.searchParams.get('workflow') ?? undefined;
+    return [200, await listExecutions(workflow)];
+  });
+
+  route('GET', '/api/executions/:id', async (_req, _url, [id]) => [200, await executionPage(id!)]);
+
+  route('GET', '/api/threads/:id', async (_req, _url, [id]) => {
+    const { thread } = await stores.threads.getThread(id!);
+    return [200, await threadJson(thread)];
+  });
+
+  route('GET', '/api/threads/:id/conversation', async (_req, url, [id]) => [
+    200,
+    await conversationAt(id!, url.searchParams.get('step')),
+  ]);
+
+  route('GET', '/api/threads/:id/steps', async (_req, url, [id]) => [
+    200,
+    await stepsOf(id!, intParam(url, 'from'), intParam(url, 'to')),
+  ]);
+
+  route('GET', '/api/threads/:id/events', async (_req, _url, [id]) => {
+    const journal = await stores.threads.readJournal(id!);
+    return [200, { threadId: id, events: journal.events }];
+  });
+
+  route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {
+    const body = await readJson(req);
+    if (!isRecord(body)) throw badRequest('the body must be a JSON object');
+    const { fromStep, fromNodeId } = body;
+    if (fromStep !== undefined && fromNodeId !== undefined) {
+      throw badRequest('give "fromStep" or "fromNodeId", not both');
+    }
+    if (fromStep !== undefined && !(typeof fromStep === 'number' && Number.isInteger(fromStep))) {
+      throw badRequest('"fromStep" must be a step number');
+    }
+    if (fromNodeId !== undefined && typeof fromNodeId !== 'string') {
+      throw badRequest('"fromNodeId" must be a node id');
+    }
+    const copy = await runtime.copyThread(id!, {
+      ...(fromStep === undefined ? {} : { fromStep: fromStep as number }),
+      ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
+    });
+    broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
+    return [201, await threadJson(copy)];
+  });
+
+  route('POST', '/api/threads/:id/run', async (req, _url, [id]) => {
+    await readJson(req);
+    return [202, await runThread(id!)];
+  });
+
+  route('GET', '/api/interactions', async (_req, url) => {
+    const ref = url.searchParams.get('thread') ?? url.searchParams.get('execution') ?? undefined;
+    const open = await openInteractions(interactions, ref, stores.executions);
+    return [
+      200,
+      open.map((interaction) =>
+        interactionJson(
+          interaction,
+          options.deployed !== undefined || waiters.has(interaction.interactionId),
+        ),
+      ),
+    ];
+  });
+
+  route('POST', '/api/interactions/:id/answer', async (req, _url, [id]) => {
+    const reply = replyOfBody(await readJson(req));
+    const parts = parseInteractionId(id!);
+    if (parts === undefined) throw badRequest('an interaction id is <threadId>/<nodeId>');
+    const interaction = await interactions.getInteraction(parts.threadId, parts.nodeId);
+    answerFor(interaction, reply);
+    if (options.deployed) {
+      const result = await deliverReply(options.deployed.sfn as SfnSend, interaction, reply);
+      broadcast('interaction', {
+        executionId: interaction.executionId,
+        interactionId: interaction.interactionId,
+        nodeId: interaction.nodeId,
+        status: 'ANSWERED',
+      });
+      return [
+        202,
+        {
+          interactionId: interaction.interactionId,
+          executionId: interaction.executionId,
+          accepted: true,
+          result,
+        },
+      ];
+    }
+    const waiter = waiters.get(interaction.interactionId);
+    if (waiter === undefined) {
+      if (interaction.status !== 'PENDING') {
+        throw new StepthreadError(
+          'INTERACTION_ALREADY_ANSWERED',
+          `interaction ${interaction.interactionId} is ${interaction.status.toLowerCase()} already`,
+        );
+      }
+      throw new StepthreadError(
+        'INTERACTION_NOT_DELIVERED',
+        `interaction ${interaction.interactionId} belongs to a run this server is not running`,
+      );
+    }
+    waiter.answer(reply);
+    return [
+      202,
+      { interactionId: interaction.interactionId, executionId: interaction.executionId, accepted: true },
+    ];
+  });
+
+  const serveEvents = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
+    const execution = url.searchParams.get('execution') ?? undefined;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
+    res.write('retry: 1000\n\n');
+    const stream = { res, ...(execution ? { execution } : {}) };
+    streams.add(stream);
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    ping.unref();
+    req.on('close', () => {
+      clearInterval(ping);
+      streams.delete(stream);
+    });
+  };
+
+  const serveStatic = async (res: ServerResponse, pathname: string): Promise<void> => {
+    const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '');
+    let file = resolve(consoleDir, relative);
+    if (!file.startsWith(consoleDir + sep) && file !== consoleDir) {
+      throw new ApiError(404, 'API_NOT_FOUND', `no file ${pathname}`);
+    }
+    const isFile = await stat(file).then(
+      (info) => info.isFile(),
+      () => false,
+    );
+    // Client-side routes get the app.
+    if (!isFile) file = join(consoleDir, 'index.html');
+    let body: Buffer;
+    try {
+      body = await readFile(file);
+    } catch {
+      res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('The console is not built: run `npm run build:console`. The API is served under /api.\n');
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+      'cache-control': file.includes(`${sep}assets${sep}`)
+        ? 'public, max-age=31536000, immutable'
+        : 'no-cache',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy':
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'",
+    });
+    res.end(body);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!hostAllowed(req)) {
+      throw new ApiError(
+        403,
+        'API_FORBIDDEN_ORIGIN',
+        `host ${req.headers.host ?? '(none)'} is not this server`,
+      );
+    }
+    const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    const method = req.method ?? 'GET';
+    if (!url.pathname.startsWith('/api/')) {
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new ApiError(405, 'API_METHOD_NOT_ALLOWED', `${method} ${url.pathname} is not allowed`);
+      }
+      return serveStatic(res, url.pathname);
+    }
+    if (url.pathname === '/api/events' && method === 'GET') return serveEvents(req, res, url);
+    let params: string[] | undefined;
+    const matching = routes.filter((candidate) => {
+      const match = candidate.path.exec(url.pathname);
+      if (match) params = match.slice(1).map((part) => decodeURIComponent(part));
+      return match !== null;
+    });
+    if (matching.length === 0) throw new ApiError(404, 'API_NOT_FOUND', `no API at ${url.pathname}`);
+    const target = matching.find((candidate) => candidate.method === method);
+    if (target === undefined) {
+      throw new ApiError(405, 'API_METHOD_NOT_ALLOWED', `${method} ${url.pathname} is not allowed`);
+    }
+    if (method !== 'GET') checkWriteOrigin(req);
+    const [status, body] = await target.handler(req, url, params ?? []);
+    send(res, status, body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const { status, body } = httpStatusOf(error);
+      if (res.headersSent) res.end();
+      else send(res, status, body);
+    });
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolveListen());
+  });
+  port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    async close() {
+      if (polling) clearInterval(polling);
+      for (const finish of remote.values()) finish();
+      remote.clear();
+      for (const waiter of waiters.values()) {
+        waiter.answer({ kind: 'fail', reason: 'the dev server stopped before it was answered' });
+      }
+      await Promise.allSettled([...runs.values()].map((run) => run.done));
+      for (const stream of streams) stream.res.end();
+      streams.clear();
+      await new Promise<void>((resolveClose) => {
+        server.close(() => resolveClose());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

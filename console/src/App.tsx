@@ -1,0 +1,232 @@
+/**
+ * The console: hash routes for the home page (workflows and executions), a workflow (graph and start
+ * form) and an execution. Every page reads the API and listens to the live stream, so a reload
+ * shows the same run and keeps following it.
+ */
+import { useCallback, useEffect, useState } from 'react';
+import {
+  api,
+  type ExecutionRow,
+  formatDuration,
+  formatTime,
+  subscribe,
+  type WorkflowDetail,
+  type WorkflowEntry,
+} from './api.ts';
+import { ExecutionView } from './ExecutionPage.tsx';
+import { Graph } from './Graph.tsx';
+import { navigate, StatusBadge } from './ui.tsx';
+
+function readHash(): string[] {
+  return window.location.hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((part) => decodeURIComponent(part));
+}
+
+function useHashRoute(): string[] {
+  const [route, setRoute] = useState(readHash);
+  useEffect(() => {
+    const onChange = () => setRoute(readHash());
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+export function App() {
+  const [section, id] = useHashRoute();
+  return (
+    <>
+      <header className="top">
+        <a className="brand" href="#/">
+          stepthread console
+        </a>
+        <a href="#/">Workflows &amp; executions</a>
+      </header>
+      <main>
+        {section === 'workflows' && id ? (
+          <WorkflowPage key={id} workflowId={id} />
+        ) : section === 'executions' && id ? (
+          <ExecutionView key={id} executionId={id} />
+        ) : (
+          <Home />
+        )}
+      </main>
+    </>
+  );
+}
+
+function Home() {
+  const [workflows, setWorkflows] = useState<WorkflowEntry[]>();
+  const [executions, setExecutions] = useState<ExecutionRow[]>();
+  const [error, setError] = useState<string>();
+  const refresh = useCallback(() => {
+    api.executions().then(setExecutions, (e: Error) => setError(e.message));
+  }, []);
+  useEffect(() => {
+    api.workflows().then(setWorkflows, (e: Error) => setError(e.message));
+    refresh();
+    return subscribe(undefined, (type) => {
+      if (type === 'execution') refresh();
+    });
+  }, [refresh]);
+  return (
+    <>
+      {error && <p className="error">{error}</p>}
+      <h1>Workflows</h1>
+      <table data-testid="workflows">
+        <thead>
+          <tr>
+            <th>Workflow</th>
+            <th>File</th>
+            <th>Valid</th>
+            <th>Description</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(workflows ?? []).map((workflow) => (
+            <tr key={workflow.file}>
+              <td>
+                {workflow.id ? (
+                  <a href={`#/workflows/${encodeURIComponent(workflow.id)}`}>{workflow.id}</a>
+                ) : (
+                  '(no id)'
+                )}
+              </td>
+              <td className="muted">{workflow.file}</td>
+              <td>
+                {workflow.valid ? (
+                  'valid'
+                ) : (
+                  <span className="error">
+                    {workflow.errors.map((error) => `${error.code}: ${error.message}`).join('; ')}
+                  </span>
+                )}
+              </td>
+              <td className="muted">{workflow.description}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h1 style={{ marginTop: '1.5rem' }}>Executions</h1>
+      <ExecutionTable rows={executions ?? []} />
+    </>
+  );
+}
+
+export function ExecutionTable({ rows }: { rows: ExecutionRow[] }) {
+  if (rows.length === 0) return <p className="muted">No executions yet: start one from a workflow.</p>;
+  return (
+    <table data-testid="executions">
+      <thead>
+        <tr>
+          <th>Execution</th>
+          <th>Status</th>
+          <th>Workflow</th>
+          <th>Started</th>
+          <th>Duration</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.executionId}>
+            <td>
+              <a href={`#/executions/${encodeURIComponent(row.executionId)}`}>
+                {row.executionId.slice(0, 8)}
+              </a>
+            </td>
+            <td>
+              <StatusBadge status={row.status} />
+            </td>
+            <td>{row.workflowId}</td>
+            <td>{formatTime(row.startTime)}</td>
+            <td>{formatDuration(row.durationMs)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function WorkflowPage({ workflowId }: { workflowId: string }) {
+  const [detail, setDetail] = useState<WorkflowDetail>();
+  const [executions, setExecutions] = useState<ExecutionRow[]>([]);
+  const [input, setInput] = useState('{}');
+  const [error, setError] = useState<string>();
+  const [starting, setStarting] = useState(false);
+  useEffect(() => {
+    api.workflow(workflowId).then(setDetail, (e: Error) => setError(e.message));
+    api
+      .executions()
+      .then((rows) => setExecutions(rows.filter((row) => row.workflowId === workflowId)))
+      .catch(() => {});
+  }, [workflowId]);
+  const start = async () => {
+    setError(undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input);
+    } catch (e) {
+      setError(`the input is not JSON: ${(e as Error).message}`);
+      return;
+    }
+    setStarting(true);
+    try {
+      const started = await api.start(workflowId, parsed);
+      navigate('executions', started.executionId);
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setStarting(false);
+    }
+  };
+  return (
+    <>
+      <h1>{workflowId}</h1>
+      {detail?.description && <p className="muted">{detail.description}</p>}
+      {detail && !detail.valid && (
+        <div className="panel error">
+          {detail.errors.map((e) => (
+            <div key={`${e.code}${e.path ?? ''}${e.message}`}>
+              {e.code} {e.path ? `at ${e.path}` : ''}: {e.message}
+            </div>
+          ))}
+        </div>
+      )}
+      <div className="columns">
+        <div>{detail?.graph && <Graph graph={detail.graph} />}</div>
+        <div>
+          <div className="panel">
+            <h2>Start a run</h2>
+            <label htmlFor="run-input" className="muted">
+              Input (a JSON object)
+            </label>
+            <textarea
+              id="run-input"
+              data-testid="run-input"
+              rows={8}
+              value={input}
+              onChange={(event) => setInput(event.target.value)}
+            />
+            <div className="row">
+              <button
+                type="button"
+                className="primary"
+                data-testid="start-run"
+                disabled={starting || !detail?.valid}
+                onClick={start}
+              >
+                Start
+              </button>
+              {error && <span className="error">{error}</span>}
+            </div>
+          </div>
+          <h2>Executions of this workflow</h2>
+          <ExecutionTable rows={executions} />
+        </div>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,476 @@
+/**
+ * One execution: the graph with each node's status and timing, the thread tree (fork children and
+ * copies), pending interactions with their controls, and per thread the conversation at any step,
+ * its variables and its step records, with "copy from this step" and "run the copy".
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import {
+  api,
+  type Conversation,
+  type ExecutionPage,
+  formatDuration,
+  formatTime,
+  type GraphView,
+  type Interaction,
+  subscribe,
+  type ThreadReport,
+  type ThreadSteps,
+} from './api.ts';
+import { Graph } from './Graph.tsx';
+import { navigate, StatusBadge } from './ui.tsx';
+
+export function ExecutionView({ executionId }: { executionId: string }) {
+  const [page, setPage] = useState<ExecutionPage>();
+  const [graph, setGraph] = useState<GraphView>();
+  const [nodes, setNodes] = useState<Record<string, unknown>>({});
+  const [error, setError] = useState<string>();
+  const [threadId, setThreadId] = useState<string>();
+  const [selectedNode, setSelectedNode] = useState<string>();
+  const [version, setVersion] = useState(0);
+  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
+
+  const refresh = useCallback(() => {
+    api.execution(executionId).then(
+      (next) => {
+        setPage(next);
+        setVersion((v) => v + 1);
+      },
+      (e: Error) => setError(e.message),
+    );
+  }, [executionId]);
+
+  useEffect(() => {
+    refresh();
+    // Live: every event of this execution schedules one re-read (events come in bursts).
+    return subscribe(executionId, () => {
+      clearTimeout(timer.current);
+      timer.current = setTimeout(refresh, 120);
+    });
+  }, [executionId, refresh]);
+
+  const workflowId = page?.workflowId;
+  useEffect(() => {
+    if (!workflowId) return;
+    api.workflow(workflowId).then((detail) => {
+      setGraph(detail.graph);
+      const list = (detail.workflow as { nodes?: { id: string }[] } | undefined)?.nodes ?? [];
+      setNodes(Object.fromEntries(list.map((node) => [node.id, node])));
+    });
+  }, [workflowId]);
+
+  if (error && !page) return <p className="error">{error}</p>;
+  if (!page) return <p className="muted">Loading…</p>;
+  const { execution } = page;
+  const currentThread = threadId ?? page.rootThreadId;
+  return (
+    <>
+      <h1>
+        Execution {execution.executionId.slice(0, 8)} <StatusBadge status={execution.status} />
+      </h1>
+      <p className="muted" data-testid="execution-status" data-status={execution.status}>
+        workflow <a href={`#/workflows/${encodeURIComponent(page.workflowId)}`}>{page.workflowId}</a> ·
+        started {formatTime(execution.startTime)}
+        {execution.durationMs !== undefined && ` · ${formatDuration(execution.durationMs)}`} · id{' '}
+        {execution.executionId}
+        {execution.consoleUrl && (
+          <>
+            {' · '}
+            <a href={execution.consoleUrl} target="_blank" rel="noreferrer">
+              Step Functions console
+            </a>
+          </>
+        )}
+      </p>
+      {page.error && (
+        <p className="error">
+          {page.error.code}: {page.error.message}
+        </p>
+      )}
+      {page.pending.length > 0 && (
+        <div className="panel" data-testid="pending">
+          <h2>Waiting for you</h2>
+          {page.pending.map((interaction) => (
+            <InteractionForm key={interaction.interactionId} interaction={interaction} onDone={refresh} />
+          ))}
+        </div>
+      )}
+      <div className="columns">
+        <div>
+          {graph && (
+            <Graph
+              graph={graph}
+              status={page.nodeStatus}
+              {...(selectedNode ? { selected: selectedNode } : {})}
+              onSelect={(nodeId) => {
+                setSelectedNode(nodeId);
+                const owner = page.nodeStatus[nodeId]?.threadId;
+                if (owner) setThreadId(owner);
+              }}
+            />
+          )}
+          {selectedNode && (
+            <div className="panel" style={{ marginTop: '1rem' }} data-testid="node-panel">
+              <h2>
+                Node {selectedNode}{' '}
+                {page.nodeStatus[selectedNode] && (
+                  <StatusBadge status={page.nodeStatus[selectedNode].status} />
+                )}
+              </h2>
+              <p className="muted">
+                {page.nodeStatus[selectedNode]
+                  ? `${page.nodeStatus[selectedNode].runs} run(s), last attempt ${page.nodeStatus[selectedNode].attempt ?? 1}, ${formatDuration(page.nodeStatus[selectedNode].durationMs)}`
+                  : 'not run in this execution'}
+                . Its steps (output, error, tokens) are listed on the right; its input is the thread as it was
+                before its step (move the slider there) and this configuration:
+              </p>
+              <pre>{JSON.stringify(nodes[selectedNode] ?? null, null, 2)}</pre>
+              <button type="button" onClick={() => setSelectedNode(undefined)}>
+                Show every step
+              </button>
+            </div>
+          )}
+          <div className="panel" style={{ marginTop: '1rem' }}>
+            <h2>Threads</h2>
+            <ThreadTree
+              page={page}
+              current={currentThread}
+              onSelect={(id) => {
+                setThreadId(id);
+                setSelectedNode(undefined);
+              }}
+            />
+          </div>
+        </div>
+        <div>
+          {currentThread && (
+            <ThreadPanel
+              key={currentThread}
+              threadId={currentThread}
+              report={page.threads.find((thread) => thread.threadId === currentThread)}
+              version={version}
+              {...(selectedNode ? { selectedNode } : {})}
+            />
+          )}
+        </div>
+      </div>
+    </>
+  );
+}
+
+function ThreadTree({
+  page,
+  current,
+  onSelect,
+}: {
+  page: ExecutionPage;
+  current: string | undefined;
+  onSelect: (threadId: string) => void;
+}) {
+  const byId = new Map(page.threads.map((thread) => [thread.threadId, thread]));
+  const root = page.rootThreadId ? byId.get(page.rootThreadId) : undefined;
+  const item = (thread: ThreadReport) => (
+    <li key={thread.threadId}>
+      <button
+        type="button"
+        className={`link${thread.threadId === current ? ' current' : ''}`}
+        data-testid={`thread-${thread.forkPathId ?? 'root'}`}
+        onClick={() => onSelect(thread.threadId)}
+      >
+        {thread.forkPathId ? `path ${thread.forkPathId}` : 'root thread'}
+      </button>{' '}
+      <StatusBadge status={thread.status} /> <span className="muted">{thread.threadId}</span>
+      {thread.copiedFrom && (
+        <span className="muted" data-testid="copied-from">
+          {' '}
+          · a copy of {thread.copiedFrom} (its steps before the copy show in the graph)
+        </span>
+      )}
+      {thread.children.length > 0 && (
+        <ul>{thread.children.flatMap((child) => (byId.has(child) ? [item(byId.get(child)!)] : []))}</ul>
+      )}
+      {page.copies.some((copy) => copy.copiedFrom === thread.threadId) && (
+        <ul>
+          {page.copies
+            .filter((copy) => copy.copiedFrom === thread.threadId)
+            .map((copy) => (
+              <li key={copy.executionId}>
+                copy <a href={`#/executions/${encodeURIComponent(copy.executionId)}`}>{copy.threadId}</a>{' '}
+                <StatusBadge status={copy.status} />
+              </li>
+            ))}
+        </ul>
+      )}
+    </li>
+  );
+  if (!root) return <p className="muted">The run is starting…</p>;
+  return (
+    <div className="tree">
+      <ul>{item(root)}</ul>
+    </div>
+  );
+}
+
+function InteractionForm({ interaction, onDone }: { interaction: Interaction; onDone: () => void }) {
+  const [value, setValue] = useState('""');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const send = async (body: unknown) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.answer(interaction.interactionId, body);
+      onDone();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const disabled = busy || !interaction.answerable;
+  return (
+    <div className="interaction" data-testid={`interaction-${interaction.nodeId}`}>
+      <div>
+        <strong>{interaction.nodeId}</strong> <span className="muted">{interaction.interactionType}</span>
+      </div>
+      {interaction.message && <p>{interaction.message}</p>}
+      {!interaction.answerable && (
+        <p className="muted">Its run is not running in this server: answer it with `stepthread respond`.</p>
+      )}
+      {interaction.interactionType === 'ask_for_approval' && (
+        <div className="row">
+          <button
+            type="button"
+            className="primary"
+            data-testid="approve"
+            disabled={disabled}
+            onClick={() => send({ approve: true })}
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            className="danger"
+            data-testid="reject"
+            disabled={disabled}
+            onClick={() => send({ reject: true })}
+          >
+            Reject
+          </button>
+        </div>
+      )}
+      {interaction.interactionType === 'ask_for_selection' && (
+        <div className="row">
+          {(interaction.options ?? []).map((option, index) => (
+            <button
+              type="button"
+              key={option}
+              data-testid={`select-${index}`}
+              disabled={disabled}
+              onClick={() => send({ select: index })}
+            >
+              {option}
+            </button>
+          ))}
+        </div>
+      )}
+      {interaction.interactionType === 'ask_for_input' && (
+        <div>
+          <textarea
+            rows={3}
+            aria-label="answer (JSON)"
+            value={value}
+            onChange={(event) => setValue(event.target.value)}
+          />
+          <button
+            type="button"
+            className="primary"
+            disabled={disabled}
+            onClick={() => {
+              try {
+                send({ input: JSON.parse(value) });
+              } catch (e) {
+                setError(`not JSON: ${(e as Error).message}`);
+              }
+            }}
+          >
+            Send
+          </button>
+        </div>
+      )}
+      {error && <p className="error">{error}</p>}
+    </div>
+  );
+}
+
+function ThreadPanel({
+  threadId,
+  report,
+  version,
+  selectedNode,
+}: {
+  threadId: string;
+  report: ThreadReport | undefined;
+  version: number;
+  selectedNode?: string;
+}) {
+  const [steps, setSteps] = useState<ThreadSteps>();
+  const [step, setStep] = useState<number>();
+  const [conversation, setConversation] = useState<Conversation>();
+  const [copied, setCopied] = useState<{ threadId: string; fromStep: number }>();
+  const [error, setError] = useState<string>();
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
+  useEffect(() => {
+    api.steps(threadId).then(setSteps, () => {});
+  }, [threadId, version]);
+  const stepCount = steps?.stepCount ?? 0;
+  const shown = step ?? stepCount;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
+  useEffect(() => {
+    api.conversation(threadId, step).then(setConversation, () => {});
+  }, [threadId, step, version]);
+
+  const copyFrom = async (fromStep: number) => {
+    setError(undefined);
+    try {
+      const copy = await api.copy(threadId, fromStep);
+      setCopied({ threadId: copy.threadId, fromStep });
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const runCopy = async () => {
+    if (!copied) return;
+    try {
+      const started = await api.run(copied.threadId);
+      navigate('executions', started.executionId);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const canCopy = report !== undefined && report.forkPathId === undefined && report.status !== 'RUNNING';
+  const visible = (steps?.steps ?? []).filter((row) => !selectedNode || row.nodeId === selectedNode);
+
+  return (
+    <div data-testid="thread-panel" data-thread={threadId}>
+      <div className="panel">
+        <h2>
+          {report?.forkPathId ? `Path ${report.forkPathId}` : 'Root thread'}{' '}
+          {report && <StatusBadge status={report.status} />}
+        </h2>
+        <div className="muted">{threadId}</div>
+        <label htmlFor="step-slider" className="muted">
+          Conversation after step {shown} of {stepCount}
+        </label>
+        <input
+          id="step-slider"
+          data-testid="step-slider"
+          type="range"
+          min={0}
+          max={stepCount}
+          value={shown}
+          onChange={(event) => setStep(Number(event.target.value))}
+        />
+        <div className="chat" data-testid="conversation">
+          {(conversation?.messages ?? []).map((message, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: messages are positional
+            <div key={index} className={`msg msg-${message.role}`}>
+              <div className="role">
+                {message.role}
+                {message.name ? ` · ${message.name}` : ''}
+              </div>
+              {message.content}
+              {(message.toolCalls ?? []).map((call) => (
+                <div key={call.id} className="muted">
+                  → {call.name}({JSON.stringify(call.arguments)})
+                </div>
+              ))}
+            </div>
+          ))}
+          {conversation && conversation.messages.length === 0 && <p className="muted">No messages yet.</p>}
+        </div>
+        <h2>Variables</h2>
+        <pre data-testid="variables">{JSON.stringify(conversation?.variables ?? null, null, 2)}</pre>
+      </div>
+      <div className="panel">
+        <h2>
+          Steps{selectedNode ? ` of ${selectedNode}` : ''}{' '}
+          {copied && (
+            <span className="row" style={{ display: 'inline-flex' }}>
+              <span className="muted" data-testid="copied">
+                copied from step {copied.fromStep}: {copied.threadId}
+              </span>
+              <button type="button" className="primary" data-testid="run-copy" onClick={runCopy}>
+                Run the copy
+              </button>
+            </span>
+          )}
+        </h2>
+        {error && <p className="error">{error}</p>}
+        <table data-testid="steps">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Node</th>
+              <th>Status</th>
+              <th>Time</th>
+              <th>Tokens</th>
+              <th>Output / error</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {visible.map((row) => (
+              <tr key={row.step} data-testid={`step-${row.step}`} data-node={row.nodeId}>
+                <td>{row.step}</td>
+                <td>
+                  {row.nodeId}
+                  <div className="muted">{row.nodeType.toLowerCase()}</div>
+                </td>
+                <td>
+                  <StatusBadge status={row.status} />
+                  {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
+                </td>
+                <td>{formatDuration(row.durationMs)}</td>
+                <td>{row.tokenUsage ? row.tokenUsage.totalTokens : ''}</td>
+                <td>
+                  {row.error ? (
+                    <span className="error">
+                      {row.error.code}: {row.error.message}
+                    </span>
+                  ) : row.output === undefined ? (
+                    ''
+                  ) : (
+                    <pre>{JSON.stringify(row.output, null, 2)}</pre>
+                  )}
+                </td>
+                <td>
+                  {canCopy && row.step > 1 && (
+                    <button
+                      type="button"
+                      data-testid={`copy-from-${row.step}`}
+                      title="A new thread as this one was before this step, ready to run it again"
+                      onClick={() => copyFrom(row.step)}
+                    >
+                      Copy from here
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {report && report.errors.length > 0 && (
+          <div className="error">
+            {report.errors.map((e) => (
+              <div key={`${e.code}${e.message}`}>
+                {e.code}: {e.message}
+              </div>
+            ))}
+          </div>
+        )}
+        {report && <p className="muted">started {formatTime(report.startTime)}</p>}
+      </div>
+    </div>
+  );
+}

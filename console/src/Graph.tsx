@@ -1,0 +1,188 @@
+/**
+ * The workflow graph: dagre lays out the built nodes top to bottom, React Flow draws them. Fork/join
+ * regions and loops are drawn as labelled boxes behind their nodes; each node shows its live status
+ * and timing when an execution is given.
+ */
+import dagre from '@dagrejs/dagre';
+import {
+  Background,
+  Controls,
+  type Edge,
+  Handle,
+  MarkerType,
+  type Node,
+  type NodeProps,
+  Position,
+  ReactFlow,
+} from '@xyflow/react';
+import { useMemo } from 'react';
+import { formatDuration, type GraphView, type NodeStatus } from './api.ts';
+
+const NODE_WIDTH = 180;
+const NODE_HEIGHT = 54;
+const PAD = 18;
+
+type StepNodeData = {
+  label: string;
+  type: string;
+  detail?: string;
+  status?: NodeStatus;
+  selected: boolean;
+};
+
+function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
+  const status = data.status?.status ?? 'PENDING';
+  const timing = data.status?.durationMs === undefined ? '' : formatDuration(data.status.durationMs);
+  const runs = (data.status?.runs ?? 0) > 1 ? ` ×${data.status?.runs}` : '';
+  return (
+    <div
+      className={`step-node status-${status.toLowerCase()}${data.selected ? ' selected' : ''}`}
+      data-testid={`node-${id}`}
+      data-status={status}
+    >
+      <Handle type="target" position={Position.Top} />
+      <div className="step-node-title">{data.label}</div>
+      <div className="step-node-meta">
+        <span>{data.type.toLowerCase().replaceAll('_', ' ')}</span>
+        <span>
+          {status === 'PENDING' ? '' : status.toLowerCase()} {timing}
+          {runs}
+        </span>
+      </div>
+      <Handle type="source" position={Position.Bottom} />
+    </div>
+  );
+}
+
+function RegionNode({ data }: NodeProps<Node<{ label: string; kind: string }>>) {
+  return (
+    <div className={`region region-${data.kind}`}>
+      <span>{data.label}</span>
+    </div>
+  );
+}
+
+const nodeTypes = { step: StepNode, region: RegionNode };
+
+export interface GraphProps {
+  graph: GraphView;
+  status?: Record<string, NodeStatus>;
+  selected?: string;
+  onSelect?: (nodeId: string) => void;
+}
+
+function layout(graph: GraphView): Map<string, { x: number; y: number }> {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 50 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (const edge of graph.edges) if (edge.kind === 'next') g.setEdge(edge.from, edge.to);
+  dagre.layout(g);
+  const positions = new Map<string, { x: number; y: number }>();
+  for (const node of graph.nodes) {
+    const placed = g.node(node.id);
+    positions.set(node.id, { x: placed.x - NODE_WIDTH / 2, y: placed.y - NODE_HEIGHT / 2 });
+  }
+  return positions;
+}
+
+function regionAround(
+  id: string,
+  label: string,
+  kind: string,
+  nodeIds: readonly string[],
+  positions: Map<string, { x: number; y: number }>,
+  depth: number,
+): Node {
+  const points = nodeIds.flatMap((nodeId) => positions.get(nodeId) ?? []);
+  const pad = PAD + depth * 8;
+  const minX = Math.min(...points.map((p) => p.x)) - pad;
+  const minY = Math.min(...points.map((p) => p.y)) - pad - 10;
+  const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad;
+  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad;
+  return {
+    id,
+    type: 'region',
+    position: { x: minX, y: minY },
+    data: { label, kind },
+    style: { width: maxX - minX, height: maxY - minY },
+    draggable: false,
+    selectable: false,
+    zIndex: -1,
+  };
+}
+
+export function Graph({ graph, status, selected, onSelect }: GraphProps) {
+  const positions = useMemo(() => layout(graph), [graph]);
+  const nodes = useMemo<Node[]>(() => {
+    const regions: Node[] = [
+      ...graph.forks.map((fork) =>
+        regionAround(
+          `region:${fork.forkId}`,
+          `fork ${fork.forkId} → join ${fork.joinId}`,
+          'fork',
+          [fork.forkId, fork.joinId, ...fork.paths.flatMap((path) => path.nodeIds)],
+          positions,
+          0,
+        ),
+      ),
+      ...graph.loops.map((loop) =>
+        regionAround(
+          `region:${loop.loopId}`,
+          `loop ${loop.loopId}`,
+          'loop',
+          [loop.startId, loop.endId, ...loop.bodyIds],
+          positions,
+          1,
+        ),
+      ),
+    ];
+    const steps: Node[] = graph.nodes.map((node) => ({
+      id: node.id,
+      type: 'step',
+      position: positions.get(node.id) ?? { x: 0, y: 0 },
+      data: {
+        label: node.label,
+        type: node.type,
+        ...(node.detail ? { detail: node.detail } : {}),
+        ...(status?.[node.id] ? { status: status[node.id] } : {}),
+        selected: node.id === selected,
+      },
+      draggable: false,
+    }));
+    return [...regions, ...steps];
+  }, [graph, positions, status, selected]);
+  const edges = useMemo<Edge[]>(
+    () =>
+      graph.edges.map((edge) => {
+        const done = status?.[edge.to] !== undefined && status?.[edge.from] !== undefined;
+        return {
+          id: `${edge.from}->${edge.to}`,
+          source: edge.from,
+          target: edge.to,
+          animated: status?.[edge.to]?.status === 'RUNNING',
+          markerEnd: { type: MarkerType.ArrowClosed },
+          className: `${edge.kind === 'loop' ? 'edge-loop' : ''}${done ? ' edge-taken' : ''}`,
+          ...(edge.kind === 'loop' ? { label: 'next', type: 'smoothstep' } : {}),
+        };
+      }),
+    [graph, status],
+  );
+  return (
+    <div className="graph" data-testid="graph">
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        fitView
+        nodesConnectable={false}
+        onNodeClick={(_event, node) => {
+          if (node.type === 'step') onSelect?.(node.id);
+        }}
+      >
+        <Background />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}

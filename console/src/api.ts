@@ -1,0 +1,212 @@
+/** The console's client of the `stepthread dev` JSON API (same origin). */
+
+export interface CodedError {
+  code: string;
+  message: string;
+  nodeId?: string;
+  path?: string;
+}
+
+export interface WorkflowEntry {
+  file: string;
+  id?: string;
+  description?: string;
+  valid: boolean;
+  errors: CodedError[];
+}
+
+export interface GraphView {
+  workflowId: string;
+  startId: string;
+  nodes: { id: string; type: string; label: string; subgraphPath: string[]; detail?: string }[];
+  edges: { from: string; to: string; kind: 'next' | 'loop' }[];
+  forks: { forkId: string; joinId: string; paths: { pathId: string; nodeIds: string[] }[] }[];
+  loops: { loopId: string; startId: string; endId: string; bodyIds: string[] }[];
+}
+
+export interface WorkflowDetail extends WorkflowEntry {
+  graph?: GraphView;
+  workflow?: unknown;
+}
+
+export interface ExecutionRow {
+  executionId: string;
+  workflowId: string;
+  rootThreadId?: string;
+  status: string;
+  startTime: string;
+  endTime?: string;
+  durationMs?: number;
+  /** A deployed execution's page in the Step Functions console. */
+  consoleUrl?: string;
+}
+
+export interface NodeRun {
+  nodeId: string;
+  nodeType: string;
+  status: string;
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  attempt: number;
+}
+
+export interface ThreadReport {
+  threadId: string;
+  parentThreadId?: string;
+  forkPathId?: string;
+  copiedFrom?: string;
+  status: string;
+  currentNodeId?: string;
+  startTime: string;
+  endTime?: string;
+  errors: CodedError[];
+  nodes: NodeRun[];
+  children: string[];
+}
+
+export interface Interaction {
+  interactionId: string;
+  executionId: string;
+  threadId: string;
+  nodeId: string;
+  interactionType: 'ask_for_approval' | 'ask_for_input' | 'ask_for_selection' | 'show_message';
+  message?: string;
+  options?: string[];
+  requestedAt: string;
+  answerable: boolean;
+}
+
+export interface NodeStatus {
+  status: string;
+  durationMs?: number;
+  attempt?: number;
+  runs: number;
+  threadId?: string;
+}
+
+export interface ExecutionPage {
+  execution: ExecutionRow;
+  workflowId: string;
+  rootThreadId?: string;
+  error?: CodedError;
+  threads: ThreadReport[];
+  nodeStatus: Record<string, NodeStatus>;
+  pending: Interaction[];
+  copies: { threadId: string; copiedFrom: string; executionId: string; status: string }[];
+}
+
+export interface Message {
+  role: string;
+  content: string;
+  name?: string;
+  toolCalls?: { id: string; name: string; arguments: unknown }[];
+}
+
+export interface Conversation {
+  threadId: string;
+  step: number;
+  stepCount: number;
+  messages: Message[];
+  variables: unknown;
+}
+
+export interface StepRow {
+  step: number;
+  nodeId: string;
+  nodeType: string;
+  status: string;
+  durationMs: number;
+  attempt: number;
+  output?: unknown;
+  error?: CodedError;
+  tokenUsage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+}
+
+export interface ThreadSteps {
+  threadId: string;
+  stepCount: number;
+  steps: StepRow[];
+}
+
+export interface ThreadHead {
+  threadId: string;
+  workflowId: string;
+  status: string;
+  currentNodeId?: string;
+  step: number;
+  metadata: { copiedFrom?: string; forkPathId?: string; parentThreadId?: string; executionId?: string };
+  input: unknown;
+  output?: unknown;
+  variables: unknown;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: CodedError,
+  ) {
+    super(`${error.code}: ${error.message}`);
+  }
+}
+
+async function call<T>(path: string, init?: { method: string; body: unknown }): Promise<T> {
+  const response = await fetch(
+    path,
+    init
+      ? {
+          method: init.method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(init.body),
+        }
+      : undefined,
+  );
+  const data = (await response.json()) as T & { error?: CodedError };
+  if (!response.ok) {
+    throw new ApiFailure(response.status, data.error ?? { code: 'HTTP', message: response.statusText });
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  workflows: () => call<WorkflowEntry[]>('/api/workflows'),
+  workflow: (id: string) => call<WorkflowDetail>(`/api/workflows/${enc(id)}`),
+  start: (id: string, input: unknown) =>
+    call<{ executionId: string; threadId: string }>(`/api/workflows/${enc(id)}/runs`, {
+      method: 'POST',
+      body: { input },
+    }),
+  executions: () => call<ExecutionRow[]>('/api/executions'),
+  execution: (id: string) => call<ExecutionPage>(`/api/executions/${enc(id)}`),
+  thread: (id: string) => call<ThreadHead>(`/api/threads/${enc(id)}`),
+  conversation: (id: string, step?: number) =>
+    call<Conversation>(`/api/threads/${enc(id)}/conversation${step === undefined ? '' : `?step=${step}`}`),
+  steps: (id: string) => call<ThreadSteps>(`/api/threads/${enc(id)}/steps`),
+  answer: (interactionId: string, body: unknown) =>
+    call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
+  copy: (threadId: string, fromStep: number) =>
+    call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body: { fromStep } }),
+  run: (threadId: string) =>
+    call<{ executionId: string }>(`/api/threads/${enc(threadId)}/run`, { method: 'POST', body: {} }),
+};
+
+/** Calls `onEvent` for every live event (of one execution, or all); returns the unsubscribe. */
+export function subscribe(execution: string | undefined, onEvent: (type: string, data: unknown) => void) {
+  const source = new EventSource(`/api/events${execution ? `?execution=${enc(execution)}` : ''}`);
+  for (const type of ['node', 'thread', 'execution', 'interaction']) {
+    source.addEventListener(type, (event) => onEvent(type, JSON.parse((event as MessageEvent).data)));
+  }
+  return () => source.close();
+}
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  if (ms < 1000) return `${ms} ms`;
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+export function formatTime(iso: string): string {
+  return new Date(iso).toLocaleString();
+}

@@ -1,0 +1,338 @@
+/**
+ * Contract tests of `stepthread dev`'s JSON API and event stream, over real dynalite + s3rver
+ * (ephemeral) and the examples: what each route returns, and the coded 4xx of malformed, unknown,
+ * cross-origin and conflicting requests.
+ */
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
+const TICKET = { ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } };
+
+let services: LocalServices;
+let server: DevServer;
+let folder: string;
+
+beforeAll(async () => {
+  folder = mkdtempSync(join(tmpdir(), 'stepthread-dev-api-'));
+  cpSync(join(ROOT, 'examples'), folder, { recursive: true });
+  writeFileSync(
+    join(folder, 'broken.json'),
+    JSON.stringify({ id: 'broken', version: 1, nodes: [{ id: 'start', type: 'START' }], edges: [] }),
+  );
+  services = await startLocalServices({ ephemeral: true });
+  server = await startDevServer({
+    clients: createAwsClients(services.target, services.names),
+    workflowsDir: folder,
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await services?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+interface Reply<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+}
+
+async function get<T = Record<string, unknown>>(path: string): Promise<Reply<T>> {
+  const response = await fetch(`${server.url}${path}`);
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+async function post<T = Record<string, unknown>>(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply<T>> {
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Reads the API until `done` holds (the run progresses on the server, not on a clock). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+type Page = {
+  execution: { status: string; workflowId: string };
+  rootThreadId: string;
+  threads: { threadId: string; forkPathId?: string; status: string }[];
+  nodeStatus: Record<string, { status: string }>;
+  pending: { interactionId: string; nodeId: string; interactionType: string; answerable: boolean }[];
+  copies: { threadId: string; executionId: string }[];
+};
+
+const finished = (executionId: string) =>
+  until(
+    async () => (await get<Page>(`/api/executions/${executionId}`)).body,
+    (page) => TERMINAL.has(page.execution.status),
+  );
+
+describe('stepthread dev API', () => {
+  it('lists the workflows of the folder, valid or with their coded errors', async () => {
+    const { status, body } =
+      await get<{ id: string; valid: boolean; errors: { code: string }[] }[]>('/api/workflows');
+    expect(status).toBe(200);
+    const byId = new Map(body.map((entry) => [entry.id, entry]));
+    expect(byId.get('fork-join-research')).toMatchObject({ valid: true, errors: [] });
+    expect(byId.get('support-triage')).toMatchObject({ valid: true });
+    expect(byId.get('broken')?.valid).toBe(false);
+    expect(byId.get('broken')?.errors.length).toBeGreaterThan(0);
+  });
+
+  it('serves a workflow with its graph: nodes, edges, fork regions and loops', async () => {
+    const fork = await get<{ graph: { nodes: { id: string }[]; forks: unknown[]; edges: unknown[] } }>(
+      '/api/workflows/fork-join-research',
+    );
+    expect(fork.status).toBe(200);
+    expect(fork.body.graph.nodes.map((node) => node.id)).toContain('merge');
+    expect(fork.body.graph.forks).toEqual([
+      expect.objectContaining({ forkId: 'split', joinId: 'merge', paths: expect.any(Array) }),
+    ]);
+    const loop = await get<{ graph: { loops: unknown[]; edges: { kind: string }[] } }>(
+      '/api/workflows/route-loop',
+    );
+    expect(loop.body.graph.loops).toHaveLength(1);
+    expect(loop.body.graph.edges.some((edge) => edge.kind === 'loop')).toBe(true);
+  });
+
+  it('runs fork-join-research: every node completes, fork children have conversations and steps', async () => {
+    const started = await post<{ executionId: string; threadId: string }>(
+      '/api/workflows/fork-join-research/runs',
+      { input: { topic: 'the payments service' } },
+    );
+    expect(started.status).toBe(202);
+    const page = await finished(started.body.executionId);
+    expect(page.execution.status).toBe('COMPLETED');
+    const graph = (await get<{ graph: { nodes: { id: string }[] } }>('/api/workflows/fork-join-research'))
+      .body.graph;
+    for (const node of graph.nodes) expect(page.nodeStatus[node.id]?.status, node.id).toBe('COMPLETED');
+    const children = page.threads.filter((thread) => thread.forkPathId);
+    expect(children.map((child) => child.forkPathId).sort()).toEqual([
+      'split/facts',
+      'split/risks',
+      'split/summary',
+    ]);
+    const facts = children.find((child) => child.forkPathId === 'split/facts')!;
+    const conversation = await get<{ messages: { content: string }[] }>(
+      `/api/threads/${facts.threadId}/conversation`,
+    );
+    expect(conversation.body.messages.map((message) => message.content)).toContain(
+      'Facts: the service handles 1,200 requests per second at peak.',
+    );
+
+    const root = page.rootThreadId;
+    const steps = await get<{ stepCount: number; steps: { step: number; nodeId: string }[] }>(
+      `/api/threads/${root}/steps`,
+    );
+    expect(steps.body.steps.map((step) => step.nodeId)).toEqual(
+      expect.arrayContaining(['start', 'plan', 'split', 'merge', 'report', 'end']),
+    );
+    // The conversation as it was after step 2 (the plan) holds the plan and not the report.
+    const early = await get<{ step: number; messages: { content: string }[] }>(
+      `/api/threads/${root}/conversation?step=2`,
+    );
+    const texts = early.body.messages.map((message) => message.content).join('\n');
+    expect(texts).toContain('Plan: look at facts');
+    expect(texts).not.toContain('Report:');
+    const events = await get<{ events: { type: string }[] }>(`/api/threads/${root}/events`);
+    expect(events.body.events.map((event) => event.type)).toContain('THREAD_COMPLETED');
+    const head = await get<{ status: string; output: { report: string } }>(`/api/threads/${root}`);
+    expect(head.body.output.report).toContain('Report:');
+
+    const list = await get<{ executionId: string; status: string; durationMs: number }[]>('/api/executions');
+    expect(list.body.find((row) => row.executionId === started.body.executionId)).toMatchObject({
+      status: 'COMPLETED',
+      durationMs: expect.any(Number),
+    });
+  });
+
+  it('streams node, interaction and execution events; an approval answered over the API ends the run', async () => {
+    const events: { type: string; data: Record<string, unknown> }[] = [];
+    const controller = new AbortController();
+    const stream = await fetch(`${server.url}/api/events`, { signal: controller.signal });
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of stream.body as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const type = /^event: (.*)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (type && data) events.push({ type, data: JSON.parse(data) });
+        }
+      }
+    })().catch(() => {});
+
+    const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
+      input: TICKET,
+    });
+    const { executionId } = started.body;
+    const waiting = await until(
+      async () => (await get<Page>(`/api/executions/${executionId}`)).body,
+      (page) => page.pending.length > 0,
+    );
+    const [question] = waiting.pending;
+    expect(question).toMatchObject({
+      nodeId: 'approve-credit',
+      interactionType: 'ask_for_approval',
+      answerable: true,
+    });
+    expect(waiting.nodeStatus['approve-credit']?.status).toBe('WAITING');
+    const path = `/api/interactions/${encodeURIComponent(question!.interactionId)}/answer`;
+
+    // Wrong kind of answer, two answers at once, and not an object: 400 with codes.
+    expect((await post(path, { select: 1 })).body).toMatchObject({
+      error: { code: 'INVALID_INTERACTION_ANSWER' },
+    });
+    expect((await post(path, { approve: true, reject: true })).status).toBe(400);
+    expect((await post(path, [true])).body).toMatchObject({ error: { code: 'API_BAD_REQUEST' } });
+
+    expect((await post(path, { approve: true })).status).toBe(202);
+    const page = await finished(executionId);
+    expect(page.execution.status).toBe('COMPLETED');
+    const again = await post(path, { approve: true });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ error: { code: 'INTERACTION_ALREADY_ANSWERED' } });
+    const head = await get<{ variables: { thread: { approved: boolean } } }>(
+      `/api/threads/${page.rootThreadId}`,
+    );
+    expect(head.body.variables.thread.approved).toBe(true);
+
+    await until(
+      async () => events,
+      (seen) =>
+        seen.some(
+          (e) =>
+            e.type === 'execution' && e.data.executionId === executionId && e.data.status === 'COMPLETED',
+        ),
+    );
+    controller.abort();
+    await reading;
+    const mine = events.filter((event) => event.data.executionId === executionId);
+    expect(
+      mine.some((e) => e.type === 'node' && e.data.nodeId === 'classify' && e.data.status === 'COMPLETED'),
+    ).toBe(true);
+    expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'PENDING')).toBe(true);
+    expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'ANSWERED')).toBe(true);
+  });
+
+  it('copies a thread from a middle step and runs the copy to the end', async () => {
+    const started = await post<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
+      input: { topic: 'copies' },
+    });
+    const page = await finished(started.body.executionId);
+    const root = page.rootThreadId;
+    const steps = (await get<{ steps: { step: number; nodeId: string }[] }>(`/api/threads/${root}/steps`))
+      .body.steps;
+    const report = steps.find((step) => step.nodeId === 'report')!;
+
+    expect((await post(`/api/threads/${root}/copy`, { fromStep: 1 })).body).toMatchObject({
+      error: { code: 'COPY_POINT_NOT_FOUND' },
+    });
+    expect((await post(`/api/threads/${root}/copy`, { fromStep: 'x' })).status).toBe(400);
+    const copy = await post<{ threadId: string; status: string; currentNodeId: string }>(
+      `/api/threads/${root}/copy`,
+      { fromStep: report.step },
+    );
+    expect(copy.status).toBe(201);
+    expect(copy.body).toMatchObject({ status: 'CREATED', currentNodeId: 'report' });
+
+    const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
+    expect(run.status).toBe(202);
+    const copied = await finished(run.body.executionId);
+    expect(copied.execution.status).toBe('COMPLETED');
+    expect(copied.rootThreadId).toBe(copy.body.threadId);
+    const source = (await get<Page>(`/api/executions/${started.body.executionId}`)).body;
+    expect(source.copies).toEqual([expect.objectContaining({ threadId: copy.body.threadId })]);
+    // A finished thread is not run again.
+    const rerun = await post(`/api/threads/${copy.body.threadId}/run`, {});
+    expect(rerun.status).toBe(409);
+    expect(rerun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
+  });
+
+  it('answers malformed and unknown requests with 4xx and a coded JSON error', async () => {
+    const cases: [Promise<Reply>, number, string][] = [
+      [get('/api/nothing-here'), 404, 'API_NOT_FOUND'],
+      [get('/api/workflows/no-such-workflow'), 404, 'WORKFLOW_NOT_FOUND'],
+      [get('/api/executions/no-such-execution'), 404, 'EXECUTION_NOT_FOUND'],
+      [get('/api/threads/t-nothing'), 404, 'THREAD_NOT_FOUND'],
+      [get('/api/threads/t-nothing/steps?from=x'), 400, 'API_BAD_REQUEST'],
+      [post('/api/workflows/fork-join-research/runs', '{"input":'), 400, 'API_BAD_REQUEST'],
+      [post('/api/workflows/fork-join-research/runs', { input: [1, 2] }), 400, 'API_BAD_REQUEST'],
+      [post('/api/workflows/no-such-workflow/runs', {}), 404, 'WORKFLOW_NOT_FOUND'],
+      [post('/api/workflows/broken/runs', {}), 422, 'NO_PATH_TO_END'],
+      [
+        post('/api/workflows/fork-join-research/runs', {}, { 'content-type': 'text/plain' }),
+        415,
+        'API_UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [post('/api/interactions/nothing/answer', { approve: true }), 400, 'API_BAD_REQUEST'],
+      [post('/api/interactions/t-x%2Fnode/answer', { approve: true }), 404, 'INTERACTION_NOT_FOUND'],
+      [post('/api/executions', {}), 405, 'API_METHOD_NOT_ALLOWED'],
+    ];
+    for (const [reply, status, code] of cases) {
+      const { status: got, body } = await reply;
+      expect({ got, code: (body.error as { code: string }).code }).toEqual({ got: status, code });
+    }
+    const big = await post('/api/workflows/fork-join-research/runs', {
+      input: { text: 'x'.repeat(1_100_000) },
+    });
+    expect(big.status).toBe(413);
+  });
+
+  it('refuses writes from other origins and requests for another host', async () => {
+    const foreign = await post(
+      '/api/workflows/fork-join-research/runs',
+      {},
+      { origin: 'https://evil.example' },
+    );
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toMatchObject({ error: { code: 'API_FORBIDDEN_ORIGIN' } });
+    const crossSite = await post(
+      '/api/workflows/fork-join-research/runs',
+      {},
+      { 'sec-fetch-site': 'cross-site' },
+    );
+    expect(crossSite.status).toBe(403);
+    // DNS rebinding: a page of another name resolving to 127.0.0.1.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${server.url}/api/workflows`,
+        { headers: { host: `attacker.example:${server.port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+    expect(new URL(server.url).hostname).toBe('127.0.0.1');
+  });
+});

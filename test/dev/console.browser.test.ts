@@ -1,0 +1,171 @@
+/**
+ * The web console in a real browser: Debian's `chromium` driven by playwright-core (nothing downloads
+ * a browser). `stepthread dev` serves the examples; the page starts fork-join-research and sees every
+ * node complete, opens each fork child's conversation, starts support-triage and approves it in the
+ * page (after a reload), and copies a thread from a middle step and runs the copy. Screenshots go to
+ * docs/console/. Without chromium the suite is skipped, saying so.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../cli/io.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SHOTS = join(ROOT, 'docs', 'console');
+const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
+
+/** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
+function findChromium(): string | undefined {
+  if (process.env.CHROMIUM_PATH)
+    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return undefined;
+}
+
+const executablePath = findChromium();
+if (executablePath === undefined) {
+  console.warn(
+    '\n*** console browser test SKIPPED: no chromium found (apt-get install chromium, or set CHROMIUM_PATH) ***\n',
+  );
+}
+
+describe.skipIf(executablePath === undefined)('stepthread dev console in chromium', () => {
+  let browser: Browser;
+  let page: Page;
+  let url = '';
+  let output = '';
+  let stop: () => void = () => {};
+  let exited: Promise<number>;
+  let dataDir = '';
+
+  beforeAll(async () => {
+    if (!existsSync(CONSOLE_DIST)) {
+      const { build } = await import('vite');
+      await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
+    }
+    mkdirSync(SHOTS, { recursive: true });
+    // The real command, in-process: `stepthread dev examples --port 0 --data-dir <tmp>`.
+    dataDir = mkdtempSync(join(tmpdir(), 'stepthread-console-'));
+    const io: CliIo = {
+      env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir },
+      cwd: ROOT,
+      stdout: (text) => {
+        output += text;
+      },
+      stderr: (text) => {
+        output += text;
+      },
+      readFile: async () => '',
+    };
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const { runDev } = await import('../../cli/commands/dev.ts');
+    exited = runDev(join(ROOT, 'examples'), { port: '0', dataDir }, io, stopped);
+    while (!/console at (\S+)/.test(output)) {
+      if (output.includes('stepthread:')) throw new Error(output);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    url = /console at (\S+)/.exec(output)![1]!;
+    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    stop();
+    expect(await exited).toBe(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const executionStatus = (status: string) =>
+    page.locator(`[data-testid="execution-status"][data-status="${status}"]`).waitFor();
+
+  let forkExecutionUrl = '';
+
+  it('starts fork-join-research and sees every node completed in the graph', async () => {
+    await page.goto(`${url}/#/workflows/fork-join-research`);
+    await page.getByTestId('node-merge').waitFor();
+    await page.getByTestId('run-input').fill('{"topic": "the payments service"}');
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('COMPLETED');
+    const nodes = page.locator('[data-testid^="node-"]');
+    const statuses = () => nodes.evaluateAll((els) => els.map((el) => el.getAttribute('data-status')));
+    await expect.poll(statuses).toEqual(Array((await statuses()).length).fill('COMPLETED'));
+    expect((await statuses()).length).toBe(9);
+    forkExecutionUrl = page.url();
+    await shot('fork-join-completed');
+  });
+
+  it("opens each fork child's conversation", async () => {
+    const replies: Record<string, string> = {
+      'split/facts': 'Facts: the service handles 1,200 requests per second at peak.',
+      'split/risks': 'Risks: a single region; no load shedding.',
+      'split/summary': 'Summary: fast today, fragile under a regional outage.',
+    };
+    for (const [path, reply] of Object.entries(replies)) {
+      await page.getByTestId(`thread-${path}`).click();
+      await page.getByTestId('conversation').getByText(reply).waitFor();
+      await expect.poll(() => page.getByTestId('conversation').innerText()).toContain('Plan: look at facts');
+    }
+    await shot('fork-child-conversation');
+  });
+
+  it('starts support-triage, answers its approval in the page after a reload, and sees the run complete', async () => {
+    await page.goto(`${url}/#/workflows/support-triage`);
+    await page
+      .getByTestId('run-input')
+      .fill(
+        JSON.stringify({ ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } }),
+      );
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await page.getByTestId('approve').waitFor();
+    await page.locator('[data-testid="node-approve-credit"][data-status="WAITING"]').waitFor();
+    // The run belongs to the server: a reload finds it still waiting.
+    await page.reload();
+    await page.getByTestId('approve').waitFor();
+    await shot('support-triage-waiting');
+    await page.getByTestId('approve').click();
+    await executionStatus('COMPLETED');
+    await page.locator('[data-testid="node-end"][data-status="COMPLETED"]').waitFor();
+    await expect.poll(() => page.getByTestId('variables').innerText()).toContain('"approved": true');
+    // A node of the graph opens its configuration and filters the steps to its own.
+    await page.getByTestId('node-compute-credit').click();
+    await page.getByTestId('node-panel').getByText('"outputVariable": "credit"').waitFor();
+    await expect.poll(() => page.locator('tr[data-node]').count()).toBe(1);
+    await shot('support-triage-completed');
+  });
+
+  it('copies a thread from a middle step and runs the copy', async () => {
+    await page.goto(forkExecutionUrl);
+    await page.getByTestId('thread-root').click();
+    // The step slider shows the conversation as it was: after step 2 only the plan is there.
+    await page.getByTestId('step-slider').fill('2');
+    await page.getByTestId('conversation').getByText('Plan: look at facts').waitFor();
+    await expect.poll(() => page.getByTestId('conversation').innerText()).not.toContain('Report:');
+    const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
+    await copyButton.click();
+    await page.getByTestId('copied').waitFor();
+    await shot('copy-from-step');
+    await page.getByTestId('run-copy').click();
+    await page.waitForURL((next) => next.toString() !== forkExecutionUrl);
+    await executionStatus('COMPLETED');
+    await page.locator('[data-testid="node-end"][data-status="COMPLETED"]').waitFor();
+    await page.getByTestId('copied-from').waitFor();
+    await shot('copy-run-completed');
+    // The source execution lists the copy under its root thread.
+    await page.goto(forkExecutionUrl);
+    await page.locator('.tree').getByText('copy').first().waitFor();
+  });
+});

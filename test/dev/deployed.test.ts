@@ -1,0 +1,122 @@
+/**
+ * `stepthread dev --target aws`: the same API over a deployed stack. The stores are real (dynalite +
+ * s3rver standing in for the stack's table and bucket); Step Functions is a stub that records the
+ * commands: a run starts with StartExecution on `<prefix>-<workflowId>`, an answer goes back with
+ * SendTaskSuccess and the stored task token, and each execution links to the Step Functions console.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DevServer, startDevServer, stepFunctionsConsoleUrl } from '../../cli/dev/server.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const MACHINE = 'arn:aws:states:eu-west-1:123456789012:stateMachine:demo-support-triage';
+
+let services: LocalServices;
+let server: DevServer;
+const sent: { name: string; input: Record<string, unknown> }[] = [];
+
+beforeAll(async () => {
+  services = await startLocalServices({ ephemeral: true });
+  const sfn = {
+    async send(command: object) {
+      const name = command.constructor.name;
+      const input = (command as { input: Record<string, unknown> }).input;
+      sent.push({ name, input });
+      if (name === 'ListStateMachinesCommand') {
+        return { stateMachines: [{ name: 'demo-support-triage', stateMachineArn: MACHINE }] };
+      }
+      if (name === 'StartExecutionCommand') {
+        return { executionArn: `${MACHINE.replace(':stateMachine:', ':execution:')}:${String(input.name)}` };
+      }
+      return {};
+    },
+  };
+  server = await startDevServer({
+    clients: createAwsClients(services.target, services.names),
+    workflowsDir: join(ROOT, 'examples'),
+    deployed: { sfn, prefix: 'demo' },
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await services?.close();
+});
+
+const post = async (path: string, body: unknown) => {
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+describe('stepthread dev --target aws', () => {
+  it('starts a run with StartExecution on <prefix>-<workflowId> and links it to the Step Functions console', async () => {
+    const started = await post('/api/workflows/support-triage/runs', { input: { ticket: { subject: 'x' } } });
+    expect(started.status).toBe(202);
+    const executionId = String(started.body.executionId);
+    expect(executionId.startsWith(`${MACHINE.replace(':stateMachine:', ':execution:')}:`)).toBe(true);
+    expect(started.body.consoleUrl).toBe(
+      `https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/${executionId}`,
+    );
+    const start = sent.find((command) => command.name === 'StartExecutionCommand')!;
+    expect(start.input.stateMachineArn).toBe(MACHINE);
+    expect(JSON.parse(String(start.input.input))).toEqual({ input: { ticket: { subject: 'x' } } });
+    // Not indexed by the stack yet: listed as running.
+    const page = await fetch(`${server.url}/api/executions/${encodeURIComponent(executionId)}`);
+    expect(page.status).toBe(200);
+    expect(((await page.json()) as { execution: { status: string } }).execution.status).toBe('RUNNING');
+    expect((await post('/api/workflows/fork-join-research/runs', {})).body).toMatchObject({
+      error: { code: 'WORKFLOW_NOT_FOUND' },
+    });
+  });
+
+  it('answers an interaction with SendTaskSuccess and its stored task token', async () => {
+    const store = createInteractionStore(createAwsClients(services.target, services.names));
+    await store.recordPending({
+      interactionId: 't-deployed/approve-credit',
+      executionId: `${MACHINE.replace(':stateMachine:', ':execution:')}:run-1`,
+      workflowId: 'support-triage',
+      rootThreadId: 't-deployed',
+      threadId: 't-deployed',
+      nodeId: 'approve-credit',
+      authorNodeId: 'approve-credit',
+      step: 3,
+      interactionType: 'ask_for_approval',
+      message: 'Grant a credit?',
+      requestedAt: '2026-01-01T00:00:00.000Z',
+      taskToken: 'token-of-the-waiting-task',
+      status: 'PENDING',
+    });
+    const listed = await fetch(`${server.url}/api/interactions?thread=t-deployed`);
+    expect(await listed.json()).toEqual([
+      expect.objectContaining({ interactionId: 't-deployed/approve-credit', answerable: true }),
+    ]);
+    const answered = await post(
+      `/api/interactions/${encodeURIComponent('t-deployed/approve-credit')}/answer`,
+      {
+        approve: true,
+      },
+    );
+    expect(answered.status).toBe(202);
+    const success = sent.find((command) => command.name === 'SendTaskSuccessCommand')!;
+    expect(success.input.taskToken).toBe('token-of-the-waiting-task');
+  });
+
+  it('refuses to run a copied thread on the stack, with a code', async () => {
+    const run = await post('/api/threads/t-anything/run', {});
+    expect(run.status).toBe(409);
+    expect(run.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
+  });
+
+  it('links only execution ARNs to the console', () => {
+    expect(stepFunctionsConsoleUrl('3c75d5cf-599a-403b-9f78-ca14c9c493ed')).toBeUndefined();
+  });
+});
