@@ -7,7 +7,12 @@ import { resolve } from 'node:path';
 import type { CodedError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
-import { type AwsClients, createAwsClients, resolveAwsTarget } from '../functions/aws/clients.ts';
+import {
+  type AwsClients,
+  createAwsClients,
+  resolveAwsTarget,
+  resolveResourceNames,
+} from '../functions/aws/clients.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
@@ -35,7 +40,7 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
   if (target.kind !== 'embedded') {
-    const clients = createAwsClients(target);
+    const clients = createAwsClients(target, resolveResourceNames(env));
     return {
       clients,
       location: target.kind === 'endpoint' ? target.endpoint : 'AWS',

@@ -11,7 +11,7 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
-import { createAwsClients, resolveAwsTarget } from '../../functions/aws/clients.ts';
+import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { parseInput } from './run.ts';
@@ -41,7 +41,7 @@ export function deployedSfn(io: CliIo, services: DeployedServices): SfnLike | un
     s3Endpoint: 'embedded',
   });
   if (target.kind === 'embedded') return undefined;
-  return createAwsClients(target).sfn as unknown as SfnLike;
+  return createAwsClients(target, resolveResourceNames(io.env ?? process.env)).sfn as unknown as SfnLike;
 }
 
 export const NO_DEPLOYED_STACK =
@@ -78,7 +78,7 @@ function largeInputStore(io: CliIo, services: DeployedServices): ValueStore {
     dynamoEndpoint: 'embedded',
     s3Endpoint: 'embedded',
   });
-  const clients = createAwsClients(target);
+  const clients = createAwsClients(target, resolveResourceNames(io.env ?? process.env));
   return createValueStore(clients, {
     readMessage: () => Promise.reject(new Error('start reads no messages')),
   });
