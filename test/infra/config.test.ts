@@ -236,12 +236,12 @@ describe('the CDK app', () => {
   it('reads the continue-as-new threshold from context or the environment', () => {
     const definitionOf = (stack: ReturnType<typeof buildApp>) =>
       Object.values(Template.fromStack(stack).findResources('AWS::StepFunctions::StateMachine'))
-        .map((sm) => String(sm.Properties.DefinitionString))
+        .map((sm) => JSON.stringify(sm.Properties.DefinitionString))
         .find((text) => text.includes('startExecution'))!;
     const fromContext = buildApp(appWith({ 'stepthread:continueAfterEvents': '3000' }), {});
-    expect(definitionOf(fromContext)).toContain('"NumericGreaterThanEquals":3000');
+    expect(definitionOf(fromContext)).toContain(String.raw`\"NumericGreaterThanEquals\":3000`);
     const fromEnv = buildApp(appWith({}), { STEPTHREAD_CONTINUE_AFTER_EVENTS: '4000' });
-    expect(definitionOf(fromEnv)).toContain('"NumericGreaterThanEquals":4000');
+    expect(definitionOf(fromEnv)).toContain(String.raw`\"NumericGreaterThanEquals\":4000`);
     expect(() => buildApp(appWith({ 'stepthread:continueAfterEvents': '30000' }), {})).toThrow(
       /from 100 to 24000/,
     );
