@@ -1,9 +1,10 @@
 /**
- * One workflow on AWS: its state machine (the compiled ASL, with each `${Fn_<TYPE>}` placeholder replaced
- * by the ARN of the runtime's function; user text is never substituted), logging and tracing, and one EventBridge
+ * One workflow on AWS: its state machine (the compiled ASL in an Fn::Sub that binds each `${Fn_<TYPE>}`
+ * placeholder to the runtime's function and escapes every other `${`, so user text is never
+ * substituted), logging and tracing, and one EventBridge
  * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
  */
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, Stack } from 'aws-cdk-lib';
 import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -11,10 +12,10 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { forEachState, START_EXECUTION_RESOURCE, substituteResources } from '../engine/asl/index.ts';
+import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
-import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
+import { type CompiledWorkflow, compileForDeploy, definitionSubBody } from './compile.ts';
 import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
 import type { StepthreadRuntime } from './runtime.ts';
@@ -83,17 +84,15 @@ export class StepthreadWorkflow extends Construct {
       removalPolicy: runtime.removalPolicy,
     });
 
-    // Each `${Fn_<TYPE>}` Task resource is replaced by its function's ARN right here, so the template
-    // carries the definition as an Fn::Join of literal text and ARNs. No DefinitionSubstitutions: those
-    // would also take any `${name}` in the workflow's own text (a template literal in CODE, a prompt).
-    const definition = substituteResources(
-      this.compiled.definition,
-      Object.fromEntries(substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn])),
+    // An Fn::Sub binds each `${Fn_<TYPE>}` to its function's ARN; all other `${` are escaped. Not
+    // DefinitionSubstitutions: those would also take any `${name}` in the workflow's own text.
+    const functionArns = Object.fromEntries(
+      substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn]),
     );
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName: this.stateMachineName,
       stateMachineType: executionType === 'EXPRESS' ? StateMachineType.EXPRESS : StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(definition)),
+      definitionBody: DefinitionBody.fromString(Fn.sub(definitionSubBody(this.compiled), functionArns)),
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
       comment: workflow.description ?? `stepthread workflow ${workflow.id} v${workflow.version}`,

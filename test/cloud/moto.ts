@@ -2,7 +2,8 @@
  * Stands the synthesized stack up in moto: starts the Lambda bridge (lambda-bridge.ts) and moto
  * (moto_server.py), then creates what the template declares — the table, the buckets, the event bus and
  * its rules, each Lambda function (its synthesized bundle, its template environment) and each state
- * machine (the template's definition with its DefinitionSubstitutions applied, as CloudFormation does).
+ * machine (the template's definition, its Fn::Sub resolved and any DefinitionSubstitutions applied, as
+ * CloudFormation does).
  * Physical names are generated the way CloudFormation would (`<stack>-<logicalId>`), so nothing relies
  * on the defaults the CLI falls back to.
  */
@@ -120,8 +121,14 @@ function resolver(physical: Map<string, { ref: string; arn?: string }>) {
       return parts.map((part) => String(resolve(part))).join(separator);
     }
     if ('Fn::Sub' in object) {
-      const text = object['Fn::Sub'] as string;
-      return text.replace(/\$\{([^}]+)\}/g, (_whole, name: string) => String(resolve({ Ref: name })));
+      const [text, variables] = (
+        Array.isArray(object['Fn::Sub']) ? object['Fn::Sub'] : [object['Fn::Sub'], {}]
+      ) as [string, Record<string, unknown>];
+      // `${!x}` is a literal `${x}`; `${name}` a variable of the Sub, else a Ref.
+      return text.replace(/\$\{(!?)([^}]+)\}/g, (_whole, literal: string, name: string) => {
+        if (literal) return `\${${name}}`;
+        return String(resolve(name in variables ? variables[name] : { Ref: name }));
+      });
     }
     return Object.fromEntries(Object.entries(object).map(([key, inner]) => [key, resolve(inner)]));
   };

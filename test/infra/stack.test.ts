@@ -1,10 +1,12 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compileWorkflow, substituteResources } from '../../engine/asl/index.ts';
+import { compileWorkflow } from '../../engine/asl/index.ts';
 import { NODE_TYPES, type NodeType } from '../../engine/model/schema.ts';
 import { TTL_ATTRIBUTE, tableDefinition } from '../../functions/stores/table.ts';
+import { compileForDeploy, definitionSubBody } from '../../infra/compile.ts';
 import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
 import type { StepthreadStack } from '../../infra/stack.ts';
+import { valid } from '../e2e/helpers.ts';
 import { buildTestStack, testWorkflows } from './helpers.ts';
 
 type Json = Record<string, unknown>;
@@ -339,19 +341,46 @@ describe('state machines', () => {
     expect(continuing.sort()).toEqual(['route-loop']);
   });
 
-  it('deploys exactly the compiled ASL, with every placeholder replaced by its function ARN', () => {
+  it('deploys exactly the compiled ASL, with every placeholder bound to its function by an Fn::Sub', () => {
     for (const { workflow } of testWorkflows()) {
       const compiled = compileWorkflow(workflow);
       const sm = resources[logicalId(stack.workflows.get(workflow.id)!.stateMachine)]!;
       // No DefinitionSubstitutions: CloudFormation would substitute `${…}` in user text too.
       expect(sm.Properties.DefinitionSubstitutions).toBeUndefined();
-      const arns = Object.fromEntries(
-        compiled.substitutionKeys.map((key) => [key, `<${functionLogicalId(key.slice(3) as NodeType)}>`]),
+      const [body, variables] = (sm.Properties.DefinitionString as { 'Fn::Sub': [string, Json] })['Fn::Sub'];
+      expect(variables).toEqual(
+        Object.fromEntries(
+          compiled.substitutionKeys.map((key) => [
+            key,
+            { 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] },
+          ]),
+        ),
       );
-      expect(JSON.parse(renderJoin(sm.Properties.DefinitionString))).toEqual(
-        substituteResources(compiled.definition, arns),
-      );
+      expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
     }
+  });
+
+  it('never substitutes ${…} in workflow text: CloudFormation gets it escaped as ${!…}', () => {
+    const workflow = valid({
+      id: 'literal',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'greet', type: 'CODE', config: { code: 'const who = 1; return `${who} ${Fn_LLM}`;' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'greet' },
+        { from: 'greet', to: 'end' },
+      ],
+    });
+    const compiled = compileForDeploy(workflow);
+    const body = definitionSubBody(compiled);
+    expect(body).toContain('${!who} ${!Fn_LLM}');
+    // The only unescaped `${…}` are the Task resources' placeholders.
+    const unescaped = new Set([...body.matchAll(/\$\{(?!!)([^}]+)\}/g)].map((m) => m[1]));
+    expect(unescaped).toEqual(new Set(compiled.substitutionKeys));
+    expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
   });
 
   it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
@@ -426,16 +455,7 @@ describe('state machines', () => {
   });
 });
 
-/** A definition's Fn::Join rendered to text, each function's GetAtt Arn as `<logicalId>`. */
-function renderJoin(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const [separator, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
-  return parts
-    .map((part) => {
-      if (typeof part === 'string') return part;
-      const getAtt = (part as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
-      if (getAtt) return `<${getAtt[0]}>`;
-      throw new Error(`unexpected part ${JSON.stringify(part)}`);
-    })
-    .join(separator);
+/** An Fn::Sub body as CloudFormation renders it, with each variable left as its `${name}` placeholder. */
+function renderSub(body: string): string {
+  return body.replace(/\$\{!/g, '${');
 }
