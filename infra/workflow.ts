@@ -69,6 +69,13 @@ export class StepthreadWorkflow extends Construct {
         `workflow ${workflow.id} has a USER_INTERACTION node, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
       );
     }
+    const tooLong = executionType === 'EXPRESS' ? expressTimerProblems(workflow) : [];
+    if (tooLong.length > 0) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `workflow ${workflow.id} cannot run as EXPRESS, whose executions end after ${EXPRESS_MAX_SECONDS / 60} minutes: ${tooLong.join('; ')}`,
+      );
+    }
     this.stateMachineName = props.stateMachineName ?? `${runtime.namePrefix}-${workflow.id}`;
     const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
     this.compiled =
@@ -198,6 +205,23 @@ function continuesRuns(compiled: CompiledWorkflow): boolean {
     if (state.Type === 'Task' && state.Resource === START_EXECUTION_RESOURCE) found = true;
   });
   return found;
+}
+
+/** An EXPRESS execution is stopped after five minutes. */
+export const EXPRESS_MAX_SECONDS = 300;
+
+/** Timers and node time limits of a workflow (subgraphs included) that can outlast an EXPRESS execution. */
+export function expressTimerProblems(workflow: Workflow): string[] {
+  return workflow.nodes.flatMap((node): string[] => {
+    if (node.type === 'JOIN' && (node.config.timeout ?? 0) > EXPRESS_MAX_SECONDS) {
+      return [`JOIN ${node.id} waits up to ${node.config.timeout} s`];
+    }
+    if (node.type === 'CODE' && (node.config.timeoutMs ?? 0) > EXPRESS_MAX_SECONDS * 1000) {
+      return [`CODE ${node.id} may run for ${node.config.timeoutMs} ms`];
+    }
+    if (node.type === 'SUBGRAPH') return expressTimerProblems(node.config.workflow);
+    return [];
+  });
 }
 
 function hasUserInteraction(workflow: Workflow): boolean {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   DescribeExecutionCommand,
+  DescribeStateMachineCommand,
   ListStateMachinesCommand,
   type ListStateMachinesCommandOutput,
   StartExecutionCommand,
@@ -84,6 +85,18 @@ function largeInputStore(io: CliIo, services: DeployedServices): ValueStore {
   });
 }
 
+/** Whether the state machine is EXPRESS (best effort: false when it cannot be described). */
+async function isExpress(sfn: SfnLike, stateMachineArn: string): Promise<boolean> {
+  try {
+    const described = (await sfn.send(new DescribeStateMachineCommand({ stateMachineArn }))) as {
+      type?: string;
+    } | null;
+    return described?.type === 'EXPRESS';
+  } catch {
+    return false;
+  }
+}
+
 export async function runStart(
   workflowOrArn: string,
   options: StartOptions,
@@ -119,6 +132,11 @@ export async function runStart(
         executionArn?: string;
       };
       io.stdout(`${started.executionArn ?? executionArnOf(stateMachineArn, name)}\n`);
+      if (await isExpress(sfn, stateMachineArn)) {
+        io.stderr(
+          'note: this is an EXPRESS state machine: StartExecution does not deduplicate by name there, so starting the same name again starts another run\n',
+        );
+      }
       return EXIT.ok;
     } catch (error) {
       if (!(error instanceof Error && error.name === 'ExecutionAlreadyExists')) throw error;

@@ -360,12 +360,14 @@ describe('state machines', () => {
     }
   });
 
-  it('never substitutes ${…} in workflow text: CloudFormation gets it escaped as ${!…}', () => {
+  it('never substitutes a placeholder in workflow text: CloudFormation gets it escaped', () => {
     const workflow = valid({
       id: 'literal',
       version: 1,
       nodes: [
         { id: 'start', type: 'START' },
+        // A template literal naming a variable and, on purpose, one of the compiler's own placeholders.
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: user code with a literal ${…} is the point
         { id: 'greet', type: 'CODE', config: { code: 'const who = 1; return `${who} ${Fn_LLM}`;' } },
         { id: 'end', type: 'END' },
       ],
@@ -376,6 +378,7 @@ describe('state machines', () => {
     });
     const compiled = compileForDeploy(workflow);
     const body = definitionSubBody(compiled);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's escaped form, literally
     expect(body).toContain('${!who} ${!Fn_LLM}');
     // The only unescaped `${…}` are the Task resources' placeholders.
     const unescaped = new Set([...body.matchAll(/\$\{(?!!)([^}]+)\}/g)].map((m) => m[1]));
