@@ -402,6 +402,17 @@ export class StepthreadRuntime extends Construct {
         resources: [values],
       }),
     );
+    // Without s3:ListBucket, S3 answers a GetObject of a missing key with 403 AccessDenied instead of 404
+    // NoSuchKey, and the stores could not tell a missing segment or value from a denied one. The grant
+    // cannot be narrowed by an s3:prefix condition (GetObject's existence check carries no prefix), and
+    // this bucket holds nothing but segments/ and values/.
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'MissingKeysAreNotFound',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
     acknowledgeWildcardResources(
       role,
       [segments, values],

@@ -168,6 +168,7 @@ describe('least privilege', () => {
       // segments/ (read), values/ (read, write)
       's3:GetObject',
       's3:GetObject',
+      's3:ListBucket', // the bucket: a missing key is NoSuchKey, not AccessDenied
       's3:PutObject',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
@@ -187,7 +188,7 @@ describe('least privilege', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
-  it('scopes S3 to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
+  it('scopes S3 objects to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
     const prefix = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, path]],
     });
@@ -203,7 +204,13 @@ describe('least privilege', () => {
       const values = s3.find((s) => s.Sid === 'LargeValues')!;
       expect(actionsOf([values]).sort(), type).toEqual(['s3:GetObject', 's3:PutObject']);
       expect(values.Resource).toEqual(prefix('/values/*'));
-      expect(s3, type).toHaveLength(2);
+      // ListBucket on the bucket only, so that a missing key is 404 NoSuchKey on AWS, not 403 AccessDenied.
+      const listing = s3.find((s) => s.Sid === 'MissingKeysAreNotFound')!;
+      expect(listing).toMatchObject({
+        Action: 's3:ListBucket',
+        Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] },
+      });
+      expect(s3, type).toHaveLength(3);
     }
   });
 
