@@ -15,6 +15,8 @@ import type { Command } from 'commander';
 import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
+import { type DataDirOption, dataDirOf, STACK_OPTION_HELP } from '../local-session.ts';
+import { deployedResourceNames } from '../stack-names.ts';
 import { parseInput } from './run.ts';
 
 /** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
@@ -28,7 +30,7 @@ export interface DeployedServices {
   readonly values?: Pick<ValueStore, 'putValues'>;
 }
 
-export interface StartOptions {
+export interface StartOptions extends DataDirOption {
   input?: string;
   name?: string;
   prefix?: string;
@@ -72,14 +74,20 @@ export function executionArnOf(stateMachineArn: string, executionName: string): 
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 
-/** The value store a large input is uploaded to: S3 of the stack the environment names. */
-function largeInputStore(io: CliIo, services: DeployedServices): ValueStore {
+/** The value store a large input is uploaded to: S3 of the stack the environment (or --stack) names. */
+async function largeInputStore(
+  io: CliIo,
+  services: DeployedServices,
+  options: StartOptions,
+): Promise<ValueStore> {
   if (services.values) return { read: async () => new Map(), ...services.values };
-  const target = resolveAwsTarget(io.env ?? process.env, {
-    dynamoEndpoint: 'embedded',
-    s3Endpoint: 'embedded',
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  const names = await deployedResourceNames(env, target, {
+    ...(options.stack ? { stack: options.stack } : {}),
+    cacheDir: dataDirOf(options, io),
   });
-  const clients = createAwsClients(target, resolveResourceNames(io.env ?? process.env));
+  const clients = createAwsClients(target, names);
   return createValueStore(clients, {
     readMessage: () => Promise.reject(new Error('start reads no messages')),
   });
@@ -125,7 +133,7 @@ export async function runStart(
     const name = options.name ?? randomUUID();
     // Over 8 KB the input goes to the stack's bucket and the execution starts with a reference to it
     // (content-addressed: the same input gives the same reference, so a repeated start still matches).
-    const checked = await claimCheck(largeInputStore(io, services), input.value);
+    const checked = await claimCheck(await largeInputStore(io, services, options), input.value);
     const body = JSON.stringify({ input: checked });
     try {
       const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
@@ -177,6 +185,7 @@ export function registerStart(
       '--name <executionName>',
       'execution name; starting the same name again does not start a second run',
     )
+    .option('--stack <name>', STACK_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

@@ -5,6 +5,9 @@
  * final thread states must be equal. Interactions are answered with `stepthread respond`, as an operator
  * would; faults are injected into the Lambda service.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
@@ -122,8 +125,13 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
   let cloud: LocalRuntime;
   let sfn: SFNClient;
   const workflows = new Map<string, Workflow>();
+  // The CLI caches the stack's outputs here.
+  const dataDir = mkdtempSync(join(tmpdir(), 'stepthread-cloud-cli-'));
 
-  /** The CLI in-process, with the environment an operator would have for this stack. */
+  /**
+   * The CLI in-process, with the environment an operator would have: credentials and endpoint, and
+   * `--stack` (the table and bucket come from the stack's outputs, not from variables).
+   */
   async function cli(args: string[]): Promise<string> {
     let out = '';
     let err = '';
@@ -135,7 +143,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
         err += text;
       },
       readFile: () => Promise.reject(new Error('no files')),
-      env: { ...process.env, ...stack.env },
+      env: { ...process.env, ...stack.env, STEPTHREAD_DATA_DIR: dataDir },
     });
     if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${err}`);
     return out;
@@ -144,7 +152,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
   /** Starts the workflow with `stepthread start`, answers its interactions with `stepthread respond`. */
   async function runInMoto(id: string, plan: Plan, name: string) {
     const executionArn = (
-      await cli(['start', id, '--name', name, '--input', JSON.stringify(plan.input)])
+      await cli(['start', id, '--stack', STACK, '--name', name, '--input', JSON.stringify(plan.input)])
     ).trim();
     const answers = [...(plan.answers ?? [])];
     for (;;) {
@@ -152,12 +160,12 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
       if (described.status !== 'RUNNING') {
         return { executionArn, status: described.status, answersLeft: answers.length };
       }
-      const pending = JSON.parse(await cli(['pending', executionArn, '--json'])) as {
+      const pending = JSON.parse(await cli(['pending', executionArn, '--stack', STACK, '--json'])) as {
         interactionId: string;
       }[];
       for (const interaction of pending) {
         const reply = answers.shift();
-        if (reply) await cli(['respond', interaction.interactionId, ...replyFlags(reply)]);
+        if (reply) await cli(['respond', interaction.interactionId, '--stack', STACK, ...replyFlags(reply)]);
       }
       await new Promise((done) => setTimeout(done, 250));
     }

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-sdk/client-eventbridge';
 import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -34,7 +35,7 @@ export interface Template {
 
 export interface MotoStack {
   readonly endpoint: string;
-  /** The environment a CLI or SDK client needs to reach this stack. */
+  /** The environment a CLI or SDK client needs to reach moto (the CLI finds the stack with --stack). */
   readonly env: Record<string, string>;
   /** Stack outputs, resolved (TableName, BucketName, <Workflow>StateMachineArn, ...). */
   readonly outputs: Record<string, string>;
@@ -287,15 +288,23 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
       // Outputs of resources moto does not model (the operator's managed policy) are left out.
     }
   }
-  for (const client of [dynamo, s3, events, lambda, sfn]) client.destroy();
+  // A stand-in stack with the same outputs, so `--stack <name>` resolves the table and bucket through
+  // DescribeStacks as it would on AWS (moto cannot deploy the real template: no Lambda code upload).
+  const cloudformation = new CloudFormationClient(config);
+  await cloudformation.send(
+    new CreateStackCommand({
+      StackName: stackName,
+      TemplateBody: JSON.stringify({
+        Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+        Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+      }),
+    }),
+  );
+  for (const client of [dynamo, s3, events, lambda, sfn, cloudformation]) client.destroy();
 
   return {
     endpoint,
-    env: {
-      ...clientEnv,
-      ...(outputs.TableName ? { STEPTHREAD_TABLE: outputs.TableName } : {}),
-      ...(outputs.BucketName ? { STEPTHREAD_BUCKET: outputs.BucketName } : {}),
-    },
+    env: clientEnv,
     outputs,
     stateMachines,
     faults: async (mode) => (await bridgeCall('/faults', { mode })) as { injected: number },
