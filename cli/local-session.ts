@@ -12,10 +12,17 @@ import { startLocalServices } from '../functions/local/services.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
+import { deployedResourceNames } from './stack-names.ts';
 
 export interface DataDirOption {
   dataDir?: string;
+  /** A deployed stack whose TableName/BucketName outputs name the table and bucket (stack-names.ts). */
+  stack?: string;
 }
+
+/** `--stack`, for the commands that can read a deployed stack. */
+export const STACK_OPTION_HELP =
+  'deployed stack whose outputs name the table and bucket (default: $STEPTHREAD_STACK_NAME; STEPTHREAD_TABLE/STEPTHREAD_BUCKET win)';
 
 /** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
 export function dataDirOf(options: DataDirOption, io: CliIo): string {
@@ -35,7 +42,11 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
   if (target.kind !== 'embedded') {
-    const clients = createAwsClients(target);
+    const names = await deployedResourceNames(env, target, {
+      ...(options.stack ? { stack: options.stack } : {}),
+      cacheDir: dataDirOf(options, io),
+    });
+    const clients = createAwsClients(target, names);
     return {
       clients,
       location: target.kind === 'endpoint' ? target.endpoint : 'AWS',

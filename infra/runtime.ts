@@ -65,7 +65,8 @@ export class StepthreadRuntime extends Construct {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   private readonly functions = new Map<NodeType, NodejsFunction>();
-  private readonly stateMachineArns: string[] = [];
+  /** State machines registered under a name outside `<namePrefix>-…` (user CDK apps). */
+  private readonly otherStateMachineArns: string[] = [];
   private statusForwarding: Rule | undefined;
 
   constructor(scope: Construct, id: string, props: StepthreadRuntimeProps = {}) {
@@ -110,44 +111,94 @@ export class StepthreadRuntime extends Construct {
 
   /**
    * Wires a workflow's state machine into the runtime: its status changes reach the stepthread bus and
-   * the operator policy may start it, read its executions and answer its interactions.
+   * the operator policy may start it, read its executions and answer its interactions. A state machine
+   * named `<namePrefix>-…` is covered by the prefix-wide rule pattern and policy statements, so neither
+   * grows with the number of workflows (EventBridge patterns are limited to 2,048 characters, managed
+   * policies to 6,144); another name is listed on its own.
    */
   registerStateMachine(stateMachine: IStateMachine, stateMachineName: string): void {
-    this.stateMachineArns.push(stateMachine.stateMachineArn);
-    this.ensureStatusForwarding();
-    const n = this.stateMachineArns.length;
-    const executions = Stack.of(this).formatArn({
+    this.ensureOperatorAccess();
+    if (stateMachineName.startsWith(`${this.namePrefix}-`)) return;
+    this.otherStateMachineArns.push(stateMachine.stateMachineArn);
+    const executions = this.executionArnOf(`${stateMachineName}:*`);
+    this.grantOperator(`Other${this.otherStateMachineArns.length}`, stateMachine.stateMachineArn, executions);
+    acknowledgeWildcardResources(
+      this.operatorPolicy,
+      [executions],
+      'Execution ARNs end in the execution name, chosen at start time; the wildcard covers executions of this one state machine only.',
+    );
+  }
+
+  /** The ARN of a state machine of this stack's account and region, by name (a `*` is kept). */
+  private stateMachineArnOf(name: string): string {
+    return Stack.of(this).formatArn({
       service: 'states',
-      resource: 'execution',
-      resourceName: `${stateMachineName}:*`,
+      resource: 'stateMachine',
+      resourceName: name,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
+  }
+
+  private executionArnOf(name: string): string {
+    return Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: name,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+  }
+
+  private ensureOperatorAccess(): void {
+    if (this.statusForwarding) return;
+    // `<prefix>-*`: every state machine this runtime names (the prefix-wide scope is acknowledged below).
+    const prefixed = this.stateMachineArnOf(`${this.namePrefix}-*`);
+    const executions = this.executionArnOf(`${this.namePrefix}-*`);
+    this.grantOperator('Prefixed', prefixed, executions);
+    acknowledgeWildcardResources(
+      this.operatorPolicy,
+      [prefixed, executions],
+      `State machines are named ${this.namePrefix}-<workflow id> and execution names are chosen at start time; the wildcards cover this prefix only, so the policy stays the same size however many workflows are deployed.`,
+    );
+    // Step Functions publishes status changes to the default bus only; forward ours to the stepthread
+    // bus. A prefix match keeps the pattern one line long for any number of workflows.
+    const arnPrefix = this.stateMachineArnOf(`${this.namePrefix}-`);
+    this.statusForwarding = new Rule(this, 'ExecutionStatusForwarding', {
+      description: 'Forwards status changes of stepthread executions to the stepthread event bus.',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: {
+          stateMachineArn: Lazy.any({
+            produce: () => [{ prefix: arnPrefix }, ...this.otherStateMachineArns],
+          }) as unknown as string[],
+        },
+      },
+      targets: [new EventBusTarget(this.eventBus)],
+    });
+  }
+
+  private grantOperator(sid: string, stateMachines: string, executions: string): void {
     this.operatorPolicy.addStatements(
       new PolicyStatement({
-        sid: `Start${n}`,
+        sid: `Start${sid}`,
         actions: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
-        resources: [stateMachine.stateMachineArn],
+        resources: [stateMachines],
       }),
       // `respond` hands the answer over with the task token; the workflow's `<node>:answer` Task
       // commits it. Tokens are authorised against the state machine that issued them.
       new PolicyStatement({
-        sid: `Respond${n}`,
+        sid: `Respond${sid}`,
         actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
-        resources: [stateMachine.stateMachineArn],
+        resources: [stateMachines],
       }),
       new PolicyStatement({
-        sid: `Executions${n}`,
+        sid: `Executions${sid}`,
         actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
         resources: [executions],
       }),
     );
     // No Step Functions grant for the USER_INTERACTION function: interactions that need nobody
     // compile to plain Tasks, so it never completes a task token itself.
-    acknowledgeWildcardResources(
-      this.operatorPolicy,
-      [executions],
-      'Execution ARNs end in the execution name, chosen at start time; the wildcard covers executions of this one state machine only.',
-    );
   }
 
   private createTable(): Table {
@@ -351,6 +402,17 @@ export class StepthreadRuntime extends Construct {
         resources: [values],
       }),
     );
+    // Without s3:ListBucket, S3 answers a GetObject of a missing key with 403 AccessDenied instead of 404
+    // NoSuchKey, and the stores could not tell a missing segment or value from a denied one. The grant
+    // cannot be narrowed by an s3:prefix condition (GetObject's existence check carries no prefix), and
+    // this bucket holds nothing but segments/ and values/.
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'MissingKeysAreNotFound',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
     acknowledgeWildcardResources(
       role,
       [segments, values],
@@ -431,20 +493,6 @@ export class StepthreadRuntime extends Construct {
         }),
       );
     }
-  }
-
-  private ensureStatusForwarding(): void {
-    if (this.statusForwarding) return;
-    // Step Functions publishes status changes to the default bus only; forward ours to the stepthread bus.
-    this.statusForwarding = new Rule(this, 'ExecutionStatusForwarding', {
-      description: 'Forwards status changes of stepthread executions to the stepthread event bus.',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { stateMachineArn: Lazy.list({ produce: () => this.stateMachineArns }) },
-      },
-      targets: [new EventBusTarget(this.eventBus)],
-    });
   }
 }
 

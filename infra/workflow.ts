@@ -1,9 +1,10 @@
 /**
- * One workflow on AWS: its state machine (the compiled ASL, with each `${Fn_<TYPE>}` placeholder bound
- * to the runtime's function through `definitionSubstitutions`), logging and tracing, and one EventBridge
+ * One workflow on AWS: its state machine (the compiled ASL in an Fn::Sub that binds each `${Fn_<TYPE>}`
+ * placeholder to the runtime's function and escapes every other `${`, so user text is never
+ * substituted), logging and tracing, and one EventBridge
  * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
  */
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, Stack } from 'aws-cdk-lib';
 import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -14,7 +15,7 @@ import { Construct } from 'constructs';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
-import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
+import { type CompiledWorkflow, compileForDeploy, definitionSubBody } from './compile.ts';
 import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
 import type { StepthreadRuntime } from './runtime.ts';
@@ -68,6 +69,13 @@ export class StepthreadWorkflow extends Construct {
         `workflow ${workflow.id} has a USER_INTERACTION node, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
       );
     }
+    const tooLong = executionType === 'EXPRESS' ? expressTimerProblems(workflow) : [];
+    if (tooLong.length > 0) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `workflow ${workflow.id} cannot run as EXPRESS, whose executions end after ${EXPRESS_MAX_SECONDS / 60} minutes: ${tooLong.join('; ')}`,
+      );
+    }
     this.stateMachineName = props.stateMachineName ?? `${runtime.namePrefix}-${workflow.id}`;
     const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
     this.compiled =
@@ -83,13 +91,15 @@ export class StepthreadWorkflow extends Construct {
       removalPolicy: runtime.removalPolicy,
     });
 
+    // An Fn::Sub binds each `${Fn_<TYPE>}` to its function's ARN; all other `${` are escaped. Not
+    // DefinitionSubstitutions: those would also take any `${name}` in the workflow's own text.
+    const functionArns = Object.fromEntries(
+      substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn]),
+    );
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName: this.stateMachineName,
       stateMachineType: executionType === 'EXPRESS' ? StateMachineType.EXPRESS : StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(JSON.stringify(this.compiled.definition)),
-      definitionSubstitutions: Object.fromEntries(
-        substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn]),
-      ),
+      definitionBody: DefinitionBody.fromString(Fn.sub(definitionSubBody(this.compiled), functionArns)),
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
       comment: workflow.description ?? `stepthread workflow ${workflow.id} v${workflow.version}`,
@@ -195,6 +205,23 @@ function continuesRuns(compiled: CompiledWorkflow): boolean {
     if (state.Type === 'Task' && state.Resource === START_EXECUTION_RESOURCE) found = true;
   });
   return found;
+}
+
+/** An EXPRESS execution is stopped after five minutes. */
+export const EXPRESS_MAX_SECONDS = 300;
+
+/** Timers and node time limits of a workflow (subgraphs included) that can outlast an EXPRESS execution. */
+export function expressTimerProblems(workflow: Workflow): string[] {
+  return workflow.nodes.flatMap((node): string[] => {
+    if (node.type === 'JOIN' && (node.config.timeout ?? 0) > EXPRESS_MAX_SECONDS) {
+      return [`JOIN ${node.id} waits up to ${node.config.timeout} s`];
+    }
+    if (node.type === 'CODE' && (node.config.timeoutMs ?? 0) > EXPRESS_MAX_SECONDS * 1000) {
+      return [`CODE ${node.id} may run for ${node.config.timeoutMs} ms`];
+    }
+    if (node.type === 'SUBGRAPH') return expressTimerProblems(node.config.workflow);
+    return [];
+  });
 }
 
 function hasUserInteraction(workflow: Workflow): boolean {

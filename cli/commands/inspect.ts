@@ -14,7 +14,7 @@ import type { ExecutionRecord } from '../../functions/stores/execution-index.ts'
 import { isValueRef } from '../../functions/stores/value-refs.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, withStores } from '../local-session.ts';
+import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -254,6 +254,7 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .argument('<id>', 'an execution id or a thread id')
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .option('--stack <name>', STACK_OPTION_HELP)
     .action(async (id: string, options: InspectOptions) => {
       setExit(await runInspect(id, options, io));
     });

@@ -13,7 +13,7 @@ import {
   type InteractionStore,
 } from '../../functions/stores/interaction-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, withStores } from '../local-session.ts';
+import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 
 export interface PendingOptions extends DataDirOption {
   json?: boolean;
@@ -123,6 +123,7 @@ export function registerPending(program: Command, io: CliIo, setExit: (code: num
     .argument('[ref]', 'an execution id or ARN, or a thread id (default: every open interaction)')
     .option('--json', 'print a JSON array')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .option('--stack <name>', STACK_OPTION_HELP)
     .action(async (ref: string | undefined, options: PendingOptions) => {
       setExit(await runPending(ref, options, io));
     });

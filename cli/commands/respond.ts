@@ -20,7 +20,7 @@ import {
   parseInteractionId,
 } from '../../functions/stores/interaction-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, withStores } from '../local-session.ts';
+import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 import { openInteractions } from './pending.ts';
 import { type DeployedServices, deployedSfn } from './start.ts';
 
@@ -214,6 +214,7 @@ export function registerRespond(
     .option('--reason <text>', 'why (kept with --approve / --reject, the failure message with --fail)')
     .option('--json', 'print {"interactionId","result"}')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .option('--stack <name>', STACK_OPTION_HELP)
     .action(async (ref: string, options: RespondOptions) => {
       setExit(await runRespond(ref, options, io, services));
     });

@@ -6,14 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import {
   DescribeExecutionCommand,
+  DescribeStateMachineCommand,
   ListStateMachinesCommand,
   type ListStateMachinesCommandOutput,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
-import { createAwsClients, resolveAwsTarget } from '../../functions/aws/clients.ts';
+import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
+import { type DataDirOption, dataDirOf, STACK_OPTION_HELP } from '../local-session.ts';
+import { deployedResourceNames } from '../stack-names.ts';
 import { parseInput } from './run.ts';
 
 /** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
@@ -27,7 +30,7 @@ export interface DeployedServices {
   readonly values?: Pick<ValueStore, 'putValues'>;
 }
 
-export interface StartOptions {
+export interface StartOptions extends DataDirOption {
   input?: string;
   name?: string;
   prefix?: string;
@@ -41,7 +44,7 @@ export function deployedSfn(io: CliIo, services: DeployedServices): SfnLike | un
     s3Endpoint: 'embedded',
   });
   if (target.kind === 'embedded') return undefined;
-  return createAwsClients(target).sfn as unknown as SfnLike;
+  return createAwsClients(target, resolveResourceNames(io.env ?? process.env)).sfn as unknown as SfnLike;
 }
 
 export const NO_DEPLOYED_STACK =
@@ -71,17 +74,35 @@ export function executionArnOf(stateMachineArn: string, executionName: string): 
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 
-/** The value store a large input is uploaded to: S3 of the stack the environment names. */
-function largeInputStore(io: CliIo, services: DeployedServices): ValueStore {
+/** The value store a large input is uploaded to: S3 of the stack the environment (or --stack) names. */
+async function largeInputStore(
+  io: CliIo,
+  services: DeployedServices,
+  options: StartOptions,
+): Promise<ValueStore> {
   if (services.values) return { read: async () => new Map(), ...services.values };
-  const target = resolveAwsTarget(io.env ?? process.env, {
-    dynamoEndpoint: 'embedded',
-    s3Endpoint: 'embedded',
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  const names = await deployedResourceNames(env, target, {
+    ...(options.stack ? { stack: options.stack } : {}),
+    cacheDir: dataDirOf(options, io),
   });
-  const clients = createAwsClients(target);
+  const clients = createAwsClients(target, names);
   return createValueStore(clients, {
     readMessage: () => Promise.reject(new Error('start reads no messages')),
   });
+}
+
+/** Whether the state machine is EXPRESS (best effort: false when it cannot be described). */
+async function isExpress(sfn: SfnLike, stateMachineArn: string): Promise<boolean> {
+  try {
+    const described = (await sfn.send(new DescribeStateMachineCommand({ stateMachineArn }))) as {
+      type?: string;
+    } | null;
+    return described?.type === 'EXPRESS';
+  } catch {
+    return false;
+  }
 }
 
 export async function runStart(
@@ -112,13 +133,18 @@ export async function runStart(
     const name = options.name ?? randomUUID();
     // Over 8 KB the input goes to the stack's bucket and the execution starts with a reference to it
     // (content-addressed: the same input gives the same reference, so a repeated start still matches).
-    const checked = await claimCheck(largeInputStore(io, services), input.value);
+    const checked = await claimCheck(await largeInputStore(io, services, options), input.value);
     const body = JSON.stringify({ input: checked });
     try {
       const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
         executionArn?: string;
       };
       io.stdout(`${started.executionArn ?? executionArnOf(stateMachineArn, name)}\n`);
+      if (await isExpress(sfn, stateMachineArn)) {
+        io.stderr(
+          'note: this is an EXPRESS state machine: StartExecution does not deduplicate by name there, so starting the same name again starts another run\n',
+        );
+      }
       return EXIT.ok;
     } catch (error) {
       if (!(error instanceof Error && error.name === 'ExecutionAlreadyExists')) throw error;
@@ -159,6 +185,7 @@ export function registerStart(
       '--name <executionName>',
       'execution name; starting the same name again does not start a second run',
     )
+    .option('--stack <name>', STACK_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

@@ -6,6 +6,11 @@ import type { NodeOfType, VariableDeclaration, WorkflowNode } from '../model/sch
 import { findDeclaration } from '../thread/variables.ts';
 import { codedError } from './report.ts';
 
+/** Step Functions' largest Wait `Seconds` (a JOIN timeout becomes one). */
+export const MAX_WAIT_SECONDS = 99_999_999;
+/** A person is waited for within one execution, and a STANDARD execution lasts at most a year. */
+export const MAX_INTERACTION_TIMEOUT_SECONDS = 31_536_000;
+
 /** Names visible to a node: its own workflow's declarations plus those of enclosing workflows. */
 export interface NodeScope {
   /** undefined: some declaring section was unreadable, so reference checks are skipped. */
@@ -43,6 +48,14 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
         } else if (new Set(options).size !== options.length) {
           add('INVALID_SELECTION_OPTIONS', 'selection options must be distinct', [...config, 'options']);
         }
+      }
+      const { timeoutSeconds } = node.config;
+      if (timeoutSeconds !== undefined && timeoutSeconds > MAX_INTERACTION_TIMEOUT_SECONDS) {
+        add(
+          'INVALID_INTERACTION_TIMEOUT',
+          `timeoutSeconds must be at most ${MAX_INTERACTION_TIMEOUT_SECONDS.toLocaleString('en-US')} (one year, the longest a STANDARD execution runs), got ${timeoutSeconds}`,
+          [...config, 'timeoutSeconds'],
+        );
       }
       errors.push(...templateErrors(node.config.showMessage, [...config, 'showMessage'], node.id));
       break;
@@ -162,6 +175,13 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
     add(
       'INVALID_JOIN_TIMEOUT',
       `timeout must be 0 (wait forever) or a positive number of seconds, got ${timeout}`,
+      [...config, 'timeout'],
+    );
+  } else if (timeout !== undefined && timeout > MAX_WAIT_SECONDS) {
+    // The timeout becomes a Wait state's Seconds (rounded up), at most 99,999,999 in Step Functions.
+    add(
+      'INVALID_JOIN_TIMEOUT',
+      `timeout must be at most ${MAX_WAIT_SECONDS.toLocaleString('en-US')} seconds (Step Functions' Wait limit), got ${timeout}`,
       [...config, 'timeout'],
     );
   }

@@ -43,7 +43,7 @@ export function resolveResourceNames(env: Env): ResourceNames {
   };
 }
 
-export type AwsService = 'dynamodb' | 's3' | 'sfn' | 'events';
+export type AwsService = 'dynamodb' | 's3' | 'sfn' | 'events' | 'cloudformation';
 
 interface Credentials {
   readonly accessKeyId: string;

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DescribeExecutionCommand,
+  DescribeStateMachineCommand,
   ListStateMachinesCommand,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
@@ -235,6 +236,23 @@ describe('stepthread start (stub Step Functions client)', () => {
       name: 'ticket-1',
       input: JSON.stringify({ input: TICKET }),
     });
+  });
+
+  it('says that an EXPRESS state machine does not deduplicate execution names', async () => {
+    const express = stubSfn((command) =>
+      command instanceof DescribeStateMachineCommand
+        ? { type: 'EXPRESS' }
+        : { executionArn: `${machine.replace(':stateMachine:', ':execution:')}:ticket-1` },
+    );
+    const started = await cli(['start', machine, '--name', 'ticket-1'], { sfn: express });
+    expect(started.code).toBe(0);
+    expect(started.stderr).toContain('EXPRESS state machine: StartExecution does not deduplicate by name');
+    const standard = stubSfn((command) =>
+      command instanceof DescribeStateMachineCommand
+        ? { type: 'STANDARD' }
+        : { executionArn: `${machine.replace(':stateMachine:', ':execution:')}:ticket-1` },
+    );
+    expect((await cli(['start', machine, '--name', 'ticket-1'], { sfn: standard })).stderr).toBe('');
   });
 
   it('uploads an input over 8 KB and starts with a reference to it (claim check), the same each time', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
@@ -11,7 +11,8 @@ import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
 import { bedrockResources, collectModelAccess } from '../../infra/model-access.ts';
 import { addNagChecks } from '../../infra/nag.ts';
 import { StepthreadRuntime } from '../../infra/runtime.ts';
-import { StepthreadWorkflow, toCdkEventPattern } from '../../infra/workflow.ts';
+import { expressTimerProblems, StepthreadWorkflow, toCdkEventPattern } from '../../infra/workflow.ts';
+import { valid } from '../e2e/helpers.ts';
 import { stubProjectRoot, testApp } from './helpers.ts';
 
 const approval = () => loadWorkflowsFromDir('test/localstack/workflows')[0]!.workflow;
@@ -39,6 +40,38 @@ describe('workflow construct', () => {
     expect(
       () => new StepthreadWorkflow(runtime, 'W', { runtime, workflow: approval(), executionType: 'EXPRESS' }),
     ).toThrow(expect.objectContaining({ code: 'DEPLOY_CONFIG_INVALID' }));
+  });
+
+  it('refuses EXPRESS for a workflow whose timers can outlast its five minutes', () => {
+    const { runtime } = runtimeStack();
+    const flow = (nodes: unknown[]) =>
+      valid({
+        id: 'slow',
+        version: 1,
+        nodes: [{ id: 'start', type: 'START' }, ...nodes, { id: 'end', type: 'END' }],
+        edges: [
+          { from: 'start', to: 'work' },
+          { from: 'work', to: 'end' },
+        ],
+      });
+    const slowCode = flow([{ id: 'work', type: 'CODE', config: { code: 'return 1', timeoutMs: 600_000 } }]);
+    expect(
+      () => new StepthreadWorkflow(runtime, 'A', { runtime, workflow: slowCode, executionType: 'EXPRESS' }),
+    ).toThrow(/cannot run as EXPRESS.*CODE work may run for 600000 ms/);
+    const quickCode = flow([{ id: 'work', type: 'CODE', config: { code: 'return 1', timeoutMs: 30_000 } }]);
+    expect(expressTimerProblems(quickCode)).toEqual([]);
+    const longJoin = valid({
+      ...JSON.parse(readFileSync('examples/fork-join-research.json', 'utf8')),
+      nodes: (
+        JSON.parse(readFileSync('examples/fork-join-research.json', 'utf8')).nodes as {
+          type: string;
+          config: Record<string, unknown>;
+        }[]
+      ).map((node) => (node.type === 'JOIN' ? { ...node, config: { ...node.config, timeout: 301 } } : node)),
+    });
+    expect(expressTimerProblems(longJoin)).toEqual([expect.stringMatching(/^JOIN .* waits up to 301 s$/)]);
+    // STANDARD runs up to a year: the same workflows deploy there.
+    expect(() => new StepthreadWorkflow(runtime, 'B', { runtime, workflow: slowCode })).not.toThrow();
   });
 
   it('deploys EXPRESS for a workflow without interactions', () => {
@@ -236,12 +269,12 @@ describe('the CDK app', () => {
   it('reads the continue-as-new threshold from context or the environment', () => {
     const definitionOf = (stack: ReturnType<typeof buildApp>) =>
       Object.values(Template.fromStack(stack).findResources('AWS::StepFunctions::StateMachine'))
-        .map((sm) => String(sm.Properties.DefinitionString))
+        .map((sm) => JSON.stringify(sm.Properties.DefinitionString))
         .find((text) => text.includes('startExecution'))!;
     const fromContext = buildApp(appWith({ 'stepthread:continueAfterEvents': '3000' }), {});
-    expect(definitionOf(fromContext)).toContain('"NumericGreaterThanEquals":3000');
+    expect(definitionOf(fromContext)).toContain(String.raw`\"NumericGreaterThanEquals\":3000`);
     const fromEnv = buildApp(appWith({}), { STEPTHREAD_CONTINUE_AFTER_EVENTS: '4000' });
-    expect(definitionOf(fromEnv)).toContain('"NumericGreaterThanEquals":4000');
+    expect(definitionOf(fromEnv)).toContain(String.raw`\"NumericGreaterThanEquals\":4000`);
     expect(() => buildApp(appWith({ 'stepthread:continueAfterEvents': '30000' }), {})).toThrow(
       /from 100 to 24000/,
     );

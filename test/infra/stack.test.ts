@@ -3,8 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compileWorkflow } from '../../engine/asl/index.ts';
 import { NODE_TYPES, type NodeType } from '../../engine/model/schema.ts';
 import { TTL_ATTRIBUTE, tableDefinition } from '../../functions/stores/table.ts';
+import { compileForDeploy, definitionSubBody } from '../../infra/compile.ts';
 import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
 import type { StepthreadStack } from '../../infra/stack.ts';
+import { valid } from '../e2e/helpers.ts';
 import { buildTestStack, testWorkflows } from './helpers.ts';
 
 type Json = Record<string, unknown>;
@@ -54,7 +56,7 @@ beforeAll(() => {
   // Synthesising runs cdk-nag: any unacknowledged AwsSolutions finding throws here.
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
-});
+}, 60_000); // a synth with cdk-nag: seconds, more on a busy machine
 
 describe('shared runtime', () => {
   it('creates one function per node type, ESM-bundled for the newest Node.js runtime on arm64', () => {
@@ -166,6 +168,7 @@ describe('least privilege', () => {
       // segments/ (read), values/ (read, write)
       's3:GetObject',
       's3:GetObject',
+      's3:ListBucket', // the bucket: a missing key is NoSuchKey, not AccessDenied
       's3:PutObject',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
@@ -185,7 +188,7 @@ describe('least privilege', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
-  it('scopes S3 to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
+  it('scopes S3 objects to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
     const prefix = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, path]],
     });
@@ -201,7 +204,13 @@ describe('least privilege', () => {
       const values = s3.find((s) => s.Sid === 'LargeValues')!;
       expect(actionsOf([values]).sort(), type).toEqual(['s3:GetObject', 's3:PutObject']);
       expect(values.Resource).toEqual(prefix('/values/*'));
-      expect(s3, type).toHaveLength(2);
+      // ListBucket on the bucket only, so that a missing key is 404 NoSuchKey on AWS, not 403 AccessDenied.
+      const listing = s3.find((s) => s.Sid === 'MissingKeysAreNotFound')!;
+      expect(listing).toMatchObject({
+        Action: 's3:ListBucket',
+        Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] },
+      });
+      expect(s3, type).toHaveLength(3);
     }
   });
 
@@ -279,11 +288,16 @@ describe('least privilege', () => {
       'states:SendTaskSuccess',
       'states:StartExecution',
     ]);
-    // Task tokens are accepted only for the stack's own state machines.
+    // Task tokens are accepted only for the stack's own state machines (all named stepthread-…), and
+    // the policy is the same size whatever the number of workflows.
     const answers = statements.filter((st) => JSON.stringify(st.Action).includes('states:SendTask'));
-    expect(answers.map((st) => (st.Resource as { Ref: string }).Ref).sort()).toEqual(
-      [...stack.workflows.values()].map((wf) => logicalId(wf.stateMachine)).sort(),
-    );
+    expect(answers).toHaveLength(1);
+    expect(answers[0]!.Resource).toEqual({
+      'Fn::Join': [
+        '',
+        ['arn:', { Ref: 'AWS::Partition' }, ':states:eu-west-1:123456789012:stateMachine:stepthread-*'],
+      ],
+    });
   });
 });
 
@@ -307,7 +321,7 @@ describe('state machines', () => {
       const sm = resources[logicalId(wf.stateMachine)]!;
       const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
       const statement = roleStatements(roleId).find((s) => s.Sid === 'ContinueAsNew');
-      const continues = (sm.Properties.DefinitionString as string).includes(
+      const continues = JSON.stringify(sm.Properties.DefinitionString).includes(
         'arn:aws:states:::states:startExecution',
       );
       if (!continues) {
@@ -334,12 +348,14 @@ describe('state machines', () => {
     expect(continuing.sort()).toEqual(['route-loop']);
   });
 
-  it('deploys exactly the compiled ASL, with every placeholder bound to its function', () => {
+  it('deploys exactly the compiled ASL, with every placeholder bound to its function by an Fn::Sub', () => {
     for (const { workflow } of testWorkflows()) {
       const compiled = compileWorkflow(workflow);
       const sm = resources[logicalId(stack.workflows.get(workflow.id)!.stateMachine)]!;
-      expect(JSON.parse(sm.Properties.DefinitionString as string)).toEqual(compiled.definition);
-      expect(sm.Properties.DefinitionSubstitutions).toEqual(
+      // No DefinitionSubstitutions: CloudFormation would substitute `${…}` in user text too.
+      expect(sm.Properties.DefinitionSubstitutions).toBeUndefined();
+      const [body, variables] = (sm.Properties.DefinitionString as { 'Fn::Sub': [string, Json] })['Fn::Sub'];
+      expect(variables).toEqual(
         Object.fromEntries(
           compiled.substitutionKeys.map((key) => [
             key,
@@ -347,7 +363,34 @@ describe('state machines', () => {
           ]),
         ),
       );
+      expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
     }
+  });
+
+  it('never substitutes a placeholder in workflow text: CloudFormation gets it escaped', () => {
+    const workflow = valid({
+      id: 'literal',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        // A template literal naming a variable and, on purpose, one of the compiler's own placeholders.
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: user code with a literal ${…} is the point
+        { id: 'greet', type: 'CODE', config: { code: 'const who = 1; return `${who} ${Fn_LLM}`;' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'greet' },
+        { from: 'greet', to: 'end' },
+      ],
+    });
+    const compiled = compileForDeploy(workflow);
+    const body = definitionSubBody(compiled);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's escaped form, literally
+    expect(body).toContain('${!who} ${!Fn_LLM}');
+    // The only unescaped `${…}` are the Task resources' placeholders.
+    const unescaped = new Set([...body.matchAll(/\$\{(?!!)([^}]+)\}/g)].map((m) => m[1]));
+    expect(unescaped).toEqual(new Set(compiled.substitutionKeys));
+    expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
   });
 
   it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
@@ -383,8 +426,22 @@ describe('state machines', () => {
       EventPattern: {
         source: ['aws.states'],
         'detail-type': ['Step Functions Execution Status Change'],
+        // A prefix match: the pattern does not grow with the number of workflows (scale.test.ts).
         detail: {
-          stateMachineArn: [...stack.workflows.values()].map((wf) => ({ Ref: logicalId(wf.stateMachine) })),
+          stateMachineArn: [
+            {
+              prefix: {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':states:eu-west-1:123456789012:stateMachine:stepthread-',
+                  ],
+                ],
+              },
+            },
+          ],
         },
       },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.runtime.eventBus), 'Arn'] } })],
@@ -407,3 +464,8 @@ describe('state machines', () => {
     });
   });
 });
+
+/** An Fn::Sub body as CloudFormation renders it, with each variable left as its `${name}` placeholder. */
+function renderSub(body: string): string {
+  return body.replace(/\$\{!/g, '${');
+}

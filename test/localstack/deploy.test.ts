@@ -5,8 +5,11 @@
  * reads the interaction and sends the task token), and checks that the workflow's `approve:answer` Task
  * committed it and the run finished. AWS_ENDPOINT_URL selects LocalStack for the CLI, as for every command.
  *
- * Needs: LocalStack running (default endpoint http://localhost:4566, override with AWS_ENDPOINT_URL) and
- * `cdklocal` on PATH (`npm install -g aws-cdk-local`). Takes a few minutes; skipped otherwise.
+ * Needs: LocalStack running (default endpoint http://localhost:4566, override with AWS_ENDPOINT_URL; on an
+ * x86 host with LAMBDA_IGNORE_ARCHITECTURE=1 for the arm64 functions). cdklocal is the project's own
+ * (devDependency aws-cdk-local 3, which drives the project's aws-cdk); it needs AWS_ENDPOINT_URL_S3
+ * besides AWS_ENDPOINT_URL to upload assets. The CLI finds the table and bucket from the stack's outputs
+ * (STEPTHREAD_STACK_NAME), as an operator's would. Takes a few minutes; skipped otherwise.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -18,9 +21,7 @@ import { PROJECT_ROOT } from '../../infra/handler-registry.ts';
 
 const enabled = process.env.STEPTHREAD_LOCALSTACK === '1';
 if (!enabled) {
-  console.warn(
-    'LocalStack suite skipped: set STEPTHREAD_LOCALSTACK=1 (with LocalStack running and cdklocal installed) to run it.',
-  );
+  console.warn('LocalStack suite skipped: set STEPTHREAD_LOCALSTACK=1 (with LocalStack running) to run it.');
 }
 
 const STACK = 'StepthreadLocalstackTest';
@@ -29,6 +30,9 @@ const REGION = process.env.AWS_REGION ?? 'us-east-1';
 const env = {
   ...process.env,
   AWS_ENDPOINT_URL: ENDPOINT,
+  // cdklocal 3 with this aws-cdk uploads assets to S3 through this endpoint, not AWS_ENDPOINT_URL.
+  AWS_ENDPOINT_URL_S3:
+    process.env.AWS_ENDPOINT_URL_S3 ?? ENDPOINT.replace('://localhost', '://s3.localhost.localstack.cloud'),
   AWS_REGION: REGION,
   AWS_DEFAULT_REGION: REGION,
   AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'test',
@@ -44,22 +48,19 @@ const context = [
 ];
 
 function cdklocal(args: string[]): string {
-  return execFileSync('cdklocal', args, { cwd: PROJECT_ROOT, env, encoding: 'utf8', stdio: 'pipe' });
+  return execFileSync(join(PROJECT_ROOT, 'node_modules/.bin/cdklocal'), args, {
+    cwd: PROJECT_ROOT,
+    env,
+    encoding: 'utf8',
+    stdio: 'pipe',
+  });
 }
-
-/** The deployed stack's outputs, once beforeAll has deployed it. */
-let deployed: Record<string, string> = {};
 
 function stepthread(args: string[]): string {
   return execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/stepthread.js'), ...args], {
     cwd: PROJECT_ROOT,
-    // The CLI finds the deployed table and bucket by name, as an operator's shell would.
-    env: {
-      ...env,
-      STEPTHREAD_STACK_NAME: STACK,
-      STEPTHREAD_TABLE: deployed.TableName,
-      STEPTHREAD_BUCKET: deployed.BucketName,
-    },
+    // The CLI finds the deployed table and bucket from the stack's outputs (DescribeStacks).
+    env: { ...env, STEPTHREAD_STACK_NAME: STACK, STEPTHREAD_TABLE: '', STEPTHREAD_BUCKET: '' },
     encoding: 'utf8',
   });
 }
@@ -89,7 +90,6 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
     outputs = (JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>)[
       STACK
     ]!;
-    deployed = outputs;
   }, 600_000);
 
   afterAll(() => {
@@ -148,6 +148,6 @@ describe.skipIf(!enabled)('LocalStack: deploy, start, answer, finish', () => {
 
 if (!enabled) {
   describe('LocalStack suite', () => {
-    it.skip('needs STEPTHREAD_LOCALSTACK=1, LocalStack and cdklocal', () => {});
+    it.skip('needs STEPTHREAD_LOCALSTACK=1 and LocalStack', () => {});
   });
 }

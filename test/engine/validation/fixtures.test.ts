@@ -53,6 +53,7 @@ describe('invalid fixtures', () => {
       'INVALID_MESSAGE',
       'INVALID_USER_INTERACTION_TYPE',
       'INVALID_SELECTION_OPTIONS',
+      'INVALID_INTERACTION_TIMEOUT',
       'START_NODE_COUNT',
       'UNREACHABLE_NODE',
       'NO_PATH_TO_END',

@@ -1,0 +1,57 @@
+/** Table and bucket of a deployed stack: variables, else the stack's outputs (cached), else defaults. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type DescribeOutputs, deployedResourceNames } from '../../cli/stack-names.ts';
+
+const target = { kind: 'aws' } as const;
+const OUTPUTS = { TableName: 'Agents-RuntimeTable1A2B', BucketName: 'agents-runtimeconversations3c4d' };
+
+function recording(outputs: Record<string, string> = OUTPUTS) {
+  const asked: string[] = [];
+  const describe: DescribeOutputs = async (stack) => {
+    asked.push(stack);
+    return outputs;
+  };
+  return { asked, describe };
+}
+
+describe('deployed table and bucket names', () => {
+  it('reads the outputs of the stack named by --stack, once: later commands use the cache', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'stepthread-stack-'));
+    const { asked, describe } = recording();
+    expect(await deployedResourceNames({}, target, { stack: 'Agents', cacheDir, describe })).toEqual({
+      tableName: OUTPUTS.TableName,
+      bucketName: OUTPUTS.BucketName,
+    });
+    const again = await deployedResourceNames({}, target, { stack: 'Agents', cacheDir, describe });
+    expect(again.tableName).toBe(OUTPUTS.TableName);
+    expect(asked).toEqual(['Agents']);
+  });
+
+  it('takes the stack from STEPTHREAD_STACK_NAME; STEPTHREAD_TABLE and STEPTHREAD_BUCKET win', async () => {
+    const { asked, describe } = recording();
+    const fromEnv = await deployedResourceNames({ STEPTHREAD_STACK_NAME: 'Agents' }, target, { describe });
+    expect(fromEnv.bucketName).toBe(OUTPUTS.BucketName);
+    const explicit = await deployedResourceNames(
+      { STEPTHREAD_STACK_NAME: 'Agents', STEPTHREAD_TABLE: 't', STEPTHREAD_BUCKET: 'b' },
+      target,
+      { describe },
+    );
+    expect(explicit).toEqual({ tableName: 't', bucketName: 'b' });
+    expect(asked).toEqual(['Agents']);
+  });
+
+  it('falls back to the default names without a stack, and refuses a stack without the outputs', async () => {
+    expect(await deployedResourceNames({}, target)).toEqual({
+      tableName: 'stepthread',
+      bucketName: 'stepthread-conversations',
+    });
+    const { describe } = recording({ Other: 'x' });
+    await expect(deployedResourceNames({}, target, { stack: 'NotOurs', describe })).rejects.toMatchObject({
+      code: 'DEPLOY_CONFIG_INVALID',
+      message: expect.stringContaining('stack NotOurs has no TableName/BucketName outputs'),
+    });
+  });
+});

@@ -1,0 +1,318 @@
+/**
+ * Stands the synthesized stack up in moto: starts the Lambda bridge (lambda-bridge.ts) and moto
+ * (moto_server.py), then creates what the template declares — the table, the buckets, the event bus and
+ * its rules, each Lambda function (its synthesized bundle, its template environment) and each state
+ * machine (the template's definition, its Fn::Sub resolved and any DefinitionSubstitutions applied, as
+ * CloudFormation does).
+ * Physical names are generated the way CloudFormation would (`<stack>-<logicalId>`), so nothing relies
+ * on the defaults the CLI falls back to.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-sdk/client-eventbridge';
+import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+export const ACCOUNT = '123456789012';
+export const REGION = 'us-east-1';
+
+interface Resource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+export interface Template {
+  Resources: Record<string, Resource>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
+
+export interface MotoStack {
+  readonly endpoint: string;
+  /** The environment a CLI or SDK client needs to reach moto (the CLI finds the stack with --stack). */
+  readonly env: Record<string, string>;
+  /** Stack outputs, resolved (TableName, BucketName, <Workflow>StateMachineArn, ...). */
+  readonly outputs: Record<string, string>;
+  /** State machine ARN by state machine name. */
+  readonly stateMachines: Map<string, string>;
+  /** Fault injection in the bridge (see lambda-bridge.ts). */
+  faults(mode: 'none' | 'fail-first' | 'crash-first'): Promise<{ injected: number }>;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Spawns a process and waits for its "ready" line; stderr is kept for the error message. */
+async function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  await new Promise<void>((done, fail) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (line.startsWith('ready')) done();
+    });
+    child.once('exit', (code) => fail(new Error(`${command} ${args.join(' ')} exited (${code}): ${stderr}`)));
+  });
+  return child;
+}
+
+/** IAM's query API by hand: the project has no IAM client, and this is the one IAM call the suite makes. */
+async function iamCreateRole(endpoint: string, name: string, trustPolicy: string): Promise<void> {
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      // moto routes by the credential scope of the signature; it does not verify the signature.
+      authorization: `AWS4-HMAC-SHA256 Credential=test/20260101/${REGION}/iam/aws4_request, SignedHeaders=host, Signature=0`,
+    },
+    body: new URLSearchParams({
+      Action: 'CreateRole',
+      Version: '2010-05-08',
+      RoleName: name,
+      AssumeRolePolicyDocument: trustPolicy,
+    }).toString(),
+  });
+  if (!response.ok) throw new Error(`CreateRole ${name}: ${response.status} ${await response.text()}`);
+}
+
+/** CloudFormation's intrinsic functions, as far as the stack uses them. */
+function resolver(physical: Map<string, { ref: string; arn?: string }>) {
+  const pseudo: Record<string, string> = {
+    'AWS::AccountId': ACCOUNT,
+    'AWS::Region': REGION,
+    'AWS::Partition': 'aws',
+    'AWS::URLSuffix': 'amazonaws.com',
+  };
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as Record<string, unknown>;
+    if ('Ref' in object) {
+      const name = String(object.Ref);
+      const found = pseudo[name] ?? physical.get(name)?.ref;
+      if (found === undefined) throw new Error(`cannot resolve Ref ${name}`);
+      return found;
+    }
+    if ('Fn::GetAtt' in object) {
+      const [name, attribute] = object['Fn::GetAtt'] as [string, string];
+      const found = attribute === 'Arn' ? physical.get(name)?.arn : undefined;
+      if (found === undefined) throw new Error(`cannot resolve GetAtt ${name}.${attribute}`);
+      return found;
+    }
+    if ('Fn::Join' in object) {
+      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+      return parts.map((part) => String(resolve(part))).join(separator);
+    }
+    if ('Fn::Sub' in object) {
+      const [text, variables] = (
+        Array.isArray(object['Fn::Sub']) ? object['Fn::Sub'] : [object['Fn::Sub'], {}]
+      ) as [string, Record<string, unknown>];
+      // `${!x}` is a literal `${x}`; `${name}` a variable of the Sub, else a Ref.
+      return text.replace(/\$\{(!?)([^}]+)\}/g, (_whole, literal: string, name: string) => {
+        if (literal) return `\${${name}}`;
+        return String(resolve(name in variables ? variables[name] : { Ref: name }));
+      });
+    }
+    return Object.fromEntries(Object.entries(object).map(([key, inner]) => [key, resolve(inner)]));
+  };
+  return resolve;
+}
+
+/** What CloudFormation does with DefinitionSubstitutions: each `${key}` in the definition is replaced. */
+export function applySubstitutions(definition: string, substitutions: Record<string, string>): string {
+  return definition.replace(/\$\{([^}]+)\}/g, (whole, key: string) => substitutions[key] ?? whole);
+}
+
+export async function startMotoStack(assemblyDir: string, stackName: string): Promise<MotoStack> {
+  const template = JSON.parse(
+    readFileSync(join(assemblyDir, `${stackName}.template.json`), 'utf8'),
+  ) as Template;
+  const [motoPort, bridgePort] = [await freePort(), await freePort()];
+  const endpoint = `http://127.0.0.1:${motoPort}`;
+  const clientEnv = {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: REGION,
+    AWS_DEFAULT_REGION: REGION,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const bridge = await startProcess(
+    join(ROOT, 'node_modules/.bin/tsx'),
+    ['test/cloud/lambda-bridge.ts', String(bridgePort)],
+    { ...process.env, ...clientEnv },
+  );
+  const moto = await startProcess(
+    'python3',
+    ['test/cloud/moto_server.py', String(motoPort), `http://127.0.0.1:${bridgePort}/invoke`],
+    { ...process.env, ...clientEnv },
+  );
+  const bridgeCall = async (path: string, body?: unknown) => {
+    const response = await fetch(`http://127.0.0.1:${bridgePort}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return (await response.json()) as Record<string, unknown>;
+  };
+
+  const config = { endpoint, region: REGION, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } };
+  const dynamo = new DynamoDBClient(config);
+  const s3 = new S3Client({ ...config, forcePathStyle: true });
+  const events = new EventBridgeClient(config);
+  const lambda = new LambdaClient(config);
+  const sfn = new SFNClient(config);
+
+  const physical = new Map<string, { ref: string; arn?: string }>();
+  const resolve = resolver(physical);
+  const generated = (logicalId: string) => `${stackName}-${logicalId}`;
+  const ofType = (type: string) =>
+    Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+  const props = (resource: Resource) => resource.Properties ?? {};
+
+  // Roles exist (moto's Lambda checks that its role does); moto enforces no policies, so none are attached.
+  for (const [id, resource] of ofType('AWS::IAM::Role')) {
+    const name = generated(id).slice(0, 64);
+    await iamCreateRole(endpoint, name, JSON.stringify(props(resource).AssumeRolePolicyDocument ?? {}));
+    physical.set(id, { ref: name, arn: `arn:aws:iam::${ACCOUNT}:role/${name}` });
+  }
+  for (const [id] of ofType('AWS::Logs::LogGroup')) {
+    physical.set(id, {
+      ref: generated(id),
+      arn: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${generated(id)}`,
+    });
+  }
+  for (const [id, resource] of ofType('AWS::DynamoDB::Table')) {
+    const p = props(resource);
+    const name = generated(id);
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: name,
+        KeySchema: p.KeySchema as never,
+        AttributeDefinitions: p.AttributeDefinitions as never,
+        GlobalSecondaryIndexes: p.GlobalSecondaryIndexes as never,
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    const ttl = p.TimeToLiveSpecification as { AttributeName: string; Enabled: boolean } | undefined;
+    if (ttl)
+      await dynamo.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: ttl }));
+    physical.set(id, { ref: name, arn: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${name}` });
+  }
+  for (const [id] of ofType('AWS::S3::Bucket')) {
+    const name = generated(id).toLowerCase().slice(0, 63);
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+    physical.set(id, { ref: name, arn: `arn:aws:s3:::${name}` });
+  }
+  for (const [id, resource] of ofType('AWS::Events::EventBus')) {
+    const name = String(resolve(props(resource).Name));
+    const created = await events.send(new CreateEventBusCommand({ Name: name }));
+    physical.set(id, { ref: name, ...(created.EventBusArn ? { arn: created.EventBusArn } : {}) });
+  }
+  const bundles: Record<string, string> = {};
+  for (const [id, resource] of ofType('AWS::Lambda::Function')) {
+    const p = resolve(props(resource)) as Record<string, unknown>;
+    const assetPath = resource.Metadata?.['aws:asset:path'];
+    if (typeof assetPath !== 'string') throw new Error(`function ${id} has no bundled asset`);
+    const name = generated(id).slice(0, 64);
+    const created = await lambda.send(
+      new CreateFunctionCommand({
+        FunctionName: name,
+        Runtime: p.Runtime as never,
+        Handler: p.Handler as string,
+        Role: p.Role as string,
+        Timeout: p.Timeout as number,
+        MemorySize: p.MemorySize as number,
+        Environment: p.Environment as never,
+        // moto stores the code without running it: the bridge runs the bundle from the assembly.
+        Code: { ZipFile: readFileSync(join(assemblyDir, assetPath, 'index.mjs')) },
+      }),
+    );
+    bundles[name] = join(assemblyDir, assetPath);
+    physical.set(id, { ref: name, ...(created.FunctionArn ? { arn: created.FunctionArn } : {}) });
+  }
+  await bridgeCall('/register', bundles);
+
+  const stateMachines = new Map<string, string>();
+  for (const [id, resource] of ofType('AWS::StepFunctions::StateMachine')) {
+    const p = props(resource);
+    const name = String(resolve(p.StateMachineName ?? generated(id)));
+    const substitutions = resolve(p.DefinitionSubstitutions ?? {}) as Record<string, string>;
+    const definition = applySubstitutions(String(resolve(p.DefinitionString)), substitutions);
+    const created = await sfn.send(
+      new CreateStateMachineCommand({
+        name,
+        definition,
+        roleArn: String(resolve(p.RoleArn)),
+        type: (p.StateMachineType as 'STANDARD' | 'EXPRESS' | undefined) ?? 'STANDARD',
+      }),
+    );
+    stateMachines.set(name, created.stateMachineArn!);
+    physical.set(id, { ref: created.stateMachineArn!, arn: created.stateMachineArn! });
+  }
+  for (const [id, resource] of ofType('AWS::Events::Rule')) {
+    const p = props(resource);
+    const eventBusName = p.EventBusName === undefined ? 'default' : String(resolve(p.EventBusName));
+    const created = await events.send(
+      new PutRuleCommand({
+        Name: generated(id).slice(0, 64),
+        EventBusName: eventBusName,
+        EventPattern: JSON.stringify(resolve(p.EventPattern)),
+      }),
+    );
+    physical.set(id, { ref: generated(id), ...(created.RuleArn ? { arn: created.RuleArn } : {}) });
+  }
+
+  const outputs: Record<string, string> = {};
+  for (const [key, output] of Object.entries(template.Outputs ?? {})) {
+    try {
+      outputs[key] = String(resolve(output.Value));
+    } catch {
+      // Outputs of resources moto does not model (the operator's managed policy) are left out.
+    }
+  }
+  // A stand-in stack with the same outputs, so `--stack <name>` resolves the table and bucket through
+  // DescribeStacks as it would on AWS (moto cannot deploy the real template: no Lambda code upload).
+  const cloudformation = new CloudFormationClient(config);
+  await cloudformation.send(
+    new CreateStackCommand({
+      StackName: stackName,
+      TemplateBody: JSON.stringify({
+        Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+        Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+      }),
+    }),
+  );
+  for (const client of [dynamo, s3, events, lambda, sfn, cloudformation]) client.destroy();
+
+  return {
+    endpoint,
+    env: clientEnv,
+    outputs,
+    stateMachines,
+    faults: async (mode) => (await bridgeCall('/faults', { mode })) as { injected: number },
+    async close() {
+      for (const child of [moto, bridge]) {
+        child.stdin?.end();
+        child.kill();
+      }
+    },
+  };
+}
