@@ -8,7 +8,13 @@ import { StepthreadError } from '../errors.ts';
 import { stronglyConnectedComponents } from '../graph/algorithms.ts';
 import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
-import { NODE_TYPES, type NodeType, type UserInteractionConfig, type Workflow } from '../model/schema.ts';
+import {
+  type ForkConfig,
+  NODE_TYPES,
+  type NodeType,
+  type UserInteractionConfig,
+  type Workflow,
+} from '../model/schema.ts';
 import {
   CONTINUED_STATE,
   checkContinueAfterEvents,
@@ -33,6 +39,7 @@ import {
   type AslDefinition,
   type AslDirectTaskState,
   type AslFlow,
+  type AslMapState,
   type AslParallelState,
   type AslRetrier,
   type AslStartExecutionTaskState,
@@ -361,8 +368,18 @@ class Compiler {
     return fork.config.forkStrategy;
   }
 
+  /** The FORK's config when it iterates over a list (forEach), else undefined. */
+  private overList(pair: GraphForkPair): ForkConfig | undefined {
+    const fork = this.node(pair.forkId);
+    if (fork.type !== 'FORK' || 'boundary' in fork) throw internal(`${pair.forkId} is not a FORK`);
+    return fork.config.forEach === undefined ? undefined : fork.config;
+  }
+
   /** The state the FORK task continues to. */
   private forkEntryName(pair: GraphForkPair): string {
+    if (this.overList(pair)) {
+      return this.helper(this.joinTimeout(pair) > 0 ? `${pair.forkId}:paths` : `${pair.forkId}:items`);
+    }
     if (this.forkStrategy(pair) === 'parallel' || this.joinTimeout(pair) > 0) {
       return this.helper(`${pair.forkId}:paths`);
     }
@@ -390,6 +407,34 @@ class Compiler {
       catchAll(scope.failure()),
     ];
     const timer = timeout > 0 ? [this.timerBranch(pair, timeout)] : [];
+
+    const list = this.overList(pair);
+    if (list) {
+      const mapName = this.helper(`${pair.forkId}:items`);
+      const concurrency = this.forkStrategy(pair) === 'serial' ? 1 : (list.maxConcurrency ?? 0);
+      const map: AslMapState = {
+        Type: 'Map',
+        ItemsPath: '$.fork.items',
+        ItemSelector: { ...itemEnvelope(), ...this.counted(0, 'history') },
+        ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, ...this.branch(pair, 0, true) },
+        ...(concurrency > 0 ? { MaxConcurrency: concurrency } : {}),
+        ResultPath: null,
+        ...(timeout > 0 ? { End: true as const } : { Catch: joinCatch(), Next: joinName }),
+      };
+      if (timeout === 0) {
+        scope.states[mapName] = map;
+        return;
+      }
+      // Inside the timer's Parallel, JoinDecided must propagate to it: no Catch on the Map.
+      scope.states[this.forkEntryName(pair)] = {
+        Type: 'Parallel',
+        Branches: [{ StartAt: mapName, States: { [mapName]: map } }, ...timer],
+        ResultPath: null,
+        Catch: joinCatch(),
+        Next: joinName,
+      };
+      return;
+    }
 
     if (this.forkStrategy(pair) === 'parallel') {
       scope.states[this.forkEntryName(pair)] = {
@@ -434,7 +479,7 @@ class Compiler {
   }
 
   /** One path: enter the child thread, run the path's nodes, report to the join. */
-  private branch(pair: GraphForkPair, index: number): AslStateMachine {
+  private branch(pair: GraphForkPair, index: number, item = false): AslStateMachine {
     const path = pair.paths[index]!;
     const enter = this.helper(`${pair.forkId}:${path.authorPathId}`);
     const done = this.helper(`${pair.joinId}:${path.authorPathId}`);
@@ -450,11 +495,14 @@ class Compiler {
         return this.helper(failedKey);
       },
     };
-    states[enter] = {
-      Type: 'Pass',
-      Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
-      Next: this.target(scope, path.entryId),
-    };
+    // An item's envelope was built by the Map's ItemSelector.
+    states[enter] = item
+      ? { Type: 'Pass', Next: this.target(scope, path.entryId) }
+      : {
+          Type: 'Pass',
+          Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
+          Next: this.target(scope, path.entryId),
+        };
     this.emitRegion(scope, path.entryId);
     const node = describeJoinBranch(this.graph, pair.joinId, index);
     states[done] = this.bookkeepingTask({ action: 'branch-done', node, 'envelope.$': '$' }, { End: true });
@@ -789,6 +837,22 @@ function childEnvelope(index: number): Record<string, string | number> {
     'workflowVersion.$': '$.workflowVersion',
     'rootThreadId.$': '$.rootThreadId',
     'threadId.$': `$.fork.children[${index}]`,
+    step: 0,
+    'maxSteps.$': '$.maxSteps',
+  };
+}
+
+/**
+ * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`
+ * (the FORK created it), at step 0. `$` is the Map's input, `$$.Map.Item.Value` the item's index.
+ */
+function itemEnvelope(): Record<string, string | number> {
+  return {
+    'executionId.$': '$.executionId',
+    'workflowId.$': '$.workflowId',
+    'workflowVersion.$': '$.workflowVersion',
+    'rootThreadId.$': '$.rootThreadId',
+    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
     step: 0,
     'maxSteps.$': '$.maxSteps',
   };

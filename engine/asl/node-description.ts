@@ -157,6 +157,7 @@ function joinFacts(graph: WorkflowGraph, join: GraphJoinNode): Omit<JoinDescript
     authorMainPathId: join.authorMainPathId,
     forkId: fork.id,
     forkStrategy: fork.config.forkStrategy,
+    ...(fork.config.forEach === undefined ? {} : { overList: true as const }),
   };
 }
 
