@@ -292,6 +292,16 @@ function checkForks(flow: Flow, byId: ReadonlyMap<string, NodeView>, at: At): vo
       );
     }
     const overList = fork.config.forEach !== undefined;
+    const { threshold } = join.config;
+    if (!overList && join.config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD' && threshold !== undefined) {
+      if (threshold > forkIds.length && forkIds.length === 1) {
+        at(
+          'INVALID_JOIN_THRESHOLD',
+          `threshold must be between 1 and the number of paths (1), got ${threshold}`,
+          join.id,
+        );
+      }
+    }
     if (join.config.mainItem !== undefined && !overList) {
       at(
         'INVALID_MAIN_ITEM',

@@ -183,7 +183,9 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
   if (joinStrategy === 'SUCCESS_COUNT_THRESHOLD') {
     if (threshold === undefined) {
       add('INVALID_JOIN_THRESHOLD', 'SUCCESS_COUNT_THRESHOLD needs a "threshold"', [...config, 'threshold']);
-    } else if (threshold < 1 || threshold > forkPathIds.length) {
+    } else if (threshold < 1 || (threshold > forkPathIds.length && forkPathIds.length > 1)) {
+      // One path may be a FORK over a list, whose item count is known at run time: graph-rules checks
+      // a single static path.
       add(
         'INVALID_JOIN_THRESHOLD',
         `threshold must be between 1 and the number of paths (${forkPathIds.length}), got ${threshold}`,

@@ -28,7 +28,7 @@ import type { AwsClients } from '../aws/clients.ts';
 import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
-import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
+import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import {
@@ -170,9 +170,29 @@ interface RunContext {
   readonly options: RunOptions;
   readonly attempts: Map<string, number>;
   readonly pending: Set<Promise<unknown>>;
+  /**
+   * FORKs over a list (their item thread id bases) whose join decided or timed out: the Map state
+   * stopped. Step Functions then starts no further item and stops the running ones; the library keeps
+   * starting queued iterations, so their Tasks are refused here instead (a gap of the local runner).
+   */
+  readonly stoppedMaps: Set<string>;
   invocations: number;
   /** The execution a `<node>:continue` Task started (locally: asked for; it runs once this one ends). */
   successor?: { name: string; input: ResumeInput; startDate: string };
+}
+
+/** The item thread id base of a Task running on an item of a FORK over a list (`<base>-<index>`). */
+function listItemBaseOf(event: unknown): string | undefined {
+  const threadId = (event as { envelope?: { threadId?: unknown } } | undefined)?.envelope?.threadId;
+  if (typeof threadId !== 'string') return undefined;
+  const match = /^(t-[0-9a-f]{32})-\d+$/.exec(threadId);
+  return match?.[1];
+}
+
+/** The item thread id base a parent's envelope names (the join timer's Task runs on the parent). */
+function forkBaseOf(event: unknown): string | undefined {
+  const base = (event as { envelope?: { fork?: { base?: unknown } } } | undefined)?.envelope?.fork?.base;
+  return typeof base === 'string' ? base : undefined;
 }
 
 /** What a `states:startExecution` Task receives. */
@@ -274,6 +294,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           `Task ${entry.stateName}: no local run for its execution`,
         );
       }
+      const itemBase = listItemBaseOf(event);
+      if (itemBase !== undefined && context.stoppedMaps.has(itemBase)) {
+        throw Object.assign(new Error(`Map of ${itemBase} stopped: its join decided`), {
+          name: 'AbortError',
+        });
+      }
       const key = attemptKey(entry, event);
       const attempt = (context.attempts.get(key) ?? 0) + 1;
       context.attempts.set(key, attempt);
@@ -290,6 +316,13 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       context.pending.add(promise);
       try {
         return await promise;
+      } catch (error) {
+        const name = (error as { name?: unknown } | undefined)?.name;
+        if (name === TASK_ERROR_NAMES.joinDecided || name === TASK_ERROR_NAMES.joinTimeout) {
+          const base = itemBase ?? forkBaseOf(event);
+          if (base !== undefined) context.stoppedMaps.add(base);
+        }
+        throw error;
       } finally {
         context.pending.delete(promise);
       }
@@ -431,6 +464,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         options: runOptions,
         attempts: new Map(),
         pending: new Set(),
+        stoppedMaps: new Set(),
         invocations: 0,
       };
       runs.set(executionId, context);
