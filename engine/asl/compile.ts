@@ -68,6 +68,13 @@ export interface CompiledWorkflow {
   substitutionKeys: string[];
 }
 
+/** Service integrations and errors of a Distributed Map. */
+export const S3_GET_OBJECT = 'arn:aws:states:::s3:getObject';
+export const S3_PUT_OBJECT = 'arn:aws:states:::s3:putObject';
+export const MAP_TOLERANCE_EXCEEDED = 'States.ExceedToleratedFailureThreshold';
+/** Express executions run at most 5 minutes: an item path waiting this long runs as Standard. */
+const EXPRESS_MAX_WAIT_SECONDS = 240;
+
 /** Names of the top-level failure states. */
 export const FAIL_TASK = 'stepthread:fail';
 export const FAILED_STATE = 'stepthread:failed';
@@ -375,6 +382,20 @@ class Compiler {
     return fork.config.forEach === undefined ? undefined : fork.config;
   }
 
+  /**
+   * Whether a distributed FORK's items may run as Express child executions: not when the path waits for
+   * a person (waitForTaskToken is Standard only) or for a JOIN timeout near Express's 5-minute limit.
+   */
+  private expressAllowed(pair: GraphForkPair): boolean {
+    const nodes = pair.paths.flatMap((path) => [...path.nodeIds]);
+    return nodes.every((id) => {
+      const node = this.node(id);
+      if (node.type === 'USER_INTERACTION' && !('boundary' in node)) return !waitsForAnswer(node.config);
+      if (node.type === 'JOIN') return (node.config.timeout ?? 0) < EXPRESS_MAX_WAIT_SECONDS;
+      return true;
+    });
+  }
+
   /** The state the FORK task continues to. */
   private forkEntryName(pair: GraphForkPair): string {
     if (this.overList(pair)) {
@@ -412,14 +433,42 @@ class Compiler {
     if (list) {
       const mapName = this.helper(`${pair.forkId}:items`);
       const concurrency = this.forkStrategy(pair) === 'serial' ? 1 : (list.maxConcurrency ?? 0);
+      const distributed = list.mode === 'distributed';
+      const catches = joinCatch();
+      // A Distributed Map reports an item execution's failure (the deciding item's JoinDecided) as this.
+      if (distributed) catches[0]!.ErrorEquals.push(MAP_TOLERANCE_EXCEEDED);
       const map: AslMapState = {
         Type: 'Map',
-        ItemsPath: '$.fork.items',
+        ...(distributed
+          ? {
+              ItemReader: {
+                Resource: S3_GET_OBJECT,
+                ReaderConfig: { InputType: 'JSON' },
+                Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Key.$': '$.fork.list.key' },
+              },
+            }
+          : { ItemsPath: '$.fork.items' }),
         ItemSelector: { ...itemEnvelope(), ...this.counted(0, 'history') },
-        ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, ...this.branch(pair, 0, true) },
+        ItemProcessor: {
+          ProcessorConfig: distributed
+            ? { Mode: 'DISTRIBUTED', ExecutionType: this.expressAllowed(pair) ? 'EXPRESS' : 'STANDARD' }
+            : { Mode: 'INLINE' },
+          ...this.branch(pair, 0, true),
+        },
         ...(concurrency > 0 ? { MaxConcurrency: concurrency } : {}),
+        ...(distributed
+          ? {
+              // Items report node failures to the join instead of failing: the only item execution that
+              // fails is the one whose report decided the join, so no failure is tolerated.
+              ToleratedFailureCount: 0,
+              ResultWriter: {
+                Resource: S3_PUT_OBJECT,
+                Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Prefix.$': '$.fork.list.results' },
+              },
+            }
+          : {}),
         ResultPath: null,
-        ...(timeout > 0 ? { End: true as const } : { Catch: joinCatch(), Next: joinName }),
+        ...(timeout > 0 ? { End: true as const } : { Catch: catches, Next: joinName }),
       };
       if (timeout === 0) {
         scope.states[mapName] = map;

@@ -40,7 +40,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
-import { definitionStartingAt } from './definition.ts';
+import { definitionStartingAt, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
 import {
   createLocalRunner,
@@ -403,10 +403,19 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       return { reply, requestedAt: interaction.requestedAt };
     };
 
-    const runner: LocalRunner = createLocalRunner(
-      definition,
-      Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
-    );
+    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps).
+    const local = withLocalDistributedMaps(definition);
+    const readItems = async (input: unknown) => {
+      const { Bucket, Key } = input as { Bucket: string; Key: string };
+      if (stores.itemLists === undefined) {
+        throw new StepthreadError('INVALID_STATE_MACHINE', 'a Distributed Map needs the item list store');
+      }
+      return stores.itemLists.readItemList(Bucket, Key);
+    };
+    const runner: LocalRunner = createLocalRunner(local.definition, {
+      ...Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
+      ...Object.fromEntries(local.readers.map((name) => [name, readItems])),
+    });
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
     const counting = tasks.some((entry) => entry.action === 'resume');

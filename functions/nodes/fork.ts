@@ -118,7 +118,18 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
       }),
     );
   }
-  ctx.out.fork = { children: [], base: base!, items: indices };
+  if (config.mode === 'distributed') {
+    // The Distributed Map reads the list from S3 (ItemReader): the envelope stays the same size.
+    if (deps.itemLists === undefined) {
+      throw new StepthreadError('INVALID_TASK_INPUT', `FORK ${node.id}: no item list store`, {
+        nodeId: node.id,
+      });
+    }
+    const list = await deps.itemLists.putItemList(base!, items.length);
+    ctx.out.fork = { children: [], base: base!, count: items.length, list };
+  } else {
+    ctx.out.fork = { children: [], base: base!, items: indices };
+  }
   return { output: { forkPathIds: [pathId], items: items.length }, events: [forked] };
 }
 

@@ -335,9 +335,10 @@ async function cancelChild(
 
 function childIdsOf(event: TaskEvent): string[] {
   const fork = event.envelope.fork;
-  if (event.node.overList && fork?.base !== undefined && Array.isArray(fork.items)) {
+  if (event.node.overList && fork?.base !== undefined) {
     const base = fork.base;
-    return fork.items.map((index) => itemThreadId(base, index));
+    const count = fork.items?.length ?? fork.count ?? 0;
+    return Array.from({ length: count }, (_, index) => itemThreadId(base, index));
   }
   const children = event.envelope.fork?.children;
   if (!Array.isArray(children) || children.length === 0) {
@@ -364,7 +365,7 @@ export const joinNode: NodeBehaviour = {
         parent: ctx.thread,
         children: ctx.related.map(({ thread }) => thread),
         config,
-        total: envelope.fork?.items?.length ?? 0,
+        total: envelope.fork?.items?.length ?? envelope.fork?.count ?? 0,
         timedOut,
         nodeId: node.id,
         env: ctx.deps.env,

@@ -21,6 +21,7 @@ interface MapOptions {
   maxConcurrency?: number;
   forkStrategy?: 'parallel' | 'serial';
   mainItem?: number;
+  mode?: 'inline' | 'distributed';
 }
 
 /** START → FORK over input.items (item `x`) → `work` (fails for items with `fail`) → JOIN → END. */
@@ -40,6 +41,7 @@ function mapWorkflow(id: string, options: MapOptions = {}) {
           forEach: '{{input.items}}',
           itemVariable: 'x',
           ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }),
+          ...(options.mode === undefined ? {} : { mode: options.mode }),
         },
       },
       {
@@ -250,6 +252,41 @@ describe('FORK over a list', () => {
       assistant('A short summary of the document.'),
       ...reduce(3),
     ]);
+  });
+});
+
+describe('a distributed FORK over a list (Distributed Map; locally an S3 read and an inline Map)', () => {
+  it('writes the item list to S3, runs every item, and merges in item order', async () => {
+    const puts = e2e.s3Meter.requests('PutObjectCommand');
+    const outcome = await e2e.runtime
+      .prepare(mapWorkflow('distributed', { mode: 'distributed', maxConcurrency: 4 }))
+      .run({ items: items([3], 8) });
+    expect(outcome.status).toBe('FAILED'); // ALL_COMPLETED with item 3 failing
+    const ok8 = await e2e.runtime
+      .prepare(mapWorkflow('distributed-ok', { mode: 'distributed', maxConcurrency: 4 }))
+      .run({ items: items([], 8) });
+    expect(ok8.status).toBe('COMPLETED');
+    expect(ok8.output).toEqual({ merged: Array.from({ length: 8 }, (_, i) => ok(i)) });
+    expect(e2e.s3Meter.requests('PutObjectCommand')).toBeGreaterThanOrEqual(puts + 2);
+    // No state payload carries the list: the FORK's envelope names the S3 object.
+    const fork = ok8.events.find((event) => event.type === 'StateExited' && event.stateName === 'fan');
+    expect(fork?.output).toMatchObject({
+      fork: { count: 8, list: { key: expect.stringMatching(/^map\/items\//) } },
+    });
+    expect(JSON.stringify(fork?.output)).not.toContain('"items"');
+  });
+
+  it('ends early the same way: ANY_FAILED decides at the first failure', async () => {
+    const workflow = mapWorkflow('distributed-early', {
+      mode: 'distributed',
+      joinStrategy: 'ANY_FAILED',
+      maxConcurrency: 1,
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: items([2], 10) });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({
+      merged: [ok(0), ok(1), failed, ...Array.from({ length: 7 }, () => null)],
+    });
   });
 });
 

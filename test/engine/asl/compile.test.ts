@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AslDefinition,
+  type AslMapState,
   type AslParallelState,
   type AslState,
   type AslStateMachine,
@@ -22,16 +23,18 @@ import { awkwardNames, everyNodeType, routesInFork } from './workflows.ts';
 interface Located {
   name: string;
   state: AslState;
-  /** The Parallel states around it, innermost last. */
-  parallels: AslParallelState[];
+  /** The Parallel (and Map) states around it, innermost last. */
+  parallels: (AslParallelState | AslMapState)[];
 }
 
-function located(machine: AslStateMachine, parallels: AslParallelState[] = []): Located[] {
+function located(machine: AslStateMachine, parallels: (AslParallelState | AslMapState)[] = []): Located[] {
   return Object.entries(machine.States).flatMap(([name, state]) => [
     { name, state, parallels },
     ...(state.Type === 'Parallel'
       ? state.Branches.flatMap((branch) => located(branch, [...parallels, state]))
-      : []),
+      : state.Type === 'Map'
+        ? located(state.ItemProcessor, [...parallels, state])
+        : []),
   ]);
 }
 
