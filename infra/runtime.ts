@@ -16,7 +16,7 @@ import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
-import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
+import { ITEM_LIST_PREFIX } from '../functions/stores/item-lists.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
 import { VALUES_PREFIX } from '../functions/stores/value-store.ts';
 import type { ToolRequirements } from '../functions/tools/requirements.ts';
