@@ -6,7 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMapReduce } from '../../bench/map.ts';
 import type { Thread } from '../../engine/thread/types.ts';
-import { assistant, type E2e, example, plain, startE2e, user, valid } from './helpers.ts';
+import {
+  assistant,
+  crashAfterFirstAttempt,
+  type E2e,
+  example,
+  plain,
+  startE2e,
+  user,
+  valid,
+} from './helpers.ts';
 
 let e2e: E2e;
 beforeAll(async () => {
@@ -227,6 +236,27 @@ describe('FORK over a list', () => {
       expect(outcome.status).toBe('COMPLETED');
       expect(most).toBe(bound);
     }
+  });
+
+  it('is idempotent: every Task crashing after its first attempt ends the same as a clean run', async () => {
+    const workflow = mapWorkflow('crash', {
+      joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
+      threshold: 3,
+      maxConcurrency: 1,
+    });
+    const input = { items: items([1], 7) };
+    const clean = await e2e.runtime.prepare(workflow).run(input);
+    const crashed: string[] = [];
+    const faulty = await e2e.runtime
+      .prepare(workflow)
+      .run(input, { noRetryWaits: true, interceptTask: crashAfterFirstAttempt(crashed) });
+    expect(crashed).toEqual(expect.arrayContaining(['start', 'fan', 'work', 'merge:each', 'merge', 'end']));
+    expect(faulty.status).toBe('COMPLETED');
+    expect(faulty.output).toEqual(clean.output);
+    expect(clean.output).toEqual({ merged: [ok(0), failed, ok(2), ok(3), null, null, null] });
+    const statuses = async (outcome: typeof clean) =>
+      (await itemThreads(outcome.executionId, outcome.threadId)).map((t) => [t.status, t.step]);
+    expect(await statuses(faulty)).toEqual(await statuses(clean));
   });
 
   it('the parent keeps its own conversation unless mainItem names an item', async () => {
