@@ -238,6 +238,45 @@ describe('FORK over a list', () => {
     }
   });
 
+  it('a JOIN timeout ends the Map: the join fails with JOIN_TIMEOUT and unfinished items are CANCELLED', async () => {
+    const workflow = valid({
+      id: 'list-timeout',
+      version: 1,
+      // Each item's model call takes a minute; the join waits one second.
+      profiles: { default: { provider: 'scripted', responses: ['slow'], delayMs: 60_000 } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'fan',
+          type: 'FORK',
+          config: {
+            forkPathIds: ['each'],
+            forkStrategy: 'parallel',
+            childNodeIds: ['ask'],
+            forEach: '{{input.items}}',
+          },
+        },
+        { id: 'ask', type: 'LLM', config: { prompt: 'About {{item}}' } },
+        {
+          id: 'merge',
+          type: 'JOIN',
+          config: { forkPathIds: ['each'], joinStrategy: 'ALL_COMPLETED', timeout: 1 },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'fan' },
+        { from: 'ask', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: ['a', 'b', 'c'] });
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error?.code).toBe('JOIN_TIMEOUT');
+    const threads = await itemThreads(outcome.executionId, outcome.threadId);
+    expect(threads.map((t) => t.status)).toEqual(['CANCELLED', 'CANCELLED', 'CANCELLED']);
+  });
+
   it('is idempotent: every Task crashing after its first attempt ends the same as a clean run', async () => {
     const workflow = mapWorkflow('crash', {
       joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
