@@ -3,7 +3,7 @@
  * summary) over N documents on the embedded runtime, with metered SDK clients. Prints, per N, the
  * time and the requests, bytes and payload bytes per item; the per-item figures should not grow with N.
  *
- *   npx tsx bench/map.ts [--n 10,100,1000] [--json]
+ *   npx tsx bench/map.ts [--n 10,100,1000] [--distributed] [--json]
  *
  * test/e2e/map.test.ts asserts the same counts (never times).
  */
@@ -28,6 +28,18 @@ export function mapReduceWorkflow(): Workflow {
   return result.workflow;
 }
 
+/** The same workflow with its FORK over a list in `distributed` mode (a Distributed Map). */
+export function distributedVariant(workflow: Workflow): Workflow {
+  return {
+    ...workflow,
+    nodes: workflow.nodes.map((node) =>
+      node.type === 'FORK' && node.config.forEach !== undefined
+        ? { ...node, config: { ...node.config, mode: 'distributed' as const } }
+        : node,
+    ),
+  };
+}
+
 /** N documents of about 120 bytes each. */
 export function documents(n: number): { id: string; text: string }[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -50,6 +62,8 @@ export interface MapRun {
   /** Sum of every state input and output, as JSON bytes. */
   readonly payloadBytes: number;
   readonly largestPayloadBytes: number;
+  /** The largest state input or output, leaving out the local stand-in of a Distributed Map. */
+  readonly largestAwsPayloadBytes: number;
   /** The largest input or output of a state running on an item's thread. */
   readonly largestItemPayloadBytes: number;
   readonly taskInvocations: number;
@@ -82,11 +96,28 @@ export async function runMapReduce(n: number, workflow: Workflow = mapReduceWork
     let payloadBytes = 0;
     let stateTransitions = 0;
     let largestItemPayloadBytes = 0;
+    let largestAwsPayloadBytes = 0;
+    // The local stand-in of a Distributed Map (an S3 read into the state, then `<name> (local)`) holds
+    // the item list in its payload; on AWS the ItemReader reads it inside the Map.
+    const localOnly = new Set(
+      outcome.events.flatMap((event) =>
+        event.stateName?.endsWith(' (local)')
+          ? [event.stateName, event.stateName.slice(0, -' (local)'.length)]
+          : [],
+      ),
+    );
     for (const event of outcome.events) {
       // Iteration and branch events carry their Map's or Parallel's input locally; Step Functions'
       // history does not, and they are no state's payload.
       if (event.type.startsWith('MapIteration') || event.type.startsWith('ParallelBranch')) continue;
       payloadBytes += jsonBytes(event.input) + jsonBytes(event.output);
+      if (!localOnly.has(event.stateName ?? '')) {
+        largestAwsPayloadBytes = Math.max(
+          largestAwsPayloadBytes,
+          jsonBytes(event.input),
+          jsonBytes(event.output),
+        );
+      }
       const thread = (event.input as { threadId?: unknown } | undefined)?.threadId;
       if (typeof thread === 'string' && thread !== outcome.threadId) {
         largestItemPayloadBytes = Math.max(
@@ -110,6 +141,7 @@ export async function runMapReduce(n: number, workflow: Workflow = mapReduceWork
       payloadBytes,
       largestPayloadBytes: outcome.largestPayloadBytes,
       largestItemPayloadBytes,
+      largestAwsPayloadBytes,
       taskInvocations: outcome.taskInvocations,
       stateTransitions,
     };
@@ -135,7 +167,10 @@ function parseSizes(): number[] {
 async function main(): Promise<void> {
   const rows = [];
   for (const n of parseSizes()) {
-    const run = await runMapReduce(n);
+    const workflow = process.argv.includes('--distributed')
+      ? distributedVariant(mapReduceWorkflow())
+      : mapReduceWorkflow();
+    const run = await runMapReduce(n, workflow);
     if (run.outcome.status !== 'COMPLETED') throw new Error(`${n} items: ${run.outcome.status}`);
     const per = (value: number) => Math.round((value / n) * 100) / 100;
     rows.push({

@@ -4,7 +4,7 @@
  * (mainItem), and a per-item cost that does not grow with the number of items (counts, not times).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMapReduce } from '../../bench/map.ts';
+import { distributedVariant, mapReduceWorkflow, runMapReduce } from '../../bench/map.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import {
   assistant,
@@ -345,6 +345,19 @@ describe('a distributed FORK over a list (Distributed Map; locally an S3 read an
     expect(JSON.stringify(fork?.output)).not.toContain('"items"');
   });
 
+  it('keeps every state payload the same size at 10 and 100 items: the list stays in S3', async () => {
+    const workflow = distributedVariant(mapReduceWorkflow());
+    const [ten, hundred] = [await runMapReduce(10, workflow), await runMapReduce(100, workflow)];
+    expect(hundred.outcome.output).toMatchObject({
+      documents: 100,
+      last: 'd99: A short summary of the document.',
+    });
+    // Every state as Step Functions runs it (the local ItemReader stand-in left out): a few digits more.
+    expect(hundred.largestAwsPayloadBytes).toBeLessThanOrEqual(ten.largestAwsPayloadBytes + 16);
+    expect(hundred.largestAwsPayloadBytes).toBeLessThan(1024);
+    expect(hundred.largestItemPayloadBytes).toBeLessThanOrEqual(ten.largestItemPayloadBytes + 8);
+  }, 300_000);
+
   it('ends early the same way: ANY_FAILED decides at the first failure', async () => {
     const workflow = mapWorkflow('distributed-early', {
       mode: 'distributed',
@@ -393,5 +406,5 @@ describe('map-reduce over 1,000 documents: results in order, per-item cost flat 
     }
     // An item's own states carry the same small envelope at 10 and at 1,000 items.
     expect(thousand.largestItemPayloadBytes).toBeLessThanOrEqual(ten.largestItemPayloadBytes + 8);
-  }, 600_000);
+  }, 900_000);
 });
