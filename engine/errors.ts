@@ -22,6 +22,12 @@ export const ERROR_CODES = [
   'FORK_JOIN_MISMATCH',
   'INVALID_JOIN_THRESHOLD',
   'INVALID_JOIN_TIMEOUT',
+  // Fork over a list (issue 13)
+  'FORK_EACH_NOT_ARRAY',
+  'FORK_EACH_PATHS',
+  'INVALID_MAX_CONCURRENCY',
+  'INVALID_MAIN_ITEM',
+  'FORK_EACH_NESTING',
   // Context processor and user interaction (seed 003)
   'INVALID_CONTEXT_OPERATION',
   'MISSING_OPERATION_CONFIG',

@@ -16,6 +16,7 @@ import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
+import { ITEM_LIST_PREFIX } from '../functions/stores/item-lists.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
 import { VALUES_PREFIX } from '../functions/stores/value-store.ts';
 import type { ToolRequirements } from '../functions/tools/requirements.ts';
@@ -418,6 +419,18 @@ export class StepthreadRuntime extends Construct {
       [segments, values],
       'Segment and value keys are content hashes known only at run time; access is limited to the segments/ and values/ prefixes of the conversation bucket.',
     );
+    if (spec.type === 'FORK') {
+      // A distributed FORK over a list writes the item list its Distributed Map reads (ItemReader).
+      const itemLists = this.bucket.arnForObjects(`${ITEM_LIST_PREFIX}*`);
+      role.addToPolicy(
+        new PolicyStatement({ sid: 'MapItemLists', actions: ['s3:PutObject'], resources: [itemLists] }),
+      );
+      acknowledgeWildcardResources(
+        role,
+        [itemLists],
+        'Item list keys derive from thread ids known only at run time; writes are limited to the map/items/ prefix.',
+      );
+    }
   }
 
   private grantModels(role: Role, access: ModelAccess): void {

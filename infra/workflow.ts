@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
+import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
 import { type CompiledWorkflow, compileForDeploy, definitionSubBody } from './compile.ts';
 import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
@@ -133,6 +134,7 @@ export class StepthreadWorkflow extends Construct {
         }),
       );
     }
+    if (hasDistributedMap(this.compiled)) this.grantDistributedMaps(runtime);
     acknowledgeWildcardResources(
       this.stateMachine,
       ['*'],
@@ -146,6 +148,58 @@ export class StepthreadWorkflow extends Construct {
     triggers.forEach((trigger, index) => {
       this.triggers.push(this.createTrigger(trigger, index, bus, this.deadLetterQueue!));
     });
+  }
+
+  /**
+   * A Distributed Map runs its items as child executions of this state machine, reads the item list
+   * the FORK wrote under map/items/ and writes results under map/results/. Its ARN is built from the
+   * name (as for continue-as-new) to avoid a dependency cycle.
+   */
+  private grantDistributedMaps(runtime: StepthreadRuntime): void {
+    const stack = Stack.of(this);
+    const own = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: this.stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const executions = stack.formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${this.stateMachineName}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const itemLists = runtime.bucket.arnForObjects(`${ITEM_LIST_PREFIX}*`);
+    const results = runtime.bucket.arnForObjects(`${MAP_RESULTS_PREFIX}*`);
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DistributedMapChildren',
+        actions: ['states:StartExecution'],
+        resources: [own],
+      }),
+    );
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DistributedMapRuns',
+        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        resources: [executions],
+      }),
+    );
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({ sid: 'DistributedMapItems', actions: ['s3:GetObject'], resources: [itemLists] }),
+    );
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DistributedMapResults',
+        actions: ['s3:PutObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
+        resources: [results],
+      }),
+    );
+    acknowledgeWildcardResources(
+      this.stateMachine,
+      [executions, itemLists, results],
+      "A Distributed Map's child executions, item lists and result files are named at run time; access is limited to this state machine's executions and the map/items/ and map/results/ prefixes.",
+    );
   }
 
   private createDeadLetterQueue(): Queue {
@@ -199,6 +253,15 @@ function functionSubstitutions(
 }
 
 /** Whether the definition has a continue-as-new Task (a `states:startExecution` of itself). */
+/** Whether the definition has a Distributed Map (a FORK over a list with `mode: distributed`). */
+function hasDistributedMap(compiled: CompiledWorkflow): boolean {
+  let found = false;
+  forEachState(compiled.definition, (_name, state) => {
+    if (state.Type === 'Map' && state.ItemProcessor.ProcessorConfig.Mode === 'DISTRIBUTED') found = true;
+  });
+  return found;
+}
+
 function continuesRuns(compiled: CompiledWorkflow): boolean {
   let found = false;
   forEachState(compiled.definition, (_name, state) => {

@@ -79,10 +79,11 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   return undefined;
 }
 
-/** Readable progress: Task and Parallel states entered / succeeded / failed, with durations. */
+/** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
 export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
   const entered = new Map<string, number>();
-  const shown = (event: LocalEvent) => event.stateType === 'Task' || event.stateType === 'Parallel';
+  const shown = (event: LocalEvent) =>
+    event.stateType === 'Task' || event.stateType === 'Parallel' || event.stateType === 'Map';
   const elapsed = (event: LocalEvent) => {
     const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
     return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;

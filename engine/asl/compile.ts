@@ -8,7 +8,13 @@ import { type CodedError, StepthreadError } from '../errors.ts';
 import { stronglyConnectedComponents } from '../graph/algorithms.ts';
 import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
-import { NODE_TYPES, type NodeType, type UserInteractionConfig, type Workflow } from '../model/schema.ts';
+import {
+  type ForkConfig,
+  NODE_TYPES,
+  type NodeType,
+  type UserInteractionConfig,
+  type Workflow,
+} from '../model/schema.ts';
 import {
   CONTINUED_STATE,
   checkContinueAfterEvents,
@@ -34,6 +40,7 @@ import {
   type AslDefinition,
   type AslDirectTaskState,
   type AslFlow,
+  type AslMapState,
   type AslParallelState,
   type AslRetrier,
   type AslStartExecutionTaskState,
@@ -61,6 +68,13 @@ export interface CompiledWorkflow {
   /** The placeholders the definition uses (`Fn_LLM`, ...), in node-type order. */
   substitutionKeys: string[];
 }
+
+/** Service integrations and errors of a Distributed Map. */
+export const S3_GET_OBJECT = 'arn:aws:states:::s3:getObject';
+export const S3_PUT_OBJECT = 'arn:aws:states:::s3:putObject';
+export const MAP_TOLERANCE_EXCEEDED = 'States.ExceedToleratedFailureThreshold';
+/** Express executions run at most 5 minutes: an item path waiting this long runs as Standard. */
+const EXPRESS_MAX_WAIT_SECONDS = 240;
 
 /** Names of the top-level failure states. */
 export const FAIL_TASK = 'stepthread:fail';
@@ -377,8 +391,32 @@ class Compiler {
     return fork.config.forkStrategy;
   }
 
+  /** The FORK's config when it iterates over a list (forEach), else undefined. */
+  private overList(pair: GraphForkPair): ForkConfig | undefined {
+    const fork = this.node(pair.forkId);
+    if (fork.type !== 'FORK' || 'boundary' in fork) throw internal(`${pair.forkId} is not a FORK`);
+    return fork.config.forEach === undefined ? undefined : fork.config;
+  }
+
+  /**
+   * Whether a distributed FORK's items may run as Express child executions: not when the path waits for
+   * a person (waitForTaskToken is Standard only) or for a JOIN timeout near Express's 5-minute limit.
+   */
+  private expressAllowed(pair: GraphForkPair): boolean {
+    const nodes = pair.paths.flatMap((path) => [...path.nodeIds]);
+    return nodes.every((id) => {
+      const node = this.node(id);
+      if (node.type === 'USER_INTERACTION' && !('boundary' in node)) return !waitsForAnswer(node.config);
+      if (node.type === 'JOIN') return (node.config.timeout ?? 0) < EXPRESS_MAX_WAIT_SECONDS;
+      return true;
+    });
+  }
+
   /** The state the FORK task continues to. */
   private forkEntryName(pair: GraphForkPair): string {
+    if (this.overList(pair)) {
+      return this.helper(this.joinTimeout(pair) > 0 ? `${pair.forkId}:paths` : `${pair.forkId}:items`);
+    }
     if (this.forkStrategy(pair) === 'parallel' || this.joinTimeout(pair) > 0) {
       return this.helper(`${pair.forkId}:paths`);
     }
@@ -406,6 +444,62 @@ class Compiler {
       catchAll(scope.failure()),
     ];
     const timer = timeout > 0 ? [this.timerBranch(pair, timeout)] : [];
+
+    const list = this.overList(pair);
+    if (list) {
+      const mapName = this.helper(`${pair.forkId}:items`);
+      const concurrency = this.forkStrategy(pair) === 'serial' ? 1 : (list.maxConcurrency ?? 0);
+      const distributed = list.mode === 'distributed';
+      const catches = joinCatch();
+      // A Distributed Map reports an item execution's failure (the deciding item's JoinDecided) as this.
+      if (distributed) catches[0]!.ErrorEquals.push(MAP_TOLERANCE_EXCEEDED);
+      const map: AslMapState = {
+        Type: 'Map',
+        ...(distributed
+          ? {
+              ItemReader: {
+                Resource: S3_GET_OBJECT,
+                ReaderConfig: { InputType: 'JSON' },
+                Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Key.$': '$.fork.list.key' },
+              },
+            }
+          : { ItemsPath: '$.fork.items' }),
+        ItemSelector: { ...itemEnvelope(), ...this.counted(0, 'history') },
+        ItemProcessor: {
+          ProcessorConfig: distributed
+            ? { Mode: 'DISTRIBUTED', ExecutionType: this.expressAllowed(pair) ? 'EXPRESS' : 'STANDARD' }
+            : { Mode: 'INLINE' },
+          ...this.branch(pair, 0, true),
+        },
+        ...(concurrency > 0 ? { MaxConcurrency: concurrency } : {}),
+        ...(distributed
+          ? {
+              // Items report node failures to the join instead of failing: the only item execution that
+              // fails is the one whose report decided the join, so no failure is tolerated.
+              ToleratedFailureCount: 0,
+              ResultWriter: {
+                Resource: S3_PUT_OBJECT,
+                Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Prefix.$': '$.fork.list.results' },
+              },
+            }
+          : {}),
+        ResultPath: null,
+        ...(timeout > 0 ? { End: true as const } : { Catch: catches, Next: joinName }),
+      };
+      if (timeout === 0) {
+        scope.states[mapName] = map;
+        return;
+      }
+      // Inside the timer's Parallel, JoinDecided must propagate to it: no Catch on the Map.
+      scope.states[this.forkEntryName(pair)] = {
+        Type: 'Parallel',
+        Branches: [{ StartAt: mapName, States: { [mapName]: map } }, ...timer],
+        ResultPath: null,
+        Catch: joinCatch(),
+        Next: joinName,
+      };
+      return;
+    }
 
     if (this.forkStrategy(pair) === 'parallel') {
       scope.states[this.forkEntryName(pair)] = {
@@ -450,7 +544,7 @@ class Compiler {
   }
 
   /** One path: enter the child thread, run the path's nodes, report to the join. */
-  private branch(pair: GraphForkPair, index: number): AslStateMachine {
+  private branch(pair: GraphForkPair, index: number, item = false): AslStateMachine {
     const path = pair.paths[index]!;
     const enter = this.helper(`${pair.forkId}:${path.authorPathId}`);
     const done = this.helper(`${pair.joinId}:${path.authorPathId}`);
@@ -466,11 +560,14 @@ class Compiler {
         return this.helper(failedKey);
       },
     };
-    states[enter] = {
-      Type: 'Pass',
-      Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
-      Next: this.target(scope, path.entryId),
-    };
+    // An item's envelope was built by the Map's ItemSelector.
+    states[enter] = item
+      ? { Type: 'Pass', Next: this.target(scope, path.entryId) }
+      : {
+          Type: 'Pass',
+          Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
+          Next: this.target(scope, path.entryId),
+        };
     this.emitRegion(scope, path.entryId);
     const node = describeJoinBranch(this.graph, pair.joinId, index);
     states[done] = this.bookkeepingTask({ action: 'branch-done', node, 'envelope.$': '$' }, { End: true });
@@ -805,6 +902,22 @@ function childEnvelope(index: number): Record<string, string | number> {
     'workflowVersion.$': '$.workflowVersion',
     'rootThreadId.$': '$.rootThreadId',
     'threadId.$': `$.fork.children[${index}]`,
+    step: 0,
+    'maxSteps.$': '$.maxSteps',
+  };
+}
+
+/**
+ * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`
+ * (the FORK created it), at step 0. `$` is the Map's input, `$$.Map.Item.Value` the item's index.
+ */
+function itemEnvelope(): Record<string, string | number> {
+  return {
+    'executionId.$': '$.executionId',
+    'workflowId.$': '$.workflowId',
+    'workflowVersion.$': '$.workflowVersion',
+    'rootThreadId.$': '$.rootThreadId',
+    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
     step: 0,
     'maxSteps.$': '$.maxSteps',
   };

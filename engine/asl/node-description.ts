@@ -144,7 +144,7 @@ export function describeJoinTimeout(graph: WorkflowGraph, joinId: string): JoinT
 /** The JOIN's facts without its path lists, which every path's tasks would otherwise repeat. */
 function bookkeepingFacts(graph: WorkflowGraph, join: GraphJoinNode): JoinBookkeepingDescription {
   const { forkPathIds, ...config } = join.config;
-  const { forkId, forkStrategy } = joinFacts(graph, join);
+  const { forkId, forkStrategy, overList } = joinFacts(graph, join);
   return {
     id: join.id,
     ...(join.authorId !== join.id ? { authorId: join.authorId } : {}),
@@ -153,6 +153,7 @@ function bookkeepingFacts(graph: WorkflowGraph, join: GraphJoinNode): JoinBookke
     paths: forkPathIds.length,
     forkId,
     forkStrategy,
+    ...(overList ? { overList } : {}),
   };
 }
 
@@ -171,6 +172,7 @@ function joinFacts(graph: WorkflowGraph, join: GraphJoinNode): Omit<JoinDescript
     authorMainPathId: join.authorMainPathId,
     forkId: fork.id,
     forkStrategy: fork.config.forkStrategy,
+    ...(fork.config.forEach === undefined ? {} : { overList: true as const }),
   };
 }
 

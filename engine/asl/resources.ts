@@ -117,7 +117,7 @@ export function substituteResources(
   return copy;
 }
 
-/** Visits every state, depth first, Parallel branches right after their Parallel state. */
+/** Visits every state, depth first, Parallel branches (and a Map's item states) right after their state. */
 export function forEachState(
   machine: AslStateMachine,
   visit: (stateName: string, state: AslState, machine: AslStateMachine) => void,
@@ -127,6 +127,7 @@ export function forEachState(
     for (const [name, state] of Object.entries(current.States)) {
       visit(name, state, current);
       if (state.Type === 'Parallel') for (const branch of state.Branches) walk(branch);
+      if (state.Type === 'Map') walk(state.ItemProcessor);
     }
   };
   walk(machine);

@@ -154,6 +154,8 @@ export interface JoinDescription extends Described {
   authorMainPathId: string;
   forkId: string;
   forkStrategy: 'serial' | 'parallel';
+  /** The FORK iterates over a list (forEach): the join counts items, not paths. */
+  overList?: true;
 }
 
 /**
@@ -170,6 +172,8 @@ export interface JoinBookkeepingDescription {
   paths: number;
   forkId: string;
   forkStrategy: 'serial' | 'parallel';
+  /** The FORK iterates over a list (forEach): the join counts items, not paths. */
+  overList?: true;
 }
 
 /** `<join>:<path>` (branch-done) and `<join>:<path>:failed` (branch-failed): one path reports to its join. */

@@ -95,6 +95,34 @@ export type AslParallelState = {
   Catch?: AslCatcher[];
 } & AslFlow;
 
+/**
+ * A FORK over a list. Inline: the items' indices come from the envelope (`ItemsPath`), and
+ * `ItemSelector` builds each item's envelope, so no item content flows through the state machine.
+ * Distributed: the item list is read from S3 (`ItemReader`), each item runs as a child execution, and
+ * the results go to S3 (`ResultWriter`).
+ */
+export type AslMapState = {
+  Type: 'Map';
+  ItemsPath?: string;
+  ItemReader?: {
+    Resource: string;
+    ReaderConfig?: { InputType: 'JSON'; MaxItems?: number };
+    Parameters: Record<string, unknown>;
+  };
+  ItemSelector: Record<string, unknown>;
+  ItemProcessor: AslStateMachine & {
+    ProcessorConfig: { Mode: 'INLINE' } | { Mode: 'DISTRIBUTED'; ExecutionType: 'STANDARD' | 'EXPRESS' };
+  };
+  MaxConcurrency?: number;
+  ToleratedFailureCount?: number;
+  ToleratedFailurePercentage?: number;
+  ResultWriter?: { Resource: string; Parameters: Record<string, unknown> };
+  Label?: string;
+  /** Always null, as for Parallel. */
+  ResultPath: null;
+  Catch?: AslCatcher[];
+} & AslFlow;
+
 export type AslWaitState = { Type: 'Wait'; Seconds: number } & AslFlow;
 
 export type AslFailState =
@@ -107,6 +135,7 @@ export type AslState =
   | AslPassState
   | AslChoiceState
   | AslParallelState
+  | AslMapState
   | AslWaitState
   | AslFailState;
 

@@ -109,10 +109,23 @@ export const codeConfigSchema = z.object({
   outputVariable: z.string().optional(),
 });
 
+export const FORK_MODES = ['inline', 'distributed'] as const;
+
 export const forkConfigSchema = z.object({
   forkPathIds: z.array(id),
   forkStrategy: z.enum(FORK_STRATEGIES),
   childNodeIds: z.array(id),
+  /**
+   * Fan out over data: a `{{ }}` template or expression giving an array (a large value by reference
+   * included). Each item runs the one path as its own child thread, forkPathId `<pathId>[<index>]`.
+   */
+  forEach: z.string().min(1).max(4096).optional(),
+  /** The item's name in its thread scope (default `item`); its index is `<itemVariable>Index`. */
+  itemVariable: z.string().min(1).max(128).optional(),
+  /** How many items run at once (0 or absent: as many as Step Functions allows). */
+  maxConcurrency: z.number().int().optional(),
+  /** `inline` (default): a Map state. `distributed`: a Distributed Map over an item list in S3. */
+  mode: z.enum(FORK_MODES).optional(),
 });
 
 export const joinConfigSchema = z.object({
@@ -122,6 +135,8 @@ export const joinConfigSchema = z.object({
   /** Seconds; 0 (default) waits forever. */
   timeout: z.number().optional(),
   mainPathId: id.optional(),
+  /** A FORK over a list: the item (index) whose conversation the parent continues with; absent, the parent keeps its own. */
+  mainItem: z.number().int().optional(),
 });
 
 export const routeConfigSchema = z.object({

@@ -15,6 +15,17 @@ export {
   type JoinResult,
   joinThreads,
 } from './join.ts';
+export {
+  DEFAULT_ITEM_VARIABLE,
+  decidesEarly,
+  forEachItems,
+  type ItemDecisionInput,
+  itemIndexOf,
+  itemPathId,
+  itemVariables,
+  type JoinItemsOptions,
+  joinItems,
+} from './map.ts';
 export { recordNodeResult } from './results.ts';
 export {
   canTransition,

@@ -163,8 +163,19 @@ export interface Envelope {
   route?: string;
   /** Set by LOOP_START / LOOP_END. */
   loop?: { exit: boolean };
-  /** Set by FORK: child thread ids in forkPathIds order. */
-  fork?: { children: string[] };
+  /**
+   * Set by FORK: child thread ids in forkPathIds order. A FORK over a list sets `children: []`,
+   * `base` and `items` (the indices 0..n-1, what the Map state iterates): item i runs on `<base>-<i>`;
+   * a distributed one `count` and `list` instead of `items`.
+   */
+  fork?: {
+    children: string[];
+    base?: string;
+    items?: number[];
+    /** Distributed: how many items, and the item list in S3 (ItemReader) and the results prefix. */
+    count?: number;
+    list?: { bucket: string; key: string; results: string };
+  };
   /**
    * Step Functions history events this execution has recorded by the time the state that received this
    * envelope (and the Choice after it) is done: an estimate, absent when the definition does not count

@@ -291,6 +291,45 @@ function checkForks(flow: Flow, byId: ReadonlyMap<string, NodeView>, at: At): vo
         join.id,
       );
     }
+    const overList = fork.config.forEach !== undefined;
+    const { threshold } = join.config;
+    if (!overList && join.config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD' && threshold !== undefined) {
+      if (threshold > forkIds.length && forkIds.length === 1) {
+        at(
+          'INVALID_JOIN_THRESHOLD',
+          `threshold must be between 1 and the number of paths (1), got ${threshold}`,
+          join.id,
+        );
+      }
+    }
+    if (join.config.mainItem !== undefined && !overList) {
+      at(
+        'INVALID_MAIN_ITEM',
+        `JOIN "${join.id}" sets mainItem, but its FORK "${fork.id}" has no forEach (use mainPathId)`,
+        join.id,
+      );
+    }
+    if (overList && join.config.mainPathId !== undefined && join.config.mainPathId !== forkIds[0]) {
+      at(
+        'INVALID_MAIN_ITEM',
+        `JOIN "${join.id}" closes a FORK over a list: name the main item with mainItem (an index), not mainPathId`,
+        join.id,
+      );
+    }
+    // A Distributed Map runs its items as child executions of the top-level state machine: it cannot
+    // sit inside another fork's branch (a Parallel branch or an inline Map's item).
+    if (overList && fork.config.mode === 'distributed') {
+      for (const outer of analysis.regions.values()) {
+        if (outer.forkId === region.forkId) continue;
+        if (outer.branches.some((branch) => branch.nodes.has(region.forkId))) {
+          at(
+            'FORK_EACH_NESTING',
+            `FORK "${fork.id}" (mode "distributed") is inside a branch of FORK "${outer.forkId}"; a distributed fork must be at the top level`,
+            fork.id,
+          );
+        }
+      }
+    }
   }
 }
 

@@ -129,7 +129,34 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
 type Add = (code: CodedError['code'], message: string, at: Path) => void;
 
 function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
-  const { forkPathIds, childNodeIds } = node.config;
+  const { forkPathIds, childNodeIds, forEach, maxConcurrency, itemVariable, mode } = node.config;
+  if (forEach !== undefined && forkPathIds.length !== 1) {
+    add(
+      'FORK_EACH_PATHS',
+      `a FORK with forEach runs one path per item: forkPathIds must have exactly one entry, got ${forkPathIds.length}`,
+      [...config, 'forkPathIds'],
+    );
+  }
+  if (forEach === undefined) {
+    for (const [field, value] of Object.entries({ maxConcurrency, itemVariable, mode })) {
+      if (value !== undefined) {
+        add('FORK_EACH_PATHS', `"${field}" applies only to a FORK with forEach`, [...config, field]);
+      }
+    }
+  }
+  if (maxConcurrency !== undefined && !(Number.isInteger(maxConcurrency) && maxConcurrency >= 0)) {
+    add(
+      'INVALID_MAX_CONCURRENCY',
+      `maxConcurrency must be a whole number >= 0 (0: no limit), got ${maxConcurrency}`,
+      [...config, 'maxConcurrency'],
+    );
+  }
+  if (itemVariable !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(itemVariable)) {
+    add('INVALID_VARIABLE', `itemVariable must be a plain name, got "${itemVariable}"`, [
+      ...config,
+      'itemVariable',
+    ]);
+  }
   if (forkPathIds.length === 0)
     add('INVALID_FORK_PATH_IDS', 'forkPathIds must not be empty', [...config, 'forkPathIds']);
   if (childNodeIds.length === 0) {
@@ -145,7 +172,13 @@ function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
 }
 
 function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
-  const { forkPathIds, joinStrategy, threshold, timeout, mainPathId } = node.config;
+  const { forkPathIds, joinStrategy, threshold, timeout, mainPathId, mainItem } = node.config;
+  if (mainItem !== undefined && mainItem < 0) {
+    add('INVALID_MAIN_ITEM', `mainItem must be an item index (>= 0), got ${mainItem}`, [
+      ...config,
+      'mainItem',
+    ]);
+  }
   if (forkPathIds.length === 0)
     add('INVALID_FORK_PATH_IDS', 'forkPathIds must not be empty', [...config, 'forkPathIds']);
   forkPathIds.forEach((pathId, index) => {
@@ -163,7 +196,9 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
   if (joinStrategy === 'SUCCESS_COUNT_THRESHOLD') {
     if (threshold === undefined) {
       add('INVALID_JOIN_THRESHOLD', 'SUCCESS_COUNT_THRESHOLD needs a "threshold"', [...config, 'threshold']);
-    } else if (threshold < 1 || threshold > forkPathIds.length) {
+    } else if (threshold < 1 || (threshold > forkPathIds.length && forkPathIds.length > 1)) {
+      // One path may be a FORK over a list, whose item count is known at run time: graph-rules checks
+      // a single static path.
       add(
         'INVALID_JOIN_THRESHOLD',
         `threshold must be between 1 and the number of paths (${forkPathIds.length}), got ${threshold}`,

@@ -106,6 +106,12 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
       for (const field of ['variableName', 'outputVariable', 'iterationVariable']) {
         if (typeof config?.[field] === 'string') defined.add(config[field] as string);
       }
+      // A FORK over a list: each item's thread scope holds the item and its index.
+      if (node?.type === 'FORK' && typeof config?.forEach === 'string') {
+        const name = typeof config.itemVariable === 'string' ? config.itemVariable : 'item';
+        defined.add(name);
+        defined.add(`${name}Index`);
+      }
       for (const field of ['inputMapping', 'outputMapping']) {
         if (isRecord(config?.[field]))
           for (const name of Object.keys(config[field] as object)) defined.add(name);

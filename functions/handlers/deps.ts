@@ -7,6 +7,7 @@ import { providerForProfile } from '../llm/providers.ts';
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore, type InteractionStore } from '../stores/interaction-store.ts';
+import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
 import { createThreadStore, type ThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
@@ -21,6 +22,8 @@ export interface HandlerStores {
   readonly values?: ValueStore;
   /** Pending USER_INTERACTIONs (optional so hand-built test stores need not stub it). */
   readonly interactions?: InteractionStore;
+  /** Item lists of distributed FORKs over a list (optional: only those need it). */
+  readonly itemLists?: ItemListStore;
 }
 
 /** Completes a waitForTaskToken Task (SendTaskSuccess / SendTaskFailure): what `respond` sends. */
@@ -53,6 +56,7 @@ export function createHandlerStores(clients: AwsClients): HandlerStores {
     joins: createJoinStore(clients),
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
+    itemLists: createItemListStore(clients),
   };
 }
 

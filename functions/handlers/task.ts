@@ -54,6 +54,8 @@ export interface TaskNode {
   authorForkPathIds?: string[];
   /** JOIN: how its FORK runs the branches (the bookkeeping behaves the same for both). */
   forkStrategy?: 'serial' | 'parallel';
+  /** JOIN: its FORK iterates over a list (forEach). */
+  overList?: boolean;
   /** FORK: its JOIN's id and config. JOIN: its FORK's id (part of the join bookkeeping key). */
   joinId?: string;
   joinConfig?: JoinConfig;

@@ -54,3 +54,62 @@ export function definitionStartingAt(definition: AslDefinition, stateName: strin
   }
   return { ...structuredClone(definition), StartAt: startAt, States };
 }
+
+/** The Resource of the local stand-in for a Distributed Map's ItemReader (never called on AWS). */
+export const LOCAL_ITEM_READER_RESOURCE =
+  'arn:aws:lambda:us-east-1:000000000000:function:stepthread-local-item-reader';
+
+/** A Map state's ItemReader as compiled (engine/asl/compile.ts). */
+interface ItemReaderParameters {
+  'Bucket.$': string;
+  'Key.$': string;
+}
+
+/**
+ * The local runner (aws-local-stepfunctions) has no ItemReader, ResultWriter or DISTRIBUTED mode. The
+ * local runtime runs a Distributed Map as this machine would see it: a Task under the Map's name reads
+ * the item list from S3 (the local `s3rver`) into `$.fork.localItems`, then the same item states run as
+ * an inline Map under `<name> (local)` with the same concurrency, Catch and Next. ResultWriter is left
+ * out (the JOIN reads each item's thread, never the written results). Returns the new definition and
+ * the names of the reader Tasks.
+ */
+export function withLocalDistributedMaps(definition: AslDefinition): {
+  definition: AslDefinition;
+  readers: string[];
+} {
+  const copy = structuredClone(definition);
+  const readers: string[] = [];
+  const rewrite = (machine: AslStateMachine): void => {
+    for (const [name, state] of Object.entries(machine.States)) {
+      if (state.Type === 'Parallel') for (const branch of state.Branches) rewrite(branch);
+      if (state.Type !== 'Map') continue;
+      rewrite(state.ItemProcessor);
+      if (state.ItemReader === undefined) continue;
+      const parameters = state.ItemReader.Parameters as unknown as ItemReaderParameters;
+      const {
+        ItemReader: _reader,
+        ResultWriter: _writer,
+        ToleratedFailureCount: _count,
+        ToleratedFailurePercentage: _percentage,
+        ...rest
+      } = state;
+      const mapName = `${name} (local)`;
+      machine.States[mapName] = {
+        ...rest,
+        ItemsPath: '$.fork.localItems',
+        ItemProcessor: { ...state.ItemProcessor, ProcessorConfig: { Mode: 'INLINE' } },
+      };
+      machine.States[name] = {
+        Type: 'Task',
+        Resource: LOCAL_ITEM_READER_RESOURCE,
+        Parameters: { 'Bucket.$': parameters['Bucket.$'], 'Key.$': parameters['Key.$'] },
+        ResultPath: '$.fork.localItems',
+        ...(state.Catch ? { Catch: state.Catch } : {}),
+        Next: mapName,
+      } as unknown as AslState;
+      readers.push(name);
+    }
+  };
+  rewrite(copy);
+  return { definition: copy, readers };
+}

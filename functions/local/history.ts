@@ -26,7 +26,7 @@ export function awsHistoryEvents(events: readonly LocalEvent[], definition: AslS
   let count = 0;
   for (const event of events) {
     const name = event.stateName ?? '';
-    const counted = event.stateType === 'Task' || event.stateType === 'Parallel';
+    const counted = event.stateType === 'Task' || event.stateType === 'Parallel' || event.stateType === 'Map';
     switch (event.type) {
       case 'ExecutionStarted':
       case 'ExecutionSucceeded':

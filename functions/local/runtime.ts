@@ -29,7 +29,7 @@ import type { AwsClients } from '../aws/clients.ts';
 import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
-import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
+import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import {
@@ -41,7 +41,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
-import { definitionStartingAt } from './definition.ts';
+import { definitionStartingAt, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
 import {
   createLocalRunner,
@@ -171,9 +171,29 @@ interface RunContext {
   readonly options: RunOptions;
   readonly attempts: Map<string, number>;
   readonly pending: Set<Promise<unknown>>;
+  /**
+   * FORKs over a list (their item thread id bases) whose join decided or timed out: the Map state
+   * stopped. Step Functions then starts no further item and stops the running ones; the library keeps
+   * starting queued iterations, so their Tasks are refused here instead (a gap of the local runner).
+   */
+  readonly stoppedMaps: Set<string>;
   invocations: number;
   /** The execution a `<node>:continue` Task started (locally: asked for; it runs once this one ends). */
   successor?: { name: string; input: ResumeInput; startDate: string };
+}
+
+/** The item thread id base of a Task running on an item of a FORK over a list (`<base>-<index>`). */
+function listItemBaseOf(event: unknown): string | undefined {
+  const threadId = (event as { envelope?: { threadId?: unknown } } | undefined)?.envelope?.threadId;
+  if (typeof threadId !== 'string') return undefined;
+  const match = /^(t-[0-9a-f]{32})-\d+$/.exec(threadId);
+  return match?.[1];
+}
+
+/** The item thread id base a parent's envelope names (the join timer's Task runs on the parent). */
+function forkBaseOf(event: unknown): string | undefined {
+  const base = (event as { envelope?: { fork?: { base?: unknown } } } | undefined)?.envelope?.fork?.base;
+  return typeof base === 'string' ? base : undefined;
 }
 
 /** What a `states:startExecution` Task receives. */
@@ -275,6 +295,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           `Task ${entry.stateName}: no local run for its execution`,
         );
       }
+      const itemBase = listItemBaseOf(event);
+      if (itemBase !== undefined && context.stoppedMaps.has(itemBase)) {
+        throw Object.assign(new Error(`Map of ${itemBase} stopped: its join decided`), {
+          name: 'AbortError',
+        });
+      }
       const key = attemptKey(entry, event);
       const attempt = (context.attempts.get(key) ?? 0) + 1;
       context.attempts.set(key, attempt);
@@ -291,6 +317,13 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       context.pending.add(promise);
       try {
         return await promise;
+      } catch (error) {
+        const name = (error as { name?: unknown } | undefined)?.name;
+        if (name === TASK_ERROR_NAMES.joinDecided || name === TASK_ERROR_NAMES.joinTimeout) {
+          const base = itemBase ?? forkBaseOf(event);
+          if (base !== undefined) context.stoppedMaps.add(base);
+        }
+        throw error;
       } finally {
         context.pending.delete(promise);
       }
@@ -371,10 +404,19 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       return { reply, requestedAt: interaction.requestedAt };
     };
 
-    const runner: LocalRunner = createLocalRunner(
-      definition,
-      Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
-    );
+    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps).
+    const local = withLocalDistributedMaps(definition);
+    const readItems = async (input: unknown) => {
+      const { Bucket, Key } = input as { Bucket: string; Key: string };
+      if (stores.itemLists === undefined) {
+        throw new StepthreadError('INVALID_STATE_MACHINE', 'a Distributed Map needs the item list store');
+      }
+      return stores.itemLists.readItemList(Bucket, Key);
+    };
+    const runner: LocalRunner = createLocalRunner(local.definition, {
+      ...Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
+      ...Object.fromEntries(local.readers.map((name) => [name, readItems])),
+    });
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
     const counting = tasks.some((entry) => entry.action === 'resume');
@@ -432,6 +474,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         options: runOptions,
         attempts: new Map(),
         pending: new Set(),
+        stoppedMaps: new Set(),
         invocations: 0,
       };
       runs.set(executionId, context);

@@ -4,11 +4,12 @@
  * Children store no global scope (the root owns it) and start from the parent's LLM call counts.
  */
 import { StepthreadError } from '../../engine/errors.ts';
-import { forkConfigSchema } from '../../engine/model/schema.ts';
-import { forkThread } from '../../engine/thread/index.ts';
+import { renderTemplate } from '../../engine/expression/index.ts';
+import { type ForkConfig, forkConfigSchema } from '../../engine/model/schema.ts';
+import { forEachItems, forkThread, itemPathId, itemVariables } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
-import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { parseConfig } from './config.ts';
 import { childThreadIdsFor, joinKeyFor } from './ids.ts';
 import { LLM_CALLS_KEY } from './llm-calls.ts';
@@ -31,10 +32,112 @@ async function createChild(deps: HandlerDeps, child: Thread): Promise<void> {
   }
 }
 
+/** contextData key of an item thread of a FORK over a list: `{ index, total }`. */
+export const LIST_ITEM_KEY = 'listItem';
+
+/** Where an item thread sits in its list, or undefined for any other thread. */
+export function listItemOf(thread: Thread): { index: number; total: number } | undefined {
+  const value = thread.contextData[LIST_ITEM_KEY] as { index?: unknown; total?: unknown } | undefined;
+  return typeof value?.index === 'number' && typeof value.total === 'number'
+    ? { index: value.index, total: value.total }
+    : undefined;
+}
+
+/** Item threads are created this many at a time. */
+const CREATE_CONCURRENCY = 16;
+
+/** The thread id of item `index` of a FORK over a list: `<base>-<index>`, base derived like a path's. */
+export function itemThreadId(base: string, index: number): string {
+  return `${base}-${index}`;
+}
+
+/**
+ * A FORK over a list: evaluates forEach, creates one child per item (thread scope + item and index),
+ * and hands the Map state the indices; item threads are named `<base>-<index>`, so the envelope
+ * carries no id per item.
+ */
+async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: string }) {
+  const { node, thread, envelope, deps } = ctx;
+  const pathId = config.forkPathIds[0];
+  const childNodeId = config.childNodeIds[0];
+  if (pathId === undefined || childNodeId === undefined || config.forkPathIds.length !== 1) {
+    throw new StepthreadError('FORK_EACH_PATHS', `FORK ${node.id}: forEach needs exactly one path`, {
+      nodeId: node.id,
+    });
+  }
+  const items = forEachItems(renderTemplate(config.forEach, ctx.scope()), node.id);
+  const [base] = childThreadIdsFor(thread.id, node.id, envelope.step, [pathId]);
+  const authorPathId = node.authorForkPathIds?.[0] ?? pathId;
+  const indices = items.map((_, index) => index);
+  const childThreadIds = indices.map((index) => itemThreadId(base!, index));
+  const joinKey = joinKeyFor(thread.id, node.id, envelope.step + 1);
+  const calls = thread.contextData[LLM_CALLS_KEY];
+  const { children, event } =
+    items.length === 0
+      ? {
+          children: [],
+          event: forkThread(
+            thread,
+            { forkPathIds: [pathId], nodeId: node.id, childThreadIds: [base!] },
+            deps.env,
+          ).event,
+        }
+      : forkThread(
+          thread,
+          {
+            forkPathIds: indices.map((index) => itemPathId(pathId, index)),
+            authorForkPathIds: indices.map((index) => itemPathId(authorPathId, index)),
+            childNodeIds: indices.map(() => childNodeId),
+            nodeId: node.id,
+            childThreadIds,
+          },
+          deps.env,
+        );
+  // The event names the list, not every child: its size stays the same whatever the list's length.
+  const forked = { ...event, forkPathIds: [pathId], childThreadIds: [], items: items.length };
+  for (let start = 0; start < children.length; start += CREATE_CONCURRENCY) {
+    await Promise.all(
+      children.slice(start, start + CREATE_CONCURRENCY).map((child, offset) => {
+        const index = start + offset;
+        return createChild(deps, {
+          ...ctx.storable(child),
+          variables: {
+            ...child.variables,
+            global: {},
+            thread: { ...child.variables.thread, ...itemVariables(config.itemVariable, items[index], index) },
+          },
+          metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
+          contextData: {
+            ...child.contextData,
+            [LIST_ITEM_KEY]: { index, total: items.length },
+            ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
+          },
+          events: [],
+          step: 0,
+        });
+      }),
+    );
+  }
+  if (config.mode === 'distributed') {
+    // The Distributed Map reads the list from S3 (ItemReader): the envelope stays the same size.
+    if (deps.itemLists === undefined) {
+      throw new StepthreadError('INVALID_TASK_INPUT', `FORK ${node.id}: no item list store`, {
+        nodeId: node.id,
+      });
+    }
+    const list = await deps.itemLists.putItemList(base!, items.length);
+    ctx.out.fork = { children: [], base: base!, count: items.length, list };
+  } else {
+    ctx.out.fork = { children: [], base: base!, items: indices };
+  }
+  return { output: { forkPathIds: [pathId], items: items.length }, events: [forked] };
+}
+
 export const forkNode: NodeBehaviour = {
   async logic(ctx) {
     const { node, thread, envelope, deps } = ctx;
     const config = parseConfig(forkConfigSchema, node);
+    if (config.forEach !== undefined) return forkOverList(ctx, { ...config, forEach: config.forEach });
     const childThreadIds = childThreadIdsFor(thread.id, node.id, envelope.step, config.forkPathIds);
     const joinKey = joinKeyFor(thread.id, node.id, envelope.step + 1);
     const { children, event } = forkThread(

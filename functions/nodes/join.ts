@@ -19,8 +19,10 @@ import { joinConfigSchema } from '../../engine/model/schema.ts';
 import {
   branchStatusOf,
   decideJoin,
+  decidesEarly,
   type BranchOutcome as EngineBranchOutcome,
   isTerminalStatus,
+  joinItems,
   joinThreads,
   transitionThread,
 } from '../../engine/thread/index.ts';
@@ -33,7 +35,7 @@ import type { BranchOutcome } from '../stores/join-store.ts';
 import type { VersionedThread } from '../stores/thread-store.ts';
 import { parseConfig } from './config.ts';
 import { markThreadFailed } from './fail.ts';
-import { JOIN_KEY } from './fork.ts';
+import { itemThreadId, JOIN_KEY, listItemOf } from './fork.ts';
 import { joinKeyFor } from './ids.ts';
 
 /** A JOIN's config as its bookkeeping tasks carry it: the path list may be left out (`paths` counts them). */
@@ -132,7 +134,8 @@ export async function runBranchReport(
     );
   }
   let child = loaded;
-  if (!isTerminalStatus(child.status)) {
+  const finishing = !isTerminalStatus(child.status);
+  if (finishing) {
     const context = { executionId: envelope.executionId };
     child =
       outcome === 'COMPLETED'
@@ -145,6 +148,7 @@ export async function runBranchReport(
             context,
           );
   }
+  if (node.overList) return reportItem(event, deps, child, joinKey, finishing);
   const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(joinKey, pathId, {
     threadId: child.id,
     status: reportedStatus(child.status),
@@ -182,6 +186,64 @@ export async function runBranchReport(
       decision.decided ? decision.reason : `all ${total} branches reported`,
     );
   }
+  return nextEnvelope(rest, envelope.step, envelope.last);
+}
+
+/**
+ * One item of a FORK over a list finished: decide early when its outcome (or, for
+ * SUCCESS_COUNT_THRESHOLD, the items' counts) settles the join, so the Map stops; otherwise the Map
+ * runs on and the JOIN decides over all items. Costs the same for every item whatever the list's
+ * length: no per-item entry in a shared item (the threshold's counter is two numbers).
+ */
+async function reportItem(
+  event: TaskEvent,
+  deps: HandlerDeps,
+  child: Thread,
+  joinKey: string,
+  finishing: boolean,
+): Promise<Envelope> {
+  const { node, envelope } = event;
+  const config = parseConfig(bookkeepingConfigSchema, node);
+  const status = child.status === 'COMPLETED' ? 'COMPLETED' : 'FAILED';
+  const position = listItemOf(child);
+  if (position === undefined) {
+    throw new StepthreadError('INVALID_TASK_INPUT', `thread ${child.id} is no item of join ${node.id}`, {
+      nodeId: node.id,
+    });
+  }
+  const { index, total } = position;
+  // Counted once, by the invocation that finished the item (a retry after a crash undercounts,
+  // which only lets the Map run to its end, where the JOIN counts every item itself).
+  const counts =
+    config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD' && finishing
+      ? await deps.joins.countItem(joinKey, status)
+      : undefined;
+  let waitingForMainItem = false;
+  if (config.mainItem !== undefined && status === 'COMPLETED' && index !== config.mainItem) {
+    if (config.mainItem >= 0 && config.mainItem < total) {
+      const base = child.id.slice(0, child.id.length - `-${index}`.length);
+      const { thread: main } = await deps.threads.getThread(itemThreadId(base, config.mainItem));
+      waitingForMainItem = main.status !== 'COMPLETED';
+    }
+  }
+  const early =
+    (counts !== undefined || config.joinStrategy !== 'SUCCESS_COUNT_THRESHOLD') &&
+    decidesEarly({
+      strategy: config.joinStrategy,
+      ...(config.threshold === undefined ? {} : { threshold: config.threshold }),
+      total,
+      status,
+      ...(counts === undefined ? {} : { counts }),
+      waitingForMainItem,
+    });
+  if (early) {
+    await closeJoin(deps, envelope.rootThreadId, joinKey);
+    throw new TaskError(
+      TASK_ERROR_NAMES.joinDecided,
+      `item ${child.contextData.forkPathId} decided the join`,
+    );
+  }
+  const { error: _error, ...rest } = envelope;
   return nextEnvelope(rest, envelope.step, envelope.last);
 }
 
@@ -278,6 +340,12 @@ async function cancelChild(
 }
 
 function childIdsOf(event: TaskEvent): string[] {
+  const fork = event.envelope.fork;
+  if (event.node.overList && fork?.base !== undefined) {
+    const base = fork.base;
+    const count = fork.items?.length ?? fork.count ?? 0;
+    return Array.from({ length: count }, (_, index) => itemThreadId(base, index));
+  }
   const children = event.envelope.fork?.children;
   if (!Array.isArray(children) || children.length === 0) {
     throw new StepthreadError(
@@ -298,6 +366,26 @@ export const joinNode: NodeBehaviour = {
     const { node, envelope } = ctx;
     const config = parseConfig(joinConfigSchema, node);
     const timedOut = envelope.joinEnd?.Error === TASK_ERROR_NAMES.joinTimeout;
+    if (node.overList) {
+      const joined = joinItems({
+        parent: ctx.thread,
+        children: ctx.related.map(({ thread }) => thread),
+        config,
+        total: envelope.fork?.items?.length ?? envelope.fork?.count ?? 0,
+        timedOut,
+        nodeId: node.id,
+        env: ctx.deps.env,
+      });
+      if (joined.result.status !== 'COMPLETED') {
+        const error = joined.result.error;
+        throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
+          nodeId: node.id,
+        });
+      }
+      const { globalWriters: _writers, ...parent } = joined.parent;
+      ctx.thread = parent;
+      return { output: joined.result.output, events: joined.events };
+    }
     // Exactly the branches the decision counted: one that finished later is as if still running.
     const counted = await ctx.deps.joins.getDecision(parentJoinKey(ctx.event));
     const children = ctx.related.map(({ thread }) => {

@@ -46,6 +46,12 @@ export interface JoinStore {
   recordDecision(joinKey: string, paths: readonly string[]): Promise<string[]>;
   /** The paths the decision counted, or undefined before a decision. */
   getDecision(joinKey: string): Promise<string[] | undefined>;
+  /**
+   * A FORK over a list: counts one finished item (one UpdateItem on a fixed-size item, whatever the
+   * number of items) and returns the counts so far. Not idempotent by itself: the caller counts an
+   * item only in the invocation that finished its thread, so a retry undercounts rather than overcounts.
+   */
+  countItem(joinKey: string, status: 'COMPLETED' | 'FAILED'): Promise<{ completed: number; failed: number }>;
 }
 
 const PATH_PREFIX = 'path:';
@@ -114,6 +120,27 @@ export function createJoinStore({ dynamo, tableName }: TableRef): JoinStore {
     },
 
     getDecision: readDecision,
+
+    async countItem(joinKey, status) {
+      const { Attributes } = await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: itemKeys.join(joinKey),
+          UpdateExpression: 'SET #kind = :kind ADD #counter :one',
+          ExpressionAttributeNames: {
+            '#kind': 'kind',
+            '#counter': status === 'COMPLETED' ? ITEMS_COMPLETED : ITEMS_FAILED,
+          },
+          ExpressionAttributeValues: { ':kind': 'join', ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const count = (name: string): number => {
+        const value = Attributes?.[name];
+        return typeof value === 'number' ? value : 0;
+      };
+      return { completed: count(ITEMS_COMPLETED), failed: count(ITEMS_FAILED) };
+    },
   };
 
   async function readDecision(joinKey: string): Promise<string[] | undefined> {
@@ -127,6 +154,9 @@ export function createJoinStore({ dynamo, tableName }: TableRef): JoinStore {
 
 /** The join item's attribute naming the paths its decision counted. */
 const DECISION = 'decision';
+/** A FORK over a list: how many items finished, and how. */
+const ITEMS_COMPLETED = 'itemsCompleted';
+const ITEMS_FAILED = 'itemsFailed';
 
 function outcomesOf<T>(item: Record<string, unknown>): Record<string, T> {
   const outcomes: Record<string, T> = {};

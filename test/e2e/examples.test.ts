@@ -83,6 +83,28 @@ const expected: Record<
       assistant(CREDIT_REPLY),
     ],
   },
+  'map-reduce': {
+    input: {
+      documents: [
+        { id: 'q1', text: 'Revenue up.' },
+        { id: 'q2', text: 'Costs flat.' },
+        { id: 'q3', text: 'Churn down.' },
+      ],
+    },
+    output: {
+      summary: 'Overall: the documents agree.',
+      documents: 3,
+      first: 'q1: A short summary of the document.',
+      last: 'q3: A short summary of the document.',
+    },
+    // The parent keeps its own conversation (no mainItem): only the summary's turn.
+    conversation: [
+      user(
+        'Combine these 3 summaries into one: ["q1: A short summary of the document.","q2: A short summary of the document.","q3: A short summary of the document."]',
+      ),
+      assistant('Overall: the documents agree.'),
+    ],
+  },
   'route-loop': {
     input: {},
     output: { escalated: 2, routine: [0, 2] },

@@ -210,7 +210,14 @@ describe('least privilege', () => {
         Action: 's3:ListBucket',
         Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] },
       });
-      expect(s3, type).toHaveLength(3);
+      // FORK alone writes the item lists of distributed FORKs over a list, and only under map/items/.
+      const lists = s3.find((s) => s.Sid === 'MapItemLists');
+      if (type === 'FORK') {
+        expect(lists).toMatchObject({ Action: 's3:PutObject', Resource: prefix('/map/items/*') });
+      } else {
+        expect(lists, type).toBeUndefined();
+      }
+      expect(s3, type).toHaveLength(type === 'FORK' ? 4 : 3);
     }
   });
 
@@ -346,6 +353,57 @@ describe('state machines', () => {
     }
     // Of the examples and fixtures, the ones with a top-level loop.
     expect(continuing.sort()).toEqual(['route-loop']);
+  });
+
+  it('lets a state machine with a Distributed Map start its own child executions and use only map/ in the bucket', () => {
+    const withMaps: string[] = [];
+    for (const [id, wf] of stack.workflows) {
+      const sm = resources[logicalId(wf.stateMachine)]!;
+      const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      const statements = roleStatements(roleId);
+      const sid = (name: string) => statements.find((s) => s.Sid === name);
+      const [body] = (sm.Properties.DefinitionString as { 'Fn::Sub': [string, Json] })['Fn::Sub'];
+      const distributed = body.includes('"Mode":"DISTRIBUTED"');
+      if (!distributed) {
+        expect(sid('DistributedMapChildren'), id).toBeUndefined();
+        expect(sid('DistributedMapItems'), id).toBeUndefined();
+        continue;
+      }
+      withMaps.push(id);
+      const arn = (resource: string) => ({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:states:eu-west-1:123456789012:${resource}`]],
+      });
+      expect(sid('DistributedMapChildren')).toMatchObject({
+        Action: 'states:StartExecution',
+        Resource: arn(`stateMachine:${wf.stateMachineName}`),
+      });
+      expect(sid('DistributedMapRuns')).toMatchObject({
+        Action: ['states:DescribeExecution', 'states:StopExecution'],
+        Resource: arn(`execution:${wf.stateMachineName}/*`),
+      });
+      const bucket = { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] };
+      expect(sid('DistributedMapItems')).toMatchObject({
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Join': ['', [bucket, '/map/items/*']] },
+      });
+      expect(sid('DistributedMapResults')).toMatchObject({
+        Action: ['s3:PutObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
+        Resource: { 'Fn::Join': ['', [bucket, '/map/results/*']] },
+      });
+      const definition = JSON.parse(renderSub(body)) as {
+        States: Record<string, Record<string, unknown>>;
+      };
+      expect(definition.States['each:items']).toMatchObject({
+        Type: 'Map',
+        ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' } },
+        ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'EXPRESS' } },
+        MaxConcurrency: 100,
+        ToleratedFailureCount: 0,
+        ResultWriter: { Resource: 'arn:aws:states:::s3:putObject' },
+        ResultPath: null,
+      });
+    }
+    expect(withMaps).toEqual(['distributed-map']);
   });
 
   it('deploys exactly the compiled ASL, with every placeholder bound to its function by an Fn::Sub', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AslDefinition,
+  type AslMapState,
   type AslParallelState,
   type AslState,
   type AslStateMachine,
@@ -18,21 +19,23 @@ import { StepthreadError } from '../../../engine/errors.ts';
 import { buildGraph } from '../../../engine/graph/build.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
 import { compiledOf, corpus, loadWorkflow } from './corpus.ts';
-import { awkwardNames, everyNodeType, routesInFork } from './workflows.ts';
+import { awkwardNames, distributedList, everyNodeType, listWithTimeout, routesInFork } from './workflows.ts';
 
 interface Located {
   name: string;
   state: AslState;
-  /** The Parallel states around it, innermost last. */
-  parallels: AslParallelState[];
+  /** The Parallel (and Map) states around it, innermost last. */
+  parallels: (AslParallelState | AslMapState)[];
 }
 
-function located(machine: AslStateMachine, parallels: AslParallelState[] = []): Located[] {
+function located(machine: AslStateMachine, parallels: (AslParallelState | AslMapState)[] = []): Located[] {
   return Object.entries(machine.States).flatMap(([name, state]) => [
     { name, state, parallels },
     ...(state.Type === 'Parallel'
       ? state.Branches.flatMap((branch) => located(branch, [...parallels, state]))
-      : []),
+      : state.Type === 'Map'
+        ? located(state.ItemProcessor, [...parallels, state])
+        : []),
   ]);
 }
 
@@ -115,11 +118,20 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
       } else {
         expect(state.Catch, stateName).toBeUndefined();
         // The nearest Parallel with a Catch handles it (a serial chain under a timer propagates outwards).
+        // A Distributed Map also routes its failed item execution (the deciding one) to the JOIN.
         const around = parallels.findLast((candidate) => candidate.Catch !== undefined);
+        const distributed = around?.Type === 'Map' && around.ItemReader !== undefined;
         expect(
           around?.Catch?.map((catcher) => catcher.ErrorEquals),
           stateName,
-        ).toEqual([['stepthread.JoinDecided', 'stepthread.JoinTimeout'], ['States.ALL']]);
+        ).toEqual([
+          [
+            'stepthread.JoinDecided',
+            'stepthread.JoinTimeout',
+            ...(distributed ? ['States.ExceedToleratedFailureThreshold'] : []),
+          ],
+          ['States.ALL'],
+        ]);
       }
     }
   });
@@ -828,3 +840,73 @@ function forkOf(width: number, pad = ''): Workflow {
 function definitionBytes(workflow: Workflow): number {
   return Buffer.byteLength(JSON.stringify(compileWorkflow(workflow).definition));
 }
+
+describe('FORK over a list', () => {
+  function mapState(definition: AslDefinition, name: string): AslMapState {
+    const state = stateOf(definition, name);
+    if (state.Type !== 'Map') throw new Error(`${name} is a ${state.Type}`);
+    return state;
+  }
+
+  it('compiles to an inline Map over the indices in the envelope, building each item envelope from its index', () => {
+    const { definition } = compiledOf('examples/map-reduce.json');
+    expect(task(definition, 'each-doc').Next).toBe('each-doc:items');
+    const map = mapState(definition, 'each-doc:items');
+    expect(map).toMatchObject({
+      ItemsPath: '$.fork.items',
+      MaxConcurrency: 10,
+      ResultPath: null,
+      Next: 'merge',
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: 'each-doc:doc' },
+    });
+    expect(map.ItemSelector).toMatchObject({
+      'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
+      step: 0,
+      'rootThreadId.$': '$.rootThreadId',
+    });
+    expect(map.Catch?.[0]).toMatchObject({
+      ErrorEquals: ['stepthread.JoinDecided', 'stepthread.JoinTimeout'],
+      Next: 'merge',
+    });
+    expect(Object.keys(map.ItemProcessor.States)).toEqual([
+      'each-doc:doc',
+      'summarise',
+      'note',
+      'merge:doc',
+      'merge:doc:failed',
+    ]);
+    expect(node(definition, 'merge:doc')).toMatchObject({ overList: true });
+  });
+
+  it('wraps the Map in a Parallel with the timer when the JOIN has a timeout; serial means MaxConcurrency 1', () => {
+    const { definition } = compileWorkflow(listWithTimeout);
+    const wrapper = parallel(definition, 'each:paths');
+    expect(wrapper.Branches.map((branch) => branch.StartAt)).toEqual(['each:items', 'merge:timer']);
+    const map = mapState(definition, 'each:items');
+    expect(map).toMatchObject({ MaxConcurrency: 1, End: true });
+    expect(map.Catch).toBeUndefined();
+  });
+
+  it('compiles mode "distributed" to a Distributed Map over an S3 item list, Standard when an item waits for a person', () => {
+    const { definition } = compileWorkflow(distributedList);
+    const map = mapState(definition, 'each:items');
+    expect(map.ItemsPath).toBeUndefined();
+    expect(map).toMatchObject({
+      ItemReader: {
+        Resource: 'arn:aws:states:::s3:getObject',
+        ReaderConfig: { InputType: 'JSON' },
+        Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Key.$': '$.fork.list.key' },
+      },
+      ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' } },
+      MaxConcurrency: 500,
+      ToleratedFailureCount: 0,
+      ResultWriter: {
+        Resource: 'arn:aws:states:::s3:putObject',
+        Parameters: { 'Bucket.$': '$.fork.list.bucket', 'Prefix.$': '$.fork.list.results' },
+      },
+    });
+    expect(map.Catch?.[0]?.ErrorEquals).toContain('States.ExceedToleratedFailureThreshold');
+    // The nested list is an inline Map inside each item.
+    expect(mapState(definition, 'parts:items').ItemProcessor.ProcessorConfig).toEqual({ Mode: 'INLINE' });
+  });
+});

@@ -316,6 +316,81 @@ export const awkwardNames: Workflow = workflow(
   { variables: [{ name: 'v', type: 'any' }] },
 );
 
+/** A FORK over a list with a JOIN timeout (the Map inside a Parallel with the timer), one at a time. */
+export const listWithTimeout: Workflow = workflow(
+  'list-with-timeout',
+  [
+    { id: 'start', type: 'START' },
+    {
+      id: 'each',
+      type: 'FORK',
+      config: {
+        forkPathIds: ['doc'],
+        forkStrategy: 'serial',
+        childNodeIds: ['read'],
+        forEach: '{{input.docs}}',
+        itemVariable: 'doc',
+      },
+    },
+    { id: 'read', type: 'LLM', config: { prompt: 'Read {{doc}} ({{docIndex}})' } },
+    {
+      id: 'merge',
+      type: 'JOIN',
+      config: { forkPathIds: ['doc'], joinStrategy: 'ANY_COMPLETED', timeout: 30 },
+    },
+    { id: 'end', type: 'END' },
+  ],
+  chain('start', 'each').concat(chain('read', 'merge', 'end')),
+);
+
+/**
+ * A distributed FORK over a list whose items wait for a person (Standard child executions), with an
+ * inline list nested in each item.
+ */
+export const distributedList: Workflow = workflow(
+  'distributed-list',
+  [
+    { id: 'start', type: 'START' },
+    {
+      id: 'each',
+      type: 'FORK',
+      config: {
+        forkPathIds: ['case'],
+        forkStrategy: 'parallel',
+        childNodeIds: ['review'],
+        forEach: '{{input.cases}}',
+        mode: 'distributed',
+        maxConcurrency: 500,
+      },
+    },
+    { id: 'review', type: 'USER_INTERACTION', config: { userInteractionType: 'ask_for_approval' } },
+    {
+      id: 'parts',
+      type: 'FORK',
+      config: {
+        forkPathIds: ['part'],
+        forkStrategy: 'parallel',
+        childNodeIds: ['check'],
+        forEach: '{{item.parts}}',
+        itemVariable: 'part',
+      },
+    },
+    {
+      id: 'check',
+      type: 'VARIABLE',
+      config: { variableName: 'ok', variableType: 'boolean', expression: 'partIndex >= 0' },
+    },
+    { id: 'parts-done', type: 'JOIN', config: { forkPathIds: ['part'], joinStrategy: 'ALL_COMPLETED' } },
+    {
+      id: 'merge',
+      type: 'JOIN',
+      config: { forkPathIds: ['case'], joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 3, mainItem: 0 },
+    },
+    { id: 'end', type: 'END' },
+  ],
+  [...chain('start', 'each'), ...chain('review', 'parts'), ...chain('check', 'parts-done', 'merge', 'end')],
+);
+
 export const ownWorkflows: Readonly<Record<string, Workflow>> = {
   everyNodeType,
   forkInFork,
@@ -324,4 +399,6 @@ export const ownWorkflows: Readonly<Record<string, Workflow>> = {
   serialWithTimeout,
   routesInFork,
   awkwardNames,
+  listWithTimeout,
+  distributedList,
 };

@@ -1,0 +1,410 @@
+/**
+ * FORK over a list (issue 13) on the embedded runtime: per-item results in item order, every join
+ * strategy over items with failures, early termination, maxConcurrency, the conversation rule
+ * (mainItem), and a per-item cost that does not grow with the number of items (counts, not times).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distributedVariant, mapReduceWorkflow, runMapReduce } from '../../bench/map.ts';
+import type { Thread } from '../../engine/thread/types.ts';
+import {
+  assistant,
+  crashAfterFirstAttempt,
+  type E2e,
+  example,
+  plain,
+  startE2e,
+  user,
+  valid,
+} from './helpers.ts';
+
+let e2e: E2e;
+beforeAll(async () => {
+  e2e = await startE2e('map');
+});
+afterAll(() => e2e.close());
+
+interface MapOptions {
+  joinStrategy?: string;
+  threshold?: number;
+  timeout?: number;
+  maxConcurrency?: number;
+  forkStrategy?: 'parallel' | 'serial';
+  mainItem?: number;
+  mode?: 'inline' | 'distributed';
+}
+
+/** START → FORK over input.items (item `x`) → `work` (fails for items with `fail`) → JOIN → END. */
+function mapWorkflow(id: string, options: MapOptions = {}) {
+  return valid({
+    id,
+    version: 1,
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'fan',
+        type: 'FORK',
+        config: {
+          forkPathIds: ['each'],
+          forkStrategy: options.forkStrategy ?? 'parallel',
+          childNodeIds: ['work'],
+          forEach: '{{input.items}}',
+          itemVariable: 'x',
+          ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }),
+          ...(options.mode === undefined ? {} : { mode: options.mode }),
+        },
+      },
+      {
+        id: 'work',
+        type: 'VARIABLE',
+        // `x.missing + 1` is an EXPRESSION_ERROR: the item fails.
+        config: {
+          variableName: 'r',
+          variableType: 'string',
+          expression: "x.fail ? x.missing + 1 : 'item ' + xIndex + ' = ' + x.v",
+        },
+      },
+      {
+        id: 'merge',
+        type: 'JOIN',
+        config: {
+          forkPathIds: ['each'],
+          joinStrategy: options.joinStrategy ?? 'ALL_COMPLETED',
+          timeout: options.timeout ?? 0,
+          ...(options.threshold === undefined ? {} : { threshold: options.threshold }),
+          ...(options.mainItem === undefined ? {} : { mainItem: options.mainItem }),
+        },
+      },
+      { id: 'end', type: 'END', config: { output: { merged: '{{nodes.merge}}' } } },
+    ],
+    edges: [
+      { from: 'start', to: 'fan' },
+      { from: 'work', to: 'merge' },
+      { from: 'merge', to: 'end' },
+    ],
+  });
+}
+
+const items = (failing: readonly number[], n = 5) =>
+  Array.from({ length: n }, (_, i) => (failing.includes(i) ? { fail: true } : { v: `v${i}` }));
+const ok = (i: number) => `item ${i} = v${i}`;
+const failed = { error: { code: 'EXPRESSION_ERROR', message: expect.any(String) } };
+
+async function itemThreads(executionId: string, rootId: string): Promise<Thread[]> {
+  const all = await e2e.runtime.stores.threads.listThreadsOfExecution(executionId);
+  return all
+    .map((entry) => entry.thread)
+    .filter((thread) => thread.id !== rootId)
+    .sort((a, b) => Number(a.id.split('-').at(-1)) - Number(b.id.split('-').at(-1)));
+}
+
+describe('FORK over a list', () => {
+  it('runs one item thread per item and merges their outputs as an array in item order', async () => {
+    const outcome = await e2e.runtime.prepare(mapWorkflow('order')).run({ items: items([], 12) });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: Array.from({ length: 12 }, (_, i) => ok(i)) });
+    const threads = await itemThreads(outcome.executionId, outcome.threadId);
+    expect(threads.map((t) => [t.contextData.authorForkPathId, t.variables.thread.xIndex])).toEqual(
+      Array.from({ length: 12 }, (_, i) => [`each[${i}]`, i]),
+    );
+    expect(outcome.events.some((event) => event.stateType === 'Map')).toBe(true);
+  });
+
+  it('an empty list joins at once with []', async () => {
+    const outcome = await e2e.runtime.prepare(mapWorkflow('empty')).run({ items: [] });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: [] });
+  });
+
+  it('forEach that is not an array fails the run with FORK_EACH_NOT_ARRAY', async () => {
+    const outcome = await e2e.runtime.prepare(mapWorkflow('not-array')).run({ items: { a: 1 } });
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error?.code).toBe('FORK_EACH_NOT_ARRAY');
+  });
+
+  describe('join strategies over items with failures', () => {
+    it('ALL_COMPLETED completes when every item completes, fails on the first failure', async () => {
+      const outcome = await e2e.runtime.prepare(mapWorkflow('all-completed')).run({ items: items([2]) });
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error?.code).toBe('JOIN_FAILED');
+    });
+
+    it('ANY_COMPLETED completes with the failed slots holding their errors', async () => {
+      const workflow = mapWorkflow('any-completed', { joinStrategy: 'ANY_COMPLETED', maxConcurrency: 1 });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 3]) });
+      expect(outcome.status).toBe('COMPLETED');
+      // Item 2 decided the join; items 3 and 4 never ran (null).
+      expect(outcome.output).toEqual({ merged: [failed, failed, ok(2), null, null] });
+    });
+
+    it('ANY_COMPLETED fails when every item fails', async () => {
+      const workflow = mapWorkflow('any-completed-none', { joinStrategy: 'ANY_COMPLETED' });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 2]).slice(0, 3) });
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error?.code).toBe('JOIN_FAILED');
+    });
+
+    it('ALL_FAILED completes when every item fails, fails on the first completion', async () => {
+      const all = await e2e.runtime
+        .prepare(mapWorkflow('all-failed', { joinStrategy: 'ALL_FAILED' }))
+        .run({ items: items([0, 1, 2, 3, 4]) });
+      expect(all.status).toBe('COMPLETED');
+      expect(all.output).toEqual({ merged: [failed, failed, failed, failed, failed] });
+      const one = await e2e.runtime
+        .prepare(mapWorkflow('all-failed-one', { joinStrategy: 'ALL_FAILED' }))
+        .run({ items: items([0, 1, 3, 4]) });
+      expect(one.status).toBe('FAILED');
+      expect(one.error?.code).toBe('JOIN_FAILED');
+    });
+
+    it('ANY_FAILED completes at the first failure, fails when every item completes', async () => {
+      const workflow = mapWorkflow('any-failed', { joinStrategy: 'ANY_FAILED', maxConcurrency: 1 });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([1, 3]) });
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toEqual({ merged: [ok(0), failed, null, null, null] });
+      const none = await e2e.runtime
+        .prepare(mapWorkflow('any-failed-none', { joinStrategy: 'ANY_FAILED' }))
+        .run({ items: items([]) });
+      expect(none.status).toBe('FAILED');
+      expect(none.error?.code).toBe('JOIN_FAILED');
+    });
+
+    it('SUCCESS_COUNT_THRESHOLD completes at the threshold-th completion and stops the rest', async () => {
+      const workflow = mapWorkflow('threshold', {
+        joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
+        threshold: 2,
+        maxConcurrency: 1,
+      });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([1], 6) });
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toEqual({ merged: [ok(0), failed, ok(2), null, null, null] });
+    });
+
+    it('SUCCESS_COUNT_THRESHOLD fails as soon as too many items failed to reach it', async () => {
+      const workflow = mapWorkflow('threshold-fail', {
+        joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
+        threshold: 4,
+        maxConcurrency: 1,
+      });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 2], 6) });
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error?.code).toBe('JOIN_FAILED');
+      // The third failure left at most 3 of 6 able to complete: items 3..5 never ran.
+      const threads = await itemThreads(outcome.executionId, outcome.threadId);
+      expect(threads.map((t) => t.status === 'FAILED')).toEqual([true, true, true, false, false, false]);
+      expect(threads.slice(3).every((t) => t.variables.thread.r === undefined)).toBe(true);
+    });
+  });
+
+  it('early termination: a decided join stops the Map, and the items that never ran are CANCELLED', async () => {
+    const workflow = mapWorkflow('early', { joinStrategy: 'ANY_COMPLETED', maxConcurrency: 1 });
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: items([], 20) });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: [ok(0), ...Array.from({ length: 19 }, () => null)] });
+    // START, FORK, one item's VARIABLE and its report, JOIN, END: nothing ran for items 1..19.
+    expect(outcome.taskInvocations).toBe(6);
+    const threads = await itemThreads(outcome.executionId, outcome.threadId);
+    expect(threads.map((t) => t.status)).toEqual([
+      'COMPLETED',
+      ...Array.from({ length: 19 }, () => 'CANCELLED'),
+    ]);
+  });
+
+  it('maxConcurrency bounds how many items run at once (and serial means one)', async () => {
+    for (const [name, options, bound] of [
+      ['limit-3', { maxConcurrency: 3 }, 3],
+      ['serial', { forkStrategy: 'serial' as const }, 1],
+    ] as const) {
+      let running = 0;
+      let most = 0;
+      const outcome = await e2e.runtime.prepare(mapWorkflow(name, options)).run(
+        { items: items([], 12) },
+        {
+          interceptTask: async (call, invoke) => {
+            if (call.entry.stateName !== 'work') return invoke();
+            running += 1;
+            most = Math.max(most, running);
+            try {
+              // Let the other items' Tasks start if the Map allowed them to.
+              await new Promise((resolve) => setImmediate(resolve));
+              return await invoke();
+            } finally {
+              running -= 1;
+            }
+          },
+        },
+      );
+      expect(outcome.status).toBe('COMPLETED');
+      expect(most).toBe(bound);
+    }
+  });
+
+  it('a JOIN timeout ends the Map: the join fails with JOIN_TIMEOUT and unfinished items are CANCELLED', async () => {
+    const workflow = valid({
+      id: 'list-timeout',
+      version: 1,
+      // Each item's model call takes a minute; the join waits one second.
+      profiles: { default: { provider: 'scripted', responses: ['slow'], delayMs: 60_000 } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'fan',
+          type: 'FORK',
+          config: {
+            forkPathIds: ['each'],
+            forkStrategy: 'parallel',
+            childNodeIds: ['ask'],
+            forEach: '{{input.items}}',
+          },
+        },
+        { id: 'ask', type: 'LLM', config: { prompt: 'About {{item}}' } },
+        {
+          id: 'merge',
+          type: 'JOIN',
+          config: { forkPathIds: ['each'], joinStrategy: 'ALL_COMPLETED', timeout: 1 },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'fan' },
+        { from: 'ask', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: ['a', 'b', 'c'] });
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error?.code).toBe('JOIN_TIMEOUT');
+    const threads = await itemThreads(outcome.executionId, outcome.threadId);
+    expect(threads.map((t) => t.status)).toEqual(['CANCELLED', 'CANCELLED', 'CANCELLED']);
+  });
+
+  it('is idempotent: every Task crashing after its first attempt ends the same as a clean run', async () => {
+    const workflow = mapWorkflow('crash', {
+      joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
+      threshold: 3,
+      maxConcurrency: 1,
+    });
+    const input = { items: items([1], 7) };
+    const clean = await e2e.runtime.prepare(workflow).run(input);
+    const crashed: string[] = [];
+    const faulty = await e2e.runtime
+      .prepare(workflow)
+      .run(input, { noRetryWaits: true, interceptTask: crashAfterFirstAttempt(crashed) });
+    expect(crashed).toEqual(expect.arrayContaining(['start', 'fan', 'work', 'merge:each', 'merge', 'end']));
+    expect(faulty.status).toBe('COMPLETED');
+    expect(faulty.output).toEqual(clean.output);
+    expect(clean.output).toEqual({ merged: [ok(0), failed, ok(2), ok(3), null, null, null] });
+    const statuses = async (outcome: typeof clean) =>
+      (await itemThreads(outcome.executionId, outcome.threadId)).map((t) => [t.status, t.step]);
+    expect(await statuses(faulty)).toEqual(await statuses(clean));
+  });
+
+  it('the parent keeps its own conversation unless mainItem names an item', async () => {
+    const workflow = example('map-reduce');
+    const docs = [0, 1, 2].map((i) => ({ id: `d${i}`, text: `text ${i}` }));
+    const own = await e2e.runtime.prepare(workflow).run({ documents: docs });
+    expect(own.status).toBe('COMPLETED');
+    const reduce = (n: number) => [
+      user(expect.stringContaining(`Combine these ${n} summaries`) as unknown as string),
+      assistant('Overall: the documents agree.'),
+    ];
+    expect(plain(await e2e.conversation(own.threadId))).toEqual(reduce(3));
+    const main = {
+      ...workflow,
+      nodes: workflow.nodes.map((node) =>
+        node.type === 'JOIN' ? { ...node, config: { ...node.config, mainItem: 1 } } : node,
+      ),
+    };
+    const withMain = await e2e.runtime.prepare(valid(main)).run({ documents: docs });
+    expect(withMain.status).toBe('COMPLETED');
+    expect(plain(await e2e.conversation(withMain.threadId))).toEqual([
+      user('Summarise document d1: text 1'),
+      assistant('A short summary of the document.'),
+      ...reduce(3),
+    ]);
+  });
+});
+
+describe('a distributed FORK over a list (Distributed Map; locally an S3 read and an inline Map)', () => {
+  it('writes the item list to S3, runs every item, and merges in item order', async () => {
+    const puts = e2e.s3Meter.requests('PutObjectCommand');
+    const outcome = await e2e.runtime
+      .prepare(mapWorkflow('distributed', { mode: 'distributed', maxConcurrency: 4 }))
+      .run({ items: items([3], 8) });
+    expect(outcome.status).toBe('FAILED'); // ALL_COMPLETED with item 3 failing
+    const ok8 = await e2e.runtime
+      .prepare(mapWorkflow('distributed-ok', { mode: 'distributed', maxConcurrency: 4 }))
+      .run({ items: items([], 8) });
+    expect(ok8.status).toBe('COMPLETED');
+    expect(ok8.output).toEqual({ merged: Array.from({ length: 8 }, (_, i) => ok(i)) });
+    expect(e2e.s3Meter.requests('PutObjectCommand')).toBeGreaterThanOrEqual(puts + 2);
+    // No state payload carries the list: the FORK's envelope names the S3 object.
+    const fork = ok8.events.find((event) => event.type === 'StateExited' && event.stateName === 'fan');
+    expect(fork?.output).toMatchObject({
+      fork: { count: 8, list: { key: expect.stringMatching(/^map\/items\//) } },
+    });
+    expect(JSON.stringify(fork?.output)).not.toContain('"items"');
+  });
+
+  it('keeps every state payload the same size at 10 and 100 items: the list stays in S3', async () => {
+    const workflow = distributedVariant(mapReduceWorkflow());
+    const [ten, hundred] = [await runMapReduce(10, workflow), await runMapReduce(100, workflow)];
+    expect(hundred.outcome.output).toMatchObject({
+      documents: 100,
+      last: 'd99: A short summary of the document.',
+    });
+    // Every state as Step Functions runs it (the local ItemReader stand-in left out): a few digits more.
+    expect(hundred.largestAwsPayloadBytes).toBeLessThanOrEqual(ten.largestAwsPayloadBytes + 16);
+    expect(hundred.largestAwsPayloadBytes).toBeLessThan(1024);
+    expect(hundred.largestItemPayloadBytes).toBeLessThanOrEqual(ten.largestItemPayloadBytes + 8);
+  }, 300_000);
+
+  it('ends early the same way: ANY_FAILED decides at the first failure', async () => {
+    const workflow = mapWorkflow('distributed-early', {
+      mode: 'distributed',
+      joinStrategy: 'ANY_FAILED',
+      maxConcurrency: 1,
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: items([2], 10) });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toEqual({
+      merged: [ok(0), ok(1), failed, ...Array.from({ length: 7 }, () => null)],
+    });
+  });
+});
+
+describe('map-reduce over 1,000 documents: results in order, per-item cost flat from 10 to 1,000', () => {
+  it('runs examples/map-reduce.json locally and costs the same per item at 10, 100 and 1,000', async () => {
+    const [ten, hundred, thousand] = [
+      await runMapReduce(10),
+      await runMapReduce(100),
+      await runMapReduce(1000),
+    ];
+    for (const run of [ten, hundred, thousand]) {
+      expect(run.outcome.status).toBe('COMPLETED');
+      expect(run.outcome.output).toEqual({
+        summary: 'Overall: the documents agree.',
+        documents: run.items,
+        first: 'd0: A short summary of the document.',
+        last: `d${run.items - 1}: A short summary of the document.`,
+      });
+    }
+    // What one more item costs, between 10 and 100 items and between 100 and 1,000.
+    const marginal = (
+      key: 'dynamoWrites' | 'dynamoWriteBytes' | 's3Puts' | 'payloadBytes' | 'taskInvocations',
+    ) => [(hundred[key] - ten[key]) / 90, (thousand[key] - hundred[key]) / 900];
+    // Counts per item are the same up to a Task retried under load (a transient error retries a step,
+    // which rewrites what it wrote): within 1%.
+    for (const key of ['dynamoWrites', 's3Puts', 'taskInvocations'] as const) {
+      const [small, large] = marginal(key);
+      expect(Math.abs(large! - small!), key).toBeLessThanOrEqual(small! * 0.01);
+    }
+    expect(Math.round(marginal('s3Puts')[1]!)).toBe(1); // the item's one LLM reply segment
+    // Bytes vary only with the digits of an item's index.
+    for (const key of ['dynamoWriteBytes', 'payloadBytes'] as const) {
+      const [small, large] = marginal(key);
+      expect(large!, key).toBeLessThanOrEqual(small! * 1.05);
+    }
+    // An item's own states carry the same small envelope at 10 and at 1,000 items.
+    expect(thousand.largestItemPayloadBytes).toBeLessThanOrEqual(ten.largestItemPayloadBytes + 8);
+  }, 900_000);
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { validateWorkflow } from '../../../engine/validation/validate.ts';
+
+function listWorkflow(
+  fork: Record<string, unknown>,
+  join: Record<string, unknown> = {},
+  prompt = '{{doc.id}} {{docIndex}}',
+) {
+  return {
+    id: 'list',
+    version: 1,
+    profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'each',
+        type: 'FORK',
+        config: {
+          forkPathIds: ['doc'],
+          forkStrategy: 'parallel',
+          childNodeIds: ['read'],
+          forEach: '{{input.docs}}',
+          itemVariable: 'doc',
+          ...fork,
+        },
+      },
+      { id: 'read', type: 'LLM', config: { prompt } },
+      { id: 'merge', type: 'JOIN', config: { forkPathIds: ['doc'], joinStrategy: 'ALL_COMPLETED', ...join } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'each' },
+      { from: 'read', to: 'merge' },
+      { from: 'merge', to: 'end' },
+    ],
+  };
+}
+
+const codes = (data: unknown) => validateWorkflow(data).errors.map((error) => error.code);
+
+describe('validating a FORK over a list', () => {
+  it('accepts the item variable and its index in the items, and any threshold (the length is known at run time)', () => {
+    expect(codes(listWorkflow({}))).toEqual([]);
+    expect(
+      codes(
+        listWorkflow(
+          { maxConcurrency: 0, mode: 'distributed' },
+          { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 50 },
+        ),
+      ),
+    ).toEqual([]);
+    expect(codes(listWorkflow({ itemVariable: undefined }, {}, '{{item.id}} {{itemIndex}}'))).toEqual([]);
+  });
+
+  it('reports a misspelt item variable with a suggestion', () => {
+    const result = validateWorkflow(listWorkflow({}, {}, '{{dco.id}}'));
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        message: expect.stringContaining('"doc"'),
+      }),
+    ]);
+  });
+
+  it('reports bad concurrency, a non-name item variable, mainItem misuse and an unknown mode', () => {
+    expect(codes(listWorkflow({ maxConcurrency: -1 }))).toEqual(['INVALID_MAX_CONCURRENCY']);
+    expect(codes(listWorkflow({ maxConcurrency: 1.5 }))).toContain('INVALID_NODE_CONFIG');
+    expect(codes(listWorkflow({ itemVariable: 'a.b' }, {}, 'x'))).toEqual(['INVALID_VARIABLE']);
+    expect(codes(listWorkflow({}, { mainItem: -1 }))).toEqual(['INVALID_MAIN_ITEM']);
+    expect(codes(listWorkflow({ mode: 'cluster' }))).toContain('INVALID_NODE_CONFIG');
+  });
+});
