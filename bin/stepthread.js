@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The installed package runs its compiled JavaScript (dist/, built by `npm run build` at pack time). A
+// The installed package runs its compiled JavaScript (dist/bin/, built by `npm run build` at pack time). A
 // checkout has the TypeScript sources and runs them through tsx, so it needs no build step and never
 // runs a stale dist/.
 import { existsSync } from 'node:fs';
@@ -13,6 +13,6 @@ if (fromSource) {
   register();
   ({ main } = await import('../cli/main.ts'));
 } else {
-  ({ main } = await import('../dist/cli/main.js'));
+  ({ main } = await import('../dist/bin/main.js'));
 }
 process.exitCode = await main(process.argv);

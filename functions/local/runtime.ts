@@ -370,9 +370,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       return { reply, requestedAt: interaction.requestedAt };
     };
 
+    // The definition is compileWorkflow's own output, which the ASL tests check with asl-validator;
+    // validating it again here would compile the ASL JSON Schema on every command (~0.5 s).
     const runner: LocalRunner = createLocalRunner(
       definition,
       Object.fromEntries(tasks.map((entry) => [entry.stateName, invoke(entry)])),
+      { noValidate: true },
     );
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
