@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliIo, processIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -106,6 +108,15 @@ describe('the packed package', () => {
     // Nothing to compile TypeScript at run time.
     expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
     expect(existsSync(join(app, 'node_modules', 'stepthread', 'package-lock.json'))).toBe(false);
+  });
+
+  it('lists every command in `stepthread --help` without loading them (the summary written at build)', async () => {
+    const installed = await run('npx', ['--no-install', 'stepthread', '--help'], app);
+    expect(installed.status).toBe(0);
+    let fromSources = '';
+    const io: CliIo = { ...processIo, stdout: (text) => void (fromSources += text) };
+    expect(await main(['node', 'stepthread', '--help'], io)).toBe(0);
+    expect(installed.stdout).toBe(fromSources);
   });
 
   it('runs a workflow with `npx stepthread run` (the CODE sandbox included)', async () => {
