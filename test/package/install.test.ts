@@ -114,7 +114,12 @@ describe('the packed package', () => {
     const installed = await run('npx', ['--no-install', 'stepthread', '--help'], app);
     expect(installed.status).toBe(0);
     let fromSources = '';
-    const io: CliIo = { ...processIo, stdout: (text) => void (fromSources += text) };
+    const io: CliIo = {
+      ...processIo,
+      stdout: (text) => {
+        fromSources += text;
+      },
+    };
     expect(await main(['node', 'stepthread', '--help'], io)).toBe(0);
     expect(installed.stdout).toBe(fromSources);
   });
