@@ -7,8 +7,7 @@ import { resolve } from 'node:path';
 import type { CodedError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
-import { type AwsClients, createAwsClients, resolveAwsTarget } from '../functions/aws/clients.ts';
-import { startLocalServices } from '../functions/local/services.ts';
+import type { AwsClients } from '../functions/aws/clients.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
@@ -39,6 +38,11 @@ export interface StoreSession {
 }
 
 export async function openStores(options: DataDirOption, io: CliIo): Promise<StoreSession> {
+  // Loaded here, not at the top: `compile` shares this module and needs no SDK (cli/main.ts).
+  const [{ createAwsClients, resolveAwsTarget }, { startLocalServices }] = await Promise.all([
+    import('../functions/aws/clients.ts'),
+    import('../functions/local/services.ts'),
+  ]);
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
   if (target.kind !== 'embedded') {

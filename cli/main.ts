@@ -1,18 +1,75 @@
 /**
  * The stepthread CLI. Each command lives in cli/commands/ and registers itself on the program; main
  * returns the exit code instead of exiting, so tests can run it in-process.
+ *
+ * Commands load lazily: `stepthread <command>` imports that command's module only, so `validate` never
+ * loads the AWS SDK or the embedded services. `--help` (no command) lists every command from
+ * `commands.json`, a summary `npm run build` writes next to the compiled CLI (see `commandSummaries`);
+ * from the sources, without it, every command module is imported instead.
  */
+import { readFile } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
-import { registerCompile } from './commands/compile.ts';
-import { registerCopy } from './commands/copy.ts';
-import { registerDev } from './commands/dev.ts';
-import { registerInspect } from './commands/inspect.ts';
-import { registerPending } from './commands/pending.ts';
-import { registerRespond } from './commands/respond.ts';
-import { registerRun } from './commands/run.ts';
-import { type DeployedServices, registerStart } from './commands/start.ts';
-import { registerValidate } from './commands/validate.ts';
+import type { DeployedServices } from './commands/start.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
+
+type Register = (
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  services: DeployedServices,
+) => void;
+
+/** Every command, in the order `--help` lists them. Add new ones here. */
+const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
+  validate: async () => (await import('./commands/validate.ts')).registerValidate,
+  compile: async () => (await import('./commands/compile.ts')).registerCompile,
+  run: async () => (await import('./commands/run.ts')).registerRun,
+  inspect: async () => (await import('./commands/inspect.ts')).registerInspect,
+  copy: async () => (await import('./commands/copy.ts')).registerCopy,
+  start: async () => (await import('./commands/start.ts')).registerStart,
+  pending: async () => (await import('./commands/pending.ts')).registerPending,
+  respond: async () => (await import('./commands/respond.ts')).registerRespond,
+  dev: async () => (await import('./commands/dev.ts')).registerDev,
+};
+
+/** One line of the top-level help: `run [options] <workflow>` and its description. */
+export interface CommandSummary {
+  name: string;
+  term: string;
+  description: string;
+}
+
+export const COMMAND_SUMMARIES_FILE = 'commands.json';
+
+function newProgram(io: CliIo): Command {
+  return new Command()
+    .name('stepthread')
+    .description('Run LLM-agent workflow graphs as AWS Step Functions state machines, on AWS or offline.')
+    .exitOverride()
+    .showHelpAfterError('(run stepthread --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+}
+
+/** Registers every command for real and describes each as the top-level help shows it (build time). */
+export async function commandSummaries(): Promise<CommandSummary[]> {
+  const program = newProgram(processIo);
+  for (const load of Object.values(COMMANDS)) (await load())(program, processIo, () => {}, {});
+  const help = program.createHelp();
+  return program.commands.map((command) => ({
+    name: command.name(),
+    term: help.subcommandTerm(command),
+    description: help.subcommandDescription(command),
+  }));
+}
+
+async function compiledSummaries(): Promise<CommandSummary[] | undefined> {
+  try {
+    const text = await readFile(new URL(`./${COMMAND_SUMMARIES_FILE}`, import.meta.url), 'utf8');
+    return JSON.parse(text) as CommandSummary[];
+  } catch {
+    return undefined;
+  }
+}
 
 /** `argv` is process.argv style: [node, script, ...args]; `services` replaces the Step Functions client (tests). */
 export async function main(
@@ -23,24 +80,28 @@ export async function main(
   // The SDK warns on Node 20 at client construction; users can do nothing about it mid-run.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let exitCode: number = EXIT.ok;
-  const program = new Command()
-    .name('stepthread')
-    .description('Run LLM-agent workflow graphs as AWS Step Functions state machines, on AWS or offline.')
-    .exitOverride()
-    .showHelpAfterError('(run stepthread --help for usage)')
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  const program = newProgram(io);
   const setExit = (code: number): void => {
     exitCode = code;
   };
-  registerValidate(program, io, setExit);
-  registerCompile(program, io, setExit);
-  registerRun(program, io, setExit);
-  registerInspect(program, io, setExit);
-  registerCopy(program, io, setExit);
-  registerStart(program, io, setExit, services);
-  registerPending(program, io, setExit);
-  registerRespond(program, io, setExit, services);
-  registerDev(program, io, setExit);
+  // `stepthread <command> …` and `stepthread help <command>` need that command alone.
+  const named = argv[2] === 'help' ? argv[3] : argv[2];
+  const only = named !== undefined && Object.hasOwn(COMMANDS, named) ? named : undefined;
+  const summaries = only === undefined ? await compiledSummaries() : undefined;
+  if (only !== undefined) {
+    (await COMMANDS[only]!())(program, io, setExit, services);
+  } else if (summaries) {
+    // Listing only: each command as a stub with its name and description, its help line as recorded.
+    const terms = new Map(summaries.map((s) => [s.name, s.term]));
+    const help = program.createHelp();
+    const subcommandTerm = help.subcommandTerm.bind(help);
+    program.configureHelp({
+      subcommandTerm: (command) => terms.get(command.name()) ?? subcommandTerm(command),
+    });
+    for (const summary of summaries) program.command(summary.name).description(summary.description);
+  } else {
+    for (const load of Object.values(COMMANDS)) (await load())(program, io, setExit, services);
+  }
 
   if (argv.length <= 2) {
     program.outputHelp({ error: true });

@@ -36,3 +36,24 @@ export function lambdaBundling(): BundlingOptions {
     forceDockerBundling: false,
   };
 }
+
+/**
+ * The same settings as esbuild build options, for bundles built outside CDK: the handlers the package
+ * ships prebuilt (scripts/build.ts) and the bundle bench.
+ */
+export function handlerEsbuildOptions(entry: string, outfile: string) {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node' as const,
+    format: 'esm' as const,
+    target: ESBUILD_TARGET,
+    minify: true,
+    sourcemap: false,
+    mainFields: ['module', 'main'],
+    external: [...EXTERNAL_MODULES],
+    banner: { js: ESM_REQUIRE_BANNER },
+    logLevel: 'error' as const,
+  };
+}

@@ -129,7 +129,32 @@ export function handlerEntryPath(type: NodeType, root: string = PROJECT_ROOT): s
   return `${root.replace(/\/$/, '')}/${HANDLER_SPECS[type].entry}`;
 }
 
-/** Node types whose handler module exists under `root` (all of them, once functions/handlers is complete). */
+/** Folder name of a handler's prebuilt bundle: `lambda/<type in kebab case>/`. */
+export function bundleDirName(type: NodeType): string {
+  return type.toLowerCase().replace(/_/g, '-');
+}
+
+/**
+ * Prebuilt handler bundles (`index.mjs`, plus `sandbox-worker.mjs` where the sandbox runs) that
+ * `npm run build` writes to `dist/lambda/`. The installed package ships them: it has no sources and no
+ * lock file to bundle from. From the repository's sources this folder does not exist.
+ */
+export const PREBUILT_BUNDLES_DIR = fileURLToPath(new URL('../lambda/', import.meta.url));
+
+/** The prebuilt bundle folder of a node type, when this is the compiled package and it has one. */
+export function prebuiltBundleDir(type: NodeType): string | undefined {
+  const dir = `${PREBUILT_BUNDLES_DIR}${bundleDirName(type)}`;
+  return existsSync(`${dir}/index.mjs`) ? dir : undefined;
+}
+
+/**
+ * Node types deployable from `root`: those whose handler module exists there, or, for the default
+ * root of the installed package, those with a prebuilt bundle.
+ */
 export function availableHandlerTypes(root: string = PROJECT_ROOT): NodeType[] {
-  return NODE_TYPES.filter((type) => existsSync(handlerEntryPath(type, root)));
+  return NODE_TYPES.filter(
+    (type) =>
+      existsSync(handlerEntryPath(type, root)) ||
+      (root === PROJECT_ROOT && prebuiltBundleDir(type) !== undefined),
+  );
 }

@@ -8,7 +8,7 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Code, Function as LambdaFunction, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -27,6 +27,7 @@ import {
   type HandlerSpec,
   handlerEntryPath,
   PROJECT_ROOT,
+  prebuiltBundleDir,
 } from './handler-registry.ts';
 import { bedrockResources, type ModelAccess } from './model-access.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
@@ -49,7 +50,10 @@ export interface StepthreadRuntimeProps {
   readonly logRetention?: RetentionDays;
   /** X-Ray on every function (default true; state machines always trace). */
   readonly tracing?: boolean;
-  /** Root the handler entries are resolved against (default: this repository or installed package). */
+  /**
+   * Root the handler entries are bundled from with esbuild (NodejsFunction). Default: the installed
+   * package's prebuilt bundles (`dist/lambda/`), or this repository's sources when run from them.
+   */
   readonly projectRoot?: string;
 }
 
@@ -65,7 +69,7 @@ export class StepthreadRuntime extends Construct {
   readonly namePrefix: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
-  private readonly functions = new Map<NodeType, NodejsFunction>();
+  private readonly functions = new Map<NodeType, LambdaFunction>();
   /** State machines registered under a name outside `<namePrefix>-…` (user CDK apps). */
   private readonly otherStateMachineArns: string[] = [];
   private statusForwarding: Rule | undefined;
@@ -76,6 +80,7 @@ export class StepthreadRuntime extends Construct {
     this.logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const root = props.projectRoot ?? PROJECT_ROOT;
+    const prebuilt = props.projectRoot === undefined;
 
     this.table = this.createTable();
     this.accessLogsBucket = this.createAccessLogsBucket();
@@ -89,7 +94,14 @@ export class StepthreadRuntime extends Construct {
     for (const type of props.nodeTypes ?? availableHandlerTypes(root)) {
       this.functions.set(
         type,
-        this.createFunction(HANDLER_SPECS[type], root, modelAccess, toolAccess, props.tracing ?? true),
+        this.createFunction(
+          HANDLER_SPECS[type],
+          root,
+          prebuilt,
+          modelAccess,
+          toolAccess,
+          props.tracing ?? true,
+        ),
       );
     }
   }
@@ -100,7 +112,7 @@ export class StepthreadRuntime extends Construct {
   }
 
   /** The function of a node type; throws when this runtime was built without it. */
-  functionFor(type: NodeType): NodejsFunction {
+  functionFor(type: NodeType): LambdaFunction {
     const fn = this.functions.get(type);
     if (!fn) {
       throw new Error(
@@ -304,10 +316,11 @@ export class StepthreadRuntime extends Construct {
   private createFunction(
     spec: HandlerSpec,
     root: string,
+    prebuilt: boolean,
     modelAccess: ModelAccess,
     toolAccess: ToolAccess,
     tracing: boolean,
-  ): NodejsFunction {
+  ): LambdaFunction {
     const name = pascalCase(spec.type);
     const logGroup = new LogGroup(this, `${name}Logs`, {
       retention: this.logRetention,
@@ -338,11 +351,7 @@ export class StepthreadRuntime extends Construct {
     if (spec.callsModels) this.grantModels(role, modelAccess);
     if (spec.callsTools) this.grantTools(role, toolAccess[spec.type as ToolCallingType]);
 
-    const fn = new NodejsFunction(this, `${name}Function`, {
-      entry: handlerEntryPath(spec.type, root),
-      projectRoot: root,
-      depsLockFilePath: `${root.replace(/\/$/, '')}/package-lock.json`,
-      handler: 'handler',
+    const props = {
       runtime: LAMBDA_RUNTIME,
       architecture: LAMBDA_ARCHITECTURE,
       memorySize: spec.memoryMb,
@@ -352,9 +361,6 @@ export class StepthreadRuntime extends Construct {
       loggingFormat: LoggingFormat.JSON,
       tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       description: `stepthread ${spec.type} node handler`,
-      bundling: spec.sandboxWorker
-        ? { ...lambdaBundling(), commandHooks: sandboxWorkerHooks() }
-        : lambdaBundling(),
       environment: {
         STEPTHREAD_TARGET: 'aws',
         STEPTHREAD_TABLE: this.table.tableName,
@@ -362,7 +368,26 @@ export class StepthreadRuntime extends Construct {
         STEPTHREAD_EVENT_BUS: this.eventBus.eventBusName,
         POWERTOOLS_SERVICE_NAME: 'stepthread',
       },
-    });
+    };
+    // The installed package ships its handlers prebuilt (esbuild at pack time, the same settings); from
+    // the sources, NodejsFunction bundles them with the project's esbuild and lock file.
+    const bundleDir = prebuilt ? prebuiltBundleDir(spec.type) : undefined;
+    const fn = bundleDir
+      ? new LambdaFunction(this, `${name}Function`, {
+          ...props,
+          code: Code.fromAsset(bundleDir),
+          handler: 'index.handler',
+        })
+      : new NodejsFunction(this, `${name}Function`, {
+          ...props,
+          entry: handlerEntryPath(spec.type, root),
+          projectRoot: root,
+          depsLockFilePath: `${root.replace(/\/$/, '')}/package-lock.json`,
+          handler: 'handler',
+          bundling: spec.sandboxWorker
+            ? { ...lambdaBundling(), commandHooks: sandboxWorkerHooks() }
+            : lambdaBundling(),
+        });
     if (tracing) {
       acknowledgeWildcardResources(
         role,

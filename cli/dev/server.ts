@@ -6,6 +6,7 @@
  * closed page changes nothing, a reloaded one reads the same state and subscribes again.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -231,7 +232,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
   const stores = runtime.stores;
   const interactions = stores.interactions!;
-  const consoleDir = options.consoleDir ?? resolve(import.meta.dirname, '../../console/dist');
+  const consoleDir = options.consoleDir ?? builtConsoleDir();
   const workflowsDir = resolve(options.workflowsDir);
   const host = options.host ?? '127.0.0.1';
   const runs = new Map<string, LiveRun>();
@@ -1126,4 +1127,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       });
     },
   };
+}
+
+/**
+ * The package's console/dist, from wherever this module runs: the sources (cli/dev), the CLI bundle
+ * (dist/bin) or the compiled library (dist/cli/dev).
+ */
+function builtConsoleDir(): string {
+  const candidates = ['../../console/dist', '../../../console/dist'].map((up) =>
+    resolve(import.meta.dirname, up),
+  );
+  return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates[0]!;
 }

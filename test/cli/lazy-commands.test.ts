@@ -1,0 +1,53 @@
+/**
+ * `stepthread <command>` loads that command's modules only: validate and compile never load the AWS
+ * SDK, the embedded services or the ASL interpreter. A resolve hook records every package the command
+ * imports, in a fresh process.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const HEAVY = ['@aws-sdk/', 'dynalite', 's3rver', 'aws-local-stepfunctions', 'openai', 'quickjs-emscripten'];
+
+const HOOK = `
+export async function resolve(specifier, context, next) {
+  if (!/^(node:|file:|data:|\\.|\\/)/.test(specifier)) process.stderr.write('PACKAGE ' + specifier + '\\n');
+  return next(specifier, context);
+}`;
+
+/** Packages the command imported (bare specifiers resolved), from a fresh process. */
+async function packagesLoadedBy(...args: string[]): Promise<string[]> {
+  const script = [
+    "import { register } from 'node:module';",
+    `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOOK)}));`,
+    "await import('tsx/esm');",
+    `const { main } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'cli', 'main.ts')).href)});`,
+    'process.exitCode = await main(process.argv);',
+  ].join('\n');
+  const { stderr } = await promisify(execFile)(
+    process.execPath,
+    ['--input-type=module', '-e', script, 'stepthread', ...args],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  return [...new Set(stderr.split('\n').filter((line) => line.startsWith('PACKAGE ')))].map((line) =>
+    line.slice('PACKAGE '.length),
+  );
+}
+
+describe('lazy commands', () => {
+  it.each([
+    ['validate', ['validate', 'examples/route-loop.json']],
+    ['compile', ['compile', 'examples/route-loop.json']],
+  ])(
+    '%s loads no AWS SDK, embedded service or interpreter',
+    async (_name, args) => {
+      const packages = await packagesLoadedBy(...args);
+      expect(packages).toContain('commander');
+      expect(packages.filter((name) => HEAVY.some((heavy) => name.startsWith(heavy)))).toEqual([]);
+    },
+    60_000,
+  );
+});
