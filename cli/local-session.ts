@@ -3,8 +3,9 @@
  * — the embedded dynalite + s3rver under the data directory by default, or LocalStack / AWS when the
  * environment selects them (resolveAwsTarget).
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CodedError } from '../engine/errors.ts';
+import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { type AwsClients, createAwsClients, resolveAwsTarget } from '../functions/aws/clients.ts';
@@ -15,6 +16,8 @@ import { loadWorkflowFile } from './load-workflow.ts';
 
 export interface DataDirOption {
   dataDir?: string;
+  /** Read commands: a data directory that does not exist is an error, not a new empty store. */
+  mustExist?: boolean;
 }
 
 /** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
@@ -43,6 +46,12 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
     };
   }
   const dataDir = dataDirOf(options, io);
+  if (options.mustExist && !existsSync(dataDir)) {
+    throw new StepthreadError(
+      'LOCAL_DATA_NOT_FOUND',
+      `no local data directory at ${dataDir}: nothing has run there; run a workflow first, or point --data-dir (or STEPTHREAD_DATA_DIR) at the directory your runs used`,
+    );
+  }
   const services = await startLocalServices({ dataDir });
   return {
     clients: createAwsClients(services.target, services.names),

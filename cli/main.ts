@@ -8,7 +8,9 @@ import { registerCopy } from './commands/copy.ts';
 import { registerInspect } from './commands/inspect.ts';
 import { registerPending } from './commands/pending.ts';
 import { registerRespond } from './commands/respond.ts';
+import { registerResume } from './commands/resume.ts';
 import { registerRun } from './commands/run.ts';
+import { registerRuns } from './commands/runs.ts';
 import { type DeployedServices, registerStart } from './commands/start.ts';
 import { registerValidate } from './commands/validate.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
@@ -34,6 +36,8 @@ export async function main(
   registerValidate(program, io, setExit);
   registerCompile(program, io, setExit);
   registerRun(program, io, setExit);
+  registerResume(program, io, setExit);
+  registerRuns(program, io, setExit);
   registerInspect(program, io, setExit);
   registerCopy(program, io, setExit);
   registerStart(program, io, setExit, services);
