@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
 import { CONTINUE_AFTER_HELP, continueAfterEventsOf } from '../continuation.ts';
@@ -47,9 +48,10 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const executionId = await executionIdOf(runtime, id);
+      const executionId = (await getLocalRun(session.clients, id)) ? id : await executionIdOf(runtime, id);
       return resumeExecution(runtime, session, executionId, options, io, {
         ...runOptionsFor(options, io, answers.source),
+        ...(answers.data === undefined ? {} : { answers: answers.data }),
         ...(workflow?.ok ? { workflow: workflow.workflow } : {}),
         ...(options.workflow === undefined ? {} : { file: options.workflow }),
       });

@@ -167,6 +167,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         if (thread.status === 'RUNNING' && executionId !== undefined) {
           return resumeExecution(runtime, session, executionId, options, io, {
             ...runOptions,
+            ...(answers.data === undefined ? {} : { answers: answers.data }),
             workflow: loaded.workflow,
             file,
           });
@@ -178,6 +179,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
         const newExecutionId = randomUUID();
         await startedRun(session, io, {
+          ...(answers.data === undefined ? {} : { answers: answers.data }),
           executionId: newExecutionId,
           threadId: thread.id,
           workflow: loaded.workflow,
@@ -194,7 +196,9 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
       const prepared = runtime.prepare(loaded.workflow);
       const executionId = randomUUID();
       await startedRun(session, io, {
+        ...(answers.data === undefined ? {} : { answers: answers.data }),
         executionId,
+        input: input.value,
         threadId: rootThreadIdFor(executionId),
         workflow: loaded.workflow,
         file,
@@ -238,11 +242,21 @@ export function runOptionsFor(
 export async function startedRun(
   session: StoreSession,
   io: CliIo,
-  run: { executionId: string; threadId: string; workflow: Workflow; file?: string; resumed?: boolean },
+  run: {
+    executionId: string;
+    threadId: string;
+    workflow: Workflow;
+    file?: string;
+    answers?: unknown;
+    input?: Record<string, unknown>;
+    resumed?: boolean;
+  },
 ): Promise<void> {
   await recordLocalRun(session.clients, {
+    ...(run.input === undefined ? {} : { input: run.input }),
     executionId: run.executionId,
     workflow: run.workflow,
+    ...(run.answers === undefined ? {} : { answers: run.answers }),
     ...(run.file === undefined ? {} : { file: resolve(io.cwd ?? process.cwd(), run.file) }),
     now: new Date().toISOString(),
   });
@@ -319,17 +333,25 @@ export async function resumeExecution(
   executionId: string,
   options: Pick<RunCommandOptions, 'json'>,
   io: CliIo,
-  run: RunOptions & { workflow?: Workflow; file?: string },
+  run: RunOptions & { workflow?: Workflow; file?: string; answers?: unknown },
 ): Promise<number> {
-  const plan = await runtime.resumePlanOf(executionId);
   const local = await getLocalRun(session.clients, executionId);
+  const plan = await runtime.resumePlanOf(executionId, local ? { workflowId: local.workflowId } : undefined);
   if (local !== undefined && isRunnerAlive(local)) {
     throw new StepthreadError(
       'RUN_NOT_RESUMABLE',
       `execution ${executionId} is running in process ${local.pid}; wait for it, or stop it first`,
     );
   }
-  const { workflow: given, file, ...runOptions } = run;
+  const { workflow: given, file, answers: givenAnswers, ...rest } = run;
+  const prompt = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
+  // Answers given now, else those the run started with (then the terminal, when there is one).
+  const recorded = givenAnswers === undefined && local?.answers ? JSON.parse(local.answers) : undefined;
+  const answers = givenAnswers ?? recorded;
+  const runOptions: RunOptions =
+    recorded === undefined
+      ? rest
+      : { ...rest, answerInteraction: firstAnswer(fileAnswers(recorded), prompt) };
   const workflow = given ?? (local ? workflowOfRun(local) : undefined);
   if (workflow === undefined) {
     throw new StepthreadError(
@@ -346,9 +368,22 @@ export async function resumeExecution(
     threadId: plan.rootThreadId,
     workflow,
     ...((file ?? local?.file) ? { file: (file ?? local?.file)! } : {}),
+    ...(answers === undefined ? {} : { answers }),
+    ...(local?.input === undefined ? {} : { input: JSON.parse(local.input) as Record<string, unknown> }),
     resumed: true,
   });
-  return finishRun(runtime, io, options, () => prepared.resume(executionId, runOptions), executionId);
+  return finishRun(
+    runtime,
+    io,
+    options,
+    () =>
+      prepared.resume(
+        executionId,
+        runOptions,
+        local?.input === undefined ? undefined : (JSON.parse(local.input) as Record<string, unknown>),
+      ),
+    executionId,
+  );
 }
 
 type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };

@@ -26,6 +26,10 @@ export interface LocalRunRecord {
   readonly file?: string;
   /** When this process took the run (ISO). */
   readonly claimedAt: string;
+  /** The `--answers` the run was given (JSON), used again when it is resumed without any. */
+  readonly answers?: string;
+  /** The run's input (JSON), for a run killed before its START step committed. */
+  readonly input?: string;
 }
 
 /** What `runs` lists: the execution, or only its local record when START never ran. */
@@ -45,7 +49,14 @@ const keyOf = (executionId: string) => ({ pk: `EXEC#${executionId}`, sk: LOCAL_S
 
 export async function recordLocalRun(
   table: TableRef,
-  run: { executionId: string; workflow: Workflow; file?: string; now: string },
+  run: {
+    executionId: string;
+    workflow: Workflow;
+    file?: string;
+    answers?: unknown;
+    input?: Record<string, unknown>;
+    now: string;
+  },
 ): Promise<void> {
   const record: LocalRunRecord = {
     executionId: run.executionId,
@@ -55,6 +66,8 @@ export async function recordLocalRun(
     workflow: JSON.stringify(run.workflow),
     ...(run.file === undefined ? {} : { file: run.file }),
     claimedAt: run.now,
+    ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
+    ...(run.input === undefined ? {} : { input: JSON.stringify(run.input) }),
   };
   await table.dynamo.send(
     new PutCommand({

@@ -150,7 +150,12 @@ export interface PreparedWorkflow {
    * again), and the run goes on from the step that was in flight. Prepare with `resumePlanOf`'s
    * start node.
    */
-  resume(executionId: string, options?: Omit<RunOptions, 'executionId'>): Promise<RunOutcome>;
+  resume(
+    executionId: string,
+    options?: Omit<RunOptions, 'executionId'>,
+    /** The run's input, for a run that stopped before START committed (plan.started false). */
+    input?: Record<string, unknown>,
+  ): Promise<RunOutcome>;
 }
 
 /** How an interrupted execution is run again: from START, or from the node a `run --thread` started at. */
@@ -160,6 +165,8 @@ export interface ResumePlan {
   readonly workflowId: string;
   /** Undefined: from START. */
   readonly startNodeId?: string;
+  /** False: killed before START committed anything; `resume` needs the run's input again. */
+  readonly started: boolean;
 }
 
 export interface PrepareOptions {
@@ -179,8 +186,11 @@ export interface LocalRuntime {
   copyThread(threadId: string, options?: CopyOptions): Promise<Thread>;
   /** The thread's visible conversation. */
   conversationOf(thread: Thread): Promise<Message[]>;
-  /** Where `resume` starts an execution again (EXECUTION_NOT_FOUND, RUN_NOT_RESUMABLE). */
-  resumePlanOf(executionId: string): Promise<ResumePlan>;
+  /**
+   * Where `resume` starts an execution again (EXECUTION_NOT_FOUND, RUN_NOT_RESUMABLE). With
+   * `workflowId`, an execution that never got past START (no record) is planned from START.
+   */
+  resumePlanOf(executionId: string, unstarted?: { workflowId: string }): Promise<ResumePlan>;
 }
 
 /** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
@@ -620,8 +630,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         };
         return execute(envelope, threadId, executionId, runOptions);
       },
-      async resume(executionId, runOptions = {}) {
-        const plan = await resumePlanOf(executionId);
+      async resume(executionId, runOptions = {}, givenInput = undefined) {
+        const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
         if (plan.workflowId !== workflow.id) {
           throw new StepthreadError(
             'RUN_NOT_RESUMABLE',
@@ -635,6 +645,16 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           );
         }
         const options = { ...runOptions, executionId };
+        if (!plan.started) {
+          if (givenInput === undefined) {
+            throw new StepthreadError(
+              'RUN_NOT_RESUMABLE',
+              `execution ${executionId} stopped before its first step; its input is needed to run it`,
+            );
+          }
+          const checked = await claimCheck(stores.values, givenInput);
+          return execute({ input: checked }, plan.rootThreadId, executionId, options);
+        }
         const { thread } = await stores.threads.getThread(plan.rootThreadId);
         if (plan.startNodeId === undefined) {
           // START again, with the input it had: it finds its thread and replays from step 1.
@@ -658,8 +678,22 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     };
   };
 
-  const resumePlanOf = async (executionId: string): Promise<ResumePlan> => {
-    const execution = await stores.executions.getExecution(executionId);
+  const resumePlanOf = async (
+    executionId: string,
+    unstarted?: { workflowId: string },
+  ): Promise<ResumePlan> => {
+    let execution: Awaited<ReturnType<typeof stores.executions.getExecution>>;
+    try {
+      execution = await stores.executions.getExecution(executionId);
+    } catch (error) {
+      if (!(unstarted && error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND'))
+        throw error;
+      // START creates the thread, then the execution record: a kill in between leaves the thread.
+      const rootThreadId = rootThreadIdFor(executionId);
+      const created = await stores.threads.getThread(rootThreadId).catch(() => undefined);
+      const started = created?.thread.metadata.executionId === executionId;
+      return { executionId, rootThreadId, workflowId: unstarted.workflowId, started };
+    }
     const notResumable = (why: string) =>
       new StepthreadError('RUN_NOT_RESUMABLE', `execution ${executionId} cannot be resumed: ${why}`);
     if (execution.continuedFrom !== undefined || execution.status === 'CONTINUED') {
@@ -672,7 +706,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       );
     }
     if (isTerminalStatus(thread.status)) throw notResumable(`it ended ${thread.status}`);
-    const base = { executionId, rootThreadId: thread.id, workflowId: execution.workflowId };
+    const base = { executionId, rootThreadId: thread.id, workflowId: execution.workflowId, started: true };
     if (thread.id === rootThreadIdFor(executionId)) return base;
     const from = thread.metadata[RUN_FROM_KEY] as RunFrom | undefined;
     if (from?.executionId !== executionId) throw notResumable('it records no place to start from');
