@@ -9,7 +9,7 @@ import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { type AwsClients, createAwsClients, resolveAwsTarget } from '../functions/aws/clients.ts';
-import { startLocalServices } from '../functions/local/services.ts';
+import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
@@ -52,7 +52,8 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
       `no local data directory at ${dataDir}: nothing has run there; run a workflow first, or point --data-dir (or STEPTHREAD_DATA_DIR) at the directory your runs used`,
     );
   }
-  const services = await startLocalServices({ dataDir });
+  // Shared with every other command on the directory (functions/local/data-dir-server.ts).
+  const services = await openDataDir(dataDir, { create: !options.mustExist });
   return {
     clients: createAwsClients(services.target, services.names),
     location: dataDir,

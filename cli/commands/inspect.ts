@@ -235,7 +235,7 @@ function printReport(report: InspectReport, io: CliIo): void {
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
   return withStores(
-    options,
+    { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {

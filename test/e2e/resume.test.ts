@@ -17,8 +17,8 @@ import type { CliIo } from '../../cli/io.ts';
 import { main } from '../../cli/main.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
-import { startLocalServices } from '../../functions/local/services.ts';
 import { fullThread } from '../functions/fixtures.ts';
 import { plain } from './helpers.ts';
 
@@ -118,7 +118,7 @@ function spawnCli(args: readonly string[], options: { closeStdout?: boolean } = 
 
 /** Everything about a run that must not depend on faults; ids and timestamps named by role. */
 async function finalState(dataDir: string, executionId: string): Promise<unknown> {
-  const services = await startLocalServices({ dataDir });
+  const services = await openDataDir(dataDir);
   try {
     const runtime = createLocalRuntime({ clients: createAwsClients(services.target, services.names) });
     const { stores } = runtime;
