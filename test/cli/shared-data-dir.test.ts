@@ -92,15 +92,7 @@ describe('a shared data directory', () => {
     const firstId = (JSON.parse(first.stdout) as RunJsonResult).executionId;
 
     const runs = Array.from({ length: 8 }, (_, i) =>
-      spawnCli([
-        'run',
-        small,
-        '--input',
-        JSON.stringify({ name: `n${i}` }),
-        '--json',
-        '--data-dir',
-        dataDir,
-      ]),
+      spawnCli(['run', small, '--input', JSON.stringify({ name: `n${i}` }), '--json', '--data-dir', dataDir]),
     );
     const inspects = Array.from({ length: 8 }, () =>
       spawnCli(['inspect', firstId, '--json', '--data-dir', dataDir]),
