@@ -31,6 +31,8 @@ export interface StoreSession {
   readonly clients: AwsClients;
   /** Where the data lives, for messages. */
   readonly location: string;
+  /** The local data directory, when the stores are the embedded ones. */
+  readonly dataDir?: string;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
   return {
     clients: createAwsClients(services.target, services.names),
     location: dataDir,
+    dataDir,
     close: () => services.close(),
   };
 }
@@ -79,13 +82,24 @@ export async function withStores(
     return EXIT.invalid;
   }
   try {
-    return await work(session);
+    const code = await work(session);
+    if (session.dataDir !== undefined && !existsSync(session.dataDir)) throw goneError(session.dataDir);
+    return code;
   } catch (error) {
-    printErrors(io, failure(session), [codedOf(error)]);
+    const gone = session.dataDir !== undefined && !existsSync(session.dataDir);
+    printErrors(io, failure(session), [gone ? goneError(session.dataDir!).toJSON() : codedOf(error)]);
     return EXIT.invalid;
   } finally {
     await session.close();
   }
+}
+
+/** The data directory was removed while the command used it: what it wrote there is gone. */
+function goneError(dataDir: string): StepthreadError {
+  return new StepthreadError(
+    'LOCAL_DATA_GONE',
+    `local data directory ${dataDir} was removed while this command used it; what it stored there is lost. Run again to start a fresh store there`,
+  );
 }
 
 export type LoadedWorkflow = { ok: true; workflow: Workflow } | { ok: false; exitCode: number };

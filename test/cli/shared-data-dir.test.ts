@@ -83,6 +83,34 @@ function spawnCli(args: readonly string[]): Promise<{ code: number | null; stdou
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** A 200-step-long loop, long enough to pull the directory out from under it. */
+const COUNT = {
+  id: 'count',
+  version: 1,
+  variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'each',
+      type: 'LOOP_START',
+      config: { loopId: 'l', dataSource: '{{input.items}}', iterationVariable: 'item', maxIterations: 1000 },
+    },
+    {
+      id: 'inc',
+      type: 'VARIABLE',
+      config: { variableName: 'counter', variableType: 'number', expression: 'counter + 1' },
+    },
+    { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+    { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
+  ],
+  edges: [
+    { from: 'start', to: 'each' },
+    { from: 'each', to: 'inc' },
+    { from: 'inc', to: 'next' },
+    { from: 'next', to: 'end' },
+  ],
+};
+
 describe('a shared data directory', () => {
   it('serves 8 runs and 8 inspects at once, losing nothing', async () => {
     const dataDir = join(dir, 'shared');
@@ -119,8 +147,9 @@ describe('a shared data directory', () => {
     expect(listed.map((run) => run.executionId).sort()).toEqual([firstId, ...ids].sort());
     expect(listed.every((run) => run.status === 'COMPLETED')).toBe(true);
     // Each run's node records are whole.
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
       const report = JSON.parse((await cli('inspect', id, '--json', '--data-dir', dataDir)).stdout);
+      expect(report.threads[0].variables).toEqual({ thread: { greeting: JSON.stringify(`n${i}`) } });
       expect(report.threads[0].nodes.map((node: { nodeId: string }) => node.nodeId)).toEqual([
         'start',
         'greet',
@@ -172,6 +201,32 @@ describe('a data directory that cannot be used', () => {
       expect(result.stderr).not.toMatch(/\n\s+at /);
     },
   );
+
+  it('a directory removed mid-run is LOCAL_DATA_GONE, naming it, without a stack trace', async () => {
+    const dataDir = join(dir, 'removed');
+    const count = join(dir, 'count.json');
+    await writeFile(count, JSON.stringify(COUNT));
+    const items = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => i) });
+    const child = spawn(process.execPath, [BIN, 'run', count, '--input', items, '--data-dir', dataDir], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    let removed = false;
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      if (!removed && (stderr.match(/✓ inc/g) ?? []).length >= 5) {
+        removed = true;
+        void rm(dataDir, { recursive: true, force: true });
+      }
+    });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(removed).toBe(true);
+    expect(code).toBe(1);
+    expect(stderr).toContain('LOCAL_DATA_GONE');
+    expect(stderr).toContain(dataDir);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  }, 120_000);
 
   it('a corrupted database is LOCAL_DATA_CORRUPT, naming it and what to do', async () => {
     const dataDir = join(dir, 'corrupt');
