@@ -146,6 +146,18 @@ describe('a shared data directory', () => {
     const ids = ran.map((result) => (JSON.parse(result.stdout) as RunJsonResult).executionId);
     expect(listed.map((run) => run.executionId).sort()).toEqual([firstId, ...ids].sort());
     expect(listed.every((run) => run.status === 'COMPLETED')).toBe(true);
+    const runsJson = async (...args: string[]) =>
+      JSON.parse((await cli('runs', ...args, '--json', '--data-dir', dataDir)).stdout) as unknown[];
+    expect(await runsJson('--limit', '2')).toEqual(
+      listed.slice(0, 2).map((run) => expect.objectContaining(run)),
+    );
+    expect(await runsJson('--status', 'failed')).toEqual([]);
+    expect(await runsJson('--workflow', 'small')).toHaveLength(9);
+    expect(await runsJson('--workflow', 'other')).toEqual([]);
+    const table = await cli('runs', '--data-dir', dataDir);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^EXECUTION\s+WORKFLOW\s+STATUS\s+STARTED\s+DURATION\s+ROOT THREAD$/,
+    );
     // Each run's node records are whole.
     for (const [i, id] of ids.entries()) {
       const report = JSON.parse((await cli('inspect', id, '--json', '--data-dir', dataDir)).stdout);
