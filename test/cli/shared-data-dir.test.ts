@@ -171,6 +171,74 @@ describe('a shared data directory', () => {
   }, 180_000);
 });
 
+describe('a run waiting at a prompt', () => {
+  it('leaves the directory to pending, inspect and another run meanwhile, then completes', async () => {
+    const dataDir = join(dir, 'prompt');
+    const triage = join(ROOT, 'examples', 'support-triage.json');
+    const ticket = { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } };
+    let asked: () => void = () => {};
+    const question = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let answer: (line: string) => void = () => {};
+    let stdout = '';
+    const io: CliIo = {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: () => {},
+      readFile: (path) => readFile(path, 'utf8'),
+      env: {},
+      cwd: dir,
+      prompt: () => {
+        asked();
+        return new Promise((resolve) => {
+          answer = resolve;
+        });
+      },
+    };
+    const waiting = main(
+      [
+        'node',
+        'stepthread',
+        'run',
+        triage,
+        '--input',
+        JSON.stringify(ticket),
+        '--json',
+        '--data-dir',
+        dataDir,
+      ],
+      io,
+    );
+    await question;
+    // While the question is open: other processes read and run on the same directory.
+    const [pending, other] = await Promise.all([
+      spawnCli(['pending', '--json', '--data-dir', dataDir]),
+      spawnCli([
+        'run',
+        join(dir, 'small.json'),
+        '--input',
+        '{"name":"meanwhile"}',
+        '--json',
+        '--data-dir',
+        dataDir,
+      ]),
+    ]);
+    expect(pending.code, pending.stderr).toBe(0);
+    const [open] = JSON.parse(pending.stdout) as { nodeId: string; threadId: string }[];
+    expect(open?.nodeId).toBe('approve-credit');
+    expect(other.code, other.stderr).toBe(0);
+    const inspected = await spawnCli(['inspect', open!.threadId, '--json', '--data-dir', dataDir]);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(JSON.parse(inspected.stdout).threads[0].waitingFor[0].nodeId).toBe('approve-credit');
+
+    answer('y');
+    expect(await waiting).toBe(0);
+    expect(JSON.parse(stdout) as RunJsonResult).toMatchObject({ status: 'COMPLETED' });
+  }, 180_000);
+});
+
 describe('a data directory that cannot be used', () => {
   it('read commands on a directory that does not exist say so and create nothing', async () => {
     const missing = join(dir, 'missing');
