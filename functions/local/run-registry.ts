@@ -20,8 +20,8 @@ export interface LocalRunRecord {
   readonly pid: number;
   readonly host: string;
   readonly workflowId: string;
-  /** The workflow as it ran, JSON. */
-  readonly workflow: string;
+  /** The workflow as it ran, JSON (absent when too large for the item: resume then needs --workflow). */
+  readonly workflow?: string;
   /** The workflow file, absolute, when it came from one. */
   readonly file?: string;
   /** When this process took the run (ISO). */
@@ -45,6 +45,8 @@ export interface RunListing {
   readonly resume?: string;
 }
 
+const MAX_RECORDED_WORKFLOW_BYTES = 300_000;
+
 const keyOf = (executionId: string) => ({ pk: `EXEC#${executionId}`, sk: LOCAL_SORT_KEY });
 
 export async function recordLocalRun(
@@ -58,12 +60,14 @@ export async function recordLocalRun(
     now: string;
   },
 ): Promise<void> {
+  const workflow = JSON.stringify(run.workflow);
   const record: LocalRunRecord = {
     executionId: run.executionId,
     pid: process.pid,
     host: hostname(),
     workflowId: run.workflow.id,
-    workflow: JSON.stringify(run.workflow),
+    // An item holds 400 KB at most; a workflow that large is left out rather than fail the run.
+    ...(workflow.length <= MAX_RECORDED_WORKFLOW_BYTES ? { workflow } : {}),
     ...(run.file === undefined ? {} : { file: run.file }),
     claimedAt: run.now,
     ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
@@ -84,8 +88,9 @@ export async function getLocalRun(table: TableRef, executionId: string): Promise
   return Item ? entityOf<LocalRunRecord>(Item) : undefined;
 }
 
-/** The workflow a local run ran, as recorded. */
-export function workflowOfRun(run: LocalRunRecord): Workflow {
+/** The workflow a local run ran, as recorded (undefined when it was too large to record). */
+export function workflowOfRun(run: LocalRunRecord): Workflow | undefined {
+  if (run.workflow === undefined) return undefined;
   try {
     return JSON.parse(run.workflow) as Workflow;
   } catch (error) {
