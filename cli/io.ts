@@ -11,6 +11,8 @@ export interface CliIo {
   cwd?: string;
   /** Asks one question on the terminal; present only when stdin is a TTY (run answers interactions with it). */
   prompt?: (question: string, signal?: AbortSignal) => Promise<string>;
+  /** Says `message()` and exits when the process is interrupted (SIGINT, SIGTERM); returns the undo. */
+  onInterrupt?: (message: () => string) => () => void;
 }
 
 /** One line from the terminal (questions go to stderr, so stdout stays the result). */
@@ -23,10 +25,50 @@ async function promptTerminal(question: string, signal?: AbortSignal): Promise<s
   }
 }
 
+/**
+ * A stream the reader may close (`stepthread run … | head -2`): once it reports EPIPE (or any
+ * error), further output to it is dropped, and the command goes on — a run is never stopped, and no
+ * stack trace printed, because nobody reads its output any more.
+ */
+function tolerantWriter(stream: NodeJS.WriteStream): (text: string) => void {
+  let closed = false;
+  stream.on('error', () => {
+    closed = true;
+  });
+  return (text) => {
+    if (closed || stream.destroyed) return;
+    stream.write(text);
+  };
+}
+
+let stdoutWriter: ((text: string) => void) | undefined;
+let stderrWriter: ((text: string) => void) | undefined;
+
+/** SIGINT / SIGTERM during `work`: `message()` on stderr, then exit 130 (the run can be resumed). */
+function onInterrupt(message: () => string): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    processIo.stderr(message());
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
 export const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: (text) => {
+    stdoutWriter ??= tolerantWriter(process.stdout);
+    stdoutWriter(text);
+  },
+  stderr: (text) => {
+    stderrWriter ??= tolerantWriter(process.stderr);
+    stderrWriter(text);
+  },
   readFile: (path) => readFile(path, 'utf8'),
+  onInterrupt,
   ...(process.stdin.isTTY ? { prompt: promptTerminal } : {}),
 };
 

@@ -3,8 +3,9 @@
  * — the embedded dynalite + s3rver under the data directory by default, or LocalStack / AWS when the
  * environment selects them (resolveAwsTarget).
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CodedError } from '../engine/errors.ts';
+import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import type { AwsClients } from '../functions/aws/clients.ts';
@@ -17,6 +18,8 @@ export interface DataDirOption {
   dataDir?: string;
   /** A deployed stack whose TableName/BucketName outputs name the table and bucket (stack-names.ts). */
   stack?: string;
+  /** Read commands: a data directory that does not exist is an error, not a new empty store. */
+  mustExist?: boolean;
 }
 
 /** `--stack`, for the commands that can read a deployed stack. */
@@ -34,14 +37,16 @@ export interface StoreSession {
   readonly clients: AwsClients;
   /** Where the data lives, for messages. */
   readonly location: string;
+  /** The local data directory, when the stores are the embedded ones. */
+  readonly dataDir?: string;
   close(): Promise<void>;
 }
 
 export async function openStores(options: DataDirOption, io: CliIo): Promise<StoreSession> {
   // Loaded here, not at the top: `compile` shares this module and needs no SDK (cli/main.ts).
-  const [{ createAwsClients, resolveAwsTarget }, { startLocalServices }] = await Promise.all([
+  const [{ createAwsClients, resolveAwsTarget }, { openDataDir }] = await Promise.all([
     import('../functions/aws/clients.ts'),
-    import('../functions/local/services.ts'),
+    import('../functions/local/data-dir-server.ts'),
   ]);
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
@@ -58,10 +63,18 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
     };
   }
   const dataDir = dataDirOf(options, io);
-  const services = await startLocalServices({ dataDir });
+  if (options.mustExist && !existsSync(dataDir)) {
+    throw new StepthreadError(
+      'LOCAL_DATA_NOT_FOUND',
+      `no local data directory at ${dataDir}: nothing has run there; run a workflow first, or point --data-dir (or STEPTHREAD_DATA_DIR) at the directory your runs used`,
+    );
+  }
+  // Shared with every other command on the directory (functions/local/data-dir-server.ts).
+  const services = await openDataDir(dataDir, { create: !options.mustExist });
   return {
     clients: createAwsClients(services.target, services.names),
     location: dataDir,
+    dataDir,
     close: () => services.close(),
   };
 }
@@ -84,13 +97,24 @@ export async function withStores(
     return EXIT.invalid;
   }
   try {
-    return await work(session);
+    const code = await work(session);
+    if (session.dataDir !== undefined && !existsSync(session.dataDir)) throw goneError(session.dataDir);
+    return code;
   } catch (error) {
-    printErrors(io, failure(session), [codedOf(error)]);
+    const gone = session.dataDir !== undefined && !existsSync(session.dataDir);
+    printErrors(io, failure(session), [gone ? goneError(session.dataDir!).toJSON() : codedOf(error)]);
     return EXIT.invalid;
   } finally {
     await session.close();
   }
+}
+
+/** The data directory was removed while the command used it: what it wrote there is gone. */
+function goneError(dataDir: string): StepthreadError {
+  return new StepthreadError(
+    'LOCAL_DATA_GONE',
+    `local data directory ${dataDir} was removed while this command used it; what it stored there is lost. Run again to start a fresh store there`,
+  );
 }
 
 export type LoadedWorkflow = { ok: true; workflow: Workflow } | { ok: false; exitCode: number };

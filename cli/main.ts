@@ -24,6 +24,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   validate: async () => (await import('./commands/validate.ts')).registerValidate,
   compile: async () => (await import('./commands/compile.ts')).registerCompile,
   run: async () => (await import('./commands/run.ts')).registerRun,
+  resume: async () => (await import('./commands/resume.ts')).registerResume,
+  runs: async () => (await import('./commands/runs.ts')).registerRuns,
   inspect: async () => (await import('./commands/inspect.ts')).registerInspect,
   copy: async () => (await import('./commands/copy.ts')).registerCopy,
   start: async () => (await import('./commands/start.ts')).registerStart,

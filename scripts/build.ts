@@ -56,7 +56,12 @@ step('sandbox worker');
 // files by computed names, and its storage is a native addon.
 const binDir = join(dist, 'bin');
 await build({
-  entryPoints: { main: join(root, 'cli', 'main.ts') },
+  // The shared data directory's store server is started as its own process, from beside the bundle
+  // (functions/local/data-dir-server.ts).
+  entryPoints: {
+    main: join(root, 'cli', 'main.ts'),
+    'data-dir-server-main': join(root, 'functions', 'local', 'data-dir-server-main.ts'),
+  },
   outdir: binDir,
   bundle: true,
   splitting: true,

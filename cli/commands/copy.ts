@@ -16,7 +16,7 @@ export interface CopyOptions extends DataDirOption {
 
 export async function runCopy(threadId: string, options: CopyOptions, io: CliIo): Promise<number> {
   return withStores(
-    options,
+    { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot copy thread ${threadId}` : 'cannot open the stores'),
     async (session) => {

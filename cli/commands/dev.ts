@@ -1,5 +1,5 @@
 /**
- * `stepthread dev [workflows] [--port N] [--data-dir DIR] [--target aws --stack PREFIX]`: the local
+ * `stepthread dev [workflows] [--port N] [--data-dir DIR] [--target aws [--stack NAME] [--prefix PREFIX]]`: the local
  * server and web console. One process on 127.0.0.1 owns the local stores (the data directory), runs
  * workflows in-process and serves the JSON API, the live event stream and the console until
  * interrupted (Ctrl-C). With --target aws it serves a deployed stack's stores instead, and starts
@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { type DeployedStack, startDevServer } from '../dev/server.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors } from '../local-session.ts';
+import { codedOf, type DataDirOption, openStores, printErrors, STACK_OPTION_HELP } from '../local-session.ts';
 import { type DeployedServices, deployedSfn, NO_DEPLOYED_STACK } from './start.ts';
 
 export interface DevOptions extends DataDirOption {
@@ -16,8 +16,8 @@ export interface DevOptions extends DataDirOption {
   host?: string;
   /** `local` (default): the embedded stores and runtime; `aws`: a deployed stack. */
   target?: string;
-  /** The deployed stack's name prefix (state machines `<stack>-<workflowId>`). */
-  stack?: string;
+  /** The deployed state machines' name prefix (`<prefix>-<workflowId>`). */
+  prefix?: string;
 }
 
 /** Serves until `stop` resolves, then shuts the server down and closes the stores. */
@@ -52,7 +52,7 @@ export async function runDev(
       io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
       return EXIT.usage;
     }
-    deployed = { sfn, prefix: options.stack ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread' };
+    deployed = { sfn, prefix: options.prefix ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread' };
   }
   let session: Awaited<ReturnType<typeof openStores>>;
   try {
@@ -104,8 +104,9 @@ export function registerDev(program: Command, io: CliIo, setExit: (code: number)
       'aws: serve a deployed stack (its stores; runs start on Step Functions)',
       'local',
     )
+    .option('--stack <name>', `with --target aws: the ${STACK_OPTION_HELP}`)
     .option(
-      '--stack <prefix>',
+      '--prefix <prefix>',
       'with --target aws: the state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',
     )
     .action(async (folder: string, options: DevOptions) => {

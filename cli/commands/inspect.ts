@@ -7,10 +7,12 @@ import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
+import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
+import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import { isValueRef } from '../../functions/stores/value-refs.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
@@ -44,6 +46,19 @@ export interface ThreadReport {
   output?: unknown;
   /** Each node's latest output on this thread, as a short preview (large values by their size). */
   results?: Record<string, string>;
+  /** The thread's variables by scope (a fork child's global scope is its root's), previewed. */
+  variables?: Record<string, Record<string, string>>;
+  /** What the thread waits for: the open questions (USER_INTERACTION) asked on it. */
+  waitingFor?: {
+    interactionId: string;
+    nodeId: string;
+    type: string;
+    message?: string;
+    options?: readonly string[];
+    requestedAt: string;
+    deadline?: string;
+    answerWith: string;
+  }[];
   errors: Thread['errors'];
   nodes: NodeRun[];
   children: string[];
@@ -87,13 +102,30 @@ export function nodeRunsOf(events: readonly StepthreadEvent[]): NodeRun[] {
   return runs;
 }
 
+function variablesOf(thread: Thread): ThreadReport['variables'] {
+  const scopes = Object.entries(thread.variables ?? {}).filter(
+    ([, values]) => values !== null && typeof values === 'object' && Object.keys(values).length > 0,
+  );
+  if (scopes.length === 0) return undefined;
+  return Object.fromEntries(
+    scopes.map(([scope, values]) => [
+      scope,
+      Object.fromEntries(
+        Object.entries(values as Record<string, unknown>).map(([name, value]) => [name, previewValue(value)]),
+      ),
+    ]),
+  );
+}
+
 function reportOf(
   thread: Thread,
   events: readonly StepthreadEvent[],
   all: readonly Thread[],
   messageCount: number,
+  open: readonly Interaction[] = [],
 ): ThreadReport {
   const { metadata } = thread;
+  const variables = variablesOf(thread);
   return {
     threadId: thread.id,
     ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
@@ -112,6 +144,21 @@ function reportOf(
               .filter((result) => result.output !== undefined)
               .map((result) => [result.nodeId, previewValue(result.output)]),
           ),
+        }
+      : {}),
+    ...(variables ? { variables } : {}),
+    ...(open.length > 0
+      ? {
+          waitingFor: open.map((interaction) => ({
+            interactionId: interaction.interactionId,
+            nodeId: interaction.nodeId,
+            type: interaction.interactionType,
+            ...(interaction.message ? { message: interaction.message } : {}),
+            ...(interaction.options ? { options: interaction.options } : {}),
+            requestedAt: interaction.requestedAt,
+            ...(interaction.deadline ? { deadline: interaction.deadline } : {}),
+            answerWith: `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}`,
+          })),
         }
       : {}),
     errors: thread.errors,
@@ -144,7 +191,17 @@ export async function buildInspectReport(
   if (execution) {
     focus = (await runtime.stores.threads.getThread(execution.rootThreadId)).thread;
   } else {
-    focus = (await runtime.stores.threads.getThread(id)).thread;
+    try {
+      focus = (await runtime.stores.threads.getThread(id)).thread;
+    } catch (error) {
+      if (error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND') {
+        throw new StepthreadError(
+          'EXECUTION_NOT_FOUND',
+          `execution or thread ${id} not found (stepthread runs lists the executions here)`,
+        );
+      }
+      throw error;
+    }
     const executionId = focus.metadata.executionId;
     if (executionId) execution = await findExecution(runtime, executionId);
   }
@@ -169,6 +226,12 @@ export async function buildInspectReport(
       nodeResults: Object.fromEntries(steps.map((step) => [step.result.nodeId, step.result])),
     };
   }
+  const open = new Map<string, Interaction[]>();
+  for (const thread of threads) {
+    if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
+    const asked = await runtime.stores.interactions.listOpenOfThread(thread.id);
+    if (asked.length > 0) open.set(thread.id, asked);
+  }
   return {
     ...(execution
       ? {
@@ -181,10 +244,23 @@ export async function buildInspectReport(
         }
       : {}),
     threads: threads.map((thread) =>
-      reportOf(thread, events.get(thread.id) ?? [], threads, conversations.get(thread.id)?.length ?? 0),
+      reportOf(
+        thread,
+        events.get(thread.id) ?? [],
+        threads,
+        conversations.get(thread.id)?.length ?? 0,
+        open.get(thread.id),
+      ),
     ),
     conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
   };
+}
+
+/** The respond flag a question takes. */
+function answerFlag(type: string): string {
+  if (type === 'ask_for_approval') return '--approve';
+  if (type === 'ask_for_selection') return '--select <n>';
+  return "--input '<json>'";
 }
 
 /** Longest JSON shown for a value; longer ones are cut with their size. */
@@ -222,6 +298,14 @@ function printReport(report: InspectReport, io: CliIo): void {
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
+    for (const [scope, values] of Object.entries(thread.variables ?? {})) {
+      for (const [name, preview] of Object.entries(values)) io.stdout(`  ${scope} ${name} = ${preview}\n`);
+    }
+    for (const waiting of thread.waitingFor ?? []) {
+      const asked = waiting.message ? ` "${waiting.message}"` : '';
+      io.stdout(`  waiting for ${waiting.type} at ${waiting.nodeId}${asked} since ${waiting.requestedAt}\n`);
+      io.stdout(`    answer with: ${waiting.answerWith}\n`);
+    }
     for (const [nodeId, preview] of Object.entries(thread.results ?? {})) {
       io.stdout(`  result ${nodeId}: ${preview}\n`);
     }
@@ -235,7 +319,7 @@ function printReport(report: InspectReport, io: CliIo): void {
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
   return withStores(
-    options,
+    { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {

@@ -80,7 +80,7 @@ export async function runPending(
   io: CliIo,
 ): Promise<number> {
   return withStores(
-    options,
+    { ...options, mustExist: true },
     io,
     (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
     async (session) => {

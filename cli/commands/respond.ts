@@ -168,7 +168,7 @@ export async function runRespond(
     return EXIT.usage;
   }
   return withStores(
-    options,
+    { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot answer ${ref}` : 'cannot open the stores'),
     async (session) => {

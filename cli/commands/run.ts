@@ -3,18 +3,39 @@
  * executes the workflow on the embedded runtime (the state machine always runs in this process; the
  * stores follow the environment), shows per-state progress on stderr and prints the result.
  */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
-import { createLocalRuntime, type RunOptions, type RunOutcome } from '../../functions/local/runtime.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import {
+  getLocalRun,
+  isRunnerAlive,
+  recordLocalRun,
+  workflowOfRun,
+} from '../../functions/local/run-registry.ts';
+import {
+  createLocalRuntime,
+  type LocalRuntime,
+  type RunOptions,
+  type RunOutcome,
+} from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
+import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
+import {
+  type DataDirOption,
+  loadValidWorkflow,
+  printErrors,
+  type StoreSession,
+  withStores,
+} from '../local-session.ts';
 
 export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
@@ -31,6 +52,8 @@ export interface RunJsonResult {
   status: string;
   output: unknown;
   conversation: Message[];
+  /** Only when the run did not complete. */
+  error?: { code: string; message: string; nodeId: string | null };
 }
 
 export type ParsedInput =
@@ -161,69 +184,237 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const onEvent = options.json ? undefined : progressPrinter(io);
-      const onContinue: RunOptions['onContinue'] = options.json
-        ? undefined
-        : (ended, successor) =>
-            io.stderr(
-              `  ⤷ execution ${ended.executionId} continues as ${successor} (${ended.historyEvents} history events)\n`,
-            );
-      const runOptions: RunOptions = {
-        answerInteraction: answers.source,
-        ...(onEvent ? { onEvent } : {}),
-        ...(onContinue ? { onContinue } : {}),
-      };
-      let outcome: RunOutcome;
+      const runOptions = runOptionsFor(options, io, answers.source);
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
+        const executionId = thread.metadata.executionId;
+        // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped.
+        if (thread.status === 'RUNNING' && executionId !== undefined) {
+          return resumeExecution(runtime, session, executionId, options, io, {
+            ...runOptions,
+            ...(answers.data === undefined ? {} : { answers: answers.data }),
+            workflow: loaded.workflow,
+            file,
+          });
+        }
         if (thread.currentNodeId === undefined) {
           throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
         }
         const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
         if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
-        outcome = await prepared.runThread(thread.id, runOptions);
-      } else {
-        const prepared = runtime.prepare(loaded.workflow);
-        outcome = await prepared.run(input.value, runOptions);
-      }
-      const { thread } = await runtime.stores.threads
-        .getThread(outcome.threadId)
-        .catch(() => ({ thread: undefined }));
-      const conversation = thread ? await runtime.conversationOf(thread) : [];
-      if (options.json) {
-        const result: RunJsonResult = {
-          executionId: outcome.executionId,
-          threadId: outcome.threadId,
-          status: outcome.status,
-          output: outcome.output ?? null,
-          conversation,
-        };
-        io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-      } else {
-        io.stdout(
-          `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
+        const newExecutionId = randomUUID();
+        await startedRun(session, io, {
+          ...(answers.data === undefined ? {} : { answers: answers.data }),
+          executionId: newExecutionId,
+          threadId: thread.id,
+          workflow: loaded.workflow,
+          file,
+        });
+        return finishRun(
+          runtime,
+          io,
+          options,
+          () => prepared.runThread(thread.id, { ...runOptions, executionId: newExecutionId }),
+          newExecutionId,
         );
-        if (outcome.executions.length > 1) {
-          const first = outcome.executions[0]!.executionId;
-          io.stdout(`run       ${outcome.executions.length} executions, continued from ${first}\n`);
-        }
-        if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
       }
-      if (outcome.status !== 'COMPLETED') {
-        if (outcome.error)
-          io.stderr(`stepthread: run ${outcome.status}: ${formatCodedError(outcome.error)}\n`);
-        else io.stderr(`stepthread: run ended ${outcome.status}\n`);
-        return EXIT.invalid;
-      }
-      return EXIT.ok;
+      const prepared = runtime.prepare(loaded.workflow);
+      const executionId = randomUUID();
+      await startedRun(session, io, {
+        ...(answers.data === undefined ? {} : { answers: answers.data }),
+        executionId,
+        input: input.value,
+        threadId: rootThreadIdFor(executionId),
+        workflow: loaded.workflow,
+        file,
+      });
+      return finishRun(
+        runtime,
+        io,
+        options,
+        () => prepared.run(input.value, { ...runOptions, executionId }),
+        executionId,
+      );
     },
+  );
+}
+
+/** Progress and continuation output as the flags ask, and the answer source. */
+export function runOptionsFor(
+  options: Pick<RunCommandOptions, 'json'>,
+  io: CliIo,
+  answerInteraction: AnswerSource,
+): RunOptions {
+  const onEvent = options.json ? undefined : progressPrinter(io);
+  const onContinue: RunOptions['onContinue'] = options.json
+    ? undefined
+    : (ended, successor) =>
+        io.stderr(
+          `  ⤷ execution ${ended.executionId} continues as ${successor} (${ended.historyEvents} history events)\n`,
+        );
+  return {
+    answerInteraction,
+    ...(onEvent ? { onEvent } : {}),
+    ...(onContinue ? { onContinue } : {}),
+  };
+}
+
+/**
+ * Before the first node: the run is recorded as this process's (so `runs` tells an interrupted one
+ * from a live one, and `resume` finds its workflow), and its ids go to stderr, so a run that is
+ * killed can still be found.
+ */
+export async function startedRun(
+  session: StoreSession,
+  io: CliIo,
+  run: {
+    executionId: string;
+    threadId: string;
+    workflow: Workflow;
+    file?: string;
+    answers?: unknown;
+    input?: Record<string, unknown>;
+    resumed?: boolean;
+  },
+): Promise<void> {
+  await recordLocalRun(session.clients, {
+    ...(run.input === undefined ? {} : { input: run.input }),
+    executionId: run.executionId,
+    workflow: run.workflow,
+    ...(run.answers === undefined ? {} : { answers: run.answers }),
+    ...(run.file === undefined ? {} : { file: resolve(io.cwd ?? process.cwd(), run.file) }),
+    now: new Date().toISOString(),
+  });
+  const verb = run.resumed ? 'resuming' : 'started';
+  io.stderr(`${verb} execution ${run.executionId} (thread ${run.threadId})\n`);
+}
+
+/** Runs `start` (SIGINT/SIGTERM say how to resume), then prints the outcome as `run` does. */
+export async function finishRun(
+  runtime: LocalRuntime,
+  io: CliIo,
+  options: Pick<RunCommandOptions, 'json'>,
+  start: () => Promise<RunOutcome>,
+  executionId?: string,
+): Promise<number> {
+  let current = executionId;
+  const undo = io.onInterrupt?.(
+    () => `\nstepthread: interrupted${current ? `; resume with: stepthread resume ${current}` : ''}\n`,
+  );
+  let outcome: RunOutcome;
+  try {
+    outcome = await start();
+  } finally {
+    undo?.();
+  }
+  current = outcome.executionId;
+  const { thread } = await runtime.stores.threads
+    .getThread(outcome.threadId)
+    .catch(() => ({ thread: undefined }));
+  const conversation = thread ? await runtime.conversationOf(thread) : [];
+  if (options.json) {
+    const result: RunJsonResult = {
+      executionId: outcome.executionId,
+      threadId: outcome.threadId,
+      status: outcome.status,
+      output: outcome.output ?? null,
+      conversation,
+      ...(outcome.status !== 'COMPLETED' && outcome.error
+        ? {
+            error: {
+              code: outcome.error.code,
+              message: outcome.error.message,
+              nodeId: outcome.error.nodeId ?? null,
+            },
+          }
+        : {}),
+    };
+    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    io.stdout(
+      `execution ${outcome.executionId}\nthread    ${outcome.threadId}\nstatus    ${outcome.status}\n`,
+    );
+    if (outcome.executions.length > 1) {
+      const first = outcome.executions[0]!.executionId;
+      io.stdout(`run       ${outcome.executions.length} executions, continued from ${first}\n`);
+    }
+    if (outcome.output !== undefined) io.stdout(`output    ${JSON.stringify(outcome.output, null, 2)}\n`);
+  }
+  if (outcome.status !== 'COMPLETED') {
+    if (outcome.error) io.stderr(`stepthread: run ${outcome.status}: ${formatCodedError(outcome.error)}\n`);
+    else io.stderr(`stepthread: run ended ${outcome.status}\n`);
+    return EXIT.invalid;
+  }
+  return EXIT.ok;
+}
+
+/**
+ * Runs an interrupted execution to its end (stepthread resume, run --thread): refused while the
+ * process running it is alive; the workflow is the one recorded with the run unless one is given.
+ */
+export async function resumeExecution(
+  runtime: LocalRuntime,
+  session: StoreSession,
+  executionId: string,
+  options: Pick<RunCommandOptions, 'json'>,
+  io: CliIo,
+  run: RunOptions & { workflow?: Workflow; file?: string; answers?: unknown },
+): Promise<number> {
+  const local = await getLocalRun(session.clients, executionId);
+  const plan = await runtime.resumePlanOf(executionId, local ? { workflowId: local.workflowId } : undefined);
+  if (local !== undefined && isRunnerAlive(local)) {
+    throw new StepthreadError(
+      'RUN_NOT_RESUMABLE',
+      `execution ${executionId} is running in process ${local.pid}; wait for it, or stop it first`,
+    );
+  }
+  const { workflow: given, file, answers: givenAnswers, ...rest } = run;
+  const prompt = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
+  // Answers given now, else those the run started with (then the terminal, when there is one).
+  const recorded = givenAnswers === undefined && local?.answers ? JSON.parse(local.answers) : undefined;
+  const answers = givenAnswers ?? recorded;
+  const runOptions: RunOptions =
+    recorded === undefined
+      ? rest
+      : { ...rest, answerInteraction: firstAnswer(fileAnswers(recorded), prompt) };
+  const workflow = given ?? (local ? workflowOfRun(local) : undefined);
+  if (workflow === undefined) {
+    throw new StepthreadError(
+      'RUN_NOT_RESUMABLE',
+      `execution ${executionId} has no local record of its workflow; resume it with --workflow <file>`,
+    );
+  }
+  const prepared = runtime.prepare(
+    workflow,
+    plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId },
+  );
+  await startedRun(session, io, {
+    executionId,
+    threadId: plan.rootThreadId,
+    workflow,
+    ...((file ?? local?.file) ? { file: (file ?? local?.file)! } : {}),
+    ...(answers === undefined ? {} : { answers }),
+    ...(local?.input === undefined ? {} : { input: JSON.parse(local.input) as Record<string, unknown> }),
+    resumed: true,
+  });
+  return finishRun(
+    runtime,
+    io,
+    options,
+    () =>
+      prepared.resume(
+        executionId,
+        runOptions,
+        local?.input === undefined ? undefined : (JSON.parse(local.input) as Record<string, unknown>),
+      ),
+    executionId,
   );
 }
 
 type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };
 
 /** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
-async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
+export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
   let fromFile: AnswerSource | undefined;
   let data: unknown;
   if (options.answers !== undefined) {
@@ -249,7 +440,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
     .option('--json', 'print only {"executionId","threadId","status","output","conversation"}')
-    .option('--thread <threadId>', 'run an existing thread (e.g. a copy) from its current node')
+    .option(
+      '--thread <threadId>',
+      'run an existing thread: a copy from its current node, an interrupted run from the step it stopped at',
+    )
     .option(
       '--answers <json|file>',
       'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',

@@ -284,6 +284,8 @@ async function replay(
 ): Promise<Envelope> {
   const { thread } = loaded;
   const stored = thread.lastEnvelope;
+  // A resumed run passes the steps the thread committed before: each replays from its own record.
+  if ((thread.step ?? 0) > event.envelope.step + 1) return replayRecord(thread, event, deps);
   if (stored === undefined || (thread.step ?? 0) !== event.envelope.step + 1) {
     throw new StepthreadError(
       'STEP_MISMATCH',
@@ -299,6 +301,29 @@ async function replay(
   const failure = failureOf(record, stored.last);
   if (failure) throw nodeFailed(failure);
   return stored;
+}
+
+/**
+ * A step the thread committed before its latest one (a resumed execution replaying the run up to
+ * where it stopped): the envelope that step produced, rebuilt from its record, with nothing run or
+ * written again. Its after-commit work finished before the thread went on to the next step.
+ */
+async function replayRecord(thread: Thread, event: TaskEvent, deps: HandlerDeps): Promise<Envelope> {
+  const step = event.envelope.step + 1;
+  const record = await deps.threads.getStep(thread.id, step);
+  if (record === undefined || record.result.nodeId !== event.node.id) {
+    throw new StepthreadError(
+      'STEP_MISMATCH',
+      `thread ${thread.id} ran ${record?.result.nodeId ?? 'nothing recorded'} at step ${step}, not ${event.node.id}: the run cannot be replayed with this workflow`,
+      { nodeId: event.node.id },
+    );
+  }
+  const failed = record.result.status === 'FAILED';
+  const last = { nodeId: record.result.nodeId, status: failed ? 'FAILED' : 'COMPLETED' } as const;
+  if (failed) {
+    throw nodeFailed(record.result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
+  }
+  return nextEnvelope(event.envelope, step, last, (record.out ?? {}) as EnvelopeExtras);
 }
 
 async function finishCommitted(
@@ -529,7 +554,9 @@ async function executeStep(
   const last = { nodeId: node.id, status: failed ? 'FAILED' : 'COMPLETED' } as const;
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
   const events = [...preEvents, ...lifecycle.events];
-  const built = buildChange({ original, after, isRoot, step, result, next, events });
+  // What the state machine routes on next, kept in the record so a resumed run can replay the step.
+  const out = definedOnly(failed ? {} : ctx.out);
+  const built = buildChange({ original, after, isRoot, step, result, next, events, out });
   // Values over INLINE_VALUE_BYTES go by reference; new ones in one S3 object (at most one PUT).
   const spiller = createSpiller(loaded.known, messageRefs, { nodeId: node.id });
   const change = storedChange(built.change, spiller);
@@ -567,6 +594,8 @@ interface ChangeInput {
   result: NodeResult;
   next: Envelope;
   events: StepthreadEvent[];
+  /** The node's additions to the next envelope (route, loop, fork, ...). */
+  out?: Partial<EnvelopeExtras>;
 }
 
 /** Head fields that are bookkeeping of the step protocol, not the thread's state. */
@@ -693,6 +722,7 @@ export function buildChange(input: ChangeInput): {
     events: input.events,
     state: state as StepState,
     ...(remove.length > 0 ? { removed: remove } : {}),
+    ...(input.out && Object.keys(input.out).length > 0 ? { out: input.out } : {}),
   };
   const change: ThreadChange = {
     set: set as ThreadChange['set'],

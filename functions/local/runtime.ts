@@ -145,6 +145,29 @@ export interface PreparedWorkflow {
   run(input?: Record<string, unknown>, options?: RunOptions): Promise<RunOutcome>;
   /** Runs an existing (e.g. copied) thread from its current node, as a new execution. */
   runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
+  /**
+   * Runs an execution that stopped (its process killed) again, under the same id, to its end: every
+   * step its threads committed replays from its record (nothing is applied twice, no model is called
+   * again), and the run goes on from the step that was in flight. Prepare with `resumePlanOf`'s
+   * start node.
+   */
+  resume(
+    executionId: string,
+    options?: Omit<RunOptions, 'executionId'>,
+    /** The run's input, for a run that stopped before START committed (plan.started false). */
+    input?: Record<string, unknown>,
+  ): Promise<RunOutcome>;
+}
+
+/** How an interrupted execution is run again: from START, or from the node a `run --thread` started at. */
+export interface ResumePlan {
+  readonly executionId: string;
+  readonly rootThreadId: string;
+  readonly workflowId: string;
+  /** Undefined: from START. */
+  readonly startNodeId?: string;
+  /** False: killed before START committed anything; `resume` needs the run's input again. */
+  readonly started: boolean;
 }
 
 export interface PrepareOptions {
@@ -164,6 +187,19 @@ export interface LocalRuntime {
   copyThread(threadId: string, options?: CopyOptions): Promise<Thread>;
   /** The thread's visible conversation. */
   conversationOf(thread: Thread): Promise<Message[]>;
+  /**
+   * Where `resume` starts an execution again (EXECUTION_NOT_FOUND, RUN_NOT_RESUMABLE). With
+   * `workflowId`, an execution that never got past START (no record) is planned from START.
+   */
+  resumePlanOf(executionId: string, unstarted?: { workflowId: string }): Promise<ResumePlan>;
+}
+
+/** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
+const RUN_FROM_KEY = 'runFrom';
+interface RunFrom {
+  readonly executionId: string;
+  readonly nodeId: string;
+  readonly step: number;
 }
 
 interface RunContext {
@@ -364,6 +400,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const { threadId, executionId, step } = event.envelope;
       // The library hands every Task the same $$.Task.Token; make one per thread step and node.
       const taskToken = `local:${executionId}:${threadId}:${step}:${event.node.id}`;
+      const { thread: current } = await stores.threads.getThread(threadId);
+      if ((current.step ?? 0) > step) {
+        // A resumed run passing a question answered before: `<id>:answer` replays the committed step.
+        return { reply: { kind: 'input', value: null } };
+      }
       await dispatch({ ...event, taskToken }, deps);
       const interaction = await stores.interactions!.getInteraction(threadId, event.node.id);
       if (interaction.status !== 'PENDING' || interaction.taskToken !== taskToken) {
@@ -620,8 +661,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           continuedAt: _at,
           ...metadata
         } = thread.metadata;
+        const runFrom: RunFrom = { executionId, nodeId: startNodeId, step: thread.step ?? 0 };
         await stores.threads.updateThread(threadId, version, {
-          set: { metadata: { ...metadata, executionId } },
+          set: { metadata: { ...metadata, executionId, [RUN_FROM_KEY]: runFrom } },
         });
         await stores.executions.putExecution({
           executionId,
@@ -644,7 +686,87 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         };
         return execute(envelope, threadId, executionId, runOptions);
       },
+      async resume(executionId, runOptions = {}, givenInput = undefined) {
+        const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
+        if (plan.workflowId !== workflow.id) {
+          throw new StepthreadError(
+            'RUN_NOT_RESUMABLE',
+            `execution ${executionId} runs workflow ${plan.workflowId}, not ${workflow.id}`,
+          );
+        }
+        if ((plan.startNodeId ?? startEntry?.nodeId) !== startNodeId) {
+          throw new StepthreadError(
+            'RUN_NOT_RESUMABLE',
+            `execution ${executionId} started at node ${plan.startNodeId ?? 'START'}; prepare the workflow from there`,
+          );
+        }
+        const options = { ...runOptions, executionId };
+        if (!plan.started) {
+          if (givenInput === undefined) {
+            throw new StepthreadError(
+              'RUN_NOT_RESUMABLE',
+              `execution ${executionId} stopped before its first step; its input is needed to run it`,
+            );
+          }
+          const checked = await claimCheck(stores.values, givenInput);
+          return execute({ input: checked }, plan.rootThreadId, executionId, options);
+        }
+        const { thread } = await stores.threads.getThread(plan.rootThreadId);
+        if (plan.startNodeId === undefined) {
+          // START again, with the input it had: it finds its thread and replays from step 1.
+          const first = await stores.threads.getStep(plan.rootThreadId, 1);
+          const input = first?.state?.input ?? thread.input;
+          return execute({ input }, plan.rootThreadId, executionId, options);
+        }
+        const from = thread.metadata[RUN_FROM_KEY] as RunFrom;
+        const envelope: Envelope = {
+          executionId,
+          workflowId: thread.workflowId,
+          workflowVersion: thread.workflowVersion,
+          rootThreadId: thread.id,
+          threadId: thread.id,
+          step: from.step,
+          maxSteps,
+          ...(counting ? { history: HISTORY_EVENTS.execution + HISTORY_EVENTS.choice } : {}),
+        };
+        return execute(envelope, thread.id, executionId, options);
+      },
     };
+  };
+
+  const resumePlanOf = async (
+    executionId: string,
+    unstarted?: { workflowId: string },
+  ): Promise<ResumePlan> => {
+    let execution: Awaited<ReturnType<typeof stores.executions.getExecution>>;
+    try {
+      execution = await stores.executions.getExecution(executionId);
+    } catch (error) {
+      if (!(unstarted && error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND'))
+        throw error;
+      // START creates the thread, then the execution record: a kill in between leaves the thread.
+      const rootThreadId = rootThreadIdFor(executionId);
+      const created = await stores.threads.getThread(rootThreadId).catch(() => undefined);
+      const started = created?.thread.metadata.executionId === executionId;
+      return { executionId, rootThreadId, workflowId: unstarted.workflowId, started };
+    }
+    const notResumable = (why: string) =>
+      new StepthreadError('RUN_NOT_RESUMABLE', `execution ${executionId} cannot be resumed: ${why}`);
+    if (execution.continuedFrom !== undefined || execution.status === 'CONTINUED') {
+      throw notResumable('it is part of a run that continued in a new execution (continue-as-new)');
+    }
+    const { thread } = await stores.threads.getThread(execution.rootThreadId);
+    if (thread.metadata.executionId !== executionId) {
+      throw notResumable(
+        `its thread ${thread.id} has run in execution ${String(thread.metadata.executionId)} since`,
+      );
+    }
+    if (isTerminalStatus(thread.status)) throw notResumable(`it ended ${thread.status}`);
+    const base = { executionId, rootThreadId: thread.id, workflowId: execution.workflowId, started: true };
+    if (thread.id === rootThreadIdFor(executionId)) return base;
+    const from = thread.metadata[RUN_FROM_KEY] as RunFrom | undefined;
+    if (from?.executionId !== executionId) throw notResumable('it records no place to start from');
+    return { ...base, startNodeId: from.nodeId };
   };
 
   const copy = async (threadId: string, copyOptions: CopyOptions = {}): Promise<Thread> => {
@@ -728,7 +850,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return thread;
   };
 
-  return { stores, prepare, copyThread: copy, conversationOf };
+  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf };
 }
 
 /** `work`, unless the signal aborts first. */

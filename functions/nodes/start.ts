@@ -130,7 +130,8 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
   // After the create (the commit); a retry publishes the stored events again (at least once).
   await publishCommitted(deps.events, events, { executionId });
   await deps.executions.putExecution(executionRecordOf(stored, executionId));
-  const last = stored.lastEnvelope!;
+  // A resumed execution finds its thread further on: it replays from START's envelope, step by step.
+  const last = (stored.step ?? 1) > 1 ? envelope : stored.lastEnvelope!;
   if (last.last?.status === 'FAILED') {
     throw nodeFailed(
       stored.nodeResults[node.id]?.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'START failed' },

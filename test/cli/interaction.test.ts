@@ -24,7 +24,7 @@ import type { Envelope } from '../../engine/thread/types.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
-import { startLocalServices } from '../../functions/local/services.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
 
@@ -91,7 +91,8 @@ describe('stepthread run with USER_INTERACTION', () => {
       '--data-dir',
       join(dir, 'run-data'),
     ]);
-    expect(stderr).toBe('');
+    // Only the ids, printed as the run starts so a killed run can still be found.
+    expect(stderr).toMatch(/^started execution \S+ \(thread \S+\)\n$/);
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as RunJsonResult;
     expect(result.status).toBe('COMPLETED');
@@ -328,7 +329,8 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
 
   /** What the deployed functions do, against the stores the CLI opens (closed again before the CLI runs). */
   async function asTheFunctions<T>(work: (deps: HandlerDeps, clients: AwsClients) => Promise<T>): Promise<T> {
-    const services = await startLocalServices({ dataDir: dataDir(), names });
+    // A client of the data directory's store server, like every command.
+    const services = await openDataDir(dataDir());
     try {
       const clients = createAwsClients(services.target, names);
       const deps = {
@@ -366,6 +368,23 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       )) as Envelope;
       await dispatch({ action: 'execute', node, envelope, taskToken: 'token-1' }, deps);
     });
+  });
+
+  it('inspect shows what the waiting thread waits for, its input and variables', async () => {
+    const { code, stdout } = await cli(['inspect', envelope.threadId, '--json', '--data-dir', dataDir()]);
+    expect(code).toBe(0);
+    const [thread] = JSON.parse(stdout).threads;
+    expect(thread.input).toEqual({ amount: 12 });
+    expect(thread.waitingFor).toEqual([
+      expect.objectContaining({
+        interactionId: `${envelope.threadId}/approve`,
+        type: 'ask_for_approval',
+        message: 'Refund 12 EUR?',
+        answerWith: `stepthread respond ${envelope.threadId}/approve --approve`,
+      }),
+    ]);
+    const text = await cli(['inspect', envelope.threadId, '--data-dir', dataDir()]);
+    expect(text.stdout).toContain('waiting for ask_for_approval at approve "Refund 12 EUR?"');
   });
 
   it('pending lists the open interaction with how to answer it', async () => {

@@ -1,0 +1,106 @@
+/**
+ * `stepthread resume <executionId|threadId> [--json] [--answers …] [--workflow <file>] [--data-dir <dir>]`:
+ * runs an interrupted local execution (killed, Ctrl-C) to its end under the same id. Steps its threads
+ * committed replay from their records — nothing is applied twice, no model called again — and the
+ * run goes on from the step that was in flight. Output as `run`.
+ */
+import type { Command } from 'commander';
+import { StepthreadError } from '../../engine/errors.ts';
+import { getLocalRun } from '../../functions/local/run-registry.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { checkAnswers } from '../answers.ts';
+import { CONTINUE_AFTER_HELP, continueAfterEventsOf } from '../continuation.ts';
+import { type CliIo, EXIT } from '../io.ts';
+import { loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
+import { answerSourceFor, type RunCommandOptions, resumeExecution, runOptionsFor } from './run.ts';
+
+export interface ResumeCommandOptions extends Omit<RunCommandOptions, 'input' | 'thread'> {
+  workflow?: string;
+}
+
+export async function runResume(id: string, options: ResumeCommandOptions, io: CliIo): Promise<number> {
+  const answers = await answerSourceFor(options, io);
+  if (!answers.ok) {
+    io.stderr(`stepthread: ${answers.message}\n`);
+    return EXIT.usage;
+  }
+  const threshold = continueAfterEventsOf(options, io);
+  if (!threshold.ok) {
+    io.stderr(`stepthread: ${threshold.message}\n`);
+    return EXIT.usage;
+  }
+  let workflow: Awaited<ReturnType<typeof loadValidWorkflow>> | undefined;
+  if (options.workflow !== undefined) {
+    workflow = await loadValidWorkflow(options.workflow, io);
+    if (!workflow.ok) return workflow.exitCode;
+    const bad = answers.data === undefined ? [] : checkAnswers(answers.data, workflow.workflow);
+    if (bad.length > 0) {
+      printErrors(io, 'the answers do not fit the workflow', bad);
+      return EXIT.usage;
+    }
+  }
+  return withStores(
+    { ...options, mustExist: true },
+    io,
+    (session) => (session ? `cannot resume ${id}` : 'cannot open the local stores'),
+    async (session) => {
+      const runtime = createLocalRuntime({
+        clients: session.clients,
+        ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
+      });
+      const executionId = (await getLocalRun(session.clients, id)) ? id : await executionIdOf(runtime, id);
+      return resumeExecution(runtime, session, executionId, options, io, {
+        ...runOptionsFor(options, io, answers.source),
+        ...(answers.data === undefined ? {} : { answers: answers.data }),
+        ...(workflow?.ok ? { workflow: workflow.workflow } : {}),
+        ...(options.workflow === undefined ? {} : { file: options.workflow }),
+      });
+    },
+  );
+}
+
+/** An execution id as given, or the execution a thread (root or fork child) runs in. */
+async function executionIdOf(runtime: ReturnType<typeof createLocalRuntime>, id: string): Promise<string> {
+  try {
+    return (await runtime.stores.executions.getExecution(id)).executionId;
+  } catch (error) {
+    if (!(error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND')) throw error;
+  }
+  let thread: Awaited<ReturnType<typeof runtime.stores.threads.getThread>>['thread'];
+  try {
+    thread = (await runtime.stores.threads.getThread(id)).thread;
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND') {
+      throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution or thread ${id} in these stores`);
+    }
+    throw error;
+  }
+  const executionId = thread.metadata.executionId;
+  if (executionId === undefined) {
+    throw new StepthreadError('RUN_NOT_RESUMABLE', `thread ${id} has not run in any execution`);
+  }
+  return executionId;
+}
+
+export function registerResume(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('resume')
+    .description(
+      'run an interrupted local execution to its end from the step it stopped at (committed steps are not run again)',
+    )
+    .argument('<id>', 'an execution id, or a thread id of the run')
+    .option('--json', 'print only the result, as run --json does')
+    .option(
+      '--answers <json|file>',
+      'answers to USER_INTERACTION nodes still to come: a JSON object keyed by node id, inline or in a file',
+    )
+    .option(
+      '--workflow <file>',
+      'the workflow to resume with (default: the one recorded when the run started)',
+    )
+    .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
+    .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .action(async (id: string, options: ResumeCommandOptions) => {
+      setExit(await runResume(id, options, io));
+    });
+}

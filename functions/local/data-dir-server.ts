@@ -1,0 +1,251 @@
+/**
+ * One data directory, any number of commands: the stores of `<dataDir>` (dynalite over LevelDB, which
+ * one process at a time may open, and s3rver) are served on loopback by one background process per
+ * directory, started by the first command that needs it and gone once no command has used it for a
+ * moment. Every command — `run`, `inspect`, `runs`, `pending`, a run waiting at a prompt for a day —
+ * is a client of it, through the same DynamoDB and S3 APIs as always.
+ *
+ * - `<dataDir>/stepthread.lock` (pid, exclusive create) says which process serves the directory;
+ *   `<dataDir>/stepthread.server.json` where (endpoints and a control port), written once it is ready.
+ * - A client holds a lease for as long as it runs: one open TCP connection to the control port, so a
+ *   killed client's lease ends with it. The server exits `idleMs` after the last lease ended.
+ * - A client finds the server from the file; when there is none, or it does not answer, it starts one
+ *   (detached) and waits for its `ready` line. Two clients starting one at once: the second server
+ *   finds the lock taken, says so and exits, and its client uses the first one's.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { type ResourceNames, releaseAwsClients } from '../aws/clients.ts';
+import { dataDirError } from './data-dir-errors.ts';
+import { type EmbeddedTarget, type LocalServices, startLocalServices } from './services.ts';
+
+export const SERVER_FILE = 'stepthread.server.json';
+
+/** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
+const DEFAULT_IDLE_MS = 1500;
+
+interface ServerInfo {
+  readonly pid: number;
+  readonly dynamoEndpoint: string;
+  readonly s3Endpoint: string;
+  readonly controlPort: number;
+  readonly names: ResourceNames;
+}
+
+/** The daemon's one line to the process that started it. */
+type ReadyLine = { ready: ServerInfo } | { locked: true } | { error: CodedError };
+
+/**
+ * The background server's main: serves `dataDir` until idle. Says `{"ready"}`, `{"locked"}` or
+ * `{"error"}` on stdout, one line, then nothing more (its starter stops reading).
+ */
+export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.env)): Promise<void> {
+  let ready = false;
+  const say = (line: ReadyLine) => {
+    process.stdout.on('error', () => {});
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  };
+  // dynalite reports a LevelDB it cannot open as an uncaught error: the starter gets it, coded.
+  process.on('uncaughtException', (error) => {
+    if (!ready) say({ error: dataDirError(error, dataDir) });
+    process.exit(1);
+  });
+  let services: LocalServices;
+  try {
+    services = await startLocalServices({ dataDir });
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'LOCAL_DATA_LOCKED') say({ locked: true });
+    else say({ error: dataDirError(error, dataDir) });
+    process.exit(1);
+  }
+  const leases = new Set<Socket>();
+  let timer: NodeJS.Timeout | undefined;
+  const serverFile = join(dataDir, SERVER_FILE);
+  const shutdown = async () => {
+    if (leases.size > 0) return;
+    control.close();
+    const current = await readServerInfo(dataDir);
+    if (current?.pid === process.pid) await rm(serverFile, { force: true });
+    await services.close();
+    process.exit(0);
+  };
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void shutdown(), idleMs);
+  };
+  const control = createServer((socket) => {
+    leases.add(socket);
+    clearTimeout(timer);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      leases.delete(socket);
+      if (leases.size === 0) arm();
+    });
+    socket.write('ok\n');
+  });
+  const controlPort = await new Promise<number>((resolve, reject) => {
+    control.once('error', reject);
+    control.listen(0, '127.0.0.1', () => resolve((control.address() as { port: number }).port));
+  });
+  const info: ServerInfo = {
+    pid: process.pid,
+    dynamoEndpoint: services.target.dynamoEndpoint,
+    s3Endpoint: services.target.s3Endpoint,
+    controlPort,
+    names: services.names,
+  };
+  const temporary = `${serverFile}.${process.pid}`;
+  await writeFile(temporary, JSON.stringify(info));
+  await rename(temporary, serverFile);
+  ready = true;
+  say({ ready: info });
+  arm();
+}
+
+function idleMsOf(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.STEPTHREAD_STORE_IDLE_MS);
+  return Number.isFinite(value) && value >= 0 ? value : DEFAULT_IDLE_MS;
+}
+
+async function readServerInfo(dataDir: string): Promise<ServerInfo | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A lease on the server at `port`: resolves once it said `ok`, undefined when it is not there. */
+function takeLease(port: number): Promise<Socket | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    const fail = () => {
+      socket.destroy();
+      resolve(undefined);
+    };
+    socket.once('error', fail);
+    socket.once('close', fail);
+    socket.once('data', () => {
+      socket.off('close', fail);
+      socket.off('error', fail);
+      socket.on('error', () => {});
+      // The lease must not keep a finished command alive.
+      socket.unref();
+      resolve(socket);
+    });
+  });
+}
+
+/** The package's root, where the server entry is started from (its `tsx` resolves there). */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY = fileURLToPath(new URL(`./data-dir-server-main${extname(import.meta.url)}`, import.meta.url));
+
+function extname(url: string): string {
+  return url.endsWith('.ts') ? '.ts' : '.js';
+}
+
+/** Starts a server for `dataDir` in the background and reads its one line. */
+function startServer(dataDir: string): Promise<ReadyLine> {
+  const loader = ENTRY.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, ENTRY, dataDir], {
+    cwd: PACKAGE_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (line: ReadyLine) => {
+      child.stdout!.destroy();
+      child.unref();
+      resolve(line);
+    };
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      const end = text.indexOf('\n');
+      if (end < 0) return;
+      try {
+        done(JSON.parse(text.slice(0, end)) as ReadyLine);
+      } catch {
+        done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: text.slice(0, end) } });
+      }
+    });
+    child.once('exit', (code) => {
+      if (text.includes('\n')) return;
+      done({
+        error: {
+          code: 'LOCAL_STORE_SERVER_FAILED',
+          message: `the store server for ${dataDir} exited (${String(code)}) before it was ready`,
+        },
+      });
+    });
+    child.once('error', (error) =>
+      done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: error.message } }),
+    );
+  });
+}
+
+export interface DataDirOptions {
+  /** False: a directory that does not exist is LOCAL_DATA_NOT_FOUND instead of being created. */
+  readonly create?: boolean;
+}
+
+/** The stores of `dataDir`, shared with every other command on it (see above). */
+export async function openDataDir(dataDir: string, options: DataDirOptions = {}): Promise<LocalServices> {
+  const started = performance.now();
+  if (options.create !== false) {
+    try {
+      await mkdir(dataDir, { recursive: true });
+    } catch (error) {
+      const coded = dataDirError(error, dataDir);
+      throw new StepthreadError(coded.code, coded.message);
+    }
+  }
+  let startedOne = false;
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    const info = await readServerInfo(dataDir);
+    if (info !== undefined) {
+      const lease = await takeLease(info.controlPort);
+      if (lease !== undefined) return clientOf(info, lease, started);
+    }
+    if (!startedOne || attempt % 50 === 49) {
+      startedOne = true;
+      const line = await startServer(dataDir);
+      if ('error' in line) throw new StepthreadError(line.error.code, line.error.message);
+      if ('ready' in line) {
+        const lease = await takeLease(line.ready.controlPort);
+        if (lease !== undefined) return clientOf(line.ready, lease, started);
+      }
+      // Locked: another server is starting; its file appears when it is ready.
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5 + attempt * 2, 50)));
+  }
+  throw new StepthreadError(
+    'LOCAL_STORE_SERVER_FAILED',
+    `no store server answered for ${dataDir}; if no stepthread process is using it, remove ${join(dataDir, 'stepthread.lock')} and try again`,
+  );
+}
+
+function clientOf(info: ServerInfo, lease: Socket, started: number): LocalServices {
+  const target: EmbeddedTarget = {
+    kind: 'embedded',
+    dynamoEndpoint: info.dynamoEndpoint,
+    s3Endpoint: info.s3Endpoint,
+  };
+  let closed = false;
+  return {
+    target,
+    names: info.names,
+    startupMs: performance.now() - started,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      releaseAwsClients(target);
+      lease.destroy();
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Local runs, for `stepthread runs` and `stepthread resume`: beside each execution's index item
+ * (`EXEC#<id>` / `EXEC`, written by START) the process that runs it locally writes `EXEC#<id>` /
+ * `LOCAL` before the first node — which process (pid and host, so a dead one is recognised as an
+ * interrupted run), the workflow it runs (so `resume` needs nothing but the id) and the file it came
+ * from. A resumed run rewrites it with its own process.
+ */
+import { hostname } from 'node:os';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
+import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
+
+const LOCAL_SORT_KEY = 'LOCAL';
+const LOCAL_KIND = 'localRun';
+
+export interface LocalRunRecord {
+  readonly executionId: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly workflowId: string;
+  /** The workflow as it ran, JSON (absent when too large for the item: resume then needs --workflow). */
+  readonly workflow?: string;
+  /** The workflow file, absolute, when it came from one. */
+  readonly file?: string;
+  /** When this process took the run (ISO). */
+  readonly claimedAt: string;
+  /** The `--answers` the run was given (JSON), used again when it is resumed without any. */
+  readonly answers?: string;
+  /** The run's input (JSON), for a run killed before its START step committed. */
+  readonly input?: string;
+}
+
+/** What `runs` lists: the execution, or only its local record when START never ran. */
+export interface RunListing {
+  readonly executionId: string;
+  readonly workflowId: string;
+  /** The execution's status; INTERRUPTED: RUNNING, but the local process running it is gone. */
+  readonly status: ExecutionStatus | 'INTERRUPTED';
+  readonly startTime: string;
+  readonly endTime?: string;
+  readonly rootThreadId?: string;
+  /** The command that resumes an interrupted run. */
+  readonly resume?: string;
+}
+
+const MAX_RECORDED_WORKFLOW_BYTES = 300_000;
+
+const keyOf = (executionId: string) => ({ pk: `EXEC#${executionId}`, sk: LOCAL_SORT_KEY });
+
+export async function recordLocalRun(
+  table: TableRef,
+  run: {
+    executionId: string;
+    workflow: Workflow;
+    file?: string;
+    answers?: unknown;
+    input?: Record<string, unknown>;
+    now: string;
+  },
+): Promise<void> {
+  const workflow = JSON.stringify(run.workflow);
+  const record: LocalRunRecord = {
+    executionId: run.executionId,
+    pid: process.pid,
+    host: hostname(),
+    workflowId: run.workflow.id,
+    // An item holds 400 KB at most; a workflow that large is left out rather than fail the run.
+    ...(workflow.length <= MAX_RECORDED_WORKFLOW_BYTES ? { workflow } : {}),
+    ...(run.file === undefined ? {} : { file: run.file }),
+    claimedAt: run.now,
+    ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
+    ...(run.input === undefined ? {} : { input: JSON.stringify(run.input) }),
+  };
+  await table.dynamo.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: { ...record, ...keyOf(run.executionId), kind: LOCAL_KIND },
+    }),
+  );
+}
+
+export async function getLocalRun(table: TableRef, executionId: string): Promise<LocalRunRecord | undefined> {
+  const { Item } = await table.dynamo.send(
+    new GetCommand({ TableName: table.tableName, Key: keyOf(executionId), ConsistentRead: true }),
+  );
+  return Item ? entityOf<LocalRunRecord>(Item) : undefined;
+}
+
+/** The workflow a local run ran, as recorded (undefined when it was too large to record). */
+export function workflowOfRun(run: LocalRunRecord): Workflow | undefined {
+  if (run.workflow === undefined) return undefined;
+  try {
+    return JSON.parse(run.workflow) as Workflow;
+  } catch (error) {
+    throw new StepthreadError(
+      'RUN_NOT_RESUMABLE',
+      `execution ${run.executionId}: its recorded workflow is unreadable (${(error as Error).message})`,
+    );
+  }
+}
+
+/** Whether the process that ran a local run is still alive (on this host; another host's: assumed so). */
+export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host'>): boolean {
+  if (run.host !== hostname()) return true;
+  if (run.pid === process.pid) return true;
+  try {
+    process.kill(run.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Every execution in the table with its local record, newest first (a Scan: for local data). */
+export async function listRuns(table: TableRef): Promise<RunListing[]> {
+  const executions = new Map<string, ExecutionRecord>();
+  const locals = new Map<string, LocalRunRecord>();
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.dynamo.send(
+      new ScanCommand({
+        TableName: table.tableName,
+        FilterExpression: '#kind IN (:execution, :local)',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: { ':execution': 'execution', ':local': LOCAL_KIND },
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      if (item.kind === LOCAL_KIND) {
+        const run = entityOf<LocalRunRecord>(item);
+        locals.set(run.executionId, run);
+      } else {
+        const execution = entityOf<ExecutionRecord>(item);
+        executions.set(execution.executionId, execution);
+      }
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  const listed: RunListing[] = [];
+  for (const execution of executions.values()) {
+    const local = locals.get(execution.executionId);
+    const interrupted = execution.status === 'RUNNING' && local !== undefined && !isRunnerAlive(local);
+    listed.push({
+      executionId: execution.executionId,
+      workflowId: execution.workflowId,
+      status: interrupted ? 'INTERRUPTED' : execution.status,
+      startTime: execution.startTime,
+      ...(execution.endTime ? { endTime: execution.endTime } : {}),
+      rootThreadId: execution.rootThreadId,
+      ...(interrupted ? { resume: `stepthread resume ${execution.executionId}` } : {}),
+    });
+  }
+  // Killed before START committed: nothing ran; listed so the id printed at the start is found.
+  for (const local of locals.values()) {
+    if (executions.has(local.executionId)) continue;
+    const alive = isRunnerAlive(local);
+    listed.push({
+      executionId: local.executionId,
+      workflowId: local.workflowId,
+      status: alive ? 'RUNNING' : 'INTERRUPTED',
+      startTime: local.claimedAt,
+      ...(alive ? {} : { resume: `stepthread resume ${local.executionId}` }),
+    });
+  }
+  listed.sort((a, b) => b.startTime.localeCompare(a.startTime) || a.executionId.localeCompare(b.executionId));
+  return listed;
+}

@@ -1,0 +1,338 @@
+/**
+ * Exact resume (issue 9): real `stepthread run` processes are killed with SIGKILL at random points
+ * (after a random number of progress lines) across the examples and a 200-item counting loop, each
+ * resumed — some by another process that is killed in turn, the last one to the end — and the final
+ * state (output, conversation, variables, node records, child threads) must equal a fault-free
+ * run's. Then the same after SIGINT, and with the reader of stdout gone.
+ *
+ * The kill points come from a seeded generator, printed on failure, so a failing one can be re-run.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunJsonResult } from '../../cli/commands/run.ts';
+import type { CliIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
+import type { Thread } from '../../engine/thread/types.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { fullThread } from '../functions/fixtures.ts';
+import { plain } from './helpers.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'stepthread.js');
+const SEED = Number(process.env.STEPTHREAD_RESUME_SEED ?? 20261123);
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-resume-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Mulberry32: a small seeded generator, so kill points are random but repeatable. */
+function generator(seed: number): (below: number) => number {
+  let state = seed >>> 0;
+  return (below) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below);
+  };
+}
+const random = generator(SEED);
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readFile: (path) => readFile(path, 'utf8'),
+    env: {},
+    cwd: dir,
+  };
+  const code = await main(['node', 'stepthread', ...args], io);
+  return { code, stdout, stderr };
+}
+
+interface Spawned {
+  child: ChildProcess;
+  /** Progress lines (→ / ✓ / ...) seen so far. */
+  lines(): number;
+  stderr(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once `n` progress lines were printed, or the process ended. */
+  after(n: number): Promise<void>;
+}
+
+function spawnCli(args: readonly string[], options: { closeStdout?: boolean } = {}): Spawned {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    env: { ...process.env, STEPTHREAD_DATA_DIR: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let lines = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const wake = () => {
+    for (const waiter of [...waiters]) {
+      if (lines >= waiter.n) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  };
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+    lines += (text.match(/^ {2}[→✓✗↻↪⇥]/gmu) ?? []).length;
+    wake();
+  });
+  if (options.closeStdout) child.stdout!.destroy();
+  else child.stdout!.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => {
+      for (const waiter of waiters.splice(0)) waiter.resolve();
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    lines: () => lines,
+    stderr: () => stderr,
+    exited,
+    after: (n) =>
+      new Promise((resolve) => {
+        if (lines >= n || child.exitCode !== null) resolve();
+        else waiters.push({ n, resolve });
+      }),
+  };
+}
+
+/** Everything about a run that must not depend on faults; ids and timestamps named by role. */
+async function finalState(dataDir: string, executionId: string): Promise<unknown> {
+  const services = await openDataDir(dataDir);
+  try {
+    const runtime = createLocalRuntime({ clients: createAwsClients(services.target, services.names) });
+    const { stores } = runtime;
+    const execution = await stores.executions.getExecution(executionId);
+    const listed = await stores.threads.listThreadsOfExecution(executionId);
+    const ids = new Set([execution.rootThreadId, ...listed.map((entry) => entry.thread.id)]);
+    const threads: Thread[] = [];
+    for (const id of ids) threads.push((await fullThread(stores.threads, id)).thread);
+    const described = [];
+    for (const thread of threads) {
+      described.push({
+        path: thread.contextData.authorForkPathId ?? 'root',
+        status: thread.status,
+        step: thread.step,
+        output: thread.output,
+        variables: thread.variables,
+        history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
+        results: Object.fromEntries(
+          Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
+        ),
+        errors: thread.errors.map((error) => error.code),
+        events: (thread.events ?? []).map((event) => event.type),
+        conversation: plain(await runtime.conversationOf(thread)),
+        tokenUsage: thread.conversation.tokenUsage,
+      });
+    }
+    described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
+    let text = JSON.stringify({ execution: execution.status, threads: described });
+    for (const thread of threads) {
+      text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
+    }
+    return JSON.parse(text);
+  } finally {
+    await services.close();
+  }
+}
+
+interface Case {
+  name: string;
+  file: string;
+  input: unknown;
+  answers?: unknown;
+  /** How many processes are killed, one after the other, before the last resume runs to the end. */
+  kills: number;
+}
+
+const COUNT_WORKFLOW = {
+  id: 'count',
+  version: 1,
+  variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'each',
+      type: 'LOOP_START',
+      config: { loopId: 'l', dataSource: '{{input.items}}', iterationVariable: 'item', maxIterations: 1000 },
+    },
+    {
+      id: 'inc',
+      type: 'VARIABLE',
+      config: { variableName: 'counter', variableType: 'number', expression: 'counter + 1' },
+    },
+    { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+    { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
+  ],
+  edges: [
+    { from: 'start', to: 'each' },
+    { from: 'each', to: 'inc' },
+    { from: 'inc', to: 'next' },
+    { from: 'next', to: 'end' },
+  ],
+};
+
+const CASES: Case[] = [
+  {
+    name: 'fork-join-research',
+    file: join(ROOT, 'examples', 'fork-join-research.json'),
+    input: { topic: 'our payments API' },
+    kills: 4,
+  },
+  {
+    name: 'route-loop',
+    file: join(ROOT, 'examples', 'route-loop.json'),
+    input: { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] },
+    kills: 4,
+  },
+  {
+    name: 'support-triage',
+    file: join(ROOT, 'examples', 'support-triage.json'),
+    input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
+    answers: { 'approve-credit': true },
+    kills: 4,
+  },
+  {
+    name: 'context-pipeline',
+    file: join(ROOT, 'examples', 'context-pipeline.json'),
+    input: {},
+    kills: 4,
+  },
+  {
+    name: '200-item counting loop',
+    file: 'count.json',
+    input: { items: Array.from({ length: 200 }, (_, i) => i) },
+    kills: 4,
+  },
+];
+
+function runArgs(c: Case, dataDir: string): string[] {
+  return [
+    'run',
+    resolve(dir, c.file),
+    '--input',
+    JSON.stringify(c.input),
+    ...(c.answers ? ['--answers', JSON.stringify(c.answers)] : []),
+    '--data-dir',
+    dataDir,
+  ];
+}
+
+function executionIdIn(stderr: string): string | undefined {
+  return /(?:started|resuming) execution (\S+)/.exec(stderr)?.[1];
+}
+
+describe('stepthread resume after SIGKILL', () => {
+  beforeAll(() => writeFile(join(dir, 'count.json'), JSON.stringify(COUNT_WORKFLOW)));
+
+  for (const c of CASES) {
+    it(`${c.name}: ${c.kills} kills at random points, resumed, end as a fault-free run (seed ${SEED})`, async () => {
+      const cleanDir = join(dir, `${c.name}-clean`.replaceAll(' ', '-'));
+      const clean = await cli(...runArgs(c, cleanDir), '--json');
+      expect(clean.code, clean.stderr).toBe(0);
+      const cleanResult = JSON.parse(clean.stdout) as RunJsonResult;
+      const progress = (clean.stderr.match(/^ {2}[→✓✗↻↪⇥]/gmu) ?? []).length;
+
+      const faultyDir = join(dir, `${c.name}-faulty`.replaceAll(' ', '-'));
+      let executionId: string | undefined;
+      let reached = 0;
+      const points: number[] = [];
+      for (let kill = 0; kill < c.kills; kill += 1) {
+        const process =
+          executionId === undefined
+            ? spawnCli(runArgs(c, faultyDir))
+            : spawnCli(['resume', executionId, '--data-dir', faultyDir]);
+        // A resumed process prints the replayed steps' lines again, then goes further.
+        const point = reached + 1 + random(Math.max(1, Math.floor(progress / c.kills)));
+        points.push(point);
+        await process.after(point);
+        process.child.kill('SIGKILL');
+        await process.exited;
+        executionId ??= executionIdIn(process.stderr());
+        reached = Math.max(reached, process.lines());
+        expect(executionId, process.stderr()).toBeDefined();
+      }
+      const listed = await cli('runs', '--json', '--data-dir', faultyDir);
+      const run = (JSON.parse(listed.stdout) as { executionId: string; status: string }[]).find(
+        (entry) => entry.executionId === executionId,
+      );
+      // Killed before START committed, a run is listed from its local record alone; else INTERRUPTED
+      // unless the last process finished before the kill.
+      expect(['INTERRUPTED', 'COMPLETED']).toContain(run?.status);
+
+      const resumed = await cli('resume', executionId!, '--json', '--data-dir', faultyDir);
+      expect(resumed.code, `kill points ${points.join(', ')}: ${resumed.stderr}`).toBe(0);
+      const result = JSON.parse(resumed.stdout) as RunJsonResult;
+      expect(result.executionId).toBe(executionId);
+      expect(result.status).toBe(cleanResult.status);
+      expect(result.output).toEqual(cleanResult.output);
+      expect(result.conversation).toEqual(cleanResult.conversation);
+      expect(await finalState(faultyDir, executionId!), `kill points ${points.join(', ')}`).toEqual(
+        await finalState(cleanDir, cleanResult.executionId),
+      );
+    }, 240_000);
+  }
+});
+
+describe('an interrupted or unread run', () => {
+  const c = CASES[0]!;
+
+  it('SIGINT says how to resume, and the resumed run ends as a fault-free one', async () => {
+    const cleanDir = join(dir, 'sigint-clean');
+    const clean = JSON.parse((await cli(...runArgs(c, cleanDir), '--json')).stdout) as RunJsonResult;
+    const dataDir = join(dir, 'sigint');
+    const process = spawnCli(runArgs(c, dataDir));
+    await process.after(6);
+    process.child.kill('SIGINT');
+    const { code } = await process.exited;
+    const executionId = executionIdIn(process.stderr())!;
+    expect(code).toBe(130);
+    expect(process.stderr()).toContain(`stepthread resume ${executionId}`);
+    expect(process.stderr()).not.toMatch(/\n\s+at /);
+    // `run --thread` on the interrupted thread resumes it, as `resume` does.
+    const thread = await threadOf(dataDir, executionId);
+    const resumed = await cli('run', c.file, '--thread', thread, '--json', '--data-dir', dataDir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(await finalState(dataDir, executionId)).toEqual(await finalState(cleanDir, clean.executionId));
+  }, 120_000);
+
+  it('a closed stdout neither stops the run nor prints a stack trace', async () => {
+    const cleanDir = join(dir, 'epipe-clean');
+    const clean = JSON.parse((await cli(...runArgs(c, cleanDir), '--json')).stdout) as RunJsonResult;
+    const dataDir = join(dir, 'epipe');
+    const process = spawnCli(runArgs(c, dataDir), { closeStdout: true });
+    const { code } = await process.exited;
+    expect(process.stderr()).not.toMatch(/EPIPE|\n\s+at /);
+    expect(code).toBe(0);
+    const executionId = executionIdIn(process.stderr())!;
+    expect(await finalState(dataDir, executionId)).toEqual(await finalState(cleanDir, clean.executionId));
+  }, 120_000);
+});
+
+async function threadOf(dataDir: string, executionId: string): Promise<string> {
+  const listed = await cli('runs', '--json', '--data-dir', dataDir);
+  const run = (JSON.parse(listed.stdout) as { executionId: string; rootThreadId: string }[]).find(
+    (entry) => entry.executionId === executionId,
+  );
+  return run!.rootThreadId;
+}
