@@ -61,6 +61,11 @@ export interface CompileOptions {
    * workflow without a top-level cycle compiles the same either way.
    */
   continueAfterEvents?: number | false;
+  /**
+   * The size a definition may reach (default MAX_DEFINITION_BYTES, Step Functions' quota). Only a
+   * measurement that runs locally what could not deploy raises it (bench/long-runs.ts).
+   */
+  maxDefinitionBytes?: number;
 }
 
 export interface CompiledWorkflow {
@@ -150,7 +155,7 @@ class Compiler {
 
   constructor(
     private readonly graph: WorkflowGraph,
-    options: CompileOptions,
+    private readonly options: CompileOptions,
   ) {
     // Node ids claim their names first, so they keep them even when a helper name would collide.
     for (const id of graph.order) this.nodeNames.set(id, this.names.claim(id));
@@ -241,7 +246,7 @@ class Compiler {
       definition.States = { ...this.resumeStates(failed), ...states };
     }
     const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
-    checkDefinitionSize(definition, this.graph.workflowId);
+    checkDefinitionSize(definition, this.graph.workflowId, this.options.maxDefinitionBytes);
     return { definition, substitutionKeys };
   }
 
@@ -942,7 +947,11 @@ export const MAX_DEFINITION_BYTES = 1_048_576;
 const MAX_FUNCTION_ARN_LENGTH = 140;
 
 /** DEFINITION_TOO_LARGE when the definition (with ARNs in place of placeholders) passes the quota. */
-function checkDefinitionSize(definition: AslDefinition, workflowId: string): void {
+function checkDefinitionSize(
+  definition: AslDefinition,
+  workflowId: string,
+  maxBytes = MAX_DEFINITION_BYTES,
+): void {
   let text: string;
   try {
     text = JSON.stringify(definition);
@@ -954,7 +963,7 @@ function checkDefinitionSize(definition: AslDefinition, workflowId: string): voi
   let bytes = new TextEncoder().encode(text).length;
   const placeholders = text.match(/\$\{Fn_[A-Z_]+\}/g) ?? [];
   for (const placeholder of placeholders) bytes += MAX_FUNCTION_ARN_LENGTH - placeholder.length;
-  if (bytes > MAX_DEFINITION_BYTES) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
+  if (bytes > maxBytes) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
 }
 
 function tooLarge(workflowId: string, size: string): StepthreadError {

@@ -175,6 +175,8 @@ export interface PrepareOptions {
   startNodeId?: string;
   /** Overrides the runtime's continue-as-new threshold for this workflow. */
   continueAfterEvents?: number | false;
+  /** Raises the definition size check (CompileOptions.maxDefinitionBytes), for measurements only. */
+  maxDefinitionBytes?: number;
 }
 
 export interface LocalRuntime {
@@ -294,10 +296,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       prepareOptions.continueAfterEvents ??
       options.continueAfterEvents ??
       continueAfterEventsFromEnv(process.env);
-    const compiled = compileWorkflow(
-      workflow,
-      threshold === undefined ? {} : { continueAfterEvents: threshold },
-    ).definition;
+    const compiled = compileWorkflow(workflow, {
+      ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+      ...(prepareOptions.maxDefinitionBytes === undefined
+        ? {}
+        : { maxDefinitionBytes: prepareOptions.maxDefinitionBytes }),
+    }).definition;
     const fullIndex = taskStateIndex(compiled);
     const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
     const startNodeId = prepareOptions.startNodeId ?? startEntry?.nodeId ?? '';

@@ -17,7 +17,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
-import { startLocalServices } from '../../functions/local/services.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { ROOT } from './helpers.ts';
 
 /** Spaces, a slash, an equals sign, a quote, a plus: each changes under some encoding. */
@@ -248,7 +248,8 @@ describe('secrets in stored and printed data', () => {
       found.push(...leaks(`cli ${n} stdout`, stdout), ...leaks(`cli ${n} stderr`, stderr));
     }
 
-    const services = await startLocalServices({ dataDir: join(dir, 'data') });
+    // A client of the directory's store server, as every command is (functions/local/data-dir-server.ts).
+    const services = await openDataDir(join(dir, 'data'), { create: false });
     try {
       const clients = createAwsClients(services.target, services.names);
       let items = 0;

@@ -29,6 +29,15 @@ describe('expression budgets', () => {
     );
   });
 
+  it('charges slice for what it returns: the head of a 20 MB value is cheap, copying it whole is not', () => {
+    const big = { report: 'r'.repeat(20 * MB) };
+    expect(evaluate("slice(report, 0, 10) + '…'", big)).toBe('rrrrrrrrrr…');
+    const copies = `[${Array.from({ length: 150 }, () => 'len(slice(s, 1))').join(',')}]`;
+    expect(() => evaluate(copies, scope)).toThrowError(
+      expect.objectContaining({ code: 'EXPRESSION_BUDGET_EXCEEDED' }),
+    );
+  });
+
   it('lets ordinary work on large values through', () => {
     const cheap = `[${Array.from({ length: 150 }, () => 'len(doc)').join(',')}]`;
     expect(evaluate(cheap, scope)).toEqual(Array(150).fill(5 * MB));
