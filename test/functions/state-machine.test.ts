@@ -67,7 +67,7 @@ describe('createLocalRunner', () => {
     const execution = runner.start({ ticket: 'T-1' }, { noRetryWaits: true, executionId: 'exec-1' });
     const result = await execution.result;
     // The retrier asks for a 30 s wait: noRetryWaits must remove it.
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(performance.now() - started).toBeLessThan(20_000);
     expect(execution.executionId).toBe('exec-1');
     expect(result).toEqual({
       status: 'SUCCEEDED',

@@ -217,12 +217,11 @@ describe('openai provider: failures', () => {
   });
 
   it('times out a slow attempt with LLM_TIMEOUT', async () => {
+    // The reply comes after 2 s: LLM_TIMEOUT (not the reply) shows the 50 ms limit ended the attempt.
     server.reply({ ...textReply('late'), delayMs: 2000 });
-    const started = Date.now();
     await expect(provider({ timeoutMs: 50, maxRetries: 0 }).complete(ask())).rejects.toMatchObject({
       code: 'LLM_TIMEOUT',
     });
-    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it("ends at once on the caller's abort, with its reason and no retry", async () => {

@@ -34,7 +34,8 @@ describe('scripted provider', () => {
     const call = provider.complete({ nodeId: 'n', messages: [], calls: NO_CALLS, signal: controller.signal });
     controller.abort(new Error('run ended'));
     await expect(call).rejects.toThrow('run ended');
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Well under the 10 s wait it cut short, whatever the machine's load.
+    expect(Date.now() - started).toBeLessThan(8000);
     const quick = createScriptedProvider({
       provider: 'scripted',
       responses: [{ content: 'hi' }],

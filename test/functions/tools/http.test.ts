@@ -225,13 +225,12 @@ describe('http tools', () => {
   });
 
   it('times out with TOOL_TIMEOUT', async () => {
-    const started = Date.now();
+    // /slow answers after 2 s: the coded timeout (not 'late') shows the 100 ms limit ended the call.
     const error = failure(await run(tool({ url: `${base}/slow`, timeoutMs: 100 }), {}));
     expect(error).toEqual({
       code: 'TOOL_TIMEOUT',
       message: 'tool "t" got no complete response within 100 ms',
     });
-    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('ends with TOOL_FAILED when the run cancels the call', async () => {
