@@ -5,5 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
+    // Setup hooks synthesize stacks (cdk-nag included) and start services: seconds on an idle machine,
+    // far more on a loaded CI runner. A hang still ends, just later.
+    hookTimeout: 120_000,
   },
 });
