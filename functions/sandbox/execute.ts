@@ -11,6 +11,7 @@ import {
   USER_CODE_FILENAME,
   USER_CODE_LINE_OFFSET,
 } from './guest-harness.ts';
+import { failedHeapResizes, quickjsLimitBytes } from './quickjs-module.ts';
 import type { JobOutcome, SandboxError, SandboxErrorCode, SandboxJob } from './types.ts';
 
 /** QuickJS's own stack limit; kept well under the WebAssembly stack so overflow is an exception. */
@@ -24,6 +25,8 @@ export interface ExecutionReport {
 
 interface RunState {
   interrupted: boolean;
+  /** Whether the WebAssembly heap ran out during this job (an allocation failed at the cap). */
+  heapRanOut: () => boolean;
 }
 
 type Phase = 'setup' | 'input' | 'compile' | 'run' | 'output';
@@ -37,7 +40,11 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
   const deadline = started + job.timeoutMs;
-  const state: RunState = { interrupted: false };
+  const resizesFailedBefore = failedHeapResizes(quickjs);
+  const state: RunState = {
+    interrupted: false,
+    heapRanOut: () => failedHeapResizes(quickjs) > resizesFailedBefore,
+  };
 
   let runtime: QuickJSRuntime | undefined;
   let context: QuickJSContext | undefined;
@@ -47,7 +54,7 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
 
   try {
     runtime = quickjs.newRuntime();
-    runtime.setMemoryLimit(job.memoryLimitBytes);
+    runtime.setMemoryLimit(quickjsLimitBytes(job.memoryLimitBytes));
     runtime.setMaxStackSize(MAX_STACK_BYTES);
     runtime.setInterruptHandler(() => {
       if (performance.now() <= deadline) return false;
@@ -66,7 +73,7 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
       report = { outcome: { ok: false, error: caught.error, durationMs: elapsed(), logs }, broken: false };
     }
   } catch (hostError) {
-    report = { outcome: crashOutcome(hostError, elapsed(), logs), broken: true };
+    report = { outcome: crashOutcome(hostError, elapsed(), logs, state.heapRanOut()), broken: true };
   }
 
   try {
@@ -80,12 +87,17 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
   return report;
 }
 
-function crashOutcome(hostError: unknown, durationMs: number, logs: string[]): JobOutcome {
+function crashOutcome(
+  hostError: unknown,
+  durationMs: number,
+  logs: string[],
+  heapRanOut: boolean,
+): JobOutcome {
   const text = hostError instanceof Error ? `${hostError.name}: ${hostError.message}` : String(hostError);
-  // Emscripten reports exhausting the WebAssembly heap as an abort mentioning OOM.
-  const code: SandboxErrorCode = /\bOOM\b|out of memory/i.test(text)
-    ? 'CODE_MEMORY_LIMIT'
-    : 'CODE_SANDBOX_CRASHED';
+  // Emscripten reports exhausting the WebAssembly heap as an abort mentioning OOM; the host API
+  // fails in other ways when its own allocations find the heap exhausted.
+  const code: SandboxErrorCode =
+    heapRanOut || /\bOOM\b|out of memory/i.test(text) ? 'CODE_MEMORY_LIMIT' : 'CODE_SANDBOX_CRASHED';
   return {
     ok: false,
     error: { code, message: `the sandbox engine failed: ${truncate(text)}` },
@@ -121,6 +133,8 @@ class GuestRun {
 
     const settled = vm.getPromiseState(promise);
     if (settled.type === 'pending') {
+      // Running out of memory in a promise job can leave the chain the result waits on broken.
+      if (this.state.heapRanOut()) throw new JobFailure(this.memoryLimit());
       throw new JobFailure({
         code: 'CODE_ERROR',
         message: 'the returned promise never settled (the sandbox has no timers or I/O to settle it)',
@@ -213,6 +227,11 @@ class GuestRun {
     return new JobFailure(this.classify(thrown, phase));
   }
 
+  private memoryLimit(): SandboxError {
+    const limitMb = Math.round((this.job.memoryLimitBytes / 1048576) * 100) / 100;
+    return { code: 'CODE_MEMORY_LIMIT', message: `the code exceeded the memory limit of ${limitMb} MB` };
+  }
+
   private timeout(): SandboxError {
     return { code: 'CODE_TIMEOUT', message: `the code did not finish within ${this.job.timeoutMs} ms` };
   }
@@ -221,14 +240,14 @@ class GuestRun {
     const job = this.job;
     if (this.state.interrupted) return this.timeout();
     const fields = this.readErrorFields(thrown);
-    const limitMb = Math.round((job.memoryLimitBytes / 1048576) * 100) / 100;
-    if (fields.name === 'InternalError' && fields.message === 'out of memory') {
+    if (this.isOutOfMemory(thrown, fields)) {
+      const limitMb = Math.round((job.memoryLimitBytes / 1048576) * 100) / 100;
       return phase === 'output'
         ? {
             code: 'CODE_OUTPUT_TOO_LARGE',
             message: `the output could not be serialised within the memory limit of ${limitMb} MB`,
           }
-        : { code: 'CODE_MEMORY_LIMIT', message: `the code exceeded the memory limit of ${limitMb} MB` };
+        : this.memoryLimit();
     }
     if (fields.name === 'InternalError' && fields.message === 'string too long') {
       return { code: 'CODE_MEMORY_LIMIT', message: 'the code built a string longer than QuickJS allows' };
@@ -253,6 +272,22 @@ class GuestRun {
     return line === undefined
       ? { code: 'CODE_ERROR', message: description }
       : { code: 'CODE_ERROR', message: `${description} (line ${line})`, line };
+  }
+
+  /**
+   * QuickJS reports a failed allocation as InternalError "out of memory". When it cannot allocate
+   * even that error it throws null instead (or, short of room for the message, an InternalError
+   * without one), which promise jobs then pass on like any rejection. Those count as running out of
+   * memory only if the heap did run out during this job, so code's own `throw null` or
+   * `Promise.reject(null)` stays a CODE_ERROR (unless the same job ran out of memory first and caught
+   * that: then it is taken for the out-of-memory null).
+   */
+  private isOutOfMemory(thrown: QuickJSHandle, fields: ErrorFields): boolean {
+    if (fields.name === 'InternalError' && fields.message === 'out of memory') return true;
+    if (!this.state.heapRanOut()) return false;
+    const vm = this.vm;
+    if (vm.typeof(thrown) === 'undefined' || vm.sameValue(thrown, vm.null)) return true;
+    return fields.name === 'InternalError' && !fields.message;
   }
 
   /** Line in the user's code: from the syntax error position, else the innermost user stack frame. */

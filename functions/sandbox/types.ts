@@ -21,7 +21,7 @@ export interface SandboxRequest {
   input: unknown;
   /** Default 1000. Covers parsing the input, running the code, settling its promise, serialising. */
   timeoutMs?: number;
-  /** Default 32. QuickJS runtime allocation limit. */
+  /** Default 32. Bounds QuickJS's allocations; its WebAssembly memory gets this plus 16 MB (quickjs-module.ts). */
   memoryLimitMb?: number;
   /** Default 256 KiB, measured as UTF-8 bytes of the output JSON. */
   maxOutputBytes?: number;

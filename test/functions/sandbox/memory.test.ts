@@ -2,7 +2,9 @@
  * CODE memory is capped for real (issue 14 item 3): each allocation pattern that passed QuickJS's own
  * limit (typed arrays, ArrayBuffer, `new Array(n).fill()`, long strings, and any of them inside promise
  * jobs) ends with CODE_MEMORY_LIMIT while this process grows by at most the limit plus a small
- * constant; and the pool runs jobs concurrently up to a worker count bounded by its memory budget.
+ * constant; so does running out in a promise job with no room left for QuickJS's own error (it
+ * throws null then), while code's own `throw null` stays CODE_ERROR; and the pool runs jobs
+ * concurrently up to a worker count bounded by its memory budget.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox, type SandboxResult } from '../../../functions/sandbox/index.ts';
@@ -28,6 +30,20 @@ const PATTERNS: Record<string, string> = {
     'await null; const a = []; for (let i = 0; i < 2000; i++) a.push(new Uint8Array(MB)); return a.length',
   'strings in a promise job':
     'await Promise.resolve(); const a = []; for (let i = 0; i < 2000; i++) a.push(String(i).repeat(MB)); return 1',
+};
+
+/** Many small objects fill the heap to the last bytes, so QuickJS cannot allocate its error. */
+const LIST = 'let l = null; for (;;) l = [l]';
+const SMALL_ARRAYS = 'const a = []; for (;;) a.push([1, 2, 3])';
+const PROMISE_JOB_PATTERNS: Record<string, string> = {
+  'filled arrays after await null': 'await null; const a = []; for (;;) a.push(new Array(1e5).fill(1))',
+  'small arrays after await null': `await null; ${SMALL_ARRAYS}`,
+  'a .then callback': `return Promise.resolve().then(() => { ${LIST} })`,
+  'an async function after an await': `const f = async () => { await 0; ${LIST} }; return f()`,
+  "a rejected promise's handler": `return Promise.reject(new Error('no')).catch(() => { ${LIST} })`,
+  'a .finally callback': `return Promise.resolve().finally(() => { ${LIST} })`,
+  // QuickJS has no queueMicrotask; a job that dies leaving the result pending is the nearest case.
+  'a job the result waits on': `return new Promise((resolve) => { Promise.resolve().then(() => { ${LIST}; resolve(1) }) })`,
 };
 
 function codeOf(result: SandboxResult): string {
@@ -57,6 +73,55 @@ describe('the CODE memory limit', () => {
       ok: true,
       output: 2,
     });
+  }, 120_000);
+});
+
+describe('out of memory in promise jobs', () => {
+  it(`ends each pattern at ${LIMIT_MB} MB with the same CODE_MEMORY_LIMIT as synchronous code, the process growing by at most the limit plus a constant`, async () => {
+    expect(codeOf(await sandbox.run({ code: 'return 1', input: null, memoryLimitMb: LIMIT_MB }))).toBe('ok');
+    const expected = {
+      code: 'CODE_MEMORY_LIMIT',
+      message: `the code exceeded the memory limit of ${LIMIT_MB} MB`,
+    };
+    const synchronous = await sandbox.run({
+      code: LIST,
+      input: null,
+      memoryLimitMb: LIMIT_MB,
+      timeoutMs: 30_000,
+    });
+    expect(synchronous.ok ? 'ok' : synchronous.error).toEqual(expected);
+    for (const [name, code] of Object.entries(PROMISE_JOB_PATTERNS)) {
+      const before = process.memoryUsage();
+      const result = await sandbox.run({ code, input: null, memoryLimitMb: LIMIT_MB, timeoutMs: 30_000 });
+      const after = process.memoryUsage();
+      expect({ name, error: result.ok ? 'ok' : result.error }).toEqual({ name, error: expected });
+      const bound = LIMIT_MB * MB + ENGINE_OVERHEAD_BYTES + SLACK_BYTES;
+      expect({ name, rss: after.rss - before.rss <= bound }).toEqual({ name, rss: true });
+      expect({ name, external: after.external - before.external <= bound }).toEqual({ name, external: true });
+    }
+  }, 120_000);
+
+  it('leaves code that throws or rejects with null or undefined a CODE_ERROR, on a worker whose heap ran out', async () => {
+    for (const [code, message] of [
+      ['throw null', 'uncaught null'],
+      ['await null; throw null', 'uncaught null'],
+      ['return Promise.reject(null)', 'uncaught null'],
+      ['return Promise.resolve().then(() => Promise.reject(null))', 'uncaught null'],
+      ['await 0; throw undefined', 'uncaught undefined'],
+    ] as const) {
+      const exhausted = await sandbox.run({
+        code: `await null; ${SMALL_ARRAYS}`,
+        input: null,
+        memoryLimitMb: LIMIT_MB,
+        timeoutMs: 30_000,
+      });
+      expect(codeOf(exhausted)).toBe('CODE_MEMORY_LIMIT');
+      const result = await sandbox.run({ code, input: null, memoryLimitMb: LIMIT_MB });
+      expect({ code, error: result.ok ? 'ok' : result.error }).toEqual({
+        code,
+        error: { code: 'CODE_ERROR', message },
+      });
+    }
   }, 120_000);
 });
 
