@@ -18,12 +18,12 @@ beforeAll(async () => {
   quickjs = await loadQuickJS();
 });
 
-// The deadline is what `while (true) {}` costs; it leaves room for the other cases when the
-// machine is busy (other test files run alongside).
+// A deadline no finishing case reaches even on a starved CPU; the cases that must hit it (an endless
+// loop) set a short one of their own, so a busy machine can never turn a result into CODE_TIMEOUT.
 const job = (code: string, overrides: Partial<SandboxJob> = {}): SandboxJob => ({
   code,
   inputJson: '{"n":2}',
-  timeoutMs: 500,
+  timeoutMs: 20_000,
   memoryLimitBytes: 16 * 1048576,
   maxOutputBytes: 1024,
   ...overrides,
@@ -43,7 +43,8 @@ describe('executeJob', () => {
     ['return Symbol("s")', 'CODE_INVALID_OUTPUT'],
     ['return { get bad() { throw new Error("getter") } }', 'CODE_INVALID_OUTPUT'],
   ])('%s → %s, engine still sound', (code, expected) => {
-    const { outcome, broken } = executeJob(quickjs, job(code));
+    const endless = expected === 'CODE_TIMEOUT';
+    const { outcome, broken } = executeJob(quickjs, job(code, endless ? { timeoutMs: 300 } : {}));
     expect(outcome.ok ? 'ok' : outcome.error.code).toBe(expected);
     expect(broken).toBe(false);
   });

