@@ -60,6 +60,17 @@ const PLANS: Record<string, Plan> = {
   'failing-branch': { input: {}, status: 'FAILED', racingBranches: true },
   // `${...}` in CODE and in a prompt reaches the handlers unchanged (no DefinitionSubstitutions).
   'template-literal': { input: {}, status: 'COMPLETED' },
+  // A FORK over a list: an inline Map state, one child thread per document.
+  'map-reduce': {
+    input: {
+      documents: [
+        { id: 'q1', text: 'Revenue up.' },
+        { id: 'q2', text: 'Costs flat.' },
+        { id: 'q3', text: 'Churn down.' },
+      ],
+    },
+    status: 'COMPLETED',
+  },
 };
 
 if (!ASSEMBLY || !WORKFLOWS) {
