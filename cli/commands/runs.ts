@@ -59,7 +59,7 @@ function formatDuration(ms: number): string {
   return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
 }
 
-function printRuns(entries: readonly RunsJsonEntry[], json: boolean | undefined, io: CliIo): void {
+export function printRuns(entries: readonly RunsJsonEntry[], json: boolean | undefined, io: CliIo): void {
   if (json) {
     io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
     return;
