@@ -3,7 +3,9 @@
  * synthesized template stood up in moto (moto.ts), each Lambda its synthesized bundle (lambda-bridge.ts).
  * Every workflow of the deployed folder (workflows.ts) runs there and on the embedded runtime, and the
  * final thread states must be equal. Interactions are answered with `stepthread respond`, as an operator
- * would; faults are injected into the Lambda service.
+ * would; faults are injected into the Lambda service. Then what those runs left is read back as an
+ * operator would: `stepthread runs --stack` and the `stepthread dev --target aws` process (these last
+ * tests rely on the runs before them, so the file runs in order).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
