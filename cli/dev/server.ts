@@ -497,9 +497,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const remote = new Map<string, () => void>();
   let polling: ReturnType<typeof setInterval> | undefined;
   let pollingNow = false;
-  const watchRemote = (executionId: string, stack: DeployedStack, done: () => void = () => {}) => {
-    if (remote.has(executionId) || remote.size >= MAX_WATCHED_EXECUTIONS) return;
-    remote.set(executionId, done);
+  const watchRemote = (executionId: string, stack: DeployedStack, done?: () => void) => {
+    if (remote.has(executionId)) return;
+    // Only runs shown on a page are capped: a run started here must be seen to end (close waits for it).
+    if (done === undefined && remote.size >= MAX_WATCHED_EXECUTIONS) return;
+    remote.set(executionId, done ?? (() => {}));
     polling ??= setInterval(() => void pollRemote(stack), stack.pollMs ?? 2000);
     polling.unref();
   };
