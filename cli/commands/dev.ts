@@ -2,8 +2,9 @@
  * `stepthread dev [workflows] [--port N] [--data-dir DIR] [--target aws [--stack NAME] [--prefix PREFIX]]`: the local
  * server and web console. One process on 127.0.0.1 owns the local stores (the data directory), runs
  * workflows in-process and serves the JSON API, the live event stream and the console until
- * interrupted (Ctrl-C). With --target aws it serves a deployed stack's stores instead, and starts
- * and answers runs through Step Functions.
+ * interrupted (Ctrl-C). With --target aws it serves a deployed stack instead: its table and bucket,
+ * the status, input, output and history of its executions from Step Functions, and runs started and
+ * answered through Step Functions (cli/dev/server.ts, cli/dev/deployed-view.ts).
  */
 import type { Command } from 'commander';
 import { type DeployedStack, startDevServer } from '../dev/server.ts';

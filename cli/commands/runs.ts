@@ -1,26 +1,53 @@
 /**
- * `stepthread runs [--status S] [--workflow ID] [--limit N] [--json] [--data-dir <dir>]`: the
- * executions in the stores, newest first, with an interrupted one (its local process gone) shown as
- * INTERRUPTED with the command that resumes it.
+ * `stepthread runs [--status S] [--workflow ID] [--limit N] [--json] [--data-dir <dir>] [--stack NAME]
+ * [--prefix PREFIX]`: executions newest first. Locally, every execution in the data directory's stores,
+ * an interrupted one (its local process gone) shown as INTERRUPTED with the command that resumes it.
+ * On a deployed stack (`--stack`, or AWS_ENDPOINT_URL / STEPTHREAD_TARGET=aws as for the other
+ * commands), the executions Step Functions lists for the stack's state machines, with what the table
+ * adds (cli/deployed/runs.ts). An execution a run continued in (continue-as-new) is its own row,
+ * linked to the one before and after it.
  */
 import type { Command } from 'commander';
-import { listRuns, type RunListing } from '../../functions/local/run-registry.ts';
+import type { StepthreadError } from '../../engine/errors.ts';
+import { resolveAwsTarget } from '../../functions/aws/target.ts';
+import { listRuns } from '../../functions/local/run-registry.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, withStores } from '../local-session.ts';
+import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { parseLimit, parseStatusFilter } from '../run-filters.ts';
+import type { DeployedServices } from './start.ts';
 
 export interface RunsOptions extends DataDirOption {
   status?: string;
   workflow?: string;
   limit?: string;
   json?: boolean;
+  /** Deployed stack: its state machines are named `<prefix>-<workflowId>`. */
+  prefix?: string;
 }
 
-export interface RunsJsonEntry extends RunListing {
+/** On a deployed stack without --limit: the newest this many (a stack may hold millions). */
+export const DEPLOYED_DEFAULT_LIMIT = 100;
+
+/** One row of `runs --json`, local or deployed (the deployed fields are absent locally). */
+export interface RunsJsonEntry {
+  executionId: string;
+  workflowId: string;
+  status: string;
+  startTime: string;
+  endTime?: string;
   /** End − start, or now − start for a run still going; milliseconds. */
   durationMs: number;
+  rootThreadId?: string;
+  /** The command that resumes an interrupted local run. */
+  resume?: string;
+  continuedFrom?: string;
+  continuedAs?: string;
+  /** Deployed: how Step Functions sees the execution, and its page in the Step Functions console. */
+  stepFunctionsStatus?: string;
+  consoleUrl?: string;
 }
 
-function durationOf(run: RunListing, now: number): number {
+function durationOf(run: { startTime: string; endTime?: string }, now: number): number {
   const end = run.endTime === undefined ? now : Date.parse(run.endTime);
   return Math.max(0, end - Date.parse(run.startTime));
 }
@@ -32,68 +59,167 @@ function formatDuration(ms: number): string {
   return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
 }
 
-export async function runRuns(options: RunsOptions, io: CliIo): Promise<number> {
-  const limit = options.limit === undefined ? undefined : Number(options.limit);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
-    io.stderr(`stepthread: --limit must be a positive integer, got ${options.limit}\n`);
+export function printRuns(entries: readonly RunsJsonEntry[], json: boolean | undefined, io: CliIo): void {
+  if (json) {
+    io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
+    return;
+  }
+  if (entries.length === 0) {
+    io.stdout('no runs\n');
+    return;
+  }
+  const rows = entries.map((run) => [
+    run.executionId,
+    run.workflowId,
+    run.status,
+    run.startTime,
+    formatDuration(run.durationMs),
+    run.rootThreadId ?? '-',
+  ]);
+  const header = ['EXECUTION', 'WORKFLOW', 'STATUS', 'STARTED', 'DURATION', 'ROOT THREAD'];
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    `${cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()}\n`;
+  io.stdout(line(header));
+  for (const [i, row] of rows.entries()) {
+    io.stdout(line(row));
+    const { resume, continuedFrom, continuedAs } = entries[i]!;
+    if (resume) io.stdout(`  ↳ resume with: ${resume}\n`);
+    if (continuedFrom) io.stdout(`  ↳ continues ${continuedFrom}\n`);
+    if (continuedAs) io.stdout(`  ↳ continued in ${continuedAs}\n`);
+  }
+}
+
+/** Whether `runs` reads a deployed stack, and the environment the stores are opened with. */
+function deployedTarget(options: RunsOptions, io: CliIo): { deployed: boolean; io: CliIo } {
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  if (target.kind !== 'embedded') return { deployed: true, io };
+  // Naming a stack means AWS itself when no endpoint says otherwise (as `dev --target aws` does).
+  if (options.stack !== undefined)
+    return { deployed: true, io: { ...io, env: { ...env, STEPTHREAD_TARGET: 'aws' } } };
+  return { deployed: false, io };
+}
+
+export async function runRuns(
+  options: RunsOptions,
+  io: CliIo,
+  services: DeployedServices = {},
+): Promise<number> {
+  let limit: number | undefined;
+  let wanted: string | undefined;
+  try {
+    limit = parseLimit(options.limit);
+    wanted = parseStatusFilter(options.status);
+  } catch (error) {
+    const { code, message } = error as StepthreadError;
+    io.stderr(`stepthread: ${code}: ${message}\n`);
     return EXIT.usage;
   }
+  const chosen = deployedTarget(options, io);
+  if (chosen.deployed) return listDeployed(options, chosen.io, services, { wanted, limit });
   return withStores(
     { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot list runs (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const now = Date.now();
-      const wanted = options.status?.toUpperCase();
       const runs = (await listRuns(session.clients))
         .filter((run) => wanted === undefined || run.status === wanted)
         .filter((run) => options.workflow === undefined || run.workflowId === options.workflow)
         .slice(0, limit);
-      const entries: RunsJsonEntry[] = runs.map((run) => ({ ...run, durationMs: durationOf(run, now) }));
-      if (options.json) {
-        io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
-        return EXIT.ok;
+      printRuns(
+        runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+        options.json,
+        io,
+      );
+      return EXIT.ok;
+    },
+  );
+}
+
+async function listDeployed(
+  options: RunsOptions,
+  io: CliIo,
+  services: DeployedServices,
+  filters: { wanted: string | undefined; limit: number | undefined },
+): Promise<number> {
+  // Loaded here: a local listing needs neither the Step Functions client nor these modules.
+  const [{ deployedSfn, NO_DEPLOYED_STACK }, { listDeployedRuns }, { createExecutionIndex }] =
+    await Promise.all([
+      import('./start.ts'),
+      import('../deployed/runs.ts'),
+      import('../../functions/stores/execution-index.ts'),
+    ]);
+  const sfn = deployedSfn(io, services);
+  if (sfn === undefined) {
+    io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
+    return EXIT.usage;
+  }
+  const prefix = options.prefix ?? (io.env ?? process.env).STEPTHREAD_NAME_PREFIX ?? 'stepthread';
+  const limit = filters.limit ?? DEPLOYED_DEFAULT_LIMIT;
+  return withStores(
+    options,
+    io,
+    (session) => (session ? `cannot list runs (${session.location})` : 'cannot open the stores'),
+    async (session) => {
+      const now = Date.now();
+      const result = await listDeployedRuns({
+        sfn,
+        executions: createExecutionIndex(session.clients),
+        prefix,
+        ...(options.workflow === undefined ? {} : { workflowIds: [options.workflow] }),
+        ...(filters.wanted === undefined ? {} : { status: filters.wanted }),
+        limit,
+      });
+      if (result.stateMachines.length === 0) {
+        const named = options.workflow === undefined ? `${prefix}-*` : `${prefix}-${options.workflow}`;
+        io.stderr(`note: no state machine named ${named} here: is the stack deployed, and --prefix right?\n`);
       }
-      if (entries.length === 0) {
-        io.stdout('no runs\n');
-        return EXIT.ok;
+      for (const machine of result.skipped) {
+        io.stderr(
+          `note: ${machine.stateMachineArn} is EXPRESS: Step Functions does not list its executions\n`,
+        );
       }
-      const rows = entries.map((run) => [
-        run.executionId,
-        run.workflowId,
-        run.status,
-        run.startTime,
-        formatDuration(run.durationMs),
-        run.rootThreadId ?? '-',
-      ]);
-      const header = ['EXECUTION', 'WORKFLOW', 'STATUS', 'STARTED', 'DURATION', 'ROOT THREAD'];
-      const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-      const line = (cells: string[]) =>
-        `${cells
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd()}\n`;
-      io.stdout(line(header));
-      for (const [i, row] of rows.entries()) {
-        io.stdout(line(row));
-        const resume = entries[i]!.resume;
-        if (resume) io.stdout(`  ↳ resume with: ${resume}\n`);
+      printRuns(
+        result.runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+        options.json,
+        io,
+      );
+      if (filters.limit === undefined && result.runs.length === limit) {
+        io.stderr(`note: the newest ${limit} executions; --limit N for more\n`);
       }
       return EXIT.ok;
     },
   );
 }
 
-export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
+export function registerRuns(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  services: DeployedServices = {},
+): void {
   program
     .command('runs')
-    .description('list executions, newest first (INTERRUPTED: its process is gone; resume it)')
-    .option('--status <status>', 'only runs with this status (RUNNING, COMPLETED, FAILED, INTERRUPTED, ...)')
+    .description('list executions, newest first, locally or on a deployed stack (INTERRUPTED: resume it)')
+    .option(
+      '--status <status>',
+      'only runs with this status (RUNNING, COMPLETED, FAILED, CONTINUED, INTERRUPTED; deployed: also TIMED_OUT, ABORTED or a Step Functions status)',
+    )
     .option('--workflow <id>', 'only runs of this workflow id')
-    .option('--limit <n>', 'at most this many')
+    .option('--limit <n>', `at most this many (deployed: default ${DEPLOYED_DEFAULT_LIMIT})`)
     .option('--json', 'print the list as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
+    .option('--stack <name>', `list a deployed stack's executions: the ${STACK_OPTION_HELP}`)
+    .option(
+      '--prefix <prefix>',
+      'deployed: the state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',
+    )
     .action(async (options: RunsOptions) => {
-      setExit(await runRuns(options, io));
+      setExit(await runRuns(options, io, services));
     });
 }

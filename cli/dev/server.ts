@@ -33,8 +33,18 @@ import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike, stateMachineArnOf } from '../commands/start.ts';
+import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
+import {
+  type DescribedExecution,
+  describeDeployedExecution,
+  stepFunctionsConsoleUrl,
+  workflowIdOfExecutionArn,
+} from '../deployed/step-functions.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
+import { type NodeStatusEntry, stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
+
+export { stepFunctionsConsoleUrl };
 
 export interface DevServerOptions {
   readonly clients: AwsClients;
@@ -63,14 +73,6 @@ export interface DeployedStack {
   readonly pollMs?: number;
 }
 
-/** The Step Functions console page of an execution ARN (undefined for a local execution id). */
-export function stepFunctionsConsoleUrl(executionId: string): string | undefined {
-  const parts = executionId.split(':');
-  if (parts[0] !== 'arn' || parts[2] !== 'states' || parts[5] !== 'execution') return undefined;
-  const region = parts[3];
-  return `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionId}`;
-}
-
 export interface DevServer {
   readonly url: string;
   readonly port: number;
@@ -91,6 +93,23 @@ export interface ThreadReport {
   errors: Thread['errors'];
   nodes: NodeRun[];
   children: string[];
+}
+
+/** A row of the executions list and the head of an execution page. */
+export interface ExecutionRow {
+  executionId: string;
+  workflowId: string;
+  rootThreadId?: string;
+  status: string;
+  /** Deployed: how Step Functions sees the execution. */
+  stepFunctionsStatus?: string;
+  startTime: string;
+  endTime?: string;
+  durationMs?: number;
+  continuedFrom?: string;
+  continuedAs?: string;
+  /** Deployed: the execution's page in the Step Functions console. */
+  consoleUrl?: string;
 }
 
 /** Live status of a node in a run in flight, from its Task states' events. */
@@ -122,6 +141,8 @@ interface LoadedWorkflowFile {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** Deployed executions polled at once for the pages showing them (DescribeExecution each, every 2 s). */
+const MAX_WATCHED_EXECUTIONS = 100;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const WORKFLOW_FILE = /\.(json|ya?ml)$/i;
 const CONTENT_TYPES: Record<string, string> = {
@@ -454,14 +475,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         finish = resolveDone;
       }),
     };
-    remote.set(executionId, () => {
+    runs.set(executionId, run);
+    watchRemote(executionId, stack, () => {
       run.status = 'DONE';
       finish();
     });
-    runs.set(executionId, run);
     broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
-    polling ??= setInterval(() => void pollRemote(), stack.pollMs ?? 2000);
-    polling.unref();
     const consoleUrl = stepFunctionsConsoleUrl(executionId);
     return {
       executionId,
@@ -471,18 +490,42 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     };
   };
 
-  /** Deployed runs in flight: each poll tells the pages to read again, and notices the end. */
+  /**
+   * Deployed executions in flight that this server started or a page showed: there are no local
+   * events for them, so each poll (DescribeExecution) tells the pages to read again, until the end.
+   */
   const remote = new Map<string, () => void>();
   let polling: ReturnType<typeof setInterval> | undefined;
-  const pollRemote = async () => {
-    for (const [executionId, done] of remote) {
-      const record = await getExecutionRecord(executionId).catch(() => undefined);
-      const status = record?.status ?? 'RUNNING';
-      broadcast('execution', { executionId, workflowId: record?.workflowId, status });
-      if (status !== 'RUNNING') {
-        remote.delete(executionId);
-        done();
+  let pollingNow = false;
+  const watchRemote = (executionId: string, stack: DeployedStack, done?: () => void) => {
+    if (remote.has(executionId)) return;
+    // Only runs shown on a page are capped: a run started here must be seen to end (close waits for it).
+    if (done === undefined && remote.size >= MAX_WATCHED_EXECUTIONS) return;
+    remote.set(executionId, done ?? (() => {}));
+    polling ??= setInterval(() => void pollRemote(stack), stack.pollMs ?? 2000);
+    polling.unref();
+  };
+  const pollRemote = async (stack: DeployedStack) => {
+    // A slow round (many watched, a slow endpoint) is not overlapped by the next one.
+    if (pollingNow) return;
+    pollingNow = true;
+    try {
+      for (const [executionId, done] of remote) {
+        const [described, record] = await Promise.all([
+          describeDeployedExecution(stack.sfn, executionId).catch(() => undefined),
+          getExecutionRecord(executionId).catch(() => undefined),
+        ]);
+        const status = described
+          ? combinedStatus(record?.status, described.status)
+          : (record?.status ?? 'RUNNING');
+        broadcast('execution', { executionId, workflowId: record?.workflowId, status });
+        if (status !== 'RUNNING') {
+          remote.delete(executionId);
+          done();
+        }
       }
+    } finally {
+      pollingNow = false;
     }
   };
 
@@ -528,15 +571,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   };
 
+  /** The executions of the folder's workflows (or one of them), newest first. */
   const listExecutions = async (workflowFilter?: string) => {
     const ids = workflowFilter
       ? [workflowFilter]
       : (await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : []));
-    const records = (
-      await Promise.all(ids.map((id) => stores.executions.listExecutions(id, { limit: 200 })))
-    ).flat();
-    const byId = new Map(records.map((record) => [record.executionId, record]));
-    const rows = [...byId.values()].map((record) => executionRow(record));
+    const rows = options.deployed ? await deployedRows(ids, options.deployed) : await localRows(ids);
+    const byId = new Set(rows.map((row) => row.executionId));
     // Runs started a moment ago may not be indexed yet.
     for (const run of runs.values()) {
       if (byId.has(run.executionId) || (workflowFilter && run.workflowId !== workflowFilter)) continue;
@@ -552,23 +593,106 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return rows;
   };
 
-  const executionRow = (record: ExecutionRecord) => {
+  /** The newest 200 of each workflow from the table's index. */
+  const localRows = async (workflowIds: readonly string[]): Promise<ExecutionRow[]> => {
+    const records = (
+      await Promise.all(
+        workflowIds.map((id) => stores.executions.listExecutions(id, { limit: 200, newestFirst: true })),
+      )
+    ).flat();
+    const byId = new Map(records.map((record) => [record.executionId, record]));
+    return [...byId.values()].map((record) => executionRow(record));
+  };
+
+  /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */
+  const deployedRows = async (
+    workflowIds: readonly string[],
+    stack: DeployedStack,
+  ): Promise<ExecutionRow[]> => {
+    const { runs: listed } = await listDeployedRuns({
+      sfn: stack.sfn,
+      executions: stores.executions,
+      prefix: stack.prefix,
+      workflowIds,
+      limit: 200,
+    });
+    return listed.map((run) => deployedRow(run));
+  };
+
+  const deployedRow = (run: DeployedRun): ExecutionRow => ({
+    executionId: run.executionId,
+    workflowId: run.workflowId,
+    ...(run.rootThreadId ? { rootThreadId: run.rootThreadId } : {}),
+    status: run.status,
+    stepFunctionsStatus: run.stepFunctionsStatus,
+    startTime: run.startTime,
+    ...(run.endTime ? { endTime: run.endTime } : {}),
+    ...(run.endTime ? { durationMs: Date.parse(run.endTime) - Date.parse(run.startTime) } : {}),
+    ...(run.continuedFrom ? { continuedFrom: run.continuedFrom } : {}),
+    ...(run.continuedAs ? { continuedAs: run.continuedAs } : {}),
+    ...(run.consoleUrl ? { consoleUrl: run.consoleUrl } : {}),
+  });
+
+  /**
+   * An execution's row from its record; on a deployed stack with what Step Functions says of it
+   * (status where the table does not know the outcome, its start and stop dates).
+   */
+  const executionRow = (record: ExecutionRecord, described?: DescribedExecution): ExecutionRow => {
     const live = runs.get(record.executionId);
-    const status = live?.status === 'RUNNING' ? 'RUNNING' : record.status;
+    const status = described
+      ? combinedStatus(record.status, described.status)
+      : live?.status === 'RUNNING'
+        ? 'RUNNING'
+        : record.status;
+    const startTime = described?.startDate ?? record.startTime;
+    const endTime = described?.stopDate ?? (status === 'RUNNING' ? undefined : record.endTime);
+    const consoleUrl = stepFunctionsConsoleUrl(record.executionId);
     return {
       executionId: record.executionId,
       workflowId: record.workflowId,
       rootThreadId: record.rootThreadId,
       status,
-      startTime: record.startTime,
-      ...(record.endTime ? { endTime: record.endTime } : {}),
-      ...(record.endTime ? { durationMs: Date.parse(record.endTime) - Date.parse(record.startTime) } : {}),
+      ...(described ? { stepFunctionsStatus: described.status } : {}),
+      startTime,
+      ...(endTime ? { endTime, durationMs: Date.parse(endTime) - Date.parse(startTime) } : {}),
       ...(record.continuedFrom ? { continuedFrom: record.continuedFrom } : {}),
       ...(record.continuedAs ? { continuedAs: record.continuedAs } : {}),
-      ...(stepFunctionsConsoleUrl(record.executionId)
-        ? { consoleUrl: stepFunctionsConsoleUrl(record.executionId) }
-        : {}),
+      ...(consoleUrl ? { consoleUrl } : {}),
     };
+  };
+
+  /** An execution Step Functions knows and the table does not (START never ran). */
+  const describedRow = (described: DescribedExecution, workflowId: string): ExecutionRow => {
+    const consoleUrl = stepFunctionsConsoleUrl(described.executionArn);
+    return {
+      executionId: described.executionArn,
+      workflowId,
+      status: combinedStatus(undefined, described.status),
+      stepFunctionsStatus: described.status,
+      startTime: described.startDate,
+      ...(described.stopDate
+        ? {
+            endTime: described.stopDate,
+            durationMs: Date.parse(described.stopDate) - Date.parse(described.startDate),
+          }
+        : {}),
+      ...(consoleUrl ? { consoleUrl } : {}),
+    };
+  };
+
+  /** Step Functions' view of a deployed execution, with its Task states mapped to the folder's nodes. */
+  const taskNodes = new Map<string, ReadonlyMap<string, string>>();
+  const deployedViewOf = async (
+    executionId: string,
+    workflowId: string | undefined,
+    stack: DeployedStack,
+  ) => {
+    const id = workflowId ?? workflowIdOfExecutionArn(executionId, stack.prefix);
+    const workflow =
+      id === undefined ? undefined : (await loadWorkflows()).find((entry) => entry.id === id)?.workflow;
+    const nodeOfState = workflow ? taskNodesOf(taskNodes, workflow) : new Map<string, string>();
+    const found = await stepFunctionsViewOf(stack.sfn, executionId, nodeOfState);
+    return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
   };
 
   /**
@@ -629,14 +753,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const executionPage = async (executionId: string) => {
     const record = await getExecutionRecord(executionId);
     const live = runs.get(executionId);
-    if (record === undefined && live === undefined) {
+    const deployed = options.deployed
+      ? await deployedViewOf(executionId, record?.workflowId ?? live?.workflowId, options.deployed)
+      : undefined;
+    if (record === undefined && live === undefined && deployed === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
     const report = record === undefined ? { threads: [] } : await executionReport(record);
-    const nodeStatus: Record<
-      string,
-      { status: string; durationMs?: number; attempt?: number; runs: number; threadId?: string }
-    > = {};
+    let nodeStatus: Record<string, NodeStatusEntry> = {};
     for (const thread of report.threads) {
       for (const run of thread.nodes) {
         const seen = nodeStatus[run.nodeId];
@@ -660,6 +784,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         }
       }
     }
+    if (deployed) nodeStatus = withStateRuns(nodeStatus, deployed.view.states);
     const pending = await openInteractions(interactions, executionId, stores.executions);
     // A question asked and not answered: its node waits, whatever the live events said last.
     for (const interaction of pending) {
@@ -669,13 +794,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         threadId: interaction.threadId,
       };
     }
-    const workflowId = record?.workflowId ?? live!.workflowId;
+    const workflowId = record?.workflowId ?? live?.workflowId ?? deployed!.workflowId;
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
+    let execution: ExecutionRow;
+    if (record) execution = executionRow(record, deployed?.described);
+    else if (deployed) execution = describedRow(deployed.described, workflowId);
+    else execution = { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt };
+    // Shown while it runs: the page follows it as it would a run of this server.
+    if (options.deployed && execution.status === 'RUNNING') watchRemote(executionId, options.deployed);
     return {
-      execution: record
-        ? executionRow(record)
-        : { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt },
+      execution,
+      ...(deployed ? { stepFunctions: deployed.view } : {}),
       workflowId,
       ...(live?.error ? { error: live.error } : {}),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
@@ -695,7 +825,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   /** Executions of the workflow whose root thread is a copy of one of `threadIds`. */
   const copiesOf = async (workflowId: string, threadIds: ReadonlySet<string>) => {
     if (threadIds.size === 0) return [];
-    const records = await stores.executions.listExecutions(workflowId, { limit: 200 });
+    const records = await stores.executions.listExecutions(workflowId, { limit: 200, newestFirst: true });
     const roots = await stores.threads.getThreads([...new Set(records.map((r) => r.rootThreadId))]);
     const copied = new Map(
       roots

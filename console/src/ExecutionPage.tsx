@@ -12,6 +12,7 @@ import {
   formatTime,
   type GraphView,
   type Interaction,
+  type StepFunctionsView,
   subscribe,
   type ThreadReport,
   type ThreadSteps,
@@ -86,6 +87,26 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           {page.error.code}: {page.error.message}
         </p>
       )}
+      {(execution.continuedFrom || execution.continuedAs) && (
+        <p className="muted" data-testid="continued">
+          {execution.continuedFrom && (
+            <>
+              continues{' '}
+              <a href={`#/executions/${encodeURIComponent(execution.continuedFrom)}`}>
+                {execution.continuedFrom}
+              </a>{' '}
+            </>
+          )}
+          {execution.continuedAs && (
+            <>
+              continued in{' '}
+              <a href={`#/executions/${encodeURIComponent(execution.continuedAs)}`}>
+                {execution.continuedAs}
+              </a>
+            </>
+          )}
+        </p>
+      )}
       {page.pending.length > 0 && (
         <div className="panel" data-testid="pending">
           <h2>Waiting for you</h2>
@@ -129,6 +150,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
               </button>
             </div>
           )}
+          {page.stepFunctions && <StepFunctionsPanel view={page.stepFunctions} />}
           <div className="panel" style={{ marginTop: '1rem' }}>
             <h2>Threads</h2>
             <ThreadTree
@@ -154,6 +176,73 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         </div>
       </div>
     </>
+  );
+}
+
+/** A deployed execution as Step Functions sees it: status, input and output, each state's timing. */
+function StepFunctionsPanel({ view }: { view: StepFunctionsView }) {
+  return (
+    <div className="panel" style={{ marginTop: '1rem' }} data-testid="step-functions">
+      <h2>
+        Step Functions <StatusBadge status={view.status} />
+      </h2>
+      <p className="muted">
+        started {formatTime(view.startDate)}
+        {view.stopDate && ` · stopped ${formatTime(view.stopDate)}`}
+        {view.consoleUrl && (
+          <>
+            {' · '}
+            <a href={view.consoleUrl} target="_blank" rel="noreferrer">
+              open in the Step Functions console
+            </a>
+          </>
+        )}
+      </p>
+      {view.error && (
+        <p className="error">
+          {view.error}
+          {view.cause && `: ${view.cause}`}
+        </p>
+      )}
+      <details>
+        <summary>input and output</summary>
+        <pre>{JSON.stringify({ input: view.input, output: view.output }, null, 2)}</pre>
+      </details>
+      <details>
+        <summary>
+          states ({view.states.length}
+          {view.historyComplete ? '' : ', the newest'})
+        </summary>
+        <table>
+          <thead>
+            <tr>
+              <th>state</th>
+              <th>status</th>
+              <th>entered</th>
+              <th>duration</th>
+              <th>attempts</th>
+            </tr>
+          </thead>
+          <tbody>
+            {view.states.map((state, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a state may be entered many times; order is its identity
+              <tr key={i}>
+                <td>
+                  {state.stateName} <span className="muted">{state.stateType}</span>
+                </td>
+                <td>
+                  <StatusBadge status={state.status} />{' '}
+                  {state.error && <span className="muted">{state.error}</span>}
+                </td>
+                <td>{formatTime(state.enteredAt)}</td>
+                <td>{formatDuration(state.durationMs)}</td>
+                <td>{state.attempts ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </div>
   );
 }
 

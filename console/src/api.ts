@@ -37,8 +37,40 @@ export interface ExecutionRow {
   startTime: string;
   endTime?: string;
   durationMs?: number;
-  /** A deployed execution's page in the Step Functions console. */
+  /** Continue-as-new: the execution this one continues, and the one that continued it. */
+  continuedFrom?: string;
+  continuedAs?: string;
+  /** A deployed execution: how Step Functions sees it, and its page in the Step Functions console. */
+  stepFunctionsStatus?: string;
   consoleUrl?: string;
+}
+
+/** One entry into a state of a deployed execution, from its Step Functions history. */
+export interface StateRun {
+  stateName: string;
+  nodeId?: string;
+  stateType: string;
+  enteredAt: string;
+  exitedAt?: string;
+  durationMs?: number;
+  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
+  attempts?: number;
+  error?: string;
+  threadId?: string;
+}
+
+/** A deployed execution as Step Functions describes it (`stepthread dev --target aws`). */
+export interface StepFunctionsView {
+  status: string;
+  startDate: string;
+  stopDate?: string;
+  input?: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  consoleUrl?: string;
+  states: StateRun[];
+  historyComplete: boolean;
 }
 
 export interface NodeRun {
@@ -94,6 +126,7 @@ export interface ExecutionPage {
   nodeStatus: Record<string, NodeStatus>;
   pending: Interaction[];
   copies: { threadId: string; copiedFrom: string; executionId: string; status: string }[];
+  stepFunctions?: StepFunctionsView;
 }
 
 export interface Message {

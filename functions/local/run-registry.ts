@@ -43,6 +43,9 @@ export interface RunListing {
   readonly rootThreadId?: string;
   /** The command that resumes an interrupted run. */
   readonly resume?: string;
+  /** Continue-as-new: the execution this one continues, and the one that continued it. */
+  readonly continuedFrom?: string;
+  readonly continuedAs?: string;
 }
 
 const MAX_RECORDED_WORKFLOW_BYTES = 300_000;
@@ -152,6 +155,8 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
       ...(execution.endTime ? { endTime: execution.endTime } : {}),
       rootThreadId: execution.rootThreadId,
       ...(interrupted ? { resume: `stepthread resume ${execution.executionId}` } : {}),
+      ...(execution.continuedFrom ? { continuedFrom: execution.continuedFrom } : {}),
+      ...(execution.continuedAs ? { continuedAs: execution.continuedAs } : {}),
     });
   }
   // Killed before START committed: nothing ran; listed so the id printed at the start is found.

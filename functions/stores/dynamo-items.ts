@@ -1,5 +1,5 @@
 /** Small helpers shared by the DynamoDB stores. */
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GSI1_NAME, GSI1_PARTITION_KEY, RESERVED_ATTRIBUTES } from './table.ts';
 
 export interface TableRef {
@@ -44,11 +44,15 @@ export class ExpressionBuilder {
   }
 }
 
-/** Every item of one GSI1 partition, following pagination, up to `limit` items when given. */
+/**
+ * Every item of one GSI1 partition, following pagination, up to `limit` items when given; in sort-key
+ * order, or the reverse with `newestFirst` (sort keys that start with a time).
+ */
 export async function queryGsi1Partition(
   { dynamo, tableName }: TableRef,
   partition: string,
   limit?: number,
+  { newestFirst = false }: { newestFirst?: boolean } = {},
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -61,6 +65,7 @@ export async function queryGsi1Partition(
         ExpressionAttributeNames: { '#pk': GSI1_PARTITION_KEY },
         ExpressionAttributeValues: { ':pk': partition },
         ExclusiveStartKey: startKey,
+        ...(newestFirst ? { ScanIndexForward: false } : {}),
         ...(limit !== undefined ? { Limit: limit - items.length } : {}),
       }),
     );
@@ -68,4 +73,33 @@ export async function queryGsi1Partition(
     startKey = page.LastEvaluatedKey;
   } while (startKey && (limit === undefined || items.length < limit));
   return items;
+}
+
+/** BatchGetItem's own limit of keys per request. */
+const BATCH_GET_LIMIT = 100;
+/** Rounds of retrying unprocessed keys (throttling) before giving up. */
+const MAX_UNPROCESSED_ROUNDS = 8;
+
+/**
+ * The items of `keys` that exist (consistent reads), in no particular order: 100 keys per
+ * BatchGetItem, retrying the keys DynamoDB leaves unprocessed with a growing pause.
+ */
+export async function batchGetItems(
+  { dynamo, tableName }: TableRef,
+  keys: readonly Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
+    let pending = keys.slice(start, start + BATCH_GET_LIMIT);
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round === MAX_UNPROCESSED_ROUNDS) throw new Error('BatchGetItem kept returning unprocessed keys');
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** round * 10));
+      const response = await dynamo.send(
+        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      found.push(...(response.Responses?.[tableName] ?? []));
+      pending = response.UnprocessedKeys?.[tableName]?.Keys ?? [];
+    }
+  }
+  return found;
 }

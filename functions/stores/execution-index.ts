@@ -7,6 +7,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { ThreadStatus } from '../../engine/thread/types.ts';
 import { contentHash } from './canonical-json.ts';
 import {
+  batchGetItems,
   ExpressionBuilder,
   entityOf,
   isConditionalCheckFailed,
@@ -46,8 +47,16 @@ export interface ExecutionIndex {
     status: ExecutionStatus,
     options?: { endTime?: string; fromStatus?: ExecutionStatus; continuedAs?: string },
   ): Promise<void>;
-  /** Executions of a workflow, oldest first (GSI: eventually consistent). */
-  listExecutions(workflowId: string, options?: { limit?: number }): Promise<ExecutionRecord[]>;
+  /** The records of those executions that have one, by id (BatchGetItem: consistent, 100 per request). */
+  getExecutions(executionIds: readonly string[]): Promise<Map<string, ExecutionRecord>>;
+  /**
+   * Executions of a workflow, oldest first, or newest first with `newestFirst` (GSI: eventually
+   * consistent). `limit` takes that many from the start of that order.
+   */
+  listExecutions(
+    workflowId: string,
+    options?: { limit?: number; newestFirst?: boolean },
+  ): Promise<ExecutionRecord[]>;
 }
 
 export function createExecutionIndex(table: TableRef): ExecutionIndex {
@@ -129,11 +138,18 @@ export function createExecutionIndex(table: TableRef): ExecutionIndex {
       }
     },
 
+    async getExecutions(executionIds) {
+      const keys = [...new Set(executionIds)].map((id) => ({ ...itemKeys.execution(id) }));
+      const records = (await batchGetItems(table, keys)).map((item) => entityOf<ExecutionRecord>(item));
+      return new Map(records.map((record) => [record.executionId, record]));
+    },
+
     async listExecutions(workflowId, options = {}) {
       const items = await queryGsi1Partition(
         table,
         gsi1Partitions.executionsOfWorkflow(workflowId),
         options.limit,
+        { newestFirst: options.newestFirst ?? false },
       );
       return items.map((item) => entityOf<ExecutionRecord>(item));
     },

@@ -3,12 +3,21 @@
  * synthesized template stood up in moto (moto.ts), each Lambda its synthesized bundle (lambda-bridge.ts).
  * Every workflow of the deployed folder (workflows.ts) runs there and on the embedded runtime, and the
  * final thread states must be equal. Interactions are answered with `stepthread respond`, as an operator
- * would; faults are injected into the Lambda service.
+ * would; faults are injected into the Lambda service. Then what those runs left is read back as an
+ * operator would: `stepthread runs --stack` and the `stepthread dev --target aws` process (these last
+ * tests rely on the runs before them, so the file runs in order).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  SFNClient,
+  StopExecutionCommand,
+} from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
@@ -38,6 +47,17 @@ const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
   'fork-join-research': { input: { topic: 'caching' }, status: 'COMPLETED' },
   'route-loop': { input: {}, status: 'COMPLETED' },
+  // A FORK over a list: an inline Map state, one item thread per document.
+  'map-reduce': {
+    input: {
+      documents: [
+        { id: 'q1', text: 'Revenue up.' },
+        { id: 'q2', text: 'Costs flat.' },
+        { id: 'q3', text: 'Churn down.' },
+      ],
+    },
+    status: 'COMPLETED',
+  },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
     answers: [{ kind: 'approve' }],
@@ -72,6 +92,76 @@ const PLANS: Record<string, Plan> = {
     status: 'COMPLETED',
   },
 };
+
+/** A row of `runs --json` (and of the dev server's executions list). */
+interface RunRow {
+  executionId: string;
+  workflowId: string;
+  status: string;
+  stepFunctionsStatus?: string;
+  startTime: string;
+  endTime?: string;
+  durationMs: number;
+  rootThreadId?: string;
+  consoleUrl?: string;
+}
+
+/** The parts of the dev server's execution page the suite reads. */
+interface ExecutionPageJson {
+  execution: RunRow;
+  rootThreadId?: string;
+  threads: { threadId: string; forkPathId?: string; status: string }[];
+  nodeStatus: Record<string, { status: string; threadId?: string }>;
+  pending: unknown[];
+  stepFunctions?: {
+    status: string;
+    input?: unknown;
+    historyComplete: boolean;
+    states: {
+      stateName: string;
+      stateType: string;
+      nodeId?: string;
+      status: string;
+      attempts?: number;
+      durationMs?: number;
+      threadId?: string;
+    }[];
+  };
+}
+
+/**
+ * The real `stepthread` bin in a child process (as a user starts it), with the environment that
+ * reaches moto; resolves once it prints the console's URL. `stop` sends SIGINT (Ctrl-C) and gives the
+ * exit code.
+ */
+async function startCliProcess(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../bin/stepthread.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const url = await new Promise<string>((done, fail) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const found = /console at (http:\/\/\S+)/.exec(line);
+      if (found) done(found[1]!);
+    });
+    void exited.then((code) => fail(new Error(`stepthread ${args.join(' ')} exited (${code}): ${stderr}`)));
+  });
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
 
 if (!ASSEMBLY || !WORKFLOWS) {
   console.warn('cloud suite skipped: run it with `npm run test:cloud` (it synthesizes the stack first).');
@@ -143,7 +233,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
    * The CLI in-process, with the environment an operator would have: credentials and endpoint, and
    * `--stack` (the table and bucket come from the stack's outputs, not from variables).
    */
-  async function cli(args: string[]): Promise<string> {
+  async function cliResult(args: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
     const code = await main(['node', 'stepthread', ...args], {
@@ -156,6 +246,11 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
       readFile: () => Promise.reject(new Error('no files')),
       env: { ...process.env, ...stack.env, STEPTHREAD_DATA_DIR: dataDir },
     });
+    return { code, out, err };
+  }
+
+  async function cli(args: string[]): Promise<string> {
+    const { code, out, err } = await cliResult(args);
     if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${err}`);
     return out;
   }
@@ -273,4 +368,285 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
       await stack.faults('none');
     }
   }, 180_000);
+  // --- `stepthread runs` and `stepthread dev --target aws` over what the tests above left in moto ---
+
+  /** `runs --stack … --json` as the real CLI prints it. */
+  async function runsJson(...args: string[]): Promise<RunRow[]> {
+    return JSON.parse(await cli(['runs', '--stack', STACK, '--json', ...args])) as RunRow[];
+  }
+
+  const nameOf = (row: RunRow) => row.executionId.split(':').at(-1)!;
+  /** The executions the tests above started, by name, with the status each must show. */
+  const finished = (): Map<string, { workflowId: string; status: string; sfn: string }> => {
+    const expected = new Map<string, { workflowId: string; status: string; sfn: string }>();
+    for (const [id, plan] of Object.entries(PLANS)) {
+      const sfn = plan.execution ?? (plan.status === 'COMPLETED' ? 'SUCCEEDED' : 'FAILED');
+      expected.set(`run-${id}`, { workflowId: id, status: plan.status, sfn });
+    }
+    expected.set('retried-fork-join-research', {
+      workflowId: 'fork-join-research',
+      status: 'COMPLETED',
+      sfn: 'SUCCEEDED',
+    });
+    expected.set('crashed-support-triage', {
+      workflowId: 'support-triage',
+      status: 'COMPLETED',
+      sfn: 'SUCCEEDED',
+    });
+    return expected;
+  };
+
+  it('runs --stack: a stopped execution shows ABORTED from Step Functions while the table still says RUNNING', async () => {
+    const executionArn = (
+      await cli(['start', 'route-loop', '--stack', STACK, '--name', 'stopped-route-loop', '--input', '{}'])
+    ).trim();
+    // Stopped once a node has run: the table has its record (RUNNING) and END never runs.
+    for (;;) {
+      const history = await sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
+      if ((history.events ?? []).some((event) => event.type === 'TaskStateExited')) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    await sfn.send(new StopExecutionCommand({ executionArn, error: 'stopped', cause: 'by the cloud suite' }));
+    for (;;) {
+      const described = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (described.status !== 'RUNNING') break;
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    expect((await cloud.stores.executions.getExecution(executionArn)).status).toBe('RUNNING');
+    const aborted = await runsJson('--status', 'ABORTED');
+    expect(aborted).toEqual([
+      expect.objectContaining({
+        executionId: executionArn,
+        workflowId: 'route-loop',
+        status: 'ABORTED',
+        stepFunctionsStatus: 'ABORTED',
+        rootThreadId: (await cloud.stores.executions.getExecution(executionArn)).rootThreadId,
+      }),
+    ]);
+    expect(aborted[0]!.endTime).toBeDefined();
+    expect((await runsJson('--status', 'RUNNING')).map(nameOf)).not.toContain('stopped-route-loop');
+  }, 120_000);
+
+  it('runs --stack --json lists every execution newest first, with its status, times, root thread and console link', async () => {
+    const listed = await runsJson('--limit', '1000');
+    const expected = finished();
+    expected.set('stopped-route-loop', { workflowId: 'route-loop', status: 'ABORTED', sfn: 'ABORTED' });
+    expect(listed.map(nameOf).sort()).toEqual([...expected.keys()].sort());
+    for (const row of listed) {
+      const want = expected.get(nameOf(row))!;
+      expect(row, nameOf(row)).toMatchObject({
+        workflowId: want.workflowId,
+        status: want.status,
+        stepFunctionsStatus: want.sfn,
+        consoleUrl: `https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/${row.executionId}`,
+      });
+      const record = await cloud.stores.executions.getExecution(row.executionId);
+      expect(row.rootThreadId).toBe(record.rootThreadId);
+      const described = await sfn.send(new DescribeExecutionCommand({ executionArn: row.executionId }));
+      expect(row.startTime).toBe(described.startDate!.toISOString());
+      expect(row.endTime).toBe(described.stopDate!.toISOString());
+      expect(row.durationMs).toBe(described.stopDate!.getTime() - described.startDate!.getTime());
+    }
+    const starts = listed.map((row) => row.startTime);
+    expect(starts).toEqual([...starts].sort().reverse());
+    // Without --limit: the newest 100 at most (here, all of them).
+    expect(await runsJson()).toEqual(listed.map((row) => ({ ...row, durationMs: expect.any(Number) })));
+  }, 120_000);
+
+  it('runs --stack filters by --status, --workflow and --limit, and refuses an unknown status with a code', async () => {
+    const all = await runsJson('--limit', '1000');
+    const failed = [...finished()].filter(([, want]) => want.status === 'FAILED').map(([name]) => name);
+    expect((await runsJson('--status', 'failed')).map(nameOf).sort()).toEqual(failed.sort());
+    expect((await runsJson('--workflow', 'support-triage')).map(nameOf).sort()).toEqual([
+      'crashed-support-triage',
+      'run-support-triage',
+    ]);
+    expect(
+      (await runsJson('--workflow', 'fork-join-research', '--status', 'COMPLETED')).map(nameOf).sort(),
+    ).toEqual(['retried-fork-join-research', 'run-fork-join-research']);
+    // A Step Functions status filters on Step Functions' view (applied by ListExecutions).
+    expect((await runsJson('--status', 'SUCCEEDED')).map(nameOf).sort()).toEqual(
+      all
+        .filter((row) => row.stepFunctionsStatus === 'SUCCEEDED')
+        .map(nameOf)
+        .sort(),
+    );
+    expect((await runsJson('--limit', '3')).map(nameOf)).toEqual(all.slice(0, 3).map(nameOf));
+    const table = await cli(['runs', '--stack', STACK, '--workflow', 'route-loop']);
+    const [header, ...rows] = table.trimEnd().split('\n');
+    expect(header).toMatch(/^EXECUTION\s+WORKFLOW\s+STATUS\s+STARTED\s+DURATION\s+ROOT THREAD$/);
+    expect(rows).toHaveLength(2);
+    expect(rows.find((row) => row.includes('stopped-route-loop'))).toMatch(/\sroute-loop\s+ABORTED\s/);
+    expect(rows.find((row) => row.includes('run-route-loop'))).toMatch(/\sroute-loop\s+COMPLETED\s/);
+    const refused = await cliResult(['runs', '--stack', STACK, '--status', 'DONE']);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('INVALID_RUNS_FILTER');
+  }, 120_000);
+
+  it('dev --target aws serves the stack: executions, an execution page with its graph, threads, conversation and Step Functions history, and answers an interaction', async () => {
+    const dev = await startCliProcess(
+      ['dev', WORKFLOWS!, '--target', 'aws', '--stack', STACK, '--port', '0'],
+      {
+        ...stack.env,
+        STEPTHREAD_DATA_DIR: dataDir,
+      },
+    );
+    try {
+      const get = async (path: string) => {
+        const response = await fetch(`${dev.url}${path}`);
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`${dev.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      const page = async (executionId: string) =>
+        (await get(`/api/executions/${encodeURIComponent(executionId)}`))
+          .body as unknown as ExecutionPageJson;
+      expect((await get('/api/health')).body).toMatchObject({ target: 'aws' });
+
+      // The executions list: Step Functions' executions of the folder's workflows, newest first.
+      const listed = (await get('/api/executions')).body as unknown as RunRow[];
+      const runs = await runsJson('--limit', '1000');
+      expect(listed.map((row) => row.executionId)).toEqual(runs.map((row) => row.executionId));
+      for (const row of listed) {
+        const same = runs.find((run) => run.executionId === row.executionId)!;
+        expect(row).toMatchObject({
+          status: same.status,
+          stepFunctionsStatus: same.stepFunctionsStatus,
+          consoleUrl: same.consoleUrl,
+          startTime: same.startTime,
+        });
+      }
+
+      // A finished execution's page: every node of the graph completed, the fork's threads, the
+      // conversation as the stack stored it, the Step Functions view and its console link.
+      const forkRun = runs.find((row) => nameOf(row) === 'run-fork-join-research')!;
+      const forkPage = await page(forkRun.executionId);
+      expect(forkPage.execution).toMatchObject({
+        status: 'COMPLETED',
+        stepFunctionsStatus: 'SUCCEEDED',
+        consoleUrl: `https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/${forkRun.executionId}`,
+      });
+      const graph = (await get('/api/workflows/fork-join-research')).body.graph as {
+        nodes: { id: string }[];
+      };
+      for (const node of graph.nodes) {
+        expect(forkPage.nodeStatus[node.id]?.status, node.id).toBe('COMPLETED');
+      }
+      expect(forkPage.threads.map((thread) => thread.forkPathId ?? '(root)').sort()).toEqual([
+        '(root)',
+        'split/facts',
+        'split/risks',
+        'split/summary',
+      ]);
+      expect(forkPage.stepFunctions).toMatchObject({
+        status: 'SUCCEEDED',
+        input: { input: PLANS['fork-join-research']!.input },
+        historyComplete: true,
+      });
+      const taskStates = forkPage.stepFunctions!.states.filter((state) => state.stateType === 'Task');
+      expect(taskStates.find((state) => state.nodeId === 'plan')).toMatchObject({
+        stateName: 'plan',
+        status: 'SUCCEEDED',
+        attempts: 1,
+        durationMs: expect.any(Number),
+      });
+      // Each of the paths' Task states ran on its own fork child's thread.
+      const children = new Set(forkPage.threads.filter((thread) => thread.forkPathId).map((t) => t.threadId));
+      for (const nodeId of ['facts', 'risks', 'summary']) {
+        expect(children.has(taskStates.find((state) => state.nodeId === nodeId)!.threadId!)).toBe(true);
+      }
+      const root = forkPage.rootThreadId!;
+      const conversation = (await get(`/api/threads/${root}/conversation`)).body as {
+        messages: { role: string; content: string }[];
+      };
+      const stored = await cloud.conversationOf((await cloud.stores.threads.getThread(root)).thread);
+      expect(conversation.messages.map((m) => [m.role, m.content])).toEqual(
+        stored.map((m) => [m.role, String(m.content)]),
+      );
+      expect(conversation.messages.length).toBeGreaterThan(0);
+
+      // The stopped execution: ABORTED, from Step Functions.
+      const stopped = runs.find((row) => nameOf(row) === 'stopped-route-loop')!;
+      expect((await page(stopped.executionId)).execution).toMatchObject({
+        status: 'ABORTED',
+        stepFunctionsStatus: 'ABORTED',
+      });
+      expect((await get(`/api/executions/${encodeURIComponent(`${stopped.executionId}-nope`)}`)).status).toBe(
+        404,
+      );
+
+      // A run started in the console, waiting for a person, answered through the API.
+      const plan = PLANS.approval!;
+      const local = await runEmbedded(workflows.get('approval')!, plan);
+      const started = await post('/api/workflows/approval/runs', { input: plan.input });
+      expect(started.status).toBe(202);
+      const executionArn = String(started.body.executionId);
+      expect(executionArn).toMatch(/^arn:aws:states:us-east-1:123456789012:execution:stepthread-approval:/);
+      expect(started.body.consoleUrl).toContain(`#/v2/executions/details/${executionArn}`);
+      let pending: { interactionId: string; answerable: boolean }[] = [];
+      for (let tries = 0; pending.length === 0; tries += 1) {
+        if (tries > 200) throw new Error('the approval was never asked');
+        await new Promise((done) => setTimeout(done, 250));
+        pending = (await get(`/api/interactions?execution=${encodeURIComponent(executionArn)}`))
+          .body as unknown as typeof pending;
+      }
+      expect(pending).toEqual([
+        expect.objectContaining({ interactionId: expect.any(String), answerable: true }),
+      ]);
+      const waiting = await page(executionArn);
+      expect(waiting.execution).toMatchObject({ status: 'RUNNING', stepFunctionsStatus: 'RUNNING' });
+      expect(waiting.nodeStatus.approve?.status).toBe('WAITING');
+      expect(waiting.nodeStatus.draft?.status).toBe('COMPLETED');
+      expect(waiting.stepFunctions!.states.find((state) => state.stateName === 'approve')).toMatchObject({
+        status: 'RUNNING',
+        nodeId: 'approve',
+      });
+      expect((await get('/api/executions')).body).toEqual(
+        expect.arrayContaining([expect.objectContaining({ executionId: executionArn, status: 'RUNNING' })]),
+      );
+      const wrong = await post(`/api/interactions/${encodeURIComponent(pending[0]!.interactionId)}/answer`, {
+        select: 1,
+      });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body).toMatchObject({ error: { code: 'INVALID_INTERACTION_ANSWER' } });
+      const answered = await post(
+        `/api/interactions/${encodeURIComponent(pending[0]!.interactionId)}/answer`,
+        {
+          approve: true,
+          reason: 'looks right',
+        },
+      );
+      expect(answered.status).toBe(202);
+      let done = waiting;
+      for (let tries = 0; done.execution.status === 'RUNNING'; tries += 1) {
+        if (tries > 200) throw new Error('the answered run never ended');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        done = await page(executionArn);
+      }
+      expect(done.execution).toMatchObject({ status: 'COMPLETED', stepFunctionsStatus: 'SUCCEEDED' });
+      expect(done.nodeStatus.approve?.status).toBe('COMPLETED');
+      expect(done.pending).toEqual([]);
+      expect(await finalState(cloud, executionArn)).toEqual(
+        await finalState(e2e.runtime, local.outcome.executionId),
+      );
+      const again = await post(`/api/interactions/${encodeURIComponent(pending[0]!.interactionId)}/answer`, {
+        approve: true,
+      });
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ error: { code: 'INTERACTION_ALREADY_ANSWERED' } });
+
+      // Copies run on this machine only: refused over the stack with a code.
+      const copyRun = await post(`/api/threads/${root}/run`, {});
+      expect(copyRun.status).toBe(409);
+      expect(copyRun.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
+    } finally {
+      expect(await dev.stop()).toBe(0);
+    }
+  }, 240_000);
 });

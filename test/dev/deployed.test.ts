@@ -1,8 +1,10 @@
 /**
- * `stepthread dev --target aws`: the same API over a deployed stack. The stores are real (dynalite +
+ * `stepthread dev --target aws`: the requests it makes, against a stub. The stores are real (dynalite +
  * s3rver standing in for the stack's table and bucket); Step Functions is a stub that records the
  * commands: a run starts with StartExecution on `<prefix>-<workflowId>`, an answer goes back with
  * SendTaskSuccess and the stored task token, and each execution links to the Step Functions console.
+ * The stub knows no executions, so the server falls back to the table alone. The same server over a
+ * real Step Functions interpreter (the stack in moto): test/cloud/cloud.suite.ts.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
