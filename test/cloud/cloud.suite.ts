@@ -37,6 +37,15 @@ interface Plan {
 const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
   'fork-join-research': { input: { topic: 'caching' }, status: 'COMPLETED' },
+  'map-reduce': {
+    input: {
+      documents: [
+        { id: 'q1', text: 'Revenue up.' },
+        { id: 'q2', text: 'Costs flat.' },
+      ],
+    },
+    status: 'COMPLETED',
+  },
   'route-loop': { input: {}, status: 'COMPLETED' },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
