@@ -7,6 +7,7 @@ import { type EventPublisher, publisherFromEnvironment } from '../events/publish
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
 import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
+import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
@@ -59,6 +60,19 @@ function lazyValueStore(clients: LambdaClients, conversations: ConversationStore
   };
 }
 
+/** The item lists of distributed FORKs over a list, built on first use (only such a FORK needs S3 here). */
+function lazyItemListStore(clients: LambdaClients): ItemListStore {
+  let store: Promise<ItemListStore> | undefined;
+  const get = () => {
+    store ??= clients.s3().then((s3) => createItemListStore({ s3, bucketName: clients.bucketName }));
+    return store;
+  };
+  return {
+    putItemList: async (id, count) => (await get()).putItemList(id, count),
+    readItemList: async (bucket, key) => (await get()).readItemList(bucket, key),
+  };
+}
+
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   const clients = environmentClients();
@@ -70,6 +84,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     joins: createJoinStore(clients),
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
+    itemLists: lazyItemListStore(clients),
     env: systemEnv,
     events: environmentEvents(clients),
     ...(signal ? { signal } : {}),

@@ -47,17 +47,6 @@ const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
   'fork-join-research': { input: { topic: 'caching' }, status: 'COMPLETED' },
   'route-loop': { input: {}, status: 'COMPLETED' },
-  // A FORK over a list: an inline Map state, one item thread per document.
-  'map-reduce': {
-    input: {
-      documents: [
-        { id: 'q1', text: 'Revenue up.' },
-        { id: 'q2', text: 'Costs flat.' },
-        { id: 'q3', text: 'Churn down.' },
-      ],
-    },
-    status: 'COMPLETED',
-  },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
     answers: [{ kind: 'approve' }],

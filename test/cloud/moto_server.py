@@ -11,6 +11,7 @@ Prints "ready <port>" once it accepts requests.
 """
 
 import copy
+import datetime
 import json
 import os
 import sys
@@ -26,6 +27,9 @@ from moto.awslambda.models import LambdaFunction  # noqa: E402
 from moto.core.config import default_user_config  # noqa: E402
 from moto.server import ThreadedMotoServer  # noqa: E402
 from moto.stepfunctions.parser import models as sfn_parser_models  # noqa: E402
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (  # noqa: E402
+    StateTaskServiceSfn,
+)
 
 default_user_config["stepfunctions"]["execute_state_machine"] = True
 
@@ -67,6 +71,29 @@ def deepcopy_or_shallow(value, memo=None):
 
 # Only the Step Functions backend module sees this copy module; every other deepcopy is untouched.
 sfn_parser_models.copy = types.SimpleNamespace(deepcopy=deepcopy_or_shallow, copy=copy.copy)
+
+# moto 5.2.1's port of the `states:startExecution` integration (continue-as-new) passes the state's
+# Parameters to boto as they are written in ASL (StateMachineArn, Name, Input), where boto wants the API's
+# member names (stateMachineArn, ...), and hands boto's response (executionArn, a datetime startDate) to
+# the state unconverted; the integration then fails with a KeyError. Map both as Step Functions does: the
+# state sends PascalCase and gets back {"ExecutionArn", "StartDate"}.
+def sfn_parameters_as_api(self, parameters, boto_service_name=None, service_action_name=None):
+    _sfn_normalise_parameters(self, parameters, boto_service_name, service_action_name)
+    for key in list(parameters):
+        parameters[key[0].lower() + key[1:]] = parameters.pop(key)
+
+
+def sfn_response_as_states(self, response, boto_service_name=None, service_action_name=None):
+    for key in list(response):
+        value = response.pop(key)
+        if isinstance(value, datetime.datetime):
+            value = value.isoformat()
+        response[key[0].upper() + key[1:]] = value
+
+
+_sfn_normalise_parameters = StateTaskServiceSfn._normalise_parameters
+StateTaskServiceSfn._normalise_parameters = sfn_parameters_as_api
+StateTaskServiceSfn._normalise_response = sfn_response_as_states
 
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=bool(os.environ.get("STEPTHREAD_MOTO_VERBOSE")))
 server.start()

@@ -1,7 +1,10 @@
 /** USER_INTERACTION end to end on the embedded runtime: waiting, answering, rejecting, failing, forks. */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAwsClients } from '../../functions/aws/clients.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import { itemKeys, TTL_ATTRIBUTE } from '../../functions/stores/table.ts';
 import { assistant, type E2e, plain, startE2e, user, valid } from './helpers.ts';
 
 let e2e: E2e;
@@ -66,6 +69,19 @@ describe('a single interaction', () => {
     expect(types).toContain('USER_INTERACTION_RESPONDED');
     const stored = await e2e.runtime.stores.interactions!.getInteraction(outcome.threadId, 'ask');
     expect(stored).toMatchObject({ status: 'ANSWERED', resolution: { outcome: 'ANSWERED' } });
+    // The item expires (the table's TTL attribute) a week after the question's deadline.
+    const clients = createAwsClients(e2e.services.target, {
+      tableName: 'e2e-interaction',
+      bucketName: 'e2e-interaction',
+    });
+    const { Item } = await clients.dynamo.send(
+      new GetCommand({
+        TableName: 'e2e-interaction',
+        Key: itemKeys.pendingInteraction(outcome.threadId, 'ask'),
+      }),
+    );
+    clients.dynamo.destroy();
+    expect(Item?.[TTL_ATTRIBUTE]).toBe(Math.floor(Date.parse(seen[0]!.deadline!) / 1000) + 7 * 86_400);
   });
 
   it('takes input and selections, checked against the options', async () => {

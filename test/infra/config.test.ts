@@ -113,6 +113,28 @@ describe('workflow construct', () => {
     expect(JSON.stringify(continueStatements[0]!.Resource)).toContain(':stateMachine:standard-loop');
   });
 
+  it('covers a state machine named outside the prefix by statements and a pattern entry of its own', () => {
+    const { stack, runtime } = runtimeStack();
+    const workflow = loadWorkflowsFromDir('examples').find((w) => w.workflow.id === 'route-loop')!.workflow;
+    const own = new StepthreadWorkflow(stack, 'Own', { runtime, workflow, stateMachineName: 'team-triage' });
+    new StepthreadWorkflow(stack, 'Prefixed', { runtime, workflow });
+    addNagChecks(stack.node.root as never);
+    const template = Template.fromStack(stack);
+    const ownArn = { Ref: stack.getLogicalId(own.stateMachine.node.defaultChild as never) };
+    const policy = Object.values(template.findResources('AWS::IAM::ManagedPolicy'))[0]!;
+    const statements = policy.Properties.PolicyDocument.Statement as { Sid: string; Resource: unknown }[];
+    expect(statements.find((s) => s.Sid === 'StartOther1')?.Resource).toEqual(ownArn);
+    expect(statements.find((s) => s.Sid === 'RespondOther1')?.Resource).toEqual(ownArn);
+    expect(JSON.stringify(statements.find((s) => s.Sid === 'ExecutionsOther1')?.Resource)).toContain(
+      ':execution:team-triage:*',
+    );
+    const forwarding = Object.values(template.findResources('AWS::Events::Rule'))[0]!;
+    expect(forwarding.Properties.EventPattern.detail.stateMachineArn).toEqual([
+      { prefix: expect.anything() },
+      ownArn,
+    ]);
+  });
+
   it('names the missing function when the runtime lacks a node type the workflow needs', () => {
     const app = testApp();
     const stack = new Stack(app, 'S');
@@ -264,6 +286,22 @@ describe('the CDK app', () => {
       StateMachineType: 'STANDARD',
     });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    template.hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    template.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+    // The bus and the prefix-wide statements follow the prefix.
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'demo-events' });
+    expect(JSON.stringify(template.findResources('AWS::IAM::ManagedPolicy'))).toContain(
+      ':stateMachine:demo-*',
+    );
+  });
+
+  it('reads the folder and the stack name from the environment when the context has none', () => {
+    const stack = buildApp(appWith({}), {
+      STEPTHREAD_WORKFLOWS_DIR: 'test/localstack/workflows',
+      STEPTHREAD_STACK_NAME: 'FromEnv',
+    });
+    expect(stack.stackName).toBe('FromEnv');
+    expect([...stack.workflows.keys()]).toEqual(['approval']);
   });
 
   it('reads the continue-as-new threshold from context or the environment', () => {

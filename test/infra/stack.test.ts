@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileWorkflow } from '../../engine/asl/index.ts';
@@ -49,6 +50,27 @@ function actionsOf(statements: Json[]): string[] {
   return statements.flatMap((s) => (Array.isArray(s.Action) ? (s.Action as string[]) : [s.Action as string]));
 }
 
+/** A bucket whose policy refuses plain HTTP and TLS older than 1.2. */
+function expectTlsOnly(bucket: { node: { defaultChild?: unknown } }): void {
+  template.hasResourceProperties('AWS::S3::BucketPolicy', {
+    Bucket: { Ref: logicalId(bucket) },
+    PolicyDocument: {
+      Statement: Match.arrayWith([
+        Match.objectLike({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+        Match.objectLike({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
+        }),
+      ]),
+    },
+  });
+}
+
 beforeAll(() => {
   // A concrete account and region (as `cdk synth` with credentials sees them): acknowledgements must
   // match findings whether ARNs hold literal values or tokens (the config tests use tokens).
@@ -70,6 +92,7 @@ describe('shared runtime', () => {
         MemorySize: HANDLER_SPECS[type].memoryMb,
         Timeout: HANDLER_SPECS[type].timeoutSeconds,
         TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } },
         Environment: {
           Variables: {
             STEPTHREAD_TARGET: 'aws',
@@ -80,6 +103,40 @@ describe('shared runtime', () => {
         },
       });
     }
+  });
+
+  it('gives each of the 14 functions a log group of its own, kept 30 days, that only its role may write', () => {
+    expect(NODE_TYPES).toHaveLength(14);
+    const groups = NODE_TYPES.map(
+      (type) =>
+        (resources[functionLogicalId(type)]!.Properties.LoggingConfig as { LogGroup: { Ref: string } })
+          .LogGroup.Ref,
+    );
+    expect(new Set(groups).size).toBe(NODE_TYPES.length);
+    NODE_TYPES.forEach((type, i) => {
+      expect(resources[groups[i]!]).toMatchObject({
+        Type: 'AWS::Logs::LogGroup',
+        Properties: { RetentionInDays: 30 },
+      });
+      const logs = functionStatements(type).filter((s) => actionsOf([s]).some((a) => a.startsWith('logs:')));
+      expect(logs, type).toEqual([
+        {
+          Sid: 'WriteOwnLogs',
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [groups[i], 'Arn'] },
+        },
+      ]);
+      // X-Ray: trace submission only, which has no resource-level permissions.
+      const xray = functionStatements(type).filter((s) => actionsOf([s]).some((a) => a.startsWith('xray:')));
+      expect(xray, type).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+          Resource: '*',
+        },
+      ]);
+    });
   });
 
   it('mirrors the table definition: keys, GSI, on-demand, PITR, encryption and TTL', () => {
@@ -112,25 +169,36 @@ describe('shared runtime', () => {
       },
       LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.runtime.accessLogsBucket) } },
     });
-    const rules = (bucket.LifecycleConfiguration as { Rules: Json[] } | undefined)?.Rules ?? [];
-    for (const rule of rules) {
-      expect(rule).not.toHaveProperty('ExpirationInDays');
-      expect(rule).not.toHaveProperty('ExpirationDate');
-      expect(rule).not.toHaveProperty('NoncurrentVersionExpiration');
-      expect(rule).not.toHaveProperty('Transitions');
-    }
-    template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      Bucket: { Ref: logicalId(stack.runtime.bucket) },
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Deny',
-            Action: 's3:*',
-            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-          }),
-        ]),
+    // The one lifecycle rule cleans up unfinished multipart uploads; nothing stored ever expires.
+    expect((bucket.LifecycleConfiguration as { Rules: Json[] }).Rules).toEqual([
+      {
+        Id: 'abort-incomplete-uploads',
+        Status: 'Enabled',
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+      },
+    ]);
+    expectTlsOnly(stack.runtime.bucket);
+    expect(resources[logicalId(stack.runtime.bucket)]).toMatchObject({ DeletionPolicy: 'Retain' });
+  });
+
+  it('keeps the access logs protected, for 365 days', () => {
+    const logs = resources[logicalId(stack.runtime.accessLogsBucket)]!;
+    expect(logs).toMatchObject({
+      DeletionPolicy: 'Retain',
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LifecycleConfiguration: { Rules: [{ ExpirationInDays: 365, Status: 'Enabled' }] },
       },
     });
+    expectTlsOnly(stack.runtime.accessLogsBucket);
   });
 });
 
@@ -308,6 +376,126 @@ describe('least privilege', () => {
   });
 });
 
+describe('the operator policy', () => {
+  it('reaches only the stack’s own state machines (stepthread-*), their executions, and the table with its index', () => {
+    const policy = resources[logicalId(stack.runtime.operatorPolicy)]!;
+    const statements = (policy.Properties.PolicyDocument as { Statement: Json[] }).Statement;
+    const arn = (resource: string) => ({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:states:eu-west-1:123456789012:${resource}`]],
+    });
+    const table = { 'Fn::GetAtt': [logicalId(stack.runtime.table), 'Arn'] };
+    expect(statements.map(({ Sid, Action, Resource }) => ({ Sid, Action, Resource }))).toEqual([
+      {
+        Sid: 'ReadThreads',
+        Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        Resource: [table, { 'Fn::Join': ['', [table, '/index/gsi1']] }],
+      },
+      // ListStateMachines has no resource-level scope.
+      { Sid: 'FindStateMachines', Action: 'states:ListStateMachines', Resource: '*' },
+      {
+        Sid: 'StartPrefixed',
+        Action: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
+        Resource: arn('stateMachine:stepthread-*'),
+      },
+      {
+        Sid: 'RespondPrefixed',
+        Action: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+        Resource: arn('stateMachine:stepthread-*'),
+      },
+      {
+        Sid: 'ExecutionsPrefixed',
+        Action: ['states:DescribeExecution', 'states:GetExecutionHistory'],
+        Resource: arn('execution:stepthread-*'),
+      },
+    ]);
+    // No CloudFormation: `--stack` needs DescribeStacks, which operators get elsewhere (or use the variables).
+    expect(JSON.stringify(statements)).not.toContain('cloudformation:');
+  });
+});
+
+describe('cdk-nag acknowledgements', () => {
+  /** Every AwsSolutions acknowledgement in the stack, with the path of the construct that makes it. */
+  function acknowledgements(): { rule: string; path: string }[] {
+    return stack.node.findAll().flatMap((construct) =>
+      construct.node.metadata
+        .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+        .flatMap((entry) => Object.keys(entry.data as Record<string, string>))
+        // CDK records an acknowledged warning under its annotation id.
+        .map((rule) => ({ rule: rule.replace(/^Annotation::/, ''), path: construct.node.path }))
+        // CDK's own (e.g. CloudFormation-Validate::W3045 on the access-log bucket) are not cdk-nag's.
+        .filter(({ rule }) => rule.startsWith('AwsSolutions-')),
+    );
+  }
+
+  /**
+   * The README's list ("The acknowledgements, each made next to its resource"): every acknowledgement
+   * the stack makes is one of these, and each of these is made.
+   */
+  const DOCUMENTED: { readme: string; matches: (ack: { rule: string; path: string }) => boolean }[] = [
+    {
+      readme: 'S1 on the access-log bucket',
+      matches: ({ rule, path }) => rule === 'AwsSolutions-S1' && path.endsWith('/AccessLogs'),
+    },
+    {
+      readme: 'SQS3 on each trigger DLQ',
+      matches: ({ rule, path }) => rule === 'AwsSolutions-SQS3' && path.endsWith('/TriggerDeadLetters'),
+    },
+    {
+      readme:
+        'IAM5 `Resource::*` for X-Ray (functions and state machines) and CloudWatch Logs delivery (state machines)',
+      matches: ({ rule, path }) =>
+        rule === 'AwsSolutions-IAM5[Resource::*]' && (/Role$/.test(path) || path.endsWith('/StateMachine')),
+    },
+    {
+      readme: '`states:ListStateMachines` (operator policy)',
+      matches: ({ rule, path }) =>
+        rule === 'AwsSolutions-IAM5[Resource::*]' && path.endsWith('/OperatorPolicy'),
+    },
+    {
+      readme: 'IAM5 on `<bucket>/segments/*` and `<bucket>/values/*`',
+      matches: ({ rule, path }) => /Role$/.test(path) && /\/(segments|values)\/\*\]$/.test(rule),
+    },
+    {
+      readme: 'IAM5 on `stateMachine:stepthread-*` and `execution:stepthread-*` in the operator policy',
+      matches: ({ rule, path }) =>
+        path.endsWith('/OperatorPolicy') && /:(stateMachine|execution):stepthread-\*\]$/.test(rule),
+    },
+    {
+      readme: 'IAM5 on `<bucket>/map/items/*` (the FORK function',
+      matches: ({ rule, path }) => path.endsWith('/ForkRole') && rule.endsWith('/map/items/*]'),
+    },
+    {
+      readme: 'IAM5 on a Distributed Map',
+      matches: ({ rule, path }) =>
+        path.endsWith('/StateMachine') &&
+        (/\/map\/(items|results)\/\*\]$/.test(rule) || /:execution:stepthread-[^:]+\/\*\]$/.test(rule)),
+    },
+    {
+      readme: 'IAM5 on `arn:aws:bedrock:*::foundation-model/<model>`',
+      matches: ({ rule, path }) =>
+        path.endsWith('/LlmRole') &&
+        /^AwsSolutions-IAM5\[Resource::arn:.*:bedrock:\*::foundation-model\//.test(rule),
+    },
+  ];
+
+  it('makes only the acknowledgements the README lists, and every one it lists', () => {
+    // Compared with the README's line breaks folded into spaces.
+    const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
+    const made = acknowledgements();
+    expect(made.length).toBeGreaterThan(NODE_TYPES.length);
+    for (const ack of made) {
+      expect(
+        DOCUMENTED.filter(({ matches }) => matches(ack)).map(({ readme: text }) => text),
+        `${ack.rule} on ${ack.path}`,
+      ).toHaveLength(1);
+    }
+    for (const { readme: text, matches } of DOCUMENTED) {
+      expect(readme.includes(text), `README lists: ${text}`).toBe(true);
+      expect(made.some(matches), text).toBe(true);
+    }
+  });
+});
+
 describe('state machines', () => {
   it('deploys one STANDARD state machine per workflow, logging ALL and traced', () => {
     const workflows = testWorkflows();
@@ -318,6 +506,22 @@ describe('state machines', () => {
         StateMachineType: 'STANDARD',
         LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: true }),
         TracingConfiguration: { Enabled: true },
+      });
+    }
+  });
+
+  it('logs each state machine to /aws/vendedlogs/states/<name>, kept 30 days', () => {
+    for (const [id, wf] of stack.workflows) {
+      const sm = resources[logicalId(wf.stateMachine)]!;
+      const group = logicalId(wf.logGroup);
+      expect(sm.Properties.LoggingConfiguration, id).toEqual({
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [group, 'Arn'] } } }],
+        IncludeExecutionData: true,
+        Level: 'ALL',
+      });
+      expect(resources[group]!.Properties, id).toEqual({
+        LogGroupName: `/aws/vendedlogs/states/stepthread-${id}`,
+        RetentionInDays: 30,
       });
     }
   });
@@ -475,7 +679,26 @@ describe('state machines', () => {
     const triggerCount = triggered.reduce((n, { workflow }) => n + workflow.triggers!.length, 0);
     template.resourceCountIs('AWS::Events::Rule', triggerCount + 1);
     template.resourceCountIs('AWS::SQS::Queue', triggered.length);
-    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    // Each dead-letter queue: SSE, TLS only, 14 days.
+    for (const { workflow } of triggered) {
+      const queue = stack.workflows.get(workflow.id)!.deadLetterQueue!;
+      expect(resources[logicalId(queue)]!.Properties).toEqual({
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 14 * 24 * 3600,
+      });
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: logicalId(queue) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    }
   });
 
   it('forwards the status changes of every stepthread execution to the stepthread bus', () => {

@@ -1,0 +1,598 @@
+/**
+ * What the README says a deployed stack does beyond running each workflow (cloud.suite.ts), checked on
+ * the synthesized template stood up in moto (moto.ts), the functions being their synthesized bundles:
+ *
+ * - the operator policy against the AWS actions `start`, `pending` and `respond` call (moto enforces no IAM);
+ * - `stepthread start --name`: the same name never starts a second run; another input under it is refused;
+ * - an input over 8 KB goes to the stack's bucket under values/ and the execution starts with a reference;
+ * - continue-as-new: a long run continues in a new execution (states:startExecution) and ends as on the
+ *   embedded runtime; the history estimate it continued at matches the history moto recorded;
+ * - the history events an inline Map records per item;
+ * - EventBridge: a trigger rule's pattern and input transformer as deployed, the status-change
+ *   forwarding by state machine name prefix, and each thread and node event on the stepthread bus.
+ *
+ * moto cannot deliver an event to a state machine, so the rules' targets are observed with an SQS queue
+ * given the template's own InputTransformer.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeEventBusCommand,
+  EventBridgeClient,
+  PutEventsCommand,
+  PutRuleCommand,
+  PutTargetsCommand,
+} from '@aws-sdk/client-eventbridge';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateStateMachineCommand,
+  DescribeExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  DescribeStateMachineCommand,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  ListExecutionsCommand,
+  SFNClient,
+} from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../cli/main.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import { compileForDeploy } from '../../infra/compile.ts';
+import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
+import { type E2e, plain, startE2e } from '../e2e/helpers.ts';
+import { ACCOUNT, type MotoStack, REGION, startMotoStack, type Template } from './moto.ts';
+
+const ASSEMBLY = process.env.STEPTHREAD_CLOUD_ASSEMBLY;
+const WORKFLOWS = process.env.STEPTHREAD_CLOUD_WORKFLOWS;
+const STACK = process.env.STEPTHREAD_CLOUD_STACK ?? 'StepthreadCloud';
+
+const TICKETS = { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] };
+
+/** After the check that continues an execution: the continue Task (6 events), the CONTINUED Pass (2), its end (1). */
+const AFTER_CHECK = 9;
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, in moto', () => {
+  let stack: MotoStack;
+  let template: Template;
+  let e2e: E2e;
+  let cloud: LocalRuntime;
+  let sfn: SFNClient;
+  let events: EventBridgeClient;
+  let s3: S3Client;
+  const workflows = new Map<string, Workflow>();
+  const dataDir = mkdtempSync(join(tmpdir(), 'stepthread-cloud-stack-'));
+
+  /** The CLI in-process with an operator's environment; `--stack` finds the table and bucket. */
+  async function cli(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(['node', 'stepthread', ...args], {
+      stdout: (text) => {
+        out += text;
+      },
+      stderr: (text) => {
+        err += text;
+      },
+      readFile: () => Promise.reject(new Error('no files')),
+      env: { ...process.env, ...stack.env, STEPTHREAD_DATA_DIR: dataDir, ...env },
+    });
+    return { code, out, err };
+  }
+
+  async function finished(executionArn: string): Promise<DescribeExecutionCommandOutput> {
+    for (;;) {
+      const described = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (described.status !== 'RUNNING') return described;
+      await sleep(250);
+    }
+  }
+
+  async function history(executionArn: string): Promise<HistoryEvent[]> {
+    const all: HistoryEvent[] = [];
+    let nextToken: string | undefined;
+    do {
+      const page = await sfn.send(
+        new GetExecutionHistoryCommand({
+          executionArn,
+          maxResults: 1000,
+          ...(nextToken ? { nextToken } : {}),
+        }),
+      );
+      all.push(...(page.events ?? []));
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return all;
+  }
+
+  /** SQS through its JSON protocol by hand (the project has no SQS client): only to observe rule targets. */
+  async function sqs(action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const response = await fetch(stack.endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `AmazonSQS.${action}`,
+        // moto routes by the credential scope of the signature; it does not verify the signature.
+        authorization: `AWS4-HMAC-SHA256 Credential=test/20260101/${REGION}/sqs/aws4_request, SignedHeaders=host, Signature=0`,
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`SQS ${action}: ${response.status} ${text}`);
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  }
+
+  async function queue(name: string): Promise<{ url: string; arn: string }> {
+    const { QueueUrl } = (await sqs('CreateQueue', { QueueName: name })) as { QueueUrl: string };
+    const { Attributes } = (await sqs('GetQueueAttributes', {
+      QueueUrl,
+      AttributeNames: ['QueueArn'],
+    })) as { Attributes: { QueueArn: string } };
+    return { url: QueueUrl, arn: Attributes.QueueArn };
+  }
+
+  /** Every message the queue holds now, as parsed JSON. */
+  async function drain(url: string): Promise<Record<string, unknown>[]> {
+    const messages: Record<string, unknown>[] = [];
+    for (;;) {
+      const { Messages } = (await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10 })) as {
+        Messages?: { Body: string; ReceiptHandle: string }[];
+      };
+      if (!Messages?.length) return messages;
+      for (const message of Messages) {
+        messages.push(JSON.parse(message.Body) as Record<string, unknown>);
+        await sqs('DeleteMessage', { QueueUrl: url, ReceiptHandle: message.ReceiptHandle });
+      }
+    }
+  }
+
+  /** The template's rules whose logical id contains `part`, with the name moto.ts gave each. */
+  function rules(part: string): { name: string; properties: Record<string, unknown> }[] {
+    return Object.entries(template.Resources)
+      .filter(([id, resource]) => resource.Type === 'AWS::Events::Rule' && id.includes(part))
+      .map(([id, resource]) => ({
+        name: `${STACK}-${id}`.slice(0, 64),
+        properties: resource.Properties ?? {},
+      }));
+  }
+
+  /** What a run leaves on its root thread, thread ids (which derive from execution ids) masked. */
+  async function runState(runtime: LocalRuntime, threadId: string) {
+    const { thread } = await runtime.stores.threads.getThread(threadId);
+    const journal = await runtime.stores.threads.readJournal(threadId);
+    const state = {
+      status: thread.status,
+      output: thread.output,
+      step: thread.step,
+      errors: thread.errors,
+      variables: thread.variables,
+      conversation: plain(await runtime.conversationOf(thread)),
+      history: journal.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
+      events: journal.events
+        .filter((event) => event.type !== 'THREAD_CONTINUED')
+        .map((event) => `${event.type} ${'nodeId' in event ? event.nodeId : ''}`),
+    };
+    return JSON.parse(JSON.stringify(state).replace(/t-[0-9a-f]{32}/g, '<thread>')) as unknown;
+  }
+
+  beforeAll(async () => {
+    for (const { workflow } of loadWorkflowsFromDir(WORKFLOWS!)) workflows.set(workflow.id, workflow);
+    template = JSON.parse(readFileSync(join(ASSEMBLY!, `${STACK}.template.json`), 'utf8')) as Template;
+    stack = await startMotoStack(ASSEMBLY!, STACK);
+    e2e = await startE2e('cloud-stack');
+    const config = {
+      endpoint: stack.endpoint,
+      region: REGION,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    };
+    cloud = createLocalRuntime({
+      clients: createAwsClients(
+        { kind: 'endpoint', endpoint: stack.endpoint },
+        { tableName: stack.outputs.TableName!, bucketName: stack.outputs.BucketName! },
+      ),
+    });
+    sfn = new SFNClient(config);
+    events = new EventBridgeClient(config);
+    s3 = new S3Client({ ...config, forcePathStyle: true });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+    await e2e?.close();
+  });
+
+  /**
+   * The AWS actions a CLI command calls, seen on the wire: a loopback proxy in front of moto names each
+   * request by its protocol (the JSON target header, the query `Action`, or S3's method and key).
+   */
+  async function actionsOf(
+    args: string[],
+  ): Promise<{ result: Awaited<ReturnType<typeof cli>>; actions: Set<string> }> {
+    const actions = new Set<string>();
+    const target = new URL(stack.endpoint);
+    const proxy: Server = createServer((incoming, outgoing) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const amzTarget = incoming.headers['x-amz-target'];
+        const queryAction = /(?:^|&)Action=([A-Za-z]+)/.exec(body.toString())?.[1];
+        if (typeof amzTarget === 'string') {
+          const [service, operation] = amzTarget.split('.') as [string, string];
+          actions.add(
+            `${service.startsWith('DynamoDB') ? 'dynamodb' : service === 'AWSStepFunctions' ? 'states' : service}:${operation}`,
+          );
+        } else if (queryAction) {
+          actions.add(`cloudformation:${queryAction}`);
+        } else {
+          // Path-style S3: /<bucket>/<key>; a GET or HEAD of an object needs s3:GetObject.
+          const [, , ...key] = (incoming.url ?? '').split('?')[0]!.split('/');
+          const method = incoming.method ?? 'GET';
+          actions.add(
+            key.join('/') === '' ? 's3:ListBucket' : method === 'PUT' ? 's3:PutObject' : 's3:GetObject',
+          );
+        }
+        const forwarded = request(
+          {
+            host: target.hostname,
+            port: target.port,
+            method: incoming.method,
+            path: incoming.url,
+            headers: incoming.headers,
+          },
+          (answer) => {
+            outgoing.writeHead(answer.statusCode ?? 500, answer.headers);
+            answer.pipe(outgoing);
+          },
+        );
+        forwarded.end(body);
+      });
+    });
+    await new Promise<void>((ready) => proxy.listen(0, '127.0.0.1', ready));
+    const address = proxy.address() as { port: number };
+    try {
+      const result = await cli(args, { AWS_ENDPOINT_URL: `http://127.0.0.1:${address.port}` });
+      return { result, actions };
+    } finally {
+      await new Promise((closed) => proxy.close(closed));
+    }
+  }
+
+  it('the operator policy allows every action `start`, `pending` and `respond` call, but S3 for a large input', async () => {
+    const policy = Object.values(template.Resources).find(
+      (resource) => resource.Type === 'AWS::IAM::ManagedPolicy',
+    )!;
+    const allowed = new Set(
+      (policy.Properties!.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.flatMap(
+        (statement) => statement.Action,
+      ),
+    );
+    // --stack reads the stack's outputs (DescribeStacks), which the README leaves out of the policy.
+    const beyond = (actions: Set<string>) =>
+      [...actions]
+        .filter((action) => !allowed.has(action) && action !== 'cloudformation:DescribeStacks')
+        .sort();
+    const input = JSON.stringify({ detail: { subject: 'Password reset' } });
+    const start = await actionsOf([
+      'start',
+      'approval',
+      '--stack',
+      STACK,
+      '--name',
+      'operator',
+      '--input',
+      input,
+    ]);
+    expect(start.result.code).toBe(0);
+    expect(beyond(start.actions)).toEqual([]);
+    const executionArn = start.result.out.trim();
+    let pending: Awaited<ReturnType<typeof actionsOf>>;
+    for (;;) {
+      pending = await actionsOf(['pending', executionArn, '--stack', STACK, '--json']);
+      if ((JSON.parse(pending.result.out) as unknown[]).length > 0) break;
+      await sleep(250);
+    }
+    expect(beyond(pending.actions)).toEqual([]);
+    const [open] = JSON.parse(pending.result.out) as { interactionId: string }[];
+    const respond = await actionsOf(['respond', open!.interactionId, '--stack', STACK, '--approve']);
+    expect(respond.result.code).toBe(0);
+    expect(beyond(respond.actions)).toEqual([]);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    // Starting with an input over 8 KB also writes it to the bucket: not in the policy.
+    const large = JSON.stringify({ detail: { subject: 'x'.repeat(10_000) } });
+    const largeStart = await actionsOf([
+      'start',
+      'approval',
+      '--stack',
+      STACK,
+      '--name',
+      'operator-large',
+      '--input',
+      large,
+    ]);
+    expect(largeStart.result.code).toBe(0);
+    expect(beyond(largeStart.actions)).toEqual(['s3:PutObject']);
+  }, 120_000);
+
+  it('start: the same name never starts a second run, and another input under that name is refused', async () => {
+    const args = ['start', 'context-pipeline', '--stack', STACK, '--name', 'same-name', '--input', '{}'];
+    const first = await cli(args);
+    expect(first.code).toBe(0);
+    const executionArn = first.out.trim();
+    // While it runs, StartExecution with the same name and input answers with the same execution.
+    expect((await cli(args)).out.trim()).toBe(executionArn);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    // Once it ended, Step Functions refuses the name (ExecutionAlreadyExists): start reports that execution.
+    const again = await cli(args);
+    expect(again).toMatchObject({ code: 0, out: `${executionArn}\n` });
+    expect(again.err).toContain('already started (SUCCEEDED)');
+    const other = await cli([...args.slice(0, -1), '{"topic": "other"}']);
+    expect(other.code).toBe(1);
+    expect(other.err).toContain('different input');
+    const machine = stack.stateMachines.get('stepthread-context-pipeline')!;
+    const listed = await sfn.send(new ListExecutionsCommand({ stateMachineArn: machine }));
+    expect(listed.executions?.filter((execution) => execution.name === 'same-name')).toHaveLength(1);
+  }, 120_000);
+
+  it('start: an input over 8 KB goes to the bucket under values/ and the execution starts with a reference to it', async () => {
+    const input = { tickets: ['x'.repeat(300_000), ...TICKETS.tickets.slice(1)] };
+    const started = await cli([
+      'start',
+      'route-loop',
+      '--stack',
+      STACK,
+      '--name',
+      'large-input',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    expect(started.code).toBe(0);
+    const done = await finished(started.out.trim());
+    expect(done.status).toBe('SUCCEEDED');
+    // StartExecution took a small reference, not the 300 KB (over its 256 KiB limit).
+    expect(done.input!.length).toBeLessThan(1_000);
+    expect(done.input).toContain('$stepthread:ref');
+    const stored = await s3.send(
+      new ListObjectsV2Command({ Bucket: stack.outputs.BucketName!, Prefix: 'values/' }),
+    );
+    expect(stored.KeyCount).toBeGreaterThan(0);
+    // START resolved it: the first ticket reached the model whole, in classify's prompt.
+    const { rootThreadId } = JSON.parse(done.output!) as { rootThreadId: string };
+    const { thread } = await cloud.stores.threads.getThread(rootThreadId);
+    const prompts = (await cloud.conversationOf(thread)).filter((message) => message.role === 'user');
+    expect(String(prompts[0]!.content).includes(input.tickets[0]!)).toBe(true);
+  }, 120_000);
+
+  it('continue-as-new: a run continues in a new execution and ends as on the embedded runtime', async () => {
+    const workflow = workflows.get('route-loop')!;
+    // route-loop as `-c stepthread:continueAfterEvents=100` deploys it: only the threshold differs.
+    const check = (threshold: number) => `{"Variable":"$.history","NumericGreaterThanEquals":${threshold}}`;
+    const compiled = (threshold: number) =>
+      JSON.stringify(compileForDeploy(workflow, { continueAfterEvents: threshold }).definition);
+    expect(compiled(20_000).split(check(20_000)).join(check(100))).toBe(compiled(100));
+    const deployed = await sfn.send(
+      new DescribeStateMachineCommand({ stateMachineArn: stack.stateMachines.get('stepthread-route-loop')! }),
+    );
+    expect(deployed.definition!.split(check(20_000)).length - 1).toBe(2); // the ROUTE's and the LOOP_END's
+    const { stateMachineArn } = await sfn.send(
+      new CreateStateMachineCommand({
+        name: 'stepthread-route-loop-continuing',
+        definition: deployed.definition!.split(check(20_000)).join(check(100)),
+        roleArn: deployed.roleArn!,
+      }),
+    );
+
+    const local = await e2e.runtime
+      .prepare(workflow, { continueAfterEvents: 100 })
+      .run(TICKETS, { noRetryWaits: true });
+    expect(local.status).toBe('COMPLETED');
+    expect(local.executions.map((execution) => execution.status)).toEqual(['CONTINUED', 'SUCCEEDED']);
+
+    const started = await cli([
+      'start',
+      'route-loop-continuing',
+      '--stack',
+      STACK,
+      '--name',
+      'long-run',
+      '--input',
+      JSON.stringify(TICKETS),
+    ]);
+    const first = started.out.trim();
+    const ended = await finished(first);
+    expect(ended.status).toBe('SUCCEEDED');
+    const continued = JSON.parse(ended.output!) as {
+      status: string;
+      continuedAs: string;
+      threadId: string;
+      step: number;
+    };
+    expect(continued).toMatchObject({ status: 'CONTINUED' });
+    const second = `${stateMachineArn!.replace(':stateMachine:', ':execution:')}:${continued.continuedAs}`;
+    const successor = await finished(second);
+    expect(successor.status).toBe('SUCCEEDED');
+    const executions = await sfn.send(new ListExecutionsCommand({ stateMachineArn }));
+    expect(executions.executions).toHaveLength(2);
+
+    // The successor was started by the first (the console links them) with the envelope it continued at.
+    const resume = JSON.parse(successor.input!) as {
+      resume: { envelope: { step: number; history: number } };
+      AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: string;
+    };
+    expect(resume.AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID).toBe(first);
+    // It continued where the embedded runtime's run continued: the same step, the same estimate.
+    const localResume = local.events.filter((event) => event.type === 'ExecutionStarted')[1]!.input as {
+      resume: { envelope: { step: number; history: number } };
+    };
+    const { step, history: estimate } = localResume.resume.envelope;
+    expect(resume.resume.envelope).toMatchObject({ step, history: estimate });
+    expect(continued.step).toBe(step);
+    // The estimate the first execution continued at, against the history Step Functions recorded for it.
+    // moto records no TaskSubmitted for the request-response startExecution Task; Step Functions does.
+    const recorded = await history(first);
+    expect(recorded.filter((event) => event.type === 'TaskSubmitted')).toEqual([]);
+    expect(recorded.length + 1).toBe(resume.resume.envelope.history + AFTER_CHECK);
+    // Lambda Tasks: Entered, Scheduled, Started, Succeeded, Exited (5); Choices: Entered, Exited (2).
+    const count = (type: string) => recorded.filter((event) => event.type === type).length;
+    expect(count('LambdaFunctionScheduled')).toBe(count('TaskStateEntered') - 1);
+    expect(count('ChoiceStateEntered')).toBe(count('ChoiceStateExited'));
+
+    expect(await runState(cloud, continued.threadId)).toEqual(await runState(e2e.runtime, local.threadId));
+    // inspect, given the first execution, shows the whole run.
+    const inspected = JSON.parse((await cli(['inspect', first, '--stack', STACK, '--json'])).out) as {
+      executions: { executionId: string; status: string }[];
+    };
+    expect(inspected.executions).toEqual([
+      { executionId: first, status: 'CONTINUED' },
+      { executionId: second, status: 'COMPLETED' },
+    ]);
+  }, 180_000);
+
+  it('an inline Map (map-reduce) records 19 history events per item', async () => {
+    const eventsFor = async (items: number) => {
+      const documents = Array.from({ length: items }, (_unused, i) => ({ id: `d${i}`, text: `Text ${i}.` }));
+      const started = await cli([
+        'start',
+        'map-reduce',
+        '--stack',
+        STACK,
+        '--name',
+        `items-${items}`,
+        '--input',
+        JSON.stringify({ documents }),
+      ]);
+      expect((await finished(started.out.trim())).status).toBe('SUCCEEDED');
+      return (await history(started.out.trim())).length;
+    };
+    const [two, five] = [await eventsFor(2), await eventsFor(5)];
+    // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's closing Pass (2).
+    expect((five - two) / 3).toBe(19);
+  }, 120_000);
+
+  it("a trigger rule matches the README's event and hands the run the whole event as `input`", async () => {
+    const [trigger] = rules('WorkflowapprovalTrigger');
+    const target = (trigger!.properties.Targets as { InputTransformer: Record<string, unknown> }[])[0]!;
+    const observed = await queue('approval-trigger');
+    await events.send(
+      new PutTargetsCommand({
+        Rule: trigger!.name,
+        Targets: [{ Id: 'observed', Arn: observed.arn, InputTransformer: target.InputTransformer as never }],
+      }),
+    );
+    // The README's `aws events put-events` example, and an event the pattern does not match.
+    await events.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            Source: 'stepthread.examples',
+            DetailType: 'TicketCreated',
+            Detail: '{"subject":"Password reset"}',
+          },
+          { Source: 'stepthread.examples', DetailType: 'TicketClosed', Detail: '{"subject":"Other"}' },
+        ],
+      }),
+    );
+    const delivered = await drain(observed.url);
+    expect(delivered).toEqual([
+      {
+        input: expect.objectContaining({
+          source: 'stepthread.examples',
+          'detail-type': 'TicketCreated',
+          detail: { subject: 'Password reset' },
+        }),
+      },
+    ]);
+  });
+
+  it('forwards the status changes of stepthread-* state machines, and of no others, to the stepthread bus', async () => {
+    const [forwarding] = rules('ExecutionStatusForwarding');
+    const bus = await events.send(new DescribeEventBusCommand({ Name: 'stepthread-events' }));
+    await events.send(
+      new PutTargetsCommand({ Rule: forwarding!.name, Targets: [{ Id: 'bus', Arn: bus.Arn! }] }),
+    );
+    const observed = await queue('forwarded-status');
+    await events.send(
+      new PutRuleCommand({
+        Name: 'observe-status',
+        EventBusName: 'stepthread-events',
+        EventPattern: JSON.stringify({ source: ['aws.states'] }),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: 'observe-status',
+        EventBusName: 'stepthread-events',
+        Targets: [{ Id: 'observed', Arn: observed.arn }],
+      }),
+    );
+    const status = (stateMachine: string) => ({
+      Source: 'aws.states',
+      DetailType: 'Step Functions Execution Status Change',
+      Detail: JSON.stringify({
+        stateMachineArn: `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${stateMachine}`,
+        status: 'SUCCEEDED',
+      }),
+    });
+    await events.send(
+      new PutEventsCommand({ Entries: [status('stepthread-approval'), status('other-approval')] }),
+    );
+    const delivered = await drain(observed.url);
+    expect(delivered.map((event) => (event.detail as { stateMachineArn: string }).stateMachineArn)).toEqual([
+      `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:stepthread-approval`,
+    ]);
+  });
+
+  it('the functions publish each thread and node event on the stepthread bus (source stepthread)', async () => {
+    const observed = await queue('thread-events');
+    await events.send(
+      new PutRuleCommand({
+        Name: 'observe-thread-events',
+        EventBusName: 'stepthread-events',
+        EventPattern: JSON.stringify({ source: ['stepthread'] }),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: 'observe-thread-events',
+        EventBusName: 'stepthread-events',
+        Targets: [{ Id: 'observed', Arn: observed.arn }],
+      }),
+    );
+    const started = await cli([
+      'start',
+      'fork-join-research',
+      '--stack',
+      STACK,
+      '--name',
+      'published',
+      '--input',
+      '{"topic":"caching"}',
+    ]);
+    expect((await finished(started.out.trim())).status).toBe('SUCCEEDED');
+    const threads = await cloud.stores.threads.listThreadsOfExecution(started.out.trim());
+    expect(threads.length).toBeGreaterThan(1); // the root and the fork's children
+    const key = (event: Record<string, unknown>) =>
+      `${String(event.type)} ${String(event.threadId)} ${String(event.nodeId ?? '')}`;
+    const recorded = new Set<string>();
+    for (const { thread } of threads) {
+      for (const event of (await cloud.stores.threads.readJournal(thread.id)).events) {
+        recorded.add(key({ ...event, threadId: thread.id }));
+      }
+    }
+    const published = (await drain(observed.url)).filter((event) =>
+      threads.some(({ thread }) => thread.id === (event.detail as { threadId: string }).threadId),
+    );
+    for (const event of published) {
+      expect(event['detail-type']).toBe((event.detail as { type: string }).type);
+    }
+    // At least once: every recorded event is on the bus (a retried step may publish one twice).
+    expect(new Set(published.map((event) => key(event.detail as Record<string, unknown>)))).toEqual(recorded);
+  }, 120_000);
+});
