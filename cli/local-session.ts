@@ -48,8 +48,15 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
     import('../functions/aws/clients.ts'),
     import('../functions/local/data-dir-server.ts'),
   ]);
-  const env = io.env ?? process.env;
-  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  const given = io.env ?? process.env;
+  const embedded = { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' } as const;
+  // Naming a stack means AWS itself when no endpoint says otherwise, as for `runs` and `dev`: never
+  // the local data directory while the user asked for a deployed stack.
+  const env =
+    options.stack !== undefined && resolveAwsTarget(given, embedded).kind === 'embedded'
+      ? { ...given, STEPTHREAD_TARGET: 'aws' }
+      : given;
+  const target = resolveAwsTarget(env, embedded);
   if (target.kind !== 'embedded') {
     const names = await deployedResourceNames(env, target, {
       ...(options.stack ? { stack: options.stack } : {}),

@@ -1,8 +1,9 @@
 /** Table and bucket of a deployed stack: variables, else the stack's outputs (cached), else defaults. */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openStores } from '../../cli/local-session.ts';
 import { type DescribeOutputs, deployedResourceNames } from '../../cli/stack-names.ts';
 
 const target = { kind: 'aws' } as const;
@@ -53,5 +54,21 @@ describe('deployed table and bucket names', () => {
       code: 'DEPLOY_CONFIG_INVALID',
       message: expect.stringContaining('stack NotOurs has no TableName/BucketName outputs'),
     });
+  });
+
+  it('opens the deployed stack, never the local data directory, when --stack names one', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'stepthread-stack-')), 'absent');
+    // No AWS_ENDPOINT_URL or STEPTHREAD_TARGET: --stack alone selects AWS (as for `runs` and `dev`).
+    const env = { STEPTHREAD_TABLE: 't', STEPTHREAD_BUCKET: 'b', AWS_REGION: 'eu-west-1' };
+    const session = await openStores({ stack: 'Agents', dataDir, mustExist: true }, {
+      env,
+      stdout: () => {},
+      stderr: () => {},
+    } as never);
+    expect(session.location).toBe('AWS');
+    expect(session.dataDir).toBeUndefined();
+    expect(session.clients.tableName).toBe('t');
+    expect(existsSync(dataDir)).toBe(false);
+    await session.close();
   });
 });
