@@ -310,6 +310,23 @@ export class StepthreadRuntime extends Construct {
       }),
     );
     acknowledgeWildcardResources(policy, ['*'], 'states:ListStateMachines supports no resource scope.');
+    // `start` writes an input over 8 KB as a content-addressed value and starts with its reference;
+    // `inspect` and `dev --target aws` read conversations and large values. Nothing else in the bucket.
+    const values = this.bucket.arnForObjects('values/*');
+    const segments = this.bucket.arnForObjects('segments/*');
+    policy.addStatements(
+      new PolicyStatement({ sid: 'WriteLargeInputs', actions: ['s3:PutObject'], resources: [values] }),
+      new PolicyStatement({
+        sid: 'ReadConversations',
+        actions: ['s3:GetObject'],
+        resources: [values, segments],
+      }),
+    );
+    acknowledgeWildcardResources(
+      policy,
+      [values, segments],
+      'Objects under values/ and segments/ are named by the SHA-256 of their content, so no name is known ahead; the wildcards cover those two prefixes of the conversation bucket only.',
+    );
     return policy;
   }
 

@@ -346,7 +346,7 @@ describe('least privilege', () => {
     expect(answering.map((p) => p.Type)).toEqual(['AWS::IAM::ManagedPolicy']);
   });
 
-  it('gives operators start, describe, the task-token answers and table reads only: no writes, no Scan, no S3', () => {
+  it('gives operators start, describe, the task-token answers, table reads and the bucket objects their commands use: no table writes, no Scan', () => {
     const policy = resources[logicalId(stack.runtime.operatorPolicy)]!;
     const statements = (policy.Properties.PolicyDocument as { Statement: Json[] }).Statement;
     const actions = new Set(actionsOf(statements));
@@ -354,6 +354,8 @@ describe('least privilege', () => {
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:Query',
+      's3:GetObject',
+      's3:PutObject',
       'states:DescribeExecution',
       'states:DescribeStateMachine',
       'states:GetExecutionHistory',
@@ -384,6 +386,9 @@ describe('the operator policy', () => {
       'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:states:eu-west-1:123456789012:${resource}`]],
     });
     const table = { 'Fn::GetAtt': [logicalId(stack.runtime.table), 'Arn'] };
+    const objects = (pattern: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, `/${pattern}`]],
+    });
     expect(statements.map(({ Sid, Action, Resource }) => ({ Sid, Action, Resource }))).toEqual([
       {
         Sid: 'ReadThreads',
@@ -392,6 +397,14 @@ describe('the operator policy', () => {
       },
       // ListStateMachines has no resource-level scope.
       { Sid: 'FindStateMachines', Action: 'states:ListStateMachines', Resource: '*' },
+      // `start` writes an input over 8 KB to values/; `inspect` and `dev --target aws` read
+      // conversations and large values. No other key of the bucket, and no ListBucket.
+      { Sid: 'WriteLargeInputs', Action: 's3:PutObject', Resource: objects('values/*') },
+      {
+        Sid: 'ReadConversations',
+        Action: 's3:GetObject',
+        Resource: [objects('values/*'), objects('segments/*')],
+      },
       {
         Sid: 'StartPrefixed',
         Action: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
@@ -453,7 +466,8 @@ describe('cdk-nag acknowledgements', () => {
     },
     {
       readme: 'IAM5 on `<bucket>/segments/*` and `<bucket>/values/*`',
-      matches: ({ rule, path }) => /Role$/.test(path) && /\/(segments|values)\/\*\]$/.test(rule),
+      matches: ({ rule, path }) =>
+        (/Role$/.test(path) || path.endsWith('/OperatorPolicy')) && /\/(segments|values)\/\*\]$/.test(rule),
     },
     {
       readme: 'IAM5 on `stateMachine:stepthread-*` and `execution:stepthread-*` in the operator policy',
