@@ -265,7 +265,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
     }
   }
 
-  it('the operator policy allows every action `start`, `pending` and `respond` call, but S3 for a large input', async () => {
+  it('the operator policy allows every action `start`, `pending` and `respond` call, S3 for a large input included', async () => {
     const policy = Object.values(template.Resources).find(
       (resource) => resource.Type === 'AWS::IAM::ManagedPolicy',
     )!;
