@@ -123,7 +123,7 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     throw conflict(`execution ${executionId} cannot continue itself`, resume.node.id);
   }
   const { at } = await claim(event, executionId, deps);
-  const { workflowId, workflowVersion, rootThreadId, threadId, step, route, loop, last } = envelope;
+  const { workflowId, workflowVersion, rootThreadId, threadId, step, route, loop, last, history } = envelope;
   await deps.executions.putExecution({
     executionId,
     rootThreadId,
@@ -132,6 +132,8 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     status: 'RUNNING',
     startTime: at,
     continuedFrom: predecessor,
+    continuedFromStep: step,
+    ...(history === undefined ? {} : { continuedFromHistory: history }),
   });
   try {
     await deps.executions.setExecutionStatus(predecessor, 'CONTINUED', {
