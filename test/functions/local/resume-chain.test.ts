@@ -10,6 +10,8 @@
  * "Stopped for good" is a Task or store call that never settles: nothing after it runs, as when the
  * process is killed there (test/e2e/resume-continued.test.ts kills real processes).
  */
+import { spawnSync } from 'node:child_process';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResumeInput } from '../../../engine/asl/continuation.ts';
 import type { AslChoiceState } from '../../../engine/asl/index.ts';
@@ -24,6 +26,7 @@ import {
   pendingSuccessor,
   successorName,
 } from '../../../functions/local/resume-chain.ts';
+import { listRuns, recordLocalRun } from '../../../functions/local/run-registry.ts';
 import {
   createLocalRuntime,
   type LocalRuntime,
@@ -142,7 +145,8 @@ type KillPoint =
 const forever = new Promise<never>(() => {});
 
 /** Runs until the kill point, then leaves the run hanging there; resolves with the run's thread id. */
-async function runUntil(workflow: Workflow, point: KillPoint): Promise<string> {
+/** Runs until the kill point (from START, or `fromThread` from its current node), then stops there. */
+async function runUntil(workflow: Workflow, point: KillPoint, fromThread?: string): Promise<string> {
   let killed!: () => void;
   const stopped = new Promise<void>((resolve) => {
     killed = resolve;
@@ -191,7 +195,7 @@ async function runUntil(workflow: Workflow, point: KillPoint): Promise<string> {
         return forever;
       }
       const result = await invoke();
-      threadId ??= (result as { rootThreadId?: string }).rootThreadId;
+      threadId ??= fromThread ?? (result as { rootThreadId?: string }).rootThreadId;
       if ('after' in point && point.after === state && n === point.nth) {
         killed();
         return forever;
@@ -205,9 +209,12 @@ async function runUntil(workflow: Workflow, point: KillPoint): Promise<string> {
       }
     },
   };
-  const running = runtime
-    .prepare(workflow, { continueAfterEvents: THRESHOLD })
-    .run({ n: ITERATIONS }, options);
+  const running =
+    fromThread === undefined
+      ? runtime.prepare(workflow, { continueAfterEvents: THRESHOLD }).run({ n: ITERATIONS }, options)
+      : runtime
+          .prepare(workflow, { continueAfterEvents: THRESHOLD, startNodeId: 'loop' })
+          .runThread(fromThread, options);
   await Promise.race([
     stopped,
     running.then(
@@ -397,6 +404,61 @@ describe('resuming a run that continued', () => {
       await expect(runtime.resumePlanOf(first)).rejects.toThrow(/ended COMPLETED/);
     });
   }
+
+  it('resumes a copy run from one of its nodes (run --thread) that continued, stopped in a successor', async () => {
+    const workflow = countingWorkflow('count-clean');
+    const { executionHistory } = await e2e.runtime.stores.threads.readJournal(clean.threadId);
+    const firstLoop = executionHistory.find((entry) => entry.nodeId === 'loop')!.step;
+    // Two copies from the loop's first run: one runs clean, the other is stopped in its third execution.
+    const copies = [];
+    for (let i = 0; i < 2; i += 1)
+      copies.push(await e2e.runtime.copyThread(clean.threadId, { fromStep: firstLoop }));
+    const prepared = e2e.runtime.prepare(workflow, { continueAfterEvents: THRESHOLD, startNodeId: 'loop' });
+    const again = await prepared.runThread(copies[0]!.id, { noRetryWaits: true });
+    expect(again.executions.length).toBeGreaterThan(3);
+    const threadId = await runUntil(workflow, { after: 'inc', nth: incs[0]! + incs[1]! + 2 }, copies[1]!.id);
+    const { thread } = await e2e.runtime.stores.threads.getThread(threadId);
+    const chain = await executionChainOf(e2e.runtime.stores.executions, thread.metadata.executionId!);
+    expect(chain.map((record) => record.status)).toEqual(['CONTINUED', 'CONTINUED', 'RUNNING']);
+    const plan = await e2e.runtime.resumePlanOf(chain[1]!.executionId);
+    expect(plan).toMatchObject({ executionId: chain[2]!.executionId, startNodeId: 'loop' });
+    const resumed = await prepared.resume(chain[0]!.executionId, { noRetryWaits: true });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.output).toEqual(again.output);
+    expect(await runState(e2e.runtime, threadId)).toEqual(await runState(e2e.runtime, copies[0]!.id));
+  });
+
+  it('lists the run once as INTERRUPTED, on its in-flight execution, once its process is gone', async () => {
+    const workflow = countingWorkflow('count-clean');
+    // The successor recorded itself; its predecessor is not marked CONTINUED yet.
+    const threadId = await runUntil(workflow, { store: 'setExecutionStatus', nth: 2 });
+    const { thread } = await e2e.runtime.stores.threads.getThread(threadId);
+    const first = thread.metadata.firstExecutionId!;
+    const clients = createAwsClients(e2e.services.target, { tableName: NAME, bucketName: NAME });
+    await recordLocalRun(clients, { executionId: first, workflow, now: new Date().toISOString() });
+    const ofRun = async () =>
+      (await listRuns(clients))
+        .filter((run) => run.rootThreadId === threadId)
+        .map((run) => [run.executionId, run.status, run.resume]);
+    const inFlight = thread.metadata.executionId!;
+    // Its process (this one) is alive: running.
+    expect((await ofRun()).map(([, status]) => status)).toEqual(['RUNNING', 'CONTINUED', 'CONTINUED']);
+    // Gone: the execution in flight is interrupted, the others continued.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await clients.dynamo.send(
+      new UpdateCommand({
+        TableName: NAME,
+        Key: { pk: `EXEC#${first}`, sk: 'LOCAL' },
+        UpdateExpression: 'SET pid = :pid',
+        ExpressionAttributeValues: { ':pid': gone },
+      }),
+    );
+    const listed = await ofRun();
+    expect(listed).toHaveLength(3);
+    expect(listed[0]).toEqual([inFlight, 'INTERRUPTED', `stepthread resume ${inFlight}`]);
+    expect(listed.slice(1).map(([, status]) => status)).toEqual(['CONTINUED', 'CONTINUED']);
+    expect(listed.at(-1)![0]).toBe(first);
+  });
 
   it('plans the in-flight execution from any id of the run, and starts the pending successor', async () => {
     const workflow = countingWorkflow('count-clean');
