@@ -2,7 +2,8 @@
  * `stepthread:resume` (START's function): the first Task of an execution that continues a run
  * (continue-as-new, engine/asl/continuation.ts). It claims the root thread for this execution — the
  * thread stays where the execution that continued left it: same id, same step, same variables and
- * conversation — records the execution (linked both ways with its predecessor), and returns the
+ * conversation — records the execution (linked both ways with its predecessor, with the step and
+ * history estimate it continued at, from which `stepthread resume` rebuilds this input), and returns the
  * envelope with this execution's id, a fresh history count and the Choice state to resume at.
  *
  * Idempotent: a retry finds the thread already claimed and redoes the idempotent record writes with
