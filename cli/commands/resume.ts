@@ -1,15 +1,17 @@
 /**
  * `stepthread resume <executionId|threadId> [--json] [--answers …] [--workflow <file>] [--data-dir <dir>]`:
- * runs an interrupted local execution (killed, Ctrl-C) to its end under the same id. Steps its threads
+ * runs an interrupted local run (killed, Ctrl-C) to its end: the execution that was in flight runs
+ * again under its own id (any execution id of a run that continued leads to it). Steps its threads
  * committed replay from their records — nothing is applied twice, no model called again — and the
  * run goes on from the step that was in flight. Output as `run`.
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import { executionToResume } from '../../functions/local/resume-chain.ts';
 import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
-import { CONTINUE_AFTER_HELP, continueAfterEventsOf } from '../continuation.ts';
+import { continueAfterEventsOf } from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
 import { answerSourceFor, type RunCommandOptions, resumeExecution, runOptionsFor } from './run.ts';
@@ -52,6 +54,7 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
       return resumeExecution(runtime, session, executionId, options, io, {
         ...runOptionsFor(options, io, answers.source),
         ...(answers.data === undefined ? {} : { answers: answers.data }),
+        ...(options.continueAfterEvents === undefined ? {} : { continueAfterEvents: threshold.value }),
         ...(workflow?.ok ? { workflow: workflow.workflow } : {}),
         ...(options.workflow === undefined ? {} : { file: options.workflow }),
       });
@@ -59,7 +62,10 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
   );
 }
 
-/** An execution id as given, or the execution a thread (root or fork child) runs in. */
+/**
+ * An execution id as given, or the execution a thread (root or fork child) runs in — for a root
+ * thread of a run that continued, the one in flight.
+ */
 async function executionIdOf(runtime: ReturnType<typeof createLocalRuntime>, id: string): Promise<string> {
   try {
     return (await runtime.stores.executions.getExecution(id)).executionId;
@@ -75,7 +81,7 @@ async function executionIdOf(runtime: ReturnType<typeof createLocalRuntime>, id:
     }
     throw error;
   }
-  const executionId = thread.metadata.executionId;
+  const executionId = await executionToResume(runtime.stores.executions, thread);
   if (executionId === undefined) {
     throw new StepthreadError('RUN_NOT_RESUMABLE', `thread ${id} has not run in any execution`);
   }
@@ -98,7 +104,10 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
       '--workflow <file>',
       'the workflow to resume with (default: the one recorded when the run started)',
     )
-    .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
+    .option(
+      '--continue-after-events <n|off>',
+      'the continue-as-new threshold (default: the one the run started with; a different one changes where it continues)',
+    )
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (id: string, options: ResumeCommandOptions) => {
       setExit(await runResume(id, options, io));

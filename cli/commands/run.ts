@@ -6,14 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import { executionToResume } from '../../functions/local/resume-chain.ts';
 import {
   getLocalRun,
   isRunnerAlive,
+  latestLocalRun,
   recordLocalRun,
   workflowOfRun,
 } from '../../functions/local/run-registry.ts';
@@ -187,12 +190,14 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
       const runOptions = runOptionsFor(options, io, answers.source);
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
-        const executionId = thread.metadata.executionId;
-        // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped.
+        // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
+        // in whichever execution of the run was in flight.
+        const executionId = await executionToResume(runtime.stores.executions, thread);
         if (thread.status === 'RUNNING' && executionId !== undefined) {
           return resumeExecution(runtime, session, executionId, options, io, {
             ...runOptions,
             ...(answers.data === undefined ? {} : { answers: answers.data }),
+            ...(options.continueAfterEvents === undefined ? {} : { continueAfterEvents: threshold.value }),
             workflow: loaded.workflow,
             file,
           });
@@ -209,6 +214,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
           threadId: thread.id,
           workflow: loaded.workflow,
           file,
+          continueAfterEvents: threshold.value ?? DEFAULT_CONTINUE_AFTER_EVENTS,
         });
         return finishRun(
           runtime,
@@ -227,6 +233,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         threadId: rootThreadIdFor(executionId),
         workflow: loaded.workflow,
         file,
+        continueAfterEvents: threshold.value ?? DEFAULT_CONTINUE_AFTER_EVENTS,
       });
       return finishRun(
         runtime,
@@ -274,11 +281,14 @@ export async function startedRun(
     file?: string;
     answers?: unknown;
     input?: Record<string, unknown>;
+    /** The continue-as-new threshold the run is compiled with, recorded so a resume uses it again. */
+    continueAfterEvents?: number | false;
     resumed?: boolean;
   },
 ): Promise<void> {
   await recordLocalRun(session.clients, {
     ...(run.input === undefined ? {} : { input: run.input }),
+    ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
     executionId: run.executionId,
     workflow: run.workflow,
     ...(run.answers === undefined ? {} : { answers: run.answers }),
@@ -349,8 +359,10 @@ export async function finishRun(
 }
 
 /**
- * Runs an interrupted execution to its end (stepthread resume, run --thread): refused while the
- * process running it is alive; the workflow is the one recorded with the run unless one is given.
+ * Runs an interrupted run to its end (stepthread resume, run --thread), given any of its executions'
+ * ids: the execution in flight runs again (a run that continued: the latest one, or the successor it
+ * was due to start). Refused while the process that ran it last is alive; the workflow, answers and
+ * continue-as-new threshold are those recorded with the run unless given.
  */
 export async function resumeExecution(
   runtime: LocalRuntime,
@@ -358,17 +370,24 @@ export async function resumeExecution(
   executionId: string,
   options: Pick<RunCommandOptions, 'json'>,
   io: CliIo,
-  run: RunOptions & { workflow?: Workflow; file?: string; answers?: unknown },
+  run: RunOptions & {
+    workflow?: Workflow;
+    file?: string;
+    answers?: unknown;
+    /** Given on the command line: overrides the recorded threshold. */
+    continueAfterEvents?: number | false | undefined;
+  },
 ): Promise<number> {
-  const local = await getLocalRun(session.clients, executionId);
-  const plan = await runtime.resumePlanOf(executionId, local ? { workflowId: local.workflowId } : undefined);
+  const asked = await getLocalRun(session.clients, executionId);
+  const plan = await runtime.resumePlanOf(executionId, asked ? { workflowId: asked.workflowId } : undefined);
+  const local = (await latestLocalRun(session.clients, plan.chain)) ?? asked;
   if (local !== undefined && isRunnerAlive(local)) {
     throw new StepthreadError(
       'RUN_NOT_RESUMABLE',
-      `execution ${executionId} is running in process ${local.pid}; wait for it, or stop it first`,
+      `execution ${local.executionId} is running in process ${local.pid}; wait for it, or stop it first`,
     );
   }
-  const { workflow: given, file, answers: givenAnswers, ...rest } = run;
+  const { workflow: given, file, answers: givenAnswers, continueAfterEvents: givenThreshold, ...rest } = run;
   const prompt = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
   // Answers given now, else those the run started with (then the terminal, when there is one).
   const recorded = givenAnswers === undefined && local?.answers ? JSON.parse(local.answers) : undefined;
@@ -381,33 +400,32 @@ export async function resumeExecution(
   if (workflow === undefined) {
     throw new StepthreadError(
       'RUN_NOT_RESUMABLE',
-      `execution ${executionId} has no local record of its workflow; resume it with --workflow <file>`,
+      `execution ${plan.executionId} has no local record of its workflow; resume it with --workflow <file>`,
     );
   }
-  const prepared = runtime.prepare(
-    workflow,
-    plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId },
-  );
+  // The run continues (continue-as-new) at the same steps only with the threshold it ran with.
+  const threshold = givenThreshold ?? local?.continueAfterEvents;
+  const prepared = runtime.prepare(workflow, {
+    ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
+    ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+  });
+  const input = local?.input === undefined ? undefined : (JSON.parse(local.input) as Record<string, unknown>);
   await startedRun(session, io, {
-    executionId,
+    executionId: plan.executionId,
     threadId: plan.rootThreadId,
     workflow,
     ...((file ?? local?.file) ? { file: (file ?? local?.file)! } : {}),
     ...(answers === undefined ? {} : { answers }),
-    ...(local?.input === undefined ? {} : { input: JSON.parse(local.input) as Record<string, unknown> }),
+    ...(input === undefined ? {} : { input }),
+    ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
     resumed: true,
   });
   return finishRun(
     runtime,
     io,
     options,
-    () =>
-      prepared.resume(
-        executionId,
-        runOptions,
-        local?.input === undefined ? undefined : (JSON.parse(local.input) as Record<string, unknown>),
-      ),
-    executionId,
+    () => prepared.resume(plan.executionId, runOptions, input),
+    plan.executionId,
   );
 }
 

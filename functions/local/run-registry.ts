@@ -3,7 +3,9 @@
  * (`EXEC#<id>` / `EXEC`, written by START) the process that runs it locally writes `EXEC#<id>` /
  * `LOCAL` before the first node — which process (pid and host, so a dead one is recognised as an
  * interrupted run), the workflow it runs (so `resume` needs nothing but the id) and the file it came
- * from. A resumed run rewrites it with its own process.
+ * from. A resumed run rewrites it with its own process — under the execution it resumes, which for a
+ * run that continued (continue-as-new) is a later one than the first: the newest record along a run's
+ * chain of executions names the process that ran it last.
  */
 import { hostname } from 'node:os';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -30,6 +32,8 @@ export interface LocalRunRecord {
   readonly answers?: string;
   /** The run's input (JSON), for a run killed before its START step committed. */
   readonly input?: string;
+  /** The continue-as-new threshold the run was compiled with (history events, or false: never). */
+  readonly continueAfterEvents?: number | false;
 }
 
 /** What `runs` lists: the execution, or only its local record when START never ran. */
@@ -60,6 +64,7 @@ export async function recordLocalRun(
     file?: string;
     answers?: unknown;
     input?: Record<string, unknown>;
+    continueAfterEvents?: number | false;
     now: string;
   },
 ): Promise<void> {
@@ -75,6 +80,7 @@ export async function recordLocalRun(
     claimedAt: run.now,
     ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
     ...(run.input === undefined ? {} : { input: JSON.stringify(run.input) }),
+    ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
   };
   await table.dynamo.send(
     new PutCommand({
@@ -89,6 +95,21 @@ export async function getLocalRun(table: TableRef, executionId: string): Promise
     new GetCommand({ TableName: table.tableName, Key: keyOf(executionId), ConsistentRead: true }),
   );
   return Item ? entityOf<LocalRunRecord>(Item) : undefined;
+}
+
+/**
+ * The local record of the process that ran a run last: the newest along its executions (first to
+ * last), since a resumed run records itself under the execution it resumed.
+ */
+export async function latestLocalRun(
+  table: TableRef,
+  chain: readonly string[],
+): Promise<LocalRunRecord | undefined> {
+  for (let i = chain.length - 1; i >= 0; i -= 1) {
+    const run = await getLocalRun(table, chain[i]!);
+    if (run !== undefined) return run;
+  }
+  return undefined;
 }
 
 /** The workflow a local run ran, as recorded (undefined when it was too large to record). */
@@ -143,14 +164,34 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+  // A run that continued (continue-as-new) is one chain: an execution a successor has claimed continued
+  // (its own record says so a moment later), and the one in flight is run by the process that recorded
+  // itself last along the chain.
+  const continued = new Set<string>();
+  for (const execution of executions.values()) {
+    const from = execution.continuedFrom === undefined ? undefined : executions.get(execution.continuedFrom);
+    if (from?.rootThreadId === execution.rootThreadId) continued.add(from.executionId);
+  }
+  const localOf = (execution: ExecutionRecord): LocalRunRecord | undefined => {
+    const seen = new Set<string>();
+    for (let at: ExecutionRecord | undefined = execution; at && !seen.has(at.executionId); ) {
+      seen.add(at.executionId);
+      const local = locals.get(at.executionId);
+      if (local) return local;
+      at = at.continuedFrom === undefined ? undefined : executions.get(at.continuedFrom);
+    }
+    return undefined;
+  };
   const listed: RunListing[] = [];
   for (const execution of executions.values()) {
-    const local = locals.get(execution.executionId);
-    const interrupted = execution.status === 'RUNNING' && local !== undefined && !isRunnerAlive(local);
+    const status =
+      execution.status === 'RUNNING' && continued.has(execution.executionId) ? 'CONTINUED' : execution.status;
+    const local = status === 'RUNNING' ? localOf(execution) : undefined;
+    const interrupted = local !== undefined && !isRunnerAlive(local);
     listed.push({
       executionId: execution.executionId,
       workflowId: execution.workflowId,
-      status: interrupted ? 'INTERRUPTED' : execution.status,
+      status: interrupted ? 'INTERRUPTED' : status,
       startTime: execution.startTime,
       ...(execution.endTime ? { endTime: execution.endTime } : {}),
       rootThreadId: execution.rootThreadId,

@@ -43,6 +43,7 @@ import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { definitionStartingAt, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
+import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
 import {
   createLocalRunner,
   type LocalEvent,
@@ -146,10 +147,12 @@ export interface PreparedWorkflow {
   /** Runs an existing (e.g. copied) thread from its current node, as a new execution. */
   runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
   /**
-   * Runs an execution that stopped (its process killed) again, under the same id, to its end: every
+   * Runs a run that stopped (its process killed) again, given any of its executions' ids, to its end:
+   * the execution that was in flight runs again under its own id (a run that continued: with the
+   * input its predecessor passed, or its successor starts when it stopped at the continuation), every
    * step its threads committed replays from its record (nothing is applied twice, no model is called
    * again), and the run goes on from the step that was in flight. Prepare with `resumePlanOf`'s
-   * start node.
+   * start node and the run's continue-as-new threshold.
    */
   resume(
     executionId: string,
@@ -159,8 +162,13 @@ export interface PreparedWorkflow {
   ): Promise<RunOutcome>;
 }
 
-/** How an interrupted execution is run again: from START, or from the node a `run --thread` started at. */
+/**
+ * How an interrupted run is run again: its in-flight execution from START, from the node a
+ * `run --thread` started at, or — for a run that continued — from the input its predecessor started
+ * it with (or its successor's, when it was about to continue).
+ */
 export interface ResumePlan {
+  /** The run's in-flight execution, whichever of its executions' ids was asked for. */
   readonly executionId: string;
   readonly rootThreadId: string;
   readonly workflowId: string;
@@ -168,6 +176,10 @@ export interface ResumePlan {
   readonly startNodeId?: string;
   /** False: killed before START committed anything; `resume` needs the run's input again. */
   readonly started: boolean;
+  /** The run's executions with a record, first to last (one unless it continued). */
+  readonly chain: readonly string[];
+  /** Set when the in-flight execution continues another (continue-as-new). */
+  readonly continuedFrom?: string;
 }
 
 export interface PrepareOptions {
@@ -190,8 +202,9 @@ export interface LocalRuntime {
   /** The thread's visible conversation. */
   conversationOf(thread: Thread): Promise<Message[]>;
   /**
-   * Where `resume` starts an execution again (EXECUTION_NOT_FOUND, RUN_NOT_RESUMABLE). With
-   * `workflowId`, an execution that never got past START (no record) is planned from START.
+   * Where `resume` starts a run again, given any of its executions' ids (EXECUTION_NOT_FOUND,
+   * RUN_NOT_RESUMABLE). With `workflowId`, an execution that never got past START (no record) is
+   * planned from START.
    */
   resumePlanOf(executionId: string, unstarted?: { workflowId: string }): Promise<ResumePlan>;
 }
@@ -606,6 +619,26 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       };
     };
 
+    /**
+     * A continued run resumes in the execution its thread is about to continue in (the successor its
+     * last step's Choice starts: not started, started, or claimed the thread without a step yet), or
+     * in its in-flight successor execution, each with the input its predecessor passed, recomputed from
+     * the stores. Undefined: the run is in its first execution, not at a continuation.
+     */
+    const continuedRunInput = async (
+      plan: ResumePlan,
+      thread: Thread,
+    ): Promise<{ executionId: string; input: ResumeInput } | undefined> => {
+      const successor = pendingSuccessor(definition, thread);
+      if (successor !== undefined) return { executionId: successor.name, input: successor.input };
+      if (plan.continuedFrom === undefined) return undefined;
+      const record = await stores.executions.getExecution(plan.executionId);
+      return {
+        executionId: plan.executionId,
+        input: await successorInputOf(stores.threads, definition, thread, record),
+      };
+    };
+
     return {
       workflow,
       definition,
@@ -704,7 +737,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             `execution ${executionId} started at node ${plan.startNodeId ?? 'START'}; prepare the workflow from there`,
           );
         }
-        const options = { ...runOptions, executionId };
+        const options = { ...runOptions, executionId: plan.executionId };
         if (!plan.started) {
           if (givenInput === undefined) {
             throw new StepthreadError(
@@ -713,14 +746,18 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             );
           }
           const checked = await claimCheck(stores.values, givenInput);
-          return execute({ input: checked }, plan.rootThreadId, executionId, options);
+          return execute({ input: checked }, plan.rootThreadId, plan.executionId, options);
         }
         const { thread } = await stores.threads.getThread(plan.rootThreadId);
+        const continued = await continuedRunInput(plan, thread);
+        if (continued !== undefined) {
+          return execute(continued.input, thread.id, continued.executionId, options);
+        }
         if (plan.startNodeId === undefined) {
           // START again, with the input it had: it finds its thread and replays from step 1.
           const first = await stores.threads.getStep(plan.rootThreadId, 1);
           const input = first?.state?.input ?? thread.input;
-          return execute({ input }, plan.rootThreadId, executionId, options);
+          return execute({ input }, plan.rootThreadId, plan.executionId, options);
         }
         const from = thread.metadata[RUN_FROM_KEY] as RunFrom;
         const envelope: Envelope = {
@@ -733,7 +770,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           maxSteps,
           ...(counting ? { history: HISTORY_EVENTS.execution + HISTORY_EVENTS.choice } : {}),
         };
-        return execute(envelope, thread.id, executionId, options);
+        return execute(envelope, thread.id, plan.executionId, options);
       },
     };
   };
@@ -752,24 +789,32 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const rootThreadId = rootThreadIdFor(executionId);
       const created = await stores.threads.getThread(rootThreadId).catch(() => undefined);
       const started = created?.thread.metadata.executionId === executionId;
-      return { executionId, rootThreadId, workflowId: unstarted.workflowId, started };
+      return { executionId, rootThreadId, workflowId: unstarted.workflowId, started, chain: [executionId] };
     }
     const notResumable = (why: string) =>
       new StepthreadError('RUN_NOT_RESUMABLE', `execution ${executionId} cannot be resumed: ${why}`);
-    if (execution.continuedFrom !== undefined || execution.status === 'CONTINUED') {
-      throw notResumable('it is part of a run that continued in a new execution (continue-as-new)');
-    }
     const { thread } = await stores.threads.getThread(execution.rootThreadId);
-    if (thread.metadata.executionId !== executionId) {
+    // Whichever execution of a run was asked for, the one in flight is resumed.
+    const run = await runChainOf(stores.executions, thread, execution);
+    if (run === undefined || !run.chain.some((entry) => entry.executionId === executionId)) {
       throw notResumable(
         `its thread ${thread.id} has run in execution ${String(thread.metadata.executionId)} since`,
       );
     }
     if (isTerminalStatus(thread.status)) throw notResumable(`it ended ${thread.status}`);
-    const base = { executionId, rootThreadId: thread.id, workflowId: execution.workflowId, started: true };
-    if (thread.id === rootThreadIdFor(executionId)) return base;
+    const { current, chain } = run;
+    const first = chain[0]!.executionId;
+    const base = {
+      executionId: current.executionId,
+      rootThreadId: thread.id,
+      workflowId: current.workflowId,
+      started: true,
+      chain: chain.map((entry) => entry.executionId),
+      ...(current.continuedFrom === undefined ? {} : { continuedFrom: current.continuedFrom }),
+    };
+    if (thread.id === rootThreadIdFor(first)) return base;
     const from = thread.metadata[RUN_FROM_KEY] as RunFrom | undefined;
-    if (from?.executionId !== executionId) throw notResumable('it records no place to start from');
+    if (from?.executionId !== first) throw notResumable('it records no place to start from');
     return { ...base, startNodeId: from.nodeId };
   };
 

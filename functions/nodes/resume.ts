@@ -2,7 +2,8 @@
  * `stepthread:resume` (START's function): the first Task of an execution that continues a run
  * (continue-as-new, engine/asl/continuation.ts). It claims the root thread for this execution — the
  * thread stays where the execution that continued left it: same id, same step, same variables and
- * conversation — records the execution (linked both ways with its predecessor), and returns the
+ * conversation — records the execution (linked both ways with its predecessor, with the step and
+ * history estimate it continued at, from which `stepthread resume` rebuilds this input), and returns the
  * envelope with this execution's id, a fresh history count and the Choice state to resume at.
  *
  * Idempotent: a retry finds the thread already claimed and redoes the idempotent record writes with
@@ -123,7 +124,7 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     throw conflict(`execution ${executionId} cannot continue itself`, resume.node.id);
   }
   const { at } = await claim(event, executionId, deps);
-  const { workflowId, workflowVersion, rootThreadId, threadId, step, route, loop, last } = envelope;
+  const { workflowId, workflowVersion, rootThreadId, threadId, step, route, loop, last, history } = envelope;
   await deps.executions.putExecution({
     executionId,
     rootThreadId,
@@ -132,6 +133,8 @@ export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<Re
     status: 'RUNNING',
     startTime: at,
     continuedFrom: predecessor,
+    continuedFromStep: step,
+    ...(history === undefined ? {} : { continuedFromHistory: history }),
   });
   try {
     await deps.executions.setExecutionStatus(predecessor, 'CONTINUED', {

@@ -31,6 +31,13 @@ export interface ExecutionRecord {
   /** Continue-as-new: the execution this one continues, and the one that continued it. */
   readonly continuedFrom?: string;
   readonly continuedAs?: string;
+  /**
+   * Of an execution that continues a run: the root thread's step when its predecessor continued, and
+   * the predecessor's history estimate then (the envelope it handed over), so the input this execution
+   * started with can be rebuilt (`stepthread resume`).
+   */
+  readonly continuedFromStep?: number;
+  readonly continuedFromHistory?: number;
 }
 
 export interface ExecutionIndex {
