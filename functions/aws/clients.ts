@@ -9,6 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from './dynamo-client.ts';
+import { forLoopback } from './loopback.ts';
 import {
   type AwsTarget,
   clientCacheKey,
@@ -41,6 +42,12 @@ const cache = new Map<string, AwsClients>();
  * Clients for a target, cached at module level so a warm Lambda (or a long local run) reuses
  * connections instead of paying client construction and TLS setup per invocation.
  */
+/** The S3 client of a target (tuned for loopback on the embedded one: loopback.ts). */
+export function createS3Client(target: AwsTarget): S3Client {
+  const client = new S3Client(clientConfig(target, 's3'));
+  return target.kind === 'embedded' ? forLoopback(client) : client;
+}
+
 export function createAwsClients(
   target: AwsTarget,
   names: ResourceNames = resolveResourceNames(process.env),
@@ -51,7 +58,7 @@ export function createAwsClients(
   const clients: AwsClients = {
     target,
     dynamo: createDocumentClient(target),
-    s3: new S3Client(clientConfig(target, 's3')),
+    s3: createS3Client(target),
     sfn: new SFNClient(clientConfig(target, 'sfn')),
     ...names,
   };

@@ -6,6 +6,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from './dynamo-client.ts';
+import { forLoopback } from './loopback.ts';
+import { once } from './once.ts';
 import { type AwsTarget, clientCacheKey, clientConfig, type ResourceNames } from './target.ts';
 
 export interface LambdaClients {
@@ -15,18 +17,6 @@ export interface LambdaClients {
   readonly bucketName: string;
   /** The S3 client, loaded and built on the first call (later calls share it). */
   s3(): Promise<S3Client>;
-}
-
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make().catch((error: unknown) => {
-      // A failed load (e.g. a transient import error) must not poison the container for good.
-      made = undefined;
-      throw error;
-    });
-    return made;
-  };
 }
 
 const cache = new Map<string, LambdaClients>();
@@ -41,7 +31,8 @@ export function createLambdaClients(target: AwsTarget, names: ResourceNames): La
     ...names,
     s3: once(async () => {
       const { S3Client } = await import('@aws-sdk/client-s3');
-      return new S3Client(clientConfig(target, 's3'));
+      const client = new S3Client(clientConfig(target, 's3'));
+      return target.kind === 'embedded' ? forLoopback(client) : client;
     }),
   };
   cache.set(key, clients);
