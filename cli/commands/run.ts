@@ -11,18 +11,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import {
-  getLocalRun,
-  isRunnerAlive,
-  recordLocalRun,
-  workflowOfRun,
-} from '../../functions/local/run-registry.ts';
-import {
-  createLocalRuntime,
-  type LocalRuntime,
-  type RunOptions,
-  type RunOutcome,
-} from '../../functions/local/runtime.ts';
+import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
@@ -36,6 +25,11 @@ import {
   type StoreSession,
   withStores,
 } from '../local-session.ts';
+
+// The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
+// store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
+const runtimeModule = () => import('../../functions/local/runtime.ts');
+const registryModule = () => import('../../functions/local/run-registry.ts');
 
 export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
@@ -175,11 +169,13 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     return EXIT.usage;
   }
 
+  let runtimeLoading: ReturnType<typeof runtimeModule> | undefined;
   return withStores(
     options,
     io,
     (session) => (session ? 'the run could not start' : 'cannot open the local stores'),
     async (session) => {
+      const { createLocalRuntime } = await (runtimeLoading ?? runtimeModule());
       const runtime = createLocalRuntime({
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
@@ -236,6 +232,12 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         executionId,
       );
     },
+    () => {
+      runtimeLoading = runtimeModule();
+      // Awaited in `work`, or never when the stores fail to open.
+      runtimeLoading.catch(() => {});
+      registryModule().catch(() => {});
+    },
   );
 }
 
@@ -277,6 +279,7 @@ export async function startedRun(
     resumed?: boolean;
   },
 ): Promise<void> {
+  const { recordLocalRun } = await registryModule();
   await recordLocalRun(session.clients, {
     ...(run.input === undefined ? {} : { input: run.input }),
     executionId: run.executionId,
@@ -360,6 +363,7 @@ export async function resumeExecution(
   io: CliIo,
   run: RunOptions & { workflow?: Workflow; file?: string; answers?: unknown },
 ): Promise<number> {
+  const { getLocalRun, isRunnerAlive, workflowOfRun } = await registryModule();
   const local = await getLocalRun(session.clients, executionId);
   const plan = await runtime.resumePlanOf(executionId, local ? { workflowId: local.workflowId } : undefined);
   if (local !== undefined && isRunnerAlive(local)) {

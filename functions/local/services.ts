@@ -11,14 +11,13 @@ import { join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { StepthreadError } from '../../engine/errors.ts';
-import {
-  type AwsTarget,
-  createAwsClients,
-  type ResourceNames,
-  releaseAwsClients,
-  resolveResourceNames,
-} from '../aws/clients.ts';
+import { releaseAwsClients } from '../aws/client-cache.ts';
+// Not clients.ts: a store server needs no Step Functions client (nor its module).
+import type { AwsTarget } from '../aws/clients.ts';
+import { createDocumentClient } from '../aws/dynamo-client.ts';
 import { ensureResources } from '../aws/provision.ts';
+import { createS3Client } from '../aws/s3-client.ts';
+import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
 
 export type EmbeddedTarget = Extract<AwsTarget, { kind: 'embedded' }>;
@@ -101,7 +100,14 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
     };
     cleanups.push(async () => releaseAwsClients(target));
-    await ensureResources(createAwsClients(target, names));
+    const dynamo = createDocumentClient(target);
+    const s3Client = createS3Client(target);
+    try {
+      await ensureResources({ dynamo, s3: s3Client, ...names });
+    } finally {
+      dynamo.destroy();
+      s3Client.destroy();
+    }
 
     let closed: Promise<void> | undefined;
     return {
