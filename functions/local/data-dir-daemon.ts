@@ -1,14 +1,15 @@
 /**
  * The store server's half of data-dir-server.ts: the background process that serves one data
  * directory's stores (dynalite, s3rver) until no command has used them for a moment. Only that process
- * loads this module (data-dir-server-main.ts); a command, the client, loads data-dir-server.ts alone.
+ * loads this module (data-dir-server-main.ts, or built: data-dir-server-cached.ts); a command, the
+ * client, loads data-dir-server.ts alone.
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
 import { dataDirError } from './data-dir-errors.ts';
-import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-server.ts';
+import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
 import { type LocalServices, startLocalServices } from './services.ts';
 
 /** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */

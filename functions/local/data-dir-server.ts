@@ -13,41 +13,21 @@
  *   (detached) and waits for its `ready` line. Two clients starting one at once: the second server
  *   finds the lock taken, says so and exits, and its client uses the first one's.
  *
- * This module is the client's half and loads no store code; the server's is data-dir-daemon.ts.
+ * This module is the client's half and loads no store code; the server's is data-dir-daemon.ts, and
+ * data-dir-info.ts what both read.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
-import type { ResourceNames } from '../aws/target.ts';
 import { dataDirError } from './data-dir-errors.ts';
+import { type ReadyLine, readServerInfo, type ServerInfo } from './data-dir-info.ts';
 // Types only: a client of the server never loads dynalite, s3rver or the SDK from here (the server
 // half is data-dir-daemon.ts).
 import type { EmbeddedTarget, LocalServices } from './services.ts';
-
-export const SERVER_FILE = 'stepthread.server.json';
-
-export interface ServerInfo {
-  readonly pid: number;
-  readonly dynamoEndpoint: string;
-  readonly s3Endpoint: string;
-  readonly controlPort: number;
-  readonly names: ResourceNames;
-}
-
-/** The daemon's one line to the process that started it. */
-export type ReadyLine = { ready: ServerInfo } | { locked: true } | { error: CodedError };
-
-export async function readServerInfo(dataDir: string): Promise<ServerInfo | undefined> {
-  try {
-    return JSON.parse(await readFile(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A lease on the server at `port`: resolves once it said `ok`, undefined when it is not there. */
 function takeLease(port: number): Promise<Socket | undefined> {
