@@ -2,10 +2,14 @@
  * Speed bench: what a user waits for, with the compiled CLI the package installs (`dist/bin`, so run
  * `npm run build` first), beside `node -e 0`:
  * - `stepthread --help`, `validate`, and a START→END `run` (fresh processes, median of --runs), and the
- *   same from the sources through tsx, as a checkout runs them;
+ *   same from the sources through tsx, as a checkout runs them; `run` three ways: with the data
+ *   directory's store server already up (a command within its idle time of another), on a directory
+ *   whose server has exited (the command starts it over the existing data), and on a new directory;
  * - milliseconds per node on a 200-node chain (each node an LLM step appending a ~1 KB prompt and a
  *   1 KB reply), on the embedded runtime in this process: real ASL interpreter, DynamoDB (dynalite) and
- *   S3 (s3rver) APIs on loopback;
+ *   S3 (s3rver) APIs on loopback; ephemeral services in this process (as the tests run), and through a
+ *   data directory's store server (its own process, LevelDB and files on disk, as `stepthread run`);
+ *   each the median of three runs of the chain after a 5-node warm-up;
  * - LangGraph.js with SqliteSaver on the same chain, in this same process (bench/langgraph, its own
  *   npm project: `npm --prefix bench/langgraph ci`; skipped with a note when not installed).
  *
@@ -18,7 +22,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createAwsClients } from '../functions/aws/clients.ts';
+import { type AwsClients, createAwsClients } from '../functions/aws/clients.ts';
+import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { longRunWorkflow } from './long-runs.ts';
@@ -39,16 +44,30 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-/** Median wall time of `node <args>` in fresh processes. */
-function timeProcess(args: string[], runs: number): number {
+/** Median wall time of `node <args>` in fresh processes; `before` runs (untimed) ahead of each. */
+function timeProcess(
+  args: string[] | ((run: number) => string[]),
+  runs: number,
+  options: { env?: NodeJS.ProcessEnv; before?: () => void } = {},
+): number {
   const times: number[] = [];
   for (let i = 0; i < runs; i += 1) {
+    options.before?.();
+    const argv = typeof args === 'function' ? args(i) : args;
     const started = performance.now();
-    const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, argv, {
+      encoding: 'utf8',
+      ...(options.env ? { env: options.env } : {}),
+    });
     times.push(performance.now() - started);
-    if (result.status !== 0) throw new Error(`node ${args.join(' ')} failed:\n${result.stderr}`);
+    if (result.status !== 0) throw new Error(`node ${argv.join(' ')} failed:\n${result.stderr}`);
   }
   return median(times);
+}
+
+/** Blocks for `ms` (between process runs, for a store server to exit). */
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** `node -e` running the compiled CLI's main as the bin does (argv[1] stands for the script). */
@@ -62,11 +81,37 @@ export interface SpeedFigures {
   helpMs: number;
   validateMs: number;
   runMs: number;
+  /** `run` on a directory whose store server has exited: the command starts it over the existing data. */
+  runServerDownMs: number;
+  /** `run` on a new data directory: the command starts the store server and creates the stores. */
+  runNewDirMs: number;
   /** The same three commands from the TypeScript sources through tsx (a checkout; every command before dist/). */
   sources: { helpMs: number; validateMs: number; runMs: number };
   chainNodes: number;
+  /** Ephemeral services in this process (in-memory DynamoDB, S3 files in memory-backed /dev/shm). */
   msPerNode: number;
+  /** Through a data directory's store server, its own process with LevelDB and files on disk. */
+  storeServerMsPerNode: number;
   langGraphMsPerNode?: number;
+}
+
+/** Chain runs per figure: the median is reported (the first run still warms the JIT). */
+const CHAIN_RUNS = 3;
+
+/** Milliseconds per node of a `nodes`-node chain on these clients: the median of `runs` runs. */
+async function chainMsPerNode(clients: AwsClients, nodes: number, runs: number): Promise<number> {
+  const runtime = createLocalRuntime({ clients });
+  // A short run first, so module loading and first-use costs stay out of the per-node figure.
+  await runtime.prepare(longRunWorkflow('chain', 5)).run({}, {});
+  const prepared = runtime.prepare(longRunWorkflow('chain', nodes));
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const started = performance.now();
+    const outcome = await prepared.run({}, {});
+    if (outcome.status !== 'COMPLETED') throw new Error(`chain run ended ${outcome.status}`);
+    times.push((performance.now() - started) / nodes);
+  }
+  return median(times);
 }
 
 export async function benchSpeed(runs: number, chainNodes: number): Promise<SpeedFigures> {
@@ -90,6 +135,28 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
     const helpMs = timeProcess(cliArgs('--help'), runs);
     const validateMs = timeProcess(cliArgs('validate', join(ROOT, 'examples', 'route-loop.json')), runs);
     const runMs = timeProcess(cliArgs('run', workflow, '--data-dir', join(dir, 'data')), runs);
+    // The server exits 200 ms after its last client; a pause lets it go before the next run.
+    const noIdle = { ...process.env, STEPTHREAD_STORE_IDLE_MS: '200' };
+    // Its stores exist before the timed runs: they find data and no server.
+    spawnSync(process.execPath, cliArgs('run', workflow, '--data-dir', join(dir, 'data-down')), {
+      env: noIdle,
+    });
+    const runServerDownMs = timeProcess(
+      cliArgs('run', workflow, '--data-dir', join(dir, 'data-down')),
+      runs,
+      {
+        env: noIdle,
+        before: () => sleep(800),
+      },
+    );
+    const runNewDirMs = timeProcess(
+      (run) => cliArgs('run', workflow, '--data-dir', join(dir, `new-${run}`)),
+      runs,
+      {
+        env: noIdle,
+        before: () => sleep(800),
+      },
+    );
     const bin = join(ROOT, 'bin', 'stepthread.js');
     const sources = {
       helpMs: timeProcess([bin, '--help'], runs),
@@ -101,17 +168,23 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
     const services = await startLocalServices({ ephemeral: true, names });
     let msPerNode: number;
     try {
-      const runtime = createLocalRuntime({ clients: createAwsClients(services.target, names) });
-      // A short run first, so module loading and first-use costs stay out of the per-node figure.
-      await runtime.prepare(longRunWorkflow('chain', 5)).run({}, {});
-      const prepared = runtime.prepare(longRunWorkflow('chain', chainNodes));
-      const started = performance.now();
-      const outcome = await prepared.run({}, {});
-      if (outcome.status !== 'COMPLETED') throw new Error(`chain run ended ${outcome.status}`);
-      msPerNode = (performance.now() - started) / chainNodes;
+      msPerNode = await chainMsPerNode(createAwsClients(services.target, names), chainNodes, CHAIN_RUNS);
     } finally {
       await services.close();
     }
+    // What `stepthread run` does: the stores in the data directory's server process, on disk.
+    const dataDir = await openDataDir(join(dir, 'chain-data'));
+    let storeServerMsPerNode: number;
+    try {
+      storeServerMsPerNode = await chainMsPerNode(
+        createAwsClients(dataDir.target, dataDir.names),
+        chainNodes,
+        CHAIN_RUNS,
+      );
+    } finally {
+      await dataDir.close();
+    }
+    sleep(2000);
 
     let langGraphMsPerNode: number | undefined;
     const langGraph = join(ROOT, 'bench', 'langgraph');
@@ -127,9 +200,12 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
       helpMs,
       validateMs,
       runMs,
+      runServerDownMs,
+      runNewDirMs,
       sources,
       chainNodes,
       msPerNode,
+      storeServerMsPerNode,
       ...(langGraphMsPerNode === undefined ? {} : { langGraphMsPerNode }),
     };
   } finally {
@@ -147,11 +223,22 @@ function printFigures(f: SpeedFigures): void {
       ms(f.validateMs),
       `≤ 250 ms (sources via tsx: ${ms(f.sources.validateMs)})`,
     ],
-    ['stepthread run (START → END)', ms(f.runMs), `≤ 600 ms (sources via tsx: ${ms(f.sources.runMs)})`],
+    [
+      'stepthread run (START → END), store server up',
+      ms(f.runMs),
+      `≤ 600 ms (sources via tsx: ${ms(f.sources.runMs)})`,
+    ],
+    ['stepthread run, store server down (starts it)', ms(f.runServerDownMs), ''],
+    ['stepthread run, new data directory (starts it)', ms(f.runNewDirMs), ''],
     [
       `${f.chainNodes}-node chain, per node (stepthread, embedded runtime)`,
       `${f.msPerNode.toFixed(2)} ms`,
       '≤ 3 ms',
+    ],
+    [
+      `${f.chainNodes}-node chain, per node (through a data dir's store server)`,
+      `${f.storeServerMsPerNode.toFixed(2)} ms`,
+      '',
     ],
     [
       `${f.chainNodes}-node chain, per node (LangGraph.js + SqliteSaver)`,

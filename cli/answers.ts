@@ -7,7 +7,7 @@
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
 import type { Workflow } from '../engine/model/schema.ts';
-import { type InteractionReply, replyFromValue } from '../functions/nodes/user-interaction.ts';
+import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
 
 export type AnswerSource = (

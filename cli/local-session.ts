@@ -9,6 +9,9 @@ import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import type { AwsClients } from '../functions/aws/clients.ts';
+import { resolveAwsTarget } from '../functions/aws/target.ts';
+// The client's half only: no store code, no SDK (the directory's server runs in its own process).
+import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
@@ -43,11 +46,6 @@ export interface StoreSession {
 }
 
 export async function openStores(options: DataDirOption, io: CliIo): Promise<StoreSession> {
-  // Loaded here, not at the top: `compile` shares this module and needs no SDK (cli/main.ts).
-  const [{ createAwsClients, resolveAwsTarget }, { openDataDir }] = await Promise.all([
-    import('../functions/aws/clients.ts'),
-    import('../functions/local/data-dir-server.ts'),
-  ]);
   const given = io.env ?? process.env;
   const embedded = { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' } as const;
   // Naming a stack means AWS itself when no endpoint says otherwise, as for `runs` and `dev`: never
@@ -57,12 +55,15 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
       ? { ...given, STEPTHREAD_TARGET: 'aws' }
       : given;
   const target = resolveAwsTarget(env, embedded);
+  // The SDK clients load here, not at the top: `compile` shares this module and needs no SDK
+  // (cli/main.ts). For the embedded stores they load while the directory's server is found or started.
+  const clientsModule = import('../functions/aws/clients.ts');
   if (target.kind !== 'embedded') {
     const names = await deployedResourceNames(env, target, {
       ...(options.stack ? { stack: options.stack } : {}),
       cacheDir: dataDirOf(options, io),
     });
-    const clients = createAwsClients(target, names);
+    const clients = (await clientsModule).createAwsClients(target, names);
     return {
       clients,
       location: target.kind === 'endpoint' ? target.endpoint : 'AWS',
@@ -77,7 +78,10 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
     );
   }
   // Shared with every other command on the directory (functions/local/data-dir-server.ts).
-  const services = await openDataDir(dataDir, { create: !options.mustExist });
+  const [services, { createAwsClients }] = await Promise.all([
+    openDataDir(dataDir, { create: !options.mustExist }),
+    clientsModule,
+  ]);
   return {
     clients: createAwsClients(services.target, services.names),
     location: dataDir,
@@ -95,10 +99,14 @@ export async function withStores(
   io: CliIo,
   failure: (session: StoreSession | undefined) => string,
   work: (session: StoreSession) => Promise<number>,
+  /** Called once opening has begun: loads what `work` needs while a store server may be starting. */
+  whileOpening?: () => void,
 ): Promise<number> {
   let session: StoreSession;
   try {
-    session = await openStores(options, io);
+    const opening = openStores(options, io);
+    whileOpening?.();
+    session = await opening;
   } catch (error) {
     printErrors(io, failure(undefined), [codedOf(error)]);
     return EXIT.invalid;

@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { COMMAND_SUMMARIES_FILE, commandSummaries } from '../cli/main.ts';
+import { buildStoreServer } from '../functions/local/store-server-build.ts';
 import { buildSandboxWorker } from '../functions/sandbox/build.ts';
 import { ESM_REQUIRE_BANNER, handlerEsbuildOptions } from '../infra/bundling.ts';
 import {
@@ -56,12 +57,7 @@ step('sandbox worker');
 // files by computed names, and its storage is a native addon.
 const binDir = join(dist, 'bin');
 await build({
-  // The shared data directory's store server is started as its own process, from beside the bundle
-  // (functions/local/data-dir-server.ts).
-  entryPoints: {
-    main: join(root, 'cli', 'main.ts'),
-    'data-dir-server-main': join(root, 'functions', 'local', 'data-dir-server-main.ts'),
-  },
+  entryPoints: { main: join(root, 'cli', 'main.ts') },
   outdir: binDir,
   bundle: true,
   splitting: true,
@@ -74,6 +70,9 @@ await build({
   banner: { js: ESM_REQUIRE_BANNER },
   logLevel: 'error',
 });
+// The shared data directory's store server, started as its own process from beside the bundle
+// (functions/local/data-dir-server.ts): one CommonJS file, compiled through a code cache.
+await buildStoreServer({ outdir: binDir });
 writeFileSync(join(binDir, COMMAND_SUMMARIES_FILE), summaries);
 await buildSandboxWorker({ outdir: binDir });
 step('CLI bundle');

@@ -12,20 +12,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import { executionToResume } from '../../functions/local/resume-chain.ts';
-import {
-  getLocalRun,
-  isRunnerAlive,
-  latestLocalRun,
-  recordLocalRun,
-  workflowOfRun,
-} from '../../functions/local/run-registry.ts';
-import {
-  createLocalRuntime,
-  type LocalRuntime,
-  type RunOptions,
-  type RunOutcome,
-} from '../../functions/local/runtime.ts';
+import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
@@ -39,6 +26,11 @@ import {
   type StoreSession,
   withStores,
 } from '../local-session.ts';
+
+// The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
+// store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
+const runtimeModule = () => import('../../functions/local/runtime.ts');
+const registryModule = () => import('../../functions/local/run-registry.ts');
 
 export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
@@ -178,11 +170,13 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     return EXIT.usage;
   }
 
+  let runtimeLoading: ReturnType<typeof runtimeModule> | undefined;
   return withStores(
     options,
     io,
     (session) => (session ? 'the run could not start' : 'cannot open the local stores'),
     async (session) => {
+      const { createLocalRuntime } = await (runtimeLoading ?? runtimeModule());
       const runtime = createLocalRuntime({
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
@@ -192,6 +186,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         const { thread } = await runtime.stores.threads.getThread(options.thread);
         // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
         // in whichever execution of the run was in flight.
+        const { executionToResume } = await import('../../functions/local/resume-chain.ts');
         const executionId = await executionToResume(runtime.stores.executions, thread);
         if (thread.status === 'RUNNING' && executionId !== undefined) {
           return resumeExecution(runtime, session, executionId, options, io, {
@@ -243,6 +238,12 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         executionId,
       );
     },
+    () => {
+      runtimeLoading = runtimeModule();
+      // Awaited in `work`, or never when the stores fail to open.
+      runtimeLoading.catch(() => {});
+      registryModule().catch(() => {});
+    },
   );
 }
 
@@ -286,6 +287,7 @@ export async function startedRun(
     resumed?: boolean;
   },
 ): Promise<void> {
+  const { recordLocalRun } = await registryModule();
   await recordLocalRun(session.clients, {
     ...(run.input === undefined ? {} : { input: run.input }),
     ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
@@ -378,6 +380,7 @@ export async function resumeExecution(
     continueAfterEvents?: number | false | undefined;
   },
 ): Promise<number> {
+  const { getLocalRun, isRunnerAlive, latestLocalRun, workflowOfRun } = await registryModule();
   const asked = await getLocalRun(session.clients, executionId);
   const plan = await runtime.resumePlanOf(executionId, asked ? { workflowId: asked.workflowId } : undefined);
   const local = (await latestLocalRun(session.clients, plan.chain)) ?? asked;

@@ -5,10 +5,12 @@
  * offers, so the CLI, the local runtime and tests use it; Lambda handlers use lambda-clients.ts, which
  * loads S3 and Step Functions only when a handler first needs them.
  */
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { cachedClients } from './client-cache.ts';
 import { createDocumentClient } from './dynamo-client.ts';
+import { createS3Client } from './s3-client.ts';
 import {
   type AwsTarget,
   clientCacheKey,
@@ -17,6 +19,8 @@ import {
   resolveResourceNames,
 } from './target.ts';
 
+export { releaseAwsClients } from './client-cache.ts';
+export { createS3Client } from './s3-client.ts';
 export {
   type AwsTarget,
   DEFAULT_BUCKET_NAME,
@@ -35,8 +39,6 @@ export interface AwsClients {
   readonly bucketName: string;
 }
 
-const cache = new Map<string, AwsClients>();
-
 /**
  * Clients for a target, cached at module level so a warm Lambda (or a long local run) reuses
  * connections instead of paying client construction and TLS setup per invocation.
@@ -45,28 +47,17 @@ export function createAwsClients(
   target: AwsTarget,
   names: ResourceNames = resolveResourceNames(process.env),
 ): AwsClients {
-  const key = clientCacheKey(target, names);
-  const cached = cache.get(key);
-  if (cached) return cached;
-  const clients: AwsClients = {
-    target,
-    dynamo: createDocumentClient(target),
-    s3: new S3Client(clientConfig(target, 's3')),
-    sfn: new SFNClient(clientConfig(target, 'sfn')),
-    ...names,
-  };
-  cache.set(key, clients);
-  return clients;
-}
-
-/** Destroys and forgets the cached clients of one target (its endpoints are going away). */
-export function releaseAwsClients(target: AwsTarget): void {
-  const prefix = JSON.stringify([target]).slice(0, -1);
-  for (const [key, clients] of cache) {
-    if (!key.startsWith(`${prefix},`)) continue;
-    destroyClients(clients);
-    cache.delete(key);
-  }
+  return cachedClients(
+    clientCacheKey(target, names),
+    () => ({
+      target,
+      dynamo: createDocumentClient(target),
+      s3: createS3Client(target),
+      sfn: new SFNClient(clientConfig(target, 'sfn')),
+      ...names,
+    }),
+    destroyClients,
+  );
 }
 
 export function destroyClients(clients: AwsClients): void {

@@ -6,7 +6,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from './dynamo-client.ts';
-import { type AwsTarget, clientCacheKey, clientConfig, type ResourceNames } from './target.ts';
+import { once } from './once.ts';
+import { type AwsTarget, clientCacheKey, type ResourceNames } from './target.ts';
 
 export interface LambdaClients {
   readonly target: AwsTarget;
@@ -15,18 +16,6 @@ export interface LambdaClients {
   readonly bucketName: string;
   /** The S3 client, loaded and built on the first call (later calls share it). */
   s3(): Promise<S3Client>;
-}
-
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make().catch((error: unknown) => {
-      // A failed load (e.g. a transient import error) must not poison the container for good.
-      made = undefined;
-      throw error;
-    });
-    return made;
-  };
 }
 
 const cache = new Map<string, LambdaClients>();
@@ -39,10 +28,7 @@ export function createLambdaClients(target: AwsTarget, names: ResourceNames): La
     target,
     dynamo: createDocumentClient(target),
     ...names,
-    s3: once(async () => {
-      const { S3Client } = await import('@aws-sdk/client-s3');
-      return new S3Client(clientConfig(target, 's3'));
-    }),
+    s3: once(async () => (await import('./s3-client.ts')).createS3Client(target)),
   };
   cache.set(key, clients);
   return clients;

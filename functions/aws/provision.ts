@@ -7,7 +7,9 @@ import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { tableDefinition } from '../stores/table.ts';
 import type { AwsClients } from './clients.ts';
 
-export async function ensureResources(clients: AwsClients): Promise<void> {
+export async function ensureResources(
+  clients: Pick<AwsClients, 'dynamo' | 's3' | 'tableName' | 'bucketName'>,
+): Promise<void> {
   await Promise.all([ensureTable(clients), ensureBucket(clients)]);
 }
 

@@ -1,6 +1,7 @@
 /** Completing waitForTaskToken Tasks on Step Functions (SendTaskSuccess / SendTaskFailure). */
 import type { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { StepthreadError } from '../../engine/errors.ts';
+import { once } from '../aws/once.ts';
 import type { TaskTokenSender } from './deps.ts';
 
 /** The part of SFNClient a sender uses, so tests can pass a stub that records commands. */
@@ -10,7 +11,7 @@ export interface SfnSend {
 
 // Loaded when a token is first completed: most USER_INTERACTION Tasks only record the question, and
 // every other handler never completes a token, so none of them loads the Step Functions client at init.
-const sfnCommands = () => import('@aws-sdk/client-sfn');
+const sfnCommands = once(() => import('@aws-sdk/client-sfn'));
 
 /** Step Functions caps `error` at 256 and `cause` at 32,768 characters. */
 const MAX_ERROR = 256;

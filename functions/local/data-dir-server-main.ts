@@ -1,5 +1,5 @@
 /** The background store server of one data directory (data-dir-server.ts): `node <this> <dataDir>`. */
-import { serveDataDir } from './data-dir-server.ts';
+import { serveDataDir } from './data-dir-daemon.ts';
 
 const dataDir = process.argv[2];
 if (dataDir === undefined) {

@@ -12,112 +12,22 @@
  * - A client finds the server from the file; when there is none, or it does not answer, it starts one
  *   (detached) and waits for its `ready` line. Two clients starting one at once: the second server
  *   finds the lock taken, says so and exits, and its client uses the first one's.
+ *
+ * This module is the client's half and loads no store code; the server's is data-dir-daemon.ts, and
+ * data-dir-info.ts what both read.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Socket } from 'node:net';
+import { mkdir } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CodedError, StepthreadError } from '../../engine/errors.ts';
-import { type ResourceNames, releaseAwsClients } from '../aws/clients.ts';
+import { StepthreadError } from '../../engine/errors.ts';
+import { releaseAwsClients } from '../aws/client-cache.ts';
 import { dataDirError } from './data-dir-errors.ts';
-import { type EmbeddedTarget, type LocalServices, startLocalServices } from './services.ts';
-
-export const SERVER_FILE = 'stepthread.server.json';
-
-/** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
-const DEFAULT_IDLE_MS = 1500;
-
-interface ServerInfo {
-  readonly pid: number;
-  readonly dynamoEndpoint: string;
-  readonly s3Endpoint: string;
-  readonly controlPort: number;
-  readonly names: ResourceNames;
-}
-
-/** The daemon's one line to the process that started it. */
-type ReadyLine = { ready: ServerInfo } | { locked: true } | { error: CodedError };
-
-/**
- * The background server's main: serves `dataDir` until idle. Says `{"ready"}`, `{"locked"}` or
- * `{"error"}` on stdout, one line, then nothing more (its starter stops reading).
- */
-export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.env)): Promise<void> {
-  let ready = false;
-  const say = (line: ReadyLine) => {
-    process.stdout.on('error', () => {});
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  };
-  // dynalite reports a LevelDB it cannot open as an uncaught error: the starter gets it, coded.
-  process.on('uncaughtException', (error) => {
-    if (!ready) say({ error: dataDirError(error, dataDir) });
-    process.exit(1);
-  });
-  let services: LocalServices;
-  try {
-    services = await startLocalServices({ dataDir });
-  } catch (error) {
-    if (error instanceof StepthreadError && error.code === 'LOCAL_DATA_LOCKED') say({ locked: true });
-    else say({ error: dataDirError(error, dataDir) });
-    process.exit(1);
-  }
-  const leases = new Set<Socket>();
-  let timer: NodeJS.Timeout | undefined;
-  const serverFile = join(dataDir, SERVER_FILE);
-  const shutdown = async () => {
-    if (leases.size > 0) return;
-    control.close();
-    const current = await readServerInfo(dataDir);
-    if (current?.pid === process.pid) await rm(serverFile, { force: true });
-    await services.close();
-    process.exit(0);
-  };
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => void shutdown(), idleMs);
-  };
-  const control = createServer((socket) => {
-    leases.add(socket);
-    clearTimeout(timer);
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      leases.delete(socket);
-      if (leases.size === 0) arm();
-    });
-    socket.write('ok\n');
-  });
-  const controlPort = await new Promise<number>((resolve, reject) => {
-    control.once('error', reject);
-    control.listen(0, '127.0.0.1', () => resolve((control.address() as { port: number }).port));
-  });
-  const info: ServerInfo = {
-    pid: process.pid,
-    dynamoEndpoint: services.target.dynamoEndpoint,
-    s3Endpoint: services.target.s3Endpoint,
-    controlPort,
-    names: services.names,
-  };
-  const temporary = `${serverFile}.${process.pid}`;
-  await writeFile(temporary, JSON.stringify(info));
-  await rename(temporary, serverFile);
-  ready = true;
-  say({ ready: info });
-  arm();
-}
-
-function idleMsOf(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.STEPTHREAD_STORE_IDLE_MS);
-  return Number.isFinite(value) && value >= 0 ? value : DEFAULT_IDLE_MS;
-}
-
-async function readServerInfo(dataDir: string): Promise<ServerInfo | undefined> {
-  try {
-    return JSON.parse(await readFile(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
-  } catch {
-    return undefined;
-  }
-}
+import { type ReadyLine, readServerInfo, type ServerInfo } from './data-dir-info.ts';
+// Types only: a client of the server never loads dynalite, s3rver or the SDK from here (the server
+// half is data-dir-daemon.ts).
+import type { EmbeddedTarget, LocalServices } from './services.ts';
 
 /** A lease on the server at `port`: resolves once it said `ok`, undefined when it is not there. */
 function takeLease(port: number): Promise<Socket | undefined> {
@@ -244,8 +154,8 @@ function clientOf(info: ServerInfo, lease: Socket, started: number): LocalServic
     close: async () => {
       if (closed) return;
       closed = true;
-      releaseAwsClients(target);
       lease.destroy();
+      releaseAwsClients(target);
     },
   };
 }

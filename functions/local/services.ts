@@ -2,6 +2,7 @@
  * The embedded runtime's AWS stand-ins: dynalite (DynamoDB) and s3rver (S3) on loopback, in this
  * process, on random ports. Persistent under `<dataDir>` by default; ephemeral for tests.
  */
+import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,14 +11,14 @@ import { join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { StepthreadError } from '../../engine/errors.ts';
-import {
-  type AwsTarget,
-  createAwsClients,
-  type ResourceNames,
-  releaseAwsClients,
-  resolveResourceNames,
-} from '../aws/clients.ts';
+import { releaseAwsClients } from '../aws/client-cache.ts';
+// Not clients.ts: a store server needs no Step Functions client (nor its module).
+import type { AwsTarget } from '../aws/clients.ts';
+import { createDocumentClient } from '../aws/dynamo-client.ts';
 import { ensureResources } from '../aws/provision.ts';
+import { createS3Client } from '../aws/s3-client.ts';
+import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
+import { LoopbackFilesystemStore } from './s3-store.ts';
 
 export type EmbeddedTarget = Extract<AwsTarget, { kind: 'embedded' }>;
 
@@ -52,7 +53,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     let dynamoPath: string | undefined;
     let s3Dir: string;
     if (options.ephemeral) {
-      const parent = options.dataDir ?? tmpdir();
+      const parent = options.dataDir ?? ephemeralParent();
       await mkdir(parent, { recursive: true });
       s3Dir = await mkdtemp(join(parent, 'stepthread-s3-'));
       cleanups.push(() => rm(s3Dir, { recursive: true, force: true }));
@@ -83,6 +84,10 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       directory: s3Dir,
       resetOnClose: false,
     });
+    // The same files, made without thread-pool round trips (s3-store.ts).
+    s3.store = s3.context.store = new LoopbackFilesystemStore(s3Dir);
+    // s3rver's first middleware formats a colored log line per request for a logger told to be silent.
+    if (s3.middleware[0]?.name === 'logger') s3.middleware.shift();
     const s3Address = await s3.run();
     cleanups.push(async () => {
       s3.httpServer?.closeAllConnections();
@@ -95,7 +100,14 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
     };
     cleanups.push(async () => releaseAwsClients(target));
-    await ensureResources(createAwsClients(target, names));
+    const dynamo = createDocumentClient(target);
+    const s3Client = createS3Client(target);
+    try {
+      await ensureResources({ dynamo, s3: s3Client, ...names });
+    } finally {
+      dynamo.destroy();
+      s3Client.destroy();
+    }
 
     let closed: Promise<void> | undefined;
     return {
@@ -112,6 +124,17 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     throw error;
   }
 }
+
+/** Memory-backed when the system has one for everyone (Linux's /dev/shm), else the temp directory. */
+function ephemeralParent(): string {
+  try {
+    accessSync(SHARED_MEMORY, constants.W_OK);
+    return SHARED_MEMORY;
+  } catch {
+    return tmpdir();
+  }
+}
+const SHARED_MEMORY = '/dev/shm';
 
 function listen(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {

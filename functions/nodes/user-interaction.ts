@@ -60,20 +60,10 @@ import {
   interactionIdOf,
 } from '../stores/interaction-store.ts';
 import { parseConfig } from './config.ts';
+import { type InteractionReply, replyFromValue } from './interaction-reply.ts';
 
-/** What a person (or an answers file) replies; checked against the interaction by `answerFor`. */
-export type InteractionReply =
-  | { readonly kind: 'approve'; readonly reason?: string }
-  | { readonly kind: 'reject'; readonly reason?: string }
-  | { readonly kind: 'input'; readonly value: unknown }
-  /** An index into `options` (0-based) or the option itself. */
-  | { readonly kind: 'select'; readonly choice: number | string }
-  /** Fails the run (SendTaskFailure). */
-  | {
-      readonly kind: 'fail';
-      readonly reason?: string;
-      readonly code?: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
-    };
+// In their own module so the CLI can read answers without loading the node (and the stores).
+export { type InteractionReply, replyFromValue } from './interaction-reply.ts';
 
 /** What SendTaskSuccess carries for a waiting USER_INTERACTION; the compiled state puts it at `$.answer`. */
 export interface InteractionTaskResult {
@@ -137,48 +127,6 @@ export function answerFor(
       }
       return { kind: 'selection', index, option };
     }
-  }
-}
-
-/**
- * A reply from a plain JSON value (an `--answers` file entry, a config `userInput`): approval takes
- * true/false, "approve"/"reject" or {approved, reason}; input takes any value; selection an index or
- * an option; `{ "fail": "reason" }` fails the run.
- */
-export function replyFromValue(interactionType: UserInteractionType, value: unknown): InteractionReply {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'fail' in value) {
-    const reason = (value as { fail: unknown }).fail;
-    return { kind: 'fail', ...(typeof reason === 'string' ? { reason } : {}) };
-  }
-  switch (interactionType) {
-    case 'ask_for_approval': {
-      if (value === true || value === 'approve' || value === 'yes') return { kind: 'approve' };
-      if (value === false || value === 'reject' || value === 'no') return { kind: 'reject' };
-      if (
-        typeof value === 'object' &&
-        value !== null &&
-        typeof (value as { approved?: unknown }).approved === 'boolean'
-      ) {
-        const { approved, reason } = value as { approved: boolean; reason?: unknown };
-        return {
-          kind: approved ? 'approve' : 'reject',
-          ...(typeof reason === 'string' ? { reason } : {}),
-        };
-      }
-      throw new StepthreadError(
-        'INVALID_INTERACTION_ANSWER',
-        `an approval answer must be true, false, "approve", "reject" or {"approved": boolean, "reason"?: string}; got ${JSON.stringify(value)}`,
-      );
-    }
-    case 'ask_for_selection':
-      if (typeof value === 'number' || typeof value === 'string') return { kind: 'select', choice: value };
-      throw new StepthreadError(
-        'INVALID_INTERACTION_ANSWER',
-        `a selection answer must be an option index or the option itself; got ${JSON.stringify(value)}`,
-      );
-    case 'ask_for_input':
-    case 'show_message':
-      return { kind: 'input', value };
   }
 }
 

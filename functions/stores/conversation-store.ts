@@ -11,6 +11,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LogPointer, Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { once } from '../aws/once.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 
 /** The log with no messages; never stored. */
@@ -21,7 +22,7 @@ export const SEGMENT_PREFIX = 'segments/';
 
 // Loaded on first use (the module is cached after that), so a Lambda whose node never reads a
 // conversation does not load the S3 client at init just because it shares this module.
-const s3Commands = () => import('@aws-sdk/client-s3');
+const s3Commands = once(() => import('@aws-sdk/client-s3'));
 const SEGMENT_VERSION = 1;
 /** Width of the `base` field, so a segment's size does not depend on where it sits in the log. */
 const BASE_WIDTH = 16;

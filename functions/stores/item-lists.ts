@@ -4,9 +4,10 @@
  * live under `map/` in the stepthread bucket; the state machine's role may read and write only there.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { once } from '../aws/once.ts';
 
 /** Loaded on first use, so a handler that never fans out does not load the S3 client. */
-const s3Commands = () => import('@aws-sdk/client-s3');
+const s3Commands = once(() => import('@aws-sdk/client-s3'));
 
 export const ITEM_LIST_PREFIX = 'map/items/';
 export const MAP_RESULTS_PREFIX = 'map/results/';

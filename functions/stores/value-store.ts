@@ -4,13 +4,14 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { StepthreadError } from '../../engine/errors.ts';
+import { once } from '../aws/once.ts';
 import { canonicalJson, sha256Hex, shortHash } from './canonical-json.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import { isValueRef, mapSlots, parseRef, refsIn, type Slotted, type ValueRef } from './value-refs.ts';
 
 export const VALUES_PREFIX = 'values/';
 
-const s3Commands = () => import('@aws-sdk/client-s3');
+const s3Commands = once(() => import('@aws-sdk/client-s3'));
 
 export interface ValueStore {
   /** Writes one object holding `values` (hash → value) and returns its id. */

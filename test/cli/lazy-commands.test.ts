@@ -1,9 +1,12 @@
 /**
  * `stepthread <command>` loads that command's modules only: validate and compile never load the AWS
- * SDK, the embedded services or the ASL interpreter. A resolve hook records every package the command
- * imports, in a fresh process.
+ * SDK, the embedded services or the ASL interpreter, and a command using a data directory never loads
+ * the services either (the directory's store server, its own process, does). A resolve hook records
+ * every package the command imports, in a fresh process.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -50,4 +53,21 @@ describe('lazy commands', () => {
     },
     60_000,
   );
+
+  it('run, a client of the data directory, loads neither dynalite nor s3rver', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-lazy-'));
+    try {
+      const packages = await packagesLoadedBy(
+        'run',
+        'examples/route-loop.json',
+        '--data-dir',
+        join(dir, 'data'),
+        '--json',
+      );
+      expect(packages).toContain('aws-local-stepfunctions');
+      expect(packages.filter((name) => name.startsWith('dynalite') || name.startsWith('s3rver'))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

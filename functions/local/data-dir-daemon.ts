@@ -1,0 +1,88 @@
+/**
+ * The store server's half of data-dir-server.ts: the background process that serves one data
+ * directory's stores (dynalite, s3rver) until no command has used them for a moment. Only that process
+ * loads this module (data-dir-server-main.ts, or built: data-dir-server-cached.ts); a command, the
+ * client, loads data-dir-server.ts alone.
+ */
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { StepthreadError } from '../../engine/errors.ts';
+import { dataDirError } from './data-dir-errors.ts';
+import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
+import { type LocalServices, startLocalServices } from './services.ts';
+
+/** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
+const DEFAULT_IDLE_MS = 1500;
+
+/**
+ * The background server's main: serves `dataDir` until idle. Says `{"ready"}`, `{"locked"}` or
+ * `{"error"}` on stdout, one line, then nothing more (its starter stops reading).
+ */
+export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.env)): Promise<void> {
+  let ready = false;
+  const say = (line: ReadyLine) => {
+    process.stdout.on('error', () => {});
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  };
+  // dynalite reports a LevelDB it cannot open as an uncaught error: the starter gets it, coded.
+  process.on('uncaughtException', (error) => {
+    if (!ready) say({ error: dataDirError(error, dataDir) });
+    process.exit(1);
+  });
+  let services: LocalServices;
+  try {
+    services = await startLocalServices({ dataDir });
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'LOCAL_DATA_LOCKED') say({ locked: true });
+    else say({ error: dataDirError(error, dataDir) });
+    process.exit(1);
+  }
+  const leases = new Set<Socket>();
+  let timer: NodeJS.Timeout | undefined;
+  const serverFile = join(dataDir, SERVER_FILE);
+  const shutdown = async () => {
+    if (leases.size > 0) return;
+    control.close();
+    const current = await readServerInfo(dataDir);
+    if (current?.pid === process.pid) await rm(serverFile, { force: true });
+    await services.close();
+    process.exit(0);
+  };
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void shutdown(), idleMs);
+  };
+  const control = createServer((socket) => {
+    leases.add(socket);
+    clearTimeout(timer);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      leases.delete(socket);
+      if (leases.size === 0) arm();
+    });
+    socket.write('ok\n');
+  });
+  const controlPort = await new Promise<number>((resolve, reject) => {
+    control.once('error', reject);
+    control.listen(0, '127.0.0.1', () => resolve((control.address() as { port: number }).port));
+  });
+  const info: ServerInfo = {
+    pid: process.pid,
+    dynamoEndpoint: services.target.dynamoEndpoint,
+    s3Endpoint: services.target.s3Endpoint,
+    controlPort,
+    names: services.names,
+  };
+  const temporary = `${serverFile}.${process.pid}`;
+  await writeFile(temporary, JSON.stringify(info));
+  await rename(temporary, serverFile);
+  ready = true;
+  say({ ready: info });
+  arm();
+}
+
+function idleMsOf(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.STEPTHREAD_STORE_IDLE_MS);
+  return Number.isFinite(value) && value >= 0 ? value : DEFAULT_IDLE_MS;
+}

@@ -1,0 +1,71 @@
+/**
+ * The built store server's entry (`dist/bin/data-dir-server-main.js`; from the sources,
+ * data-dir-server-main.ts runs instead): runs `store-server.cjs` beside it — data-dir-daemon.ts and
+ * everything it loads (s3rver, the SDK clients that create the table and bucket) as one CommonJS
+ * file — through V8's code cache.
+ *
+ * A command that finds no server for its data directory waits for this process to be ready, and
+ * compiling that JavaScript was about a third of the time it takes to load it. Node 20 has no compile
+ * cache of its own (module.enableCompileCache is Node 22), so the server keeps one: after it said it
+ * is ready, it writes V8's cached data for the file — every function compiled while starting — under
+ * the user's cache directory, keyed by Node version, architecture and the file's size and mtime; the
+ * next start compiles from it. V8 checks the data against the source and its own version and flags,
+ * and a rejected or unreadable cache only means compiling as before (and writing it again).
+ */
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+interface StoreServerModule {
+  serveDataDir(dataDir: string): Promise<void>;
+}
+
+const dataDir = process.argv[2];
+if (dataDir === undefined) {
+  process.stderr.write('usage: data-dir-server-main <dataDir>\n');
+  process.exit(2);
+}
+
+const file = fileURLToPath(new URL('./store-server.cjs', import.meta.url));
+const source = readFileSync(file, 'utf8');
+const cacheFile = cacheFileFor(file);
+let cachedData: Buffer | undefined;
+try {
+  if (cacheFile !== undefined) cachedData = readFileSync(cacheFile);
+} catch {
+  // None yet.
+}
+// The CommonJS wrapper, the same every time (the cached data is for this exact text).
+const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: file,
+  ...(cachedData === undefined ? {} : { cachedData }),
+});
+const loaded = { exports: {} as StoreServerModule };
+script.runInThisContext()(loaded.exports, createRequire(file), loaded, file, dirname(file));
+await loaded.exports.serveDataDir(dataDir);
+// Ready, and serving: now the cache, when there was none or V8 refused it.
+if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
+  try {
+    mkdirSync(dirname(cacheFile), { recursive: true });
+    const temporary = `${cacheFile}.${process.pid}`;
+    writeFileSync(temporary, script.createCachedData());
+    renameSync(temporary, cacheFile);
+  } catch {
+    // A cache that cannot be written costs the next start its compile time, nothing else.
+  }
+}
+
+/** `<user cache dir>/stepthread/…`, or nothing when there is no such place ($XDG_CACHE_HOME, else ~/.cache). */
+function cacheFileFor(path: string): string | undefined {
+  try {
+    const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+    const { size, mtimeMs } = statSync(path);
+    const key = `${process.version}-${process.arch}-${size}-${Math.round(mtimeMs)}`;
+    return join(base, 'stepthread', `store-server-${key}.v8cache`);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The compiled CLI's store server (functions/local/store-server-build.ts): built as one CommonJS file
+ * and its entry, it serves a data directory, writes V8's code cache once it is ready, and starts from
+ * that cache the next time (the cache file is then left as it is).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
+import { buildStoreServer } from '../../functions/local/store-server-build.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+interface Ready {
+  ready: { pid: number; dynamoEndpoint: string; s3Endpoint: string };
+}
+
+/** Starts the built server on `dataDir`, returns its ready line and a promise of its exit. */
+function startServer(outdir: string, dataDir: string, cacheHome: string) {
+  const child = spawn(process.execPath, [join(outdir, 'data-dir-server-main.js'), dataDir], {
+    // dynalite stays a package: found from the repository's node_modules, as from the installed one's.
+    env: {
+      ...process.env,
+      NODE_PATH: join(ROOT, 'node_modules'),
+      XDG_CACHE_HOME: cacheHome,
+      STEPTHREAD_STORE_IDLE_MS: '1000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ready = new Promise<Ready>((resolve, reject) => {
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('\n')) resolve(JSON.parse(text.slice(0, text.indexOf('\n'))) as Ready);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code}) before it was ready: ${text}`)));
+  });
+  return { ready, exited };
+}
+
+describe('the built store server', () => {
+  let work: string;
+  let outdir: string;
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'stepthread-store-server-'));
+    outdir = join(work, 'bin');
+    await buildStoreServer({ outdir });
+  }, 120_000);
+  afterAll(() => rm(work, { recursive: true, force: true }));
+
+  it('serves the data directory, then starts again from its code cache', async () => {
+    const cacheHome = join(work, 'cache');
+    const dataDir = join(work, 'data');
+
+    const first = startServer(outdir, dataDir, cacheHome);
+    const { ready } = await first.ready;
+    const target = {
+      kind: 'embedded',
+      dynamoEndpoint: ready.dynamoEndpoint,
+      s3Endpoint: ready.s3Endpoint,
+    } as const;
+    const clients = createAwsClients(target, {
+      tableName: 'stepthread',
+      bucketName: 'stepthread-conversations',
+    });
+    const tables = await clients.dynamo.send(new ListTablesCommand({}));
+    expect(tables.TableNames).toContain('stepthread');
+    const buckets = await clients.s3.send(new ListBucketsCommand({}));
+    expect(buckets.Buckets?.map((bucket) => bucket.Name)).toContain('stepthread-conversations');
+    releaseAwsClients(target);
+    expect(await first.exited).toBe(0);
+
+    const cacheDir = join(cacheHome, 'stepthread');
+    const [cacheFile] = await readdir(cacheDir);
+    expect(cacheFile).toMatch(/^store-server-.*\.v8cache$/);
+    const written = await stat(join(cacheDir, cacheFile!));
+    expect(written.size).toBeGreaterThan(100_000);
+
+    // Over the same data, from the cache: it is accepted, so not written again.
+    const second = startServer(outdir, dataDir, cacheHome);
+    expect((await second.ready).ready.pid).toBeGreaterThan(0);
+    expect(await second.exited).toBe(0);
+    expect((await stat(join(cacheDir, cacheFile!))).mtimeMs).toBe(written.mtimeMs);
+    expect(await readdir(cacheDir)).toEqual([cacheFile]);
+  }, 60_000);
+});
