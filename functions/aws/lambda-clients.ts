@@ -6,8 +6,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from './dynamo-client.ts';
+import { forLoopback } from './loopback.ts';
 import { once } from './once.ts';
-import { type AwsTarget, clientCacheKey, type ResourceNames } from './target.ts';
+import { type AwsTarget, clientCacheKey, clientConfig, type ResourceNames } from './target.ts';
 
 export interface LambdaClients {
   readonly target: AwsTarget;
@@ -28,7 +29,13 @@ export function createLambdaClients(target: AwsTarget, names: ResourceNames): La
     target,
     dynamo: createDocumentClient(target),
     ...names,
-    s3: once(async () => (await import('./s3-client.ts')).createS3Client(target)),
+    // The SDK package itself is imported here, not through s3-client.ts: a bundler inlines a local
+    // module, and its static import of @aws-sdk/client-s3 would then load at init.
+    s3: once(async () => {
+      const { S3Client } = await import('@aws-sdk/client-s3');
+      const client = new S3Client(clientConfig(target, 's3'));
+      return target.kind === 'embedded' ? forLoopback(client) : client;
+    }),
   };
   cache.set(key, clients);
   return clients;
