@@ -8,14 +8,15 @@
  * compiling that JavaScript was about a third of the time it takes to load it. Node 20 has no compile
  * cache of its own (module.enableCompileCache is Node 22), so the server keeps one: after it said it
  * is ready, it writes V8's cached data for the file — every function compiled while starting — under
- * the user's cache directory, keyed by Node version, architecture and the file's size and mtime; the
- * next start compiles from it. V8 checks the data against the source and its own version and flags,
+ * the user's cache directory (`$XDG_CACHE_HOME/stepthread`, else `~/.cache/stepthread`; about 3 MB,
+ * one file, replacing the previous build's), keyed by Node version, architecture and the file's size
+ * and mtime; the next start compiles from it. V8 checks the data against the source and its own version and flags,
  * and a rejected or unreadable cache only means compiling as before (and writing it again).
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
@@ -53,6 +54,12 @@ if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRej
     const temporary = `${cacheFile}.${process.pid}`;
     writeFileSync(temporary, script.createCachedData());
     renameSync(temporary, cacheFile);
+    // One build's cache at a time: those of other Node versions or earlier builds go.
+    for (const name of readdirSync(dirname(cacheFile))) {
+      if (/^store-server-.*\.v8cache$/.test(name) && name !== basename(cacheFile)) {
+        rmSync(join(dirname(cacheFile), name), { force: true });
+      }
+    }
   } catch {
     // A cache that cannot be written costs the next start its compile time, nothing else.
   }

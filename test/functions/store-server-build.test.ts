@@ -1,10 +1,10 @@
 /**
  * The compiled CLI's store server (functions/local/store-server-build.ts): built as one CommonJS file
- * and its entry, it serves a data directory, writes V8's code cache once it is ready, and starts from
- * that cache the next time (the cache file is then left as it is).
+ * and its entry, it serves a data directory, writes V8's code cache once it is ready (replacing an
+ * earlier build's), and starts from that cache the next time (the cache file is then left as it is).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -57,6 +57,10 @@ describe('the built store server', () => {
     const cacheHome = join(work, 'cache');
     const dataDir = join(work, 'data');
 
+    // An earlier build's cache, which the first start replaces.
+    await mkdir(join(cacheHome, 'stepthread'), { recursive: true });
+    await writeFile(join(cacheHome, 'stepthread', 'store-server-v0-x64-1-1.v8cache'), 'stale');
+
     const first = startServer(outdir, dataDir, cacheHome);
     const { ready } = await first.ready;
     const target = {
@@ -76,8 +80,10 @@ describe('the built store server', () => {
     expect(await first.exited).toBe(0);
 
     const cacheDir = join(cacheHome, 'stepthread');
-    const [cacheFile] = await readdir(cacheDir);
-    expect(cacheFile).toMatch(/^store-server-.*\.v8cache$/);
+    const [cacheFile, ...others] = await readdir(cacheDir);
+    expect(others).toEqual([]);
+    expect(cacheFile).toMatch(/^store-server-v.*\.v8cache$/);
+    expect(cacheFile).not.toBe('store-server-v0-x64-1-1.v8cache');
     const written = await stat(join(cacheDir, cacheFile!));
     expect(written.size).toBeGreaterThan(100_000);
 
