@@ -132,7 +132,7 @@ export async function successorInputOf(
   const notResumable = (why: string) =>
     new StepthreadError('RUN_NOT_RESUMABLE', `execution ${record.executionId} cannot be resumed: ${why}`);
   if (predecessor === undefined) throw notResumable('it does not continue another execution');
-  const step = record.continuedFromStep ?? continuedStepOf(thread, record.executionId);
+  const step = record.continuedFromStep ?? (await continuedStepOf(threads, thread, record.executionId));
   if (step === undefined) throw notResumable(`no record says at which step ${predecessor} continued`);
   const stepRecord = await threads.getStep(thread.id, step);
   const nodeId = stepRecord?.result.nodeId;
@@ -164,8 +164,12 @@ export async function successorInputOf(
 }
 
 /** The step a thread continued into `executionId` at, from its THREAD_CONTINUED event (older records). */
-function continuedStepOf(thread: Thread, executionId: string): number | undefined {
-  for (const event of thread.events ?? []) {
+async function continuedStepOf(
+  threads: ThreadStore,
+  thread: Thread,
+  executionId: string,
+): Promise<number | undefined> {
+  for (const event of (await threads.readJournal(thread.id)).events) {
     if (event.type === 'THREAD_CONTINUED' && event.toExecutionId === executionId) return event.step;
   }
   return undefined;

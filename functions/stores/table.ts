@@ -22,6 +22,9 @@ export const RESERVED_ATTRIBUTES = [
   'kind',
   'version',
   'createHash',
+  // The head's latest batch of events recorded outside steps, and the version that committed it.
+  'recentEvents',
+  'recentEventsAt',
 ] as const;
 
 export interface ItemKey {
@@ -37,6 +40,8 @@ export interface Gsi1Key {
 /** Sort-key prefixes of a thread's step records and latest node results (see thread-store.ts). */
 export const STEP_PREFIX = 'STEP#';
 export const NODE_RESULT_PREFIX = 'NODE#';
+/** Batches of events recorded outside steps, moved off the head (see thread-store.ts). */
+export const EVENTS_PREFIX = 'EVENTS#';
 /** Zero-padded so records sort by step. */
 const STEP_DIGITS = 10;
 
@@ -51,6 +56,11 @@ export const itemKeys = {
   step: (threadId: string, step: number): ItemKey => ({
     pk: `THREAD#${threadId}`,
     sk: `${STEP_PREFIX}${String(step).padStart(STEP_DIGITS, '0')}`,
+  }),
+  /** The events recorded outside steps by the update that made the head version `version`. */
+  events: (threadId: string, version: number): ItemKey => ({
+    pk: `THREAD#${threadId}`,
+    sk: `${EVENTS_PREFIX}${String(version).padStart(STEP_DIGITS, '0')}`,
   }),
   /** The latest result of node `nodeId` on a thread. */
   nodeResult: (threadId: string, nodeId: string): ItemKey => ({

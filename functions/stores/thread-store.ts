@@ -10,6 +10,9 @@
  *   update that commits the step; a retry that re-runs an uncommitted step overwrites it.
  * - `THREAD#<id>` / `NODE#<nodeId>` — the latest result of each node on the thread, what
  *   `{{nodes.<id>}}` reads. Written after the commit (a replayed retry writes it again).
+ * - `THREAD#<id>` / `EVENTS#<version>` — a batch of events recorded outside steps (a child's
+ *   status change, a continuation), moved off the head by the next such update, so the head holds
+ *   only the latest batch however often a run continues.
  *
  * No transactions, only single-item conditional writes.
  */
@@ -33,6 +36,7 @@ import {
   type TableRef,
 } from './dynamo-items.ts';
 import {
+  EVENTS_PREFIX,
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
@@ -88,7 +92,11 @@ export interface ThreadChange {
   readonly set?: { readonly [K in HeadField]?: Thread[K] };
   /** Optional fields to delete (e.g. `currentNodeId` when the run ends). */
   readonly remove?: readonly ThreadOptionalField[];
-  /** Items appended to the head's lists: errors, and events recorded outside a step. */
+  /**
+   * Items appended to the head's lists: errors (a failure, which ends the thread), and events
+   * recorded outside a step. Those events become the head's latest batch (`recentEvents`); the batch
+   * they replace moves to an item of its own first, so the head does not grow with them.
+   */
   readonly append?: { readonly [K in ThreadListField]?: Thread[K] };
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   readonly expiresAt?: number;
@@ -358,6 +366,58 @@ export function createThreadStore(table: TableRef): ThreadStore {
     return found;
   }
 
+  /**
+   * Before an update that records events outside a step: moves the head's latest batch (committed,
+   * since the head holds it) to its own item, keyed by the version that committed it. Written again
+   * unchanged by a retry; the update that follows replaces the head's batch. VERSION_CONFLICT early
+   * when the head moved on, as the update would.
+   */
+  async function moveRecentEvents(threadId: string, expectedVersion: number): Promise<void> {
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: itemKeys.thread(threadId),
+        ConsistentRead: true,
+        ProjectionExpression: '#version, #recent, #at',
+        ExpressionAttributeNames: {
+          '#version': 'version',
+          '#recent': 'recentEvents',
+          '#at': 'recentEventsAt',
+        },
+      }),
+    );
+    if (Item === undefined || Number(Item.version) !== expectedVersion) {
+      throw new StepthreadError(
+        'VERSION_CONFLICT',
+        `thread ${threadId} is not at version ${expectedVersion} (changed concurrently, or missing)`,
+      );
+    }
+    if (!Array.isArray(Item.recentEvents) || Item.recentEvents.length === 0) return;
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...itemKeys.events(threadId, Number(Item.recentEventsAt)),
+          kind: 'events',
+          events: Item.recentEvents,
+        },
+      }),
+    );
+  }
+
+  /** Every batch of events recorded outside steps, in the order they were committed. */
+  async function eventBatches(head: Record<string, unknown>): Promise<StepthreadEvent[]> {
+    if (head.recentEventsAt === undefined) return [];
+    const threadId = String(head.id);
+    const byVersion = new Map<number, StepthreadEvent[]>();
+    for (const item of await queryPrefix(threadId, EVENTS_PREFIX)) {
+      byVersion.set(Number(String(item.sk).slice(EVENTS_PREFIX.length)), item.events as StepthreadEvent[]);
+    }
+    // The head's batch may also have been moved already (an update that then failed): same content.
+    byVersion.set(Number(head.recentEventsAt), (head.recentEvents ?? []) as StepthreadEvent[]);
+    return [...byVersion.entries()].sort(([a], [b]) => a - b).flatMap(([, events]) => events);
+  }
+
   const store: ThreadStore = {
     async createThread(thread, options = {}) {
       const head = headOf(thread);
@@ -424,6 +484,7 @@ export function createThreadStore(table: TableRef): ThreadStore {
 
     async updateThread(threadId, expectedVersion, change) {
       const expression = buildUpdate(threadId, change, expectedVersion);
+      if ((change.append?.events?.length ?? 0) > 0) await moveRecentEvents(threadId, expectedVersion);
       // Before the update, so a committed step always has its record. Unconditional: only a retry
       // of the same, uncommitted step can write here, and its record replaces the dead attempt's.
       if (change.step) await putStep(threadId, change.step);
@@ -559,8 +620,9 @@ export function createThreadStore(table: TableRef): ThreadStore {
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
       const { thread } = versioned(item);
       // Records past the head's step belong to an attempt that never committed.
-      const journal = await journalOf(thread, thread.step ?? 0);
-      return { ...journal, events: [...journal.events, ...(thread.events ?? [])] };
+      const [journal, batches] = await Promise.all([journalOf(thread, thread.step ?? 0), eventBatches(item)]);
+      const created = (item.events ?? []) as StepthreadEvent[];
+      return { ...journal, events: [...journal.events, ...created, ...batches] };
     },
   };
 
@@ -609,10 +671,17 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
   };
 }
 
+/**
+ * The head as a thread. Its `events` are those it was created with and the latest batch recorded
+ * outside steps; `readJournal` has them all.
+ */
 function versioned(item: Record<string, unknown>): VersionedThread {
   const head = decodeHead(entityOf<Record<string, unknown>>(item), String(item.id));
+  const recent = Array.isArray(item.recentEvents) ? (item.recentEvents as StepthreadEvent[]) : [];
+  const events =
+    recent.length > 0 ? { events: [...((head.events ?? []) as StepthreadEvent[]), ...recent] } : {};
   return {
-    thread: { ...head, nodeResults: {}, executionHistory: [] } as unknown as Thread,
+    thread: { ...head, ...events, nodeResults: {}, executionHistory: [] } as unknown as Thread,
     version: Number(item.version),
   };
 }
@@ -652,6 +721,12 @@ export function buildUpdate(
   for (const [field, items] of Object.entries(change.append ?? {})) {
     if (!Array.isArray(items) || items.length === 0) continue;
     touch(field);
+    if (field === 'events') {
+      // Replaces the head's latest batch, which updateThread moved to its own item first.
+      sets.push(`${x.name('recentEvents')} = ${x.value(items)}`);
+      sets.push(`${x.name('recentEventsAt')} = ${x.value(expectedVersion + 1)}`);
+      continue;
+    }
     const name = x.name(field);
     // if_not_exists: items written before a list field existed have no attribute yet.
     sets.push(`${name} = list_append(if_not_exists(${name}, ${x.value([])}), ${x.value(items)})`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type Meter, meterClient } from '../../functions/aws/meter.ts';
@@ -89,6 +90,51 @@ describe('thread store', () => {
     expect(await store.getNodeResults(['t-update'], ['llm-1'])).toEqual({ 'llm-1': result });
     expect((await store.readJournal('t-update')).executionHistory).toEqual([historyEntry(1, 'llm-1')]);
     expect(thread.errors).toEqual([{ code: 'JOIN_FAILED', message: 'x' }]);
+  });
+
+  it('keeps only the latest batch of events recorded outside steps on the head, the rest in their own items', async () => {
+    const threadId = 't-continued';
+    await store.createThread(makeThread(threadId));
+    const continued = (i: number): StepthreadEvent => ({
+      type: 'THREAD_CONTINUED',
+      threadId,
+      workflowId: 'triage',
+      at: '2025-01-01T00:00:00.000Z',
+      nodeId: 'le',
+      // Fixed widths, so sizes compare.
+      fromExecutionId: `x-${String(i).padStart(3, '0')}`,
+      toExecutionId: `x-${String(i + 1).padStart(3, '0')}`,
+      step: 100_000 + i,
+    });
+    const updateBytes: number[] = [];
+    let version = 1;
+    for (let i = 0; i < 40; i += 1) {
+      meter.reset();
+      ({ version } = await store.updateThread(threadId, version, {
+        set: { currentNodeId: `le-${i % 10}` },
+        append: { events: [continued(i)] },
+      }));
+      updateBytes.push(meter.bytes('UpdateItemCommand'));
+      // One GetItem of the head's batch, the batch it replaces moved (PutItem), the update.
+      expect(meter.snapshot()).toEqual({
+        GetItemCommand: { requests: 1, bytes: expect.any(Number) },
+        ...(i === 0 ? {} : { PutItemCommand: { requests: 1, bytes: expect.any(Number) } }),
+        UpdateItemCommand: { requests: 1, bytes: expect.any(Number) },
+      });
+    }
+    // The head does not grow with continuations: the 40th update is the size of the 11th.
+    expect(updateBytes[39]).toBe(updateBytes[10]);
+    const { thread } = await store.getThread(threadId);
+    expect(thread.events).toEqual([continued(39)]);
+    const journal = await store.readJournal(threadId);
+    expect(journal.events).toEqual(Array.from({ length: 40 }, (_, i) => continued(i)));
+
+    // A batch moved by an update that then lost the race is not listed twice, and the stale update
+    // changes nothing.
+    await expect(
+      store.updateThread(threadId, version - 1, { append: { events: [continued(99)] } }),
+    ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    expect((await store.readJournal(threadId)).events).toHaveLength(40);
   });
 
   it('refuses a change that touches one field twice, before sending anything', async () => {
