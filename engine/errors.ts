@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   // Fork over a list (issue 13)
   'FORK_EACH_NOT_ARRAY',
   'FORK_EACH_PATHS',
+  'FORK_LIST_TOO_LONG',
   'INVALID_MAX_CONCURRENCY',
   'INVALID_MAIN_ITEM',
   'FORK_EACH_NESTING',

@@ -53,7 +53,35 @@ export const HISTORY_EVENTS = {
   parallel: 4,
   /** Per fork path or timer: a branch the Parallel stops early leaves its in-flight state aborted. */
   branchSlack: 2,
+  /** Per inline Map item: MapIterationStarted and MapIterationSucceeded (or Failed, Aborted). */
+  mapIteration: 2,
 } as const;
+
+/**
+ * The fewest history events one item of an inline Map (a FORK over a list) records: its iteration,
+ * the path's entry Pass, one node's Task and the branch-done Task (a one-VARIABLE path: 14; moto
+ * records 19 for map-reduce's). All of them land in the one execution, which continue-as-new cannot
+ * split, so a list whose items need more than the limit can never finish there (FORK_LIST_TOO_LONG):
+ * that list needs `"mode": "distributed"`, where each item is an execution of its own.
+ */
+export const INLINE_MAP_ITEM_HISTORY_EVENTS =
+  HISTORY_EVENTS.mapIteration + HISTORY_EVENTS.pass + 2 * HISTORY_EVENTS.lambdaTask;
+
+/**
+ * For an inline Map of `count` items started when the execution had recorded `history` events: the
+ * fewest events they need and how many items would fit, when they cannot fit; undefined when they can.
+ */
+export function inlineMapOverflow(
+  count: number,
+  history: number,
+): { readonly needed: number; readonly fits: number } | undefined {
+  const needed = history + count * INLINE_MAP_ITEM_HISTORY_EVENTS;
+  if (needed <= HISTORY_EVENT_LIMIT) return undefined;
+  return {
+    needed,
+    fits: Math.max(0, Math.floor((HISTORY_EVENT_LIMIT - history) / INLINE_MAP_ITEM_HISTORY_EVENTS)),
+  };
+}
 
 /** What a resumed execution has recorded when its `stepthread:resume` Task returns and its Choice ran. */
 export const RESUME_HISTORY_EVENTS =

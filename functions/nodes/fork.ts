@@ -3,6 +3,7 @@
  * the parent's step, so a retry recreates the same children), then `fork.children` in the envelope.
  * Children store no global scope (the root owns it) and start from the parent's LLM call counts.
  */
+import { HISTORY_EVENT_LIMIT, inlineMapOverflow } from '../../engine/asl/continuation.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderTemplate } from '../../engine/expression/index.ts';
 import { type ForkConfig, forkConfigSchema } from '../../engine/model/schema.ts';
@@ -52,6 +53,22 @@ export function itemThreadId(base: string, index: number): string {
 }
 
 /**
+ * An inline Map records every item's states in this execution's history: refuse, before any item
+ * thread exists, a list that cannot fit under Step Functions' limit whatever its path does (the local
+ * runtime would run it; AWS would fail the execution partway).
+ */
+function refuseBeyondHistory(nodeId: string, count: number, history: number): void {
+  const overflow = inlineMapOverflow(count, history);
+  if (overflow === undefined) return;
+  const { needed, fits } = overflow;
+  throw new StepthreadError(
+    'FORK_LIST_TOO_LONG',
+    `FORK ${nodeId}: ${count} items in an inline Map record at least ${needed} history events in one execution, past Step Functions' ${HISTORY_EVENT_LIMIT}; at most ${fits} fit here. Set "mode": "distributed" on the FORK: each item then runs as an execution of its own`,
+    { nodeId },
+  );
+}
+
+/**
  * A FORK over a list: evaluates forEach, creates one child per item (thread scope + item and index),
  * and hands the Map state the indices; item threads are named `<base>-<index>`, so the envelope
  * carries no id per item.
@@ -66,6 +83,7 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
     });
   }
   const items = forEachItems(renderTemplate(config.forEach, ctx.scope()), node.id);
+  if (config.mode !== 'distributed') refuseBeyondHistory(node.id, items.length, envelope.history ?? 0);
   const [base] = childThreadIdsFor(thread.id, node.id, envelope.step, [pathId]);
   const authorPathId = node.authorForkPathIds?.[0] ?? pathId;
   const indices = items.map((_, index) => index);

@@ -121,6 +121,14 @@ describe('FORK over a list', () => {
     expect(outcome.error?.code).toBe('FORK_EACH_NOT_ARRAY');
   });
 
+  it('a list too long for one execution history fails with FORK_LIST_TOO_LONG before any item thread exists', async () => {
+    const outcome = await e2e.runtime.prepare(mapWorkflow('too-long')).run({ items: items([], 1800) });
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'FORK_LIST_TOO_LONG', nodeId: 'fan' });
+    expect(outcome.error?.message).toMatch(/1800 items .* at most 17\d\d fit here.*"mode": "distributed"/);
+    expect(await itemThreads(outcome.executionId, outcome.threadId)).toEqual([]);
+  });
+
   describe('join strategies over items with failures', () => {
     it('ALL_COMPLETED completes when every item completes, fails on the first failure', async () => {
       const outcome = await e2e.runtime.prepare(mapWorkflow('all-completed')).run({ items: items([2]) });

@@ -9,6 +9,8 @@ import {
   checkContinueAfterEvents,
   continueAfterEventsFromEnv,
   DEFAULT_CONTINUE_AFTER_EVENTS,
+  INLINE_MAP_ITEM_HISTORY_EVENTS,
+  inlineMapOverflow,
   RESUME_HISTORY_EVENTS,
   SUCCESSOR_NAME_EXPRESSION,
 } from '../../../engine/asl/continuation.ts';
@@ -321,5 +323,18 @@ describe('continue-as-new in the compiled definition', () => {
     expect(counts.a1).toBe(5);
     expect(counts['merge:a']).toBeUndefined(); // bookkeeping: counted by the FORK
     expect(check(around)).toEqual({ isValid: true, errors: '' });
+  });
+});
+
+describe('inline Map history budget', () => {
+  it('lets a list through while its items fit in one execution, and says how many fit when they do not', () => {
+    // 14 events per item at the least: 1,785 items fit in 25,000 from a fresh execution.
+    expect(INLINE_MAP_ITEM_HISTORY_EVENTS).toBe(14);
+    expect(inlineMapOverflow(1785, 0)).toBeUndefined();
+    expect(inlineMapOverflow(1786, 0)).toEqual({ needed: 25_004, fits: 1785 });
+    // What the execution recorded before the FORK counts too.
+    expect(inlineMapOverflow(1000, 11_000)).toBeUndefined();
+    expect(inlineMapOverflow(1001, 11_000)).toEqual({ needed: 25_014, fits: 1000 });
+    expect(inlineMapOverflow(1, 25_000)).toEqual({ needed: 25_014, fits: 0 });
   });
 });
