@@ -220,11 +220,8 @@ export async function buildInspectReport(
   const events = new Map<string, readonly StepthreadEvent[]>();
   for (const [i, thread] of threads.entries()) {
     events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
-    const steps = await runtime.stores.threads.readSteps(thread.id, { to: thread.step ?? 0 });
-    threads[i] = {
-      ...thread,
-      nodeResults: Object.fromEntries(steps.map((step) => [step.result.nodeId, step.result])),
-    };
+    // A copy's results include its source's up to the copy (seed 002).
+    threads[i] = { ...thread, nodeResults: await runtime.stores.threads.readStepResults(thread.id) };
   }
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
