@@ -7,14 +7,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Thread } from '../../engine/thread/types.ts';
+import { textReply } from '../functions/llm/servers/openai-replies.ts';
+import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { assistant, type E2e, plain, startE2e, user, valid } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
 let e2e: E2e;
+let model: ScriptedServer;
 beforeAll(async () => {
-  e2e = await startE2e('seed-audit-fork');
+  [e2e, model] = await Promise.all([startE2e('seed-audit-fork'), startScriptedServer()]);
 });
-afterAll(() => e2e.close());
+afterAll(async () => {
+  await Promise.all([e2e.close(), model.close()]);
+});
 
 async function threadsOf(executionId: string): Promise<Thread[]> {
   return (await e2e.runtime.stores.threads.listThreadsOfExecution(executionId)).map((entry) => entry.thread);
@@ -674,5 +679,47 @@ describe('seed 002: thread copy', () => {
     expect(plain(await e2e.conversation(copyId)).slice(0, 2)).toEqual(waitingConversation);
     expect(await e2e.thread(outcome.threadId)).toEqual(sourceAfter);
     expect(plain(await e2e.conversation(outcome.threadId))).toEqual(sourceConversation);
+  });
+});
+
+describe('token usage travels with the conversation: fork, join and copy (seeds 000 §1, 001 §3, 002 §3)', () => {
+  it('children start with the parent’s usage, the join restores the main path’s, a copy has its own', async () => {
+    const openai = (id: string) =>
+      valid({
+        ...forkWorkflow(id, { paths: ['a', 'b'], strategy: 'serial', join: { mainPathId: 'b' } }),
+        profiles: { default: { provider: 'openai', model: 'test-model', baseUrl: `${model.url}/v1` } },
+      });
+    const workflow = openai('audit-tokens');
+    // Serial: intro, a-work, b-work, after, in this order.
+    model.reply(
+      textReply('intro reply', { prompt: 10, completion: 1 }),
+      textReply('a reply', { prompt: 100, completion: 2 }),
+      textReply('b reply', { prompt: 1000, completion: 3 }),
+      textReply('after reply', { prompt: 5, completion: 1 }),
+    );
+    const run = await e2e.runtime.prepare(workflow).run();
+    expect(run.status, JSON.stringify(run.error)).toBe('COMPLETED');
+    const threads = await threadsOf(run.executionId);
+    const total = (thread: Thread | undefined) => thread?.conversation.tokenUsage.totalTokens;
+    expect(total(branchOf(threads, 'a')[0])).toBe(11 + 102);
+    expect(total(branchOf(threads, 'b')[0])).toBe(11 + 1003);
+    const root = await e2e.thread(run.threadId);
+    // b's usage came back with b's conversation, then `after` added its own.
+    expect(total(root)).toBe(11 + 1003 + 6);
+    for (const child of threads) expect(child.conversation.threadId).toBe(child.id);
+
+    const plainCopy = await e2e.thread((await e2e.runtime.copyThread(run.threadId)).id);
+    expect(plainCopy.conversation.tokenUsage).toEqual(root.conversation.tokenUsage);
+    expect(plainCopy.conversation.threadId).toBe(plainCopy.id);
+
+    const copy = await e2e.runtime.copyThread(run.threadId, { fromNodeId: 'after' });
+    expect(copy.conversation.tokenUsage.totalTokens).toBe(11 + 1003);
+    model.reply(textReply('after again', { prompt: 7, completion: 1 }));
+    const rerun = await e2e.runtime.prepare(workflow, { startNodeId: 'after' }).runThread(copy.id);
+    expect(rerun.status, JSON.stringify(rerun.error)).toBe('COMPLETED');
+    expect(total(await e2e.thread(copy.id))).toBe(11 + 1003 + 8);
+    // Neither the source nor the other copy counted the copy's call.
+    expect(total(await e2e.thread(run.threadId))).toBe(11 + 1003 + 6);
+    expect(total(await e2e.thread(plainCopy.id))).toBe(11 + 1003 + 6);
   });
 });
