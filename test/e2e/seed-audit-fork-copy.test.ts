@@ -486,6 +486,26 @@ describe('seed 001: JOIN timeout in seconds', () => {
     expect(b?.status).toBe('CANCELLED');
   });
 
+  it('timeout > 0 ending a join its strategy already won, main path still running: the parent keeps its own conversation', async () => {
+    const workflow = forkWorkflow('audit-timeout-main-running', {
+      paths: ['a', 'b'],
+      join: { joinStrategy: 'ANY_COMPLETED', mainPathId: 'b', timeout: 1 },
+      profiles: { b: 'slow' },
+      extraProfiles: { slow: slow(20_000) },
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+    expect(outcome.output).toEqual({ merged: 'a reply', after: 'after reply' });
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual([
+      user('intro prompt'),
+      assistant('intro reply'),
+      user('after prompt'),
+      assistant('after reply'),
+    ]);
+    const [b] = branchOf(await threadsOf(outcome.executionId), 'b');
+    expect(b?.status).toBe('CANCELLED');
+  });
+
   it('timeout > 0 that the branches beat: the join completes as usual', async () => {
     const workflow = forkWorkflow('audit-timeout-beaten', { paths: ['a', 'b'], join: { timeout: 60 } });
     const outcome = await e2e.runtime.prepare(workflow).run();
