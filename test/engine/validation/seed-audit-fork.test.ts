@@ -249,3 +249,37 @@ describe('seed 001 §2: JOIN rules', () => {
     expect(errorsOf(withStrategy('random')).length).toBeGreaterThan(0);
   });
 });
+
+describe('seed 001 §5/§6: the old `forkId` format', () => {
+  it('is not taken (no backward compatibility, §5): a clear INVALID_FORK_PATH_IDS on the FORK and the JOIN', () => {
+    const workflow = forkJoin();
+    const old = {
+      ...workflow,
+      nodes: workflow.nodes.map((node) => {
+        if (node.type === 'FORK')
+          return {
+            ...node,
+            config: { forkId: 'f1', forkStrategy: 'parallel', childNodeIds: ['a-work', 'b-work'] },
+          };
+        if (node.type === 'JOIN') return { ...node, config: { forkId: 'f1', joinStrategy: 'ALL_COMPLETED' } };
+        return node;
+      }),
+    };
+    expect(errorsOf(old)).toEqual([
+      expect.objectContaining({
+        code: 'INVALID_FORK_PATH_IDS',
+        nodeId: 'split',
+        message: expect.stringContaining(
+          'forkPathIds is required: one path id per childNodeIds entry; "forkId" (the old format) is not supported',
+        ),
+      }),
+      expect.objectContaining({
+        code: 'INVALID_FORK_PATH_IDS',
+        nodeId: 'merge',
+        message: expect.stringContaining(
+          'forkPathIds is required: the path ids of its FORK, in the same order',
+        ),
+      }),
+    ]);
+  });
+});
