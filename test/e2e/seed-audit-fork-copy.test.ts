@@ -299,6 +299,61 @@ describe('a fork inside a SUBGRAPH, with the same path ids as a top-level fork',
   });
 });
 
+describe('a branch has no subgraph scope to write to (seed 000 §3: emptied in children)', () => {
+  it('setting a subgraph variable in a branch fails that branch with INVALID_VARIABLE, saying why', async () => {
+    const inner = {
+      id: 'inner-write',
+      version: 1,
+      variables: [{ name: 'w', type: 'any', scope: 'subgraph' }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'split',
+          type: 'FORK',
+          config: { forkPathIds: ['a', 'b'], forkStrategy: 'serial', childNodeIds: ['a1', 'b1'] },
+        },
+        {
+          id: 'a1',
+          type: 'VARIABLE',
+          config: { variableName: 'w', variableType: 'any', expression: "'from a'", scope: 'subgraph' },
+        },
+        { id: 'b1', type: 'VARIABLE', config: { variableName: 'x', variableType: 'any', expression: '1' } },
+        { id: 'merge', type: 'JOIN', config: { forkPathIds: ['a', 'b'], joinStrategy: 'ANY_FAILED' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'split' },
+        { from: 'a1', to: 'merge' },
+        { from: 'b1', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+    };
+    const workflow = valid({
+      id: 'audit-branch-subgraph-write',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'sub', type: 'SUBGRAPH', config: { workflow: inner } },
+        { id: 'end', type: 'END', config: { output: '{{nodes["sub.merge"]}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'sub' },
+        { from: 'sub', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    // Serial ANY_FAILED: a's failure decides the join before b runs; no branch completed, so {}.
+    expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+    expect(outcome.output).toEqual({});
+    const [a] = branchOf(await threadsOf(outcome.executionId), 'a');
+    expect(a?.status).toBe('FAILED');
+    expect(a?.errors.at(-1)).toMatchObject({ code: 'INVALID_VARIABLE', nodeId: 'sub.a1' });
+    expect(a?.errors.at(-1)?.message).toMatch(
+      /no subgraph scope is active \(a FORK's branches start with empty/,
+    );
+  });
+});
+
 describe('nested forks', () => {
   const nested = valid({
     id: 'audit-nested',
