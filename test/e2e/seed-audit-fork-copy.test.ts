@@ -674,6 +674,25 @@ describe('seed 002: thread copy', () => {
     expect(await e2e.thread(run.threadId)).toEqual(sourceBefore);
   });
 
+  it("a copy of a fork branch's thread: its own conversation and thread variables, the run's globals as a copy", async () => {
+    const run = await e2e.runtime.prepare(forkWorkflow('audit-copy-branch', { paths: ['a', 'b'] })).run();
+    const [a] = branchOf(await threadsOf(run.executionId), 'a');
+    const copy = await e2e.thread((await e2e.runtime.copyThread(a!.id)).id);
+    expect(copy.status).toBe('CREATED');
+    expect(copy.metadata.parentThreadId).toBe(a!.id);
+    expect(copy.output).toBe('a reply');
+    expect(plain(await e2e.conversation(copy.id))).toEqual(plain(await e2e.runtime.conversationOf(a!)));
+    expect(copy.conversation.threadId).toBe(copy.id);
+    expect(copy.variables.global).toEqual((await e2e.thread(run.threadId)).variables.global);
+  });
+
+  it('copying a thread that does not exist is THREAD_NOT_FOUND, naming it', async () => {
+    await expect(e2e.runtime.copyThread('t-no-such-thread')).rejects.toMatchObject({
+      code: 'THREAD_NOT_FOUND',
+      message: expect.stringContaining('t-no-such-thread'),
+    });
+  });
+
   it('a copy of a failed thread has its errors cleared and no end time', async () => {
     const failing = forkWorkflow('audit-copy-failed', {
       paths: ['a'],
