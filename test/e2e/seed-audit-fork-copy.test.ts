@@ -686,6 +686,38 @@ describe('seed 002: thread copy', () => {
     expect(copy.variables.global).toEqual((await e2e.thread(run.threadId)).variables.global);
   });
 
+  it('a failed thread’s copy runs at once from its failing node; with the profile fixed, it completes (debugging)', async () => {
+    const linear = (id: string, profile: Record<string, unknown>) =>
+      valid({
+        id,
+        version: 1,
+        profiles: { default: profile },
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'draft', type: 'LLM', config: { prompt: 'Draft.' } },
+          { id: 'end', type: 'END', config: { output: '{{nodes.draft}}' } },
+        ],
+        edges: [
+          { from: 'start', to: 'draft' },
+          { from: 'draft', to: 'end' },
+        ],
+      });
+    const broken = linear('audit-copy-debug', { provider: 'scripted', responses: [] });
+    const run = await e2e.runtime.prepare(broken).run();
+    expect(run.status).toBe('FAILED');
+    const failed = await e2e.thread(run.threadId);
+    const copy = await e2e.runtime.copyThread(run.threadId);
+    expect(copy.currentNodeId).toBe('draft');
+    expect(copy.errors).toEqual([]);
+    const fixed = linear('audit-copy-debug', { provider: 'scripted', responses: ['Fixed draft.'] });
+    const rerun = await e2e.runtime.prepare(fixed, { startNodeId: 'draft' }).runThread(copy.id);
+    expect(rerun.status, JSON.stringify(rerun.error)).toBe('COMPLETED');
+    expect(rerun.output).toBe('Fixed draft.');
+    expect(plain(await e2e.conversation(copy.id))).toEqual([user('Draft.'), assistant('Fixed draft.')]);
+    // The source is still the failed run it was.
+    expect(await e2e.thread(run.threadId)).toEqual(failed);
+  });
+
   it('copying a thread that does not exist is THREAD_NOT_FOUND, naming it', async () => {
     await expect(e2e.runtime.copyThread('t-no-such-thread')).rejects.toMatchObject({
       code: 'THREAD_NOT_FOUND',
