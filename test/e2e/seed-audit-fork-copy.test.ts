@@ -105,6 +105,8 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
     variables: [
       { name: 'acc', type: 'array', scope: 'thread', initial: [] },
       { name: 'cur', type: 'number', scope: 'thread', initial: 0 },
+      // Starts at 5 in every iteration.
+      { name: 'lv', type: 'number', scope: 'loop', initial: 5 },
     ],
     profiles: { default: { provider: 'scripted', responses: ['r1', 'r2', 'r3', 'r4'] } },
     nodes: [
@@ -121,6 +123,11 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
         config: { variableName: 'cur', variableType: 'number', expression: 'it' },
       },
       {
+        id: 'bump',
+        type: 'VARIABLE',
+        config: { variableName: 'lv', variableType: 'number', expression: 'lv + it' },
+      },
+      {
         id: 'split',
         type: 'FORK',
         config: { forkPathIds: ['a', 'b'], forkStrategy: 'parallel', childNodeIds: ['a1', 'b1'] },
@@ -131,7 +138,7 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
         config: {
           variableName: 'seen',
           variableType: 'array',
-          expression: "[it ?? 'none', index ?? 'none', cur]",
+          expression: "[it ?? 'none', index ?? 'none', lv ?? 'none', cur]",
         },
       },
       { id: 'b1', type: 'LLM', config: { prompt: 'b {{cur}}' } },
@@ -146,7 +153,7 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
         config: {
           variableName: 'acc',
           variableType: 'array',
-          expression: 'concat(acc, [[it, index, nodes.merge.a]])',
+          expression: 'concat(acc, [[it, index, lv, nodes.merge.a]])',
         },
       },
       { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
@@ -155,7 +162,8 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
     edges: [
       { from: 'start', to: 'ls' },
       { from: 'ls', to: 'keep' },
-      { from: 'keep', to: 'split' },
+      { from: 'keep', to: 'bump' },
+      { from: 'bump', to: 'split' },
       { from: 'a1', to: 'merge' },
       { from: 'b1', to: 'merge' },
       { from: 'merge', to: 'rec' },
@@ -169,8 +177,8 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
     expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
     expect(outcome.output).toEqual({
       acc: [
-        [1, 0, ['none', 'none', 1]],
-        [2, 1, ['none', 'none', 2]],
+        [1, 0, 6, ['none', 'none', 'none', 1]],
+        [2, 1, 7, ['none', 'none', 'none', 2]],
       ],
     });
     const threads = await threadsOf(outcome.executionId);
@@ -187,6 +195,59 @@ describe('seed 000 §3: the four variable scopes on a fork', () => {
       user('b 2'),
       expect.objectContaining({ role: 'assistant' }),
     ]);
+  });
+});
+
+describe('loop-scope variables: fresh in each iteration, in a SUBGRAPH too', () => {
+  it('a declared loop variable starts from its initial value in every iteration', async () => {
+    const inner = {
+      id: 'inner-loop',
+      version: 1,
+      variables: [
+        { name: 'sum', type: 'array', scope: 'subgraph', initial: [] },
+        { name: 'lv', type: 'number', scope: 'loop', initial: 100 },
+      ],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ls', type: 'LOOP_START', config: { loopId: 'L', dataSource: [1, 2, 3], maxIterations: 5 } },
+        {
+          id: 'bump',
+          type: 'VARIABLE',
+          config: { variableName: 'lv', variableType: 'number', expression: 'lv + item' },
+        },
+        {
+          id: 'rec',
+          type: 'VARIABLE',
+          config: { variableName: 'sum', variableType: 'array', expression: 'concat(sum, [lv])' },
+        },
+        { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ls' },
+        { from: 'ls', to: 'bump' },
+        { from: 'bump', to: 'rec' },
+        { from: 'rec', to: 'le' },
+        { from: 'le', to: 'end' },
+      ],
+    };
+    const workflow = valid({
+      id: 'audit-loop-scope',
+      version: 1,
+      variables: [{ name: 'out', type: 'any', scope: 'thread' }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'sub', type: 'SUBGRAPH', config: { workflow: inner, outputMapping: { out: 'sum' } } },
+        { id: 'end', type: 'END', config: { output: '{{out}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'sub' },
+        { from: 'sub', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+    expect(outcome.output).toEqual([101, 102, 103]);
   });
 });
 
