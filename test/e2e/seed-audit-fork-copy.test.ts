@@ -598,6 +598,7 @@ describe('seed 001: JOIN timeout in seconds', () => {
     const outcome = await e2e.runtime.prepare(workflow).run();
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'JOIN_TIMEOUT', nodeId: 'merge' });
+    expect(outcome.error?.message).toContain('timed out after 1s with 1 of 2 branches not finished (b)');
     const [b] = branchOf(await threadsOf(outcome.executionId), 'b');
     expect(b?.status).toBe('CANCELLED');
   });
