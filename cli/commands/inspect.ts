@@ -37,6 +37,8 @@ export interface ThreadReport {
   parentThreadId?: string;
   forkPathId?: string;
   copiedFrom?: string;
+  /** A copy's THREAD_COPIED event (seed 002): its source and when it was made. */
+  copied?: { type: 'THREAD_COPIED'; sourceThreadId: string; at: string };
   status: string;
   currentNodeId?: string;
   startTime: string;
@@ -117,6 +119,16 @@ function variablesOf(thread: Thread): ThreadReport['variables'] {
   );
 }
 
+/** The copy's own THREAD_COPIED event (a copy of a copy also reads its source's history). */
+function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<ThreadReport, 'copied'> {
+  const event = events.findLast(
+    (candidate) => candidate.type === 'THREAD_COPIED' && candidate.copyThreadId === thread.id,
+  );
+  return event?.type === 'THREAD_COPIED'
+    ? { copied: { type: event.type, sourceThreadId: event.sourceThreadId, at: event.at } }
+    : {};
+}
+
 function reportOf(
   thread: Thread,
   events: readonly StepthreadEvent[],
@@ -131,6 +143,7 @@ function reportOf(
     ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
     ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
     ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+    ...copiedOf(thread, events),
     status: thread.status,
     ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
     startTime: thread.startTime,
@@ -220,11 +233,8 @@ export async function buildInspectReport(
   const events = new Map<string, readonly StepthreadEvent[]>();
   for (const [i, thread] of threads.entries()) {
     events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
-    const steps = await runtime.stores.threads.readSteps(thread.id, { to: thread.step ?? 0 });
-    threads[i] = {
-      ...thread,
-      nodeResults: Object.fromEntries(steps.map((step) => [step.result.nodeId, step.result])),
-    };
+    // A copy's results include its source's up to the copy (seed 002).
+    threads[i] = { ...thread, nodeResults: await runtime.stores.threads.readStepResults(thread.id) };
   }
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
@@ -286,7 +296,9 @@ function printReport(report: InspectReport, io: CliIo): void {
   }
   for (const thread of report.threads) {
     const path = thread.forkPathId ? `  path ${thread.forkPathId} of ${thread.parentThreadId}` : '';
-    const copy = thread.copiedFrom ? `  copy of ${thread.copiedFrom}` : '';
+    const copy = thread.copiedFrom
+      ? `  copy of ${thread.copiedFrom}${thread.copied ? ` (THREAD_COPIED ${thread.copied.at})` : ''}`
+      : '';
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );

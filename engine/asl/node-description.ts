@@ -95,9 +95,10 @@ export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescrip
         tool: lookup(graph.tools, node.config.toolName, node.id, 'tool'),
         ...declarationsOf(graph, node, outputOf(node.config)),
       };
+    case 'LOOP_START':
+      return { ...common, type: 'LOOP_START', config: node.config, ...loopDeclarationsOf(graph, node) };
     case 'CONTEXT_PROCESSOR':
     case 'ROUTE':
-    case 'LOOP_START':
     case 'LOOP_END':
       return { ...common, type: node.type, config: node.config } as NodeDescription;
     case 'FORK': {
@@ -232,6 +233,21 @@ function declarationsOf(
       }
     }
   }
+  return found.length > 0 ? { variables: found } : {};
+}
+
+/** The `loop` declarations of the level a LOOP_START is on (its innermost subgraph's, or the workflow's). */
+function loopDeclarationsOf(graph: WorkflowGraph, node: GraphNode): { variables?: VariableDeclaration[] } {
+  const subgraphId = node.subgraphPath.at(-1);
+  const entryId = subgraphId === undefined ? undefined : graph.subgraphs.get(subgraphId)?.entryId;
+  const entry = entryId === undefined ? undefined : graph.nodes.get(entryId);
+  const level =
+    subgraphId === undefined
+      ? graph.variables
+      : entry && 'boundary' in entry && entry.boundary === 'ENTER'
+        ? entry.config.variables
+        : [];
+  const found = level.filter((declaration) => declaration.scope === 'loop');
   return found.length > 0 ? { variables: found } : {};
 }
 

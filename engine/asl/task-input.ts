@@ -129,6 +129,8 @@ export interface RouteDescription extends Described {
 export interface LoopStartDescription extends Described {
   type: 'LOOP_START';
   config: LoopStartConfig;
+  /** The loop-scope declarations of the loop's level: each iteration's scope starts with their initials. */
+  variables?: VariableDeclaration[];
 }
 
 export interface LoopEndDescription extends Described {

@@ -43,7 +43,10 @@ export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): Cod
   const path = formatPath(issue.path);
   const nodeId = context && typeof context.node.id === 'string' ? context.node.id : undefined;
   const code = context ? codeForNodeIssue(context, valueAtIssue(data, issue.path)) : 'SCHEMA_INVALID';
-  const message = code === 'UNKNOWN_NODE_TYPE' ? unknownTypeMessage(context?.node.type) : issue.message;
+  const message =
+    code === 'UNKNOWN_NODE_TYPE'
+      ? unknownTypeMessage(context?.node.type)
+      : (missingPathIdsMessage(context, valueAtIssue(data, issue.path)) ?? issue.message);
   return {
     code,
     message: path ? `${path}: ${message}` : message,
@@ -59,6 +62,26 @@ function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {
     current = (current as Record<PropertyKey, unknown>)[segment];
   }
   return current;
+}
+
+/**
+ * A FORK or JOIN without `forkPathIds` most likely follows the seed SDK's old format (`forkId`),
+ * which this product does not take (seed 001 §5: no backward compatibility): say what to write.
+ */
+function missingPathIdsMessage(context: NodeContext | undefined, value: unknown): string | undefined {
+  if (context === undefined || value !== undefined) return undefined;
+  const { node, rest } = context;
+  if ((node.type !== 'FORK' && node.type !== 'JOIN') || rest[0] !== 'config' || rest[1] !== 'forkPathIds') {
+    return undefined;
+  }
+  const config = node.config;
+  const old =
+    typeof config === 'object' && config !== null && 'forkId' in config
+      ? '; "forkId" (the old format) is not supported'
+      : '';
+  return node.type === 'FORK'
+    ? `forkPathIds is required: one path id per childNodeIds entry${old}`
+    : `forkPathIds is required: the path ids of its FORK, in the same order${old}`;
 }
 
 function unknownTypeMessage(type: unknown): string {

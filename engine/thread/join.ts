@@ -149,6 +149,22 @@ function childrenByPath(children: readonly Thread[], forkPathIds: readonly strin
   return byPath;
 }
 
+/** The author's ids of the paths with no outcome yet, for messages. */
+function pendingPaths(
+  forkPathIds: readonly string[],
+  children: readonly Thread[],
+  outcomes: readonly BranchOutcome[],
+): string {
+  const finished = new Set(outcomes.map((outcome) => outcome.forkPathId));
+  return forkPathIds
+    .filter((pathId) => !finished.has(pathId))
+    .map((pathId) => {
+      const child = children.find((candidate) => candidate.contextData.forkPathId === pathId);
+      return child?.contextData.authorForkPathId ?? pathId;
+    })
+    .join(', ');
+}
+
 /** Seed 000: no completed child → {}, one → its output, several → keyed by the author's path ids. */
 function mergeOutputs(completed: readonly Thread[]): unknown {
   if (completed.length === 0) return {};
@@ -261,7 +277,7 @@ export function joinThreads(options: JoinOptions): JoinResult {
       return failure(
         'TIMEOUT',
         'JOIN_TIMEOUT',
-        `timed out after ${config.timeout}s with ${pending} branches pending`,
+        `timed out after ${config.timeout}s with ${pending} of ${config.forkPathIds.length} branches not finished (${pendingPaths(config.forkPathIds, inOrder, outcomes)})`,
       );
     }
     // Every strategy decides once all branches finished, so this means the runtime joined too early.

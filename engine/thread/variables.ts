@@ -208,7 +208,8 @@ export function setVariable(
   if (frame === undefined) {
     throw new StepthreadError(
       'INVALID_VARIABLE',
-      `cannot set "${name}": no ${target} scope is active`,
+      // Outside a loop or subgraph, or in a FORK's branch: each branch starts with none (seed 000 §3).
+      `cannot set "${name}": no ${target} scope is active (a FORK's branches start with empty loop and subgraph scopes: write a thread variable there)`,
       nodeOption,
     );
   }

@@ -818,6 +818,16 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return { ...base, startNodeId: from.nodeId };
   };
 
+  /**
+   * The USER_INTERACTION a thread waits at, if any. Its head still names the node before (the
+   * question commits nothing until answered), so a copy that ran from there would run that node again.
+   */
+  const waitingAt = async (thread: Thread): Promise<string | undefined> => {
+    if (isTerminalStatus(thread.status) || stores.interactions === undefined) return undefined;
+    const open = await stores.interactions.listOpenOfThread(thread.id);
+    return open.length === 1 ? open[0]!.nodeId : undefined;
+  };
+
   const copy = async (threadId: string, copyOptions: CopyOptions = {}): Promise<Thread> => {
     const { thread: current } = await stores.threads.getThread(threadId);
     const point: CopyPoint | undefined =
@@ -863,14 +873,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const { thread: copied, event } = copyThread(source, env, {
       id: `t-${randomUUID().replaceAll('-', '')}`,
     });
-    const {
-      lastEnvelope: _lastEnvelope,
-      globalWriters: _writers,
-      endTime: _endTime,
-      output: _output,
-      ...rest
-    } = copied;
-    const fromNodeId = past ? past.thread.currentNodeId : (copyOptions.fromNodeId ?? source.currentNodeId);
+    // The output stays (seed 002); a copy from a step has the output the thread had before it.
+    const { lastEnvelope: _lastEnvelope, globalWriters: _writers, endTime: _endTime, ...rest } = copied;
+    const fromNodeId = past
+      ? past.thread.currentNodeId
+      : (copyOptions.fromNodeId ?? (await waitingAt(current)) ?? source.currentNodeId);
     // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
     // gets the root's globals, which the child itself does not store). Its journal starts with the
     // source's steps before the copy point (read through `copiedAtStep`, never copied); the source's

@@ -63,10 +63,13 @@ function itemAt(progress: LoopProgress): unknown {
 }
 
 function enterIteration(ctx: StepContext, progress: LoopProgress): void {
-  pushScope(ctx.thread.variables, 'loop', {
-    [progress.iterationVariable]: deepCopy(itemAt(progress)),
-    index: progress.index,
-  });
+  // Declared loop variables start from their initial value in every iteration.
+  pushScope(
+    ctx.thread.variables,
+    'loop',
+    { [progress.iterationVariable]: deepCopy(itemAt(progress)), index: progress.index },
+    ctx.node.variables ?? [],
+  );
 }
 
 export const loopStartNode: NodeBehaviour = {

@@ -153,6 +153,11 @@ export interface ThreadStore {
    * its step records, then the events recorded outside steps. THREAD_NOT_FOUND when absent.
    */
   readJournal(threadId: string): Promise<ThreadJournal>;
+  /**
+   * The latest result of each node the thread ran, from its step records and, for a copy, those of
+   * the thread it was copied from up to the copy (seed 002: a copy holds the source's node results).
+   */
+  readStepResults(threadId: string): Promise<Record<string, NodeResult>>;
 }
 
 /** The history entry a step record stands for. */
@@ -624,7 +629,29 @@ export function createThreadStore(table: TableRef): ThreadStore {
       const created = (item.events ?? []) as StepthreadEvent[];
       return { ...journal, events: [...journal.events, ...created, ...batches] };
     },
+
+    async readStepResults(threadId) {
+      const { thread } = await store.getThread(threadId);
+      const results: Record<string, NodeResult> = {};
+      for (const step of await stepsOf(thread, thread.step ?? 0)) {
+        // defineProperty: a node id such as `__proto__` stays plain data.
+        Object.defineProperty(results, step.result.nodeId, {
+          value: step.result,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return results;
+    },
   };
+
+  /** A thread's first `step` step records, after those of the thread it was copied from up to the copy. */
+  async function stepsOf(thread: Thread, step: number): Promise<StepRecord[]> {
+    const source = copySourceOf(thread);
+    const before = source ? await stepsOf((await store.getThread(source.threadId)).thread, source.step) : [];
+    return [...before, ...(await store.readSteps(thread.id, { to: step }))];
+  }
 
   /**
    * A thread's first `step` steps as history and events, after those of the thread it was copied

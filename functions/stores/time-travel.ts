@@ -40,8 +40,11 @@ export async function threadBefore(
       configurable: true,
     });
   }
+  // The source's output is its final one, set by a later step: only the folded records give the
+  // output the thread had at this point (none, unless one of them set it).
+  const { output: _finalOutput, ...sourceRest } = source;
   const thread = {
-    ...source,
+    ...sourceRest,
     ...head,
     id: source.id,
     currentNodeId: target.result.nodeId,

@@ -201,6 +201,37 @@ describe('stepthread run', () => {
     expect((await cli('run', EXAMPLE, '--thread', result.threadId, ...dataDir())).code).toBe(1);
   });
 
+  it('copy of the thread as it is, and of that copy: inspect shows their output, node results and THREAD_COPIED (seed 002)', async () => {
+    const inspect = async (id: string) => {
+      const report = JSON.parse((await cli('inspect', id, '--json', ...dataDir())).stdout);
+      return report.threads.find((t: { threadId: string }) => t.threadId === id);
+    };
+    const source = await inspect(result.threadId);
+    const first = (await cli('copy', result.threadId, ...dataDir())).stdout.trim();
+    const second = (await cli('copy', first, ...dataDir())).stdout.trim();
+    for (const [copyId, from] of [
+      [first, result.threadId],
+      [second, first],
+    ] as const) {
+      const copy = await inspect(copyId);
+      expect(copy).toMatchObject({
+        status: 'CREATED',
+        copiedFrom: from,
+        parentThreadId: from,
+        copied: { type: 'THREAD_COPIED', sourceThreadId: from },
+        output: source.output,
+        results: source.results,
+        input: source.input,
+        errors: [],
+        messageCount: source.messageCount,
+      });
+      expect(copy.endTime).toBeUndefined();
+      expect(copy.startTime > source.startTime).toBe(true);
+    }
+    const human = await cli('inspect', second, ...dataDir());
+    expect(human.stdout).toContain(`copy of ${first} (THREAD_COPIED `);
+  });
+
   it('exits 1 with the coded error when the run fails', async () => {
     const file = join(dir, 'fails.json');
     await writeFile(
