@@ -19,6 +19,12 @@ export const contextProcessorNode: NodeBehaviour = {
       operation: result.operation,
       visibleCount: result.visibleCount,
     });
-    return { output: { operation: result.operation, visibleCount: result.visibleCount }, events: [event] };
+    // messageCount is the seed's name for it (seed 003 §3.1: `data: {operation, messageCount}`).
+    const output = {
+      operation: result.operation,
+      messageCount: result.visibleCount,
+      visibleCount: result.visibleCount,
+    };
+    return { output, events: [event] };
   },
 };
