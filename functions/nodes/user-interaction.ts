@@ -172,6 +172,19 @@ function renderedMessage(config: UserInteractionConfig, scope: ExpressionScope):
   return config.showMessage === undefined ? undefined : renderString(config.showMessage, scope);
 }
 
+/** What a person is asked when the node has no showMessage: the seed's defaults (seed 003 §4.3). */
+export const DEFAULT_QUESTIONS: Readonly<Record<Exclude<UserInteractionType, 'show_message'>, string>> = {
+  ask_for_approval: 'Please approve this action',
+  ask_for_input: 'Please provide input',
+  ask_for_selection: 'Please make a selection',
+};
+
+/** The question a waiting interaction asks: its showMessage, else the seed's default for its type. */
+function questionOf(config: UserInteractionConfig, scope: ExpressionScope): string | undefined {
+  const type = config.userInteractionType;
+  return renderedMessage(config, scope) ?? (type === 'show_message' ? undefined : DEFAULT_QUESTIONS[type]);
+}
+
 /** The answer a config `userInput` (or show_message) gives at once; undefined when a person must answer. */
 function immediateAnswer(
   config: UserInteractionConfig,
@@ -310,7 +323,7 @@ export async function requestInteraction(
   const requestedAt = deps.env.now();
   const timeoutSeconds = config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS;
   const deadline = new Date(Date.parse(requestedAt) + timeoutSeconds * 1000).toISOString();
-  const message = renderedMessage(config, buildExpressionScope(thread));
+  const message = questionOf(config, buildExpressionScope(thread));
   const interaction: Interaction = {
     interactionId: interactionIdOf(thread.id, node.id),
     executionId: envelope.executionId,

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { terminalAnswers } from '../../cli/answers.ts';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
@@ -574,6 +575,115 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
       'HOOK_TRIGGERED:after',
       'NODE_COMPLETED',
     ]);
+  });
+});
+
+describe('USER_INTERACTION configs (seed 003 §1.2, §4.3)', () => {
+  const ask = (id: string, config: Record<string, unknown>) =>
+    valid(
+      linear(
+        id,
+        [{ id: 'ask', type: 'USER_INTERACTION', config: { outputVariable: 'answer', ...config } }],
+        { variables: [{ name: 'answer', type: 'any', scope: 'thread' }] },
+        '{{answer}}',
+      ),
+    );
+
+  it.each([
+    ['ask_for_approval', {}, 'Please approve this action', { kind: 'approve' }, true],
+    ['ask_for_input', {}, 'Please provide input', { kind: 'input', value: 7 }, 7],
+    [
+      'ask_for_selection',
+      { options: ['a', 'b'] },
+      'Please make a selection',
+      { kind: 'select', choice: 'b' },
+      'b',
+    ],
+  ] as const)(
+    '%s without showMessage asks the seed default question',
+    async (type, extra, question, reply, output) => {
+      const asked: Interaction[] = [];
+      const outcome = await e2e.runtime
+        .prepare(ask(`default-${type}`, { userInteractionType: type, ...extra }))
+        .run(
+          {},
+          {
+            answerInteraction: async (interaction) => {
+              asked.push(interaction);
+              return reply;
+            },
+          },
+        );
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toEqual(output);
+      expect(asked.map((i) => i.message)).toEqual([question]);
+    },
+  );
+
+  it('a config userInput answers at once: a selection by option or by index', async () => {
+    for (const userInput of ['b', 1]) {
+      const outcome = await e2e.runtime
+        .prepare(
+          ask('given-selection', {
+            userInteractionType: 'ask_for_selection',
+            options: ['a', 'b'],
+            userInput,
+          }),
+        )
+        .run({});
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toBe('b');
+    }
+  });
+
+  it('a config userInput that does not fit its options fails the node with INVALID_INTERACTION_ANSWER', async () => {
+    const outcome = await e2e.runtime
+      .prepare(ask('given-bad', { userInteractionType: 'ask_for_selection', options: ['a'], userInput: 'z' }))
+      .run({});
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'INVALID_INTERACTION_ANSWER', nodeId: 'ask' });
+  });
+
+  it('on the terminal, an answer that does not fit is asked again, and the right one is taken', async () => {
+    const lines = ['7', 'urgent', '', '1'];
+    const written: string[] = [];
+    const source = terminalAnswers(
+      async () => lines.shift() ?? '',
+      (text) => written.push(text),
+    );
+    const interaction = {
+      nodeId: 'choose',
+      interactionType: 'ask_for_selection',
+      options: ['low', 'high'],
+      message: 'Priority?',
+    } as unknown as Interaction;
+    expect(await source(interaction, {})).toEqual({ kind: 'select', choice: 1 });
+    expect(lines).toEqual([]);
+    expect(written.filter((text) => text.includes('choose 0-1'))).toHaveLength(3);
+    const approvalLines = ['maybe', 'y because'];
+    const approval = terminalAnswers(
+      async () => approvalLines.shift() ?? '',
+      () => {},
+    );
+    expect(await approval({ ...interaction, interactionType: 'ask_for_approval' as const }, {})).toEqual({
+      kind: 'approve',
+      reason: 'because',
+    });
+  });
+
+  it('show_message without showMessage completes, adds nothing and asks nobody', async () => {
+    const outcome = await e2e.runtime
+      .prepare(
+        valid(
+          linear('show-nothing', [
+            seed,
+            { id: 'tell', type: 'USER_INTERACTION', config: { userInteractionType: 'show_message' } },
+          ]),
+        ),
+      )
+      .run({}, { answerInteraction: async () => ({ kind: 'approve' }) });
+    expect(outcome.status).toBe('COMPLETED');
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual(SEED);
   });
 });
 
