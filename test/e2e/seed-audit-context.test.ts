@@ -287,6 +287,82 @@ describe('sequences of operations', () => {
   });
 });
 
+describe('processors on fork paths (seed 000: each child has its own conversation)', () => {
+  const forked = (
+    mainPathId: string,
+    bNode = cp('b-add', { operation: 'replace', replace: { index: 4, message: assistant('from b') } }),
+    afterNode = cp('after', { operation: 'truncate', truncate: { keepLast: 2 } }),
+  ) => ({
+    id: `cp-fork-${mainPathId}`,
+    version: 1,
+    nodes: [
+      { id: 'start', type: 'START' },
+      seed,
+      {
+        id: 'split',
+        type: 'FORK',
+        config: { forkPathIds: ['a', 'b'], forkStrategy: 'parallel', childNodeIds: ['a-wipe', 'b-add'] },
+      },
+      cp('a-wipe', { operation: 'clear', clear: { keepSystemMessage: false } }),
+      bNode,
+      {
+        id: 'merge',
+        type: 'JOIN',
+        config: { forkPathIds: ['a', 'b'], joinStrategy: 'ALL_COMPLETED', timeout: 0, mainPathId },
+      },
+      afterNode,
+      { id: 'end', type: 'END', config: { output: '{{nodes.merge}}' } },
+    ],
+    edges: [
+      { from: 'start', to: 'seed' },
+      { from: 'seed', to: 'split' },
+      { from: 'a-wipe', to: 'merge' },
+      { from: 'b-add', to: 'merge' },
+      { from: 'merge', to: 'after' },
+      { from: 'after', to: 'end' },
+    ],
+  });
+
+  it.each([
+    ['b', [user('u1'), assistant('from b')]],
+    ['a', []],
+  ])(
+    'mainPathId %s: the parent continues with that path’s processed conversation',
+    async (mainPathId, expected) => {
+      const { outcome, conversation } = await run(forked(mainPathId));
+      expect(outcome.status).toBe('COMPLETED');
+      expect(outcome.output).toEqual({
+        a: { operation: 'clear', messageCount: 0, visibleCount: 0 },
+        b: { operation: 'replace', messageCount: 5, visibleCount: 5 },
+      });
+      expect(conversation).toEqual(expected);
+      const threads = (await e2e.runtime.stores.threads.listThreadsOfExecution(outcome.executionId)).map(
+        (entry) => entry.thread,
+      );
+      const byPath = new Map(threads.map((thread) => [thread.contextData.authorForkPathId, thread]));
+      expect(plain(await e2e.runtime.conversationOf(byPath.get('a')!))).toEqual([]);
+      expect(contents(plain(await e2e.runtime.conversationOf(byPath.get('b')!)))).toEqual([
+        'S',
+        'u0',
+        'a0',
+        'u1',
+        'from b',
+      ]);
+    },
+  );
+
+  it('a replace on the main path still counts for a clear after the join', async () => {
+    const { conversation } = await run(
+      forked(
+        'b',
+        cp('b-add', { operation: 'replace', replace: { index: 0, message: user('not a rule') } }),
+        cp('after', { operation: 'clear', clear: { keepSystemMessage: true } }),
+      ),
+    );
+    expect(conversation).toEqual([]);
+  });
+});
+
 describe('what a later LLM call sees (seed 004, integration with LLM execution)', () => {
   const openai = () => ({ default: { provider: 'openai', model: 'test-model', baseUrl: `${model.url}/v1` } });
 
