@@ -233,3 +233,25 @@ describe('batches and rollback after several operations (seed 004, batch managem
     expect(view.allMessages()).toHaveLength(9);
   });
 });
+
+describe('on an empty conversation', () => {
+  it.each([
+    [{ operation: 'truncate', truncate: { keepLast: 2 } }],
+    [{ operation: 'truncate', truncate: { removeFirst: 1 } }],
+    [{ operation: 'clear', clear: {} }],
+    [{ operation: 'filter', filter: { roles: ['user'] } }],
+  ] as const)('%j leaves it empty', (config) => {
+    const view = viewWith([]);
+    expect(apply(view, config as unknown as ContextProcessorConfig).visibleCount).toBe(0);
+  });
+
+  it('replace has no message to replace (INVALID_CONTEXT_INDEX); insert at 0 works', () => {
+    const view = viewWith([]);
+    expect(() => apply(view, { operation: 'replace', replace: { index: 0, message: user('x') } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONTEXT_INDEX' }),
+    );
+    expect(view.logLength()).toBe(0);
+    apply(view, { operation: 'insert', insert: { position: 0, messages: [user('x')] } });
+    expect(contents(view)).toEqual(['x']);
+  });
+});
