@@ -89,6 +89,17 @@ function invalidAnswer(
   );
 }
 
+/**
+ * The option index a choice names: an index, an option, or an index written as digits ("1") when no
+ * option reads that way; -1 when it names none.
+ */
+function selectionIndex(options: readonly string[], choice: number | string): number {
+  if (typeof choice === 'number') return choice;
+  const byOption = options.indexOf(choice);
+  if (byOption >= 0 || !/^\d+$/.test(choice)) return byOption;
+  return Number(choice);
+}
+
 /** The checked answer a reply gives for an interaction; INVALID_INTERACTION_ANSWER otherwise. */
 export function answerFor(
   interaction: Pick<Interaction, 'nodeId' | 'interactionType' | 'options'>,
@@ -116,7 +127,7 @@ export function answerFor(
     case 'select': {
       if (type !== 'ask_for_selection') throw invalidAnswer(interaction, expected[type]);
       const options = interaction.options ?? [];
-      const index = typeof reply.choice === 'number' ? reply.choice : options.indexOf(reply.choice);
+      const index = selectionIndex(options, reply.choice);
       const option = Number.isInteger(index) ? options[index] : undefined;
       if (option === undefined) {
         const listed = options.map((o, i) => `${i}: ${o}`).join(', ');

@@ -712,6 +712,47 @@ describe('USER_INTERACTION configs (seed 003 §1.2, §4.3)', () => {
     }
   });
 
+  it('a config userInput approves or rejects with the usual words, in any case', async () => {
+    for (const [userInput, expected] of [
+      [true, true],
+      ['Approved', true],
+      ['YES', true],
+      ['y', true],
+      [false, false],
+      ['reject', false],
+      ['No', false],
+      [{ approved: false, reason: 'too much' }, false],
+    ] as const) {
+      const outcome = await e2e.runtime
+        .prepare(ask('given-approval', { userInteractionType: 'ask_for_approval', userInput }))
+        .run({});
+      expect(outcome.output, JSON.stringify(userInput)).toBe(expected);
+    }
+  });
+
+  it('a selection given as digits is an index unless an option reads that way', async () => {
+    const byIndex = await e2e.runtime
+      .prepare(
+        ask('given-digits', {
+          userInteractionType: 'ask_for_selection',
+          options: ['a', 'b'],
+          userInput: '1',
+        }),
+      )
+      .run({});
+    expect(byIndex.output).toBe('b');
+    const byOption = await e2e.runtime
+      .prepare(
+        ask('given-digit-option', {
+          userInteractionType: 'ask_for_selection',
+          options: ['0', '1'],
+          userInput: '1',
+        }),
+      )
+      .run({});
+    expect(byOption.output).toBe('1');
+  });
+
   it('a config userInput that does not fit its options fails the node with INVALID_INTERACTION_ANSWER', async () => {
     const outcome = await e2e.runtime
       .prepare(ask('given-bad', { userInteractionType: 'ask_for_selection', options: ['a'], userInput: 'z' }))
