@@ -571,6 +571,56 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
     expect(after?.payload).toEqual({ status: 'COMPLETED' });
   });
 
+  it('every node, START and END included, in the same order', async () => {
+    const workflow = linear(
+      'hooks-all',
+      [
+        {
+          id: 'v',
+          type: 'VARIABLE',
+          config: { variableName: 'x', variableType: 'number', expression: '1' },
+          hooks,
+        },
+        { ...seed, hooks },
+      ],
+      { variables: [{ name: 'x', type: 'number', scope: 'thread' }] },
+    );
+    for (const node of workflow.nodes as NodeSpec[]) node.hooks ??= hooks;
+    const { thread } = await run(workflow);
+    const workflowHooks = (thread.events as Ev[]).filter((e) => e.type === 'HOOK_TRIGGERED');
+    expect(workflowHooks.map((e) => `${e.nodeId}:${e.eventName}`)).toEqual([
+      'start:before-high',
+      'start:before-low',
+      'start:after',
+      'v:before-high',
+      'v:before-low',
+      'v:after',
+      'seed:before-high',
+      'seed:before-low',
+      'seed:after',
+      'end:before-high',
+      'end:before-low',
+      'end:after',
+    ]);
+    expect(around(thread.events, 'v')).toEqual([
+      'NODE_STARTED',
+      'HOOK_TRIGGERED:before-high',
+      'HOOK_TRIGGERED:before-low',
+      'VARIABLE_CHANGED',
+      'HOOK_TRIGGERED:after',
+      'NODE_COMPLETED',
+    ]);
+    for (const id of ['start', 'end']) {
+      expect(around(thread.events, id)).toEqual([
+        'NODE_STARTED',
+        'HOOK_TRIGGERED:before-high',
+        'HOOK_TRIGGERED:before-low',
+        'HOOK_TRIGGERED:after',
+        'NODE_COMPLETED',
+      ]);
+    }
+  });
+
   it('a failing operation: the AFTER hooks still run, then NODE_FAILED', async () => {
     const { outcome, thread } = await run(
       linear('hooks-cp-fail', [
