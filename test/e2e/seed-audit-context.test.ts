@@ -483,6 +483,11 @@ describe('validation (seed 003 §5)', () => {
       { operation: 'filter', filter: { roles: ['robot'] } },
       'INVALID_NODE_CONFIG',
     ],
+    [
+      'a replacement message with an unknown role',
+      { operation: 'replace', replace: { index: 0, message: { role: 'robot', content: 'x' } } },
+      'INVALID_MESSAGE',
+    ],
   ])('CONTEXT_PROCESSOR: %s', (_title, config, code) => {
     expect(codesOf(config)).toContain(code);
   });
@@ -523,6 +528,16 @@ describe('validation (seed 003 §5)', () => {
     [
       'a timeout over a year',
       { userInteractionType: 'ask_for_input', timeoutSeconds: 31_536_001 },
+      'INVALID_INTERACTION_TIMEOUT',
+    ],
+    [
+      'a timeout of 0',
+      { userInteractionType: 'ask_for_input', timeoutSeconds: 0 },
+      'INVALID_INTERACTION_TIMEOUT',
+    ],
+    [
+      'a fractional timeout',
+      { userInteractionType: 'ask_for_input', timeoutSeconds: 1.5 },
       'INVALID_INTERACTION_TIMEOUT',
     ],
   ])('USER_INTERACTION: %s', (_title, config, code) => {
