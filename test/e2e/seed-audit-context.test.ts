@@ -398,10 +398,24 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
     ]);
   });
 
-  it('after clear {keepSystemMessage: false}, the model still gets its tools', async () => {
+  const TOOLS = {
+    lookup: {
+      description: 'Looks a thing up',
+      parameters: { type: 'object', properties: {} },
+      handler: { kind: 'code', code: 'return 1' },
+    },
+    refund: {
+      description: 'Refunds an order',
+      parameters: { type: 'object', properties: {} },
+      handler: { kind: 'code', code: 'return 2' },
+    },
+  };
+  const TOOL_DESCRIPTION = 'Available tools:\n- lookup: Looks a thing up\n- refund: Refunds an order';
+
+  it('after clear {keepSystemMessage: false}, the model still gets its tools and their description', async () => {
     model.requests.length = 0;
     model.reply(textReply('no tool needed'));
-    const { outcome } = await run(
+    const { outcome, conversation } = await run(
       linear(
         'cp-clear-tools',
         [
@@ -409,16 +423,7 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
           cp('wipe', { operation: 'clear', clear: { keepSystemMessage: false } }),
           { id: 'ask', type: 'LLM', config: { prompt: 'hello', tools: ['lookup'] } },
         ],
-        {
-          profiles: openai(),
-          tools: {
-            lookup: {
-              description: 'Looks a thing up',
-              parameters: { type: 'object', properties: {} },
-              handler: { kind: 'code', code: 'return 1' },
-            },
-          },
-        },
+        { profiles: openai(), tools: TOOLS },
       ),
     );
     expect(outcome.status).toBe('COMPLETED');
@@ -426,8 +431,33 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
       messages: { role: string }[];
       tools?: { function: { name: string } }[];
     };
-    expect(body.messages).toEqual([{ role: 'user', content: 'hello' }]);
+    expect(body.messages).toEqual([system(TOOL_DESCRIPTION), user('hello')]);
     expect(body.tools?.map((t) => t.function.name)).toEqual(['lookup']);
+    expect(conversation).toEqual([system(TOOL_DESCRIPTION), user('hello'), assistant('no tool needed')]);
+  });
+
+  it('clear keeps the tool description first, once, however often it runs; without tools there is none', async () => {
+    const twice = await run(
+      linear(
+        'cp-clear-tools-twice',
+        [
+          seed,
+          cp('wipe', { operation: 'clear', clear: { keepSystemMessage: true } }),
+          cp('note', { operation: 'insert', insert: { position: -1, messages: [system('N'), user('q')] } }),
+          cp('wipe-again', { operation: 'clear', clear: {} }),
+        ],
+        { tools: TOOLS },
+      ),
+    );
+    expect(twice.conversation).toEqual([system(TOOL_DESCRIPTION), system('S'), system('N')]);
+    expect(twice.thread.conversation.log.length).toBe(8);
+    const none = await run(
+      linear('cp-clear-no-tools', [
+        seed,
+        cp('wipe', { operation: 'clear', clear: { keepSystemMessage: false } }),
+      ]),
+    );
+    expect(none.conversation).toEqual([]);
   });
 });
 
