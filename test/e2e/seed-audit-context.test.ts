@@ -13,6 +13,7 @@ import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { MAX_ANSWER_ATTEMPTS } from '../../functions/local/runtime.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
@@ -854,6 +855,46 @@ describe('USER_INTERACTION configs (seed 003 §1.2, §4.3)', () => {
       .run({});
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'INVALID_INTERACTION_ANSWER', nodeId: 'ask' });
+  });
+
+  it('through the runtime, a reply that does not fit is refused with its code and asked again', async () => {
+    const selection = ask('refused-then-right', {
+      userInteractionType: 'ask_for_selection',
+      options: ['low', 'high'],
+    });
+    const replies = [
+      { kind: 'select', choice: 5 },
+      { kind: 'approve' },
+      { kind: 'select', choice: 'high' },
+    ] as const;
+    const refusals: (string | undefined)[] = [];
+    const outcome = await e2e.runtime.prepare(selection).run(
+      {},
+      {
+        answerInteraction: async (_interaction, { refused }) => {
+          refusals.push(refused?.code);
+          return replies[refusals.length - 1];
+        },
+      },
+    );
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toBe('high');
+    expect(refusals).toEqual([undefined, 'INVALID_INTERACTION_ANSWER', 'INVALID_INTERACTION_ANSWER']);
+    expect(plain(await e2e.conversation(outcome.threadId))).toEqual([user('high')]);
+
+    let asked = 0;
+    const wrong = await e2e.runtime.prepare(selection).run(
+      {},
+      {
+        answerInteraction: async () => {
+          asked += 1;
+          return { kind: 'select', choice: 'urgent' };
+        },
+      },
+    );
+    expect(asked).toBe(MAX_ANSWER_ATTEMPTS);
+    expect(wrong.status).toBe('FAILED');
+    expect(wrong.error).toMatchObject({ code: 'INVALID_INTERACTION_ANSWER', nodeId: 'ask' });
   });
 
   it('on the terminal, an answer that does not fit is asked again, and the right one is taken', async () => {
