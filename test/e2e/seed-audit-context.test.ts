@@ -710,6 +710,29 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
     ]);
   });
 
+  it('USER_INTERACTION nobody answers: the AFTER hooks see the failure, then NODE_FAILED', async () => {
+    const workflow = linear('hooks-ui-unanswered', [
+      {
+        id: 'ask',
+        type: 'USER_INTERACTION',
+        config: { userInteractionType: 'ask_for_input' },
+        hooks,
+      },
+    ]);
+    const outcome = await e2e.runtime.prepare(valid(workflow)).run({});
+    expect(outcome.error).toMatchObject({ code: 'USER_INPUT_REQUIRED', nodeId: 'ask' });
+    const thread = await e2e.thread(outcome.threadId);
+    expect(around(thread.events, 'ask')).toEqual([
+      'NODE_STARTED',
+      'HOOK_TRIGGERED:before-high',
+      'HOOK_TRIGGERED:before-low',
+      // The question's REQUESTED event is recorded with its answer; a failure has none to carry it.
+      'HOOK_TRIGGERED:after',
+      'HOOK_TRIGGERED:only-on-failure',
+      'NODE_FAILED',
+    ]);
+  });
+
   it('show_message: shows its text as an assistant message and asks nobody', async () => {
     const asked: Interaction[] = [];
     const workflow = linear(
