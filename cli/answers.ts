@@ -82,10 +82,15 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
         const reply = replyFromValue(question.type as Interaction['interactionType'], value);
         if (reply.kind === 'select' && question.options) {
           const { choice } = reply;
+          // As answerFor reads it: an index, an option, or an index written as digits.
+          const index =
+            typeof choice === 'number' || question.options.includes(choice) || !/^\d+$/.test(choice)
+              ? choice
+              : Number(choice);
           const valid =
-            typeof choice === 'number'
-              ? Number.isInteger(choice) && choice >= 0 && choice < question.options.length
-              : question.options.includes(choice);
+            typeof index === 'number'
+              ? Number.isInteger(index) && index >= 0 && index < question.options.length
+              : question.options.includes(index);
           if (!valid) {
             throw new StepthreadError(
               'INVALID_INTERACTION_ANSWER',

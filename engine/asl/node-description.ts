@@ -3,6 +3,7 @@
  * from the rest of the workflow (its profile, its tools, declarations, the paired fork/join), so handlers
  * never load the workflow file. Kept minimal: every byte here is repeated in the definition.
  */
+import { describeTools } from '../conversation/tool-description.ts';
 import { StepthreadError } from '../errors.ts';
 import { type NodeReferences, nodeReferences } from '../expression/index.ts';
 import type {
@@ -97,7 +98,15 @@ export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescrip
       };
     case 'LOOP_START':
       return { ...common, type: 'LOOP_START', config: node.config, ...loopDeclarationsOf(graph, node) };
-    case 'CONTEXT_PROCESSOR':
+    case 'CONTEXT_PROCESSOR': {
+      const toolDescription = node.config.operation === 'clear' ? describeTools(graph.tools) : undefined;
+      return {
+        ...common,
+        type: 'CONTEXT_PROCESSOR',
+        config: node.config,
+        ...(toolDescription === undefined ? {} : { toolDescription }),
+      };
+    }
     case 'ROUTE':
     case 'LOOP_END':
       return { ...common, type: node.type, config: node.config } as NodeDescription;

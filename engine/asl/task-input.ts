@@ -117,6 +117,8 @@ export interface UserInteractionDescription extends Described, WritesVariables {
 export interface ContextProcessorDescription extends Described {
   type: 'CONTEXT_PROCESSOR';
   config: ContextProcessorConfig;
+  /** clear, in a workflow that declares tools: the tool-description message it keeps (seed 004 §4). */
+  toolDescription?: string;
 }
 
 /** Route targets are node ids: the handler sets `envelope.route` to one of them (or leaves it unset). */

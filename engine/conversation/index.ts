@@ -36,6 +36,7 @@ export {
   type TokenLimitSettings,
   withTokenLimit,
 } from './tokens.ts';
+export { describeTools, TOOL_DESCRIPTION_HEADING } from './tool-description.ts';
 export type {
   BatchRecord,
   ConversationState,

@@ -126,7 +126,9 @@ export function replaceMessage(view: ConversationView, config: ReplaceConfig | u
       `replace.index ${config.index} is outside the ${count} visible messages`,
     );
   }
+  const original = view.positionAt(config.index)!;
   const replacement = view.appendHidden([parseMessage(config.message, 'replace.message')])!;
+  view.recordReplacement(original, replacement[0]);
   const runs = view.visibleRuns();
   view.setVisible(
     concatRuns(sliceRuns(runs, 0, config.index), [replacement], sliceRuns(runs, config.index + 1, count)),
@@ -139,16 +141,15 @@ export function replaceMessage(view: ConversationView, config: ReplaceConfig | u
  * shows, in order, as seed 004 §4 takes them from all messages (`getAllMessages()`): one an earlier
  * truncate or filter hid comes back. Either way the tool-description message, if set, stays visible
  * and comes first (shown once even when it is also a system message), so the model can still call
- * tools. Starts a new batch. (A system message `replace` superseded is still in the append-only log,
- * so it shows too; the seed edits in place and has no such message.)
+ * tools. Starts a new batch. The log is read as the seed's in-place replace would have left it: a
+ * replaced message counts as its replacement, in the original's place (so a system message replaced
+ * by a user one is not kept, and one replaced by another system message shows once, the new text).
  */
 export function clearConversation(view: ConversationView, config: ClearConfig | undefined): void {
   const keepSystemMessage = config?.keepSystemMessage ?? true;
   const toolDescription = view.toolDescriptionPosition();
   const kept = keepSystemMessage
-    ? Array.from({ length: view.logLength() }, (_, p) => p).filter(
-        (p) => view.messageAt(p)?.role === 'system',
-      )
+    ? view.resolvedLogPositions().filter((p) => view.messageAt(p)?.role === 'system')
     : [];
   const positions =
     toolDescription === undefined ? kept : [toolDescription, ...kept.filter((p) => p !== toolDescription)];

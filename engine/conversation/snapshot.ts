@@ -31,6 +31,7 @@ export const conversationStateSchema = z.object({
     warningThreshold: z.number().gt(0).lte(1).optional(),
   }),
   toolDescription: count.optional(),
+  replaced: z.array(z.tuple([count, count])).optional(),
 });
 
 /** A deep copy of the state: plain data, no messages, cheap however long the conversation. */
@@ -49,6 +50,9 @@ export function snapshotConversation(state: ConversationState): ConversationStat
     },
     tokenUsage: { ...state.tokenUsage },
     ...(state.toolDescription !== undefined ? { toolDescription: state.toolDescription } : {}),
+    ...(state.replaced !== undefined
+      ? { replaced: state.replaced.map(([original, replacement]) => [original, replacement] as const) }
+      : {}),
   };
 }
 
@@ -78,6 +82,11 @@ function consistencyProblem(state: ConversationState): string | undefined {
   }
   if (state.toolDescription !== undefined && state.toolDescription >= log.length) {
     return `toolDescription ${state.toolDescription} is past the log length ${log.length}`;
+  }
+  for (const [original, replacement] of state.replaced ?? []) {
+    if (!(original < replacement && replacement < log.length)) {
+      return `replacement [${original}, ${replacement}] does not point forward inside the log`;
+    }
   }
   return undefined;
 }

@@ -56,4 +56,12 @@ export interface ConversationState {
    * visible so the model can still call tools after the conversation is emptied.
    */
   readonly toolDescription?: number;
+  /**
+   * `[original, replacement]` log positions, one per `replace` (and per change of the tool
+   * description), in the order they happened. The seed's replace overwrote the message in the log;
+   * ours appends the replacement and keeps the original for sharers, so operations that read the
+   * whole log (`clear`) use these pairs to see the log as the seed's would be: each original stands
+   * for its latest replacement, and a replacement is not a message of its own.
+   */
+  readonly replaced?: readonly (readonly [original: number, replacement: number])[];
 }

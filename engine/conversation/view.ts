@@ -159,6 +159,39 @@ export class ConversationView {
         : concatRuns(sliceRuns(this.#visible, 0, slot), [run], sliceRuns(this.#visible, slot + 1, Infinity));
     this.setVisible(runs, { newBatch: false });
     this.#state = { ...this.#state, toolDescription: position };
+    if (previous !== undefined) this.recordReplacement(previous, position);
+  }
+
+  /**
+   * Records that the message at log position `original` is superseded by the one at `replacement`
+   * (see ConversationState#replaced).
+   */
+  recordReplacement(original: number, replacement: number): void {
+    const replaced = [...(this.#state.replaced ?? []), [original, replacement] as const];
+    this.#state = { ...this.#state, replaced };
+  }
+
+  /**
+   * The log as the seed's in-place replace would have left it: one log position per message, in log
+   * order, each original resolved to its latest replacement and the replacements themselves left out.
+   */
+  resolvedLogPositions(): number[] {
+    const pairs = this.#state.replaced ?? [];
+    const latest = new Map<number, number>();
+    const replacements = new Set<number>();
+    for (const [original, replacement] of pairs) {
+      latest.set(original, replacement);
+      replacements.add(replacement);
+    }
+    const resolve = (position: number): number => {
+      let current = position;
+      // Pairs only point forward in the log, so this ends.
+      for (let next = latest.get(current); next !== undefined; next = latest.get(current)) current = next;
+      return current;
+    };
+    const out: number[] = [];
+    for (let p = 0; p < this.logLength(); p++) if (!replacements.has(p)) out.push(resolve(p));
+    return out;
   }
 
   /** Log position shown at a visible position, if any. */

@@ -118,6 +118,7 @@ function codeForNodeIssue({ node, rest }: NodeContext, value: unknown): ErrorCod
     case 'USER_INTERACTION':
       if (field === 'userInteractionType') return 'INVALID_USER_INTERACTION_TYPE';
       if (field === 'options') return 'INVALID_SELECTION_OPTIONS';
+      if (field === 'timeoutSeconds') return 'INVALID_INTERACTION_TIMEOUT';
       break;
     case 'CONTEXT_PROCESSOR':
       if (field === 'operation') return 'INVALID_CONTEXT_OPERATION';

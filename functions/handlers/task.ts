@@ -68,6 +68,8 @@ export interface TaskNode {
   resultUnread?: boolean;
   /** TOOL: the tool's definition. */
   tool?: ToolDefinition;
+  /** CONTEXT_PROCESSOR clear in a workflow with tools: the tool-description message it keeps. */
+  toolDescription?: string;
   /** Subgraph boundary nodes (type SUBGRAPH). */
   boundary?: 'ENTER' | 'EXIT';
 }

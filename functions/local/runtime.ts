@@ -33,6 +33,7 @@ import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/tas
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import {
+  answerFor,
   type InteractionReply,
   type InteractionTaskResult,
   interactionFailure,
@@ -96,7 +97,15 @@ export interface RunOptions {
    */
   readonly answerInteraction?: (
     interaction: Interaction,
-    options: { signal?: AbortSignal },
+    options: {
+      signal?: AbortSignal;
+      /**
+       * Why the previous reply was refused (INVALID_INTERACTION_ANSWER: a selection not among the
+       * options, the wrong kind of answer). The interaction still waits: it is asked again, up to
+       * MAX_ANSWER_ATTEMPTS times in all, and the last reply, fitting or not, is the answer.
+       */
+      refused?: CodedError;
+    },
   ) => Promise<InteractionReply | undefined>;
   /** Called when an execution ends by continuing the run (continue-as-new), before its successor starts. */
   readonly onContinue?: (ended: ExecutionSummary, successorId: string) => void;
@@ -294,6 +303,25 @@ function interactionFailed(interaction: Interaction, reply: Extract<InteractionR
   return nodeFailed(interactionFailure(interaction, reply));
 }
 
+/** How often an interaction is asked when its replies do not fit (the last reply is then the answer). */
+export const MAX_ANSWER_ATTEMPTS = 3;
+
+/**
+ * Why a reply does not fit its interaction, as `respond` and the local console refuse it before it
+ * reaches the run; undefined when it fits, or when it is no reply or a failure (those end the wait).
+ */
+function refusalOf(interaction: Interaction, reply: InteractionReply | undefined): CodedError | undefined {
+  if (reply === undefined || reply.kind === 'fail') return undefined;
+  try {
+    answerFor(interaction, reply);
+    return undefined;
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'INVALID_INTERACTION_ANSWER')
+      return error.toJSON();
+    throw error;
+  }
+}
+
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const stores = options.stores ?? createHandlerStores(options.clients);
   const env = options.env ?? systemEnv;
@@ -433,12 +461,17 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       }
       let reply: InteractionReply | undefined;
       try {
-        const asking = context.options.answerInteraction?.(
-          interaction,
-          deps.signal ? { signal: deps.signal } : {},
-        );
-        // The run may end (another branch failed) while a person is still being asked.
-        reply = asking && (await untilAborted(asking, deps.signal));
+        let refused: CodedError | undefined;
+        for (let attempt = 1; ; attempt++) {
+          const asking = context.options.answerInteraction?.(interaction, {
+            ...(deps.signal ? { signal: deps.signal } : {}),
+            ...(refused ? { refused } : {}),
+          });
+          // The run may end (another branch failed) while a person is still being asked.
+          reply = asking && (await untilAborted(asking, deps.signal));
+          refused = attempt < MAX_ANSWER_ATTEMPTS ? refusalOf(interaction, reply) : undefined;
+          if (refused === undefined) break;
+        }
       } catch (error) {
         if (deps.signal?.aborted) {
           // Nobody can answer it any more: close it so it is not listed as pending.

@@ -19,9 +19,12 @@ export type InteractionReply =
       readonly code?: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
     };
 
+const APPROVE_WORDS = new Set<unknown>(['approve', 'approved', 'yes', 'y', 'true']);
+const REJECT_WORDS = new Set<unknown>(['reject', 'rejected', 'no', 'n', 'false']);
+
 /**
  * A reply from a plain JSON value (an `--answers` file entry, a config `userInput`): approval takes
- * true/false, "approve"/"reject" or {approved, reason}; input takes any value; selection an index or
+ * true/false, "approve"/"reject" (or "approved", "yes", "y", "true" / "rejected", "no", "n", "false", in any case) or {approved, reason}; input takes any value; selection an index or
  * an option; `{ "fail": "reason" }` fails the run.
  */
 export function replyFromValue(interactionType: UserInteractionType, value: unknown): InteractionReply {
@@ -31,8 +34,10 @@ export function replyFromValue(interactionType: UserInteractionType, value: unkn
   }
   switch (interactionType) {
     case 'ask_for_approval': {
-      if (value === true || value === 'approve' || value === 'yes') return { kind: 'approve' };
-      if (value === false || value === 'reject' || value === 'no') return { kind: 'reject' };
+      // Words a person or a file may use for yes and no, in any case.
+      const word = typeof value === 'string' ? value.trim().toLowerCase() : value;
+      if (value === true || APPROVE_WORDS.has(word)) return { kind: 'approve' };
+      if (value === false || REJECT_WORDS.has(word)) return { kind: 'reject' };
       if (
         typeof value === 'object' &&
         value !== null &&
@@ -46,7 +51,7 @@ export function replyFromValue(interactionType: UserInteractionType, value: unkn
       }
       throw new StepthreadError(
         'INVALID_INTERACTION_ANSWER',
-        `an approval answer must be true, false, "approve", "reject" or {"approved": boolean, "reason"?: string}; got ${JSON.stringify(value)}`,
+        `an approval answer must be true, false, "approve", "reject" (or yes/no, y/n, approved/rejected) or {"approved": boolean, "reason"?: string}; got ${JSON.stringify(value)}`,
       );
     }
     case 'ask_for_selection':

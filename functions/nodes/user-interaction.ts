@@ -89,6 +89,17 @@ function invalidAnswer(
   );
 }
 
+/**
+ * The option index a choice names: an index, an option, or an index written as digits ("1") when no
+ * option reads that way; -1 when it names none.
+ */
+function selectionIndex(options: readonly string[], choice: number | string): number {
+  if (typeof choice === 'number') return choice;
+  const byOption = options.indexOf(choice);
+  if (byOption >= 0 || !/^\d+$/.test(choice)) return byOption;
+  return Number(choice);
+}
+
 /** The checked answer a reply gives for an interaction; INVALID_INTERACTION_ANSWER otherwise. */
 export function answerFor(
   interaction: Pick<Interaction, 'nodeId' | 'interactionType' | 'options'>,
@@ -116,7 +127,7 @@ export function answerFor(
     case 'select': {
       if (type !== 'ask_for_selection') throw invalidAnswer(interaction, expected[type]);
       const options = interaction.options ?? [];
-      const index = typeof reply.choice === 'number' ? reply.choice : options.indexOf(reply.choice);
+      const index = selectionIndex(options, reply.choice);
       const option = Number.isInteger(index) ? options[index] : undefined;
       if (option === undefined) {
         const listed = options.map((o, i) => `${i}: ${o}`).join(', ');
@@ -170,6 +181,19 @@ function outputOf(answer: InteractionAnswer): unknown {
 
 function renderedMessage(config: UserInteractionConfig, scope: ExpressionScope): string | undefined {
   return config.showMessage === undefined ? undefined : renderString(config.showMessage, scope);
+}
+
+/** What a person is asked when the node has no showMessage: the seed's defaults (seed 003 §4.3). */
+export const DEFAULT_QUESTIONS: Readonly<Record<Exclude<UserInteractionType, 'show_message'>, string>> = {
+  ask_for_approval: 'Please approve this action',
+  ask_for_input: 'Please provide input',
+  ask_for_selection: 'Please make a selection',
+};
+
+/** The question a waiting interaction asks: its showMessage, else the seed's default for its type. */
+function questionOf(config: UserInteractionConfig, scope: ExpressionScope): string | undefined {
+  const type = config.userInteractionType;
+  return renderedMessage(config, scope) ?? (type === 'show_message' ? undefined : DEFAULT_QUESTIONS[type]);
 }
 
 /** The answer a config `userInput` (or show_message) gives at once; undefined when a person must answer. */
@@ -310,7 +334,7 @@ export async function requestInteraction(
   const requestedAt = deps.env.now();
   const timeoutSeconds = config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS;
   const deadline = new Date(Date.parse(requestedAt) + timeoutSeconds * 1000).toISOString();
-  const message = renderedMessage(config, buildExpressionScope(thread));
+  const message = questionOf(config, buildExpressionScope(thread));
   const interaction: Interaction = {
     interactionId: interactionIdOf(thread.id, node.id),
     executionId: envelope.executionId,

@@ -116,6 +116,14 @@ describe('conversation properties', () => {
         let model: number[] = [];
         let modelBatches: number[][] = []; // visibleBefore of batches 1..n
         let tool: number | undefined;
+        // What each replaced log position now stands for (seed 004 §3 overwrites in place).
+        const latest = new Map<number, number>();
+        const replacements = new Set<number>();
+        const replaced = (original: number, replacement: number) => {
+          latest.set(original, replacement);
+          replacements.add(replacement);
+        };
+        const resolve = (p: number): number => (latest.has(p) ? resolve(latest.get(p)!) : p);
 
         for (const command of commands) {
           const before = [...model];
@@ -138,6 +146,7 @@ describe('conversation properties', () => {
               view.setToolDescription({ role: 'system', content: command.content });
               if (changed) {
                 tool = view.logLength() - 1;
+                if (previous !== undefined) replaced(previous, tool);
                 const slot = previous === undefined ? -1 : model.indexOf(previous);
                 if (slot < 0) model.push(tool);
                 else model[slot] = tool;
@@ -183,14 +192,17 @@ describe('conversation properties', () => {
                   break;
                 }
                 case 'replace':
+                  replaced(model[config.replace!.index]!, logStart);
                   model[config.replace!.index] = logStart;
                   break;
                 case 'clear': {
-                  // Seed 004 §4: every system message of the log, hidden ones included.
+                  // Seed 004 §4: every system message of the log, hidden ones included, the log read as
+                  // the seed's in-place replace would have left it.
                   const kept = config.clear!.keepSystemMessage
-                    ? Array.from({ length: view.logLength() }, (_, p) => p).filter(
-                        (p) => message(p).role === 'system',
-                      )
+                    ? Array.from({ length: view.logLength() }, (_, p) => p)
+                        .filter((p) => !replacements.has(p))
+                        .map(resolve)
+                        .filter((p) => message(p).role === 'system')
                     : [];
                   model = tool === undefined ? kept : [tool, ...kept.filter((p) => p !== tool)];
                   break;

@@ -131,7 +131,11 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     expect(thread.step).toBe(6);
     expect(thread.variables.thread).toEqual({ count: 2, answer: 'Paris is the capital.' });
     expect(thread.nodeResults.ask?.output).toBe('About two million people.');
-    expect(thread.nodeResults.trim?.output).toEqual({ operation: 'truncate', visibleCount: 2 });
+    expect(thread.nodeResults.trim?.output).toEqual({
+      operation: 'truncate',
+      messageCount: 2,
+      visibleCount: 2,
+    });
     expect(await h.readMessages(thread)).toEqual([
       { role: 'user', content: 'How many people?' },
       { role: 'assistant', content: 'About two million people.' },
