@@ -11,10 +11,12 @@ export interface CliResult {
 }
 
 export interface CliOptions {
-  /** The working directory the command sees. */
-  cwd: string;
+  /** The working directory the command sees (default this process's). */
+  cwd?: string;
   /** The environment the command sees; empty unless given, so the caller's own settings do not leak in. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** How the command reads files (default from disk). */
+  readFile?: CliIo['readFile'];
   /** Stand-ins for the deployed target's clients and settings. */
   services?: DeployedServices;
 }
@@ -30,9 +32,9 @@ export async function runCli(args: readonly string[], options: CliOptions): Prom
     stderr: (text) => {
       stderr += text;
     },
-    readFile: (path) => readFile(path, 'utf8'),
+    readFile: options.readFile ?? ((path) => readFile(path, 'utf8')),
     env: options.env ?? {},
-    cwd: options.cwd,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   };
   const code = await main(['node', 'stepthread', ...args], io, options.services);
   return { code, stdout, stderr };
