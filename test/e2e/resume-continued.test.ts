@@ -28,7 +28,7 @@ import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
 import { type RunningCli, runningCli } from '../support/cli-process.ts';
 import { generator } from '../support/seeded-random.ts';
-import { plain } from './helpers.ts';
+import { idsByRole, plain, threadOutcome } from './helpers.ts';
 import { countingLoop } from './workflows.ts';
 
 const HOOK = pathToFileURL(join(import.meta.dirname, 'kill-on-lines.mjs')).href;
@@ -88,15 +88,7 @@ function finalState(dataDir: string, firstExecutionId: string): Promise<unknown>
     const described = [];
     for (const thread of threads) {
       described.push({
-        path: thread.contextData.authorForkPathId ?? 'root',
-        status: thread.status,
-        step: thread.step,
-        output: thread.output,
-        variables: thread.variables,
-        history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
-        results: Object.fromEntries(
-          Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
-        ),
+        ...threadOutcome(thread),
         errors: thread.errors.map((error) => error.code),
         events: (thread.events ?? []).map((event) =>
           event.type === 'THREAD_CONTINUED' ? `${event.type} ${event.step}` : event.type,
@@ -115,11 +107,7 @@ function finalState(dataDir: string, firstExecutionId: string): Promise<unknown>
         record.continuedAs === chain[i + 1]?.executionId,
       ],
     }));
-    let text = JSON.stringify({ executions, threads: described });
-    for (const thread of threads) {
-      text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
-    }
-    return JSON.parse(text);
+    return idsByRole({ executions, threads: described }, threads);
   });
 }
 

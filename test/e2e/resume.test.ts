@@ -20,7 +20,7 @@ import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
 import { countLines, runningCli } from '../support/cli-process.ts';
 import { generator } from '../support/seeded-random.ts';
-import { plain } from './helpers.ts';
+import { idsByRole, plain, threadOutcome } from './helpers.ts';
 import { countingLoop } from './workflows.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -53,15 +53,7 @@ async function finalState(dataDir: string, executionId: string): Promise<unknown
     const described = [];
     for (const thread of threads) {
       described.push({
-        path: thread.contextData.authorForkPathId ?? 'root',
-        status: thread.status,
-        step: thread.step,
-        output: thread.output,
-        variables: thread.variables,
-        history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
-        results: Object.fromEntries(
-          Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
-        ),
+        ...threadOutcome(thread),
         errors: thread.errors.map((error) => error.code),
         events: (thread.events ?? []).map((event) => event.type),
         conversation: plain(await runtime.conversationOf(thread)),
@@ -69,11 +61,7 @@ async function finalState(dataDir: string, executionId: string): Promise<unknown
       });
     }
     described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
-    let text = JSON.stringify({ execution: execution.status, threads: described });
-    for (const thread of threads) {
-      text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
-    }
-    return JSON.parse(text);
+    return idsByRole({ execution: execution.status, threads: described }, threads);
   } finally {
     await services.close();
   }
