@@ -14,29 +14,9 @@ import {
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
 import type { SfnLike } from '../commands/start.ts';
+import type { StateRun, StateRunStatus } from './execution-view.ts';
 import type { SfnExecutionStatus } from './sfn-statuses.ts';
 import { isoOf } from './step-functions.ts';
-
-/** How one entry into a state ended, so far. */
-export type StateRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
-
-export interface StateRun {
-  readonly stateName: string;
-  /** The workflow node whose Task this is (absent for Choice, Parallel, Map, Pass states). */
-  readonly nodeId?: string;
-  /** Task, Choice, Parallel, Map, Pass, … (from the event type). */
-  readonly stateType: string;
-  readonly enteredAt: string;
-  readonly exitedAt?: string;
-  readonly durationMs?: number;
-  readonly status: StateRunStatus;
-  /** Lambda or service calls the Task made (retries included). */
-  readonly attempts?: number;
-  /** The error of its last failed attempt. */
-  readonly error?: string;
-  /** The thread the state ran for (from the envelope it was entered with). */
-  readonly threadId?: string;
-}
 
 export interface ExecutionStates {
   readonly states: StateRun[];

@@ -9,37 +9,13 @@ import { compileWorkflow } from '../../engine/asl/compile.ts';
 import { taskStateIndex } from '../../engine/asl/resources.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { SfnLike } from '../commands/start.ts';
-import { readRecentHistory, type StateRun, stateRunsOf } from '../deployed/history.ts';
+import type { NodeStatus, StateRun, StepFunctionsView } from '../deployed/execution-view.ts';
+import { readRecentHistory, stateRunsOf } from '../deployed/history.ts';
 import {
   type DescribedExecution,
   describeDeployedExecution,
   stepFunctionsConsoleUrl,
 } from '../deployed/step-functions.ts';
-
-/** The page's `stepFunctions` section. */
-export interface StepFunctionsView {
-  status: string;
-  startDate: string;
-  stopDate?: string;
-  input?: unknown;
-  output?: unknown;
-  error?: string;
-  cause?: string;
-  consoleUrl?: string;
-  /** Each state entered, newest 1,000 history events' worth, in order. */
-  states: StateRun[];
-  /** False when the history holds older states than those listed. */
-  historyComplete: boolean;
-}
-
-/** A node's entry in the page's `nodeStatus`. */
-export interface NodeStatusEntry {
-  status: string;
-  durationMs?: number;
-  attempt?: number;
-  runs: number;
-  threadId?: string;
-}
 
 /** Task state name → node id, per workflow (compiled once: the names do not depend on the deploy). */
 export function taskNodesOf(cache: Map<string, ReadonlyMap<string, string>>, workflow: Workflow) {
@@ -97,9 +73,9 @@ export async function stepFunctionsViewOf(
  * writing) shows how its last Task ended. A node the table recorded otherwise keeps that record.
  */
 export function withStateRuns(
-  nodeStatus: Record<string, NodeStatusEntry>,
+  nodeStatus: Record<string, NodeStatus>,
   states: readonly StateRun[],
-): Record<string, NodeStatusEntry> {
+): Record<string, NodeStatus> {
   const result = { ...nodeStatus };
   for (const run of states) {
     if (run.nodeId === undefined) continue;

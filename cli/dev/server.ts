@@ -33,6 +33,7 @@ import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike, stateMachineArnOf } from '../commands/start.ts';
+import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
 import {
   type DescribedExecution,
@@ -41,7 +42,7 @@ import {
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
-import { type NodeStatusEntry, stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
+import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 
 export { stepFunctionsConsoleUrl };
@@ -760,7 +761,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
     const report = record === undefined ? { threads: [] } : await executionReport(record);
-    let nodeStatus: Record<string, NodeStatusEntry> = {};
+    let nodeStatus: Record<string, NodeStatus> = {};
     for (const thread of report.threads) {
       for (const run of thread.nodes) {
         const seen = nodeStatus[run.nodeId];

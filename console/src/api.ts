@@ -1,5 +1,10 @@
 /** The console's client of the `stepthread dev` JSON API (same origin). */
 
+import type { NodeStatus, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
+
+/** Declared once with the dev server that sends them (type-only: nothing of cli/ enters the bundle). */
+export type { NodeStatus, StateRun, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
+
 export interface CodedError {
   code: string;
   message: string;
@@ -45,34 +50,6 @@ export interface ExecutionRow {
   consoleUrl?: string;
 }
 
-/** One entry into a state of a deployed execution, from its Step Functions history. */
-export interface StateRun {
-  stateName: string;
-  nodeId?: string;
-  stateType: string;
-  enteredAt: string;
-  exitedAt?: string;
-  durationMs?: number;
-  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
-  attempts?: number;
-  error?: string;
-  threadId?: string;
-}
-
-/** A deployed execution as Step Functions describes it (`stepthread dev --target aws`). */
-export interface StepFunctionsView {
-  status: string;
-  startDate: string;
-  stopDate?: string;
-  input?: unknown;
-  output?: unknown;
-  error?: string;
-  cause?: string;
-  consoleUrl?: string;
-  states: StateRun[];
-  historyComplete: boolean;
-}
-
 export interface NodeRun {
   nodeId: string;
   nodeType: string;
@@ -107,14 +84,6 @@ export interface Interaction {
   options?: string[];
   requestedAt: string;
   answerable: boolean;
-}
-
-export interface NodeStatus {
-  status: string;
-  durationMs?: number;
-  attempt?: number;
-  runs: number;
-  threadId?: string;
 }
 
 export interface ExecutionPage {

@@ -14,6 +14,7 @@ import { stepFunctionsConsoleUrl, workflowIdOfExecutionArn } from '../../cli/dep
 import { withStateRuns } from '../../cli/dev/deployed-view.ts';
 import { parseLimit, parseStatusFilter } from '../../cli/run-filters.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
+import { recordingSfn } from '../support/sfn-stub.ts';
 
 const ARN = 'arn:aws:states:eu-west-1:123456789012';
 const machineArn = (workflowId: string) => `${ARN}:stateMachine:demo-${workflowId}`;
@@ -32,48 +33,42 @@ const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000);
 
 /** ListStateMachines in pages of 2, ListExecutions newest first in pages of `maxResults`. */
 function stubSfn(executions: StubExecution[], machines: { workflowId: string; type?: string }[]) {
-  const sent: { name: string; input: Record<string, unknown> }[] = [];
-  const sfn = {
-    async send(command: object) {
-      const name = command.constructor.name;
-      const input = (command as { input: Record<string, unknown> }).input;
-      sent.push({ name, input });
-      if (name === 'ListStateMachinesCommand') {
-        const all = [
-          { name: 'other-app-thing', stateMachineArn: `${ARN}:stateMachine:other-app-thing` },
-          ...machines.map((m) => ({
-            name: `demo-${m.workflowId}`,
-            stateMachineArn: machineArn(m.workflowId),
-            type: m.type ?? 'STANDARD',
-          })),
-        ];
-        const from = Number(input.nextToken ?? 0);
-        return {
-          stateMachines: all.slice(from, from + 2),
-          ...(from + 2 < all.length ? { nextToken: String(from + 2) } : {}),
-        };
-      }
-      if (name === 'ListExecutionsCommand') {
-        const listed = executions
-          .filter((e) => machineArn(e.workflowId) === input.stateMachineArn)
-          .filter((e) => input.statusFilter === undefined || e.status === input.statusFilter)
-          .sort((a, b) => b.start - a.start);
-        const from = Number(input.nextToken ?? 0);
-        const size = Number(input.maxResults);
-        return {
-          executions: listed.slice(from, from + size).map((e) => ({
-            executionArn: executionArn(e.workflowId, e.name),
-            status: e.status,
-            startDate: at(e.start),
-            ...(e.stop === undefined ? {} : { stopDate: at(e.stop) }),
-          })),
-          ...(from + size < listed.length ? { nextToken: String(from + size) } : {}),
-        };
-      }
-      throw new Error(`unexpected ${name}`);
-    },
-  };
-  return { sfn, sent };
+  const sfn = recordingSfn((name, input) => {
+    if (name === 'ListStateMachinesCommand') {
+      const all = [
+        { name: 'other-app-thing', stateMachineArn: `${ARN}:stateMachine:other-app-thing` },
+        ...machines.map((m) => ({
+          name: `demo-${m.workflowId}`,
+          stateMachineArn: machineArn(m.workflowId),
+          type: m.type ?? 'STANDARD',
+        })),
+      ];
+      const from = Number(input.nextToken ?? 0);
+      return {
+        stateMachines: all.slice(from, from + 2),
+        ...(from + 2 < all.length ? { nextToken: String(from + 2) } : {}),
+      };
+    }
+    if (name === 'ListExecutionsCommand') {
+      const listed = executions
+        .filter((e) => machineArn(e.workflowId) === input.stateMachineArn)
+        .filter((e) => input.statusFilter === undefined || e.status === input.statusFilter)
+        .sort((a, b) => b.start - a.start);
+      const from = Number(input.nextToken ?? 0);
+      const size = Number(input.maxResults);
+      return {
+        executions: listed.slice(from, from + size).map((e) => ({
+          executionArn: executionArn(e.workflowId, e.name),
+          status: e.status,
+          startDate: at(e.start),
+          ...(e.stop === undefined ? {} : { stopDate: at(e.stop) }),
+        })),
+        ...(from + size < listed.length ? { nextToken: String(from + size) } : {}),
+      };
+    }
+    throw new Error(`unexpected ${name}`);
+  });
+  return { sfn, sent: sfn.sent };
 }
 
 function recordOf(workflowId: string, name: string, status: ExecutionRecord['status'], extra = {}) {

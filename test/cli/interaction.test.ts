@@ -4,7 +4,7 @@
  * receives the SendTaskSuccess / SendTaskFailure a deployed run would).
  */
 
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -18,8 +18,6 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { DeployedServices, SfnLike } from '../../cli/commands/start.ts';
-import type { CliIo } from '../../cli/io.ts';
-import { main } from '../../cli/main.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
@@ -27,6 +25,7 @@ import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
+import { runCli } from '../support/cli.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'support-triage.json');
@@ -52,28 +51,18 @@ function stubSfn(reply: (command: object) => unknown = () => ({})): SfnLike & { 
   };
 }
 
-async function cli(
+function cli(
   args: string[],
   options: { sfn?: SfnLike; env?: Record<string, string>; values?: DeployedServices['values'] } = {},
 ) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readFile: (path) => readFile(path, 'utf8'),
-    env: options.env ?? {},
+  return runCli(args, {
     cwd: dir,
-  };
-  const code = await main(['node', 'stepthread', ...args], io, {
-    ...(options.sfn ? { sfn: options.sfn } : {}),
-    ...(options.values ? { values: options.values } : {}),
+    env: options.env ?? {},
+    services: {
+      ...(options.sfn ? { sfn: options.sfn } : {}),
+      ...(options.values ? { values: options.values } : {}),
+    },
   });
-  return { code, stdout, stderr };
 }
 
 describe('stepthread run with USER_INTERACTION', () => {

@@ -2,16 +2,15 @@
  * The compile / run / inspect / copy commands in-process (real embedded services in a temp data
  * dir), plus one real spawn of bin/stepthread.js in a temp working directory.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
-import type { CliIo } from '../../cli/io.ts';
-import { main } from '../../cli/main.ts';
 import { forkWorkflow } from '../e2e/workflows.ts';
+import { runCli } from '../support/cli.ts';
+import { cliProcessSync, envWithoutTarget } from '../support/cli-process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'fork-join-research.json');
@@ -22,23 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readFile: (path) => readFile(path, 'utf8'),
-    env: {},
-    cwd: dir,
-  };
-  const code = await main(['node', 'stepthread', ...args], io);
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]) => runCli(args, { cwd: dir });
 
 const dataDir = () => ['--data-dir', join(dir, 'data')];
 
@@ -274,15 +257,11 @@ describe('data the CLI refuses instead of crashing', () => {
     const cwd = await mkdtemp(join(tmpdir(), 'stepthread-deep-'));
     try {
       const deep = `${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`;
-      const env = { ...process.env };
-      delete env.AWS_ENDPOINT_URL;
-      delete env.STEPTHREAD_TARGET;
-      delete env.STEPTHREAD_DATA_DIR;
-      const child = spawnSync(
-        process.execPath,
-        [join(ROOT, 'bin/stepthread.js'), 'run', EXAMPLE, '--input', deep],
-        { cwd, env, encoding: 'utf8', timeout: 30_000 },
-      );
+      const child = cliProcessSync(['run', EXAMPLE, '--input', deep], {
+        cwd,
+        env: envWithoutTarget(),
+        timeout: 30_000,
+      });
       expect(child.status).toBe(1);
       expect(child.stderr).toMatch(/VALUE_TOO_DEEP/);
       expect(child.stderr).not.toMatch(/RangeError/);
@@ -310,15 +289,11 @@ describe('bin/stepthread.js', () => {
   it('runs an example in a fresh working directory, storing under ./.stepthread, and exits', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'stepthread-spawn-'));
     try {
-      const env = { ...process.env };
-      delete env.AWS_ENDPOINT_URL;
-      delete env.STEPTHREAD_TARGET;
-      delete env.STEPTHREAD_DATA_DIR;
-      const child = spawnSync(
-        process.execPath,
-        [join(ROOT, 'bin/stepthread.js'), 'run', join(ROOT, 'examples/route-loop.json'), '--json'],
-        { cwd, env, encoding: 'utf8', timeout: 30_000 },
-      );
+      const child = cliProcessSync(['run', join(ROOT, 'examples/route-loop.json'), '--json'], {
+        cwd,
+        env: envWithoutTarget(),
+        timeout: 30_000,
+      });
       expect(child.status).toBe(0);
       expect(child.stderr).not.toMatch(/NodeVersionSupportWarning/);
       const output = JSON.parse(child.stdout);
@@ -349,11 +324,7 @@ describe('bin/stepthread.js', () => {
       });
       await writeFile(file, JSON.stringify(workflow));
       // The spawn's own timeout (well under the branch's 30 s) fails the test if the process lingers.
-      const child = spawnSync(process.execPath, [join(ROOT, 'bin/stepthread.js'), 'run', file, '--json'], {
-        cwd,
-        encoding: 'utf8',
-        timeout: 20_000,
-      });
+      const child = cliProcessSync(['run', file, '--json'], { cwd, timeout: 20_000 });
       expect(child.error).toBeUndefined();
       expect(child.status).toBe(0);
       expect(JSON.parse(child.stdout)).toMatchObject({

@@ -3,7 +3,6 @@
  * together on one directory all succeed, and every run is there afterwards, intact. Then the
  * coded errors of a data directory that cannot be used.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { CliIo } from '../../cli/io.ts';
 import { main } from '../../cli/main.ts';
+import { countingLoop } from '../e2e/workflows.ts';
+import { runCli } from '../support/cli.ts';
+import { cliProcess, countLines, runningCli } from '../support/cli-process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'stepthread.js');
 const EXAMPLE = join(ROOT, 'examples', 'fork-join-research.json');
 /** A small workflow for the many processes: their start-up, not their work, is what is shared. */
 const SMALL = {
@@ -49,67 +50,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readFile: (path) => readFile(path, 'utf8'),
-    env: {},
-    cwd: dir,
-  };
-  const code = await main(['node', 'stepthread', ...args], io);
-  return { code, stdout, stderr };
-}
-
-function spawnCli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text;
-  });
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text;
-  });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = (...args: string[]) => runCli(args, { cwd: dir });
+const spawnCli = (args: readonly string[]) => cliProcess(args, { cwd: dir });
 
 /** A 200-step-long loop, long enough to pull the directory out from under it. */
-const COUNT = {
-  id: 'count',
-  version: 1,
-  variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'each',
-      type: 'LOOP_START',
-      config: { loopId: 'l', dataSource: '{{input.items}}', iterationVariable: 'item', maxIterations: 1000 },
-    },
-    {
-      id: 'inc',
-      type: 'VARIABLE',
-      config: { variableName: 'counter', variableType: 'number', expression: 'counter + 1' },
-    },
-    { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-    { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'each' },
-    { from: 'each', to: 'inc' },
-    { from: 'inc', to: 'next' },
-    { from: 'next', to: 'end' },
-  ],
-};
+const COUNT = countingLoop('counter + 1');
 
 describe('a shared data directory', () => {
   it('serves 8 runs and 8 inspects at once, losing nothing', async () => {
@@ -287,20 +232,14 @@ describe('a data directory that cannot be used', () => {
     const count = join(dir, 'count.json');
     await writeFile(count, JSON.stringify(COUNT));
     const items = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => i) });
-    const child = spawn(process.execPath, [BIN, 'run', count, '--input', items, '--data-dir', dataDir], {
-      cwd: dir,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    let removed = false;
-    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-      stderr += text;
-      if (!removed && (stderr.match(/✓ inc/g) ?? []).length >= 5) {
-        removed = true;
-        void rm(dataDir, { recursive: true, force: true });
-      }
-    });
-    const code = await new Promise((resolve) => child.on('close', resolve));
+    const run = runningCli(['run', count, '--input', items, '--data-dir', dataDir], { cwd: dir });
+    const inc = /✓ inc/g;
+    await run.after(5, inc);
+    // Removed only if the run got that far (else it ended first and the test fails).
+    const removed = countLines(run.stderr(), inc) >= 5;
+    if (removed) await rm(dataDir, { recursive: true, force: true });
+    const { code } = await run.exited;
+    const stderr = run.stderr();
     expect(removed).toBe(true);
     expect(code).toBe(1);
     expect(stderr).toContain('LOCAL_DATA_GONE');

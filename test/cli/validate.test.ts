@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
 import { processIo } from '../../cli/io.ts';
 import { main } from '../../cli/main.ts';
+import { cliProcessSync } from '../support/cli-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const fixture = (path: string): string => join(root, 'test', 'fixtures', path);
@@ -159,10 +159,7 @@ describe('validate --json on any nesting', () => {
 
 describe('bin/stepthread.js (real process)', () => {
   it('returns the validate exit codes end to end', () => {
-    const exec = (file: string) =>
-      spawnSync(process.execPath, [join(root, 'bin', 'stepthread.js'), 'validate', file], {
-        encoding: 'utf8',
-      });
+    const exec = (file: string) => cliProcessSync(['validate', file]);
     const valid = exec(fixture('valid/context-pipeline.json'));
     expect(valid.status, valid.stderr).toBe(0);
     const invalid = exec(fixture('invalid/unknown-tool.json'));

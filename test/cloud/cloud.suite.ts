@@ -8,30 +8,22 @@
  * tests rely on the runs before them, so the file runs in order).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
-  SFNClient,
+  type SFNClient,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../cli/main.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
-import { createAwsClients } from '../../functions/aws/clients.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
-import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
-import { type E2e, startE2e } from '../e2e/helpers.ts';
-import { type MotoStack, startMotoStack } from './moto.ts';
-
-const ASSEMBLY = process.env.STEPTHREAD_CLOUD_ASSEMBLY;
-const WORKFLOWS = process.env.STEPTHREAD_CLOUD_WORKFLOWS;
-const STACK = process.env.STEPTHREAD_CLOUD_STACK ?? 'StepthreadCloud';
+import type { E2e } from '../e2e/helpers.ts';
+import type { MotoStack } from './moto.ts';
+import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
 
 /** How each deployed workflow is run: its input, the answers a person gives, how its run ends. */
 interface Plan {
@@ -152,7 +144,7 @@ async function startCliProcess(
   };
 }
 
-if (!ASSEMBLY || !WORKFLOWS) {
+if (!SYNTHESIZED) {
   console.warn('cloud suite skipped: run it with `npm run test:cloud` (it synthesizes the stack first).');
 }
 
@@ -209,39 +201,19 @@ function replyFlags(reply: InteractionReply): string[] {
   }
 }
 
-describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => {
+describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
   let stack: MotoStack;
   let e2e: E2e;
   let cloud: LocalRuntime;
   let sfn: SFNClient;
-  const workflows = new Map<string, Workflow>();
-  // The CLI caches the stack's outputs here.
-  const dataDir = mkdtempSync(join(tmpdir(), 'stepthread-cloud-cli-'));
-
-  /**
-   * The CLI in-process, with the environment an operator would have: credentials and endpoint, and
-   * `--stack` (the table and bucket come from the stack's outputs, not from variables).
-   */
-  async function cliResult(args: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = '';
-    let err = '';
-    const code = await main(['node', 'stepthread', ...args], {
-      stdout: (text) => {
-        out += text;
-      },
-      stderr: (text) => {
-        err += text;
-      },
-      readFile: () => Promise.reject(new Error('no files')),
-      env: { ...process.env, ...stack.env, STEPTHREAD_DATA_DIR: dataDir },
-    });
-    return { code, out, err };
-  }
+  let workflows: Map<string, Workflow>;
+  let setup: Cloud;
+  const cliResult = (args: string[]) => setup.cli(args);
 
   async function cli(args: string[]): Promise<string> {
-    const { code, out, err } = await cliResult(args);
-    if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${err}`);
-    return out;
+    const { code, stdout, stderr } = await cliResult(args);
+    if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${stderr}`);
+    return stdout;
   }
 
   /** Starts the workflow with `stepthread start`, answers its interactions with `stepthread respond`. */
@@ -279,24 +251,10 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
   }
 
   beforeAll(async () => {
-    for (const { workflow } of loadWorkflowsFromDir(WORKFLOWS!)) workflows.set(workflow.id, workflow);
-    stack = await startMotoStack(ASSEMBLY!, STACK);
-    e2e = await startE2e('cloud');
-    const clients = createAwsClients(
-      { kind: 'endpoint', endpoint: stack.endpoint },
-      { tableName: stack.outputs.TableName!, bucketName: stack.outputs.BucketName! },
-    );
-    cloud = createLocalRuntime({ clients });
-    sfn = new SFNClient({
-      endpoint: stack.endpoint,
-      region: stack.env.AWS_REGION,
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
+    setup = await startCloud('cloud');
+    ({ stack, e2e, cloud, sfn, workflows } = setup);
   }, 120_000);
-  afterAll(async () => {
-    await stack?.close();
-    await e2e?.close();
-  });
+  afterAll(() => setup?.close());
 
   it('deploys a plan for every workflow of the folder', () => {
     expect([...workflows.keys()].sort()).toEqual(Object.keys(PLANS).sort());
@@ -469,16 +427,13 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the synthesized stack in moto', () => 
     expect(rows.find((row) => row.includes('run-route-loop'))).toMatch(/\sroute-loop\s+COMPLETED\s/);
     const refused = await cliResult(['runs', '--stack', STACK, '--status', 'DONE']);
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain('INVALID_RUNS_FILTER');
+    expect(refused.stderr).toContain('INVALID_RUNS_FILTER');
   }, 120_000);
 
   it('dev --target aws serves the stack: executions, an execution page with its graph, threads, conversation and Step Functions history, and answers an interaction', async () => {
     const dev = await startCliProcess(
       ['dev', WORKFLOWS!, '--target', 'aws', '--stack', STACK, '--port', '0'],
-      {
-        ...stack.env,
-        STEPTHREAD_DATA_DIR: dataDir,
-      },
+      setup.operatorEnv,
     );
     try {
       const get = async (path: string) => {

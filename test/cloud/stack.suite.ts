@@ -1,23 +1,4 @@
-/**
- * What the README says a deployed stack does beyond running each workflow (cloud.suite.ts), checked on
- * the synthesized template stood up in moto (moto.ts), the functions being their synthesized bundles:
- *
- * - the operator policy against the AWS actions `start`, `pending` and `respond` call (moto enforces no IAM);
- * - `stepthread start --name`: the same name never starts a second run; another input under it is refused;
- * - an input over 8 KB goes to the stack's bucket under values/ and the execution starts with a reference;
- * - continue-as-new: a long run continues in a new execution (states:startExecution) and ends as on the
- *   embedded runtime; the history estimate it continued at matches the history moto recorded;
- * - the history events an inline Map records per item;
- * - EventBridge: a trigger rule's pattern and input transformer as deployed, the status-change
- *   forwarding by state machine name prefix, and each thread and node event on the stepthread bus.
- *
- * moto cannot deliver an event to a state machine, so the rules' targets are observed with an SQS queue
- * given the template's own InputTransformer.
- */
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   DescribeEventBusCommand,
   EventBridgeClient,
@@ -34,21 +15,15 @@ import {
   GetExecutionHistoryCommand,
   type HistoryEvent,
   ListExecutionsCommand,
-  SFNClient,
+  type SFNClient,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../cli/main.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import { createAwsClients } from '../../functions/aws/clients.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
-import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
-import { type E2e, plain, startE2e } from '../e2e/helpers.ts';
-import { ACCOUNT, type MotoStack, REGION, startMotoStack, type Template } from './moto.ts';
-
-const ASSEMBLY = process.env.STEPTHREAD_CLOUD_ASSEMBLY;
-const WORKFLOWS = process.env.STEPTHREAD_CLOUD_WORKFLOWS;
-const STACK = process.env.STEPTHREAD_CLOUD_STACK ?? 'StepthreadCloud';
+import { type E2e, plain } from '../e2e/helpers.ts';
+import { ACCOUNT, type MotoStack, REGION, type Template } from './moto.ts';
+import { type Cloud, STACK, SYNTHESIZED, startCloud } from './setup.ts';
 
 const TICKETS = { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] };
 
@@ -57,7 +32,7 @@ const AFTER_CHECK = 9;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, in moto', () => {
+describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', () => {
   let stack: MotoStack;
   let template: Template;
   let e2e: E2e;
@@ -65,28 +40,10 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
   let sfn: SFNClient;
   let events: EventBridgeClient;
   let s3: S3Client;
-  const workflows = new Map<string, Workflow>();
-  const dataDir = mkdtempSync(join(tmpdir(), 'stepthread-cloud-stack-'));
-
+  let workflows: Map<string, Workflow>;
+  let setup: Cloud;
   /** The CLI in-process with an operator's environment; `--stack` finds the table and bucket. */
-  async function cli(
-    args: string[],
-    env: Record<string, string> = {},
-  ): Promise<{ code: number; out: string; err: string }> {
-    let out = '';
-    let err = '';
-    const code = await main(['node', 'stepthread', ...args], {
-      stdout: (text) => {
-        out += text;
-      },
-      stderr: (text) => {
-        err += text;
-      },
-      readFile: () => Promise.reject(new Error('no files')),
-      env: { ...process.env, ...stack.env, STEPTHREAD_DATA_DIR: dataDir, ...env },
-    });
-    return { code, out, err };
-  }
+  const cli = (args: string[], env?: Record<string, string>) => setup.cli(args, env);
 
   async function finished(executionArn: string): Promise<DescribeExecutionCommandOutput> {
     for (;;) {
@@ -184,29 +141,12 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
   }
 
   beforeAll(async () => {
-    for (const { workflow } of loadWorkflowsFromDir(WORKFLOWS!)) workflows.set(workflow.id, workflow);
-    template = JSON.parse(readFileSync(join(ASSEMBLY!, `${STACK}.template.json`), 'utf8')) as Template;
-    stack = await startMotoStack(ASSEMBLY!, STACK);
-    e2e = await startE2e('cloud-stack');
-    const config = {
-      endpoint: stack.endpoint,
-      region: REGION,
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    };
-    cloud = createLocalRuntime({
-      clients: createAwsClients(
-        { kind: 'endpoint', endpoint: stack.endpoint },
-        { tableName: stack.outputs.TableName!, bucketName: stack.outputs.BucketName! },
-      ),
-    });
-    sfn = new SFNClient(config);
-    events = new EventBridgeClient(config);
-    s3 = new S3Client({ ...config, forcePathStyle: true });
+    setup = await startCloud('cloud-stack');
+    ({ stack, template, e2e, cloud, sfn, workflows } = setup);
+    events = new EventBridgeClient(setup.clientConfig);
+    s3 = new S3Client({ ...setup.clientConfig, forcePathStyle: true });
   }, 120_000);
-  afterAll(async () => {
-    await stack?.close();
-    await e2e?.close();
-  });
+  afterAll(() => setup?.close());
 
   /**
    * The AWS actions a CLI command calls, seen on the wire: a loopback proxy in front of moto names each
@@ -292,15 +232,15 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
     ]);
     expect(start.result.code).toBe(0);
     expect(beyond(start.actions)).toEqual([]);
-    const executionArn = start.result.out.trim();
+    const executionArn = start.result.stdout.trim();
     let pending: Awaited<ReturnType<typeof actionsOf>>;
     for (;;) {
       pending = await actionsOf(['pending', executionArn, '--stack', STACK, '--json']);
-      if ((JSON.parse(pending.result.out) as unknown[]).length > 0) break;
+      if ((JSON.parse(pending.result.stdout) as unknown[]).length > 0) break;
       await sleep(250);
     }
     expect(beyond(pending.actions)).toEqual([]);
-    const [open] = JSON.parse(pending.result.out) as { interactionId: string }[];
+    const [open] = JSON.parse(pending.result.stdout) as { interactionId: string }[];
     const respond = await actionsOf(['respond', open!.interactionId, '--stack', STACK, '--approve']);
     expect(respond.result.code).toBe(0);
     expect(beyond(respond.actions)).toEqual([]);
@@ -325,17 +265,17 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
     const args = ['start', 'context-pipeline', '--stack', STACK, '--name', 'same-name', '--input', '{}'];
     const first = await cli(args);
     expect(first.code).toBe(0);
-    const executionArn = first.out.trim();
+    const executionArn = first.stdout.trim();
     // While it runs, StartExecution with the same name and input answers with the same execution.
-    expect((await cli(args)).out.trim()).toBe(executionArn);
+    expect((await cli(args)).stdout.trim()).toBe(executionArn);
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
     // Once it ended, Step Functions refuses the name (ExecutionAlreadyExists): start reports that execution.
     const again = await cli(args);
-    expect(again).toMatchObject({ code: 0, out: `${executionArn}\n` });
-    expect(again.err).toContain('already started (SUCCEEDED)');
+    expect(again).toMatchObject({ code: 0, stdout: `${executionArn}\n` });
+    expect(again.stderr).toContain('already started (SUCCEEDED)');
     const other = await cli([...args.slice(0, -1), '{"topic": "other"}']);
     expect(other.code).toBe(1);
-    expect(other.err).toContain('different input');
+    expect(other.stderr).toContain('different input');
     const machine = stack.stateMachines.get('stepthread-context-pipeline')!;
     const listed = await sfn.send(new ListExecutionsCommand({ stateMachineArn: machine }));
     expect(listed.executions?.filter((execution) => execution.name === 'same-name')).toHaveLength(1);
@@ -354,7 +294,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
       JSON.stringify(input),
     ]);
     expect(started.code).toBe(0);
-    const done = await finished(started.out.trim());
+    const done = await finished(started.stdout.trim());
     expect(done.status).toBe('SUCCEEDED');
     // StartExecution took a small reference, not the 300 KB (over its 256 KiB limit).
     expect(done.input!.length).toBeLessThan(1_000);
@@ -405,7 +345,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
       '--input',
       JSON.stringify(TICKETS),
     ]);
-    const first = started.out.trim();
+    const first = started.stdout.trim();
     const ended = await finished(first);
     expect(ended.status).toBe('SUCCEEDED');
     const continued = JSON.parse(ended.output!) as {
@@ -446,7 +386,7 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
 
     expect(await runState(cloud, continued.threadId)).toEqual(await runState(e2e.runtime, local.threadId));
     // inspect, given the first execution, shows the whole run.
-    const inspected = JSON.parse((await cli(['inspect', first, '--stack', STACK, '--json'])).out) as {
+    const inspected = JSON.parse((await cli(['inspect', first, '--stack', STACK, '--json'])).stdout) as {
       executions: { executionId: string; status: string }[];
     };
     expect(inspected.executions).toEqual([
@@ -468,8 +408,8 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
         '--input',
         JSON.stringify({ documents }),
       ]);
-      expect((await finished(started.out.trim())).status).toBe('SUCCEEDED');
-      return (await history(started.out.trim())).length;
+      expect((await finished(started.stdout.trim())).status).toBe('SUCCEEDED');
+      return (await history(started.stdout.trim())).length;
     };
     const [two, five] = [await eventsFor(2), await eventsFor(5)];
     // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's closing Pass (2).
@@ -575,8 +515,8 @@ describe.skipIf(!ASSEMBLY || !WORKFLOWS)('the deployed stack’s AWS behaviour, 
       '--input',
       '{"topic":"caching"}',
     ]);
-    expect((await finished(started.out.trim())).status).toBe('SUCCEEDED');
-    const threads = await cloud.stores.threads.listThreadsOfExecution(started.out.trim());
+    expect((await finished(started.stdout.trim())).status).toBe('SUCCEEDED');
+    const threads = await cloud.stores.threads.listThreadsOfExecution(started.stdout.trim());
     expect(threads.length).toBeGreaterThan(1); // the root and the fork's children
     const key = (event: Record<string, unknown>) =>
       `${String(event.type)} ${String(event.threadId)} ${String(event.nodeId ?? '')}`;

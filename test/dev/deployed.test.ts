@@ -12,6 +12,7 @@ import { type DevServer, startDevServer, stepFunctionsConsoleUrl } from '../../c
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+import { recordingSfn } from '../support/sfn-stub.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -20,24 +21,19 @@ const MACHINE = 'arn:aws:states:eu-west-1:123456789012:stateMachine:demo-support
 
 let services: LocalServices;
 let server: DevServer;
-const sent: { name: string; input: Record<string, unknown> }[] = [];
+const sfn = recordingSfn((name, input) => {
+  if (name === 'ListStateMachinesCommand') {
+    return { stateMachines: [{ name: 'demo-support-triage', stateMachineArn: MACHINE }] };
+  }
+  if (name === 'StartExecutionCommand') {
+    return { executionArn: `${MACHINE.replace(':stateMachine:', ':execution:')}:${String(input.name)}` };
+  }
+  return {};
+});
+const sent = sfn.sent;
 
 beforeAll(async () => {
   services = await startLocalServices({ ephemeral: true });
-  const sfn = {
-    async send(command: object) {
-      const name = command.constructor.name;
-      const input = (command as { input: Record<string, unknown> }).input;
-      sent.push({ name, input });
-      if (name === 'ListStateMachinesCommand') {
-        return { stateMachines: [{ name: 'demo-support-triage', stateMachineArn: MACHINE }] };
-      }
-      if (name === 'StartExecutionCommand') {
-        return { executionArn: `${MACHINE.replace(':stateMachine:', ':execution:')}:${String(input.name)}` };
-      }
-      return {};
-    },
-  };
   server = await startDevServer({
     clients: createAwsClients(services.target, services.names),
     workflowsDir: join(ROOT, 'examples'),

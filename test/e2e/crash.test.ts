@@ -9,7 +9,15 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { RunOutcome } from '../../functions/local/runtime.ts';
 import { joinKeyFor } from '../../functions/nodes/ids.ts';
 import { fullThread } from '../functions/fixtures.ts';
-import { crashAfterFirstAttempt, type E2e, PAYLOAD_LIMIT_BYTES, plain, startE2e } from './helpers.ts';
+import {
+  crashAfterFirstAttempt,
+  type E2e,
+  idsByRole,
+  PAYLOAD_LIMIT_BYTES,
+  plain,
+  startE2e,
+  threadOutcome,
+} from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
 let e2e: E2e;
@@ -25,15 +33,7 @@ async function finalState(outcome: RunOutcome) {
     listed.map(async (entry) => (await fullThread(e2e.runtime.stores.threads, entry.thread.id)).thread),
   );
   const describe = async (thread: Thread) => ({
-    path: thread.contextData.authorForkPathId ?? 'root',
-    status: thread.status,
-    step: thread.step,
-    output: thread.output,
-    variables: thread.variables,
-    history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
-    results: Object.fromEntries(
-      Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
-    ),
+    ...threadOutcome(thread),
     errors: thread.errors,
     events: (thread.events ?? []).map((event) => event.type),
     conversation: plain(await e2e.runtime.conversationOf(thread)),
@@ -58,11 +58,7 @@ async function finalState(outcome: RunOutcome) {
     output: outcome.output,
   };
   // Thread ids derive from the execution id: name them by role so two executions compare.
-  let text = JSON.stringify(state);
-  for (const thread of threads) {
-    text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
-  }
-  return JSON.parse(text) as unknown;
+  return idsByRole(state, threads);
 }
 
 describe("a crash after every handler's writes, retried by Step Functions", () => {

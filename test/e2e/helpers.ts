@@ -113,6 +113,33 @@ export function example(name: string): Workflow {
   return valid(JSON.parse(readFileSync(join(ROOT, 'examples', `${name}.json`), 'utf8')));
 }
 
+/**
+ * What a thread did and holds, without ids and times: a run that faults interrupted must leave its
+ * threads so, as a fault-free run does. Callers add what else they compare (errors, events, ...).
+ */
+export function threadOutcome(thread: Thread) {
+  return {
+    path: thread.contextData.authorForkPathId ?? 'root',
+    status: thread.status,
+    step: thread.step,
+    output: thread.output,
+    variables: thread.variables,
+    history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
+    results: Object.fromEntries(
+      Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
+    ),
+  };
+}
+
+/** `value` with each thread's id written as its role (`<root>`, `<path>`): ids derive from the execution id. */
+export function idsByRole(value: unknown, threads: readonly Thread[]): unknown {
+  let text = JSON.stringify(value);
+  for (const thread of threads) {
+    text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
+  }
+  return JSON.parse(text) as unknown;
+}
+
 /** Messages as plain `{ role, content }` (what the assertions spell out). */
 export function plain(messages: readonly Message[]): { role: string; content: string }[] {
   return messages.map((message) => ({ role: message.role, content: String(message.content) }));

@@ -9,16 +9,13 @@
  *
  * test/functions/local/resume-chain.test.ts stops runs in-process at every phase deterministically.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { RunsJsonEntry } from '../../cli/commands/runs.ts';
-import type { CliIo } from '../../cli/io.ts';
-import { main } from '../../cli/main.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
@@ -28,10 +25,12 @@ import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChainOf, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { fullThread } from '../functions/fixtures.ts';
-import { plain } from './helpers.ts';
+import { runCli } from '../support/cli.ts';
+import { type RunningCli, runningCli } from '../support/cli-process.ts';
+import { generator } from '../support/seeded-random.ts';
+import { idsByRole, plain, threadOutcome } from './helpers.ts';
+import { countingLoop } from './workflows.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'stepthread.js');
 const HOOK = pathToFileURL(join(import.meta.dirname, 'kill-on-lines.mjs')).href;
 const SEED = Number(process.env.STEPTHREAD_RESUME_SEED ?? 20261125);
 const THRESHOLD = 100;
@@ -44,113 +43,22 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const COUNT_WORKFLOW = {
-  id: 'count',
-  version: 1,
-  variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'each',
-      type: 'LOOP_START',
-      config: { loopId: 'l', dataSource: '{{input.items}}', iterationVariable: 'item', maxIterations: 1000 },
-    },
-    {
-      id: 'inc',
-      type: 'VARIABLE',
-      config: { variableName: 'counter', variableType: 'number', expression: 'counter + item' },
-    },
-    { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-    { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'each' },
-    { from: 'each', to: 'inc' },
-    { from: 'inc', to: 'next' },
-    { from: 'next', to: 'end' },
-  ],
-};
+const COUNT_WORKFLOW = countingLoop('counter + item');
 
-/** Mulberry32, so the random kill points repeat with the seed. */
-function generator(seed: number): (below: number) => number {
-  let state = seed >>> 0;
-  return (below) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below);
-  };
-}
 const random = generator(SEED);
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readFile: (path) => readFile(path, 'utf8'),
-    env: {},
+const cli = (...args: string[]) => runCli(args, { cwd: dir });
+
+/** The CLI in a child process with the kill hook; it kills itself on the `killOn` lines, when given. */
+function spawnCli(args: readonly string[], killOn?: readonly (readonly [string, number])[]): RunningCli {
+  return runningCli(args, {
     cwd: dir,
-  };
-  const code = await main(['node', 'stepthread', ...args], io);
-  return { code, stdout, stderr };
-}
-
-const PROGRESS = /^ {2}[→✓✗↻↪⇥]/gmu;
-
-interface Spawned {
-  child: ChildProcess;
-  stderr(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves once `n` progress lines were printed, or the process ended. */
-  after(n: number): Promise<void>;
-}
-
-function spawnCli(args: readonly string[], killOn?: readonly (readonly [string, number])[]): Spawned {
-  const child = spawn(process.execPath, ['--import', HOOK, BIN, ...args], {
-    cwd: dir,
+    nodeArgs: ['--import', HOOK],
     env: {
-      ...process.env,
       STEPTHREAD_DATA_DIR: '',
       ...(killOn ? { STEPTHREAD_TEST_KILL_ON: JSON.stringify(killOn) } : {}),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  let lines = 0;
-  const waiters: { n: number; resolve: () => void }[] = [];
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text;
-    lines += (text.match(PROGRESS) ?? []).length;
-    for (const waiter of [...waiters]) {
-      if (lines < waiter.n) continue;
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
-  });
-  child.stdout!.resume();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      for (const waiter of waiters.splice(0)) waiter.resolve();
-      resolve({ code, signal });
-    });
-  });
-  return {
-    child,
-    stderr: () => stderr,
-    exited,
-    after: (n) =>
-      new Promise((resolve) => {
-        if (lines >= n || child.exitCode !== null) resolve();
-        else waiters.push({ n, resolve });
-      }),
-  };
 }
 
 async function withStores<T>(
@@ -180,15 +88,7 @@ function finalState(dataDir: string, firstExecutionId: string): Promise<unknown>
     const described = [];
     for (const thread of threads) {
       described.push({
-        path: thread.contextData.authorForkPathId ?? 'root',
-        status: thread.status,
-        step: thread.step,
-        output: thread.output,
-        variables: thread.variables,
-        history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
-        results: Object.fromEntries(
-          Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
-        ),
+        ...threadOutcome(thread),
         errors: thread.errors.map((error) => error.code),
         events: (thread.events ?? []).map((event) =>
           event.type === 'THREAD_CONTINUED' ? `${event.type} ${event.step}` : event.type,
@@ -207,11 +107,7 @@ function finalState(dataDir: string, firstExecutionId: string): Promise<unknown>
         record.continuedAs === chain[i + 1]?.executionId,
       ],
     }));
-    let text = JSON.stringify({ executions, threads: described });
-    for (const thread of threads) {
-      text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
-    }
-    return JSON.parse(text);
+    return idsByRole({ executions, threads: described }, threads);
   });
 }
 

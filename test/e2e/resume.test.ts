@@ -7,23 +7,23 @@
  *
  * The kill points come from a seeded generator, printed on failure, so a failing one can be re-run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
-import type { CliIo } from '../../cli/io.ts';
-import { main } from '../../cli/main.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { fullThread } from '../functions/fixtures.ts';
-import { plain } from './helpers.ts';
+import { runCli } from '../support/cli.ts';
+import { countLines, runningCli } from '../support/cli-process.ts';
+import { generator } from '../support/seeded-random.ts';
+import { idsByRole, plain, threadOutcome } from './helpers.ts';
+import { countingLoop } from './workflows.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'stepthread.js');
 const SEED = Number(process.env.STEPTHREAD_RESUME_SEED ?? 20261123);
 
 let dir: string;
@@ -32,89 +32,12 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** Mulberry32: a small seeded generator, so kill points are random but repeatable. */
-function generator(seed: number): (below: number) => number {
-  let state = seed >>> 0;
-  return (below) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below);
-  };
-}
 const random = generator(SEED);
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readFile: (path) => readFile(path, 'utf8'),
-    env: {},
-    cwd: dir,
-  };
-  const code = await main(['node', 'stepthread', ...args], io);
-  return { code, stdout, stderr };
-}
-
-interface Spawned {
-  child: ChildProcess;
-  /** Progress lines (→ / ✓ / ...) seen so far. */
-  lines(): number;
-  stderr(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves once `n` progress lines were printed, or the process ended. */
-  after(n: number): Promise<void>;
-}
-
-function spawnCli(args: readonly string[], options: { closeStdout?: boolean } = {}): Spawned {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: dir,
-    env: { ...process.env, STEPTHREAD_DATA_DIR: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let lines = 0;
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const wake = () => {
-    for (const waiter of [...waiters]) {
-      if (lines >= waiter.n) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve();
-      }
-    }
-  };
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text;
-    lines += (text.match(/^ {2}[→✓✗↻↪⇥]/gmu) ?? []).length;
-    wake();
-  });
-  if (options.closeStdout) child.stdout!.destroy();
-  else child.stdout!.resume();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      for (const waiter of waiters.splice(0)) waiter.resolve();
-      resolve({ code, signal });
-    });
-  });
-  return {
-    child,
-    lines: () => lines,
-    stderr: () => stderr,
-    exited,
-    after: (n) =>
-      new Promise((resolve) => {
-        if (lines >= n || child.exitCode !== null) resolve();
-        else waiters.push({ n, resolve });
-      }),
-  };
-}
+const cli = (...args: string[]) => runCli(args, { cwd: dir });
+/** The CLI in a child process, reading no data directory from this process's environment. */
+const spawnCli = (args: readonly string[], options: { closeStdout?: boolean } = {}) =>
+  runningCli(args, { cwd: dir, env: { STEPTHREAD_DATA_DIR: '' }, ...options });
 
 /** Everything about a run that must not depend on faults; ids and timestamps named by role. */
 async function finalState(dataDir: string, executionId: string): Promise<unknown> {
@@ -130,15 +53,7 @@ async function finalState(dataDir: string, executionId: string): Promise<unknown
     const described = [];
     for (const thread of threads) {
       described.push({
-        path: thread.contextData.authorForkPathId ?? 'root',
-        status: thread.status,
-        step: thread.step,
-        output: thread.output,
-        variables: thread.variables,
-        history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
-        results: Object.fromEntries(
-          Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
-        ),
+        ...threadOutcome(thread),
         errors: thread.errors.map((error) => error.code),
         events: (thread.events ?? []).map((event) => event.type),
         conversation: plain(await runtime.conversationOf(thread)),
@@ -146,11 +61,7 @@ async function finalState(dataDir: string, executionId: string): Promise<unknown
       });
     }
     described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
-    let text = JSON.stringify({ execution: execution.status, threads: described });
-    for (const thread of threads) {
-      text = text.replaceAll(thread.id, `<${thread.contextData.authorForkPathId ?? 'root'}>`);
-    }
-    return JSON.parse(text);
+    return idsByRole({ execution: execution.status, threads: described }, threads);
   } finally {
     await services.close();
   }
@@ -165,32 +76,7 @@ interface Case {
   kills: number;
 }
 
-const COUNT_WORKFLOW = {
-  id: 'count',
-  version: 1,
-  variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'each',
-      type: 'LOOP_START',
-      config: { loopId: 'l', dataSource: '{{input.items}}', iterationVariable: 'item', maxIterations: 1000 },
-    },
-    {
-      id: 'inc',
-      type: 'VARIABLE',
-      config: { variableName: 'counter', variableType: 'number', expression: 'counter + 1' },
-    },
-    { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-    { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'each' },
-    { from: 'each', to: 'inc' },
-    { from: 'inc', to: 'next' },
-    { from: 'next', to: 'end' },
-  ],
-};
+const COUNT_WORKFLOW = countingLoop('counter + 1');
 
 const CASES: Case[] = [
   {
@@ -251,7 +137,7 @@ describe('stepthread resume after SIGKILL', () => {
       const clean = await cli(...runArgs(c, cleanDir), '--json');
       expect(clean.code, clean.stderr).toBe(0);
       const cleanResult = JSON.parse(clean.stdout) as RunJsonResult;
-      const progress = (clean.stderr.match(/^ {2}[→✓✗↻↪⇥]/gmu) ?? []).length;
+      const progress = countLines(clean.stderr);
 
       const faultyDir = join(dir, `${c.name}-faulty`.replaceAll(' ', '-'));
       let executionId: string | undefined;

@@ -7,7 +7,6 @@
  * object, `inspect --json` and `inspect`, and the CLI's stdout and stderr (where the embedded
  * runtime's logs go) are scanned for every encoding of both secrets.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +17,9 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
-import { ROOT } from './helpers.ts';
+import { cliProcess, type ProcessResult } from '../support/cli-process.ts';
+// For its one setting: the SDK's Node version warning off, here and in the CLI processes.
+import './helpers.ts';
 
 /** Spaces, a slash, an equals sign, a quote, a plus: each changes under some encoding. */
 const TOOL_SECRET = 'abc /="SECRET789" x+y';
@@ -184,40 +185,17 @@ function workflow(id: string, toolName: 'lookup' | 'broken') {
   };
 }
 
-interface Cli {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** The real CLI in a child process (async: the servers answer from this process). */
-function cli(...args: string[]): Promise<Cli> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [join(ROOT, 'bin/stepthread.js'), ...args, '--data-dir', join(dir, 'data')],
-      {
-        cwd: dir,
-        env: { ...process.env, CRM_KEY: TOOL_SECRET, MODEL_KEY },
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+const cli = (...args: string[]) =>
+  cliProcess([...args, '--data-dir', join(dir, 'data')], {
+    cwd: dir,
+    env: { CRM_KEY: TOOL_SECRET, MODEL_KEY },
   });
-}
 
 describe('secrets in stored and printed data', () => {
   it('appear in no DynamoDB item, S3 object, inspect report, stdout or stderr, in any encoding', async () => {
     const found: string[] = [];
-    const printed: Cli[] = [];
+    const printed: ProcessResult[] = [];
     const threads: string[] = [];
     for (const [id, toolName] of [
       ['secrets-ok', 'lookup'],

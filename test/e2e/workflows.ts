@@ -66,3 +66,41 @@ export function forkWorkflow(id: string, options: ForkOptions): Workflow {
     ],
   });
 }
+
+/**
+ * start → a loop over `input.items` setting `counter` to `expression` each turn → end with `{ counter }`,
+ * as a workflow file holds it (for the CLI to read; not validated here).
+ */
+export function countingLoop(expression: string) {
+  return {
+    id: 'count',
+    version: 1,
+    variables: [{ name: 'counter', type: 'number', scope: 'thread', initial: 0 }],
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'each',
+        type: 'LOOP_START',
+        config: {
+          loopId: 'l',
+          dataSource: '{{input.items}}',
+          iterationVariable: 'item',
+          maxIterations: 1000,
+        },
+      },
+      {
+        id: 'inc',
+        type: 'VARIABLE',
+        config: { variableName: 'counter', variableType: 'number', expression },
+      },
+      { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+      { id: 'end', type: 'END', config: { output: { counter: '{{counter}}' } } },
+    ],
+    edges: [
+      { from: 'start', to: 'each' },
+      { from: 'each', to: 'inc' },
+      { from: 'inc', to: 'next' },
+      { from: 'next', to: 'end' },
+    ],
+  };
+}

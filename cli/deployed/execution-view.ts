@@ -1,0 +1,53 @@
+/**
+ * A deployed execution as the `stepthread dev` API sends it: the shapes the dev server builds
+ * (cli/dev/deployed-view.ts, cli/deployed/history.ts) and the console reads (console/src/api.ts).
+ * Types only, with no imports, so the console's bundle can take them without Node code.
+ */
+
+/** How one entry into a state ended, so far. */
+export type StateRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
+
+/** One entry into a state of a deployed execution, from its Step Functions history. */
+export interface StateRun {
+  readonly stateName: string;
+  /** The workflow node whose Task this is (absent for Choice, Parallel, Map, Pass states). */
+  readonly nodeId?: string;
+  /** Task, Choice, Parallel, Map, Pass, … (from the event type). */
+  readonly stateType: string;
+  readonly enteredAt: string;
+  readonly exitedAt?: string;
+  readonly durationMs?: number;
+  readonly status: StateRunStatus;
+  /** Lambda or service calls the Task made (retries included). */
+  readonly attempts?: number;
+  /** The error of its last failed attempt. */
+  readonly error?: string;
+  /** The thread the state ran for (from the envelope it was entered with). */
+  readonly threadId?: string;
+}
+
+/** The execution page's `stepFunctions` section: the execution as Step Functions describes it. */
+export interface StepFunctionsView {
+  status: string;
+  startDate: string;
+  stopDate?: string;
+  input?: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  /** Its page in the Step Functions console. */
+  consoleUrl?: string;
+  /** Each state entered, newest 1,000 history events' worth, in order. */
+  states: StateRun[];
+  /** False when the history holds older states than those listed. */
+  historyComplete: boolean;
+}
+
+/** A node's entry in the execution page's `nodeStatus`. */
+export interface NodeStatus {
+  status: string;
+  durationMs?: number;
+  attempt?: number;
+  runs: number;
+  threadId?: string;
+}
