@@ -100,6 +100,8 @@ export interface DeployedRunsQuery {
   readonly prefix: string;
   /** Only these workflows (default: every state machine with the prefix). */
   readonly workflowIds?: readonly string[];
+  /** The stack's state machines when the caller has them (a long-lived server); else listed here. */
+  readonly stateMachines?: readonly DeployedStateMachine[];
   /** Upper-case: a RunStatus or a Step Functions status (cli/run-filters.ts). */
   readonly status?: string;
   readonly limit: number;
@@ -115,7 +117,11 @@ export interface DeployedRunsResult {
 
 /** The newest `limit` executions matching the query, newest first. */
 export async function listDeployedRuns(query: DeployedRunsQuery): Promise<DeployedRunsResult> {
-  const machines = await deployedStateMachines(query.sfn, query.prefix, query.workflowIds);
+  const wanted = query.workflowIds === undefined ? undefined : new Set(query.workflowIds);
+  const machines =
+    query.stateMachines === undefined
+      ? await deployedStateMachines(query.sfn, query.prefix, query.workflowIds)
+      : query.stateMachines.filter((machine) => wanted === undefined || wanted.has(machine.workflowId));
   const listable = machines.filter((machine) => machine.type === 'STANDARD');
   const filters = sfnFiltersFor(query.status) ?? [undefined];
   // The newest `limit` overall are among the newest `limit` of each state machine and filter.

@@ -32,11 +32,13 @@ import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
-import { executionArnOf, type SfnLike, stateMachineArnOf } from '../commands/start.ts';
+import { executionArnOf, type SfnLike } from '../commands/start.ts';
 import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
 import {
+  type DeployedStateMachine,
   type DescribedExecution,
+  deployedStateMachines,
   describeDeployedExecution,
   stepFunctionsConsoleUrl,
   workflowIdOfExecutionArn,
@@ -144,6 +146,8 @@ interface LoadedWorkflowFile {
 const MAX_BODY_BYTES = 1024 * 1024;
 /** Deployed executions polled at once for the pages showing them (DescribeExecution each, every 2 s). */
 const MAX_WATCHED_EXECUTIONS = 100;
+/** How long the dev server trusts its list of the stack's state machines. */
+const STATE_MACHINES_TTL_MS = 60_000;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const WORKFLOW_FILE = /\.(json|ya?ml)$/i;
 const CONTENT_TYPES: Record<string, string> = {
@@ -446,9 +450,34 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return { executionId, threadId: rootThreadId, workflowId };
   };
 
+  /**
+   * The stack's state machines, listed at most once a minute: they change only when the stack is
+   * deployed, and the console asks for the executions list every few seconds. A workflow not found in
+   * the list reads it again (it may have just been deployed).
+   */
+  let machines: { readonly at: number; readonly list: Promise<DeployedStateMachine[]> } | undefined;
+  const stackMachines = (stack: DeployedStack, fresh = false): Promise<DeployedStateMachine[]> => {
+    if (fresh || machines === undefined || Date.now() - machines.at > STATE_MACHINES_TTL_MS) {
+      const list = deployedStateMachines(stack.sfn, stack.prefix);
+      const entry = { at: Date.now(), list };
+      machines = entry;
+      // A failed listing is not kept: the next request tries again.
+      list.catch(() => {
+        if (machines === entry) machines = undefined;
+      });
+    }
+    return machines.list;
+  };
+  const machineArnOf = async (stack: DeployedStack, workflowId: string): Promise<string | undefined> => {
+    const known = (await stackMachines(stack)).find((machine) => machine.workflowId === workflowId);
+    if (known) return known.stateMachineArn;
+    return (await stackMachines(stack, true)).find((machine) => machine.workflowId === workflowId)
+      ?.stateMachineArn;
+  };
+
   /** A run on the deployed stack: StartExecution, then its status is read again until it ends. */
   const startDeployed = async (workflow: Workflow, input: Record<string, unknown>, stack: DeployedStack) => {
-    const stateMachineArn = await stateMachineArnOf(stack.sfn, workflow.id, stack.prefix);
+    const stateMachineArn = await machineArnOf(stack, workflow.id);
     if (stateMachineArn === undefined) {
       throw new ApiError(
         404,
@@ -612,6 +641,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ): Promise<ExecutionRow[]> => {
     const { runs: listed } = await listDeployedRuns({
       sfn: stack.sfn,
+      stateMachines: await stackMachines(stack),
       executions: stores.executions,
       prefix: stack.prefix,
       workflowIds,

@@ -114,6 +114,16 @@ describe('stepthread dev --target aws', () => {
     expect(run.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
   });
 
+  it("lists the stack's state machines once a minute at most, however often the executions list is read", async () => {
+    const listings = () => sent.filter((command) => command.name === 'ListStateMachinesCommand').length;
+    const read = async () => expect((await fetch(`${server.url}/api/executions`)).status).toBe(200);
+    await read();
+    const listed = listings();
+    expect(listed).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i += 1) await read();
+    expect(listings()).toBe(listed);
+  });
+
   it('links only execution ARNs to the console', () => {
     expect(stepFunctionsConsoleUrl('3c75d5cf-599a-403b-9f78-ca14c9c493ed')).toBeUndefined();
   });
