@@ -295,7 +295,8 @@ function interactionFailed(interaction: Interaction, reply: Extract<InteractionR
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  const stores = options.stores ?? createHandlerStores(options.clients);
+  // One process runs each thread's steps in turn: a step reuses the head the previous one wrote.
+  const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
