@@ -19,6 +19,7 @@ import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
 import { type Meter, meterClient } from '../functions/aws/meter.ts';
 import { type AwsTarget, clientConfig } from '../functions/aws/target.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
+import { createHandlerStores } from '../functions/handlers/deps.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { createConversationStore, SegmentCache } from '../functions/stores/conversation-store.ts';
@@ -130,7 +131,8 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
     const writes = meterItemWrites(clients.dynamo, reader);
-    const runtime = createLocalRuntime({ clients });
+    // The Lambdas' stores: every step reads its thread's head, so the counts are what AWS bills.
+    const runtime = createLocalRuntime({ clients, stores: createHandlerStores(clients) });
     // The chain repeats its scripted profile, 1 KB reply included, in each of its T nodes: 1.77 MB at
     // T=1,000, past Step Functions' 1 MiB, where a real provider's ~100-byte profile would fit. What a
     // step writes does not depend on the definition's size, so the measurement lifts the check.

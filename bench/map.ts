@@ -13,6 +13,7 @@ import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { type Meter, meterClient } from '../functions/aws/meter.ts';
+import { createHandlerStores } from '../functions/handlers/deps.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 
@@ -86,7 +87,12 @@ export async function runMapReduce(n: number, workflow: Workflow = mapReduceWork
     const clients = createAwsClients(services.target, names);
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
-    const runtime = createLocalRuntime({ clients, continueAfterEvents: false });
+    // The Lambdas' stores: every step reads its thread's head, so the counts are what AWS bills.
+    const runtime = createLocalRuntime({
+      clients,
+      stores: createHandlerStores(clients),
+      continueAfterEvents: false,
+    });
     const prepared = runtime.prepare(workflow);
     dynamo.reset();
     s3.reset();

@@ -18,6 +18,7 @@ import { createAwsClients } from '../functions/aws/clients.ts';
 import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
 import { meterClient } from '../functions/aws/meter.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
+import { createHandlerStores } from '../functions/handlers/deps.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { itemKeys } from '../functions/stores/table.ts';
@@ -77,7 +78,8 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
     // A client of its own reads written items back for sizing, outside the meters.
     const reader = { dynamo: createDocumentClient(services.target), tableName: names.tableName };
     const itemWrites = meterItemWrites(clients.dynamo, reader);
-    const runtime = createLocalRuntime({ clients });
+    // The Lambdas' stores: every step reads its thread's head, so the counts are what AWS bills.
+    const runtime = createLocalRuntime({ clients, stores: createHandlerStores(clients) });
     const threadItemBytes = async (threadId: string | undefined) => {
       if (threadId === undefined) return 0;
       const { Item } = await clients.dynamo.send(

@@ -4,7 +4,6 @@
  * environment selects them (resolveAwsTarget).
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
@@ -12,6 +11,7 @@ import type { AwsClients } from '../functions/aws/clients.ts';
 import { resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
 import { openDataDir } from '../functions/local/data-dir-server.ts';
+import { dataDirPath } from './early-stores.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
@@ -31,9 +31,7 @@ export const STACK_OPTION_HELP =
 
 /** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
 export function dataDirOf(options: DataDirOption, io: CliIo): string {
-  const env = io.env ?? process.env;
-  const cwd = io.cwd ?? process.cwd();
-  return resolve(cwd, options.dataDir ?? env.STEPTHREAD_DATA_DIR ?? '.stepthread');
+  return dataDirPath(options.dataDir, io);
 }
 
 export interface StoreSession {

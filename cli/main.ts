@@ -89,9 +89,16 @@ export async function main(
   // `stepthread <command> …` and `stepthread help <command>` need that command alone.
   const named = argv[2] === 'help' ? argv[3] : argv[2];
   const only = named !== undefined && Object.hasOwn(COMMANDS, named) ? named : undefined;
+  let dropEarly = () => {};
   const summaries = only === undefined ? await compiledSummaries() : undefined;
   if (only !== undefined) {
-    (await COMMANDS[only]!())(program, io, setExit, services);
+    const register = COMMANDS[only]!();
+    register.catch(() => {}); // awaited below
+    // A run's store server starts while the command loads (early-stores.ts).
+    if (only === 'run' && argv[2] === 'run') {
+      dropEarly = (await import('./early-stores.ts')).openRunStoresEarly(argv.slice(3), io);
+    }
+    (await register)(program, io, setExit, services);
   } else if (summaries) {
     // Listing only: each command as a stub with its name and description, its help line as recorded.
     const terms = new Map(summaries.map((s) => [s.name, s.term]));
@@ -118,6 +125,8 @@ export async function main(
     }
     io.stderr(`stepthread: ${(error as Error).message}\n`);
     return EXIT.usage;
+  } finally {
+    dropEarly();
   }
   return exitCode;
 }

@@ -9,7 +9,7 @@ import { createExecutionIndex, type ExecutionIndex } from '../stores/execution-i
 import { createInteractionStore, type InteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
-import { createThreadStore, type ThreadStore } from '../stores/thread-store.ts';
+import { createThreadStore, type ThreadStore, type ThreadStoreOptions } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { ToolRuntime } from '../tools/runtime.ts';
 
@@ -47,10 +47,10 @@ export interface HandlerDeps extends HandlerStores {
   readonly events?: EventPublisher;
 }
 
-export function createHandlerStores(clients: AwsClients): HandlerStores {
+export function createHandlerStores(clients: AwsClients, options: ThreadStoreOptions = {}): HandlerStores {
   const conversations = createConversationStore(clients);
   return {
-    threads: createThreadStore(clients),
+    threads: createThreadStore(clients, options),
     conversations,
     values: createValueStore(clients, conversations),
     joins: createJoinStore(clients),

@@ -146,7 +146,8 @@ async function loadHeads(
   extraIds: readonly string[],
 ): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[] }> {
   if (isRootThread(envelope) && extraIds.length === 0) {
-    const { thread, version } = await deps.threads.getThread(envelope.threadId);
+    // The head this process's commit of the thread's previous step wrote, where the store keeps it.
+    const { thread, version } = await deps.threads.getThread(envelope.threadId, { afterOwnWrite: true });
     return { thread, version, headBytes: headBytesOf(thread), extra: [] };
   }
   const ids = isRootThread(envelope)

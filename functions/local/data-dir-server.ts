@@ -17,6 +17,7 @@
  * data-dir-info.ts what both read.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -104,9 +105,55 @@ export interface DataDirOptions {
   readonly create?: boolean;
 }
 
+/** What `openEarly` found or started for a directory: a lease on its server, or the new server's line. */
+type Early = { info: ServerInfo; lease: Socket } | { line: ReadyLine } | undefined;
+
+/** `openEarly`'s work by directory, until openDataDir takes it. */
+const early = new Map<string, Promise<Early>>();
+
+/**
+ * Begins what openDataDir(`dataDir`) will do, for a command that will open that directory's stores
+ * once it has loaded and checked its input: a lease on its server, or the start of one. Starting
+ * the server is the longest part of a command that finds none, so it starts while the command loads.
+ * Only for a directory that exists: it never creates one (nor a server) for a command that then stops
+ * at an invalid input. Whatever it finds waits for openDataDir; if that never comes (the command
+ * stopped), the lease ends with the process and a server it started exits when idle, as always.
+ */
+export function openEarly(dataDir: string): () => void {
+  if (early.has(dataDir) || !existsSync(dataDir)) return () => {};
+  const work = async (): Promise<Early> => {
+    const info = await readServerInfo(dataDir);
+    const lease = info === undefined ? undefined : await takeLease(info.controlPort);
+    if (info !== undefined && lease !== undefined) return { info, lease };
+    return { line: await startServer(dataDir) };
+  };
+  const begun = work().catch(() => undefined);
+  early.set(dataDir, begun);
+  // Not taken by the time the command ends (it stopped before opening): drop the lease, in a process
+  // that goes on (tests, which run commands in-process).
+  return () => {
+    if (early.get(dataDir) !== begun) return;
+    early.delete(dataDir);
+    void begun.then((found) => {
+      if (found !== undefined && 'lease' in found) found.lease.destroy();
+    });
+  };
+}
+
 /** The stores of `dataDir`, shared with every other command on it (see above). */
 export async function openDataDir(dataDir: string, options: DataDirOptions = {}): Promise<LocalServices> {
   const started = performance.now();
+  const begun = early.get(dataDir);
+  early.delete(dataDir);
+  const found = await begun;
+  if (found !== undefined && 'lease' in found) return clientOf(found.info, found.lease, started);
+  if (found !== undefined && 'error' in found.line) {
+    throw new StepthreadError(found.line.error.code, found.line.error.message);
+  }
+  if (found !== undefined && 'ready' in found.line) {
+    const lease = await takeLease(found.line.ready.controlPort);
+    if (lease !== undefined) return clientOf(found.line.ready, lease, started);
+  }
   if (options.create !== false) {
     try {
       await mkdir(dataDir, { recursive: true });
@@ -115,7 +162,7 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
       throw new StepthreadError(coded.code, coded.message);
     }
   }
-  let startedOne = false;
+  let startedOne = found !== undefined && 'line' in found && 'locked' in found.line;
   for (let attempt = 0; attempt < 400; attempt += 1) {
     const info = await readServerInfo(dataDir);
     if (info !== undefined) {

@@ -323,7 +323,8 @@ function refusalOf(interaction: Interaction, reply: InteractionReply | undefined
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  const stores = options.stores ?? createHandlerStores(options.clients);
+  // One process runs each thread's steps in turn: a step reuses the head the previous one wrote.
+  const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {

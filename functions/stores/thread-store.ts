@@ -114,8 +114,12 @@ export interface ThreadStore {
     thread: Thread,
     options?: { expiresAt?: number; step?: StepRecord },
   ): Promise<{ version: number; created: boolean }>;
-  /** Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent. */
-  getThread(threadId: string): Promise<VersionedThread>;
+  /**
+   * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
+   * With `afterOwnWrite`, a store made with `reuseWrittenHeads` answers from the head its last
+   * `updateThread` of that thread wrote, once, without a request (see ThreadStoreOptions).
+   */
+  getThread(threadId: string, options?: { afterOwnWrite?: boolean }): Promise<VersionedThread>;
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
   /**
@@ -271,8 +275,27 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-export function createThreadStore(table: TableRef): ThreadStore {
+export interface ThreadStoreOptions {
+  /**
+   * Where one process runs a thread's steps one after another (the embedded runtime), the next
+   * step's read of the head can be the head the previous step's commit wrote: its UpdateItem returns
+   * the new item (ReturnValues ALL_NEW, in the same request), kept for one `getThread(id,
+   * { afterOwnWrite: true })`. That saves a GetItem per step. Should another writer have moved the
+   * thread on meanwhile, nothing is lost: the commit's UpdateItem is conditional on the version, and
+   * the step record's PutItem does not replace the record of a step the head has committed (see
+   * `putRecordOfUncommitted`); either way the step fails with VERSION_CONFLICT and its retry reads
+   * the head afresh. Off for the Lambdas, where consecutive steps run in different processes.
+   */
+  readonly reuseWrittenHeads?: boolean;
+}
+
+export function createThreadStore(table: TableRef, options: ThreadStoreOptions = {}): ThreadStore {
   const { dynamo, tableName } = table;
+  /** Heads this store's updateThread wrote, by thread id, each kept for one read. */
+  const written = new Map<string, Record<string, unknown>>();
+  /** The newest version each thread's updates here wrote: a late answer to an older write is not kept. */
+  const newest = new Map<string, number>();
+  const reuse = options.reuseWrittenHeads === true;
   const readItem = async (threadId: string): Promise<Record<string, unknown> | undefined> => {
     const { Item } = await dynamo.send(
       new GetCommand({ TableName: tableName, Key: itemKeys.thread(threadId), ConsistentRead: true }),
@@ -282,16 +305,41 @@ export function createThreadStore(table: TableRef): ThreadStore {
 
   const putStep = async (threadId: string, record: StepRecord, options: { once?: boolean } = {}) => {
     try {
-      await dynamo.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { ...itemKeys.step(threadId, record.step), kind: 'step', ...encodeRecord(record, threadId) },
-          ...(options.once ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
-        }),
-      );
+      await putRecord(threadId, record, options);
     } catch (error) {
       if (!(options.once && isConditionalCheckFailed(error))) throw error;
     }
+  };
+
+  const putRecord = (threadId: string, record: StepRecord, options: { once?: boolean } = {}) =>
+    dynamo.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...itemKeys.step(threadId, record.step), kind: 'step', ...encodeRecord(record, threadId) },
+        ...(options.once ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+      }),
+    );
+
+  /**
+   * A step's record before its commit, when the head it ran on may be stale (a reused head): written
+   * if absent; an existing one is replaced only when the head has not committed that step (it is a
+   * dead attempt's), and is otherwise VERSION_CONFLICT. One request unless a record is there.
+   */
+  const putRecordOfUncommitted = async (threadId: string, record: StepRecord) => {
+    try {
+      await putRecord(threadId, record, { once: true });
+      return;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const head = await readItem(threadId);
+    if (head === undefined || Number(head.step ?? 0) >= record.step) {
+      throw new StepthreadError(
+        'VERSION_CONFLICT',
+        `thread ${threadId} has committed step ${record.step} already (changed concurrently, or missing)`,
+      );
+    }
+    await putRecord(threadId, record);
   };
 
   /**
@@ -425,6 +473,7 @@ export function createThreadStore(table: TableRef): ThreadStore {
 
   const store: ThreadStore = {
     async createThread(thread, options = {}) {
+      written.delete(thread.id);
       const head = headOf(thread);
       const createHash = contentHash(head).slice(0, 32);
       const item = {
@@ -467,7 +516,10 @@ export function createThreadStore(table: TableRef): ThreadStore {
       return { version, created };
     },
 
-    async getThread(threadId) {
+    async getThread(threadId, options = {}) {
+      const own = options.afterOwnWrite ? written.get(threadId) : undefined;
+      written.delete(threadId);
+      if (own) return versioned(own);
       const item = await readItem(threadId);
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
       return versioned(item);
@@ -488,13 +540,19 @@ export function createThreadStore(table: TableRef): ThreadStore {
     },
 
     async updateThread(threadId, expectedVersion, change) {
+      written.delete(threadId);
       const expression = buildUpdate(threadId, change, expectedVersion);
       if ((change.append?.events?.length ?? 0) > 0) await moveRecentEvents(threadId, expectedVersion);
-      // Before the update, so a committed step always has its record. Unconditional: only a retry
-      // of the same, uncommitted step can write here, and its record replaces the dead attempt's.
-      if (change.step) await putStep(threadId, change.step);
+      // Before the update, so a committed step always has its record. Unconditional when the head
+      // was read for this step: only a retry of the same, uncommitted step can write here, and its
+      // record replaces the dead attempt's. A reused head may be stale: see putRecordOfUncommitted.
+      if (change.step) {
+        if (reuse) await putRecordOfUncommitted(threadId, change.step);
+        else await putStep(threadId, change.step);
+      }
+      let item: Record<string, unknown> | undefined;
       try {
-        await dynamo.send(
+        const response = await dynamo.send(
           new UpdateCommand({
             TableName: tableName,
             Key: itemKeys.thread(threadId),
@@ -502,9 +560,10 @@ export function createThreadStore(table: TableRef): ThreadStore {
             ConditionExpression: expression.condition,
             ExpressionAttributeNames: expression.names,
             ExpressionAttributeValues: expression.values,
-            ReturnValues: 'NONE',
+            ReturnValues: reuse ? 'ALL_NEW' : 'NONE',
           }),
         );
+        item = response.Attributes;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
         throw new StepthreadError(
@@ -514,6 +573,10 @@ export function createThreadStore(table: TableRef): ThreadStore {
         );
       }
       if (change.set?.metadata) await putListing(threadId, change.set.metadata.executionId);
+      if (reuse && item && expectedVersion + 1 > (newest.get(threadId) ?? 0)) {
+        newest.set(threadId, expectedVersion + 1);
+        written.set(threadId, item);
+      }
       return { version: expectedVersion + 1 };
     },
 

@@ -16,10 +16,11 @@ let store: ThreadStore;
 let executions: ExecutionIndex;
 let joins: JoinStore;
 let meter: Meter;
+let clients: ReturnType<typeof createAwsClients>;
 
 beforeAll(async () => {
   services = await startLocalServices({ ephemeral: true, names });
-  const clients = createAwsClients(services.target, names);
+  clients = createAwsClients(services.target, names);
   store = createThreadStore(clients);
   executions = createExecutionIndex(clients);
   joins = createJoinStore(clients);
@@ -30,6 +31,16 @@ beforeEach(() => meter.reset());
 
 function historyEntry(step: number, nodeId = `node-${step}`): ExecutionHistoryEntry {
   return { nodeId, nodeType: 'LLM', status: 'COMPLETED', at: '2025-01-01T00:00:01.000Z', step };
+}
+
+function resultOf(nodeId: string): NodeResult {
+  return {
+    nodeId,
+    nodeType: 'LLM',
+    status: 'COMPLETED',
+    startedAt: '2025-01-01T00:00:00.000Z',
+    endedAt: '2025-01-01T00:00:01.000Z',
+  };
 }
 
 describe('thread store', () => {
@@ -157,6 +168,59 @@ describe('thread store', () => {
     expect(await store.getThread('t-conflict')).toMatchObject({ version: 2, thread: { currentNodeId: 'a' } });
     await expect(store.updateThread('t-nope', 1, { set: { currentNodeId: 'b' } })).rejects.toMatchObject({
       code: 'VERSION_CONFLICT',
+    });
+  });
+
+  it('with reuseWrittenHeads, reads the head its own commit wrote once, without a request', async () => {
+    const reusing = createThreadStore(clients, { reuseWrittenHeads: true });
+    await reusing.createThread(makeThread('t-reuse'));
+    await reusing.updateThread('t-reuse', 1, {
+      set: { currentNodeId: 'a', step: 1 },
+      step: { step: 1, result: resultOf('a'), events: [] },
+    });
+    meter.reset();
+    const reused = await reusing.getThread('t-reuse', { afterOwnWrite: true });
+    expect(meter.requests()).toBe(0);
+    expect(reused).toEqual(await store.getThread('t-reuse'));
+    expect(reused).toMatchObject({ version: 2, thread: { currentNodeId: 'a', step: 1 } });
+    // Once: the next read asks the table; a plain getThread never reuses.
+    meter.reset();
+    await reusing.getThread('t-reuse', { afterOwnWrite: true });
+    expect(meter.requests('GetItemCommand')).toBe(1);
+  });
+
+  it('with reuseWrittenHeads, a step run on a stale head neither commits nor replaces a committed record', async () => {
+    const reusing = createThreadStore(clients, { reuseWrittenHeads: true });
+    await reusing.createThread(makeThread('t-stale'));
+    await reusing.updateThread('t-stale', 1, {
+      set: { currentNodeId: 'a', step: 1 },
+      step: { step: 1, result: resultOf('a'), events: [] },
+    });
+    const stale = await reusing.getThread('t-stale', { afterOwnWrite: true });
+    // Another writer commits step 2 meanwhile.
+    await store.updateThread('t-stale', 2, {
+      set: { currentNodeId: 'b', step: 2 },
+      step: { step: 2, result: resultOf('b'), events: [] },
+    });
+    await expect(
+      reusing.updateThread('t-stale', stale.version, {
+        set: { currentNodeId: 'x', step: 2 },
+        step: { step: 2, result: resultOf('x'), events: [] },
+      }),
+    ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    expect((await store.getStep('t-stale', 2))?.result.nodeId).toBe('b');
+    expect(await store.getThread('t-stale')).toMatchObject({ version: 3, thread: { currentNodeId: 'b' } });
+
+    // A record the head has not committed (a dead attempt's) is replaced, and the step commits.
+    await store.putStepRecord('t-stale', { step: 3, result: resultOf('dead'), events: [] });
+    await reusing.updateThread('t-stale', 3, {
+      set: { currentNodeId: 'c', step: 3 },
+      step: { step: 3, result: resultOf('c'), events: [] },
+    });
+    expect((await store.getStep('t-stale', 3))?.result.nodeId).toBe('c');
+    expect(await reusing.getThread('t-stale', { afterOwnWrite: true })).toMatchObject({
+      version: 4,
+      thread: { currentNodeId: 'c', step: 3 },
     });
   });
 

@@ -48,7 +48,7 @@ const CRASH_EVERY = 20;
 let crashCount = 0;
 
 /** Handler deps whose thread store dies once per CRASH_EVERY-th step at the `crash` point. */
-function depsCrashing(crash: Crash, published: StepthreadEvent[][]): HandlerDeps {
+function depsCrashing(crash: Crash, published: StepthreadEvent[][], reuseWrittenHeads: boolean): HandlerDeps {
   const base = h.deps();
   const real = clients;
   const crashed = new Set<string>();
@@ -78,7 +78,10 @@ function depsCrashing(crash: Crash, published: StepthreadEvent[][]): HandlerDeps
     }
     return result;
   };
-  const threads = createThreadStore({ dynamo: { send } as never, tableName: real.tableName });
+  const threads = createThreadStore(
+    { dynamo: { send } as never, tableName: real.tableName },
+    { reuseWrittenHeads },
+  );
   return {
     ...base,
     threads,
@@ -120,7 +123,11 @@ async function finalState(executionId: string, threadId: string): Promise<string
     .join('<thread>');
 }
 
-describe('step records under crashes', () => {
+// Also with the embedded runtime's store, which reads the head its previous commit wrote.
+describe.each([
+  { reuse: false, store: 'a store that reads every head' },
+  { reuse: true, store: 'a store that reuses the heads it wrote' },
+])('step records under crashes, $store', ({ reuse }) => {
   it('a crash after the record write or after the committing update, then a retry, leaves the fault-free state', async () => {
     const published: Record<Crash, StepthreadEvent[][]> = {
       none: [],
@@ -130,8 +137,8 @@ describe('step records under crashes', () => {
     const states: Partial<Record<Crash, string>> = {};
     const crashes: Record<Crash, number> = { none: 0, 'after-record': 0, 'after-update': 0 };
     for (const crash of ['none', 'after-record', 'after-update'] as const) {
-      const executionId = `journal-${crash}`;
-      const deps = depsCrashing(crash, published[crash]);
+      const executionId = `journal-${crash}-${reuse}`;
+      const deps = depsCrashing(crash, published[crash], reuse);
       const threadId = await runLoop(deps, executionId);
       crashes[crash] = crashCount;
       states[crash] = await finalState(executionId, threadId);
