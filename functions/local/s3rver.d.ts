@@ -34,6 +34,8 @@ declare module 's3rver/lib/stores/filesystem.js' {
     getBucketPath(bucket: string): string;
     getResourcePath(bucket: string, key: string | undefined, resource: string): string;
     getBucket(bucket: string): Promise<unknown>;
+    /** Makes the bucket's directory; returns the bucket. */
+    putBucket(bucket: string): Promise<unknown>;
     deleteBucket(bucket: string): Promise<void>;
     reset(): void;
     existsObject(bucket: string, key: string): Promise<boolean>;

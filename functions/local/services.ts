@@ -12,12 +12,10 @@ import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
-// Not clients.ts: a store server needs no Step Functions client (nor its module).
+// Types only: a store server loads no SDK client (local-provision.ts).
 import type { AwsTarget } from '../aws/clients.ts';
-import { createDocumentClient } from '../aws/dynamo-client.ts';
-import { ensureResources } from '../aws/provision.ts';
-import { createS3Client } from '../aws/s3-client.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
+import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
 
 export type EmbeddedTarget = Extract<AwsTarget, { kind: 'embedded' }>;
@@ -85,7 +83,8 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       resetOnClose: false,
     });
     // The same files, made without thread-pool round trips (s3-store.ts).
-    s3.store = s3.context.store = new LoopbackFilesystemStore(s3Dir);
+    const store = new LoopbackFilesystemStore(s3Dir);
+    s3.store = s3.context.store = store;
     // s3rver's first middleware formats a colored log line per request for a logger told to be silent.
     if (s3.middleware[0]?.name === 'logger') s3.middleware.shift();
     const s3Address = await s3.run();
@@ -100,14 +99,10 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
     };
     cleanups.push(async () => releaseAwsClients(target));
-    const dynamo = createDocumentClient(target);
-    const s3Client = createS3Client(target);
-    try {
-      await ensureResources({ dynamo, s3: s3Client, ...names });
-    } finally {
-      dynamo.destroy();
-      s3Client.destroy();
-    }
+    await Promise.all([
+      ensureLocalTable(target.dynamoEndpoint, names.tableName),
+      ensureLocalBucket(store, names.bucketName),
+    ]);
 
     let closed: Promise<void> | undefined;
     return {

@@ -70,6 +70,14 @@ describe('startLocalServices (ephemeral)', () => {
     await expect(Promise.all([ensureResources(clients), ensureResources(clients)])).resolves.toHaveLength(2);
   });
 
+  it('refuses a bucket name S3 refuses, as s3rver did, and leaves nothing running', async () => {
+    for (const bucketName of ['Stepthread_Bucket', 'ab']) {
+      await expect(
+        startLocalServices({ ephemeral: true, names: { ...names, bucketName } }),
+      ).rejects.toMatchObject({ name: 'InvalidBucketName' });
+    }
+  });
+
   it('exports a table definition keyed by pk/sk with one GSI', () => {
     const definition = tableDefinition('t');
     expect(definition.KeySchema).toEqual([
