@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { COMMAND_SUMMARIES_FILE, commandSummaries } from '../cli/main.ts';
+import { localRunnerStubs } from '../functions/local/state-machine-build.ts';
 import { buildStoreServer } from '../functions/local/store-server-build.ts';
 import { buildSandboxWorker } from '../functions/sandbox/build.ts';
 import { ESM_REQUIRE_BANNER, handlerEsbuildOptions } from '../infra/bundling.ts';
@@ -67,6 +68,8 @@ await build({
   minify: true,
   mainFields: ['module', 'main'],
   external: ['dynalite', 'esbuild'],
+  // What aws-local-stepfunctions imports for validation and real Lambda calls, never used here.
+  plugins: [localRunnerStubs()],
   banner: { js: ESM_REQUIRE_BANNER },
   logLevel: 'error',
 });
