@@ -1,17 +1,17 @@
 /**
  * The built store server's entry (`dist/bin/data-dir-server-main.js`; from the sources,
  * data-dir-server-main.ts runs instead): runs `store-server.cjs` beside it — data-dir-daemon.ts and
- * everything it loads (s3rver, the SDK clients that create the table and bucket) as one CommonJS
- * file — through V8's code cache.
+ * everything it loads (dynalite, s3rver) as one CommonJS file — through V8's code cache.
  *
  * A command that finds no server for its data directory waits for this process to be ready, and
  * compiling that JavaScript was about a third of the time it takes to load it. Node 20 has no compile
- * cache of its own (module.enableCompileCache is Node 22), so the server keeps one: after it said it
- * is ready, it writes V8's cached data for the file — every function compiled while starting — under
- * the user's cache directory (`$XDG_CACHE_HOME/stepthread`, else `~/.cache/stepthread`; about 3 MB,
- * one file, replacing the previous build's), keyed by Node version, architecture and the file's size
- * and mtime; the next start compiles from it. V8 checks the data against the source and its own version and flags,
- * and a rejected or unreadable cache only means compiling as before (and writing it again).
+ * cache of its own (module.enableCompileCache is Node 22), so the server keeps one: once it has been
+ * ready, it writes V8's cached data for the file as it exits — every function compiled while starting
+ * and serving, the request handlers too — under the user's cache directory (`$XDG_CACHE_HOME/stepthread`,
+ * else `~/.cache/stepthread`; a few MB, one file, replacing the previous build's), keyed by Node
+ * version, architecture and the file's size and mtime; the next start compiles from it. V8 checks the
+ * data against the source and its own version and flags, and a rejected or unreadable cache only means
+ * compiling as before (and writing it again).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -47,8 +47,14 @@ const script = new Script(`(function (exports, require, module, __filename, __di
 const loaded = { exports: {} as StoreServerModule };
 script.runInThisContext()(loaded.exports, createRequire(file), loaded, file, dirname(file));
 await loaded.exports.serveDataDir(dataDir);
-// Ready, and serving: now the cache, when there was none or V8 refused it.
+// Ready, and serving: the cache, when there was none or V8 refused it, is written as the server exits
+// (idle, no command waiting), so it holds the code compiled while serving too — the request handlers
+// a command's first requests otherwise wait for V8 to compile.
 if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
+  process.once('exit', () => writeCache(cacheFile));
+}
+
+function writeCache(cacheFile: string): void {
   try {
     mkdirSync(dirname(cacheFile), { recursive: true });
     const temporary = `${cacheFile}.${process.pid}`;

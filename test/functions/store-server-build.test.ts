@@ -1,6 +1,6 @@
 /**
  * The compiled CLI's store server (functions/local/store-server-build.ts): built as one CommonJS file
- * and its entry, it serves a data directory, writes V8's code cache once it is ready (replacing an
+ * and its entry, it serves a data directory, writes V8's code cache as it exits (replacing an
  * earlier build's), and starts from that cache the next time (the cache file is then left as it is).
  */
 import { spawn } from 'node:child_process';
@@ -63,6 +63,8 @@ describe('the built store server', () => {
 
     const first = startServer(outdir, dataDir, cacheHome);
     const { ready } = await first.ready;
+    // Written as the server exits, so that it holds the request handlers too: not yet.
+    expect(await readdir(join(cacheHome, 'stepthread'))).toEqual(['store-server-v0-x64-1-1.v8cache']);
     const target = {
       kind: 'embedded',
       dynamoEndpoint: ready.dynamoEndpoint,
