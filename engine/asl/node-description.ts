@@ -229,7 +229,17 @@ function declarationsOf(
   for (const subgraphId of [...node.subgraphPath].reverse()) {
     const entryId = graph.subgraphs.get(subgraphId)?.entryId;
     const entry = entryId === undefined ? undefined : graph.nodes.get(entryId);
-    if (entry && 'boundary' in entry && entry.boundary === 'ENTER') levels.push(entry.config.variables);
+    if (entry && 'boundary' in entry && entry.boundary === 'ENTER') {
+      // A child's own variables live in its subgraph frame whatever scope it declared (the ENTER
+      // handler puts them there), so a write must go there too, not to the caller's thread scope.
+      levels.push(
+        entry.config.variables.map((declaration) =>
+          declaration.scope === 'global' || declaration.scope === 'loop'
+            ? declaration
+            : { ...declaration, scope: 'subgraph' as const },
+        ),
+      );
+    }
   }
   levels.push(graph.variables);
   const found: VariableDeclaration[] = [];
