@@ -171,7 +171,7 @@ describe('LOOP_START / LOOP_END', () => {
           config: { variableName: 'total', variableType: 'number', expression: 'total + item' },
         },
         { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-        { id: 'end', type: 'END', config: { output: { total: '{{total}}' } } },
+        { id: 'end', type: 'END', config: { output: { total: '{{total}}', last: '{{nodes.add}}' } } },
       ],
       edges: [
         { from: 'start', to: 'each' },
@@ -193,10 +193,11 @@ describe('LOOP_START / LOOP_END', () => {
           },
         },
       ],
-      { sum: '{{sum}}' },
+      { sum: '{{sum}}', node: '{{nodes.sub}}' },
     );
     const outcome = await run(parent, { nums: [1, 2, 3] });
-    expect(outcome).toMatchObject({ status: 'COMPLETED', output: { sum: 6 } });
+    // `nodes.add` inside the child is the child's node; `nodes.sub` outside is the subgraph's output.
+    expect(outcome).toMatchObject({ status: 'COMPLETED', output: { sum: 6, node: { total: 6, last: 6 } } });
   });
 });
 
