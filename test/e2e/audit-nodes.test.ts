@@ -70,15 +70,13 @@ describe('LOOP_START / LOOP_END', () => {
     expect(outcome).toMatchObject({ status: 'COMPLETED', output: [1, 2] });
   });
 
-  it('fails with LOOP_DATA_SOURCE_MISSING when a configured dataSource gives nothing, instead of counting', async () => {
-    const loop = collecting('loop-missing', '{{input.items}}', 'item');
+  it('counts up to maxIterations when a dataSource gives nothing, as an absent one does (README)', async () => {
+    const loop = collecting('loop-missing', '{{input.items}}', 'item', 3);
     for (const input of [{}, { items: null }]) {
-      const outcome = await run(loop, input);
-      expect(outcome.status).toBe('FAILED');
-      expect(outcome.error).toMatchObject({ code: 'LOOP_DATA_SOURCE_MISSING', nodeId: 'each' });
-      // The body never ran.
-      expect((await e2e.thread(outcome.threadId)).nodeResults.add).toBeUndefined();
+      expect(await run(loop, input)).toMatchObject({ status: 'COMPLETED', output: [0, 1, 2] });
     }
+    const guarded = collecting('loop-guarded', '{{input.items ?? []}}', 'item', 3);
+    expect(await run(guarded, {})).toMatchObject({ status: 'COMPLETED', output: [] });
   });
 
   it('lets a nested loop read the outer loop’s item; `index` is the inner one', async () => {
