@@ -695,7 +695,12 @@ class Compiler {
       Type: 'Pass',
       Result: {
         Error: ASL_ERRORS.noRoute,
-        Cause: `ROUTE ${routeId}: no condition held and there is no defaultTargetNodeId`,
+        // A coded error, as a failing node's is, so the run reports NO_ROUTE_MATCHED and the ROUTE.
+        Cause: JSON.stringify({
+          code: 'NO_ROUTE_MATCHED',
+          message: `ROUTE ${routeId}: no condition held and there is no defaultTargetNodeId`,
+          nodeId: routeId,
+        }),
       },
       ResultPath: '$.error',
       Next: scope.failure(),

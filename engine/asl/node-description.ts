@@ -27,11 +27,13 @@ import type {
 
 export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescription {
   const read = readOutputs(graph);
+  const aliases = nodeAliasesOf(graph, node);
   const common = {
     id: node.id,
     ...(node.authorId !== node.id ? { authorId: node.authorId } : {}),
     ...hooksOf(node.hooks),
     ...(read !== 'all' && !read.has(node.id) ? { resultUnread: true as const } : {}),
+    ...(Object.keys(aliases).length > 0 ? { nodeAliases: aliases } : {}),
   };
   if ('boundary' in node) {
     const { boundary, subgraphNodeId } = node;
@@ -201,11 +203,66 @@ const readOutputsCache = new WeakMap<WorkflowGraph, NodeReferences>();
 function readOutputs(graph: WorkflowGraph): NodeReferences {
   let read = readOutputsCache.get(graph);
   if (read === undefined) {
-    const nodes = [...graph.nodes.values()].map((node) => ({ config: node.config, hooks: node.hooks }));
-    read = nodeReferences({ nodes, tools: graph.tools });
+    read = readOutputsOf(graph);
     readOutputsCache.set(graph, read);
   }
   return read;
+}
+
+/** The built ids whose outputs some expression reads, each reference resolved at its node's level. */
+function readOutputsOf(graph: WorkflowGraph): NodeReferences {
+  const fromTools = nodeReferences({ tools: graph.tools });
+  if (fromTools === 'all') return 'all';
+  const read = new Set(fromTools);
+  for (const node of graph.nodes.values()) {
+    const references = nodeReferences({ config: node.config, hooks: node.hooks });
+    if (references === 'all') return 'all';
+    for (const reference of references) {
+      for (const id of resolveReference(graph, node, reference)) read.add(id);
+    }
+  }
+  return read;
+}
+
+/**
+ * The level a node's `{{nodes.<id>}}` references are written at, as a built-id prefix: its subgraph's
+ * (`<subgraph>.`), '' at the top. A subgraph's EXIT renders its child's END output, so it reads at the
+ * child's level; its ENTER evaluates inputMapping at the caller's, which its subgraphPath already is.
+ */
+function levelPrefix(node: GraphNode): string {
+  if ('boundary' in node && node.boundary === 'EXIT') return `${node.subgraphNodeId}.`;
+  const subgraph = node.subgraphPath.at(-1);
+  return subgraph === undefined ? '' : `${subgraph}.`;
+}
+
+/**
+ * The built ids a reference names at the node's level: inside a subgraph `nodes.acc` is the child's
+ * node `<subgraph>.acc`, and `nodes.<a SUBGRAPH's id>` is that subgraph's output (its EXITs' result).
+ */
+function resolveReference(graph: WorkflowGraph, node: GraphNode, reference: string): string[] {
+  const built = levelPrefix(node) + reference;
+  const subgraph = graph.subgraphs.get(built);
+  if (subgraph !== undefined) return [...subgraph.exitIds];
+  return graph.nodes.has(built) ? [built] : [reference];
+}
+
+/** Author reference → built ids, for the references of this node that do not read as written. */
+function nodeAliasesOf(graph: WorkflowGraph, node: GraphNode): Record<string, string[]> {
+  const aliases: Record<string, string[]> = {};
+  const references = nodeReferences({ config: node.config, hooks: node.hooks });
+  if (references === 'all') return aliases;
+  for (const reference of references) {
+    const ids = resolveReference(graph, node, reference);
+    if (ids.length !== 1 || ids[0] !== reference) {
+      Object.defineProperty(aliases, reference, {
+        value: ids,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return aliases;
 }
 
 function hooksOf(hooks: Hook[] | undefined): { hooks?: Hook[] } {
@@ -229,7 +286,17 @@ function declarationsOf(
   for (const subgraphId of [...node.subgraphPath].reverse()) {
     const entryId = graph.subgraphs.get(subgraphId)?.entryId;
     const entry = entryId === undefined ? undefined : graph.nodes.get(entryId);
-    if (entry && 'boundary' in entry && entry.boundary === 'ENTER') levels.push(entry.config.variables);
+    if (entry && 'boundary' in entry && entry.boundary === 'ENTER') {
+      // A child's own variables live in its subgraph frame whatever scope it declared (the ENTER
+      // handler puts them there), so a write must go there too, not to the caller's thread scope.
+      levels.push(
+        entry.config.variables.map((declaration) =>
+          declaration.scope === 'global' || declaration.scope === 'loop'
+            ? declaration
+            : { ...declaration, scope: 'subgraph' as const },
+        ),
+      );
+    }
   }
   levels.push(graph.variables);
   const found: VariableDeclaration[] = [];

@@ -62,6 +62,11 @@ interface Described {
    * runtime need not keep it as the node's latest result (its step record still holds it).
    */
   resultUnread?: true;
+  /**
+   * `{{nodes.<ref>}}` references this node makes that name other built ids: a child node's inside a
+   * subgraph (`acc` → `sub.acc`), a SUBGRAPH's output (`sub` → its EXIT nodes). Absent when none.
+   */
+  nodeAliases?: Record<string, string[]>;
 }
 
 /**

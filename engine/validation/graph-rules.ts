@@ -66,6 +66,7 @@ export function checkGraph(view: WorkflowView): CodedError[] {
   for (const problem of loops.problems)
     at('INVALID_LOOP', loopProblemMessage(problem), loopProblemNode(problem));
   if (!flow) return errors;
+  if (view.path.length === 0) checkLoopScopeWrites(parsed, loops.loops, at);
 
   const start = starts.length === 1 ? starts[0]! : undefined;
   if (start) {
@@ -392,5 +393,26 @@ function loopProblemMessage(problem: LoopProblem): string {
       return `loopId "${problem.loopId}" has more than one ${problem.markerType} ("${problem.nodeId}" is extra)`;
     case 'end-not-in-body':
       return `LOOP_END "${problem.endId}" cannot be reached from LOOP_START "${problem.startId}" (loop "${problem.loopId}")`;
+  }
+}
+
+/**
+ * A VARIABLE node writing the loop scope outside every loop body has no loop frame to write to, so it
+ * would fail at run time. Top level only: a subgraph's nodes may run inside a loop of its caller.
+ */
+function checkLoopScopeWrites(
+  nodes: readonly WorkflowNode[],
+  loops: ReadonlyMap<string, { body: ReadonlySet<string> }>,
+  at: (code: 'INVALID_VARIABLE', message: string, nodeId: string) => void,
+): void {
+  const inSomeLoop = (id: string) => [...loops.values()].some((loop) => loop.body.has(id));
+  for (const node of nodes) {
+    if (node.type === 'VARIABLE' && node.config.scope === 'loop' && !inSomeLoop(node.id)) {
+      at(
+        'INVALID_VARIABLE',
+        `node "${node.id}" writes "${node.config.variableName}" in the loop scope but is in no loop's body`,
+        node.id,
+      );
+    }
   }
 }

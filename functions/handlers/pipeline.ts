@@ -73,10 +73,14 @@ export function isRootThread(envelope: Pick<Envelope, 'threadId' | 'rootThreadId
 
 /** The node results `node` can read (`{{nodes.<id>}}`), by the static references in its config. */
 export function neededNodeResults(
-  node: Pick<TaskNode, 'config' | 'hooks' | 'tools'>,
+  node: Pick<TaskNode, 'config' | 'hooks' | 'tools' | 'nodeAliases'>,
 ): readonly string[] | 'all' {
   const references = nodeReferences({ config: node.config, hooks: node.hooks, tools: node.tools });
-  return references === 'all' ? 'all' : [...references];
+  if (references === 'all') return 'all';
+  const aliases = node.nodeAliases ?? {};
+  return [...references].flatMap((reference) =>
+    Object.hasOwn(aliases, reference) ? (aliases[reference] ?? []) : [reference],
+  );
 }
 
 /**
@@ -495,7 +499,7 @@ async function executeStep(
     conversation,
     out: {},
     related: loaded.extra,
-    scope: () => buildExpressionScope(ctx.thread),
+    scope: () => buildExpressionScope(ctx.thread, node.nodeAliases),
     storable: (data) => storable(data, loaded.known),
   };
 
@@ -506,7 +510,7 @@ async function executeStep(
     node: { id: node.id, type: node.type, ...(node.hooks ? { hooks: node.hooks } : {}) },
     threadId: original.id,
     workflowId: original.workflowId,
-    scope: buildExpressionScope(working),
+    scope: buildExpressionScope(working, node.nodeAliases),
     env: deps.env,
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     logic: async () => {

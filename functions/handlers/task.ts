@@ -66,6 +66,8 @@ export interface TaskNode {
   path?: { index: number; pathId: string; authorPathId: string };
   /** No expression reads this node's output: its latest result need not be kept apart (see the compiler). */
   resultUnread?: boolean;
+  /** `{{nodes.<ref>}}` → the built node ids it reads (inside a subgraph, or a SUBGRAPH's output). */
+  nodeAliases?: Record<string, string[]>;
   /** TOOL: the tool's definition. */
   tool?: ToolDefinition;
   /** CONTEXT_PROCESSOR clear in a workflow with tools: the tool-description message it keeps. */

@@ -4,8 +4,9 @@
  *
  * LOOP_START runs on first entry and again from LOOP_END's back edge. On entry it evaluates the
  * data source once: an array iterates its items, an object its entries (`{key, value}`), a number
- * counts (0..n-1), a string its characters; absent, it counts up to maxIterations. maxIterations is
- * always enforced. Each iteration gets a fresh loop scope holding the item variable and `index`.
+ * counts (0..n-1), a string its characters; absent, or giving null or undefined, it counts up to
+ * maxIterations (the examples and their tests run route-loop with no input that way). maxIterations
+ * is always enforced: the loop exits after that many iterations, items left or not. Each iteration gets a fresh loop scope holding the item variable and `index`.
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import { evaluateCondition, renderTemplate } from '../../engine/expression/index.ts';

@@ -334,7 +334,7 @@ export async function requestInteraction(
   const requestedAt = deps.env.now();
   const timeoutSeconds = config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS;
   const deadline = new Date(Date.parse(requestedAt) + timeoutSeconds * 1000).toISOString();
-  const message = questionOf(config, buildExpressionScope(thread));
+  const message = questionOf(config, buildExpressionScope(thread, node.nodeAliases));
   const interaction: Interaction = {
     interactionId: interactionIdOf(thread.id, node.id),
     executionId: envelope.executionId,

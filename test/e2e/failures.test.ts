@@ -26,9 +26,10 @@ describe('failed runs', () => {
       edges: [{ from: 'start', to: 'pick' }],
     });
     const outcome = await e2e.runtime.prepare(workflow).run({ go: false });
-    expect(outcome.execution).toMatchObject({ status: 'FAILED', error: 'stepthread.NoRoute' });
+    // The ROUTE node itself fails, with a coded error naming it (test/e2e/audit-nodes.test.ts).
+    expect(outcome.execution).toMatchObject({ status: 'FAILED', error: 'stepthread.NodeFailed' });
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error?.message).toMatch(/NoRoute/);
+    expect(outcome.error).toMatchObject({ code: 'NO_ROUTE_MATCHED', nodeId: 'pick' });
     expect((await e2e.thread(outcome.threadId)).status).toBe('FAILED');
     expect((await e2e.runtime.stores.executions.getExecution(outcome.executionId)).status).toBe('FAILED');
 

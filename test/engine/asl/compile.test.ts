@@ -641,7 +641,11 @@ describe('fork and join', () => {
       Type: 'Pass',
       Result: {
         Error: 'stepthread.NoRoute',
-        Cause: 'ROUTE choose: no condition held and there is no defaultTargetNodeId',
+        Cause: JSON.stringify({
+          code: 'NO_ROUTE_MATCHED',
+          message: 'ROUTE choose: no condition held and there is no defaultTargetNodeId',
+          nodeId: 'choose',
+        }),
       },
       ResultPath: '$.error',
       Next: 'merge:r:failed',

@@ -71,9 +71,10 @@ describe('lookup', () => {
     expect(resolveVariable(scopes, 'missing')).toBeUndefined();
   });
 
-  it('sees only the top frame of each stack', () => {
+  it('sees every loop frame (a nested loop reads the outer item) but only the top subgraph frame', () => {
     const scopes = layered();
-    expect(getVariable(scopes, 'l0')).toBeUndefined();
+    expect(getVariable(scopes, 'l0')).toBe(true);
+    expect(resolveVariable(scopes, 'l0')?.scope).toBe('loop');
     expect(getVariable(scopes, 's0')).toBeUndefined();
   });
 
@@ -82,7 +83,7 @@ describe('lookup', () => {
   });
 
   it('variableView flattens the visible variables with inner scopes shadowing outer ones', () => {
-    expect(variableView(layered())).toEqual({ x: 'loop', g: 1, t: 2, s: 3, l: 4 });
+    expect(variableView(layered())).toEqual({ x: 'loop', g: 1, t: 2, s: 3, l: 4, l0: true });
   });
 });
 

@@ -145,13 +145,14 @@ describe('VARIABLE, ROUTE, LLM, CONTEXT_PROCESSOR', () => {
     expect(thread.contextData.llmCalls).toEqual({ total: 2, byNode: { ask: 2 } });
   });
 
-  it('routes to the default when no condition holds, and leaves route unset without one', async () => {
+  it('routes to the default when no condition holds, and fails with NO_ROUTE_MATCHED without one', async () => {
     let env = await start('exec-route-default');
     const routes = [{ condition: 'false', targetNodeId: 'a' }];
     env = await run(h.deps(), { id: 'r1', type: 'ROUTE', config: { routes, defaultTargetNodeId: 'b' } }, env);
     expect(env.route).toBe('b');
-    env = await run(h.deps(), { id: 'r2', type: 'ROUTE', config: { routes } }, env);
-    expect(env.route).toBeUndefined();
+    const error = await failureOf(run(h.deps(), { id: 'r2', type: 'ROUTE', config: { routes } }, env));
+    expect(error.name).toBe('stepthread.NodeFailed');
+    expect(JSON.parse(error.message)).toMatchObject({ code: 'NO_ROUTE_MATCHED', nodeId: 'r2' });
   });
 
   it('fails an LLM node over its token limit, records the failure and keeps no messages', async () => {
