@@ -46,9 +46,12 @@ const PLANS: Record<string, Plan> = {
   },
   'fixture-context-pipeline': { input: {}, status: 'COMPLETED' },
   'fixture-research-brief': { input: { topic: 'caching' }, status: 'COMPLETED' },
-  // A validation fixture whose CODE node returns an object for a number variable: both runtimes fail
-  // the run at `rate` with INVALID_VARIABLE (after the Retry, since a handler failure is retried).
-  'fixture-review-items': { input: {}, status: 'FAILED' },
+  // Three loop iterations score 3, the ROUTE goes to the selection, a person picks "publish".
+  'fixture-review-items': {
+    input: {},
+    answers: [{ kind: 'select', choice: 'publish' }],
+    status: 'COMPLETED',
+  },
   'fixture-two-reviews': { input: {}, status: 'COMPLETED' },
   approval: {
     input: { detail: { subject: 'Password reset' } },
