@@ -1,16 +1,16 @@
 /**
- * AWS SDK clients for the three places stepthread runs: the embedded local services (dynalite +
- * s3rver), an AWS-compatible endpoint (LocalStack) and AWS itself. Only endpoint and credentials
- * differ (target.ts); the store code above them is the same. This module loads every client it
+ * Clients for the three places stepthread runs: the embedded local services (dynalite + s3rver), an
+ * AWS-compatible endpoint (LocalStack) and AWS itself. Only endpoint and credentials differ
+ * (target.ts), and on the embedded target the DynamoDB and S3 clients are wire clients
+ * (wire-clients.ts: the same commands, without the SDK's per-request work); the store code above
+ * them is the same. This module loads every client it
  * offers, so the CLI, the local runtime and tests use it; Lambda handlers use lambda-clients.ts, which
  * loads S3 and Step Functions only when a handler first needs them.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { cachedClients } from './client-cache.ts';
-import { createDocumentClient } from './dynamo-client.ts';
-import { createS3Client } from './s3-client.ts';
+import { createDocumentClient, type DocumentClient } from './dynamo-client.ts';
+import { createS3Client, type ObjectClient } from './s3-client.ts';
 import {
   type AwsTarget,
   clientCacheKey,
@@ -18,6 +18,7 @@ import {
   type ResourceNames,
   resolveResourceNames,
 } from './target.ts';
+import { createWireDocumentClient, createWireS3Client } from './wire-clients.ts';
 
 export { releaseAwsClients } from './client-cache.ts';
 export { createS3Client } from './s3-client.ts';
@@ -32,8 +33,8 @@ export {
 
 export interface AwsClients {
   readonly target: AwsTarget;
-  readonly dynamo: DynamoDBDocumentClient;
-  readonly s3: S3Client;
+  readonly dynamo: DocumentClient;
+  readonly s3: ObjectClient;
   readonly sfn: SFNClient;
   readonly tableName: string;
   readonly bucketName: string;
@@ -51,8 +52,11 @@ export function createAwsClients(
     clientCacheKey(target, names),
     () => ({
       target,
-      dynamo: createDocumentClient(target),
-      s3: createS3Client(target),
+      dynamo:
+        target.kind === 'embedded'
+          ? createWireDocumentClient(target.dynamoEndpoint)
+          : createDocumentClient(target),
+      s3: target.kind === 'embedded' ? createWireS3Client(target.s3Endpoint) : createS3Client(target),
       sfn: new SFNClient(clientConfig(target, 'sfn')),
       ...names,
     }),

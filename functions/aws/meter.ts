@@ -1,8 +1,10 @@
 /**
- * Request metering for SDK clients: how many calls of each command, and how many request-body
- * bytes they sent. Tests use it to prove cost bounds (e.g. an append writes bytes proportional to
- * the new messages, a fork writes none), so the numbers are exact, not sampled.
+ * Request metering for the clients stepthread makes (the SDK's, and the embedded target's wire
+ * clients): how many calls of each command, and how many request-body bytes they sent. Tests use it
+ * to prove cost bounds (e.g. an append writes bytes proportional to the new messages, a fork writes
+ * none), so the numbers are exact, not sampled.
  */
+import { isWireClient } from './wire-clients.ts';
 
 export interface CommandUsage {
   /** Calls made (one per `send`; SDK-internal retries of the same call are not counted again). */
@@ -29,7 +31,7 @@ interface MeterableClient {
         next: (args: { request: unknown; input: unknown }) => Promise<unknown>,
         context: { commandName?: string },
       ) => (args: { request: unknown; input: unknown }) => Promise<unknown>,
-      options: { step: 'build'; name: string; priority: 'low' },
+      options: { step: 'build' | 'initialize'; name: string; priority?: 'low' },
     ): void;
   };
 }
@@ -44,29 +46,63 @@ const METER_MIDDLEWARE = 'stepthreadMeter';
 const meters = new WeakMap<object, Meter>();
 
 /**
- * Adds counting middleware to `client` (once; later calls return the same meter). The document
- * client shares its middleware stack with the DynamoDB client it wraps, so metering either counts
- * both, under the low-level command names.
+ * Wraps every call `client` makes from now on: `around` gets the low-level command's name (e.g.
+ * `GetItemCommand`, `PutObjectCommand`) and sends the call with `next`. On an SDK client it is
+ * middleware at the start of the stack, so it sees a call once, whatever the SDK retries.
+ */
+export function aroundCommands(
+  client: object,
+  around: (commandName: string, next: () => Promise<unknown>) => Promise<unknown>,
+): void {
+  if (isWireClient(client)) {
+    client.intercept((call, next) => around(call.commandName, next));
+    return;
+  }
+  arounds += 1;
+  (client as MeterableClient).middlewareStack.add(
+    (next, context) => (args) => around(context.commandName ?? 'UnknownCommand', () => next(args)),
+    { step: 'initialize', name: `stepthreadAround${arounds}` },
+  );
+}
+/** Middleware names must be unique on a stack. */
+let arounds = 0;
+
+/**
+ * Adds counting to `client` (once; later calls return the same meter). The document client shares
+ * its middleware stack with the DynamoDB client it wraps, so metering either counts both, under the
+ * low-level command names.
  */
 export function meterClient(client: object): Meter {
-  const stack = (client as MeterableClient).middlewareStack;
-  const existing = meters.get(stack);
+  const key = isWireClient(client) ? client : (client as MeterableClient).middlewareStack;
+  const existing = meters.get(key);
   if (existing) return existing;
 
   const usage = new Map<string, { requests: number; bytes: number }>();
-  // The build step runs once per call, after serialisation: the body is final and retries
-  // (finalizeRequest step) do not pass through here again.
-  stack.add(
-    (next, context) => async (args) => {
-      const name = context.commandName ?? 'UnknownCommand';
-      const entry = usage.get(name) ?? { requests: 0, bytes: 0 };
-      entry.requests += 1;
-      entry.bytes += bodyBytes(args.request as SerialisedRequest | undefined);
-      usage.set(name, entry);
-      return next(args);
-    },
-    { step: 'build', name: METER_MIDDLEWARE, priority: 'low' },
-  );
+  const count = (name: string, bytes: number) => {
+    const entry = usage.get(name) ?? { requests: 0, bytes: 0 };
+    entry.requests += 1;
+    entry.bytes += bytes;
+    usage.set(name, entry);
+  };
+  if (isWireClient(client)) {
+    client.intercept((call, next) => {
+      count(call.commandName, call.bodyBytes);
+      return next();
+    });
+  } else {
+    // The build step runs once per call, after serialisation: the body is final and retries
+    // (finalizeRequest step) do not pass through here again.
+    (client as MeterableClient).middlewareStack.add(
+      (next, context) => async (args) => {
+        count(
+          context.commandName ?? 'UnknownCommand',
+          bodyBytes(args.request as SerialisedRequest | undefined),
+        );
+        return next(args);
+      },
+      { step: 'build', name: METER_MIDDLEWARE, priority: 'low' },
+    );
+  }
 
   const meter: Meter = {
     snapshot: () => Object.fromEntries([...usage].map(([name, u]) => [name, { ...u }])),
@@ -74,7 +110,7 @@ export function meterClient(client: object): Meter {
     bytes: (commandName) => sum(usage, commandName, 'bytes'),
     reset: () => usage.clear(),
   };
-  meters.set(stack, meter);
+  meters.set(key, meter);
   return meter;
 }
 

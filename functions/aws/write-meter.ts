@@ -10,6 +10,7 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../stores/dynamo-items.ts';
+import { isWireClient } from './wire-clients.ts';
 
 export interface ItemWrite {
   readonly command: 'PutItemCommand' | 'UpdateItemCommand';
@@ -39,19 +40,28 @@ interface StackClient {
 /** Records every PutItem / UpdateItem `client` sends; `reader` reads the items back unmetered. */
 export function meterItemWrites(client: object, reader: TableRef): WriteMeter {
   let writes: ItemWrite[] = [];
-  (client as StackClient).middlewareStack.add(
-    (next, context) => async (args) => {
-      const result = await next(args);
-      const command = context.commandName;
-      if (command === 'PutItemCommand' || command === 'UpdateItemCommand') {
-        const input = args.input as { Item?: Record<string, unknown>; Key?: Record<string, unknown> };
-        const key = input.Item ?? input.Key ?? {};
-        writes.push({ command, pk: stringOf(key.pk), sk: stringOf(key.sk) });
-      }
+  const record = (command: string | undefined, input: unknown) => {
+    if (command !== 'PutItemCommand' && command !== 'UpdateItemCommand') return;
+    const { Item, Key } = input as { Item?: Record<string, unknown>; Key?: Record<string, unknown> };
+    const key = Item ?? Key ?? {};
+    writes.push({ command, pk: stringOf(key.pk), sk: stringOf(key.sk) });
+  };
+  if (isWireClient(client)) {
+    client.intercept(async (call, next) => {
+      const result = await next();
+      record(call.commandName, call.input);
       return result;
-    },
-    { step: 'build', name: 'stepthreadItemWrites', priority: 'low' },
-  );
+    });
+  } else {
+    (client as StackClient).middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        record(context.commandName, args.input);
+        return result;
+      },
+      { step: 'build', name: 'stepthreadItemWrites', priority: 'low' },
+    );
+  }
   return {
     take() {
       const taken = writes;

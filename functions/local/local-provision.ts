@@ -3,65 +3,20 @@
  * through the SDK, without it: the store server loaded the DynamoDB and S3 clients (about a quarter
  * of its bundle) for these few requests alone, at every start, while a command waited for it.
  *
- * The table goes through dynalite's own HTTP API (a DynamoDB JSON request is the SDK command's input
- * as JSON; dynalite checks the form of a signature, not its value), so dynalite validates and creates
- * it exactly as before. The bucket goes to s3rver's store, after the name check its CreateBucket makes.
+ * The table goes through dynalite's own HTTP API (functions/aws/wire-http.ts: a DynamoDB JSON request
+ * is the SDK command's input as JSON), so dynalite validates and creates it exactly as before. The
+ * bucket goes to s3rver's store, after the name check its CreateBucket makes.
  */
-import { request } from 'node:http';
+import { dynamoOperation } from '../aws/wire-http.ts';
 import { tableDefinition } from '../stores/table.ts';
 
-/** A DynamoDB API error as dynalite answers it: `name` is the exception's short name, as the SDK's. */
-class DynamoApiError extends Error {}
-
-/** One DynamoDB JSON request to dynalite at `endpoint` (`http://127.0.0.1:port`). */
+/** One DynamoDB JSON request to dynalite at `endpoint` (`http://127.0.0.1:port`), on a fresh connection. */
 function dynamoRequest(
   endpoint: string,
   operation: string,
   input: unknown,
 ): Promise<Record<string, unknown>> {
-  const body = JSON.stringify(input);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${endpoint}/`,
-      {
-        method: 'POST',
-        agent: false,
-        headers: {
-          'Content-Type': 'application/x-amz-json-1.0',
-          'Content-Length': Buffer.byteLength(body),
-          'X-Amz-Target': `DynamoDB_20120810.${operation}`,
-          'X-Amz-Date': '20000101T000000Z',
-          Authorization:
-            'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0',
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => {
-          let parsed: Record<string, unknown>;
-          try {
-            parsed = JSON.parse(text || '{}') as Record<string, unknown>;
-          } catch {
-            parsed = { message: text };
-          }
-          if (res.statusCode === 200) return resolve(parsed);
-          const type = String(parsed.__type ?? `HTTP ${res.statusCode}`);
-          const error = new DynamoApiError(
-            `${operation}: ${String(parsed.message ?? parsed.Message ?? type)}`,
-          );
-          error.name = type.slice(type.lastIndexOf('#') + 1);
-          reject(error);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return dynamoOperation(new URL(endpoint), false, operation, JSON.stringify(input));
 }
 
 async function tableStatus(endpoint: string, tableName: string): Promise<string | undefined> {

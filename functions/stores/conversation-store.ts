@@ -8,10 +8,11 @@
  * Appends write one object whose size depends only on the new messages (O(T) bytes over T turns);
  * retries rewrite the same key with the same bytes.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+
 import type { LogPointer, Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { once } from '../aws/once.ts';
+import type { ObjectClient } from '../aws/s3-client.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 
 /** The log with no messages; never stored. */
@@ -69,7 +70,7 @@ export function encodeSegment(segment: Segment): string {
 }
 
 export function createConversationStore(
-  { s3, bucketName }: { readonly s3: S3Client; readonly bucketName: string },
+  { s3, bucketName }: { readonly s3: ObjectClient; readonly bucketName: string },
   options: ConversationStoreOptions = {},
 ): ConversationStore {
   const cache = options.cache ?? sharedSegmentCache;

@@ -1,9 +1,10 @@
 /** Small helpers shared by the DynamoDB stores. */
-import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '../aws/dynamo-client.ts';
 import { GSI1_NAME, GSI1_PARTITION_KEY, RESERVED_ATTRIBUTES } from './table.ts';
 
 export interface TableRef {
-  readonly dynamo: DynamoDBDocumentClient;
+  readonly dynamo: DocumentClient;
   readonly tableName: string;
 }
 

@@ -3,8 +3,9 @@
  * the item indices, one object per fork instance) and the prefix its ResultWriter writes under. Both
  * live under `map/` in the stepthread bucket; the state machine's role may read and write only there.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+
 import { once } from '../aws/once.ts';
+import type { ObjectClient } from '../aws/s3-client.ts';
 
 /** Loaded on first use, so a handler that never fans out does not load the S3 client. */
 const s3Commands = once(() => import('@aws-sdk/client-s3'));
@@ -30,7 +31,7 @@ export function createItemListStore({
   s3,
   bucketName,
 }: {
-  readonly s3: S3Client;
+  readonly s3: ObjectClient;
   readonly bucketName: string;
 }): ItemListStore {
   return {

@@ -2,9 +2,10 @@
  * Large values in S3 (see value-refs.ts): `values/<first 128 bits of the body's sha256>.json` holds the values one step
  * wrote, keyed by their hashes. Objects are immutable, so they are cached in process by id.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+
 import { StepthreadError } from '../../engine/errors.ts';
 import { once } from '../aws/once.ts';
+import type { ObjectClient } from '../aws/s3-client.ts';
 import { canonicalJson, sha256Hex, shortHash } from './canonical-json.ts';
 import type { ConversationStore } from './conversation-store.ts';
 import { isValueRef, mapSlots, parseRef, refsIn, type Slotted, type ValueRef } from './value-refs.ts';
@@ -29,7 +30,7 @@ const CACHE_ENTRIES = 256;
 const sharedCache = new Map<string, Record<string, unknown>>();
 
 export function createValueStore(
-  { s3, bucketName }: { readonly s3: S3Client; readonly bucketName: string },
+  { s3, bucketName }: { readonly s3: ObjectClient; readonly bucketName: string },
   conversations: Pick<ConversationStore, 'readMessage'>,
 ): ValueStore {
   const cache = sharedCache;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longRunWorkflow } from '../../bench/long-runs.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { aroundCommands } from '../../functions/aws/meter.ts';
 import { createConversationStore, SegmentCache } from '../../functions/stores/conversation-store.ts';
 import { type E2e, startE2e } from './helpers.ts';
 
@@ -30,20 +31,17 @@ function countingClients(): { clients: ReturnType<typeof createAwsClients>; wave
   const waves: Waves = { gets: 0, waves: 0 };
   waveCounters.push(waves);
   let inFlight = 0;
-  clients.s3.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName !== 'GetObjectCommand') return next(args);
-      if (inFlight === 0) waves.waves += 1;
-      inFlight += 1;
-      waves.gets += 1;
-      try {
-        return await next(args);
-      } finally {
-        inFlight -= 1;
-      }
-    },
-    { step: 'initialize', name: `waveCounter${waveCounters.length}` },
-  );
+  aroundCommands(clients.s3, async (commandName, next) => {
+    if (commandName !== 'GetObjectCommand') return next();
+    if (inFlight === 0) waves.waves += 1;
+    inFlight += 1;
+    waves.gets += 1;
+    try {
+      return await next();
+    } finally {
+      inFlight -= 1;
+    }
+  });
   return { clients, waves };
 }
 

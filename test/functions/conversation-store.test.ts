@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogPointer } from '../../engine/conversation/types.ts';
-import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
+import { type AwsClients, createAwsClients, createS3Client } from '../../functions/aws/clients.ts';
 import { type Meter, meterClient } from '../../functions/aws/meter.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import {
@@ -33,7 +33,10 @@ function freshStore(maxBytes?: number): ConversationStore {
 }
 
 async function objectCount(): Promise<number> {
-  const { KeyCount } = await clients.s3.send(new ListObjectsV2Command({ Bucket: names.bucketName }));
+  // Listing is not a store operation: the SDK's client lists (the embedded one sends only what the stores send).
+  const { KeyCount } = await createS3Client(services.target).send(
+    new ListObjectsV2Command({ Bucket: names.bucketName }),
+  );
   return KeyCount ?? 0;
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ListBucketsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
+import { createAwsClients, createS3Client, releaseAwsClients } from '../../functions/aws/clients.ts';
 import { buildStoreServer } from '../../functions/local/store-server-build.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -76,7 +76,7 @@ describe('the built store server', () => {
     });
     const tables = await clients.dynamo.send(new ListTablesCommand({}));
     expect(tables.TableNames).toContain('stepthread');
-    const buckets = await clients.s3.send(new ListBucketsCommand({}));
+    const buckets = await createS3Client(target).send(new ListBucketsCommand({}));
     expect(buckets.Buckets?.map((bucket) => bucket.Name)).toContain('stepthread-conversations');
     releaseAwsClients(target);
     expect(await first.exited).toBe(0);

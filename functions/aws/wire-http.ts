@@ -1,0 +1,143 @@
+/**
+ * Requests to the embedded emulators on loopback, over the wire protocols AWS defines: DynamoDB's
+ * JSON 1.0 protocol (dynalite) and S3's REST API (s3rver). No SDK: the store server uses these to
+ * create its table and bucket without loading one, and the embedded clients (wire-clients.ts) send
+ * every store request through them.
+ */
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+
+/** A service's refusal, shaped as the SDK's exceptions are where stepthread reads them. */
+export class ServiceError extends Error {
+  readonly $metadata: { readonly httpStatusCode: number };
+  readonly $fault: 'client' | 'server';
+
+  constructor(name: string, message: string, httpStatusCode: number, fields: Record<string, unknown> = {}) {
+    super(message);
+    this.name = name;
+    this.$metadata = { httpStatusCode };
+    this.$fault = httpStatusCode >= 500 ? 'server' : 'client';
+    Object.assign(this, fields);
+  }
+}
+
+export interface HttpReply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+interface HttpRequest {
+  readonly method: string;
+  /** Path and query, already encoded. */
+  readonly path: string;
+  readonly headers: Record<string, string | number>;
+  readonly body?: string | Uint8Array;
+}
+
+/** One keep-alive connection pool per client: loopback connections are cheap, handshakes are not free. */
+export function loopbackAgent(): Agent {
+  return new Agent({ keepAlive: true, maxSockets: 64 });
+}
+
+/**
+ * One HTTP exchange. A request that met a reset on a kept-alive socket is sent once more on a new
+ * one: the server had closed that socket while idle, so the request never reached it (Node's advice
+ * for keep-alive clients).
+ */
+export function exchange(endpoint: URL, agent: Agent | false, req: HttpRequest): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: endpoint.hostname,
+        port: endpoint.port,
+        method: req.method,
+        path: req.path,
+        agent,
+        headers: req.headers,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      if (outgoing.reusedSocket && error.code === 'ECONNRESET') {
+        exchange(endpoint, agent, req).then(resolve, reject);
+      } else {
+        reject(error);
+      }
+    });
+    outgoing.end(req.body);
+  });
+}
+
+// dynalite checks that a request is signed in the right form, not the signature's value.
+const DYNAMO_HEADERS = {
+  'Content-Type': 'application/x-amz-json-1.0',
+  'X-Amz-Date': '20000101T000000Z',
+  Authorization:
+    'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0',
+};
+
+/**
+ * One DynamoDB operation: `body` is its input as JSON (attribute values marshalled); the answer is
+ * the parsed output, or a ServiceError named as the exception DynamoDB names (`__type`).
+ */
+export async function dynamoOperation(
+  endpoint: URL,
+  agent: Agent | false,
+  operation: string,
+  body: string,
+): Promise<Record<string, unknown>> {
+  const reply = await exchange(endpoint, agent, {
+    method: 'POST',
+    path: '/',
+    headers: {
+      ...DYNAMO_HEADERS,
+      'X-Amz-Target': `DynamoDB_20120810.${operation}`,
+      'Content-Length': Buffer.byteLength(body),
+    },
+    body,
+  });
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(reply.body.toString('utf8') || '{}') as Record<string, unknown>;
+  } catch {
+    parsed = { message: reply.body.toString('utf8') };
+  }
+  if (reply.status === 200) return parsed;
+  const type = String(parsed.__type ?? `HTTP${reply.status}`);
+  const { __type, message, Message, ...fields } = parsed;
+  return Promise.reject(
+    new ServiceError(
+      type.slice(type.lastIndexOf('#') + 1),
+      String(message ?? Message ?? type),
+      reply.status,
+      fields,
+    ),
+  );
+}
+
+/** An S3 object or bucket path, path-style: each key segment percent-encoded, its slashes kept. */
+export function s3Path(bucket: string, key?: string): string {
+  const encodedKey = key === undefined ? '' : `/${key.split('/').map(encodeURIComponent).join('/')}`;
+  return `/${encodeURIComponent(bucket)}${encodedKey}`;
+}
+
+/**
+ * One S3 request; a status of 300 or more is a ServiceError named by the XML error's `Code` (for
+ * a HEAD, which has no body, `NotFound` or the status, as the SDK names them).
+ */
+export async function s3Request(endpoint: URL, agent: Agent | false, req: HttpRequest): Promise<HttpReply> {
+  const reply = await exchange(endpoint, agent, req);
+  if (reply.status < 300) return reply;
+  const text = reply.body.toString('utf8');
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  const name = code ?? (reply.status === 404 ? 'NotFound' : `HTTP${reply.status}`);
+  return Promise.reject(new ServiceError(name, message ?? name, reply.status));
+}
