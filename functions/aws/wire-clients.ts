@@ -171,7 +171,9 @@ function intercepted(
 }
 
 export function createWireDocumentClient(endpoint: string): WireDocumentClient {
-  const url = new URL(endpoint);
+  // Parsed on first use: a command may make clients for a target it then never sends to.
+  let parsed: URL | undefined;
+  const url = () => (parsed ??= new URL(endpoint));
   const agent = loopbackAgent();
   const interceptors: WireInterceptor[] = [];
   const send = async (command: unknown): Promise<unknown> => {
@@ -185,7 +187,7 @@ export function createWireDocumentClient(endpoint: string): WireDocumentClient {
     return intercepted(interceptors, call, async () => {
       let output: Record<string, unknown>;
       try {
-        output = await dynamoOperation(url, agent, operation, body);
+        output = await dynamoOperation(url(), agent, operation, body);
       } catch (error) {
         // A failed condition can carry the item (ReturnValuesOnConditionCheckFailure).
         const item = (error as { Item?: unknown }).Item;
@@ -222,7 +224,9 @@ const S3_MEMBERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 export function createWireS3Client(endpoint: string): WireS3Client {
-  const url = new URL(endpoint);
+  // Parsed on first use: a command may make clients for a target it then never sends to.
+  let parsed: URL | undefined;
+  const url = () => (parsed ??= new URL(endpoint));
   const agent = loopbackAgent();
   const interceptors: WireInterceptor[] = [];
   // The stores import @aws-sdk/client-s3 on first use (they build its commands); so does this.
@@ -246,11 +250,11 @@ export function createWireS3Client(endpoint: string): WireS3Client {
       case 'PutObject': {
         const headers: Record<string, string | number> = { 'Content-Length': Buffer.byteLength(body ?? '') };
         if (typeof input.ContentType === 'string') headers['Content-Type'] = input.ContentType;
-        const reply = await s3Request(url, agent, { method: 'PUT', path, headers, body: body ?? '' });
+        const reply = await s3Request(url(), agent, { method: 'PUT', path, headers, body: body ?? '' });
         return { ETag: reply.headers.etag };
       }
       case 'GetObject': {
-        const reply = await s3Request(url, agent, { method: 'GET', path, headers: {} });
+        const reply = await s3Request(url(), agent, { method: 'GET', path, headers: {} });
         return {
           Body: objectBody(reply.body),
           ContentLength: reply.body.byteLength,
@@ -259,7 +263,7 @@ export function createWireS3Client(endpoint: string): WireS3Client {
         };
       }
       case 'HeadObject': {
-        const reply = await s3Request(url, agent, { method: 'HEAD', path, headers: {} });
+        const reply = await s3Request(url(), agent, { method: 'HEAD', path, headers: {} });
         return {
           ContentLength: Number(reply.headers['content-length'] ?? 0),
           ContentType: reply.headers['content-type'],
@@ -267,13 +271,13 @@ export function createWireS3Client(endpoint: string): WireS3Client {
         };
       }
       case 'DeleteObject':
-        await s3Request(url, agent, { method: 'DELETE', path, headers: {} });
+        await s3Request(url(), agent, { method: 'DELETE', path, headers: {} });
         return {};
       case 'HeadBucket':
-        await s3Request(url, agent, { method: 'HEAD', path, headers: {} });
+        await s3Request(url(), agent, { method: 'HEAD', path, headers: {} });
         return {};
       default:
-        await s3Request(url, agent, { method: 'PUT', path, headers: { 'Content-Length': 0 } });
+        await s3Request(url(), agent, { method: 'PUT', path, headers: { 'Content-Length': 0 } });
         return {};
     }
   };
