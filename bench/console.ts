@@ -18,8 +18,6 @@ import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { longRunWorkflow } from './long-runs.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 const ROOT = join(import.meta.dirname, '..');
 const MAX_GZIP_BYTES = 300 * 1024;
 

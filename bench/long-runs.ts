@@ -25,8 +25,6 @@ import { startLocalServices } from '../functions/local/services.ts';
 import { createConversationStore, SegmentCache } from '../functions/stores/conversation-store.ts';
 import { createThreadStore } from '../functions/stores/thread-store.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 /** ~1 KB of prompt text (a variable, so the workflow file stays small) and a 1 KB reply. */
 const FILLER = 'lorem ipsum '.repeat(85).slice(0, 1000);
 const REPLY = 'The answer, at length: '.padEnd(1024, 'z');

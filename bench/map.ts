@@ -17,8 +17,6 @@ import { createHandlerStores } from '../functions/handlers/deps.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'BatchWriteItemCommand', 'DeleteItemCommand'];
 const READ_COMMANDS = ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand'];
 

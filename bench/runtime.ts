@@ -23,8 +23,6 @@ import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { itemKeys } from '../functions/stores/table.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 export interface RunFigures {
   example: string;
   run: number;

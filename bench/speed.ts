@@ -1,6 +1,6 @@
 /**
  * Speed bench: what a user waits for, with the compiled CLI the package installs (`dist/bin`, so run
- * `npm run build` first), beside `node -e 0`:
+ * `npm run build` first), started through the package's bin as installed, beside `node -e 0`:
  * - `stepthread --help`, `validate`, and a START→END `run` (fresh processes, median of --runs), and the
  *   same from the sources through tsx, as a checkout runs them; `run` three ways: with the data
  *   directory's store server already up (a command within its idle time of another), on a directory
@@ -18,7 +18,15 @@
  * Wall-clock figures depend on the machine and its load; the tests assert counts, never times.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,8 +35,6 @@ import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
 import { longRunWorkflow } from './long-runs.ts';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'bin', 'main.js');
@@ -70,10 +76,18 @@ function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** `node -e` running the compiled CLI's main as the bin does (argv[1] stands for the script). */
-function cliArgs(...args: string[]): string[] {
-  const script = `const { main } = await import(${JSON.stringify(pathToFileURL(CLI).href)}); process.exitCode = await main(process.argv);`;
-  return ['--input-type=module', '-e', script, 'stepthread', ...args];
+/**
+ * The installed package's layout in `dir`: a copy of bin/stepthread.js (which enables Node's compile
+ * cache, then runs dist/bin/) with this checkout's dist/ beside it and no sources, so the bin runs
+ * the compiled CLI exactly as it does once installed. Returns the bin's path.
+ */
+function installedBin(dir: string): string {
+  const root = join(dir, 'package');
+  mkdirSync(join(root, 'bin'), { recursive: true });
+  writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
+  copyFileSync(join(ROOT, 'bin', 'stepthread.js'), join(root, 'bin', 'stepthread.js'));
+  symlinkSync(join(ROOT, 'dist'), join(root, 'dist'));
+  return join(root, 'bin', 'stepthread.js');
 }
 
 export interface SpeedFigures {
@@ -131,6 +145,8 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
         edges: [{ from: 'start', to: 'end' }],
       }),
     );
+    const installed = installedBin(dir);
+    const cliArgs = (...args: string[]): string[] => [installed, ...args];
     const nodeMs = timeProcess(['-e', '0'], runs);
     const helpMs = timeProcess(cliArgs('--help'), runs);
     const validateMs = timeProcess(cliArgs('validate', join(ROOT, 'examples', 'route-loop.json')), runs);

@@ -3,9 +3,19 @@
 // checkout has the TypeScript sources and runs them through tsx, so it needs no build step and never
 // runs a stale dist/.
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
-// Before any AWS SDK module loads: its Node 20 support warning is noise for CLI users.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// Node's compile cache, before the CLI's modules load: compiling them is most of a cold command's
+// start. Beside the store server's code cache (functions/local/data-dir-server-cached.ts); a cache
+// that cannot be created or written only means compiling as before.
+try {
+  const cacheBase = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  module.enableCompileCache?.(join(cacheBase, 'stepthread', 'compile-cache'));
+} catch {
+  // No cache.
+}
 const fromSource = existsSync(new URL('../cli/main.ts', import.meta.url));
 let main;
 if (fromSource) {

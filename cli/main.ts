@@ -79,8 +79,6 @@ export async function main(
   io: CliIo = processIo,
   services: DeployedServices = {},
 ): Promise<number> {
-  // The SDK warns on Node 20 at client construction; users can do nothing about it mid-run.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let exitCode: number = EXIT.ok;
   const program = newProgram(io);
   const setExit = (code: number): void => {

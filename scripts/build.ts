@@ -64,7 +64,7 @@ await build({
   splitting: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   minify: true,
   mainFields: ['module', 'main'],
   external: ['dynalite', 'esbuild'],

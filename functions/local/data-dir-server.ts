@@ -66,7 +66,6 @@ function startServer(dataDir: string): Promise<ReadyLine> {
     cwd: PACKAGE_ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });
   return new Promise((resolve) => {
     let text = '';

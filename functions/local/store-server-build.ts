@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 export interface StoreServerBuildOptions {
   outdir: string;
-  /** esbuild target; default `node20` (the oldest Node stepthread supports). */
+  /** esbuild target; default `node22` (the oldest Node stepthread supports). */
   target?: string;
 }
 
@@ -24,7 +24,7 @@ export async function buildStoreServer(options: StoreServerBuildOptions): Promis
   const common: import('esbuild').BuildOptions = {
     bundle: true,
     platform: 'node',
-    target: options.target ?? 'node20',
+    target: options.target ?? 'node22',
     minify: true,
     mainFields: ['module', 'main'],
     logLevel: 'warning',

@@ -15,7 +15,7 @@ import { BUNDLED_WORKER_FILE } from './worker-location.ts';
 
 export interface SandboxWorkerBuildOptions {
   outdir: string;
-  /** esbuild target; default `node20` (the oldest Node stepthread supports). */
+  /** esbuild target; default `node22` (the oldest Node stepthread supports). */
   target?: string;
   minify?: boolean;
 }
@@ -34,7 +34,7 @@ export async function buildSandboxWorker(options: SandboxWorkerBuildOptions): Pr
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: options.target ?? 'node20',
+    target: options.target ?? 'node22',
     minify: options.minify ?? true,
     legalComments: 'none',
     logLevel: 'silent',

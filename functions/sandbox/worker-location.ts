@@ -1,7 +1,7 @@
 /**
  * Where the sandbox worker script lives. From source (tests, the CLI under tsx) the worker is
- * TypeScript, started through a small .mjs bootstrap that registers tsx inside the worker (Node 20
- * does not pass loader hooks on to worker threads). In a bundle (Lambda) the worker is
+ * TypeScript, started through a small .mjs bootstrap that registers tsx inside the worker (hooks
+ * registered at run time are not passed on to worker threads). In a bundle (Lambda) the worker is
  * `sandbox-worker.mjs`, built by build.ts, in the same directory as the bundle.
  */
 

@@ -2,7 +2,7 @@
  * The compile / run / inspect / copy commands in-process (real embedded services in a temp data
  * dir), plus one real spawn of bin/stepthread.js in a temp working directory.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -309,6 +309,25 @@ describe('bin/stepthread.js', () => {
       expect(leftovers.filter((path) => existsSync(path))).toEqual([]);
     } finally {
       await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps Node's compile cache under $XDG_CACHE_HOME/stepthread, and runs where it cannot", async () => {
+    const cache = await mkdtemp(join(tmpdir(), 'stepthread-cache-'));
+    try {
+      const env = (base: string) => ({ ...envWithoutTarget(), XDG_CACHE_HOME: base });
+      const cached = cliProcessSync(['--help'], { env: env(cache), timeout: 30_000 });
+      expect(cached.status).toBe(0);
+      expect(readdirSync(join(cache, 'stepthread', 'compile-cache')).length).toBeGreaterThan(0);
+      // A file where the cache directory would go: the command runs uncached, and says nothing of it.
+      const blocked = join(cache, 'blocked');
+      await writeFile(blocked, '');
+      const uncached = cliProcessSync(['--help'], { env: env(blocked), timeout: 30_000 });
+      expect(uncached.status).toBe(0);
+      expect(uncached.stdout).toBe(cached.stdout);
+      expect(uncached.stderr).toBe(cached.stderr);
+    } finally {
+      await rm(cache, { recursive: true, force: true });
     }
   });
 

@@ -153,7 +153,6 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     AWS_DEFAULT_REGION: REGION,
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   const bridge = await startProcess(
     join(ROOT, 'node_modules/.bin/tsx'),

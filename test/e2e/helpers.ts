@@ -17,8 +17,6 @@ import {
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { fullThread } from '../functions/fixtures.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 export const ROOT = join(import.meta.dirname, '..', '..');
 
 /** The largest state payload seen by any e2e run in this process (asserted < 16 KB per run too). */

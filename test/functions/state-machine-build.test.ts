@@ -35,7 +35,7 @@ describe('the CLI bundle without the local runner’s unused dependencies', () =
       splitting: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node22',
       mainFields: ['module', 'main'],
       banner: {
         js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",

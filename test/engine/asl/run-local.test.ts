@@ -4,7 +4,6 @@
  * envelopes through Pass and Parallel states, early join termination, timers, failure routing — is
  * checked without the real handlers.
  */
-import '../../../functions/local/polyfills.ts';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import {

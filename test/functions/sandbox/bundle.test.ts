@@ -46,7 +46,7 @@ describe('the sandbox bundled by esbuild', () => {
         bundle: true,
         platform: 'node',
         format,
-        target: 'node20',
+        target: 'node22',
         logLevel: 'silent',
       });
       expect((await readdir(dir)).sort()).toEqual(expect.arrayContaining([BUNDLED_WORKER_FILE, file]));

@@ -54,7 +54,11 @@ export async function startScriptedServer(options: { http2?: boolean } = {}): Pr
       const next = queue.shift() ?? { status: 599, body: { message: 'no scripted reply left' } };
       const send = () => {
         if (res.destroyed) return;
-        res.writeHead(next.status ?? 200, { 'content-type': 'application/json', ...next.headers });
+        // Node 22's types give HTTP/1 and HTTP/2 writeHead overloads no common signature; this call fits both.
+        (res as ServerResponse).writeHead(next.status ?? 200, {
+          'content-type': 'application/json',
+          ...next.headers,
+        });
         res.end(next.body === undefined ? '' : JSON.stringify(next.body));
       };
       if (next.delayMs) setTimeout(send, next.delayMs).unref();
