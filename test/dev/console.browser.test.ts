@@ -191,9 +191,12 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.evaluate(
       () =>
         new Promise<void>((resolve) => {
+          const { requestAnimationFrame: frame } = globalThis as unknown as {
+            requestAnimationFrame(callback: () => void): void;
+          };
           let frames = 0;
-          const next = () => (++frames >= 5 ? resolve() : requestAnimationFrame(next));
-          requestAnimationFrame(next);
+          const next = () => (++frames >= 5 ? resolve() : frame(next));
+          frame(next);
         }),
     );
     expect(await page.getByTestId('execution-status').getAttribute('data-status')).toBe('COMPLETED');
