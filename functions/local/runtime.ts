@@ -42,7 +42,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
-import { definitionStartingAt, withLocalDistributedMaps } from './definition.ts';
+import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
 import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
 import {
@@ -499,8 +499,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       return { reply, requestedAt: interaction.requestedAt };
     };
 
-    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps).
-    const local = withLocalDistributedMaps(definition);
+    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps); Tasks
+    // without a timeout wait as on AWS, not the local runner's 60 s (see withAwsTaskTimeouts).
+    const mapped = withLocalDistributedMaps(definition);
+    const local = { ...mapped, definition: withAwsTaskTimeouts(mapped.definition) };
     const readItems = async (input: unknown) => {
       const { Bucket, Key } = input as { Bucket: string; Key: string };
       if (stores.itemLists === undefined) {
