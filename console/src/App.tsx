@@ -9,6 +9,7 @@ import {
   type ExecutionRow,
   formatDuration,
   formatTime,
+  newestReads,
   subscribe,
   type WorkflowDetail,
   type WorkflowEntry,
@@ -62,9 +63,14 @@ function Home() {
   const [workflows, setWorkflows] = useState<WorkflowEntry[]>();
   const [executions, setExecutions] = useState<ExecutionRow[]>();
   const [error, setError] = useState<string>();
+  const [reads] = useState(newestReads);
   const refresh = useCallback(() => {
-    api.executions().then(setExecutions, (e: Error) => setError(e.message));
-  }, []);
+    const newest = reads();
+    api.executions().then(
+      (rows) => newest() && setExecutions(rows),
+      (e: Error) => newest() && setError(e.message),
+    );
+  }, [reads]);
   useEffect(() => {
     api.workflows().then(setWorkflows, (e: Error) => setError(e.message));
     refresh();

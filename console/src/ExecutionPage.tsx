@@ -12,6 +12,7 @@ import {
   formatTime,
   type GraphView,
   type Interaction,
+  newestReads,
   type StepFunctionsView,
   subscribe,
   type ThreadReport,
@@ -29,14 +30,19 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   const [selectedNode, setSelectedNode] = useState<string>();
   const [version, setVersion] = useState(0);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
+  const reads = useRef(newestReads());
 
   const refresh = useCallback(() => {
+    const newest = reads.current();
     api.execution(executionId).then(
       (next) => {
+        if (!newest()) return;
         setPage(next);
         setVersion((v) => v + 1);
       },
-      (e: Error) => setError(e.message),
+      (e: Error) => {
+        if (newest()) setError(e.message);
+      },
     );
   }, [executionId]);
 
@@ -410,13 +416,28 @@ function ThreadPanel({
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
-    api.steps(threadId).then(setSteps, () => {});
+    // A read answering after the next one was asked is dropped (see newestReads).
+    let current = true;
+    api.steps(threadId).then(
+      (next) => current && setSteps(next),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
   }, [threadId, version]);
   const stepCount = steps?.stepCount ?? 0;
   const shown = step ?? stepCount;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
-    api.conversation(threadId, step).then(setConversation, () => {});
+    let current = true;
+    api.conversation(threadId, step).then(
+      (next) => current && setConversation(next),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
   }, [threadId, step, version]);
 
   const copyFrom = async (fromStep: number) => {

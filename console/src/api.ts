@@ -194,6 +194,20 @@ export const api = {
     call<{ executionId: string }>(`/api/threads/${enc(threadId)}/run`, { method: 'POST', body: {} }),
 };
 
+/**
+ * Re-reads of one view overlap (one per burst of live events, one after an action) and may answer
+ * out of order: under load, one asked while a run still ran can answer after one asked once it
+ * ended, and would show the run running again with no event left to correct it. Each call of the
+ * returned function starts a read and gives back whether that read is still the newest asked.
+ */
+export function newestReads(): () => () => boolean {
+  let asked = 0;
+  return () => {
+    const mine = ++asked;
+    return () => mine === asked;
+  };
+}
+
 /** Calls `onEvent` for every live event (of one execution, or all); returns the unsubscribe. */
 export function subscribe(execution: string | undefined, onEvent: (type: string, data: unknown) => void) {
   const source = new EventSource(`/api/events${execution ? `?execution=${enc(execution)}` : ''}`);

@@ -113,3 +113,33 @@ export function withLocalDistributedMaps(definition: AslDefinition): {
   rewrite(copy);
   return { definition: copy, readers };
 }
+
+/**
+ * The longest Task timeout the local runner can keep: it arms one `setTimeout` per Task, and Node
+ * fires any longer delay at once.
+ */
+export const LOCAL_TASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/**
+ * Step Functions gives a Task without `TimeoutSeconds` 99,999,999 seconds; the local runner gives it
+ * 60, so a step slowed down here (fifty fork branches contending for the root's globals on a loaded
+ * machine) failed with States.Timeout where AWS would have waited. Each such Task, in branches and
+ * Map items too, gets LOCAL_TASK_TIMEOUT_SECONDS instead (about 24.8 days); a timeout the definition
+ * sets (a USER_INTERACTION's) is kept.
+ */
+export function withAwsTaskTimeouts(definition: AslDefinition): AslDefinition {
+  const copy = structuredClone(definition);
+  const rewrite = (machine: AslStateMachine): void => {
+    for (const state of Object.values(machine.States)) {
+      if (state.Type === 'Parallel') for (const branch of state.Branches) rewrite(branch);
+      if (state.Type === 'Map') rewrite(state.ItemProcessor);
+      if (state.Type !== 'Task') continue;
+      const timed = state as { TimeoutSeconds?: number; TimeoutSecondsPath?: string };
+      if (timed.TimeoutSeconds === undefined && timed.TimeoutSecondsPath === undefined) {
+        timed.TimeoutSeconds = LOCAL_TASK_TIMEOUT_SECONDS;
+      }
+    }
+  };
+  rewrite(copy);
+  return copy;
+}

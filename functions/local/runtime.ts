@@ -42,7 +42,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
-import { definitionStartingAt, withLocalDistributedMaps } from './definition.ts';
+import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
 import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
 import {
@@ -323,10 +323,11 @@ function refusalOf(interaction: Interaction, reply: InteractionReply | undefined
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  // Reusing the head a step's commit wrote (`reuseWrittenHeads`, a GetItem less per step) stays off:
-  // with it on, the console's browser test hung 2 times in 12 under load (a run answered in the page
-  // never completed), and 0 in 8 with it off; the cause is not found yet.
-  const stores = options.stores ?? createHandlerStores(options.clients);
+  // One process runs each thread's steps in turn, so a step reuses the head its thread's previous
+  // commit wrote here (a GetItem less). What a step decides on that head ends in a write conditional
+  // on its version, or follows a fresh read (a question is recorded after awaitInteraction reads the
+  // thread): a head another writer moved on costs a VERSION_CONFLICT and a retry, never a wrong step.
+  const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
@@ -498,8 +499,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       return { reply, requestedAt: interaction.requestedAt };
     };
 
-    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps).
-    const local = withLocalDistributedMaps(definition);
+    // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps); Tasks
+    // without a timeout wait as on AWS, not the local runner's 60 s (see withAwsTaskTimeouts).
+    const mapped = withLocalDistributedMaps(definition);
+    const local = { ...mapped, definition: withAwsTaskTimeouts(mapped.definition) };
     const readItems = async (input: unknown) => {
       const { Bucket, Key } = input as { Bucket: string; Key: string };
       if (stores.itemLists === undefined) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
-import { createAwsClients } from '../../functions/aws/clients.ts';
+import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -30,10 +30,9 @@ beforeAll(async () => {
     JSON.stringify({ id: 'broken', version: 1, nodes: [{ id: 'start', type: 'START' }], edges: [] }),
   );
   services = await startLocalServices({ ephemeral: true });
-  server = await startDevServer({
-    clients: createAwsClients(services.target, services.names),
-    workflowsDir: folder,
-  });
+  const clients = createAwsClients(services.target, services.names);
+  countHeadReads(clients.dynamo);
+  server = await startDevServer({ clients, workflowsDir: folder });
 });
 
 afterAll(async () => {
@@ -41,6 +40,26 @@ afterAll(async () => {
   await services?.close();
   rmSync(folder, { recursive: true, force: true });
 });
+
+/** GetItems of each thread's head (`THREAD#<id>` / `THREAD`), by thread id. */
+const headReads = new Map<string, number>();
+
+function countHeadReads(dynamo: AwsClients['dynamo']): void {
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = (args.input as { Key?: { pk?: unknown; sk?: unknown } }).Key;
+      const pk = (key?.pk as { S?: string } | string | undefined) ?? '';
+      const sk = (key?.sk as { S?: string } | string | undefined) ?? '';
+      const [partition, sort] = [pk, sk].map((value) => (typeof value === 'string' ? value : value.S));
+      if (context.commandName === 'GetItemCommand' && sort === 'THREAD' && partition?.startsWith('THREAD#')) {
+        const id = partition.slice('THREAD#'.length);
+        headReads.set(id, (headReads.get(id) ?? 0) + 1);
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'countHeadReads', priority: 'low' },
+  );
+}
 
 interface Reply<T = Record<string, unknown>> {
   status: number;
@@ -82,6 +101,44 @@ type Page = {
   pending: { interactionId: string; nodeId: string; interactionType: string; answerable: boolean }[];
   copies: { threadId: string; executionId: string }[];
 };
+
+/** The live event stream, read in the background, with a wait for an execution's status. */
+async function openEventStream() {
+  const seen: { type: string; data: Record<string, unknown> }[] = [];
+  const controller = new AbortController();
+  const stream = await fetch(`${server.url}/api/events`, { signal: controller.signal });
+  const contentType = stream.headers.get('content-type') ?? '';
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of stream.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const type = /^event: (.*)$/m.exec(frame)?.[1];
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (type && data) seen.push({ type, data: JSON.parse(data) });
+      }
+    }
+  })().catch(() => {});
+  return {
+    contentType,
+    seen,
+    until: (executionId: string, status: string) =>
+      until(
+        async () => seen,
+        (events) =>
+          events.some(
+            (e) => e.type === 'execution' && e.data.executionId === executionId && e.data.status === status,
+          ),
+      ),
+    close: async () => {
+      controller.abort();
+      await reading;
+    },
+  };
+}
 
 const finished = (executionId: string) =>
   until(
@@ -169,25 +226,8 @@ describe('stepthread dev API', () => {
   });
 
   it('streams node, interaction and execution events; an approval answered over the API ends the run', async () => {
-    const events: { type: string; data: Record<string, unknown> }[] = [];
-    const controller = new AbortController();
-    const stream = await fetch(`${server.url}/api/events`, { signal: controller.signal });
-    expect(stream.headers.get('content-type')).toContain('text/event-stream');
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of stream.body as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const type = /^event: (.*)$/m.exec(frame)?.[1];
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (type && data) events.push({ type, data: JSON.parse(data) });
-        }
-      }
-    })().catch(() => {});
-
+    const stream = await openEventStream();
+    expect(stream.contentType).toContain('text/event-stream');
     const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
       input: TICKET,
     });
@@ -223,22 +263,62 @@ describe('stepthread dev API', () => {
     );
     expect(head.body.variables.thread.approved).toBe(true);
 
-    await until(
-      async () => events,
-      (seen) =>
-        seen.some(
-          (e) =>
-            e.type === 'execution' && e.data.executionId === executionId && e.data.status === 'COMPLETED',
-        ),
-    );
-    controller.abort();
-    await reading;
-    const mine = events.filter((event) => event.data.executionId === executionId);
+    await stream.until(executionId, 'COMPLETED');
+    await stream.close();
+    const mine = stream.seen.filter((event) => event.data.executionId === executionId);
     expect(
       mine.some((e) => e.type === 'node' && e.data.nodeId === 'classify' && e.data.status === 'COMPLETED'),
     ).toBe(true);
     expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'PENDING')).toBe(true);
     expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'ANSWERED')).toBe(true);
+  });
+
+  it('runs each step on the head its previous commit wrote; a run answered after the page read it completes', async () => {
+    // The embedded runtime keeps the head a commit wrote for the thread's next step (a GetItem less).
+    // The page reads the execution, the thread, its steps, conversation and events while the run
+    // waits; the answer then commits on the stored head and the run completes.
+    const events = await openEventStream();
+    const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
+      input: TICKET,
+    });
+    const { executionId } = started.body;
+    const waiting = await until(
+      async () => (await get<Page>(`/api/executions/${executionId}`)).body,
+      (page) => page.pending.length > 0,
+    );
+    const root = waiting.rootThreadId;
+    for (const path of ['', '/steps', '/conversation', '/events']) {
+      expect((await get(`/api/threads/${root}${path}`)).status).toBe(200);
+    }
+    headReads.delete(root);
+    const answer = `/api/interactions/${encodeURIComponent(waiting.pending[0]!.interactionId)}/answer`;
+    expect((await post(answer, { approve: true })).status).toBe(202);
+    await events.until(executionId, 'COMPLETED');
+    // The answer's step reads the head (the question's own reads came between), compute-credit,
+    // reply and end reuse what the step before wrote, and the run's summary reads it once: 5 without reuse.
+    expect(headReads.get(root)).toBe(2);
+    const page = (await get<Page>(`/api/executions/${executionId}`)).body;
+    expect(page.execution.status).toBe('COMPLETED');
+    const head = await get<{ status: string; step: number; variables: { thread: Record<string, unknown> } }>(
+      `/api/threads/${root}`,
+    );
+    expect(head.body).toMatchObject({
+      status: 'COMPLETED',
+      variables: { thread: { approved: true, credit: { amount: 6, currency: 'EUR' } } },
+    });
+    const steps = (await get<{ steps: { step: number; nodeId: string }[] }>(`/api/threads/${root}/steps`))
+      .body.steps;
+    expect(steps.map((step) => step.nodeId)).toEqual([
+      'start',
+      'classify',
+      'is-billing',
+      'approve-credit',
+      'compute-credit',
+      'reply',
+      'end',
+    ]);
+    expect(steps.map((step) => step.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    await events.close();
   });
 
   it('copies a thread from a middle step and runs the copy to the end', async () => {

@@ -147,6 +147,62 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await shot('support-triage-completed');
   });
 
+  it('keeps a finished run finished when an older re-read of its page answers last', async () => {
+    // Re-reads overlap (one after the answer, one per burst of live events): under load the one
+    // asked while the run still ran can answer after the one asked once it ended. Here it always
+    // does: the first re-read after the answer is held until the page shows the run completed.
+    await page.goto(`${url}/#/workflows/support-triage`);
+    await page
+      .getByTestId('run-input')
+      .fill(JSON.stringify({ ticket: { subject: 'Billing', monthlyFee: 10 } }));
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await page.getByTestId('approve').waitFor();
+    const executionId = decodeURIComponent(/#\/executions\/([^/?]+)/.exec(page.url())![1]!);
+    const pagePath = `/api/executions/${encodeURIComponent(executionId)}`;
+    // What the server answers while the run waits: RUNNING.
+    const running = await page.request.get(`${url}${pagePath}`);
+    expect(((await running.json()) as { execution: { status: string } }).execution.status).toBe('RUNNING');
+    const runningBody = await running.text();
+
+    let releaseHeld: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      releaseHeld = resolve;
+    });
+    let markDelivered: () => void = () => {};
+    const delivered = new Promise<void>((resolve) => {
+      markDelivered = resolve;
+    });
+    let held = 0;
+    const isPage = (target: URL) => target.pathname === pagePath;
+    await page.route(isPage, async (route) => {
+      if (held > 0) return route.continue();
+      held += 1;
+      await released;
+      await route.fulfill({ status: 200, contentType: 'application/json', body: runningBody });
+      markDelivered();
+    });
+    await page.getByTestId('approve').click();
+    await executionStatus('COMPLETED');
+    expect(held).toBe(1);
+    releaseHeld();
+    await delivered;
+    // A few frames for the page to apply what it received.
+    await page.evaluate(
+      () =>
+        new Promise<void>((resolve) => {
+          const { requestAnimationFrame: frame } = globalThis as unknown as {
+            requestAnimationFrame(callback: () => void): void;
+          };
+          let frames = 0;
+          const next = () => (++frames >= 5 ? resolve() : frame(next));
+          frame(next);
+        }),
+    );
+    expect(await page.getByTestId('execution-status').getAttribute('data-status')).toBe('COMPLETED');
+    await page.unroute(isPage);
+  });
+
   it('copies a thread from a middle step and runs the copy', async () => {
     await page.goto(forkExecutionUrl);
     await page.getByTestId('thread-root').click();
