@@ -43,24 +43,38 @@ interface SerialisedRequest {
 }
 
 const METER_MIDDLEWARE = 'stepthreadMeter';
+
+/** A call as `aroundCommands` shows it. */
+export interface CommandCall {
+  readonly commandName: string;
+  readonly input: Readonly<Record<string, unknown>>;
+}
 const meters = new WeakMap<object, Meter>();
 
 /**
  * Wraps every call `client` makes from now on: `around` gets the low-level command's name (e.g.
- * `GetItemCommand`, `PutObjectCommand`) and sends the call with `next`. On an SDK client it is
+ * `GetItemCommand`, `PutObjectCommand`) and the command's input as given (unmarshalled), and sends
+ * the call with `next`. On an SDK client it is
  * middleware at the start of the stack, so it sees a call once, whatever the SDK retries.
  */
 export function aroundCommands(
   client: object,
-  around: (commandName: string, next: () => Promise<unknown>) => Promise<unknown>,
+  around: (call: CommandCall, next: () => Promise<unknown>) => Promise<unknown>,
 ): void {
   if (isWireClient(client)) {
-    client.intercept((call, next) => around(call.commandName, next));
+    client.intercept((call, next) => around(call, next));
     return;
   }
   arounds += 1;
   (client as MeterableClient).middlewareStack.add(
-    (next, context) => (args) => around(context.commandName ?? 'UnknownCommand', () => next(args)),
+    (next, context) => (args) =>
+      around(
+        {
+          commandName: context.commandName ?? 'UnknownCommand',
+          input: (args.input ?? {}) as Readonly<Record<string, unknown>>,
+        },
+        () => next(args),
+      ),
     { step: 'initialize', name: `stepthreadAround${arounds}` },
   );
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
+import { aroundCommands } from '../../functions/aws/meter.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -45,20 +46,15 @@ afterAll(async () => {
 const headReads = new Map<string, number>();
 
 function countHeadReads(dynamo: AwsClients['dynamo']): void {
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      const key = (args.input as { Key?: { pk?: unknown; sk?: unknown } }).Key;
-      const pk = (key?.pk as { S?: string } | string | undefined) ?? '';
-      const sk = (key?.sk as { S?: string } | string | undefined) ?? '';
-      const [partition, sort] = [pk, sk].map((value) => (typeof value === 'string' ? value : value.S));
-      if (context.commandName === 'GetItemCommand' && sort === 'THREAD' && partition?.startsWith('THREAD#')) {
-        const id = partition.slice('THREAD#'.length);
-        headReads.set(id, (headReads.get(id) ?? 0) + 1);
-      }
-      return next(args);
-    },
-    { step: 'build', name: 'countHeadReads', priority: 'low' },
-  );
+  aroundCommands(dynamo, ({ commandName, input }, next) => {
+    const key = (input as { Key?: { pk?: unknown; sk?: unknown } }).Key;
+    const [partition, sort] = [key?.pk, key?.sk].map((value) => (typeof value === 'string' ? value : ''));
+    if (commandName === 'GetItemCommand' && sort === 'THREAD' && partition?.startsWith('THREAD#')) {
+      const id = partition.slice('THREAD#'.length);
+      headReads.set(id, (headReads.get(id) ?? 0) + 1);
+    }
+    return next();
+  });
 }
 
 interface Reply<T = Record<string, unknown>> {

@@ -31,7 +31,7 @@ function countingClients(): { clients: ReturnType<typeof createAwsClients>; wave
   const waves: Waves = { gets: 0, waves: 0 };
   waveCounters.push(waves);
   let inFlight = 0;
-  aroundCommands(clients.s3, async (commandName, next) => {
+  aroundCommands(clients.s3, async ({ commandName }, next) => {
     if (commandName !== 'GetObjectCommand') return next();
     if (inFlight === 0) waves.waves += 1;
     inFlight += 1;

@@ -237,7 +237,7 @@ describe('wire clients of the embedded target, against the SDK', () => {
     const clients: DocumentClient[] = [wire, sdk];
     for (const client of clients) {
       const seen: string[] = [];
-      aroundCommands(client, async (commandName, next) => {
+      aroundCommands(client, async ({ commandName }, next) => {
         seen.push(`${commandName}>`);
         const result = await next();
         seen.push(`<${commandName}`);
