@@ -3,6 +3,7 @@
  * local handler by state name (the compiler names Task states after node ids). The same
  * definition is deployed to Step Functions; only the Task resources differ.
  */
+import './polyfills.ts';
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { StepthreadError } from '../../engine/errors.ts';
