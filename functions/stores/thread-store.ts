@@ -486,6 +486,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       };
       let created = true;
       let version = 1;
+      let listedUnder = thread.metadata.executionId;
       try {
         await dynamo.send(
           new PutCommand({
@@ -507,8 +508,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         }
         created = false;
         version = Number(existing.version);
+        // The first create may have died between the head and its listing: list the thread (again,
+        // the same item) under the execution it is in now, or it would stay out of its listing.
+        listedUnder = versioned(existing).thread.metadata.executionId;
       }
-      if (created) await putListing(thread.id, thread.metadata.executionId);
+      await putListing(thread.id, listedUnder);
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
       // timestamps) never replaces the record of the step that did commit.
       if (options.step) await putStep(thread.id, options.step, { once: true });

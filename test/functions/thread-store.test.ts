@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
-import { type Meter, meterClient } from '../../functions/aws/meter.ts';
+import { aroundCommands, type Meter, meterClient } from '../../functions/aws/meter.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import { type BranchOutcome, createJoinStore, type JoinStore } from '../../functions/stores/join-store.ts';
@@ -270,6 +270,28 @@ describe('thread store', () => {
     );
     const listed = await store.listThreadsOfExecution('exec-list');
     expect(listed.map((t) => t.thread.id).sort()).toEqual(['t-list-a', 't-list-b']);
+  });
+});
+
+describe('thread store, a create that died between its head and its listing', () => {
+  it('lists the thread when the create is retried', async () => {
+    const dying = createAwsClients(services.target, { ...names, bucketName: 'stepthread-threads-dying' });
+    let failListing = true;
+    aroundCommands(dying.dynamo, ({ commandName, input }, next) => {
+      const item = (input as { Item?: { kind?: unknown } }).Item;
+      if (commandName === 'PutItemCommand' && item?.kind === 'listing' && failListing) {
+        failListing = false;
+        return Promise.reject(new Error('process killed'));
+      }
+      return next();
+    });
+    const thread = makeThread('t-list-died', { metadata: { executionId: 'exec-list-died' } });
+    await expect(createThreadStore(dying).createThread(thread)).rejects.toThrow('process killed');
+    expect(await store.listThreadsOfExecution('exec-list-died')).toEqual([]);
+    // The retry finds the head there (created: false) and still writes the listing.
+    expect(await store.createThread(thread)).toEqual({ version: 1, created: false });
+    const listed = await store.listThreadsOfExecution('exec-list-died');
+    expect(listed.map((entry) => entry.thread.id)).toEqual(['t-list-died']);
   });
 });
 
