@@ -6,9 +6,16 @@ import { type AwsTarget, clientConfig } from './target.ts';
 /** What the stores use of a document client: the SDK's, or the embedded target's (wire-clients.ts). */
 export type DocumentClient = Pick<DynamoDBDocumentClient, 'send' | 'destroy'>;
 
+/** How stored values map to attribute values, here and in the embedded wire client. */
+export const DOCUMENT_TRANSLATION = {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  unmarshallOptions: { wrapNumbers: false },
+} as const;
+
 export function createDocumentClient(target: AwsTarget): DynamoDBDocumentClient {
+  // Copies: lib-dynamodb writes its defaults into the option objects it is given.
   return DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(target, 'dynamodb')), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    unmarshallOptions: { wrapNumbers: false },
+    marshallOptions: { ...DOCUMENT_TRANSLATION.marshallOptions },
+    unmarshallOptions: { ...DOCUMENT_TRANSLATION.unmarshallOptions },
   });
 }

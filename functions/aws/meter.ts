@@ -54,8 +54,8 @@ const meters = new WeakMap<object, Meter>();
 /**
  * Wraps every call `client` makes from now on: `around` gets the low-level command's name (e.g.
  * `GetItemCommand`, `PutObjectCommand`) and the command's input as given (unmarshalled), and sends
- * the call with `next`. On an SDK client it is
- * middleware at the start of the stack, so it sees a call once, whatever the SDK retries.
+ * the call with `next`. On an SDK client it is middleware at the start of the stack, so it sees a
+ * call once, whatever the SDK retries.
  */
 export function aroundCommands(
   client: object,

@@ -38,6 +38,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { convertToAttr, convertToNative } from '@aws-sdk/util-dynamodb';
+import { DOCUMENT_TRANSLATION } from './dynamo-client.ts';
 import { once } from './once.ts';
 import { dynamoOperation, loopbackAgent, s3Path, s3Request } from './wire-http.ts';
 
@@ -67,13 +68,9 @@ export function isWireClient(client: object): client is WireClient {
   return typeof (client as Partial<WireClient>).intercept === 'function';
 }
 
-/** The document client's marshalling options (dynamo-client.ts), as lib-dynamodb applies them. */
-const MARSHALL_OPTIONS = {
-  removeUndefinedValues: true,
-  convertClassInstanceToMap: false,
-  convertTopLevelContainer: true,
-} as const;
-const UNMARSHALL_OPTIONS = { wrapNumbers: false, convertWithoutMapWrapper: true } as const;
+/** The document client's options (dynamo-client.ts), with the defaults lib-dynamodb adds to them. */
+const MARSHALL_OPTIONS = { ...DOCUMENT_TRANSLATION.marshallOptions, convertTopLevelContainer: true };
+const UNMARSHALL_OPTIONS = { ...DOCUMENT_TRANSLATION.unmarshallOptions, convertWithoutMapWrapper: true };
 
 /**
  * Which members of an input or output hold attribute values, as lib-dynamodb describes them on each

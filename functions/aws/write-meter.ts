@@ -10,7 +10,7 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../stores/dynamo-items.ts';
-import { isWireClient } from './wire-clients.ts';
+import { aroundCommands } from './meter.ts';
 
 export interface ItemWrite {
   readonly command: 'PutItemCommand' | 'UpdateItemCommand';
@@ -25,43 +25,21 @@ export interface WriteMeter {
   sizes(writes: readonly ItemWrite[]): Promise<number[]>;
 }
 
-interface StackClient {
-  middlewareStack: {
-    add(
-      middleware: (
-        next: (args: { input: unknown }) => Promise<unknown>,
-        context: { commandName?: string },
-      ) => (args: { input: unknown }) => Promise<unknown>,
-      options: { step: 'build'; name: string; priority: 'low' },
-    ): void;
-  };
-}
-
 /** Records every PutItem / UpdateItem `client` sends; `reader` reads the items back unmetered. */
 export function meterItemWrites(client: object, reader: TableRef): WriteMeter {
   let writes: ItemWrite[] = [];
-  const record = (command: string | undefined, input: unknown) => {
+  const record = (command: string, input: unknown) => {
     if (command !== 'PutItemCommand' && command !== 'UpdateItemCommand') return;
     const { Item, Key } = input as { Item?: Record<string, unknown>; Key?: Record<string, unknown> };
     const key = Item ?? Key ?? {};
     writes.push({ command, pk: stringOf(key.pk), sk: stringOf(key.sk) });
   };
-  if (isWireClient(client)) {
-    client.intercept(async (call, next) => {
-      const result = await next();
-      record(call.commandName, call.input);
-      return result;
-    });
-  } else {
-    (client as StackClient).middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        record(context.commandName, args.input);
-        return result;
-      },
-      { step: 'build', name: 'stepthreadItemWrites', priority: 'low' },
-    );
-  }
+  // After the call, so only writes that landed are sized.
+  aroundCommands(client, async (call, next) => {
+    const result = await next();
+    record(call.commandName, call.input);
+    return result;
+  });
   return {
     take() {
       const taken = writes;
