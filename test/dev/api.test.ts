@@ -57,6 +57,19 @@ function countHeadReads(dynamo: AwsClients['dynamo']): void {
   });
 }
 
+/** Starts support-triage over the API and waits until its approval is pending. */
+async function startWaitingTriage(): Promise<{ executionId: string; waiting: Page }> {
+  const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
+    input: TICKET,
+  });
+  const { executionId } = started.body;
+  const waiting = await until(
+    async () => (await get<Page>(`/api/executions/${executionId}`)).body,
+    (page) => page.pending.length > 0,
+  );
+  return { executionId, waiting };
+}
+
 interface Reply<T = Record<string, unknown>> {
   status: number;
   body: T;
@@ -224,14 +237,7 @@ describe('stepthread dev API', () => {
   it('streams node, interaction and execution events; an approval answered over the API ends the run', async () => {
     const stream = await openEventStream();
     expect(stream.contentType).toContain('text/event-stream');
-    const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
-      input: TICKET,
-    });
-    const { executionId } = started.body;
-    const waiting = await until(
-      async () => (await get<Page>(`/api/executions/${executionId}`)).body,
-      (page) => page.pending.length > 0,
-    );
+    const { executionId, waiting } = await startWaitingTriage();
     const [question] = waiting.pending;
     expect(question).toMatchObject({
       nodeId: 'approve-credit',
@@ -274,14 +280,7 @@ describe('stepthread dev API', () => {
     // The page reads the execution, the thread, its steps, conversation and events while the run
     // waits; the answer then commits on the stored head and the run completes.
     const events = await openEventStream();
-    const started = await post<{ executionId: string }>('/api/workflows/support-triage/runs', {
-      input: TICKET,
-    });
-    const { executionId } = started.body;
-    const waiting = await until(
-      async () => (await get<Page>(`/api/executions/${executionId}`)).body,
-      (page) => page.pending.length > 0,
-    );
+    const { executionId, waiting } = await startWaitingTriage();
     const root = waiting.rootThreadId;
     for (const path of ['', '/steps', '/conversation', '/events']) {
       expect((await get(`/api/threads/${root}${path}`)).status).toBe(200);
