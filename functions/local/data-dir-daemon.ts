@@ -32,7 +32,7 @@ export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.en
   });
   let services: LocalServices;
   try {
-    services = await startLocalServices({ dataDir });
+    services = await startLocalServices({ dataDir, serveInProcess: false });
   } catch (error) {
     if (error instanceof StepthreadError && error.code === 'LOCAL_DATA_LOCKED') say({ locked: true });
     else say({ error: dataDirError(error, dataDir) });

@@ -15,6 +15,7 @@ import { releaseAwsClients } from '../aws/client-cache.ts';
 // Types only: a store server loads no SDK client (local-provision.ts).
 import type { AwsTarget } from '../aws/clients.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
+import { serveInProcess } from '../aws/wire-http.ts';
 import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
 
@@ -27,6 +28,11 @@ export type LocalServicesOptions = (
 ) & {
   /** Table and bucket to create; defaults from STEPTHREAD_TABLE / STEPTHREAD_BUCKET. */
   readonly names?: ResourceNames;
+  /**
+   * Whether this process's clients reach the emulators without a socket (functions/local/in-process.ts);
+   * default true. The endpoints listen on loopback either way, for clients in other processes.
+   */
+  readonly serveInProcess?: boolean;
 };
 
 export interface LocalServices {
@@ -99,10 +105,28 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
     };
     cleanups.push(async () => releaseAwsClients(target));
-    await Promise.all([
+    if (options.serveInProcess !== false) {
+      // Loaded only here: the data directory's server serves other processes alone.
+      const { inProcessExchange, requestListenerOf } = await import('./in-process.ts');
+      for (const [endpoint, server] of [
+        [target.dynamoEndpoint, dynamoServer],
+        [target.s3Endpoint, s3.httpServer],
+      ] as const) {
+        if (!server) continue;
+        const stop = serveInProcess(
+          endpoint,
+          inProcessExchange(requestListenerOf(server), new URL(endpoint).host),
+        );
+        cleanups.push(async () => stop());
+      }
+    }
+    // Both settle before any failure closes the services: dynalite throws an uncaught error for a
+    // request it takes after its database has closed.
+    const provisioned = await Promise.allSettled([
       ensureLocalTable(target.dynamoEndpoint, names.tableName),
       ensureLocalBucket(store, names.bucketName),
     ]);
+    for (const outcome of provisioned) if (outcome.status === 'rejected') throw outcome.reason;
 
     let closed: Promise<void> | undefined;
     return {

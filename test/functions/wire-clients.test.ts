@@ -4,6 +4,7 @@
  * and s3rver's store (functions/local/s3-store.ts) writes s3rver's files.
  */
 import { createHash } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,12 +53,33 @@ async function failure(promise: Promise<unknown>): Promise<{ name: string; statu
   throw new Error('expected a failure');
 }
 
-describe('wire clients of the embedded target, against the SDK', () => {
+describe.each([
+  { transport: 'in process', serveInProcess: true },
+  { transport: 'over loopback', serveInProcess: false },
+])('wire clients of the embedded target ($transport), against the SDK', ({ serveInProcess }) => {
   let services: LocalServices;
   beforeAll(async () => {
-    services = await startLocalServices({ ephemeral: true, names });
+    services = await startLocalServices({ ephemeral: true, names, serveInProcess });
   });
   afterAll(() => services.close());
+
+  it(`reach the emulators ${serveInProcess ? 'without' : 'through'} an HTTP connection`, async () => {
+    const { dynamo, s3 } = createAwsClients(services.target, names);
+    const sent: string[] = [];
+    const onRequest = (message: unknown) => {
+      sent.push((message as { request: { method: string } }).request.method);
+    };
+    diagnostics.subscribe('http.client.request.start', onRequest);
+    try {
+      await dynamo.send(new PutCommand({ TableName: names.tableName, Item: { pk: 'T', sk: 'A' } }));
+      await s3.send(new PutObjectCommand({ Bucket: names.bucketName, Key: 't.json', Body: '{}' }));
+      const got = await s3.send(new GetObjectCommand({ Bucket: names.bucketName, Key: 't.json' }));
+      expect(await got.Body?.transformToString('utf-8')).toBe('{}');
+    } finally {
+      diagnostics.unsubscribe('http.client.request.start', onRequest);
+    }
+    expect(sent).toEqual(serveInProcess ? [] : ['POST', 'PUT', 'GET']);
+  });
 
   it('are what createAwsClients gives for the embedded target', () => {
     const { dynamo, s3 } = createAwsClients(services.target, names);

@@ -1,0 +1,37 @@
+/**
+ * An emulator's HTTP request handler, called in this process with an in-memory request and response
+ * (light-my-request) instead of through a loopback socket: the same method, path, headers and body
+ * reach dynalite's or s3rver's own handler, which answers as it would on the wire.
+ */
+import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
+import inject from 'light-my-request';
+import type { HttpRequest, InProcessExchange } from '../aws/wire-http.ts';
+
+/** The handler `server` was created with: what it calls for each request. */
+export function requestListenerOf(server: Server): RequestListener {
+  const [listener] = server.listeners('request');
+  if (typeof listener !== 'function') throw new Error('the server has no request listener');
+  return listener as RequestListener;
+}
+
+/** Requests to `listener` as if sent to `host` (`127.0.0.1:<port>`), without a socket. */
+export function inProcessExchange(listener: RequestListener, host: string): InProcessExchange {
+  return async (req: HttpRequest) => {
+    const reply = await inject(listener, {
+      method: req.method,
+      url: req.path,
+      headers: { ...req.headers, host },
+      // A Uint8Array that is not a Buffer would be sent as JSON.
+      payload:
+        req.body === undefined || typeof req.body === 'string'
+          ? req.body
+          : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+      validate: false,
+    });
+    return {
+      status: reply.statusCode,
+      headers: reply.headers as IncomingHttpHeaders,
+      body: reply.rawPayload,
+    };
+  };
+}
