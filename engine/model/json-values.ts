@@ -37,7 +37,12 @@ export function checkValueDepth(
   limit = MAX_VALUE_DEPTH,
 ): void {
   if (valueDepth(value, limit) <= limit) return;
-  throw new StepthreadError(
+  throw valueTooDeep(what, limit, nodeId);
+}
+
+/** The VALUE_TOO_DEEP error for `what`, nested more than `limit` levels. */
+export function valueTooDeep(what: string, limit: number, nodeId?: string): StepthreadError {
+  return new StepthreadError(
     'VALUE_TOO_DEEP',
     `${nodeId === undefined ? '' : `node ${nodeId}: `}${what} nests arrays and objects more than ${limit} levels deep`,
     nodeId === undefined ? {} : { nodeId },

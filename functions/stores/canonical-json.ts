@@ -4,13 +4,10 @@
  * has the same content but not necessarily the same key order.
  */
 import { createHash } from 'node:crypto';
-import { checkValueDepth, MAX_VALUE_DEPTH } from '../../engine/model/json-values.ts';
+import { MAX_VALUE_DEPTH, valueTooDeep } from '../../engine/model/json-values.ts';
 
 export function canonicalJson(value: unknown): string {
-  // canonicalize recurses: a value past the limit is refused before it could overflow the stack. Values
-  // are checked against MAX_VALUE_DEPTH where they enter; this also hashes the records holding them.
-  checkValueDepth(value, 'a value', undefined, 2 * MAX_VALUE_DEPTH);
-  return JSON.stringify(canonicalize(value)) ?? 'null';
+  return JSON.stringify(canonicalize(value, 0)) ?? 'null';
 }
 
 export function sha256Hex(text: string): string {
@@ -22,28 +19,39 @@ export function contentHash(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
 
-function canonicalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : canonicalize(item)));
-  if (value !== null && typeof value === 'object') {
-    // Respect toJSON (e.g. Date) the way JSON.stringify would.
-    const jsonable = value as { toJSON?: () => unknown };
-    if (typeof jsonable.toJSON === 'function') return canonicalize(jsonable.toJSON());
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const member = (value as Record<string, unknown>)[key];
-      // defineProperty: a `__proto__` key stays data instead of replacing the prototype.
-      if (member !== undefined) {
-        Object.defineProperty(sorted, key, {
-          value: canonicalize(member),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-    }
-    return sorted;
+/**
+ * Values are checked against MAX_VALUE_DEPTH where they enter; this also hashes the records that hold
+ * them, so it allows twice that, and refuses anything deeper before the recursion could overflow.
+ */
+const DEPTH_LIMIT = 2 * MAX_VALUE_DEPTH;
+
+/** `value` with every object's keys in sorted order; `depth` is how many containers hold it. */
+function canonicalize(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= DEPTH_LIMIT) throw valueTooDeep('a value', DEPTH_LIMIT);
+  if (Array.isArray(value)) {
+    return value.map((item) => (item === undefined ? null : canonicalize(item, depth + 1)));
   }
-  return value;
+  // Respect toJSON (e.g. Date) the way JSON.stringify would.
+  const jsonable = value as { toJSON?: () => unknown };
+  if (typeof jsonable.toJSON === 'function') return canonicalize(jsonable.toJSON(), depth);
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined) continue;
+    if (key === '__proto__') {
+      // Assigned, it would replace the prototype; defined, it stays data.
+      Object.defineProperty(sorted, key, {
+        value: canonicalize(member, depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      sorted[key] = canonicalize(member, depth + 1);
+    }
+  }
+  return sorted;
 }
 
 /** 128 bits of a text's sha256 in hex: enough to name content, at half the bytes in every item. */
