@@ -9,17 +9,43 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
 import { dataDirError } from './data-dir-errors.ts';
-import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
+import {
+  type ReadyLine,
+  readServerInfo,
+  SERVER_FILE,
+  type ServerInfo,
+  STANDBY_FLAG,
+} from './data-dir-info.ts';
 import { type LocalServices, startLocalServices } from './services.ts';
 
 /** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
 const DEFAULT_IDLE_MS = 1500;
 
+/** How the server was started: `node <entry> <dataDir> [--standby]`. */
+export interface ServeOptions {
+  /** How long to stay after the last client left; `$STEPTHREAD_STORE_IDLE_MS`, else 1.5 s. */
+  readonly idleMs?: number;
+  /**
+   * Loaded, but touching nothing until a line comes on stdin; stdin closed first: exit. A command
+   * starts a server this way for a directory that may not exist yet, before it knows whether it will
+   * open it (data-dir-server.ts, openEarly).
+   */
+  readonly standby?: boolean;
+}
+
+/** The entries' arguments: `<dataDir> [--standby]`. */
+export function serveArguments(argv: readonly string[]): { dataDir?: string; standby: boolean } {
+  const [dataDir, flag] = argv;
+  return { ...(dataDir === undefined ? {} : { dataDir }), standby: flag === STANDBY_FLAG };
+}
+
 /**
  * The background server's main: serves `dataDir` until idle. Says `{"ready"}`, `{"locked"}` or
  * `{"error"}` on stdout, one line, then nothing more (its starter stops reading).
  */
-export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.env)): Promise<void> {
+export async function serveDataDir(dataDir: string, options: ServeOptions = {}): Promise<void> {
+  const idleMs = options.idleMs ?? idleMsOf(process.env);
+  if (options.standby && !(await goAhead())) process.exit(0);
   let ready = false;
   const say = (line: ReadyLine) => {
     process.stdout.on('error', () => {});
@@ -85,4 +111,22 @@ export async function serveDataDir(dataDir: string, idleMs = idleMsOf(process.en
 function idleMsOf(env: NodeJS.ProcessEnv): number {
   const value = Number(env.STEPTHREAD_STORE_IDLE_MS);
   return Number.isFinite(value) && value >= 0 ? value : DEFAULT_IDLE_MS;
+}
+
+/** True once a line arrives on stdin; false when it closes first (the command never opened the stores). */
+function goAhead(): Promise<boolean> {
+  return new Promise((resolve) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => {
+      text += chunk;
+      if (!text.includes('\n')) return;
+      // Nothing more to read: stdin must not keep the server alive.
+      process.stdin.pause();
+      process.stdin.unref?.();
+      resolve(true);
+    });
+    process.stdin.once('end', () => resolve(false));
+    process.stdin.once('error', () => resolve(false));
+  });
 }

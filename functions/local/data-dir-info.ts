@@ -6,6 +6,9 @@ import type { ResourceNames } from '../aws/target.ts';
 
 export const SERVER_FILE = 'stepthread.server.json';
 
+/** The server's second argument for a standby start (data-dir-daemon.ts, ServeOptions.standby). */
+export const STANDBY_FLAG = '--standby';
+
 export interface ServerInfo {
   readonly pid: number;
   readonly dynamoEndpoint: string;

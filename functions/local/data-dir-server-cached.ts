@@ -22,14 +22,15 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
+import { STANDBY_FLAG } from './data-dir-info.ts';
 
 interface StoreServerModule {
-  serveDataDir(dataDir: string): Promise<void>;
+  serveDataDir(dataDir: string, options: { standby: boolean }): Promise<void>;
 }
 
-const dataDir = process.argv[2];
+const [dataDir, flag] = process.argv.slice(2);
 if (dataDir === undefined) {
-  process.stderr.write('usage: data-dir-server-main <dataDir>\n');
+  process.stderr.write('usage: data-dir-server-main <dataDir> [--standby]\n');
   process.exit(2);
 }
 
@@ -49,7 +50,7 @@ const script = new Script(`(function (exports, require, module, __filename, __di
 });
 const loaded = { exports: {} as StoreServerModule };
 script.runInThisContext()(loaded.exports, createRequire(file), loaded, file, dirname(file));
-await loaded.exports.serveDataDir(dataDir);
+await loaded.exports.serveDataDir(dataDir, { standby: flag === STANDBY_FLAG });
 // Ready, and serving: the cache, when there was none or V8 refused it, is written as the server exits
 // (idle, no command waiting), so it holds the code compiled while serving too — the request handlers
 // a command's first requests otherwise wait for V8 to compile.

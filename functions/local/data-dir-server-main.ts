@@ -1,9 +1,9 @@
-/** The background store server of one data directory (data-dir-server.ts): `node <this> <dataDir>`. */
-import { serveDataDir } from './data-dir-daemon.ts';
+/** The background store server of one data directory (data-dir-server.ts): `node <this> <dataDir> [--standby]`. */
+import { serveArguments, serveDataDir } from './data-dir-daemon.ts';
 
-const dataDir = process.argv[2];
+const { dataDir, standby } = serveArguments(process.argv.slice(2));
 if (dataDir === undefined) {
-  process.stderr.write('usage: data-dir-server-main <dataDir>\n');
+  process.stderr.write('usage: data-dir-server-main <dataDir> [--standby]\n');
   process.exit(2);
 }
-await serveDataDir(dataDir);
+await serveDataDir(dataDir, { standby });

@@ -21,11 +21,12 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
 import { dataDirError } from './data-dir-errors.ts';
-import { type ReadyLine, readServerInfo, type ServerInfo } from './data-dir-info.ts';
+import { type ReadyLine, readServerInfo, type ServerInfo, STANDBY_FLAG } from './data-dir-info.ts';
 // Types only: a client of the server never loads dynalite, s3rver or the SDK from here (the server
 // half is data-dir-daemon.ts).
 import type { EmbeddedTarget, LocalServices } from './services.ts';
@@ -59,18 +60,31 @@ function extname(url: string): string {
   return url.endsWith('.ts') ? '.ts' : '.js';
 }
 
-/** Starts a server for `dataDir` in the background and reads its one line. */
-function startServer(dataDir: string): Promise<ReadyLine> {
+/** A server started in the background: its one line, once it has said it. */
+interface StartedServer {
+  readonly line: Promise<ReadyLine>;
+  /** A standby server (`--standby`): let it open the directory and serve. */
+  go(): void;
+  /** A standby server: let it exit without touching anything. */
+  drop(): void;
+}
+
+/** Starts a server for `dataDir` in the background; `standby`: loaded, but waiting for `go`. */
+function spawnServer(dataDir: string, standby = false): StartedServer {
   const loader = ENTRY.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ENTRY, dataDir], {
+  const child = spawn(process.execPath, [...loader, ENTRY, dataDir, ...(standby ? [STANDBY_FLAG] : [])], {
     cwd: PACKAGE_ROOT,
     detached: true,
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'ignore'],
   });
-  return new Promise((resolve) => {
+  // Until `go`, the pipe is what keeps a standby server waiting; it must not keep this process alive.
+  (child.stdin as (Writable & { unref?: () => void }) | null)?.unref?.();
+  child.stdin?.on('error', () => {});
+  const line = new Promise<ReadyLine>((resolve) => {
     let text = '';
     const done = (line: ReadyLine) => {
       child.stdout!.destroy();
+      child.stdin?.destroy();
       child.unref();
       resolve(line);
     };
@@ -97,6 +111,21 @@ function startServer(dataDir: string): Promise<ReadyLine> {
       done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: error.message } }),
     );
   });
+  // Not read until go: a dropped standby server's exit must not keep this process alive either.
+  if (standby) child.unref();
+  return {
+    line,
+    go: () => child.stdin?.write('go\n'),
+    drop: () => {
+      child.stdin?.destroy();
+      child.stdout?.destroy();
+    },
+  };
+}
+
+/** Starts a server for `dataDir` in the background and reads its one line. */
+function startServer(dataDir: string): Promise<ReadyLine> {
+  return spawnServer(dataDir).line;
 }
 
 export interface DataDirOptions {
@@ -104,8 +133,15 @@ export interface DataDirOptions {
   readonly create?: boolean;
 }
 
-/** What `openEarly` found or started for a directory: a lease on its server, or the new server's line. */
-type Early = { info: ServerInfo; lease: Socket } | { line: ReadyLine } | undefined;
+/**
+ * What `openEarly` found or started for a directory: a lease on its server, the line of a server it
+ * started, or a standby server for a directory that did not exist.
+ */
+type Early =
+  | { info: ServerInfo; lease: Socket }
+  | { line: ReadyLine }
+  | { standby: StartedServer }
+  | undefined;
 
 /** `openEarly`'s work by directory, until openDataDir takes it. */
 const early = new Map<string, Promise<Early>>();
@@ -114,13 +150,17 @@ const early = new Map<string, Promise<Early>>();
  * Begins what openDataDir(`dataDir`) will do, for a command that will open that directory's stores
  * once it has loaded and checked its input: a lease on its server, or the start of one. Starting
  * the server is the longest part of a command that finds none, so it starts while the command loads.
- * Only for a directory that exists: it never creates one (nor a server) for a command that then stops
- * at an invalid input. Whatever it finds waits for openDataDir; if that never comes (the command
- * stopped), the lease ends with the process and a server it started exits when idle, as always.
+ * For a directory that does not exist, the server starts on standby: it loads, and creates the
+ * directory only when openDataDir lets it go, so a command that stops at an invalid input leaves
+ * nothing behind. Whatever it finds waits for openDataDir; if that never comes (the command stopped),
+ * the lease ends with the process, a server it started exits when idle, as always, and a standby
+ * server exits at once.
  */
 export function openEarly(dataDir: string): () => void {
-  if (early.has(dataDir) || !existsSync(dataDir)) return () => {};
+  if (early.has(dataDir)) return () => {};
+  const exists = existsSync(dataDir);
   const work = async (): Promise<Early> => {
+    if (!exists) return { standby: spawnServer(dataDir, true) };
     const info = await readServerInfo(dataDir);
     const lease = info === undefined ? undefined : await takeLease(info.controlPort);
     if (info !== undefined && lease !== undefined) return { info, lease };
@@ -135,6 +175,7 @@ export function openEarly(dataDir: string): () => void {
     early.delete(dataDir);
     void begun.then((found) => {
       if (found !== undefined && 'lease' in found) found.lease.destroy();
+      if (found !== undefined && 'standby' in found) found.standby.drop();
     });
   };
 }
@@ -144,7 +185,23 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
   const started = performance.now();
   const begun = early.get(dataDir);
   early.delete(dataDir);
-  const found = await begun;
+  let found = await begun;
+  if (found !== undefined && 'standby' in found) {
+    const { standby } = found;
+    if (options.create === false) {
+      standby.drop();
+      found = undefined;
+    } else {
+      try {
+        await createDataDir(dataDir);
+      } catch (error) {
+        standby.drop();
+        throw error;
+      }
+      standby.go();
+      found = { line: await standby.line };
+    }
+  }
   if (found !== undefined && 'lease' in found) return clientOf(found.info, found.lease, started);
   if (found !== undefined && 'error' in found.line) {
     throw new StepthreadError(found.line.error.code, found.line.error.message);
@@ -153,14 +210,7 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
     const lease = await takeLease(found.line.ready.controlPort);
     if (lease !== undefined) return clientOf(found.line.ready, lease, started);
   }
-  if (options.create !== false) {
-    try {
-      await mkdir(dataDir, { recursive: true });
-    } catch (error) {
-      const coded = dataDirError(error, dataDir);
-      throw new StepthreadError(coded.code, coded.message);
-    }
-  }
+  if (options.create !== false) await createDataDir(dataDir);
   let startedOne = found !== undefined && 'line' in found && 'locked' in found.line;
   for (let attempt = 0; attempt < 400; attempt += 1) {
     const info = await readServerInfo(dataDir);
@@ -184,6 +234,16 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
     'LOCAL_STORE_SERVER_FAILED',
     `no store server answered for ${dataDir}; if no stepthread process is using it, remove ${join(dataDir, 'stepthread.lock')} and try again`,
   );
+}
+
+/** Makes `dataDir` (and its parents) when absent; a failure is the coded error that names it. */
+async function createDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+  } catch (error) {
+    const coded = dataDirError(error, dataDir);
+    throw new StepthreadError(coded.code, coded.message);
+  }
 }
 
 function clientOf(info: ServerInfo, lease: Socket, started: number): LocalServices {

@@ -16,22 +16,31 @@ export function requestListenerOf(server: Server): RequestListener {
 
 /** Requests to `listener` as if sent to `host` (`127.0.0.1:<port>`), without a socket. */
 export function inProcessExchange(listener: RequestListener, host: string): InProcessExchange {
-  return async (req: HttpRequest) => {
-    const reply = await inject(listener, {
-      method: req.method,
-      url: req.path,
-      headers: { ...req.headers, host },
-      // A Uint8Array that is not a Buffer would be sent as JSON.
-      payload:
-        req.body === undefined || typeof req.body === 'string'
-          ? req.body
-          : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
-      validate: false,
+  return (req: HttpRequest) =>
+    new Promise((resolve, reject) => {
+      // The callback form: the promise form adds a deferred start and a copy of the options.
+      inject(
+        listener,
+        {
+          method: req.method,
+          url: req.path,
+          headers: { ...req.headers, host },
+          // A Uint8Array that is not a Buffer would be sent as JSON.
+          payload:
+            req.body === undefined || typeof req.body === 'string'
+              ? req.body
+              : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+          validate: false,
+        },
+        (error, reply) => {
+          if (error || !reply) reject(error ?? new Error('no reply'));
+          else
+            resolve({
+              status: reply.statusCode,
+              headers: reply.headers as IncomingHttpHeaders,
+              body: reply.rawPayload,
+            });
+        },
+      );
     });
-    return {
-      status: reply.statusCode,
-      headers: reply.headers as IncomingHttpHeaders,
-      body: reply.rawPayload,
-    };
-  };
 }
