@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/cloud/**/*.suite.ts'],
     pool: 'forks',
+    // Temporary files under one directory, removed after the run (test/support/temp-root.ts).
+    globalSetup: ['test/support/temp-root.ts'],
     poolOptions: { forks: { singleFork: true } },
     testTimeout: 120_000,
     hookTimeout: 120_000,
