@@ -7,8 +7,8 @@
  *   whose server has exited (the command starts it over the existing data), and on a new directory;
  * - milliseconds per node on a 200-node chain (each node an LLM step appending a ~1 KB prompt and a
  *   1 KB reply), on the embedded runtime in this process: real ASL interpreter, DynamoDB (dynalite) and
- *   S3 (s3rver) APIs on loopback; ephemeral services in this process (as the tests run), and through a
- *   data directory's store server (its own process, LevelDB and files on disk, as `stepthread run`);
+ *   S3 (s3rver) APIs; ephemeral services in this process, their HTTP handlers reached without sockets
+ *   (as the tests run), and over loopback through a data directory's store server (its own process, LevelDB and files on disk, as `stepthread run`);
  *   each the median of three runs of the chain after a 5-node warm-up;
  * - LangGraph.js with SqliteSaver on the same chain, in this same process (bench/langgraph, its own
  *   npm project: `npm --prefix bench/langgraph ci`; skipped with a note when not installed).
@@ -102,7 +102,7 @@ export interface SpeedFigures {
   /** The same three commands from the TypeScript sources through tsx (a checkout; every command before dist/). */
   sources: { helpMs: number; validateMs: number; runMs: number };
   chainNodes: number;
-  /** Ephemeral services in this process (in-memory DynamoDB, S3 files in memory-backed /dev/shm). */
+  /** Ephemeral services in this process, no sockets (in-memory DynamoDB, S3 files in /dev/shm). */
   msPerNode: number;
   /** Through a data directory's store server, its own process with LevelDB and files on disk. */
   storeServerMsPerNode: number;
