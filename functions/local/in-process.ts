@@ -5,7 +5,28 @@
  */
 import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
 import inject from 'light-my-request';
-import type { HttpRequest, InProcessExchange } from '../aws/wire-http.ts';
+import { type HttpRequest, type InProcessExchange, serveInProcess } from '../aws/wire-http.ts';
+
+/**
+ * From now on, this process's wire clients reach `server` (listening at `endpoint`) without a socket.
+ * The returned stop ends that and waits for the requests under way: closed under them, dynalite
+ * throws an uncaught error for a request it takes after its database has closed.
+ */
+export function serveServerInProcess(endpoint: string, server: Server): () => Promise<void> {
+  const exchange = inProcessExchange(requestListenerOf(server), new URL(endpoint).host);
+  const underWay = new Set<Promise<unknown>>();
+  const stop = serveInProcess(endpoint, (req) => {
+    const reply = exchange(req);
+    underWay.add(reply);
+    const settled = () => underWay.delete(reply);
+    reply.then(settled, settled);
+    return reply;
+  });
+  return async () => {
+    stop();
+    await Promise.allSettled([...underWay]);
+  };
+}
 
 /** The handler `server` was created with: what it calls for each request. */
 export function requestListenerOf(server: Server): RequestListener {

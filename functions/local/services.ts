@@ -15,7 +15,6 @@ import { releaseAwsClients } from '../aws/client-cache.ts';
 // Types only: a store server loads no SDK client (local-provision.ts).
 import type { AwsTarget } from '../aws/clients.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
-import { serveInProcess } from '../aws/wire-http.ts';
 import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
 
@@ -107,18 +106,9 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     cleanups.push(async () => releaseAwsClients(target));
     if (options.serveInProcess !== false) {
       // Loaded only here: the data directory's server serves other processes alone.
-      const { inProcessExchange, requestListenerOf } = await import('./in-process.ts');
-      for (const [endpoint, server] of [
-        [target.dynamoEndpoint, dynamoServer],
-        [target.s3Endpoint, s3.httpServer],
-      ] as const) {
-        if (!server) continue;
-        const stop = serveInProcess(
-          endpoint,
-          inProcessExchange(requestListenerOf(server), new URL(endpoint).host),
-        );
-        cleanups.push(async () => stop());
-      }
+      const { serveServerInProcess } = await import('./in-process.ts');
+      cleanups.push(serveServerInProcess(target.dynamoEndpoint, dynamoServer));
+      if (s3.httpServer) cleanups.push(serveServerInProcess(target.s3Endpoint, s3.httpServer));
     }
     // Both settle before any failure closes the services: dynalite throws an uncaught error for a
     // request it takes after its database has closed.

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
@@ -75,6 +75,27 @@ describe('startLocalServices (ephemeral)', () => {
       await expect(
         startLocalServices({ ephemeral: true, names: { ...names, bucketName } }),
       ).rejects.toMatchObject({ name: 'InvalidBucketName' });
+    }
+  });
+
+  it('closes under requests still under way in process: they end, and none crashes the process', async () => {
+    const closing = await startLocalServices({ ephemeral: true, names });
+    const { dynamo, s3 } = createAwsClients(closing.target, names);
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      dynamo.send(new PutCommand({ TableName: names.tableName, Item: { pk: `c${i}`, sk: 'A' } })),
+    );
+    const puts = Array.from({ length: 20 }, (_, i) =>
+      s3.send(new PutObjectCommand({ Bucket: names.bucketName, Key: `c${i}`, Body: 'x' })),
+    );
+    const settled = Promise.allSettled([...writes, ...puts]);
+    await closing.close();
+    const outcomes = await settled;
+    // The writes were under way (sent in process) when the close began: it waited for them. dynalite,
+    // closed under them, would have thrown an uncaught "Database is closed".
+    expect(outcomes.slice(0, 20).map((outcome) => outcome.status)).toEqual(Array(20).fill('fulfilled'));
+    // Every request ended: done, or refused as by a service that is gone.
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(Error);
     }
   });
 
