@@ -8,7 +8,8 @@
  * - milliseconds per node on a 200-node chain (each node an LLM step appending a ~1 KB prompt and a
  *   1 KB reply), on the embedded runtime in this process: real ASL interpreter, DynamoDB (dynalite) and
  *   S3 (s3rver) APIs; ephemeral services in this process, their HTTP handlers reached without sockets
- *   (as the tests run), and over loopback through a data directory's store server (its own process, LevelDB and files on disk, as `stepthread run`);
+ *   (as the tests run), and over loopback through a data directory's store server (its own process,
+ *   LevelDB and files on disk, as `stepthread run`);
  *   each the median of three runs of the chain after a 5-node warm-up;
  * - LangGraph.js with SqliteSaver on the same chain, in this same process (bench/langgraph, its own
  *   npm project: `npm --prefix bench/langgraph ci`; skipped with a note when not installed).

@@ -30,10 +30,10 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   const [selectedNode, setSelectedNode] = useState<string>();
   const [version, setVersion] = useState(0);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  const reads = useRef(newestReads());
+  const [reads] = useState(newestReads);
 
   const refresh = useCallback(() => {
-    const newest = reads.current();
+    const newest = reads();
     api.execution(executionId).then(
       (next) => {
         if (!newest()) return;
@@ -44,7 +44,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         if (newest()) setError(e.message);
       },
     );
-  }, [executionId]);
+  }, [executionId, reads]);
 
   useEffect(() => {
     refresh();

@@ -9,13 +9,7 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
 import { dataDirError } from './data-dir-errors.ts';
-import {
-  type ReadyLine,
-  readServerInfo,
-  SERVER_FILE,
-  type ServerInfo,
-  STANDBY_FLAG,
-} from './data-dir-info.ts';
+import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
 import { type LocalServices, startLocalServices } from './services.ts';
 
 /** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
@@ -31,12 +25,6 @@ export interface ServeOptions {
    * open it (data-dir-server.ts, openEarly).
    */
   readonly standby?: boolean;
-}
-
-/** The entries' arguments: `<dataDir> [--standby]`. */
-export function serveArguments(argv: readonly string[]): { dataDir?: string; standby: boolean } {
-  const [dataDir, flag] = argv;
-  return { ...(dataDir === undefined ? {} : { dataDir }), standby: flag === STANDBY_FLAG };
 }
 
 /**

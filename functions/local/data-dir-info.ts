@@ -9,6 +9,12 @@ export const SERVER_FILE = 'stepthread.server.json';
 /** The server's second argument for a standby start (data-dir-daemon.ts, ServeOptions.standby). */
 export const STANDBY_FLAG = '--standby';
 
+/** The server entries' arguments: `<dataDir> [--standby]`. */
+export function serveArguments(argv: readonly string[]): { dataDir?: string; standby: boolean } {
+  const [dataDir, flag] = argv;
+  return { ...(dataDir === undefined ? {} : { dataDir }), standby: flag === STANDBY_FLAG };
+}
+
 export interface ServerInfo {
   readonly pid: number;
   readonly dynamoEndpoint: string;

@@ -5,16 +5,16 @@
  *
  * A command that finds no server for its data directory waits for this process to be ready, and
  * compiling that JavaScript was about a third of the time it takes to load it. Node's own compile
- * cache (module.enableCompileCache, which the CLI's bin uses) keeps only what is compiled with the file,
- * its top level; this one readies the server sooner (Node 22, start to ready, medians of 11 and 15:
- * 384 against 510 ms, 377 against 435).
+ * cache (module.enableCompileCache, which the CLI's bin uses) keeps only what is compiled with the
+ * file, its top level; this one readies the server sooner (Node 22, start to ready, medians of 11 and
+ * 15: 384 against 510 ms, 377 against 435).
+ *
  * Once it has been ready, the server writes V8's cached data for the file as it exits — every function
  * compiled while starting and serving, the request handlers too — under the user's cache directory
  * (`$XDG_CACHE_HOME/stepthread`, else `~/.cache/stepthread`; a few MB, one file, replacing the
  * previous build's), keyed by Node version, architecture and the file's size and mtime; the next start
- * compiles from it. V8 checks the
- * data against the source and its own version and flags, and a rejected or unreadable cache only means
- * compiling as before (and writing it again).
+ * compiles from it. V8 checks the data against the source and its own version and flags, and a
+ * rejected or unreadable cache only means compiling as before (and writing it again).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,13 +22,13 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { STANDBY_FLAG } from './data-dir-info.ts';
+import { serveArguments } from './data-dir-info.ts';
 
 interface StoreServerModule {
   serveDataDir(dataDir: string, options: { standby: boolean }): Promise<void>;
 }
 
-const [dataDir, flag] = process.argv.slice(2);
+const { dataDir, standby } = serveArguments(process.argv.slice(2));
 if (dataDir === undefined) {
   process.stderr.write('usage: data-dir-server-main <dataDir> [--standby]\n');
   process.exit(2);
@@ -50,7 +50,7 @@ const script = new Script(`(function (exports, require, module, __filename, __di
 });
 const loaded = { exports: {} as StoreServerModule };
 script.runInThisContext()(loaded.exports, createRequire(file), loaded, file, dirname(file));
-await loaded.exports.serveDataDir(dataDir, { standby: flag === STANDBY_FLAG });
+await loaded.exports.serveDataDir(dataDir, { standby });
 // Ready, and serving: the cache, when there was none or V8 refused it, is written as the server exits
 // (idle, no command waiting), so it holds the code compiled while serving too — the request handlers
 // a command's first requests otherwise wait for V8 to compile.

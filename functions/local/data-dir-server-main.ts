@@ -1,5 +1,6 @@
 /** The background store server of one data directory (data-dir-server.ts): `node <this> <dataDir> [--standby]`. */
-import { serveArguments, serveDataDir } from './data-dir-daemon.ts';
+import { serveDataDir } from './data-dir-daemon.ts';
+import { serveArguments } from './data-dir-info.ts';
 
 const { dataDir, standby } = serveArguments(process.argv.slice(2));
 if (dataDir === undefined) {

@@ -21,7 +21,6 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
@@ -78,7 +77,7 @@ function spawnServer(dataDir: string, standby = false): StartedServer {
     stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'ignore'],
   });
   // Until `go`, the pipe is what keeps a standby server waiting; it must not keep this process alive.
-  (child.stdin as (Writable & { unref?: () => void }) | null)?.unref?.();
+  (child.stdin as Socket | null)?.unref();
   child.stdin?.on('error', () => {});
   const line = new Promise<ReadyLine>((resolve) => {
     let text = '';

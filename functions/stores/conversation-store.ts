@@ -8,7 +8,6 @@
  * Appends write one object whose size depends only on the new messages (O(T) bytes over T turns);
  * retries rewrite the same key with the same bytes.
  */
-
 import type { LogPointer, Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { once } from '../aws/once.ts';

@@ -3,7 +3,6 @@
  * the item indices, one object per fork instance) and the prefix its ResultWriter writes under. Both
  * live under `map/` in the stepthread bucket; the state machine's role may read and write only there.
  */
-
 import { once } from '../aws/once.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 

@@ -2,7 +2,6 @@
  * Large values in S3 (see value-refs.ts): `values/<first 128 bits of the body's sha256>.json` holds the values one step
  * wrote, keyed by their hashes. Objects are immutable, so they are cached in process by id.
  */
-
 import { StepthreadError } from '../../engine/errors.ts';
 import { once } from '../aws/once.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
