@@ -1,19 +1,40 @@
 /**
  * An emulator's HTTP request handler, called in this process with an in-memory request and response
- * (light-my-request) instead of through a loopback socket: the same method, path, headers and body
- * reach dynalite's or s3rver's own handler, which answers as it would on the wire.
+ * instead of through a loopback socket: the same method, path, headers and body reach dynalite's or
+ * s3rver's own handler, which answers as it would on the wire.
  */
-import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  RequestListener,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import inject from 'light-my-request';
 import { type HttpRequest, type InProcessExchange, serveInProcess } from '../aws/wire-http.ts';
+
+/**
+ * How a handler is given its request: as a stream-backed request and response (light-my-request),
+ * which any handler can take (s3rver's Koa app pipes both); or as `events`, an emitter and a plain
+ * response, for a handler that only reads 'data' and 'end' and answers with `setHeader` and one
+ * `end(body)` (dynalite's).
+ */
+export type HandlerShape = 'streams' | 'events';
 
 /**
  * From now on, this process's wire clients reach `server` (listening at `endpoint`) without a socket.
  * The returned stop ends that and waits for the requests under way: closed under them, dynalite
  * throws an uncaught error for a request it takes after its database has closed.
  */
-export function serveServerInProcess(endpoint: string, server: Server): () => Promise<void> {
-  const exchange = inProcessExchange(requestListenerOf(server), new URL(endpoint).host);
+export function serveServerInProcess(
+  endpoint: string,
+  server: Server,
+  shape: HandlerShape = 'streams',
+): () => Promise<void> {
+  const host = new URL(endpoint).host;
+  const listener = requestListenerOf(server);
+  const exchange = shape === 'events' ? eventsExchange(listener, host) : inProcessExchange(listener, host);
   const underWay = new Set<Promise<unknown>>();
   const stop = serveInProcess(endpoint, (req) => {
     const reply = exchange(req);
@@ -63,5 +84,43 @@ export function inProcessExchange(listener: RequestListener, host: string): InPr
             });
         },
       );
+    });
+}
+
+/**
+ * Requests to a handler that reads the request's `method`, `url`, `headers` and its 'data' and 'end'
+ * events, and answers with `statusCode`, `setHeader` and one `end(body)`: dynalite's, which touches
+ * nothing else of either. Built from an emitter and a plain object, the pair costs a fraction of
+ * light-my-request's stream-backed one: a chain step's two DynamoDB requests took 16 % less of the
+ * step (bench/speed.ts, the two alternating in one process).
+ */
+export function eventsExchange(listener: RequestListener, host: string): InProcessExchange {
+  return (req: HttpRequest) =>
+    new Promise((resolve) => {
+      const headers: IncomingHttpHeaders = { host };
+      for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = String(value);
+      const request = Object.assign(new EventEmitter(), { method: req.method, url: req.path, headers });
+      const replyHeaders: IncomingHttpHeaders = {};
+      const response = {
+        statusCode: 200,
+        setHeader(name: string, value: number | string): unknown {
+          replyHeaders[name.toLowerCase()] = String(value);
+          return response;
+        },
+        end(body?: string | Uint8Array): unknown {
+          resolve({
+            status: response.statusCode,
+            headers: replyHeaders,
+            body: body === undefined ? Buffer.alloc(0) : Buffer.from(body),
+          });
+          return response;
+        },
+      };
+      listener(request as unknown as IncomingMessage, response as unknown as ServerResponse);
+      // The handler subscribes as it is called; the body comes on a later tick, as from a socket.
+      process.nextTick(() => {
+        if (req.body !== undefined && req.body.length > 0) request.emit('data', Buffer.from(req.body));
+        request.emit('end');
+      });
     });
 }

@@ -107,7 +107,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     if (options.serveInProcess !== false) {
       // Loaded only here: the data directory's server serves other processes alone.
       const { serveServerInProcess } = await import('./in-process.ts');
-      cleanups.push(serveServerInProcess(target.dynamoEndpoint, dynamoServer));
+      cleanups.push(serveServerInProcess(target.dynamoEndpoint, dynamoServer, 'events'));
       if (s3.httpServer) cleanups.push(serveServerInProcess(target.s3Endpoint, s3.httpServer));
     }
     // Both settle before any failure closes the services: dynalite throws an uncaught error for a
