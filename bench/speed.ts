@@ -10,7 +10,7 @@
  *   S3 (s3rver) APIs; ephemeral services in this process, their HTTP handlers reached without sockets
  *   (as the tests run), and over loopback through a data directory's store server (its own process,
  *   LevelDB and files on disk, as `stepthread run`);
- *   each the median of three runs of the chain after a 5-node warm-up;
+ *   each the median of five runs of the chain after one whole run that warms the JIT;
  * - LangGraph.js with SqliteSaver on the same chain, in this same process (bench/langgraph, its own
  *   npm project: `npm --prefix bench/langgraph ci`; skipped with a note when not installed).
  *
@@ -110,15 +110,18 @@ export interface SpeedFigures {
   langGraphMsPerNode?: number;
 }
 
-/** Chain runs per figure: the median is reported (the first run still warms the JIT). */
-const CHAIN_RUNS = 3;
+/**
+ * Timed chain runs per figure, after one untimed whole run (the first run of a 200-node chain is
+ * still compiling the step's hot code); the median is reported. LangGraph.js gets the same.
+ */
+const CHAIN_RUNS = 5;
 
 /** Milliseconds per node of a `nodes`-node chain on these clients: the median of `runs` runs. */
 async function chainMsPerNode(clients: AwsClients, nodes: number, runs: number): Promise<number> {
   const runtime = createLocalRuntime({ clients });
-  // A short run first, so module loading and first-use costs stay out of the per-node figure.
-  await runtime.prepare(longRunWorkflow('chain', 5)).run({}, {});
   const prepared = runtime.prepare(longRunWorkflow('chain', nodes));
+  // Module loading, first-use costs and the JIT's warm-up stay out of the per-node figure.
+  await prepared.run({}, {});
   const times: number[] = [];
   for (let i = 0; i < runs; i += 1) {
     const started = performance.now();
@@ -209,8 +212,10 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
       const { runLangGraphChain } = (await import(pathToFileURL(join(langGraph, 'chain.mjs')).href)) as {
         runLangGraphChain: (nodes: number) => Promise<number>;
       };
-      await runLangGraphChain(5);
-      langGraphMsPerNode = (await runLangGraphChain(chainNodes)) / chainNodes;
+      await runLangGraphChain(chainNodes);
+      const times: number[] = [];
+      for (let i = 0; i < CHAIN_RUNS; i += 1) times.push((await runLangGraphChain(chainNodes)) / chainNodes);
+      langGraphMsPerNode = median(times);
     }
     return {
       nodeMs,

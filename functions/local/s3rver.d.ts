@@ -20,6 +20,8 @@ declare module 's3rver' {
     store: unknown;
     /** The Koa context prototype. */
     readonly context: { store: unknown };
+    /** Its winston logger (the request logger middleware and the controllers log through it). */
+    readonly logger: { silent: boolean };
     /** The Koa middleware, in order: s3rver's request logger first. */
     readonly middleware: ((...args: never[]) => unknown)[];
   }

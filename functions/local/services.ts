@@ -92,6 +92,8 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     s3.store = s3.context.store = store;
     // s3rver's first middleware formats a colored log line per request for a logger told to be silent.
     if (s3.middleware[0]?.name === 'logger') s3.middleware.shift();
+    // Its winston logger formats every message (JSON) before its silent transport drops it.
+    s3.logger.silent = true;
     const s3Address = await s3.run();
     cleanups.push(async () => {
       s3.httpServer?.closeAllConnections();
