@@ -24,12 +24,17 @@ interface StoredObject {
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
-async function bytesOf(content: Buffer | Readable): Promise<Buffer> {
-  if (Buffer.isBuffer(content)) return content;
-  const chunks: Buffer[] = [];
-  for await (const chunk of content)
-    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-  return Buffer.concat(chunks);
+function bytesOf(content: Buffer | Readable): Promise<Buffer> {
+  if (Buffer.isBuffer(content)) return Promise.resolve(content);
+  // Events, not `for await`: the async iterator costs more than the few chunks it would carry.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    content.on('data', (chunk: Buffer | string) =>
+      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)),
+    );
+    content.once('end', () => resolve(Buffer.concat(chunks)));
+    content.once('error', reject);
+  });
 }
 
 function isMissing(error: unknown): boolean {
@@ -121,8 +126,14 @@ export class LoopbackFilesystemStore extends FilesystemStore {
   override async putObject(object: StoredObject): Promise<{ size: number; md5: string }> {
     const content = await bytesOf(object.content);
     const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
-    mkdirSync(dirname(objectPath), { recursive: true });
-    writeFileSync(objectPath, content);
+    try {
+      writeFileSync(objectPath, content);
+    } catch (error) {
+      // The key's first object under a prefix with no directory yet.
+      if (!isMissing(error)) throw error;
+      mkdirSync(dirname(objectPath), { recursive: true });
+      writeFileSync(objectPath, content);
+    }
     const md5 = createHash('md5').update(content).digest('hex');
     await this.putMetadata(object.bucket, object.key, object.metadata, md5);
     return { size: content.length, md5 };
