@@ -138,6 +138,11 @@ export function createConversationStore(
         return [];
       }
       if (pointer.id === EMPTY_LOG_ID) throw mismatch(pointer, 0);
+      const whole = cache.log(pointer.id);
+      if (whole !== undefined) {
+        if (whole.length !== pointer.length) throw mismatch(pointer, whole.length);
+        return [...whole];
+      }
       const hints = options.segmentHints;
       if (hints !== undefined && cache.get(pointer.id) === undefined) {
         // Cold: the head and the hinted segments in two parallel rounds instead of one GET per link.
@@ -150,7 +155,18 @@ export function createConversationStore(
       const headLength = segment.base + segment.messages.length;
       if (headLength !== pointer.length) throw mismatch(pointer, headLength);
       chain.push(segment);
+      // A log read whole before ends the walk: a step reads its thread's log as the step before it
+      // left it, plus that step's segment, so the walk does not grow with the conversation.
+      let known: readonly Message[] = [];
       while (segment.prev !== null) {
+        const earlier = cache.log(segment.prev);
+        if (earlier !== undefined) {
+          if (earlier.length !== segment.base) {
+            throw corrupt(segment.prev, `holds ${earlier.length} messages, next starts at ${segment.base}`);
+          }
+          known = earlier;
+          break;
+        }
         const previous = await loadSegment(segment.prev);
         // Bases strictly decrease along the chain, so this walk always ends.
         if (previous.base + previous.messages.length !== segment.base) {
@@ -162,8 +178,9 @@ export function createConversationStore(
         chain.push(previous);
         segment = previous;
       }
-      const messages: Message[] = [];
+      const messages: Message[] = [...known];
       for (let i = chain.length - 1; i >= 0; i -= 1) messages.push(...chain[i]!.messages);
+      cache.rememberLog(pointer.id, Object.freeze([...messages]));
       return messages;
     },
   };
@@ -212,9 +229,16 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Least-recently-used segments, bounded by their encoded size. */
+/** Logs a cache remembers whole, most recently read first out. */
+const REMEMBERED_LOGS = 8;
+
+/**
+ * Least-recently-used segments, bounded by their encoded size; and the last few logs read whole, as
+ * arrays of those segments' messages (forgotten when a segment is evicted, so the bound holds).
+ */
 export class SegmentCache {
   private readonly entries = new Map<string, { segment: Segment; bytes: number }>();
+  private readonly logs = new Map<string, readonly Message[]>();
   private totalBytes = 0;
 
   constructor(readonly maxBytes: number = 64 * 1024 * 1024) {}
@@ -236,6 +260,24 @@ export class SegmentCache {
     return entry.segment;
   }
 
+  /** The whole log whose head segment is `segmentId`, when read whole lately. */
+  log(segmentId: string): readonly Message[] | undefined {
+    const messages = this.logs.get(segmentId);
+    if (messages === undefined) return undefined;
+    this.logs.delete(segmentId);
+    this.logs.set(segmentId, messages);
+    return messages;
+  }
+
+  rememberLog(segmentId: string, messages: readonly Message[]): void {
+    this.logs.delete(segmentId);
+    this.logs.set(segmentId, messages);
+    for (const id of this.logs.keys()) {
+      if (this.logs.size <= REMEMBERED_LOGS) break;
+      this.logs.delete(id);
+    }
+  }
+
   set(segmentId: string, segment: Segment, bytes: number): void {
     if (bytes > this.maxBytes) return;
     const existing = this.entries.get(segmentId);
@@ -249,11 +291,14 @@ export class SegmentCache {
       if (this.totalBytes <= this.maxBytes) break;
       this.entries.delete(id);
       this.totalBytes -= entry.bytes;
+      // A remembered log would keep the evicted segment's messages alive.
+      this.logs.clear();
     }
   }
 
   clear(): void {
     this.entries.clear();
+    this.logs.clear();
     this.totalBytes = 0;
   }
 }

@@ -118,6 +118,43 @@ describe('conversation store', () => {
     expect(meter.requests('GetObjectCommand')).toBe(0);
   });
 
+  it('reads a log grown since its last whole read by walking only the new segments', async () => {
+    class CountingCache extends SegmentCache {
+      gets = 0;
+      override get(segmentId: string) {
+        this.gets += 1;
+        return super.get(segmentId);
+      }
+    }
+    const cache = new CountingCache();
+    const store = createConversationStore(clients, { cache });
+    let pointer = await buildLog(store, 200, 2);
+    cache.gets = 0;
+    expect(await store.readLog(pointer)).toEqual(makeMessages(400));
+    expect(cache.gets).toBe(200);
+    for (let step = 0; step < 3; step += 1) {
+      pointer = await store.appendMessages(pointer, makeMessages(2, pointer.length));
+      cache.gets = 0;
+      expect(await store.readLog(pointer)).toEqual(makeMessages(pointer.length));
+      // The new head segment; the rest is the log as the previous read left it.
+      expect(cache.gets).toBe(1);
+    }
+    const read = await store.readLog(pointer);
+    read.push(...makeMessages(1));
+    expect(await store.readLog(pointer)).toHaveLength(406);
+  });
+
+  it('forgets the logs it read whole once it evicts a segment, and still reads them right', async () => {
+    const cache = new SegmentCache(2000);
+    const store = createConversationStore(clients, { cache });
+    const first = await buildLog(store, 5, 2);
+    expect(await store.readLog(first)).toEqual(makeMessages(10));
+    await buildLog(createConversationStore(clients, { cache }), 30, 2);
+    meter.reset();
+    expect(await store.readLog(first)).toEqual(makeMessages(10));
+    expect(meter.requests('GetObjectCommand')).toBeGreaterThan(0);
+  });
+
   it('bounds the cache by bytes, evicting the least recently used segments', async () => {
     const cache = new SegmentCache(1000);
     const store = createConversationStore(clients, { cache });
