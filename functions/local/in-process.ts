@@ -91,8 +91,8 @@ export function inProcessExchange(listener: RequestListener, host: string): InPr
  * Requests to a handler that reads the request's `method`, `url`, `headers` and its 'data' and 'end'
  * events, and answers with `statusCode`, `setHeader` and one `end(body)`: dynalite's, which touches
  * nothing else of either. Built from an emitter and a plain object, the pair costs a fraction of
- * light-my-request's stream-backed one: a chain step's two DynamoDB requests took 16 % less of the
- * step (bench/speed.ts, the two alternating in one process).
+ * light-my-request's stream-backed one: with it, the 200-node chain's median step took 16 % less
+ * (the two alternating in one process).
  */
 export function eventsExchange(listener: RequestListener, host: string): InProcessExchange {
   return (req: HttpRequest) =>

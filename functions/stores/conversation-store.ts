@@ -229,7 +229,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Logs a cache remembers whole, most recently read first out. */
+/** Logs a cache remembers whole; the least recently read goes first. */
 const REMEMBERED_LOGS = 8;
 
 /**
@@ -252,21 +252,12 @@ export class SegmentCache {
   }
 
   get(segmentId: string): Segment | undefined {
-    const entry = this.entries.get(segmentId);
-    if (!entry) return undefined;
-    // Re-insert: Map iteration order is insertion order, oldest first.
-    this.entries.delete(segmentId);
-    this.entries.set(segmentId, entry);
-    return entry.segment;
+    return touched(this.entries, segmentId)?.segment;
   }
 
   /** The whole log whose head segment is `segmentId`, when read whole lately. */
   log(segmentId: string): readonly Message[] | undefined {
-    const messages = this.logs.get(segmentId);
-    if (messages === undefined) return undefined;
-    this.logs.delete(segmentId);
-    this.logs.set(segmentId, messages);
-    return messages;
+    return touched(this.logs, segmentId);
   }
 
   rememberLog(segmentId: string, messages: readonly Message[]): void {
@@ -301,6 +292,15 @@ export class SegmentCache {
     this.logs.clear();
     this.totalBytes = 0;
   }
+}
+
+/** `map`'s entry for `key`, moved to the newest end (a Map iterates in insertion order, oldest first). */
+function touched<V>(map: Map<string, V>, key: string): V | undefined {
+  const value = map.get(key);
+  if (value === undefined) return undefined;
+  map.delete(key);
+  map.set(key, value);
+  return value;
 }
 
 const sharedSegmentCache = new SegmentCache();
