@@ -293,6 +293,27 @@ describe('thread store, a create that died between its head and its listing', ()
     const listed = await store.listThreadsOfExecution('exec-list-died');
     expect(listed.map((entry) => entry.thread.id)).toEqual(['t-list-died']);
   });
+
+  it('lists the thread when the retry read the clock differently (CREATE_CONFLICT, then adopted)', async () => {
+    const dying = createAwsClients(services.target, { ...names, bucketName: 'stepthread-threads-dying' });
+    let failListing = true;
+    aroundCommands(dying.dynamo, ({ commandName, input }, next) => {
+      const item = (input as { Item?: { kind?: unknown } }).Item;
+      if (commandName === 'PutItemCommand' && item?.kind === 'listing' && failListing) {
+        failListing = false;
+        return Promise.reject(new Error('process killed'));
+      }
+      return next();
+    });
+    const thread = makeThread('t-list-clock', { metadata: { executionId: 'exec-list-clock' } });
+    await expect(createThreadStore(dying).createThread(thread)).rejects.toThrow('process killed');
+    // A retried FORK makes the same child with its own timestamps: a conflict, which it adopts.
+    await expect(
+      store.createThread({ ...thread, startTime: '2031-01-01T00:00:00.000Z' }),
+    ).rejects.toMatchObject({ code: 'CREATE_CONFLICT' });
+    const listed = await store.listThreadsOfExecution('exec-list-clock');
+    expect(listed.map((entry) => entry.thread.id)).toEqual(['t-list-clock']);
+  });
 });
 
 describe('execution index', () => {
