@@ -840,8 +840,13 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         `its thread ${thread.id} has run in execution ${String(thread.metadata.executionId)} since`,
       );
     }
-    if (isTerminalStatus(thread.status)) throw notResumable(`it ended ${thread.status}`);
     const { current, chain } = run;
+    // Ended while its execution still shows RUNNING: the process died between the thread's last
+    // commit and the execution's end (END's after-commit work). Resuming replays the run to that
+    // step, which records the end.
+    if (isTerminalStatus(thread.status) && current.status !== 'RUNNING') {
+      throw notResumable(`it ended ${thread.status}`);
+    }
     const first = chain[0]!.executionId;
     const base = {
       executionId: current.executionId,
