@@ -109,7 +109,62 @@ interface Case {
   workflow: Workflow;
   input: Record<string, unknown>;
   answers?: unknown;
+  /** A run that continues in new executions (continue-as-new) past this many history events. */
+  continueAfterEvents?: number;
 }
+
+/** A child workflow run twice by SUBGRAPH nodes: its variables stay inside, its output maps out. */
+const doubler: Workflow = {
+  id: 'doubler',
+  version: 1,
+  variables: [
+    { name: 'n', type: 'number', scope: 'subgraph' },
+    { name: 'doubled', type: 'number', scope: 'subgraph' },
+  ],
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'double',
+      type: 'VARIABLE',
+      config: { variableName: 'doubled', variableType: 'number', expression: 'n * 2' },
+    },
+    { id: 'say', type: 'LLM', config: { prompt: 'Twice {{n}} is {{doubled}}.' } },
+    { id: 'end', type: 'END' },
+  ],
+  edges: [
+    { from: 'start', to: 'double' },
+    { from: 'double', to: 'say' },
+    { from: 'say', to: 'end' },
+  ],
+};
+const subgraphs = valid({
+  id: 'subgraphs',
+  version: 1,
+  variables: [
+    { name: 'first', type: 'number', scope: 'thread', initial: 0 },
+    { name: 'second', type: 'number', scope: 'thread', initial: 0 },
+  ],
+  profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'a',
+      type: 'SUBGRAPH',
+      config: { workflow: doubler, inputMapping: { n: 'input.value' }, outputMapping: { first: 'doubled' } },
+    },
+    {
+      id: 'b',
+      type: 'SUBGRAPH',
+      config: { workflow: doubler, inputMapping: { n: 'first + 1' }, outputMapping: { second: 'doubled' } },
+    },
+    { id: 'end', type: 'END', config: { output: { first: '{{first}}', second: '{{second}}' } } },
+  ],
+  edges: [
+    { from: 'start', to: 'a' },
+    { from: 'a', to: 'b' },
+    { from: 'b', to: 'end' },
+  ],
+});
 
 const CASES: Case[] = [
   {
@@ -135,7 +190,17 @@ const CASES: Case[] = [
     input: { documents: ['Revenue up.', 'Costs flat.'].map((text, i) => ({ id: `q${i}`, text })) },
   },
   { name: 'counting loop', workflow: valid(countingLoop('counter + 1')), input: { items: [1, 2, 3] } },
+  {
+    name: 'counting loop that continues as new',
+    workflow: valid(countingLoop('counter + 1')),
+    input: { items: Array.from({ length: 8 }, (_, i) => i) },
+    continueAfterEvents: 100,
+  },
+  { name: 'subgraphs', workflow: subgraphs, input: { value: 5 } },
 ];
+
+const prepareOptionsOf = (c: Case) =>
+  c.continueAfterEvents === undefined ? {} : { continueAfterEvents: c.continueAfterEvents };
 
 /** Fresh answers per process: a file's answers are handed out in order, per visit. */
 const runOptionsOf = (c: Case): RunOptions => ({
@@ -143,13 +208,23 @@ const runOptionsOf = (c: Case): RunOptions => ({
   ...(c.answers === undefined ? {} : { answerInteraction: fileAnswers(c.answers) }),
 });
 
+/** The last execution of the run `executionId` started (following continue-as-new), if recorded. */
+async function lastExecutionOf(runtime: LocalRuntime, executionId: string) {
+  let execution = await runtime.stores.executions.getExecution(executionId).catch(() => undefined);
+  while (execution?.status === 'CONTINUED' && execution.continuedAs !== undefined) {
+    execution = await runtime.stores.executions.getExecution(execution.continuedAs).catch(() => undefined);
+  }
+  return execution;
+}
+
 describe('a run that dies at any one of its requests, resumed, ends as a fault-free run', () => {
   for (const c of CASES) {
     it(c.name, async () => {
       const counted = countingClients();
       const cleanRuntime = createLocalRuntime({ clients: counted.clients });
-      const clean = await cleanRuntime.prepare(c.workflow).run(c.input, runOptionsOf(c));
+      const clean = await cleanRuntime.prepare(c.workflow, prepareOptionsOf(c)).run(c.input, runOptionsOf(c));
       expect(clean.status, JSON.stringify(clean.error)).toBe('COMPLETED');
+      if (c.continueAfterEvents !== undefined) expect(clean.executions.length).toBeGreaterThanOrEqual(2);
       const expected = await finalState(cleanRuntime, clean.executionId);
       const total = counted.count.requests;
       // A run whose end is recorded has nothing to resume.
@@ -164,21 +239,20 @@ describe('a run that dies at any one of its requests, resumed, ends as a fault-f
           const dying = dyingClients(at, death);
           const first = createLocalRuntime({ clients: dying.clients });
           const ended = await Promise.race([
-            first.prepare(c.workflow).run(c.input, { ...runOptionsOf(c), executionId }),
+            first.prepare(c.workflow, prepareOptionsOf(c)).run(c.input, { ...runOptionsOf(c), executionId }),
             dying.died,
           ]);
           const runtime = createLocalRuntime({ clients: ownClients() });
-          // Dead after the execution's end was recorded (reading the outcome back): nothing to resume.
-          const finished =
-            ended === 'died' &&
-            (await runtime.stores.executions.getExecution(executionId).catch(() => undefined))?.status ===
-              'COMPLETED';
-          if (ended === 'died' && !finished) {
+          let last = ended === 'died' ? undefined : ended.executionId;
+          // Dead after the run's end was recorded (reading the outcome back): nothing to resume.
+          const recorded = ended === 'died' ? await lastExecutionOf(runtime, executionId) : undefined;
+          if (recorded?.status === 'COMPLETED') last = recorded.executionId;
+          if (last === undefined) {
             const plan = await runtime.resumePlanOf(executionId, { workflowId: c.workflow.id });
-            const prepared = runtime.prepare(
-              c.workflow,
-              plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId },
-            );
+            const prepared = runtime.prepare(c.workflow, {
+              ...prepareOptionsOf(c),
+              ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
+            });
             const resumed = await prepared.resume(
               plan.executionId,
               runOptionsOf(c),
@@ -188,10 +262,10 @@ describe('a run that dies at any one of its requests, resumed, ends as a fault-f
               failures.push(`${death} ${at}: resumed ${resumed.status} ${JSON.stringify(resumed.error)}`);
               continue;
             }
+            last = resumed.executionId;
           }
-          const state = await finalState(runtime, executionId);
           try {
-            expect(state).toEqual(expected);
+            expect(await finalState(runtime, last)).toEqual(expected);
           } catch (error) {
             failures.push(`${death} ${at}: ${(error as Error).message.slice(0, 2_000)}`);
           }
