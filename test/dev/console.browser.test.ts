@@ -2,8 +2,9 @@
  * The web console in a real browser: Debian's `chromium` driven by playwright-core (nothing downloads
  * a browser). `stepthread dev` serves the examples; the page starts fork-join-research and sees every
  * node complete, opens each fork child's conversation, starts support-triage and approves it in the
- * page (after a reload), and copies a thread from a middle step and runs the copy. Screenshots go to
- * docs/console/. Without chromium the suite is skipped, saying so.
+ * page (after a reload), and copies a thread from a middle step and runs the copy. Screenshots go to a
+ * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
+ * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,10 @@ import type { CliIo } from '../../cli/io.ts';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS = join(ROOT, 'docs', 'console');
+const SHOTS =
+  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
+    ? join(ROOT, 'docs', 'console')
+    : mkdtempSync(join(tmpdir(), 'stepthread-console-shots-'));
 const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
 
 /** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
