@@ -8,15 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileAnswers } from '../../cli/answers.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import type { Thread } from '../../engine/thread/types.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
 import { createWireDocumentClient, createWireS3Client } from '../../functions/aws/wire-clients.ts';
-import { createLocalRuntime, type LocalRuntime, type RunOptions } from '../../functions/local/runtime.ts';
+import { createLocalRuntime, type RunOptions } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
-import { fullThread } from '../functions/fixtures.ts';
-import { example, idsByRole, plain, threadOutcome, valid } from './helpers.ts';
-import { countingLoop } from './workflows.ts';
+import { executionChainOf } from '../../functions/stores/execution-chain.ts';
+import { example, runState, valid } from './helpers.ts';
+import { countingLoop, twoSubgraphs } from './workflows.ts';
 
 const names = { tableName: 'e2e-die-at', bucketName: 'e2e-die-at' };
 let services: LocalServices;
@@ -82,28 +81,6 @@ function countingClients() {
   return { clients, count };
 }
 
-/** Everything about a run that must not depend on faults; ids and timestamps named by role. */
-async function finalState(runtime: LocalRuntime, executionId: string): Promise<unknown> {
-  const { stores } = runtime;
-  const execution = await stores.executions.getExecution(executionId);
-  const listed = await stores.threads.listThreadsOfExecution(executionId);
-  const ids = new Set([execution.rootThreadId, ...listed.map((entry) => entry.thread.id)]);
-  const threads: Thread[] = [];
-  for (const id of ids) threads.push((await fullThread(stores.threads, id)).thread);
-  const described = [];
-  for (const thread of threads) {
-    described.push({
-      ...threadOutcome(thread),
-      errors: thread.errors.map((error) => error.code),
-      events: (thread.events ?? []).map((event) => event.type),
-      conversation: plain(await runtime.conversationOf(thread)),
-      tokenUsage: thread.conversation.tokenUsage,
-    });
-  }
-  described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
-  return idsByRole({ execution: execution.status, output: described }, threads);
-}
-
 interface Case {
   name: string;
   workflow: Workflow;
@@ -112,59 +89,6 @@ interface Case {
   /** A run that continues in new executions (continue-as-new) past this many history events. */
   continueAfterEvents?: number;
 }
-
-/** A child workflow run twice by SUBGRAPH nodes: its variables stay inside, its output maps out. */
-const doubler: Workflow = {
-  id: 'doubler',
-  version: 1,
-  variables: [
-    { name: 'n', type: 'number', scope: 'subgraph' },
-    { name: 'doubled', type: 'number', scope: 'subgraph' },
-  ],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'double',
-      type: 'VARIABLE',
-      config: { variableName: 'doubled', variableType: 'number', expression: 'n * 2' },
-    },
-    { id: 'say', type: 'LLM', config: { prompt: 'Twice {{n}} is {{doubled}}.' } },
-    { id: 'end', type: 'END' },
-  ],
-  edges: [
-    { from: 'start', to: 'double' },
-    { from: 'double', to: 'say' },
-    { from: 'say', to: 'end' },
-  ],
-};
-const subgraphs = valid({
-  id: 'subgraphs',
-  version: 1,
-  variables: [
-    { name: 'first', type: 'number', scope: 'thread', initial: 0 },
-    { name: 'second', type: 'number', scope: 'thread', initial: 0 },
-  ],
-  profiles: { default: { provider: 'scripted', responses: ['ok'] } },
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'a',
-      type: 'SUBGRAPH',
-      config: { workflow: doubler, inputMapping: { n: 'input.value' }, outputMapping: { first: 'doubled' } },
-    },
-    {
-      id: 'b',
-      type: 'SUBGRAPH',
-      config: { workflow: doubler, inputMapping: { n: 'first + 1' }, outputMapping: { second: 'doubled' } },
-    },
-    { id: 'end', type: 'END', config: { output: { first: '{{first}}', second: '{{second}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'a' },
-    { from: 'a', to: 'b' },
-    { from: 'b', to: 'end' },
-  ],
-});
 
 const CASES: Case[] = [
   {
@@ -196,7 +120,7 @@ const CASES: Case[] = [
     input: { items: Array.from({ length: 8 }, (_, i) => i) },
     continueAfterEvents: 100,
   },
-  { name: 'subgraphs', workflow: subgraphs, input: { value: 5 } },
+  { name: 'subgraphs', workflow: twoSubgraphs(), input: { value: 5 } },
 ];
 
 const prepareOptionsOf = (c: Case) =>
@@ -208,15 +132,6 @@ const runOptionsOf = (c: Case): RunOptions => ({
   ...(c.answers === undefined ? {} : { answerInteraction: fileAnswers(c.answers) }),
 });
 
-/** The last execution of the run `executionId` started (following continue-as-new), if recorded. */
-async function lastExecutionOf(runtime: LocalRuntime, executionId: string) {
-  let execution = await runtime.stores.executions.getExecution(executionId).catch(() => undefined);
-  while (execution?.status === 'CONTINUED' && execution.continuedAs !== undefined) {
-    execution = await runtime.stores.executions.getExecution(execution.continuedAs).catch(() => undefined);
-  }
-  return execution;
-}
-
 describe('a run that dies at any one of its requests, resumed, ends as a fault-free run', () => {
   for (const c of CASES) {
     it(c.name, async () => {
@@ -225,7 +140,7 @@ describe('a run that dies at any one of its requests, resumed, ends as a fault-f
       const clean = await cleanRuntime.prepare(c.workflow, prepareOptionsOf(c)).run(c.input, runOptionsOf(c));
       expect(clean.status, JSON.stringify(clean.error)).toBe('COMPLETED');
       if (c.continueAfterEvents !== undefined) expect(clean.executions.length).toBeGreaterThanOrEqual(2);
-      const expected = await finalState(cleanRuntime, clean.executionId);
+      const expected = await runState(cleanRuntime, clean.executionId);
       const total = counted.count.requests;
       // A run whose end is recorded has nothing to resume.
       await expect(cleanRuntime.resumePlanOf(clean.executionId)).rejects.toMatchObject({
@@ -243,11 +158,10 @@ describe('a run that dies at any one of its requests, resumed, ends as a fault-f
             dying.died,
           ]);
           const runtime = createLocalRuntime({ clients: ownClients() });
-          let last = ended === 'died' ? undefined : ended.executionId;
           // Dead after the run's end was recorded (reading the outcome back): nothing to resume.
-          const recorded = ended === 'died' ? await lastExecutionOf(runtime, executionId) : undefined;
-          if (recorded?.status === 'COMPLETED') last = recorded.executionId;
-          if (last === undefined) {
+          const chain =
+            ended === 'died' ? await executionChainOf(runtime.stores.executions, executionId) : [];
+          if (ended === 'died' && chain.at(-1)?.status !== 'COMPLETED') {
             const plan = await runtime.resumePlanOf(executionId, { workflowId: c.workflow.id });
             const prepared = runtime.prepare(c.workflow, {
               ...prepareOptionsOf(c),
@@ -262,10 +176,9 @@ describe('a run that dies at any one of its requests, resumed, ends as a fault-f
               failures.push(`${death} ${at}: resumed ${resumed.status} ${JSON.stringify(resumed.error)}`);
               continue;
             }
-            last = resumed.executionId;
           }
           try {
-            expect(await finalState(runtime, last)).toEqual(expected);
+            expect(await runState(runtime, executionId)).toEqual(expected);
           } catch (error) {
             failures.push(`${death} ${at}: ${(error as Error).message.slice(0, 2_000)}`);
           }

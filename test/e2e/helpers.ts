@@ -15,6 +15,7 @@ import {
   type TaskCall,
 } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { executionChainOf, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import { fullThread } from '../functions/fixtures.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -146,3 +147,32 @@ export function plain(messages: readonly Message[]): { role: string; content: st
 export const user = (content: string) => ({ role: 'user', content });
 export const assistant = (content: string) => ({ role: 'assistant', content });
 export const system = (content: string) => ({ role: 'system', content });
+
+/**
+ * What a run left that must not depend on faults, over every execution of it (continue-as-new), given
+ * any of their ids: each execution's status, and each thread's outcome, error codes, event types,
+ * conversation and token usage; ids named by role, so runs under different execution ids compare.
+ */
+export async function runState(runtime: LocalRuntime, executionId: string): Promise<unknown> {
+  const { stores } = runtime;
+  const chain = await executionChainOf(stores.executions, executionId);
+  const rootThreadId = chain[0]?.rootThreadId;
+  if (rootThreadId === undefined) throw new Error(`no execution ${executionId}`);
+  const listed = await threadsOfChain(stores.threads, chain);
+  const threads: Thread[] = [];
+  for (const id of new Set([rootThreadId, ...listed.map((entry) => entry.thread.id)])) {
+    threads.push((await fullThread(stores.threads, id)).thread);
+  }
+  const described = [];
+  for (const thread of threads) {
+    described.push({
+      ...threadOutcome(thread),
+      errors: thread.errors.map((error) => error.code),
+      events: (thread.events ?? []).map((event) => event.type),
+      conversation: plain(await runtime.conversationOf(thread)),
+      tokenUsage: thread.conversation.tokenUsage,
+    });
+  }
+  described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
+  return idsByRole({ executions: chain.map((record) => record.status), threads: described }, threads);
+}

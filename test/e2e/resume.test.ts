@@ -12,15 +12,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
-import type { Thread } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
-import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
 import { countLines, runningCli } from '../support/cli-process.ts';
 import { generator } from '../support/seeded-random.ts';
-import { idsByRole, plain, threadOutcome } from './helpers.ts';
+import { runState } from './helpers.ts';
 import { countingLoop } from './workflows.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -39,29 +37,12 @@ const cli = (...args: string[]) => runCli(args, { cwd: dir });
 const spawnCli = (args: readonly string[], options: { closeStdout?: boolean } = {}) =>
   runningCli(args, { cwd: dir, env: { STEPTHREAD_DATA_DIR: '' }, ...options });
 
-/** Everything about a run that must not depend on faults; ids and timestamps named by role. */
+/** Everything about a run that must not depend on faults, read from its data directory. */
 async function finalState(dataDir: string, executionId: string): Promise<unknown> {
   const services = await openDataDir(dataDir);
   try {
     const runtime = createLocalRuntime({ clients: createAwsClients(services.target, services.names) });
-    const { stores } = runtime;
-    const execution = await stores.executions.getExecution(executionId);
-    const listed = await stores.threads.listThreadsOfExecution(executionId);
-    const ids = new Set([execution.rootThreadId, ...listed.map((entry) => entry.thread.id)]);
-    const threads: Thread[] = [];
-    for (const id of ids) threads.push((await fullThread(stores.threads, id)).thread);
-    const described = [];
-    for (const thread of threads) {
-      described.push({
-        ...threadOutcome(thread),
-        errors: thread.errors.map((error) => error.code),
-        events: (thread.events ?? []).map((event) => event.type),
-        conversation: plain(await runtime.conversationOf(thread)),
-        tokenUsage: thread.conversation.tokenUsage,
-      });
-    }
-    described.sort((a, b) => a.path.localeCompare(b.path) || a.status.localeCompare(b.status));
-    return idsByRole({ execution: execution.status, threads: described }, threads);
+    return await runState(runtime, executionId);
   } finally {
     await services.close();
   }

@@ -4,8 +4,8 @@
  * SUBGRAPH nodes using the same child.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Workflow } from '../../engine/model/schema.ts';
-import { assistant, type E2e, plain, startE2e, user, valid } from './helpers.ts';
+import { assistant, type E2e, plain, startE2e, user } from './helpers.ts';
+import { twoSubgraphs } from './workflows.ts';
 
 let e2e: E2e;
 beforeAll(async () => {
@@ -13,62 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => e2e.close());
 
-const child: Workflow = {
-  id: 'doubler',
-  version: 1,
-  variables: [
-    { name: 'n', type: 'number', scope: 'subgraph' },
-    { name: 'doubled', type: 'number', scope: 'subgraph' },
-  ],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'double',
-      type: 'VARIABLE',
-      config: { variableName: 'doubled', variableType: 'number', expression: 'n * 2' },
-    },
-    { id: 'say', type: 'LLM', config: { prompt: 'Twice {{n}} is {{doubled}}.' } },
-    { id: 'end', type: 'END' },
-  ],
-  edges: [
-    { from: 'start', to: 'double' },
-    { from: 'double', to: 'say' },
-    { from: 'say', to: 'end' },
-  ],
-};
-
-const parent = valid({
-  id: 'subgraphs',
-  version: 1,
-  variables: [
-    { name: 'first', type: 'number', scope: 'thread', initial: 0 },
-    { name: 'second', type: 'number', scope: 'thread', initial: 0 },
-  ],
-  profiles: { default: { provider: 'scripted', responses: ['ok'] } },
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'a',
-      type: 'SUBGRAPH',
-      config: { workflow: child, inputMapping: { n: 'input.value' }, outputMapping: { first: 'doubled' } },
-    },
-    {
-      id: 'b',
-      type: 'SUBGRAPH',
-      config: { workflow: child, inputMapping: { n: 'first + 1' }, outputMapping: { second: 'doubled' } },
-    },
-    {
-      id: 'end',
-      type: 'END',
-      config: { output: { first: '{{first}}', second: '{{second}}', leaked: '{{doubled ?? "none"}}' } },
-    },
-  ],
-  edges: [
-    { from: 'start', to: 'a' },
-    { from: 'a', to: 'b' },
-    { from: 'b', to: 'end' },
-  ],
-});
+const parent = twoSubgraphs();
 
 describe('SUBGRAPH', () => {
   it('maps inputs in and outputs out, keeps subgraph variables inside, and inlines a child twice', async () => {

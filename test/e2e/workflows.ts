@@ -104,3 +104,72 @@ export function countingLoop(expression: string) {
     ],
   };
 }
+
+/** A child workflow the SUBGRAPH tests run: doubles `n` (subgraph scope) and says so through an LLM. */
+const doubler: Workflow = {
+  id: 'doubler',
+  version: 1,
+  variables: [
+    { name: 'n', type: 'number', scope: 'subgraph' },
+    { name: 'doubled', type: 'number', scope: 'subgraph' },
+  ],
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'double',
+      type: 'VARIABLE',
+      config: { variableName: 'doubled', variableType: 'number', expression: 'n * 2' },
+    },
+    { id: 'say', type: 'LLM', config: { prompt: 'Twice {{n}} is {{doubled}}.' } },
+    { id: 'end', type: 'END' },
+  ],
+  edges: [
+    { from: 'start', to: 'double' },
+    { from: 'double', to: 'say' },
+    { from: 'say', to: 'end' },
+  ],
+};
+
+/**
+ * start → a → b → end, `a` and `b` SUBGRAPH nodes running the same child: `a` doubles `input.value`
+ * into `first`, `b` doubles `first + 1` into `second`; `leaked` shows whether the child's variable
+ * got out.
+ */
+export function twoSubgraphs(): Workflow {
+  return valid({
+    id: 'subgraphs',
+    version: 1,
+    variables: [
+      { name: 'first', type: 'number', scope: 'thread', initial: 0 },
+      { name: 'second', type: 'number', scope: 'thread', initial: 0 },
+    ],
+    profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'a',
+        type: 'SUBGRAPH',
+        config: {
+          workflow: doubler,
+          inputMapping: { n: 'input.value' },
+          outputMapping: { first: 'doubled' },
+        },
+      },
+      {
+        id: 'b',
+        type: 'SUBGRAPH',
+        config: { workflow: doubler, inputMapping: { n: 'first + 1' }, outputMapping: { second: 'doubled' } },
+      },
+      {
+        id: 'end',
+        type: 'END',
+        config: { output: { first: '{{first}}', second: '{{second}}', leaked: '{{doubled ?? "none"}}' } },
+      },
+    ],
+    edges: [
+      { from: 'start', to: 'a' },
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'end' },
+    ],
+  });
+}

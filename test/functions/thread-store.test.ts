@@ -3,6 +3,7 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands, type Meter, meterClient } from '../../functions/aws/meter.ts';
+import { createWireDocumentClient } from '../../functions/aws/wire-clients.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import { type BranchOutcome, createJoinStore, type JoinStore } from '../../functions/stores/join-store.ts';
@@ -274,8 +275,9 @@ describe('thread store', () => {
 });
 
 describe('thread store, a create that died between its head and its listing', () => {
-  it('lists the thread when the create is retried', async () => {
-    const dying = createAwsClients(services.target, { ...names, bucketName: 'stepthread-threads-dying' });
+  /** Clients of their own whose process dies when it first writes a listing (after the thread's head). */
+  const clientsDyingAtFirstListing = () => {
+    const dying = { ...clients, dynamo: createWireDocumentClient(services.target.dynamoEndpoint) };
     let failListing = true;
     aroundCommands(dying.dynamo, ({ commandName, input }, next) => {
       const item = (input as { Item?: { kind?: unknown } }).Item;
@@ -285,6 +287,11 @@ describe('thread store, a create that died between its head and its listing', ()
       }
       return next();
     });
+    return dying;
+  };
+
+  it('lists the thread when the create is retried', async () => {
+    const dying = clientsDyingAtFirstListing();
     const thread = makeThread('t-list-died', { metadata: { executionId: 'exec-list-died' } });
     await expect(createThreadStore(dying).createThread(thread)).rejects.toThrow('process killed');
     expect(await store.listThreadsOfExecution('exec-list-died')).toEqual([]);
@@ -295,16 +302,7 @@ describe('thread store, a create that died between its head and its listing', ()
   });
 
   it('lists the thread when the retry read the clock differently (CREATE_CONFLICT, then adopted)', async () => {
-    const dying = createAwsClients(services.target, { ...names, bucketName: 'stepthread-threads-dying' });
-    let failListing = true;
-    aroundCommands(dying.dynamo, ({ commandName, input }, next) => {
-      const item = (input as { Item?: { kind?: unknown } }).Item;
-      if (commandName === 'PutItemCommand' && item?.kind === 'listing' && failListing) {
-        failListing = false;
-        return Promise.reject(new Error('process killed'));
-      }
-      return next();
-    });
+    const dying = clientsDyingAtFirstListing();
     const thread = makeThread('t-list-clock', { metadata: { executionId: 'exec-list-clock' } });
     await expect(createThreadStore(dying).createThread(thread)).rejects.toThrow('process killed');
     // A retried FORK makes the same child with its own timestamps: a conflict, which it adopts.
