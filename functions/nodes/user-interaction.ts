@@ -34,6 +34,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
+import { NodeLogicFailure } from '../../engine/lifecycle.ts';
 import {
   type UserInteractionConfig,
   type UserInteractionType,
@@ -491,6 +492,20 @@ function committedResolution(
 }
 
 /**
+ * When this visit's question was asked, for a failure that carries no task result (a timeout, a
+ * SendTaskFailure caught into `$.error`): from the interaction's item, if it is this visit's.
+ */
+async function requestedAtOfVisit(ctx: StepContext): Promise<string | undefined> {
+  try {
+    const asked = await requireStore(ctx.deps).getInteraction(ctx.thread.id, ctx.node.id);
+    return asked.step === ctx.envelope.step ? asked.requestedAt : undefined;
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'INTERACTION_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
+/**
  * The `answer` action: commits the answer in the task result (or the failure the wait Task's Catch
  * recorded) as the node's step, then closes the interaction. A retry replays the committed step and
  * closes it again, harmlessly; the envelope it returns carries no answer.
@@ -499,25 +514,35 @@ export function runInteractionAnswer(event: TaskEvent, deps: HandlerDeps): Promi
   let decided: InteractionResolution | undefined;
   const behaviour: NodeBehaviour = {
     readsConversation: true,
-    logic(ctx) {
+    async logic(ctx) {
       const config = parseConfig(userInteractionConfigSchema, ctx.node);
       const envelope = ctx.envelope as IncomingEnvelope & { answer?: unknown };
       decided = resolutionOf(ctx.node, config, envelope);
-      if (decided.outcome === 'FAILED') {
-        throw new StepthreadError(decided.code, decided.reason, { nodeId: ctx.node.id });
-      }
-      const requestedAt = isRecord(envelope.answer) ? envelope.answer.requestedAt : undefined;
+      const answered = isRecord(envelope.answer) ? envelope.answer.requestedAt : undefined;
+      const requestedAt =
+        typeof answered === 'string'
+          ? answered
+          : decided.outcome === 'FAILED'
+            ? await requestedAtOfVisit(ctx)
+            : undefined;
       const requested =
-        typeof requestedAt === 'string'
-          ? createEvent('USER_INTERACTION_REQUESTED', {
+        requestedAt === undefined
+          ? undefined
+          : createEvent('USER_INTERACTION_REQUESTED', {
               threadId: ctx.thread.id,
               workflowId: ctx.thread.workflowId,
               at: requestedAt,
               nodeId: ctx.node.id,
               interactionType: config.userInteractionType,
               ...(config.options ? { optionCount: config.options.length } : {}),
-            })
-          : undefined;
+            });
+      if (decided.outcome === 'FAILED') {
+        // A question that timed out or was failed was still asked: the record says so before NODE_FAILED.
+        throw new NodeLogicFailure(
+          new StepthreadError(decided.code, decided.reason, { nodeId: ctx.node.id }),
+          requested ? [requested] : [],
+        );
+      }
       return applyAnswer(ctx, config, decided.answer, requested);
     },
     async afterCommit({ deps: committedDeps, node, thread, result, event: committedEvent }) {

@@ -146,6 +146,14 @@ describe('a single interaction', () => {
     const stored = await e2e.runtime.stores.interactions!.getInteraction(outcome.threadId, 'ask');
     expect(stored.status).toBe('FAILED');
     expect(await e2e.runtime.stores.interactions!.listOpenOfThread(outcome.threadId)).toEqual([]);
+    // The question was asked, though never answered: the thread's record says so, and when.
+    const asked = (thread.events ?? []).filter((event) => 'nodeId' in event && event.nodeId === 'ask');
+    expect(asked.map((event) => event.type)).toEqual([
+      'NODE_STARTED',
+      'USER_INTERACTION_REQUESTED',
+      'NODE_FAILED',
+    ]);
+    expect(asked[1]?.at).toBe(stored.requestedAt);
   });
 
   it('fails the run with the operator reason on a fail reply', async () => {
@@ -158,6 +166,11 @@ describe('a single interaction', () => {
       message: 'customer withdrew the ticket',
       nodeId: 'ask',
     });
+    const thread = await e2e.thread(outcome.threadId);
+    const types = (thread.events ?? [])
+      .filter((event) => 'nodeId' in event && event.nodeId === 'ask')
+      .map((event) => event.type);
+    expect(types).toEqual(['NODE_STARTED', 'USER_INTERACTION_REQUESTED', 'NODE_FAILED']);
   });
 });
 

@@ -726,7 +726,8 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
       'NODE_STARTED',
       'HOOK_TRIGGERED:before-high',
       'HOOK_TRIGGERED:before-low',
-      // The question's REQUESTED event is recorded with its answer; a failure has none to carry it.
+      // The question was asked though never answered: its REQUESTED event stands in the seed's place.
+      'USER_INTERACTION_REQUESTED',
       'HOOK_TRIGGERED:after',
       'HOOK_TRIGGERED:only-on-failure',
       'NODE_FAILED',
