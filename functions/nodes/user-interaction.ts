@@ -44,6 +44,7 @@ import type { ExpressionScope } from '../../engine/scope.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
 import { isTerminalStatus, setVariable } from '../../engine/thread/index.ts';
 import type { Envelope, NodeResult, Thread } from '../../engine/thread/types.ts';
+import { publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps, TaskTokenSender } from '../handlers/deps.ts';
 import {
   loadThread,
@@ -353,10 +354,33 @@ export async function requestInteraction(
     taskToken,
     status: 'PENDING',
   };
-  await store.recordPending(interaction, {
+  const stored = await store.recordPending(interaction, {
     expiresAt: epochSeconds(deadline) + RESOLVED_RETENTION_SECONDS,
   });
+  // Published now, so a rule on the bus can tell whoever answers (nothing commits until the answer,
+  // whose step records the same event, `at` included: consumers see it at least once, maybe twice).
+  if (stored.status === 'PENDING') {
+    const requested = requestedEvent(thread, node.id, config, stored.requestedAt);
+    await publishCommitted(deps.events, [requested], { executionId: envelope.executionId });
+  }
   return envelope;
+}
+
+/** The event of a question asked at `at`: published when asked, recorded with the step that resolves it. */
+function requestedEvent(
+  thread: Pick<Thread, 'id' | 'workflowId'>,
+  nodeId: string,
+  config: UserInteractionConfig,
+  at: string,
+): StepthreadEvent {
+  return createEvent('USER_INTERACTION_REQUESTED', {
+    threadId: thread.id,
+    workflowId: thread.workflowId,
+    at,
+    nodeId,
+    interactionType: config.userInteractionType,
+    ...(config.options ? { optionCount: config.options.length } : {}),
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -526,16 +550,7 @@ export function runInteractionAnswer(event: TaskEvent, deps: HandlerDeps): Promi
             ? await requestedAtOfVisit(ctx)
             : undefined;
       const requested =
-        requestedAt === undefined
-          ? undefined
-          : createEvent('USER_INTERACTION_REQUESTED', {
-              threadId: ctx.thread.id,
-              workflowId: ctx.thread.workflowId,
-              at: requestedAt,
-              nodeId: ctx.node.id,
-              interactionType: config.userInteractionType,
-              ...(config.options ? { optionCount: config.options.length } : {}),
-            });
+        requestedAt === undefined ? undefined : requestedEvent(ctx.thread, ctx.node.id, config, requestedAt);
       if (decided.outcome === 'FAILED') {
         // A question that timed out or was failed was still asked: the record says so before NODE_FAILED.
         throw new NodeLogicFailure(

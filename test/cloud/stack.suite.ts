@@ -535,4 +535,49 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     // At least once: every recorded event is on the bus (a retried step may publish one twice).
     expect(new Set(published.map((event) => key(event.detail as Record<string, unknown>)))).toEqual(recorded);
   }, 120_000);
+
+  it('a question is on the bus (USER_INTERACTION_REQUESTED) while it waits, before anyone answers', async () => {
+    const observed = await queue('asked-events');
+    await events.send(
+      new PutRuleCommand({
+        Name: 'observe-asked',
+        EventBusName: 'stepthread-events',
+        EventPattern: JSON.stringify({
+          source: ['stepthread'],
+          'detail-type': ['USER_INTERACTION_REQUESTED'],
+        }),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: 'observe-asked',
+        EventBusName: 'stepthread-events',
+        Targets: [{ Id: 'observed', Arn: observed.arn }],
+      }),
+    );
+    const input = JSON.stringify({ detail: { subject: 'Refund request' } });
+    const started = await cli(['start', 'approval', '--stack', STACK, '--name', 'asked', '--input', input]);
+    const executionArn = started.stdout.trim();
+    let open: { interactionId: string; threadId: string; requestedAt: string }[] = [];
+    while (open.length === 0) {
+      await sleep(250);
+      open = JSON.parse((await cli(['pending', executionArn, '--stack', STACK, '--json'])).stdout);
+    }
+    const asked = (await drain(observed.url)).map((event) => event.detail as Record<string, unknown>);
+    expect(asked.filter((detail) => detail.threadId === open[0]!.threadId)).toEqual([
+      expect.objectContaining({
+        type: 'USER_INTERACTION_REQUESTED',
+        nodeId: 'approve',
+        at: open[0]!.requestedAt,
+        interactionType: 'ask_for_approval',
+      }),
+    ]);
+    expect((await cli(['respond', open[0]!.interactionId, '--stack', STACK, '--approve'])).code).toBe(0);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    // The answer's step records the same event and publishes it again (at least once).
+    const again = (await drain(observed.url)).map((event) => event.detail as Record<string, unknown>);
+    expect(again.filter((detail) => detail.threadId === open[0]!.threadId)).toEqual([
+      expect.objectContaining({ type: 'USER_INTERACTION_REQUESTED', at: open[0]!.requestedAt }),
+    ]);
+  }, 120_000);
 });
