@@ -15,7 +15,7 @@ import { createLocalRuntime, type RunOptions } from '../../functions/local/runti
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
 import { example, runState, valid } from './helpers.ts';
-import { countingLoop, twoSubgraphs } from './workflows.ts';
+import { counterWorkflow, countingLoop, twoSubgraphs } from './workflows.ts';
 
 const names = { tableName: 'e2e-die-at', bucketName: 'e2e-die-at' };
 let services: LocalServices;
@@ -121,6 +121,8 @@ const CASES: Case[] = [
     continueAfterEvents: 100,
   },
   { name: 'subgraphs', workflow: twoSubgraphs(), input: { value: 5 } },
+  // Each branch's global write lands on the root before its own commit: a death between the two.
+  { name: 'fork writing globals', workflow: counterWorkflow(2, 'serial'), input: {} },
 ];
 
 const prepareOptionsOf = (c: Case) =>

@@ -4,55 +4,14 @@
  * otherwise the step runs again against the new value.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crashAfterFirstAttempt, type E2e, startE2e, valid } from './helpers.ts';
+import { crashAfterFirstAttempt, type E2e, startE2e } from './helpers.ts';
+import { counterWorkflow } from './workflows.ts';
 
 let e2e: E2e;
 beforeAll(async () => {
   e2e = await startE2e('shared-globals');
 });
 afterAll(() => e2e.close());
-
-function counterWorkflow(paths: number) {
-  const ids = Array.from({ length: paths }, (_, i) => `p${i}`);
-  return valid({
-    id: `counter-${paths}`,
-    version: 1,
-    variables: [
-      { name: 'done', type: 'number', scope: 'global', initial: 0 },
-      { name: 'seen', type: 'array', scope: 'global', initial: [] },
-    ],
-    nodes: [
-      { id: 'start', type: 'START' },
-      {
-        id: 'split',
-        type: 'FORK',
-        config: { forkPathIds: ids, forkStrategy: 'parallel', childNodeIds: ids.map((id) => `${id}-inc`) },
-      },
-      ...ids.flatMap((id) => [
-        {
-          id: `${id}-inc`,
-          type: 'VARIABLE',
-          config: { variableName: 'done', variableType: 'number', expression: 'done + 1' },
-        },
-        {
-          id: `${id}-note`,
-          type: 'VARIABLE',
-          config: { variableName: 'seen', variableType: 'array', expression: `concat(seen, ['${id}'])` },
-        },
-      ]),
-      { id: 'merge', type: 'JOIN', config: { forkPathIds: ids, joinStrategy: 'ALL_COMPLETED', timeout: 0 } },
-      { id: 'end', type: 'END', config: { output: { done: '{{done}}', seen: '{{seen}}' } } },
-    ],
-    edges: [
-      { from: 'start', to: 'split' },
-      ...ids.flatMap((id) => [
-        { from: `${id}-inc`, to: `${id}-note` },
-        { from: `${id}-note`, to: 'merge' },
-      ]),
-      { from: 'merge', to: 'end' },
-    ],
-  });
-}
 
 describe('shared global variables', () => {
   it('50 parallel branches incrementing a counter and appending to an array lose no update', async () => {

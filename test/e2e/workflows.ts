@@ -173,3 +173,49 @@ export function twoSubgraphs(): Workflow {
     ],
   });
 }
+
+/**
+ * start → a FORK of `paths` branches, each adding 1 to the global `done` and its path id to the global
+ * `seen` → JOIN → end with both.
+ */
+export function counterWorkflow(paths: number, strategy: 'parallel' | 'serial' = 'parallel'): Workflow {
+  const ids = Array.from({ length: paths }, (_, i) => `p${i}`);
+  return valid({
+    id: `counter-${paths}-${strategy}`,
+    version: 1,
+    variables: [
+      { name: 'done', type: 'number', scope: 'global', initial: 0 },
+      { name: 'seen', type: 'array', scope: 'global', initial: [] },
+    ],
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'split',
+        type: 'FORK',
+        config: { forkPathIds: ids, forkStrategy: strategy, childNodeIds: ids.map((id) => `${id}-inc`) },
+      },
+      ...ids.flatMap((id) => [
+        {
+          id: `${id}-inc`,
+          type: 'VARIABLE',
+          config: { variableName: 'done', variableType: 'number', expression: 'done + 1' },
+        },
+        {
+          id: `${id}-note`,
+          type: 'VARIABLE',
+          config: { variableName: 'seen', variableType: 'array', expression: `concat(seen, ['${id}'])` },
+        },
+      ]),
+      { id: 'merge', type: 'JOIN', config: { forkPathIds: ids, joinStrategy: 'ALL_COMPLETED', timeout: 0 } },
+      { id: 'end', type: 'END', config: { output: { done: '{{done}}', seen: '{{seen}}' } } },
+    ],
+    edges: [
+      { from: 'start', to: 'split' },
+      ...ids.flatMap((id) => [
+        { from: `${id}-inc`, to: `${id}-note` },
+        { from: `${id}-note`, to: 'merge' },
+      ]),
+      { from: 'merge', to: 'end' },
+    ],
+  });
+}
