@@ -100,6 +100,9 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
 /** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
 export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
   const entered = new Map<string, number>();
+  // A state whose failure a Catch took exits like one that succeeded: its ✗ line says how it ended
+  // (a retried one runs again, and says so).
+  const failed = new Set<string>();
   const shown = (event: LocalEvent) =>
     event.stateType === 'Task' || event.stateType === 'Parallel' || event.stateType === 'Map';
   const elapsed = (event: LocalEvent) => {
@@ -114,6 +117,7 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
         if (shown(event)) io.stderr(`  → ${name}\n`);
         break;
       case 'StateExited':
+        if (failed.delete(name)) break;
         if (shown(event)) io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
         break;
       case 'StateFailed':
@@ -127,14 +131,11 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
           break;
         }
         io.stderr(`  ✗ ${name}${elapsed(event)}: ${event.error ?? 'failed'}\n`);
+        failed.add(name);
         break;
       case 'StateRetried':
+        failed.delete(name);
         io.stderr(`  ↻ ${name}: retry ${event.retryAttempt ?? ''}\n`);
-        break;
-      case 'StateCaught':
-        if (event.error !== undefined && !event.error.startsWith('stepthread.Join')) {
-          io.stderr(`  ↪ ${name}: caught ${event.error}\n`);
-        }
         break;
       default:
         break;
