@@ -8,7 +8,9 @@ function printed(events: readonly [LocalEventType, string, string, Partial<Local
   let out = '';
   const print = progressPrinter({
     stdout: () => {},
-    stderr: (text) => void (out += text),
+    stderr: (text) => {
+      out += text;
+    },
     readFile: async () => '',
   });
   events.forEach(([type, stateName, stateType, rest], i) => {

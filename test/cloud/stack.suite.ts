@@ -96,6 +96,36 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     return { url: QueueUrl, arn: Attributes.QueueArn };
   }
 
+  /** A queue that receives what the rule `rule` matches on the stepthread-events bus. */
+  async function observeBus(queueName: string, rule: string, pattern: unknown): Promise<{ url: string }> {
+    const observed = await queue(queueName);
+    await events.send(
+      new PutRuleCommand({
+        Name: rule,
+        EventBusName: 'stepthread-events',
+        EventPattern: JSON.stringify(pattern),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: rule,
+        EventBusName: 'stepthread-events',
+        Targets: [{ Id: 'observed', Arn: observed.arn }],
+      }),
+    );
+    return observed;
+  }
+
+  /** The details of the events on the queue about `threadId`, waiting up to 10 s for the first. */
+  async function eventsOfThread(url: string, threadId: string): Promise<Record<string, unknown>[]> {
+    for (let waited = 0; ; waited += 250) {
+      const details = (await drain(url)).map((event) => event.detail as Record<string, unknown>);
+      const about = details.filter((detail) => detail.threadId === threadId);
+      if (about.length > 0 || waited >= 10_000) return about;
+      await sleep(250);
+    }
+  }
+
   /** Every message the queue holds now, as parsed JSON. */
   async function drain(url: string): Promise<Record<string, unknown>[]> {
     const messages: Record<string, unknown>[] = [];
@@ -457,21 +487,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     await events.send(
       new PutTargetsCommand({ Rule: forwarding!.name, Targets: [{ Id: 'bus', Arn: bus.Arn! }] }),
     );
-    const observed = await queue('forwarded-status');
-    await events.send(
-      new PutRuleCommand({
-        Name: 'observe-status',
-        EventBusName: 'stepthread-events',
-        EventPattern: JSON.stringify({ source: ['aws.states'] }),
-      }),
-    );
-    await events.send(
-      new PutTargetsCommand({
-        Rule: 'observe-status',
-        EventBusName: 'stepthread-events',
-        Targets: [{ Id: 'observed', Arn: observed.arn }],
-      }),
-    );
+    const observed = await observeBus('forwarded-status', 'observe-status', { source: ['aws.states'] });
     const status = (stateMachine: string) => ({
       Source: 'aws.states',
       DetailType: 'Step Functions Execution Status Change',
@@ -490,21 +506,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
   });
 
   it('the functions publish each thread and node event on the stepthread bus (source stepthread)', async () => {
-    const observed = await queue('thread-events');
-    await events.send(
-      new PutRuleCommand({
-        Name: 'observe-thread-events',
-        EventBusName: 'stepthread-events',
-        EventPattern: JSON.stringify({ source: ['stepthread'] }),
-      }),
-    );
-    await events.send(
-      new PutTargetsCommand({
-        Rule: 'observe-thread-events',
-        EventBusName: 'stepthread-events',
-        Targets: [{ Id: 'observed', Arn: observed.arn }],
-      }),
-    );
+    const observed = await observeBus('thread-events', 'observe-thread-events', { source: ['stepthread'] });
     const started = await cli([
       'start',
       'fork-join-research',
@@ -537,24 +539,10 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
   }, 120_000);
 
   it('a question is on the bus (USER_INTERACTION_REQUESTED) while it waits, before anyone answers', async () => {
-    const observed = await queue('asked-events');
-    await events.send(
-      new PutRuleCommand({
-        Name: 'observe-asked',
-        EventBusName: 'stepthread-events',
-        EventPattern: JSON.stringify({
-          source: ['stepthread'],
-          'detail-type': ['USER_INTERACTION_REQUESTED'],
-        }),
-      }),
-    );
-    await events.send(
-      new PutTargetsCommand({
-        Rule: 'observe-asked',
-        EventBusName: 'stepthread-events',
-        Targets: [{ Id: 'observed', Arn: observed.arn }],
-      }),
-    );
+    const observed = await observeBus('asked-events', 'observe-asked', {
+      source: ['stepthread'],
+      'detail-type': ['USER_INTERACTION_REQUESTED'],
+    });
     const input = JSON.stringify({ detail: { subject: 'Refund request' } });
     const started = await cli(['start', 'approval', '--stack', STACK, '--name', 'asked', '--input', input]);
     const executionArn = started.stdout.trim();
@@ -563,8 +551,9 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       await sleep(250);
       open = JSON.parse((await cli(['pending', executionArn, '--stack', STACK, '--json'])).stdout);
     }
-    const asked = (await drain(observed.url)).map((event) => event.detail as Record<string, unknown>);
-    expect(asked.filter((detail) => detail.threadId === open[0]!.threadId)).toEqual([
+    // The item is written first, then the event published: wait for the event, not the item.
+    const asked = await eventsOfThread(observed.url, open[0]!.threadId);
+    expect(asked).toEqual([
       expect.objectContaining({
         type: 'USER_INTERACTION_REQUESTED',
         nodeId: 'approve',
@@ -575,8 +564,8 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     expect((await cli(['respond', open[0]!.interactionId, '--stack', STACK, '--approve'])).code).toBe(0);
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
     // The answer's step records the same event and publishes it again (at least once).
-    const again = (await drain(observed.url)).map((event) => event.detail as Record<string, unknown>);
-    expect(again.filter((detail) => detail.threadId === open[0]!.threadId)).toEqual([
+    const again = await eventsOfThread(observed.url, open[0]!.threadId);
+    expect(again).toEqual([
       expect.objectContaining({ type: 'USER_INTERACTION_REQUESTED', at: open[0]!.requestedAt }),
     ]);
   }, 120_000);
