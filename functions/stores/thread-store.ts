@@ -498,19 +498,19 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
         const existing = await readItem(thread.id);
+        const conflict = () =>
+          new StepthreadError('CREATE_CONFLICT', `thread ${thread.id} already exists with different content`);
+        if (!existing) throw conflict();
         // The first create may have died between the head and its listing: list the thread (again,
         // the same item) under the execution it is in now, or it would stay out of its listing.
         // On a conflict too: a retried FORK or START reads the clock differently, so it meets
         // CREATE_CONFLICT on the thread its first attempt created, and adopts it.
-        if (existing) listedUnder = versioned(existing).thread.metadata.executionId;
+        listedUnder = versioned(existing).thread.metadata.executionId;
         // Compared by the hash of the content it was created with, so a retried create still
         // succeeds after later updates moved the thread on.
-        if (!existing || existing.createHash !== createHash) {
-          if (existing) await putListing(thread.id, listedUnder);
-          throw new StepthreadError(
-            'CREATE_CONFLICT',
-            `thread ${thread.id} already exists with different content`,
-          );
+        if (existing.createHash !== createHash) {
+          await putListing(thread.id, listedUnder);
+          throw conflict();
         }
         created = false;
         version = Number(existing.version);

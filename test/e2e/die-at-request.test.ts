@@ -38,12 +38,18 @@ function ownClients(): AwsClients {
 /** How the process dies at its `at`-th request. */
 type Death = 'unsent' | 'landed';
 
+/** Clients of their own whose every request, DynamoDB and S3 alike, goes through `around`. */
+function clientsAround(around: (next: () => Promise<unknown>) => Promise<unknown>): AwsClients {
+  const clients = ownClients();
+  for (const client of [clients.dynamo, clients.s3]) aroundCommands(client, (_call, next) => around(next));
+  return clients;
+}
+
 /**
  * Clients whose process dies at request `at` (counted over DynamoDB and S3 together): that request and
  * every later one never answers, nor does any answer still on its way. `died` settles at the death.
  */
 function dyingClients(at: number, death: Death) {
-  const clients = ownClients();
   let sent = 0;
   let dead = false;
   let die!: () => void;
@@ -51,7 +57,7 @@ function dyingClients(at: number, death: Death) {
     die = () => resolve('died');
   });
   const never = new Promise<never>(() => {});
-  const around = async (_call: unknown, next: () => Promise<unknown>) => {
+  const clients = clientsAround(async (next) => {
     sent += 1;
     if (dead) return never;
     if (sent === at) {
@@ -62,22 +68,17 @@ function dyingClients(at: number, death: Death) {
     }
     const answer = await next();
     return dead ? never : answer;
-  };
-  aroundCommands(clients.dynamo, around);
-  aroundCommands(clients.s3, around);
+  });
   return { clients, died };
 }
 
 /** Counts the requests of a fault-free run. */
 function countingClients() {
-  const clients = ownClients();
   const count = { requests: 0 };
-  const around = (_call: unknown, next: () => Promise<unknown>) => {
+  const clients = clientsAround((next) => {
     count.requests += 1;
     return next();
-  };
-  aroundCommands(clients.dynamo, around);
-  aroundCommands(clients.s3, around);
+  });
   return { clients, count };
 }
 
