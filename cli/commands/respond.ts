@@ -13,6 +13,7 @@ import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-
 import { answerFor, type InteractionReply, sendReply } from '../../functions/nodes/user-interaction.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import {
+  answersMatch,
   createInteractionStore,
   type Interaction,
   InteractionConflict,
@@ -114,10 +115,7 @@ function sameAnswer(interaction: Interaction, reply: InteractionReply): boolean 
   const resolution = interaction.resolution;
   if (resolution === undefined) return false;
   if (reply.kind === 'fail') return resolution.outcome === 'FAILED';
-  return (
-    resolution.outcome === 'ANSWERED' &&
-    JSON.stringify(resolution.answer) === JSON.stringify(answerFor(interaction, reply))
-  );
+  return answersMatch(resolution, answerFor(interaction, reply));
 }
 
 /**

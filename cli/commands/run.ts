@@ -381,7 +381,7 @@ export async function resumeExecution(
     continueAfterEvents?: number | false | undefined;
   },
 ): Promise<number> {
-  const { getLocalRun, isRunnerAlive, latestLocalRun, workflowOfRun } = await registryModule();
+  const { detailsOfRun, getLocalRun, isRunnerAlive, latestLocalRun } = await registryModule();
   const asked = await getLocalRun(session.clients, executionId);
   const plan = await runtime.resumePlanOf(executionId, asked ? { workflowId: asked.workflowId } : undefined);
   const local = (await latestLocalRun(session.clients, plan.chain)) ?? asked;
@@ -394,13 +394,14 @@ export async function resumeExecution(
   const { workflow: given, file, answers: givenAnswers, continueAfterEvents: givenThreshold, ...rest } = run;
   const prompt = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
   // Answers given now, else those the run started with (then the terminal, when there is one).
-  const recorded = givenAnswers === undefined && local?.answers ? JSON.parse(local.answers) : undefined;
+  const details = local ? await detailsOfRun(session.clients, local) : {};
+  const recorded = givenAnswers === undefined ? details.answers : undefined;
   const answers = givenAnswers ?? recorded;
   const runOptions: RunOptions =
     recorded === undefined
       ? rest
       : { ...rest, answerInteraction: firstAnswer(fileAnswers(recorded), prompt) };
-  const workflow = given ?? (local ? workflowOfRun(local) : undefined);
+  const workflow = given ?? details.workflow;
   if (workflow === undefined) {
     throw new StepthreadError(
       'RUN_NOT_RESUMABLE',
@@ -413,7 +414,7 @@ export async function resumeExecution(
     ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
     ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
   });
-  const input = local?.input === undefined ? undefined : (JSON.parse(local.input) as Record<string, unknown>);
+  const { input } = details;
   await startedRun(session, io, {
     executionId: plan.executionId,
     threadId: plan.rootThreadId,

@@ -6,11 +6,16 @@
  * from. A resumed run rewrites it with its own process — under the execution it resumes, which for a
  * run that continued (continue-as-new) is a later one than the first: the newest record along a run's
  * chain of executions names the process that ran it last.
+ *
+ * The workflow, the answers and the input go in the item when they are small, else together in one
+ * S3 object beside it (`runs/<executionId>.json`): an item holds 400 KB at most, and a run with a
+ * large input or answers must start, and resume, like any other.
  */
 import { hostname } from 'node:os';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import type { ObjectClient } from '../aws/s3-client.ts';
 import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
 
@@ -22,7 +27,7 @@ export interface LocalRunRecord {
   readonly pid: number;
   readonly host: string;
   readonly workflowId: string;
-  /** The workflow as it ran, JSON (absent when too large for the item: resume then needs --workflow). */
+  /** The workflow as it ran, JSON (absent when it is in `detailsKey`'s object). */
   readonly workflow?: string;
   /** The workflow file, absolute, when it came from one. */
   readonly file?: string;
@@ -34,6 +39,21 @@ export interface LocalRunRecord {
   readonly input?: string;
   /** The continue-as-new threshold the run was compiled with (history events, or false: never). */
   readonly continueAfterEvents?: number | false;
+  /** The S3 key of the object holding `workflow`, `answers` and `input`, when too large for the item. */
+  readonly detailsKey?: string;
+}
+
+/** A local run's workflow, answers and input, parsed. */
+export interface RunDetails {
+  readonly workflow?: Workflow;
+  readonly answers?: unknown;
+  readonly input?: Record<string, unknown>;
+}
+
+/** Where the registry writes: the table, and the bucket for details too large for an item. */
+export interface RegistryStores extends TableRef {
+  readonly s3: ObjectClient;
+  readonly bucketName: string;
 }
 
 /** What `runs` lists: the execution, or only its local record when START never ran. */
@@ -52,12 +72,14 @@ export interface RunListing {
   readonly continuedAs?: string;
 }
 
-const MAX_RECORDED_WORKFLOW_BYTES = 300_000;
+/** Workflow, answers and input together up to this many characters stay in the item (400 KB at most). */
+const MAX_INLINE_DETAILS = 64_000;
+const DETAILS_PREFIX = 'runs/';
 
 const keyOf = (executionId: string) => ({ pk: `EXEC#${executionId}`, sk: LOCAL_SORT_KEY });
 
 export async function recordLocalRun(
-  table: TableRef,
+  stores: RegistryStores,
   run: {
     executionId: string;
     workflow: Workflow;
@@ -68,23 +90,39 @@ export async function recordLocalRun(
     now: string;
   },
 ): Promise<void> {
-  const workflow = JSON.stringify(run.workflow);
+  const details = {
+    workflow: JSON.stringify(run.workflow),
+    ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
+    ...(run.input === undefined ? {} : { input: JSON.stringify(run.input) }),
+  };
+  const inline =
+    details.workflow.length + (details.answers?.length ?? 0) + (details.input?.length ?? 0) <=
+    MAX_INLINE_DETAILS;
+  const detailsKey = `${DETAILS_PREFIX}${run.executionId}.json`;
+  if (!inline) {
+    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    await stores.s3.send(
+      new PutObjectCommand({
+        Bucket: stores.bucketName,
+        Key: detailsKey,
+        Body: JSON.stringify(details),
+        ContentType: 'application/json',
+      }),
+    );
+  }
   const record: LocalRunRecord = {
     executionId: run.executionId,
     pid: process.pid,
     host: hostname(),
     workflowId: run.workflow.id,
-    // An item holds 400 KB at most; a workflow that large is left out rather than fail the run.
-    ...(workflow.length <= MAX_RECORDED_WORKFLOW_BYTES ? { workflow } : {}),
+    ...(inline ? details : { detailsKey }),
     ...(run.file === undefined ? {} : { file: run.file }),
     claimedAt: run.now,
-    ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
-    ...(run.input === undefined ? {} : { input: JSON.stringify(run.input) }),
     ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
   };
-  await table.dynamo.send(
+  await stores.dynamo.send(
     new PutCommand({
-      TableName: table.tableName,
+      TableName: stores.tableName,
       Item: { ...record, ...keyOf(run.executionId), kind: LOCAL_KIND },
     }),
   );
@@ -112,17 +150,41 @@ export async function latestLocalRun(
   return undefined;
 }
 
-/** The workflow a local run ran, as recorded (undefined when it was too large to record). */
-export function workflowOfRun(run: LocalRunRecord): Workflow | undefined {
-  if (run.workflow === undefined) return undefined;
-  try {
-    return JSON.parse(run.workflow) as Workflow;
-  } catch (error) {
-    throw new StepthreadError(
+/** The workflow, answers and input a local run was recorded with, from its item or its details object. */
+export async function detailsOfRun(stores: RegistryStores, run: LocalRunRecord): Promise<RunDetails> {
+  let recorded: Pick<LocalRunRecord, 'workflow' | 'answers' | 'input'> = run;
+  const unreadable = (what: string, error: unknown) =>
+    new StepthreadError(
       'RUN_NOT_RESUMABLE',
-      `execution ${run.executionId}: its recorded workflow is unreadable (${(error as Error).message})`,
+      `execution ${run.executionId}: its recorded ${what} is unreadable (${(error as Error).message})`,
+      { cause: error },
     );
+  if (run.detailsKey !== undefined) {
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    try {
+      const response = await stores.s3.send(
+        new GetObjectCommand({ Bucket: stores.bucketName, Key: run.detailsKey }),
+      );
+      recorded = JSON.parse((await response.Body?.transformToString('utf-8')) ?? '');
+    } catch (error) {
+      throw unreadable(`workflow, answers and input (${run.detailsKey})`, error);
+    }
   }
+  const parse = (what: 'workflow' | 'answers' | 'input') => {
+    const text = recorded[what];
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      throw unreadable(what, error);
+    }
+  };
+  const [workflow, answers, input] = [parse('workflow'), parse('answers'), parse('input')];
+  return {
+    ...(workflow === undefined ? {} : { workflow: workflow as Workflow }),
+    ...(answers === undefined ? {} : { answers }),
+    ...(input === undefined ? {} : { input: input as Record<string, unknown> }),
+  };
 }
 
 /** Whether the process that ran a local run is still alive (on this host; another host's: assumed so). */

@@ -11,6 +11,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import type { UserInteractionType } from '../../engine/model/schema.ts';
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import { entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
 import {
   GSI1_NAME,
@@ -40,6 +41,37 @@ export type InteractionResolution =
   | { readonly outcome: 'ANSWERED'; readonly answer: InteractionAnswer }
   | { readonly outcome: 'FAILED'; readonly code: ErrorCode; readonly reason: string };
 
+/**
+ * A resolution as the item keeps it: an answer over 16 KB is kept as its digest, since the item
+ * holds 400 KB at most and the answer itself is in the node's step (by reference when large). What
+ * reads it back only compares it with a reply sent again (`answersMatch`).
+ */
+export type StoredResolution =
+  | InteractionResolution
+  | {
+      readonly outcome: 'ANSWERED';
+      readonly answerDigest: { readonly sha256: string; readonly bytes: number };
+    };
+
+const MAX_INLINE_ANSWER_BYTES = 16 * 1024;
+
+export function storedResolution(resolution: InteractionResolution): StoredResolution {
+  if (resolution.outcome !== 'ANSWERED') return resolution;
+  const json = canonicalJson(resolution.answer);
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= MAX_INLINE_ANSWER_BYTES) return resolution;
+  return { outcome: 'ANSWERED', answerDigest: { sha256: sha256Hex(json), bytes } };
+}
+
+/** Whether a stored resolution recorded exactly this answer. */
+export function answersMatch(stored: StoredResolution, answer: InteractionAnswer): boolean {
+  if (stored.outcome !== 'ANSWERED') return false;
+  const json = canonicalJson(answer);
+  return 'answerDigest' in stored
+    ? stored.answerDigest.sha256 === sha256Hex(json)
+    : canonicalJson(stored.answer) === json;
+}
+
 export interface Interaction {
   /** `<threadId>/<nodeId>`: what `stepthread respond` accepts. */
   readonly interactionId: string;
@@ -60,7 +92,7 @@ export interface Interaction {
   readonly deadline?: string;
   readonly taskToken: string;
   readonly status: InteractionStatus;
-  readonly resolution?: InteractionResolution;
+  readonly resolution?: StoredResolution;
   readonly resolvedAt?: string;
 }
 
@@ -227,7 +259,7 @@ export function createInteractionStore(table: TableRef): InteractionStore {
             },
             ExpressionAttributeValues: {
               ':status': resolution.outcome,
-              ':resolution': resolution,
+              ':resolution': storedResolution(resolution),
               ':at': at,
               ':pending': 'PENDING',
               ':step': visit.step,
