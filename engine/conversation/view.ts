@@ -14,6 +14,7 @@ import {
   runsProblem,
   sliceRuns,
 } from './runs.ts';
+import { TOOL_DESCRIPTION_HEADING } from './tool-description.ts';
 import type { BatchRecord, ConversationState, Run } from './types.ts';
 
 /** Parses a message into a private copy, so later edits to the caller's object cannot reach the log. */
@@ -140,7 +141,9 @@ export class ConversationView {
    * Sets the tool-description system message (the one `clear` keeps). It is appended to the log;
    * if the previous description is visible, its slot now shows the new one, otherwise the new one
    * is shown at the end (where the seed's addMessage put it). Setting an equal message is a no-op,
-   * so handlers can call this on every LLM turn.
+   * so handlers can call this on every LLM turn. Until one is set, a system message of the log that
+   * starts with "Available tools:" is the description (seed 004 §4 adds one only when none exists):
+   * then nothing is added, and `clear` treats that message as the system message it is.
    */
   setToolDescription(message: Message): void {
     const parsed = parseMessage(message, 'tool description');
@@ -148,6 +151,8 @@ export class ConversationView {
       throw new StepthreadError('INVALID_MESSAGE', 'the tool description must be a system message');
     }
     const previous = this.#state.toolDescription;
+    if (previous === undefined && this.resolvedLogPositions().some((p) => isToolDescription(this.messageAt(p))))
+      return;
     const current = previous === undefined ? undefined : this.messageAt(previous);
     if (current !== undefined && sameMessage(current, parsed)) return;
     const run = this.appendHidden([parsed])!;
@@ -198,6 +203,10 @@ export class ConversationView {
   positionAt(index: number): number | undefined {
     return positionAt(this.#visible, index);
   }
+}
+
+function isToolDescription(message: Message | undefined): boolean {
+  return message?.role === 'system' && message.content.startsWith(TOOL_DESCRIPTION_HEADING);
 }
 
 function sameMessage(a: Message, b: Message): boolean {

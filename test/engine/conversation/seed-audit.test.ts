@@ -179,6 +179,18 @@ describe('clear (seed 004 §4)', () => {
     expect(contents(view)).toEqual(['Available tools: lookup, refund']);
   });
 
+  it('adds no tool description when the conversation already holds one (a system message starting "Available tools:")', () => {
+    const view = viewWith([system('rules'), user('q'), system('Available tools:\n- lookup'), assistant('r')]);
+    setToolDescription(view, system('Available tools:\n- lookup: Look a thing up'));
+    expect(view.allMessages()).toHaveLength(4);
+    apply(view, { operation: 'clear', clear: { keepSystemMessage: true } });
+    expect(contents(view)).toEqual(['rules', 'Available tools:\n- lookup']);
+    setToolDescription(view, system('Available tools:\n- lookup: Look a thing up'));
+    apply(view, { operation: 'clear', clear: { keepSystemMessage: false } });
+    expect(contents(view)).toEqual([]);
+    expect(view.allMessages()).toHaveLength(4);
+  });
+
   it('messages appended after a clear show after what it kept', () => {
     const view = viewWith([system('rules'), ...numbered(4)]);
     apply(view, { operation: 'clear', clear: {} });
