@@ -386,8 +386,8 @@ class Compiler {
 
   private joinTimeout(pair: GraphForkPair): number {
     const join = this.node(pair.joinId) as GraphJoinNode;
-    // Wait takes whole seconds; rounding up never ends the wait early.
-    return Math.ceil(join.config.timeout ?? 0);
+    // Validation admits whole seconds only (what a Wait state takes).
+    return join.config.timeout ?? 0;
   }
 
   private forkStrategy(pair: GraphForkPair): 'serial' | 'parallel' {

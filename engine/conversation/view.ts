@@ -151,7 +151,10 @@ export class ConversationView {
       throw new StepthreadError('INVALID_MESSAGE', 'the tool description must be a system message');
     }
     const previous = this.#state.toolDescription;
-    if (previous === undefined && this.resolvedLogPositions().some((p) => isToolDescription(this.messageAt(p))))
+    if (
+      previous === undefined &&
+      this.resolvedLogPositions().some((p) => isToolDescription(this.messageAt(p)))
+    )
       return;
     const current = previous === undefined ? undefined : this.messageAt(previous);
     if (current !== undefined && sameMessage(current, parsed)) return;

@@ -206,14 +206,16 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
       );
     }
   }
-  if (timeout !== undefined && !(timeout >= 0 && Number.isFinite(timeout))) {
+  if (timeout !== undefined && !(timeout >= 0 && Number.isInteger(timeout))) {
+    // A Wait state counts whole seconds: a fraction could only be rounded, and the seed's timeout is
+    // the longest the join waits.
     add(
       'INVALID_JOIN_TIMEOUT',
-      `timeout must be 0 (wait forever) or a positive number of seconds, got ${timeout}`,
+      `timeout must be 0 (wait forever) or a whole number of seconds, got ${timeout}`,
       [...config, 'timeout'],
     );
   } else if (timeout !== undefined && timeout > MAX_WAIT_SECONDS) {
-    // The timeout becomes a Wait state's Seconds (rounded up), at most 99,999,999 in Step Functions.
+    // The timeout becomes a Wait state's Seconds, at most 99,999,999 in Step Functions.
     add(
       'INVALID_JOIN_TIMEOUT',
       `timeout must be at most ${MAX_WAIT_SECONDS.toLocaleString('en-US')} seconds (Step Functions' Wait limit), got ${timeout}`,

@@ -609,7 +609,7 @@ describe('fork and join', () => {
     expect(task(serial, 'split').Next).toBe('split:paths');
     const wrapper = parallel(serial, 'split:paths');
     expect(wrapper.Branches.map((branch) => branch.StartAt)).toEqual(['split:a:serial', 'merge:timer']);
-    expect(wrapper.Branches[1]!.States['merge:timer']).toMatchObject({ Seconds: 5 }); // 4.5 s, rounded up
+    expect(wrapper.Branches[1]!.States['merge:timer']).toMatchObject({ Seconds: 5 });
     const chain = wrapper.Branches[0]!.States;
     expect(Object.keys(chain)).toEqual(['split:a:serial', 'split:b:serial', 'split:c:serial']);
     // JoinDecided must reach the outer Parallel (and stop the timer): the inner ones do not catch.

@@ -226,7 +226,7 @@ export const serialWithTimeout: Workflow = workflow(
         forkPathIds: ['a', 'b', 'c'],
         joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
         threshold: 2,
-        timeout: 4.5,
+        timeout: 5,
       },
     },
     { id: 'end', type: 'END' },

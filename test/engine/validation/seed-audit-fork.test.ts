@@ -221,12 +221,20 @@ describe('seed 001 §2: JOIN rules', () => {
     expect(threshold(1.5).length).toBeGreaterThan(0);
   });
 
-  it('timeout is seconds: 0 (wait forever) or positive; negative is INVALID_JOIN_TIMEOUT', () => {
+  it('timeout is seconds: 0 (wait forever) or a whole positive number; negative or a fraction is INVALID_JOIN_TIMEOUT', () => {
     expect(errorsOf(forkJoin({ join: { timeout: 0 } }))).toEqual([]);
     expect(errorsOf(forkJoin({ join: { timeout: 30 } }))).toEqual([]);
-    expect(errorsOf(forkJoin({ join: { timeout: -1 } })).map((error) => error.code)).toEqual([
-      'INVALID_JOIN_TIMEOUT',
-    ]);
+    for (const timeout of [-1, 0.2, 1.5]) {
+      const errors = errorsOf(forkJoin({ join: { timeout } }));
+      expect(
+        errors.map((error) => error.code),
+        String(timeout),
+      ).toEqual(['INVALID_JOIN_TIMEOUT']);
+    }
+    // A Wait state counts whole seconds: 0.2 s would have been waited as 1 s.
+    expect(errorsOf(forkJoin({ join: { timeout: 0.2 } }))[0]!.message).toMatch(
+      /whole number of seconds, got 0.2/,
+    );
   });
 
   it('every strategy the seed lists is accepted, and nothing else', () => {
