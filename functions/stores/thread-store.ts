@@ -695,9 +695,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
       const { thread } = versioned(item);
       // Records past the head's step belong to an attempt that never committed.
-      const [journal, batches] = await Promise.all([journalOf(thread, thread.step ?? 0), eventBatches(item)]);
-      const created = (item.events ?? []) as StepthreadEvent[];
-      return { ...journal, events: [...journal.events, ...created, ...batches] };
+      const [journal, batches] = await Promise.all([
+        journalOf(thread, thread.step ?? 0, (item.events ?? []) as StepthreadEvent[]),
+        eventBatches(item),
+      ]);
+      return { ...journal, events: [...journal.events, ...batches] };
     },
 
     async readStepResults(threadId) {
@@ -725,9 +727,14 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
 
   /**
    * A thread's first `step` steps as history and events, after those of the thread it was copied
-   * from up to the copy (read through `copiedAtStep`, recursively: a copy of a copy).
+   * from up to the copy (read through `copiedAtStep`, recursively: a copy of a copy) and the events
+   * its head was created with (`created`: a copy's THREAD_COPIED, which comes before its own steps).
    */
-  async function journalOf(thread: Thread, step: number): Promise<ThreadJournal> {
+  async function journalOf(
+    thread: Thread,
+    step: number,
+    created: readonly StepthreadEvent[] = [],
+  ): Promise<ThreadJournal> {
     const steps = await store.readSteps(thread.id, { to: step });
     const source = copySourceOf(thread);
     const before = source
@@ -735,7 +742,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       : { executionHistory: [], events: [] };
     return {
       executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
-      events: [...before.events, ...steps.flatMap((s) => s.events)],
+      events: [...before.events, ...created, ...steps.flatMap((s) => s.events)],
     };
   }
 

@@ -40,6 +40,20 @@ describe('copy, then run the copy', () => {
     expect(sourceConversation.slice(-2)).toEqual([user('after prompt'), assistant('after reply')]);
     // The START task is not part of a copy's run: it begins at the chosen node.
     expect(rerun.events.find((event) => event.type === 'StateEntered')?.stateName).toBe('after');
+    // The copy's journal: the source's events up to the copy, THREAD_COPIED, then the copy's own run.
+    const { events } = await e2e.runtime.stores.threads.readJournal(copy.id);
+    const copied = events.findIndex((event) => event.type === 'THREAD_COPIED');
+    expect(copied).toBeGreaterThan(0);
+    expect(events.slice(copied + 1, copied + 3).map((event) => event.type)).toEqual([
+      'THREAD_STARTED',
+      'NODE_STARTED',
+    ]);
+    expect(events.slice(copied).map((event) => event.at)).toEqual(
+      events
+        .slice(copied)
+        .map((event) => event.at)
+        .sort(),
+    );
     expect(await e2e.runtime.stores.executions.getExecution(rerun.executionId)).toMatchObject({
       rootThreadId: copy.id,
       status: 'COMPLETED',
