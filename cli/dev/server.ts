@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
-import type { Workflow } from '../../engine/model/schema.ts';
+import type { Message, Workflow } from '../../engine/model/schema.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
@@ -896,12 +896,26 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     };
   };
 
-  const conversationAt = async (threadId: string, stepParam: string | null) => {
+  interface ConversationAt {
+    threadId: string;
+    step: number;
+    stepCount: number;
+    messages: Message[];
+    variables: unknown;
+  }
+  const conversationAt = async (threadId: string, stepParam: string | null): Promise<ConversationAt> => {
     const { thread } = await stores.threads.getThread(threadId);
     const stepCount = thread.step ?? 0;
     const step = stepParam === null ? stepCount : Number(stepParam);
     if (!Number.isInteger(step) || step < 0) throw badRequest('"step" must be a whole number ≥ 0');
-    if (step === 0) return { threadId, step, stepCount, messages: [], variables: null };
+    if (step === 0 && stepCount > 0) {
+      // Before its first step: a copy holds its source's state at the copy, any other thread nothing.
+      const { copiedFrom, copiedAtStep } = thread.metadata;
+      if (typeof copiedFrom !== 'string' || typeof copiedAtStep !== 'number')
+        return { threadId, step, stepCount, messages: [], variables: null };
+      const source = await conversationAt(copiedFrom, String(copiedAtStep));
+      return { ...source, threadId, step, stepCount };
+    }
     // As the thread was after step `step`: before step `step + 1` ran.
     const at =
       step < stepCount ? (await threadBefore(stores.threads, thread, { step: step + 1 })).thread : thread;

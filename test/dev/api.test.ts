@@ -336,12 +336,25 @@ describe('stepthread dev API', () => {
     );
     expect(copy.status).toBe(201);
     expect(copy.body).toMatchObject({ status: 'CREATED', currentNodeId: 'report' });
+    // Before it runs, the copy's conversation and variables are the source's before `report` ran.
+    type At = { step: number; messages: unknown[]; variables: unknown };
+    const atCopy = (await get<At>(`/api/threads/${copy.body.threadId}/conversation`)).body;
+    const atSource = (await get<At>(`/api/threads/${root}/conversation?step=${report.step - 1}`)).body;
+    expect(atCopy.step).toBe(0);
+    expect(atCopy.messages.length).toBeGreaterThan(0);
+    expect([atCopy.messages, atCopy.variables]).toEqual([atSource.messages, atSource.variables]);
 
     const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
     expect(run.status).toBe(202);
     const copied = await finished(run.body.executionId);
     expect(copied.execution.status).toBe('COMPLETED');
     expect(copied.rootThreadId).toBe(copy.body.threadId);
+    // Once it ran, step 0 is still the state it was copied with.
+    expect((await get<At>(`/api/threads/${copy.body.threadId}/conversation?step=0`)).body).toMatchObject({
+      step: 0,
+      messages: atSource.messages,
+      variables: atSource.variables,
+    });
     const source = (await get<Page>(`/api/executions/${started.body.executionId}`)).body;
     expect(source.copies).toEqual([expect.objectContaining({ threadId: copy.body.threadId })]);
     // A finished thread is not run again.
