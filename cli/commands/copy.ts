@@ -23,6 +23,11 @@ export async function runCopy(threadId: string, options: CopyOptions, io: CliIo)
       const runtime = createLocalRuntime({ clients: session.clients });
       const copy = await runtime.copyThread(threadId, copyPointOf(options.from));
       io.stdout(`${copy.id}\n`);
+      if (copy.metadata.forkPathId !== undefined) {
+        io.stderr(
+          `note: ${threadId} is a fork branch's thread; its copy is for inspecting and comparing, and cannot run on its own (its nodes run inside their FORK)\n`,
+        );
+      }
       return EXIT.ok;
     },
   );

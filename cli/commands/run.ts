@@ -177,7 +177,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     io,
     (session) => (session ? 'the run could not start' : 'cannot open the local stores'),
     async (session) => {
-      const { createLocalRuntime } = await (runtimeLoading ?? runtimeModule());
+      const { createLocalRuntime, runnableStartOf } = await (runtimeLoading ?? runtimeModule());
       const runtime = createLocalRuntime({
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
@@ -198,11 +198,9 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
             file,
           });
         }
-        if (thread.currentNodeId === undefined) {
-          throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
-        }
-        const prepared = runtime.prepare(loaded.workflow, { startNodeId: thread.currentNodeId });
-        if (!options.json) io.stderr(`running thread ${thread.id} from node ${thread.currentNodeId}\n`);
+        const startNodeId = runnableStartOf(thread);
+        const prepared = runtime.prepare(loaded.workflow, { startNodeId });
+        if (!options.json) io.stderr(`running thread ${thread.id} from node ${startNodeId}\n`);
         const newExecutionId = randomUUID();
         await startedRun(session, io, {
           ...(answers.data === undefined ? {} : { answers: answers.data }),

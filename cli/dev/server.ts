@@ -20,7 +20,7 @@ import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
@@ -567,11 +567,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       );
     }
     const { thread } = await stores.threads.getThread(threadId);
-    if (thread.currentNodeId === undefined) {
-      throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
-    }
+    const startNodeId = runnableStartOf(thread);
     const workflow = await validWorkflow(thread.workflowId);
-    const prepared = runtime.prepare(workflow, { startNodeId: thread.currentNodeId });
+    const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
     // Refused here, before anything is tracked, so the caller gets a 409 rather than a failed run.
     if (isTerminalStatus(thread.status)) {

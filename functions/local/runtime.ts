@@ -218,6 +218,24 @@ export interface LocalRuntime {
   resumePlanOf(executionId: string, unstarted?: { workflowId: string }): Promise<ResumePlan>;
 }
 
+/**
+ * The node a stored thread runs from on its own (`run --thread`, the console's run), or a coded error
+ * saying why it cannot: a fork branch's thread (or a copy of one) runs only inside its FORK's
+ * Parallel or Map state, and a thread with no current node has nothing to run.
+ */
+export function runnableStartOf(thread: Thread): string {
+  if (thread.metadata.forkPathId !== undefined) {
+    throw new StepthreadError(
+      'COPY_POINT_IN_FORK_BRANCH',
+      `thread ${thread.id} is a fork branch's thread (path ${thread.metadata.forkPathId}): its nodes run inside their FORK, so it cannot run on its own; to run the branch again, copy the run's root thread from the FORK (stepthread copy <root thread> --from <fork node>) and run that`,
+    );
+  }
+  if (thread.currentNodeId === undefined) {
+    throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
+  }
+  return thread.currentNodeId;
+}
+
 /** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
 const RUN_FROM_KEY = 'runFrom';
 interface RunFrom {

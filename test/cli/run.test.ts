@@ -184,6 +184,20 @@ describe('stepthread run', () => {
     expect((await cli('run', EXAMPLE, '--thread', result.threadId, ...dataDir())).code).toBe(1);
   });
 
+  it("a fork branch's copy is made for inspecting, and run --thread refuses it with a coded error saying why", async () => {
+    const report = JSON.parse((await cli('inspect', result.executionId, '--json', ...dataDir())).stdout);
+    const branch = report.threads.find((t: { threadId: string }) => t.threadId !== result.threadId);
+    const copied = await cli('copy', branch.threadId, ...dataDir());
+    expect(copied.code).toBe(0);
+    expect(copied.stderr).toMatch(/fork branch's thread; its copy is for inspecting and comparing/);
+    const run = await cli('run', EXAMPLE, '--thread', copied.stdout.trim(), ...dataDir());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /COPY_POINT_IN_FORK_BRANCH: .*cannot run on its own; to run the branch again, copy the run's root thread from the FORK/,
+    );
+    expect(run.stderr).not.toMatch(/top-level/);
+  });
+
   it('copy of the thread as it is, and of that copy: inspect shows their output, node results and THREAD_COPIED (seed 002)', async () => {
     const inspect = async (id: string) => {
       const report = JSON.parse((await cli('inspect', id, '--json', ...dataDir())).stdout);
