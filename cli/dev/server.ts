@@ -263,6 +263,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const host = options.host ?? '127.0.0.1';
   const runs = new Map<string, LiveRun>();
   const waiters = new Map<string, Waiter>();
+  /**
+   * Visits (`<interactionId>@<step>`) answered through a waiter here, newest last: until its run
+   * commits the answer the item still says PENDING, and a second answer meanwhile was answered too.
+   */
+  const delivered = new Set<string>();
+  const visitKey = (interaction: Pick<Interaction, 'interactionId' | 'step'>) =>
+    `${interaction.interactionId}@${interaction.step}`;
   const streams = new Set<{ res: ServerResponse; execution?: string }>();
   let port = 0;
 
@@ -334,6 +341,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         waiters.set(interactionId, {
           interaction,
           answer: (reply) => {
+            delivered.add(visitKey(interaction));
+            // Bounded: only answers whose commit may still be under way matter.
+            if (delivered.size > 1000) delivered.delete(delivered.values().next().value!);
             settle(reply);
             broadcast('interaction', {
               executionId,
@@ -1166,10 +1176,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
     const waiter = waiters.get(interaction.interactionId);
     if (waiter === undefined) {
-      if (interaction.status !== 'PENDING') {
+      if (interaction.status !== 'PENDING' || delivered.has(visitKey(interaction))) {
         throw new StepthreadError(
           'INTERACTION_ALREADY_ANSWERED',
-          `interaction ${interaction.interactionId} is ${interaction.status.toLowerCase()} already`,
+          `interaction ${interaction.interactionId} is ${interaction.status === 'PENDING' ? 'answered' : interaction.status.toLowerCase()} already`,
         );
       }
       throw new StepthreadError(

@@ -254,7 +254,13 @@ describe('stepthread dev API', () => {
     expect((await post(path, { approve: true, reject: true })).status).toBe(400);
     expect((await post(path, [true])).body).toMatchObject({ error: { code: 'API_BAD_REQUEST' } });
 
-    expect((await post(path, { approve: true })).status).toBe(202);
+    // Two answers at the same moment: one is taken, the other was answered already (the first's
+    // step may not have committed yet, so the item still says PENDING).
+    const racing = await Promise.all([post(path, { approve: true }), post(path, { approve: true })]);
+    expect(racing.map((reply) => reply.status).sort()).toEqual([202, 409]);
+    expect(racing.find((reply) => reply.status === 409)!.body).toMatchObject({
+      error: { code: 'INTERACTION_ALREADY_ANSWERED' },
+    });
     const page = await finished(executionId);
     expect(page.execution.status).toBe('COMPLETED');
     const again = await post(path, { approve: true });
