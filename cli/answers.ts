@@ -6,6 +6,7 @@
 
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
+import { MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
@@ -78,6 +79,15 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
       continue;
     }
     for (const value of Array.isArray(entry) ? entry : [entry]) {
+      // The answer is stored with the thread, which refuses deeper values: say so before running.
+      if (valueDepth(value) > MAX_VALUE_DEPTH) {
+        errors.push({
+          code: 'VALUE_TOO_DEEP',
+          message: `--answers "${key}" nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
+          nodeId: key,
+        });
+        continue;
+      }
       try {
         const reply = replyFromValue(question.type as Interaction['interactionType'], value);
         if (reply.kind === 'select' && question.options) {

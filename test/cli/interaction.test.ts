@@ -188,6 +188,21 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(wrongType.stderr).toContain('an approval answer must be true, false');
     // Nothing ran: no execution was recorded.
     expect(wrongType.stdout).toBe('');
+    const deep = `${'['.repeat(80)}1${']'.repeat(80)}`;
+    const tooDeep = await cli([
+      'run',
+      EXAMPLE,
+      '--answers',
+      `{"approve-credit": ${deep}}`,
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toContain('VALUE_TOO_DEEP');
+    expect(tooDeep.stderr).toContain(
+      '--answers "approve-credit" nests arrays and objects more than 64 levels deep',
+    );
+    expect(tooDeep.stderr).not.toMatch(/^started execution/m);
   });
 
   it('rejects an unreadable answers file before running', async () => {
