@@ -44,6 +44,12 @@ export interface NodeLifecycleOptions {
   env: Pick<EngineEnv, 'now'>;
   /** Lambda/Step Functions attempt number, recorded on the result. */
   attempt?: number;
+  /**
+   * When the node started, if before this step: a USER_INTERACTION started when its question was
+   * asked, though the step that records it runs with the answer. NODE_STARTED and the BEFORE hooks
+   * carry this time, and the result's `startedAt`, so its duration covers the wait.
+   */
+  startedAt?: string;
   logic: NodeLogic;
 }
 
@@ -69,11 +75,12 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
   const base = { threadId, workflowId, nodeId: node.id };
   const hookCtx = { ...base, env };
   const attemptField = attempt === undefined ? {} : { attempt };
-  const startedAt = env.now();
+  const startedAt = options.startedAt ?? env.now();
   const events: StepthreadEvent[] = [
     createEvent('NODE_STARTED', { ...base, at: startedAt, nodeType: node.type, ...attemptField }),
   ];
-  events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', options.scope, hookCtx));
+  const beforeCtx = options.startedAt === undefined ? hookCtx : { ...base, env: { now: () => startedAt } };
+  events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', options.scope, beforeCtx));
 
   let outcome: LogicOutcome;
   try {

@@ -247,6 +247,8 @@ export interface NodeBehaviour {
   /** Whether the related threads come with their node results (JOIN merges them). */
   readonly relatedResults?: boolean;
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
+  /** When the node started, if before its step ran (a question asked before its answer's step). */
+  startedAt?(ctx: StepContext): Promise<string | undefined>;
   /** Idempotent effects after the commit, run again when a retry replays the step. */
   afterCommit?(ctx: AfterCommitContext): Promise<void>;
 }
@@ -506,6 +508,7 @@ async function executeStep(
   // Only coded errors are the node's failure; anything else (a store write that failed or a crash,
   // throttling, an aborted call) abandons the step uncommitted, so a retry runs it afresh.
   let abandoned: { error: unknown } | undefined;
+  const startedAt = await behaviour.startedAt?.(ctx);
   const lifecycle = await executeNodeLifecycle({
     node: { id: node.id, type: node.type, ...(node.hooks ? { hooks: node.hooks } : {}) },
     threadId: original.id,
@@ -513,6 +516,7 @@ async function executeStep(
     scope: buildExpressionScope(working, node.nodeAliases),
     env: deps.env,
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
+    ...(startedAt === undefined ? {} : { startedAt }),
     logic: async () => {
       if (step > envelope.maxSteps) {
         throw new StepthreadError(

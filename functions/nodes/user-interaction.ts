@@ -536,19 +536,31 @@ async function requestedAtOfVisit(ctx: StepContext): Promise<string | undefined>
  */
 export function runInteractionAnswer(event: TaskEvent, deps: HandlerDeps): Promise<Envelope> {
   let decided: InteractionResolution | undefined;
+  let requestedAt: string | undefined;
   const behaviour: NodeBehaviour = {
     readsConversation: true,
-    async logic(ctx) {
-      const config = parseConfig(userInteractionConfigSchema, ctx.node);
+    // The node started when its question was asked: the task result says when, else (a timeout, a
+    // failure sent instead of an answer) the interaction's item.
+    async startedAt(ctx) {
       const envelope = ctx.envelope as IncomingEnvelope & { answer?: unknown };
-      decided = resolutionOf(ctx.node, config, envelope);
+      try {
+        decided = resolutionOf(ctx.node, parseConfig(userInteractionConfigSchema, ctx.node), envelope);
+      } catch {
+        // The logic meets the same error, where it is the node's failure.
+        return undefined;
+      }
       const answered = isRecord(envelope.answer) ? envelope.answer.requestedAt : undefined;
-      const requestedAt =
+      requestedAt =
         typeof answered === 'string'
           ? answered
           : decided.outcome === 'FAILED'
             ? await requestedAtOfVisit(ctx)
             : undefined;
+      return requestedAt;
+    },
+    async logic(ctx) {
+      const config = parseConfig(userInteractionConfigSchema, ctx.node);
+      decided ??= resolutionOf(ctx.node, config, ctx.envelope as IncomingEnvelope & { answer?: unknown });
       const requested =
         requestedAt === undefined ? undefined : requestedEvent(ctx.thread, ctx.node.id, config, requestedAt);
       if (decided.outcome === 'FAILED') {

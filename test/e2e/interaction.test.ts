@@ -380,4 +380,50 @@ describe('the answer Task', () => {
     ]);
     expect(events[0]?.at).toBe(stored.requestedAt);
   });
+
+  it('started when asked: NODE_STARTED, the BEFORE hooks and the result carry the time of the question (seed 003 §2.1)', async () => {
+    const base = askWorkflow('started-when-asked', approval) as unknown as {
+      nodes: Record<string, unknown>[];
+    };
+    const hooked = valid({
+      ...base,
+      nodes: base.nodes.map((node) =>
+        node.id === 'ask'
+          ? {
+              ...node,
+              hooks: [
+                { hookType: 'BEFORE_EXECUTE', eventName: 'before-ask' },
+                { hookType: 'AFTER_EXECUTE', eventName: 'after-ask' },
+              ],
+            }
+          : node,
+      ),
+    });
+    const outcome = await e2e.runtime.prepare(hooked).run(
+      {},
+      {
+        // The answer comes a while after the question.
+        answerInteraction: () => new Promise((done) => setTimeout(() => done({ kind: 'approve' }), 60)),
+      },
+    );
+    expect(outcome.status).toBe('COMPLETED');
+    const thread = await e2e.thread(outcome.threadId);
+    const stored = await e2e.runtime.stores.interactions!.getInteraction(outcome.threadId, 'ask');
+    const ofAsk = (thread.events ?? []).filter((event) => 'nodeId' in event && event.nodeId === 'ask');
+    expect(ofAsk.map((event) => [event.type, (event as { eventName?: string }).eventName])).toEqual([
+      ['NODE_STARTED', undefined],
+      ['HOOK_TRIGGERED', 'before-ask'],
+      ['USER_INTERACTION_REQUESTED', undefined],
+      ['USER_INTERACTION_RESPONDED', undefined],
+      ['VARIABLE_CHANGED', undefined],
+      ['HOOK_TRIGGERED', 'after-ask'],
+      ['NODE_COMPLETED', undefined],
+    ]);
+    expect(ofAsk.slice(0, 3).map((event) => event.at)).toEqual(Array(3).fill(stored.requestedAt));
+    // In the order they happened: the answer's events after the question's.
+    expect(ofAsk.map((event) => event.at)).toEqual(ofAsk.map((event) => event.at).sort());
+    const result = thread.nodeResults.ask!;
+    expect(result.startedAt).toBe(stored.requestedAt);
+    expect(Date.parse(result.endedAt!) - Date.parse(result.startedAt!)).toBeGreaterThanOrEqual(50);
+  });
 });
