@@ -406,6 +406,14 @@ export async function resumeExecution(
       `execution ${plan.executionId} has no local record of its workflow; resume it with --workflow <file>`,
     );
   }
+  // Checked before anything runs, as `run` checks them: a wrong answer would fail the run for good.
+  const badAnswers = givenAnswers === undefined ? [] : checkAnswers(givenAnswers, workflow);
+  if (badAnswers.length > 0) {
+    throw new StepthreadError(
+      badAnswers[0]!.code,
+      `the answers do not fit the workflow, so nothing ran and the run can still be resumed: ${badAnswers.map((error) => error.message).join('; ')}`,
+    );
+  }
   // The run continues (continue-as-new) at the same steps only with the threshold it ran with.
   const threshold = givenThreshold ?? local?.continueAfterEvents;
   const prepared = runtime.prepare(workflow, {

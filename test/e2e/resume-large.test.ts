@@ -52,7 +52,7 @@ const WORKFLOW = {
 };
 
 describe('a run with a 600 KB input and 600 KB answers', () => {
-  it('runs, and resumes from its record alone after a kill before its first node', async () => {
+  it('runs, and resumes from its record alone after a kill before its first node (mistyped answers refused first)', async () => {
     const file = join(dir, 'large.json');
     await writeFile(file, JSON.stringify(WORKFLOW));
     await writeFile(join(dir, 'input.json'), JSON.stringify({ document: 'd'.repeat(600 * KB) }));
@@ -79,6 +79,19 @@ describe('a run with a 600 KB input and 600 KB answers', () => {
     });
     expect((await killed.exited).signal).toBe('SIGKILL');
     const executionId = /^started execution (\S+)/m.exec(killed.stderr())![1]!;
+    // Answers that do not fit the workflow are refused before anything runs: the run stays resumable.
+    const mistyped = await cli(
+      'resume',
+      executionId,
+      '--answers',
+      '{"aks": "x"}',
+      '--data-dir',
+      join(dir, 'killed'),
+    );
+    expect(mistyped.code).toBe(1);
+    expect(mistyped.stderr).toMatch(
+      /INVALID_INTERACTION_ANSWER: .*can still be resumed.*"aks", which is no USER_INTERACTION node/,
+    );
     const resumed = await cli('resume', executionId, '--json', '--data-dir', join(dir, 'killed'));
     expect(resumed.stderr).not.toMatch(/Item size|--workflow/);
     expect(resumed.code).toBe(0);
