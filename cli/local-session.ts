@@ -34,6 +34,17 @@ export function dataDirOf(options: DataDirOption, io: CliIo): string {
   return dataDirPath(options.dataDir, io);
 }
 
+/**
+ * ` --data-dir <dir>` when the command was given one, for a command it prints for the user to run
+ * (a resume), so the printed command finds the same data; '' otherwise (the default or
+ * STEPTHREAD_DATA_DIR, which the next command finds too).
+ */
+export function dataDirArgument(options: Pick<DataDirOption, 'dataDir'>): string {
+  if (options.dataDir === undefined) return '';
+  const dir = options.dataDir;
+  return ` --data-dir ${/^[\w./@%+=:,-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`}`;
+}
+
 export interface StoreSession {
   readonly clients: AwsClients;
   /** Where the data lives, for messages. */

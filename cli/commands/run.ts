@@ -21,6 +21,7 @@ import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
+  dataDirArgument,
   loadValidWorkflow,
   printErrors,
   type StoreSession,
@@ -304,13 +305,14 @@ export async function startedRun(
 export async function finishRun(
   runtime: LocalRuntime,
   io: CliIo,
-  options: Pick<RunCommandOptions, 'json'>,
+  options: Pick<RunCommandOptions, 'json' | 'dataDir'>,
   start: () => Promise<RunOutcome>,
   executionId?: string,
 ): Promise<number> {
   let current = executionId;
   const undo = io.onInterrupt?.(
-    () => `\nstepthread: interrupted${current ? `; resume with: stepthread resume ${current}` : ''}\n`,
+    () =>
+      `\nstepthread: interrupted${current ? `; resume with: stepthread resume ${current}${dataDirArgument(options)}` : ''}\n`,
   );
   let outcome: RunOutcome;
   try {

@@ -12,7 +12,7 @@ import type { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 import { parseLimit, parseStatusFilter } from '../run-filters.ts';
 import type { DeployedServices } from './start.ts';
 
@@ -132,7 +132,11 @@ export async function runRuns(
         .filter((run) => options.workflow === undefined || run.workflowId === options.workflow)
         .slice(0, limit);
       printRuns(
-        runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+        runs.map((run) => ({
+          ...run,
+          ...(run.resume === undefined ? {} : { resume: `${run.resume}${dataDirArgument(options)}` }),
+          durationMs: durationOf(run, now),
+        })),
         options.json,
         io,
       );

@@ -260,7 +260,10 @@ describe('stepthread resume across continue-as-new', () => {
       const ofRun = listed.filter((entry) => entry.rootThreadId === threadId);
       const interrupted = ofRun.filter((entry) => entry.status === 'INTERRUPTED');
       expect(interrupted, JSON.stringify(ofRun)).toHaveLength(1);
-      expect(interrupted[0]!.resume).toBe(`stepthread resume ${interrupted[0]!.executionId}`);
+      // With the data directory it was listed from, so the command as printed finds the run.
+      expect(interrupted[0]!.resume).toBe(
+        `stepthread resume ${interrupted[0]!.executionId} --data-dir ${faultyDir}`,
+      );
       expect(ofRun.filter((entry) => entry.status !== 'INTERRUPTED').map((entry) => entry.status)).toEqual(
         ofRun.slice(1).map(() => 'CONTINUED'),
       );

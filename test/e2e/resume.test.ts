@@ -174,7 +174,9 @@ describe('an interrupted or unread run', () => {
     const { code } = await process.exited;
     const executionId = executionIdIn(process.stderr())!;
     expect(code).toBe(130);
-    expect(process.stderr()).toContain(`stepthread resume ${executionId}`);
+    expect(process.stderr()).toContain(
+      `resume with: stepthread resume ${executionId} --data-dir ${dataDir}\n`,
+    );
     expect(process.stderr()).not.toMatch(/\n\s+at /);
     // `run --thread` on the interrupted thread resumes it, as `resume` does.
     const thread = await threadOf(dataDir, executionId);
