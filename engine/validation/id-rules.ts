@@ -6,9 +6,10 @@
  *   SUBGRAPH prefixes it gets when inlined (`<subgraph>.<id>`) and the suffixes the compiler adds
  *   (`:choice`, `:continue`, `:answer`, `<fork>:<path>:serial`, `<join>:<path>:failed`, …), would pass 80
  *   characters, Step Functions' limit;
- * - RESERVED_ID: a node id, fork path id or loop id equal to a property of Object.prototype
- *   (`__proto__`, `constructor`, `hasOwnProperty`, …), which would read as that property instead of
- *   the workflow's own entry.
+ * - RESERVED_ID: a node id, fork path id, loop id or variable name (declared, or written by a node's
+ *   `variableName` / `outputVariable`) equal to a property of Object.prototype (`__proto__`,
+ *   `constructor`, `hasOwnProperty`, …), which would read as that property instead of the
+ *   workflow's own entry (a `__proto__` variable's value would be lost).
  */
 import type { CodedError } from '../errors.ts';
 import type { Path } from '../model/paths.ts';
@@ -44,6 +45,9 @@ export function checkIds(root: WorkflowView): CodedError[] {
   const levels: { view: WorkflowView; prefix: string }[] = [{ view: root, prefix: '' }];
   while (levels.length > 0) {
     const { view, prefix } = levels.pop()!;
+    for (const { path, declaration } of view.variables) {
+      errors.push(...checkName(declaration.name, 'variable name', [...path, 'name'], undefined, false));
+    }
     const builtIds = new Map(view.nodes.map(({ id }) => [id, prefix + id]));
     for (const { id, type, path, node, child } of view.nodes) {
       if (type === 'SUBGRAPH' && child) levels.push({ view: child, prefix: `${prefix}${id}.` });
@@ -62,6 +66,12 @@ export function checkIds(root: WorkflowView): CodedError[] {
       }
       const config =
         node && 'config' in node ? (node.config as Record<string, unknown> | undefined) : undefined;
+      for (const field of ['variableName', 'outputVariable'] as const) {
+        const name = config?.[field];
+        if (typeof name === 'string') {
+          errors.push(...checkName(name, 'variable name', [...path, 'config', field], id, false));
+        }
+      }
       if (typeof config?.loopId === 'string') {
         errors.push(...checkName(config.loopId, 'loop id', [...path, 'config', 'loopId'], id, false));
       }
@@ -89,7 +99,13 @@ export function checkIds(root: WorkflowView): CodedError[] {
   return errors;
 }
 
-function checkName(name: string, what: string, path: Path, nodeId: string, stateName = true): CodedError[] {
+function checkName(
+  name: string,
+  what: string,
+  path: Path,
+  nodeId: string | undefined,
+  stateName = true,
+): CodedError[] {
   const errors: CodedError[] = [];
   if (stateName && CONTROL.test(name)) {
     errors.push(

@@ -117,6 +117,37 @@ describe('ids that become state names', () => {
     }
     expect(codes(fork('split', ['a', 'hasOwnProperty']))).toContain('RESERVED_ID');
   });
+
+  it('refuses variable names that are Object.prototype properties: declared, written, or an output variable', () => {
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const declared = {
+        ...chain('w', []),
+        variables: [{ name, type: 'object', scope: 'thread' }],
+      };
+      expect(validateWorkflow(declared).errors).toEqual([
+        expect.objectContaining({ code: 'RESERVED_ID', path: 'variables[0].name' }),
+      ]);
+      const written = chain('w', [
+        {
+          id: 'v',
+          type: 'VARIABLE',
+          config: { variableName: name, variableType: 'object', expression: 'input' },
+        },
+      ]);
+      expect(codes(written)).toContain('RESERVED_ID');
+      const asked = chain('w', [
+        {
+          id: 'ask',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'ask_for_input', outputVariable: name },
+        },
+      ]);
+      expect(codes(asked)).toContain('RESERVED_ID');
+    }
+    expect(
+      codes({ ...chain('w', []), variables: [{ name: 'proto', type: 'object', scope: 'thread' }] }),
+    ).toEqual([]);
+  });
 });
 
 describe('nesting of any depth', () => {
