@@ -55,14 +55,52 @@ export function valueTooDeep(what: string, limit: number, nodeId?: string): Step
  * Scans the text once, skipping strings.
  */
 export function inexactIntegerIn(text: string): string | undefined {
-  const literal = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
-  for (let match = literal.exec(text); match !== null; match = literal.exec(text)) {
-    const token = match[0];
-    if (token.startsWith('"') || /[.eE]/.test(token)) continue;
+  // A scan by index, not one regular expression: an alternation repeated over a string of megabytes
+  // overflows V8's regex stack.
+  const number = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  let at = 0;
+  while (at < text.length) {
+    const char = text.charCodeAt(at);
+    if (char === QUOTE) {
+      at = endOfString(text, at + 1);
+      continue;
+    }
+    if (char !== MINUS && (char < ZERO || char > NINE)) {
+      at += 1;
+      continue;
+    }
+    number.lastIndex = at;
+    const token = number.exec(text)?.[0];
+    if (token === undefined) {
+      at += 1;
+      continue;
+    }
+    at += token.length;
+    if (/[.eE]/.test(token)) continue;
     const digits = token.replace(/^-?0*/, '');
     if (digits.length < 16) continue;
-    const number = Number(token);
-    if (!Number.isFinite(number) || BigInt(token) !== BigInt(number)) return token;
+    const value = Number(token);
+    if (!Number.isFinite(value) || BigInt(token) !== BigInt(value)) return token;
   }
   return undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/** The index after the string whose content starts at `from` (after its opening quote). */
+function endOfString(text: string, from: number): number {
+  let at = from;
+  while (at < text.length) {
+    const quote = text.indexOf('"', at);
+    if (quote < 0) return text.length;
+    let backslashes = 0;
+    for (let i = quote - 1; i >= from && text.charCodeAt(i) === BACKSLASH; i -= 1) backslashes += 1;
+    if (backslashes % 2 === 0) return quote + 1;
+    at = quote + 1;
+  }
+  return text.length;
 }
