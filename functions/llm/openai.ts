@@ -5,6 +5,7 @@
  */
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { z } from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import { Redactor, redactErrorText } from '../redaction/redactor.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
@@ -62,6 +63,18 @@ export function createOpenAiProvider(
           (error) => classifyOpenAiError(sdk, error, where, apiKey),
           (signal) => client.chat.completions.create(body, { signal }),
         );
+        // What the rest reads of the reply, checked: a server that is not quite OpenAI's may send
+        // anything with a 200.
+        const reply = completionSchema.safeParse(completion);
+        if (!reply.success) {
+          const issue = reply.error.issues[0];
+          const at = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+          throw new StepthreadError(
+            'LLM_PROVIDER_ERROR',
+            `${where}: the response is not a chat completion (${issue?.message ?? 'unreadable'}${at})`,
+            { nodeId: request.nodeId },
+          );
+        }
         const choice = completion.choices[0];
         if (choice === undefined) {
           throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no choices`, {
@@ -85,6 +98,33 @@ export function createOpenAiProvider(
     },
   };
 }
+
+const tokenCount = z.number().int().nonnegative();
+
+/** The parts of a chat completion the provider reads; other fields pass through unchecked. */
+const completionSchema = z.object({
+  choices: z.array(
+    z.object({
+      message: z.object({
+        content: z.string().nullish(),
+        tool_calls: z
+          .array(
+            z.union([
+              z.object({
+                id: z.string(),
+                type: z.literal('function'),
+                function: z.object({ name: z.string(), arguments: z.string() }),
+              }),
+              // Custom (free-text) tool calls: never offered, skipped by fromOpenAiMessage.
+              z.object({ type: z.literal('custom') }).passthrough(),
+            ]),
+          )
+          .nullish(),
+      }),
+    }),
+  ),
+  usage: z.object({ prompt_tokens: tokenCount, completion_tokens: tokenCount }).nullish(),
+});
 
 /** The chat-completions body: profile parameters, then node parameters; model, messages and tools are ours. */
 export function requestBody(

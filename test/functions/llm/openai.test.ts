@@ -216,6 +216,32 @@ describe('openai provider: failures', () => {
     await expect(provider().complete(ask())).rejects.toMatchObject({ code: 'LLM_BAD_REQUEST' });
   });
 
+  it('fails a 200 that is no chat completion with LLM_PROVIDER_ERROR naming the node, not a TypeError', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ id: 'x' }, /not a chat completion \(.* at choices\)/],
+      [{ id: 'x', choices: [] }, /has no choices/],
+      [{ id: 'x', choices: [{ message: null }] }, /not a chat completion \(.* at choices\.0\.message\)/],
+      [{ id: 'x', choices: [{ message: { content: { a: 1 } } }] }, /at choices\.0\.message\.content/],
+      [
+        { id: 'x', choices: [{ message: { content: 'hi' } }], usage: { prompt_tokens: 'many' } },
+        /at usage\.prompt_tokens/,
+      ],
+      [
+        { id: 'x', choices: [{ message: { content: null, tool_calls: [{ id: 'c', type: 'function' }] } }] },
+        /at choices\.0\.message\.tool_calls\.0/,
+      ],
+    ];
+    for (const [body, message] of cases) {
+      server.reply({ body });
+      const failure = provider().complete(ask());
+      await expect(failure, JSON.stringify(body)).rejects.toMatchObject({
+        code: 'LLM_PROVIDER_ERROR',
+        nodeId: 'n',
+      });
+      await expect(failure).rejects.toThrow(message);
+    }
+  });
+
   it('times out a slow attempt with LLM_TIMEOUT', async () => {
     // The reply comes after 2 s: LLM_TIMEOUT (not the reply) shows the 50 ms limit ended the attempt.
     server.reply({ ...textReply('late'), delayMs: 2000 });
