@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
@@ -987,11 +988,30 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (type !== 'application/json') {
       throw new ApiError(415, 'API_UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
     }
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
     try {
-      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+      body = JSON.parse(text);
     } catch (error) {
       throw badRequest(`the body is not valid JSON: ${(error as Error).message}`);
     }
+    // What `run` refuses in --input and --answers, refused here too (the body wraps the value once).
+    const inexact = inexactIntegerIn(text);
+    if (inexact !== undefined) {
+      throw new ApiError(
+        400,
+        'INPUT_NUMBER_INEXACT',
+        `the body holds the integer ${inexact}, which a JSON number (a double) cannot hold exactly (beyond 2^53); send it as a string`,
+      );
+    }
+    if (valueDepth(body, MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1) {
+      throw new ApiError(
+        400,
+        'VALUE_TOO_DEEP',
+        `the body's value nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
+      );
+    }
+    return body;
   };
 
   const hostAllowed = (req: IncomingMessage): boolean => {

@@ -378,6 +378,20 @@ describe('stepthread dev API', () => {
       [get('/api/threads/t-nothing/steps?from=x'), 400, 'API_BAD_REQUEST'],
       [post('/api/workflows/fork-join-research/runs', '{"input":'), 400, 'API_BAD_REQUEST'],
       [post('/api/workflows/fork-join-research/runs', { input: [1, 2] }), 400, 'API_BAD_REQUEST'],
+      // What run refuses in --input: an integer JSON would round, a value nested too deep.
+      [
+        post('/api/workflows/fork-join-research/runs', '{"input": {"orderId": 12345678901234567891}}'),
+        400,
+        'INPUT_NUMBER_INEXACT',
+      ],
+      [
+        post(
+          '/api/workflows/fork-join-research/runs',
+          `{"input": {"a": ${'['.repeat(100)}${']'.repeat(100)}}}`,
+        ),
+        400,
+        'VALUE_TOO_DEEP',
+      ],
       [post('/api/workflows/no-such-workflow/runs', {}), 404, 'WORKFLOW_NOT_FOUND'],
       [post('/api/workflows/broken/runs', {}), 422, 'NO_PATH_TO_END'],
       [
