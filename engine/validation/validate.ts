@@ -87,8 +87,12 @@ function checkNodeReferences(view: WorkflowView): CodedError[] {
   return errors;
 }
 
-/** Names every expression may read besides variables (engine/scope.ts, hooks' `result`, tools' `args`). */
-const SCOPE_NAMES = ['input', 'nodes', 'thread', 'result', 'args', 'secrets', 'index', 'item'];
+/** Names a node's expressions may read besides variables (engine/scope.ts; a loop's `index`, a list FORK's `item`). */
+const SCOPE_NAMES = ['input', 'nodes', 'thread', 'index', 'item'];
+/** What an AFTER_EXECUTE hook reads besides: the node's outcome. */
+const AFTER_HOOK_NAMES = ['result'];
+/** Names only an http tool's templates read (tool-rules.ts); in a node they would render as nothing. */
+const TOOL_ONLY_NAMES = new Set(['args', 'secrets']);
 
 /**
  * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
@@ -124,20 +128,28 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
   for (const { node, path } of view.nodes) {
     if (!node || node.type === 'SUBGRAPH') continue;
     const config = 'config' in node ? node.config : undefined;
-    const sources = [
-      ...expressionSources(config),
-      ...(node.hooks ?? []).flatMap((hook) => expressionSources(hook)),
+    const sources: [string, ReadonlySet<string>][] = [
+      ...expressionSources(config).map((source) => [source, defined] as [string, ReadonlySet<string>]),
+      ...(node.hooks ?? []).flatMap((hook) => {
+        const names =
+          hook.hookType === 'AFTER_EXECUTE' ? new Set([...defined, ...AFTER_HOOK_NAMES]) : defined;
+        return expressionSources(hook).map((source) => [source, names] as [string, ReadonlySet<string>]);
+      }),
     ];
     const reported = new Set<string>();
-    for (const source of sources) {
+    for (const [source, names] of sources) {
       for (const name of identifiersOf(source)) {
-        if (defined.has(name) || reported.has(name)) continue;
+        if (names.has(name) || reported.has(name)) continue;
         reported.add(name);
-        const suggestion = closestKey(name, [...defined]);
+        const suggestion = closestKey(name, [...names]);
         errors.push(
           codedError(
             'UNKNOWN_VARIABLE_REFERENCE',
-            `node ${node.id} reads "${name}", which no variable declaration, node or loop defines${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+            TOOL_ONLY_NAMES.has(name)
+              ? `node ${node.id} reads "${name}", which only an http tool's url, headers and body templates can read (${name === 'secrets' ? "secrets never enter a node's data" : 'the arguments of its call'})`
+              : AFTER_HOOK_NAMES.includes(name)
+                ? `node ${node.id} reads "${name}", which only its AFTER_EXECUTE hooks can read (the node's outcome)`
+                : `node ${node.id} reads "${name}", which no variable declaration, node or loop defines${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
             path,
             node.id,
           ),

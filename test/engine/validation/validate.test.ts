@@ -97,6 +97,43 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('reports secrets and args outside http tools, and result outside AFTER hooks: they would render as nothing', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'LLM',
+          config: { prompt: 'Use key={{secrets.API_KEY}}' },
+          hooks: [
+            { hookType: 'BEFORE_EXECUTE', eventName: 'before', eventPayload: { s: '{{result.status}}' } },
+            { hookType: 'AFTER_EXECUTE', eventName: 'after', eventPayload: { s: '{{result.status}}' } },
+          ],
+        },
+        { id: 'end', type: 'END', config: { output: '{{args.x}}' } },
+      ],
+    };
+    const { errors } = validateWorkflow(workflow);
+    expect(errors.map((error) => [error.code, error.nodeId, error.message])).toEqual([
+      [
+        'UNKNOWN_VARIABLE_REFERENCE',
+        'ask',
+        `node ask reads "secrets", which only an http tool's url, headers and body templates can read (secrets never enter a node's data)`,
+      ],
+      [
+        'UNKNOWN_VARIABLE_REFERENCE',
+        'ask',
+        'node ask reads "result", which only its AFTER_EXECUTE hooks can read (the node\'s outcome)',
+      ],
+      [
+        'UNKNOWN_VARIABLE_REFERENCE',
+        'end',
+        `node end reads "args", which only an http tool's url, headers and body templates can read (the arguments of its call)`,
+      ],
+    ]);
+  });
+
   it('suggests mainPathId for a JOIN’s mainPath', () => {
     const { errors } = validateWorkflow({
       id: 'j',
