@@ -79,6 +79,24 @@ export interface ToolLoopResult {
 }
 
 export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult> {
+  const ran: string[] = [];
+  try {
+    return await toolLoop(input, ran);
+  } catch (error) {
+    // The failed node keeps none of the turn, but tools may have acted: say which ran.
+    if (!(error instanceof StepthreadError) || ran.length === 0) throw error;
+    const counts = new Map<string, number>();
+    for (const name of ran) counts.set(name, (counts.get(name) ?? 0) + 1);
+    const summary = [...counts].map(([name, count]) => (count === 1 ? name : `${name} ×${count}`)).join(', ');
+    throw new StepthreadError(
+      error.code,
+      `${error.message} (after ${ran.length} tool call(s) of this request ran: ${summary}; what they did stands, the node's turn is not kept)`,
+      { ...(error.nodeId === undefined ? {} : { nodeId: error.nodeId }), cause: error },
+    );
+  }
+}
+
+async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopResult> {
   const { provider, nodeId, signal } = input;
   const tools = input.tools ?? {};
   const offered = Object.keys(tools).length > 0;
@@ -135,6 +153,7 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
     // One at a time, in the model's order: deterministic, and tools with side effects never race.
     for (const call of requested) {
       const result = await runToolCall(call, tools, input.executeTool, signal);
+      if (Object.hasOwn(tools, call.name)) ran.push(call.name);
       transcript.push(result);
       appended.push(result);
     }

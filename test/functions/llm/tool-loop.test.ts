@@ -114,9 +114,19 @@ describe('runToolLoop', () => {
       ran.push(args);
       return execute(name, args, context);
     };
-    await expect(
-      runToolLoop({ provider, nodeId: 'agent', messages: prompt, tools, executeTool, maxToolCalls: 2 }),
-    ).rejects.toMatchObject({ code: 'TOOL_CALL_LIMIT_EXCEEDED', nodeId: 'agent' });
+    const failure = runToolLoop({
+      provider,
+      nodeId: 'agent',
+      messages: prompt,
+      tools,
+      executeTool,
+      maxToolCalls: 2,
+    });
+    await expect(failure).rejects.toMatchObject({ code: 'TOOL_CALL_LIMIT_EXCEEDED', nodeId: 'agent' });
+    // The node keeps none of the turn, so the error says which tools did run.
+    await expect(failure).rejects.toThrow(
+      /over maxToolCallsPerRequest \(2\) \(after 1 tool call\(s\) of this request ran: add; what they did stands/,
+    );
     expect(ran).toEqual([{ a: 1, b: 1 }]);
   });
 
