@@ -4,6 +4,7 @@
  */
 export const ERROR_CODES = [
   // Workflow file
+  'WORKFLOW_FILE_UNREADABLE',
   'WORKFLOW_PARSE_ERROR',
   'SCHEMA_INVALID',
   'UNKNOWN_KEY',

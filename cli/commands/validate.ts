@@ -14,7 +14,10 @@ export interface ValidateOptions {
 export async function runValidate(file: string, options: ValidateOptions, io: CliIo): Promise<number> {
   const loaded = await loadWorkflowFile(file, io);
   if (loaded.kind === 'unreadable') {
-    io.stderr(`stepthread: ${loaded.message}\n`);
+    // --json always prints its report, a file it cannot read included (exit 2 still says which).
+    if (options.json)
+      io.stdout(jsonReport(false, [{ code: 'WORKFLOW_FILE_UNREADABLE', message: loaded.message }]));
+    else io.stderr(`stepthread: ${loaded.message}\n`);
     return EXIT.usage;
   }
   const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : check(loaded.data);

@@ -79,6 +79,13 @@ describe('stepthread validate', () => {
     const missing = await run('validate', fixture('valid/does-not-exist.json'));
     expect(missing.code).toBe(2);
     expect(missing.err).toContain('cannot read');
+    // With --json the report is printed all the same.
+    const missingJson = await run('validate', '--json', fixture('valid/does-not-exist.json'));
+    expect(missingJson.code).toBe(2);
+    expect(JSON.parse(missingJson.out)).toEqual({
+      valid: false,
+      errors: [{ code: 'WORKFLOW_FILE_UNREADABLE', message: expect.stringContaining('cannot read') }],
+    });
     expect((await run('validate')).code).toBe(2);
     expect((await run('frobnicate')).code).toBe(2);
     expect((await run('validate', '--nope', fixture('valid/subgraph.json'))).code).toBe(2);
