@@ -450,8 +450,9 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
   let data: unknown;
   if (options.answers !== undefined) {
     try {
-      // Inline JSON like --input, or a file (optionally written @file).
-      const inline = options.answers.trimStart().startsWith('{');
+      // Inline JSON like --input (an object; an array is inline too, to be refused as not one), or a
+      // file (optionally written @file).
+      const inline = /^\s*[{[]/.test(options.answers);
       data = JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, '')));
       fromFile = fileAnswers(data);
     } catch (error) {

@@ -209,6 +209,12 @@ describe('stepthread run with USER_INTERACTION', () => {
     const { code, stderr } = await cli(['run', EXAMPLE, '--answers', join(dir, 'nope.json')]);
     expect(code).toBe(2);
     expect(stderr).toContain('--answers');
+    // Inline JSON that is not an object is read as JSON, and refused as not an object (not as a file name).
+    const array = await cli(['run', EXAMPLE, '--answers', '[true]']);
+    expect(array.code).toBe(2);
+    expect(array.stderr).toContain(
+      '--answers [true]: the answers file must be a JSON object keyed by node id',
+    );
   });
 });
 

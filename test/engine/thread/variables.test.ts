@@ -117,6 +117,18 @@ describe('setVariable', () => {
     expect(scopes.subgraph[0]!.x).toBe('outer-subgraph');
   });
 
+  it('says which number a number variable was given when it is not finite (1/0, 0/0)', () => {
+    const scopes = initialScopes([]);
+    for (const [value, shown] of [
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+      [Number.NaN, 'NaN'],
+    ] as const) {
+      expect(() => setVariable(scopes, 'n', value, 'thread', [], { type: 'number' })).toThrow(
+        `variable "n" (thread) is declared number but was given ${shown}, not a finite number`,
+      );
+    }
+  });
+
   it('rejects a value of the wrong declared type, leaving the old value', () => {
     const scopes = initialScopes(declarations);
     expect(codeOf(() => setVariable(scopes, 'count', '5', undefined, declarations))).toBe('INVALID_VARIABLE');
