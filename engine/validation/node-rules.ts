@@ -49,6 +49,13 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           add('INVALID_SELECTION_OPTIONS', 'selection options must be distinct', [...config, 'options']);
         }
       }
+      if (userInteractionType === 'show_message' && node.config.outputVariable !== undefined) {
+        add(
+          'INVALID_NODE_CONFIG',
+          'show_message asks nothing, so it has no answer to store: remove outputVariable',
+          [...config, 'outputVariable'],
+        );
+      }
       const { timeoutSeconds } = node.config;
       if (timeoutSeconds !== undefined && timeoutSeconds > MAX_INTERACTION_TIMEOUT_SECONDS) {
         add(

@@ -123,7 +123,12 @@ describe('a single interaction', () => {
       .prepare(
         askWorkflow(
           'shown-1',
-          { userInteractionType: 'show_message', showMessage: 'Sent: {{nodes.draft}}' },
+          // Nothing to answer, so no outputVariable (validate refuses one).
+          {
+            userInteractionType: 'show_message',
+            showMessage: 'Sent: {{nodes.draft}}',
+            outputVariable: undefined,
+          },
           'done',
         ),
       )

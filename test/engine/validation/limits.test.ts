@@ -118,6 +118,25 @@ describe('ids that become state names', () => {
     expect(codes(fork('split', ['a', 'hasOwnProperty']))).toContain('RESERVED_ID');
   });
 
+  it('refuses an outputVariable on show_message, which has no answer to store', () => {
+    const shown = (extra: Record<string, unknown>) =>
+      chain('w', [
+        {
+          id: 'tell',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'show_message', showMessage: 'Hi', ...extra },
+        },
+      ]);
+    expect(codes(shown({}))).toEqual([]);
+    expect(validateWorkflow(shown({ outputVariable: 'seen' })).errors).toEqual([
+      expect.objectContaining({
+        code: 'INVALID_NODE_CONFIG',
+        path: 'nodes[1].config.outputVariable',
+        nodeId: 'tell',
+      }),
+    ]);
+  });
+
   it('refuses variable names that are Object.prototype properties: declared, written, or an output variable', () => {
     for (const name of ['__proto__', 'constructor', 'toString']) {
       const declared = {
