@@ -570,7 +570,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   };
 
+  /** Threads a run was started on here and has not ended: a second start (a double click) is refused. */
+  const startedThreads = new Set<string>();
   const runThread = async (threadId: string) => {
+    // Checked and marked before any await, so two requests at once cannot both pass.
+    if (startedThreads.has(threadId)) {
+      throw new StepthreadError('INVALID_STATUS_TRANSITION', `thread ${threadId} is being run already`);
+    }
+    startedThreads.add(threadId);
+    try {
+      const run = await startThreadRun(threadId);
+      void run.done.finally(() => startedThreads.delete(threadId));
+      return run.started;
+    } catch (error) {
+      startedThreads.delete(threadId);
+      throw error;
+    }
+  };
+  const startThreadRun = async (threadId: string) => {
     if (options.deployed) {
       throw new StepthreadError(
         'INVALID_STATE_MACHINE',
@@ -589,14 +606,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         `thread ${threadId} is ${thread.status}; copy it and run the copy`,
       );
     }
-    track(
+    const run = track(
       workflow,
       executionId,
       threadId,
       (hooks) => prepared.runThread(threadId, { executionId, ...hooks }),
       nodeOfStates(prepared.tasks),
     );
-    return { executionId, threadId, workflowId: workflow.id };
+    return { done: run.done, started: { executionId, threadId, workflowId: workflow.id } };
   };
 
   // --- reads -----------------------------------------------------------------------------------

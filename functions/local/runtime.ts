@@ -233,7 +233,16 @@ export function runnableStartOf(thread: Thread): string {
   if (thread.currentNodeId === undefined) {
     throw new StepthreadError('NODE_NOT_FOUND', `thread ${thread.id} has no current node to run from`);
   }
+  const started = thread.metadata[RUN_FROM_KEY] as RunFrom | undefined;
+  if (started !== undefined) throw startedAlready(thread.id, started);
   return thread.currentNodeId;
+}
+
+function startedAlready(threadId: string, started: RunFrom): StepthreadError {
+  return new StepthreadError(
+    'INVALID_STATUS_TRANSITION',
+    `thread ${threadId} was started already, by execution ${started.executionId}: resume that (stepthread resume ${started.executionId}) or copy the thread`,
+  );
 }
 
 /** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
@@ -746,6 +755,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             `thread ${threadId} is at node ${thread.currentNodeId ?? '(none)'}, this definition starts at ${startNodeId}`,
           );
         }
+        // Started once already (by another command, or a second click): that run goes on, or is
+        // resumed; a second execution on the same thread would race it step for step.
+        const started = thread.metadata[RUN_FROM_KEY] as RunFrom | undefined;
+        if (started !== undefined) throw startedAlready(threadId, started);
         const executionId = runOptions.executionId ?? randomUUID();
         // The thread becomes this execution's root: inspect finds it by the new execution id. A run
         // the thread may have continued through before is not this one's.
@@ -949,6 +962,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       firstExecutionId: _first,
       continuations: _continuations,
       continuedAt: _at,
+      [RUN_FROM_KEY]: _runFrom,
       ...metadata
     } = rest.metadata;
     const thread: Thread = {

@@ -350,8 +350,16 @@ describe('stepthread dev API', () => {
     expect(atCopy.messages.length).toBeGreaterThan(0);
     expect([atCopy.messages, atCopy.variables]).toEqual([atSource.messages, atSource.variables]);
 
-    const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
-    expect(run.status).toBe(202);
+    // Run twice at once (a double click): one run starts, the other is refused.
+    const runs = await Promise.all([
+      post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {}),
+      post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {}),
+    ]);
+    expect(runs.map((reply) => reply.status).sort()).toEqual([202, 409]);
+    const run = runs.find((reply) => reply.status === 202)!;
+    expect(runs.find((reply) => reply.status === 409)!.body).toMatchObject({
+      error: { code: 'INVALID_STATUS_TRANSITION' },
+    });
     const copied = await finished(run.body.executionId);
     expect(copied.execution.status).toBe('COMPLETED');
     expect(copied.rootThreadId).toBe(copy.body.threadId);

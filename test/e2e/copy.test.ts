@@ -64,6 +64,26 @@ describe('copy, then run the copy', () => {
     expect(plain(await e2e.conversation(source.threadId))).toEqual(sourceConversation);
   });
 
+  it('runs a copy once: a second start, at once or later, is refused and leaves the first run alone', async () => {
+    const workflow = forkWorkflow('copy-twice', { paths: ['a'] });
+    const source = await e2e.runtime.prepare(workflow).run();
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromNodeId: 'after' });
+    const prepared = e2e.runtime.prepare(workflow, { startNodeId: 'after' });
+    const [first, second] = await Promise.allSettled([
+      prepared.runThread(copy.id),
+      prepared.runThread(copy.id),
+    ]);
+    const outcomes = [first, second].filter((settled) => settled.status === 'fulfilled');
+    const refusals = [first, second].filter((settled) => settled.status === 'rejected');
+    expect(outcomes.map((settled) => settled.value.status)).toEqual(['COMPLETED']);
+    expect(refusals.map((settled) => (settled.reason as { code: string }).code)).toEqual([
+      expect.stringMatching(/^(INVALID_STATUS_TRANSITION|VERSION_CONFLICT)$/),
+    ]);
+    // A copy of the copy starts afresh (it does not inherit the copy's run).
+    const again = await e2e.runtime.copyThread(copy.id);
+    expect(again.metadata).not.toHaveProperty('runFrom');
+  });
+
   it('refuses to run a finished thread in place', async () => {
     const workflow = forkWorkflow('finished', { paths: ['a'] });
     const done = await e2e.runtime.prepare(workflow).run();
