@@ -460,6 +460,16 @@ function ThreadPanel({
   };
   const canCopy = report !== undefined && report.forkPathId === undefined && report.status !== 'RUNNING';
   const visible = (steps?.steps ?? []).filter((row) => !selectedNode || row.nodeId === selectedNode);
+  // A step's record holds the thread's running token total: each step's own use is the difference
+  // from the step before that had one (the first such step shows the total it started from too).
+  const tokensOfStep = new Map<number, { used?: number; total: number }>();
+  let lastTotal: number | undefined;
+  for (const row of steps?.steps ?? []) {
+    if (!row.tokenUsage) continue;
+    const total = row.tokenUsage.totalTokens;
+    tokensOfStep.set(row.step, { ...(lastTotal === undefined ? {} : { used: total - lastTotal }), total });
+    lastTotal = total;
+  }
 
   return (
     <div data-testid="thread-panel" data-thread={threadId}>
@@ -542,7 +552,21 @@ function ThreadPanel({
                   {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
                 </td>
                 <td>{formatDuration(row.durationMs)}</td>
-                <td>{row.tokenUsage ? row.tokenUsage.totalTokens : ''}</td>
+                <td>
+                  {tokensOfStep.has(row.step) &&
+                    (tokensOfStep.get(row.step)!.used === undefined ? (
+                      <span title="the thread's total after this step">
+                        {tokensOfStep.get(row.step)!.total}
+                      </span>
+                    ) : (
+                      <>
+                        <span title="used by this step">+{tokensOfStep.get(row.step)!.used}</span>
+                        <div className="muted" title="the thread's total after this step">
+                          {tokensOfStep.get(row.step)!.total} in all
+                        </div>
+                      </>
+                    ))}
+                </td>
                 <td>
                   {row.error ? (
                     <span className="error">
@@ -555,7 +579,7 @@ function ThreadPanel({
                   )}
                 </td>
                 <td>
-                  {canCopy && row.step > 1 && (
+                  {canCopy && row.step > 1 && row.nodeType !== 'JOIN' && (
                     <button
                       type="button"
                       data-testid={`copy-from-${row.step}`}

@@ -27,6 +27,14 @@ export async function threadBefore(
   const stepCount = source.step ?? 0;
   const records = await store.readSteps(source.id, { to: stepCount });
   const target = findStep(records, point, source);
+  if (target.result.nodeType === 'JOIN') {
+    // A JOIN merges the branches its FORK started in the same run; a copy has none to merge.
+    throw new StepthreadError(
+      'COPY_POINT_IN_FORK_BRANCH',
+      `node ${target.result.nodeId} is a JOIN, which merges the branches its FORK started; copy from the FORK (or a node after the JOIN) instead`,
+      { nodeId: target.result.nodeId },
+    );
+  }
   let head: Record<string, unknown> = { id: source.id };
   const nodeResults: Record<string, NodeResult> = {};
   for (const record of records) {

@@ -215,6 +215,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('conversation').getByText('Plan: look at facts').waitFor();
     await expect.poll(() => page.getByTestId('conversation').innerText()).not.toContain('Report:');
     const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
+    // A JOIN step offers no copy (it merges branches a copy would not have); each step shows the
+    // tokens it used, beside the thread's running total.
+    expect(await page.locator('tr[data-node="merge"] [data-testid^="copy-from-"]').count()).toBe(0);
+    expect(await page.locator('tr[data-node="report"] td').nth(4).innerText()).toMatch(/^\+\d+\n\d+ in all$/);
     await copyButton.click();
     await page.getByTestId('copied').waitFor();
     await shot('copy-from-step');

@@ -187,7 +187,7 @@ describe('time travel (copy --from a step)', () => {
     expect(plain(await e2e.conversation(copy.id))).toEqual(plain(await e2e.conversation(source.threadId)));
   });
 
-  it('refuses, at copy time, a node that never ran, an empty id, a fork-branch node, and a bad step', async () => {
+  it('refuses, at copy time, a node that never ran, an empty id, a fork-branch node, a JOIN and a bad step', async () => {
     const workflow = forkWorkflow('travel-refused', { paths: ['a', 'b'] });
     const source = await e2e.runtime.prepare(workflow).run();
     const refused = (options: Parameters<typeof e2e.runtime.copyThread>[1]) =>
@@ -199,5 +199,10 @@ describe('time travel (copy --from a step)', () => {
     });
     await expect(refused({ fromStep: 999 })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
     await expect(refused({ fromStep: 1 })).rejects.toMatchObject({ code: 'COPY_POINT_NOT_FOUND' });
+    // A JOIN merges branches its FORK started in that run; a copy from it would have none.
+    await expect(refused({ fromNodeId: 'merge' })).rejects.toMatchObject({
+      code: 'COPY_POINT_IN_FORK_BRANCH',
+      message: expect.stringContaining('node merge is a JOIN'),
+    });
   });
 });
