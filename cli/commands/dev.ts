@@ -9,7 +9,14 @@
 import type { Command } from 'commander';
 import { type DeployedStack, startDevServer } from '../dev/server.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { codedOf, type DataDirOption, openStores, printErrors, STACK_OPTION_HELP } from '../local-session.ts';
+import {
+  codedOf,
+  type DataDirOption,
+  dataDirArgument,
+  openStores,
+  printErrors,
+  STACK_OPTION_HELP,
+} from '../local-session.ts';
 import { type DeployedServices, deployedSfn, NO_DEPLOYED_STACK } from './start.ts';
 
 export interface DevOptions extends DataDirOption {
@@ -73,7 +80,17 @@ export async function runDev(
     io.stdout(
       `stepthread dev: console at ${server.url}  (workflows: ${folder}, data: ${session.location})\n`,
     );
+    // Ctrl-C stops at once, as `run` does: runs in flight (a question waiting for its answer
+    // included) are left as they are, INTERRUPTED in `runs`, and `resume` goes on with each.
+    const undo = io.onInterrupt?.(() => {
+      const unfinished = server.unfinishedRuns();
+      const resume = unfinished
+        .map((id) => `\n  stepthread resume ${id}${dataDirArgument(options)}`)
+        .join('');
+      return `\nstepthread dev: stopped${unfinished.length === 0 ? '' : `; ${unfinished.length} run(s) were interrupted, resume with:${resume}`}\n`;
+    });
     await stop;
+    undo?.();
     io.stderr('stepthread dev: stopping\n');
     await server.close();
     return EXIT.ok;

@@ -21,6 +21,7 @@ import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
+import { recordLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -82,6 +83,8 @@ export interface DevServer {
   readonly port: number;
   /** Ends pending answers, waits for the runs in flight, closes the streams and the socket. */
   close(): Promise<void>;
+  /** Runs started here (on this machine) that have not ended: what stopping the process interrupts. */
+  unfinishedRuns(): string[];
 }
 
 /** A thread of an execution page: `inspect --json`'s thread report without the message count. */
@@ -451,6 +454,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const prepared = runtime.prepare(workflow);
     const executionId = randomUUID();
     const rootThreadId = rootThreadIdFor(executionId);
+    await recordLocalRun(options.clients, { executionId, workflow, input, now: new Date().toISOString() });
     track(
       workflow,
       executionId,
@@ -606,6 +610,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         `thread ${threadId} is ${thread.status}; copy it and run the copy`,
       );
     }
+    // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
+    await recordLocalRun(options.clients, { executionId, workflow, now: new Date().toISOString() });
     const run = track(
       workflow,
       executionId,
@@ -1346,6 +1352,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         server.closeAllConnections();
       });
     },
+    unfinishedRuns: () =>
+      options.deployed
+        ? []
+        : [...runs.values()].filter((run) => run.status === 'RUNNING').map((run) => run.executionId),
   };
 }
 
