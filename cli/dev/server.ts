@@ -281,7 +281,26 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const loadWorkflows = async (): Promise<LoadedWorkflowFile[]> => {
     const names = (await readdir(workflowsDir)).filter((name) => WORKFLOW_FILE.test(name)).sort();
-    return Promise.all(
+    return withoutDuplicateIds(await loadFiles(names));
+  };
+
+  /** Files sharing a workflow id: neither can be told apart by its id, so both are refused. */
+  const withoutDuplicateIds = (files: LoadedWorkflowFile[]): LoadedWorkflowFile[] =>
+    files.map((entry) => {
+      const others = files.filter(
+        (other) => other !== entry && other.id !== undefined && other.id === entry.id,
+      );
+      if (others.length === 0) return entry;
+      const { workflow: _workflow, ...rest } = entry;
+      const error = {
+        code: 'DUPLICATE_WORKFLOW_ID' as const,
+        message: `workflow id ${entry.id} is also the id of ${others.map((other) => other.file).join(', ')}: give each file its own id`,
+      };
+      return { ...rest, errors: [error, ...entry.errors] };
+    });
+
+  const loadFiles = (names: readonly string[]): Promise<LoadedWorkflowFile[]> =>
+    Promise.all(
       names.map(async (file): Promise<LoadedWorkflowFile> => {
         const parsed = parseWorkflowText(await readFile(join(workflowsDir, file), 'utf8'), file);
         if (parsed.kind !== 'loaded') {
@@ -298,7 +317,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         };
       }),
     );
-  };
 
   const findWorkflow = async (id: string): Promise<LoadedWorkflowFile> => {
     const found = (await loadWorkflows()).find((entry) => entry.id === id);
@@ -1110,6 +1128,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       {
         file: entry.file,
         id: entry.id,
+        ...(entry.description ? { description: entry.description } : {}),
         valid: entry.workflow !== undefined,
         errors: entry.errors,
         ...(entry.workflow ? { workflow: entry.workflow } : {}),

@@ -167,6 +167,42 @@ describe('stepthread dev API', () => {
     expect(byId.get('broken')?.errors.length).toBeGreaterThan(0);
   });
 
+  it('refuses two files with one workflow id, both, until one is renamed; a workflow page has its description', async () => {
+    const twin = {
+      id: 'twin',
+      version: 1,
+      description: 'Twins',
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [{ from: 'start', to: 'end' }],
+    };
+    writeFileSync(join(folder, 'twin-a.json'), JSON.stringify(twin));
+    writeFileSync(join(folder, 'twin-b.json'), JSON.stringify(twin));
+    try {
+      const listed = (
+        await get<
+          { id: string; file: string; valid: boolean; errors: { code: string; message: string }[] }[]
+        >('/api/workflows')
+      ).body.filter((entry) => entry.id === 'twin');
+      expect(
+        listed.map((entry) => [entry.file, entry.valid, entry.errors.map((error) => error.code)]),
+      ).toEqual([
+        ['twin-a.json', false, ['DUPLICATE_WORKFLOW_ID']],
+        ['twin-b.json', false, ['DUPLICATE_WORKFLOW_ID']],
+      ]);
+      expect(listed[0]!.errors[0]!.message).toContain('is also the id of twin-b.json');
+      expect((await post('/api/workflows/twin/runs', {})).body).toMatchObject({
+        error: { code: 'DUPLICATE_WORKFLOW_ID' },
+      });
+    } finally {
+      rmSync(join(folder, 'twin-b.json'));
+    }
+    expect((await get('/api/workflows/twin')).body).toMatchObject({ valid: true, description: 'Twins' });
+    rmSync(join(folder, 'twin-a.json'));
+  });
+
   it('serves a workflow with its graph: nodes, edges, fork regions and loops', async () => {
     const fork = await get<{ graph: { nodes: { id: string }[]; forks: unknown[]; edges: unknown[] } }>(
       '/api/workflows/fork-join-research',
