@@ -26,7 +26,8 @@ export async function threadBefore(
 ): Promise<PastThread> {
   const stepCount = source.step ?? 0;
   const records = await store.readSteps(source.id, { to: stepCount });
-  const target = findStep(records, point, source);
+  const origin = copyOrigin(source);
+  const target = findStep(records, point, source, origin !== undefined);
   if (target.result.nodeType === 'JOIN') {
     // A JOIN merges the branches its FORK started in the same run; a copy has none to merge.
     throw new StepthreadError(
@@ -35,8 +36,11 @@ export async function threadBefore(
       { nodeId: target.result.nodeId },
     );
   }
-  let head: Record<string, unknown> = { id: source.id };
-  const nodeResults: Record<string, NodeResult> = {};
+  // A copy's own records start from the state it was copied with, not from a START: rebuild that
+  // first (from its source's records, recursively for a copy of a copy).
+  const copied = origin === undefined ? undefined : await copiedState(store, source, origin);
+  let head: Record<string, unknown> = { id: source.id, ...copied?.fields };
+  const nodeResults: Record<string, NodeResult> = { ...copied?.nodeResults };
   for (const record of records) {
     if (record.step >= target.step) break;
     head = { ...head, ...record.state };
@@ -63,10 +67,55 @@ export async function threadBefore(
   return { thread, step: target.step };
 }
 
-function findStep(records: readonly StepRecord[], point: CopyPoint, source: Thread): StepRecord {
+/** Where a copy came from: its source thread and the source's step count it was copied at. */
+function copyOrigin(thread: Thread): { threadId: string; step: number } | undefined {
+  const { copiedFrom, copiedAtStep } = thread.metadata;
+  return typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
+    ? { threadId: copiedFrom, step: copiedAtStep }
+    : undefined;
+}
+
+/** Head fields a step may change, which a copy took from its source as the source was then. */
+const COPIED_FIELDS = [
+  'variables',
+  'contextData',
+  'conversation',
+  'input',
+  'output',
+  'currentNodeId',
+] as const;
+
+/**
+ * What `copy` had when it was made: its source's fields and node results after `origin.step` steps
+ * (a record fold; the source's head and step results when it has not moved on since).
+ */
+async function copiedState(
+  store: ThreadStore,
+  copy: Thread,
+  origin: { threadId: string; step: number },
+): Promise<{ fields: Record<string, unknown>; nodeResults: Record<string, NodeResult> }> {
+  const { thread: from } = await store.getThread(origin.threadId);
+  const movedOn = origin.step < (from.step ?? 0);
+  const then = movedOn ? (await threadBefore(store, from, { step: origin.step + 1 })).thread : from;
+  const nodeResults = movedOn ? then.nodeResults : await store.readStepResults(from.id);
+  const fields: Record<string, unknown> = {};
+  for (const field of COPIED_FIELDS) if (then[field] !== undefined) fields[field] = then[field];
+  // The conversation is the copy's own (seed 002), pointing at the same log.
+  fields.conversation = { ...then.conversation, threadId: copy.id };
+  return { fields, nodeResults };
+}
+
+function findStep(
+  records: readonly StepRecord[],
+  point: CopyPoint,
+  source: Thread,
+  isCopy: boolean,
+): StepRecord {
+  // A thread's step 1 is its START, which a copy cannot run from; a copy's step 1 is its first node.
+  const first = isCopy ? 1 : 2;
   if ('step' in point) {
     const found = records.find((record) => record.step === point.step);
-    if (found && found.step > 1) return found;
+    if (found && found.step >= first) return found;
     throw new StepthreadError(
       'COPY_POINT_NOT_FOUND',
       found
@@ -85,7 +134,7 @@ function findStep(records: readonly StepRecord[], point: CopyPoint, source: Thre
       { nodeId: point.nodeId },
     );
   }
-  if (found.step === 1) {
+  if (found.step < first) {
     throw new StepthreadError(
       'COPY_POINT_NOT_FOUND',
       `node ${point.nodeId} is START, which a copy cannot run from`,

@@ -59,6 +59,17 @@ describe('copy, then run the copy', () => {
       status: 'COMPLETED',
     });
 
+    // Time travel on the copy itself: its step 1 is its first node (not a START), and the state
+    // before it is the one it was copied with (the scripted model's call counts included), so a
+    // copy of the copy from there replays to the same result.
+    const copyOfCopy = await e2e.runtime.copyThread(copy.id, { fromStep: 1 });
+    expect(copyOfCopy.currentNodeId).toBe('after');
+    expect(copyOfCopy.contextData).toEqual(copy.contextData);
+    const replayed = await e2e.runtime.prepare(workflow, { startNodeId: 'after' }).runThread(copyOfCopy.id);
+    expect(replayed.error).toBeUndefined();
+    expect(replayed.output).toEqual(source.output);
+    expect(plain(await e2e.conversation(copyOfCopy.id))).toEqual(sourceConversation);
+
     const after = await e2e.runtime.stores.threads.getThread(source.threadId);
     expect(after).toEqual(before);
     expect(plain(await e2e.conversation(source.threadId))).toEqual(sourceConversation);
