@@ -21,7 +21,7 @@ import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
-import { recordLocalRun } from '../../functions/local/run-registry.ts';
+import { detailsOfRun, getLocalRun, recordLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -831,6 +831,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     };
   };
 
+  /** The workflow an execution ran, from its local run record (kept once read: it never changes). */
+  const definitions = new Map<string, { workflow: Workflow; graph: GraphView }>();
+  const definitionOf = async (executionId: string) => {
+    const known = definitions.get(executionId);
+    if (known) return known;
+    const local = await getLocalRun(options.clients, executionId);
+    const workflow = local ? (await detailsOfRun(options.clients, local)).workflow : undefined;
+    if (workflow === undefined) return undefined;
+    const definition = { workflow, graph: graphViewOf(workflow) };
+    definitions.set(executionId, definition);
+    if (definitions.size > 200) definitions.delete(definitions.keys().next().value!);
+    return definition;
+  };
+
   const executionPage = async (executionId: string) => {
     const record = await getExecutionRecord(executionId);
     const live = runs.get(executionId);
@@ -876,6 +890,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       };
     }
     const workflowId = record?.workflowId ?? live?.workflowId ?? deployed!.workflowId;
+    const definition = options.deployed ? undefined : await definitionOf(executionId);
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
     let execution: ExecutionRow;
@@ -887,6 +902,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return {
       execution,
       ...(deployed ? { stepFunctions: deployed.view } : {}),
+      ...(definition ? { definition } : {}),
       workflowId,
       ...(live?.error ? { error: live.error } : {}),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,

@@ -56,14 +56,17 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   }, [executionId, refresh]);
 
   const workflowId = page?.workflowId;
+  // The definition the execution ran, when the server recorded it; else the file as it is now.
+  const definition = page?.definition;
   useEffect(() => {
-    if (!workflowId) return;
-    api.workflow(workflowId).then((detail) => {
+    const show = (detail: { graph?: GraphView; workflow?: unknown }) => {
       setGraph(detail.graph);
       const list = (detail.workflow as { nodes?: { id: string }[] } | undefined)?.nodes ?? [];
       setNodes(Object.fromEntries(list.map((node) => [node.id, node])));
-    });
-  }, [workflowId]);
+    };
+    if (definition) show(definition);
+    else if (workflowId) api.workflow(workflowId).then(show);
+  }, [workflowId, definition]);
 
   if (error && !page) return <p className="error">{error}</p>;
   if (!page) return <p className="muted">Loading…</p>;

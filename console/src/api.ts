@@ -96,6 +96,8 @@ export interface ExecutionPage {
   pending: Interaction[];
   copies: { threadId: string; copiedFrom: string; executionId: string; status: string }[];
   stepFunctions?: StepFunctionsView;
+  /** The workflow this execution ran, when recorded (the file may have changed since). */
+  definition?: { workflow: unknown; graph: GraphView };
 }
 
 export interface Message {

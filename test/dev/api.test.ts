@@ -203,6 +203,39 @@ describe('stepthread dev API', () => {
     rmSync(join(folder, 'twin-a.json'));
   });
 
+  it("draws an execution with the definition it ran, not the file's later edits", async () => {
+    const file = join(folder, 'edited.json');
+    const nodes = (id: string) => [
+      { id: 'start', type: 'START' },
+      { id, type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '1' } },
+      { id: 'end', type: 'END' },
+    ];
+    const edges = (id: string) => [
+      { from: 'start', to: id },
+      { from: id, to: 'end' },
+    ];
+    writeFileSync(file, JSON.stringify({ id: 'edited', version: 1, nodes: nodes('c'), edges: edges('c') }));
+    try {
+      const started = await post<{ executionId: string }>('/api/workflows/edited/runs', {});
+      await finished(started.body.executionId);
+      writeFileSync(
+        file,
+        JSON.stringify({ id: 'edited', version: 1, nodes: nodes('c-new'), edges: edges('c-new') }),
+      );
+      const page = (
+        await get<Page & { definition?: { graph: { nodes: { id: string }[] } } }>(
+          `/api/executions/${started.body.executionId}`,
+        )
+      ).body;
+      expect(page.definition?.graph.nodes.map((node) => node.id)).toEqual(
+        expect.arrayContaining(['start', 'c', 'end']),
+      );
+      expect(page.definition?.graph.nodes.map((node) => node.id)).not.toContain('c-new');
+    } finally {
+      rmSync(file);
+    }
+  });
+
   it('serves a workflow with its graph: nodes, edges, fork regions and loops', async () => {
     const fork = await get<{ graph: { nodes: { id: string }[]; forks: unknown[]; edges: unknown[] } }>(
       '/api/workflows/fork-join-research',
