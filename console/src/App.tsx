@@ -162,13 +162,22 @@ function WorkflowPage({ workflowId }: { workflowId: string }) {
   const [input, setInput] = useState('{}');
   const [error, setError] = useState<string>();
   const [starting, setStarting] = useState(false);
-  useEffect(() => {
-    api.workflow(workflowId).then(setDetail, (e: Error) => setError(e.message));
+  const [reads] = useState(newestReads);
+  const refresh = useCallback(() => {
+    const newest = reads();
     api
       .executions()
-      .then((rows) => setExecutions(rows.filter((row) => row.workflowId === workflowId)))
+      .then((rows) => newest() && setExecutions(rows.filter((row) => row.workflowId === workflowId)))
       .catch(() => {});
-  }, [workflowId]);
+  }, [reads, workflowId]);
+  useEffect(() => {
+    api.workflow(workflowId).then(setDetail, (e: Error) => setError(e.message));
+    refresh();
+    // Runs started or ended elsewhere (another tab, the API) show up as they do on the home page.
+    return subscribe(undefined, (type) => {
+      if (type === 'execution') refresh();
+    });
+  }, [workflowId, refresh]);
   const start = async () => {
     setError(undefined);
     let parsed: unknown;
