@@ -109,9 +109,10 @@ export function answerFor(
 ): InteractionAnswer {
   const type = interaction.interactionType;
   const expected: Record<UserInteractionType, string> = {
-    ask_for_approval: 'expects --approve or --reject',
-    ask_for_input: 'expects --input <json>',
-    ask_for_selection: 'expects --select <n>',
+    // Said to the CLI, the console and the API alike: no one surface's flags.
+    ask_for_approval: 'expects an approval or a rejection',
+    ask_for_input: 'expects an input (any JSON value)',
+    ask_for_selection: 'expects a selection (one of its options, or its index)',
     show_message: 'needs no answer',
   };
   switch (reply.kind) {
