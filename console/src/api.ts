@@ -222,7 +222,11 @@ export function subscribe(execution: string | undefined, onEvent: (type: string,
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined) return '';
   if (ms < 1000) return `${ms} ms`;
-  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  // Minutes and up: what a wait for a person's answer takes.
+  const seconds = Math.round(ms / 1000);
+  const [h, m, s] = [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, seconds % 60];
+  return h > 0 ? `${h} h ${m} min` : `${m} min ${s} s`;
 }
 
 export function formatTime(iso: string): string {
