@@ -320,6 +320,8 @@ function InteractionForm({ interaction, onDone }: { interaction: Interaction; on
       onDone();
     } catch (e) {
       setError((e as Error).message);
+      // Answered or gone meanwhile (another tab, the CLI): read the page again, which drops the form.
+      onDone();
     } finally {
       setBusy(false);
     }
