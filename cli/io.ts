@@ -13,6 +13,8 @@ export interface CliIo {
   prompt?: (question: string, signal?: AbortSignal) => Promise<string>;
   /** Says `message()` and exits when the process is interrupted (SIGINT, SIGTERM); returns the undo. */
   onInterrupt?: (message: () => string) => () => void;
+  /** Ends the process now, with `code` (what is left running is left as it is); absent in tests. */
+  exit?: (code: number) => never;
 }
 
 /** One line from the terminal (questions go to stderr, so stdout stays the result). */
@@ -69,6 +71,7 @@ export const processIo: CliIo = {
   },
   readFile: (path) => readFile(path, 'utf8'),
   onInterrupt,
+  exit: (code) => process.exit(code),
   ...(process.stdin.isTTY ? { prompt: promptTerminal } : {}),
 };
 

@@ -80,17 +80,19 @@ export async function runDev(
     io.stdout(
       `stepthread dev: console at ${server.url}  (workflows: ${folder}, data: ${session.location})\n`,
     );
-    // Ctrl-C stops at once, as `run` does: runs in flight (a question waiting for its answer
-    // included) are left as they are, INTERRUPTED in `runs`, and `resume` goes on with each.
-    const undo = io.onInterrupt?.(() => {
-      const unfinished = server.unfinishedRuns();
+    await stop;
+    // With runs in flight (a question waiting for its answer included), stop at once, as `run`
+    // does on Ctrl-C: they are left as they are, INTERRUPTED in `runs`, and `resume` goes on with each.
+    const unfinished = server.unfinishedRuns();
+    if (unfinished.length > 0 && io.exit) {
       const resume = unfinished
         .map((id) => `\n  stepthread resume ${id}${dataDirArgument(options)}`)
         .join('');
-      return `\nstepthread dev: stopped${unfinished.length === 0 ? '' : `; ${unfinished.length} run(s) were interrupted, resume with:${resume}`}\n`;
-    });
-    await stop;
-    undo?.();
+      io.stderr(
+        `stepthread dev: stopped; ${unfinished.length} run(s) were interrupted, resume with:${resume}\n`,
+      );
+      io.exit(130);
+    }
     io.stderr('stepthread dev: stopping\n');
     await server.close();
     return EXIT.ok;
