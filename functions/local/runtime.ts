@@ -224,6 +224,12 @@ export interface LocalRuntime {
  * Parallel or Map state, and a thread with no current node has nothing to run.
  */
 export function runnableStartOf(thread: Thread): string {
+  if (isTerminalStatus(thread.status)) {
+    throw new StepthreadError(
+      'INVALID_STATUS_TRANSITION',
+      `thread ${thread.id} is ${thread.status}; copy it (stepthread copy ${thread.id}) and run the copy`,
+    );
+  }
   if (thread.metadata.forkPathId !== undefined) {
     throw new StepthreadError(
       'COPY_POINT_IN_FORK_BRANCH',

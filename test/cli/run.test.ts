@@ -180,8 +180,11 @@ describe('stepthread run', () => {
     expect(source.threads.find((t: { threadId: string }) => t.threadId === result.threadId).status).toBe(
       'COMPLETED',
     );
-    // Running the finished source in place is refused.
+    // Running the finished source, or the finished copy, in place is refused: copy it instead.
     expect((await cli('run', EXAMPLE, '--thread', result.threadId, ...dataDir())).code).toBe(1);
+    const again = await cli('run', EXAMPLE, '--thread', copyId, ...dataDir());
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`INVALID_STATUS_TRANSITION: thread ${copyId} is COMPLETED; copy it`);
   });
 
   it("a fork branch's copy is made for inspecting, and run --thread refuses it with a coded error saying why", async () => {
