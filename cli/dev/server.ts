@@ -975,11 +975,19 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const step = stepParam === null ? stepCount : Number(stepParam);
     if (!Number.isInteger(step) || step < 0) throw badRequest('"step" must be a whole number ≥ 0');
     if (step === 0 && stepCount > 0) {
-      // Before its first step: a copy holds its source's state at the copy, any other thread nothing.
-      const { copiedFrom, copiedAtStep } = thread.metadata;
-      if (typeof copiedFrom !== 'string' || typeof copiedAtStep !== 'number')
-        return { threadId, step, stepCount, messages: [], variables: null };
-      const source = await conversationAt(copiedFrom, String(copiedAtStep));
+      // Before its first step: a copy holds its source's state at the copy, a fork child its
+      // parent's conversation after the FORK's step (which its join key names), a root thread nothing.
+      const { copiedFrom, copiedAtStep, parentThreadId, joinKey } = thread.metadata;
+      const forkStep =
+        typeof joinKey === 'string' ? Number(joinKey.slice(joinKey.lastIndexOf('/') + 1)) : NaN;
+      const from =
+        typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
+          ? { threadId: copiedFrom, step: copiedAtStep }
+          : typeof parentThreadId === 'string' && Number.isInteger(forkStep)
+            ? { threadId: parentThreadId, step: forkStep }
+            : undefined;
+      if (from === undefined) return { threadId, step, stepCount, messages: [], variables: null };
+      const source = await conversationAt(from.threadId, String(from.step));
       return { ...source, threadId, step, stepCount };
     }
     // As the thread was after step `step`: before step `step + 1` ran.

@@ -946,6 +946,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             }
             throw error;
           });
+    if (past?.nodeType === 'JOIN') {
+      // A JOIN merges the branches its FORK started in the same run; a copy has none to merge.
+      throw new StepthreadError(
+        'COPY_POINT_IN_FORK_BRANCH',
+        `node ${past.thread.currentNodeId} is a JOIN, which merges the branches its FORK started; copy from the FORK (or a node after the JOIN) instead`,
+        ...(past.thread.currentNodeId === undefined ? [] : [{ nodeId: past.thread.currentNodeId }]),
+      );
+    }
     // The source with every node result it can read, so the copy holds its own (seed 002).
     const source: Thread = past?.thread ?? {
       ...current,

@@ -16,6 +16,8 @@ export interface PastThread {
   readonly thread: Thread;
   /** The step the copy re-runs first. */
   readonly step: number;
+  /** The type of that step's node. */
+  readonly nodeType: NodeResult['nodeType'];
 }
 
 /** The head and results of `source` before the step `point` names. Coded errors for bad points. */
@@ -28,14 +30,6 @@ export async function threadBefore(
   const records = await store.readSteps(source.id, { to: stepCount });
   const origin = copyOrigin(source);
   const target = findStep(records, point, source, origin !== undefined);
-  if (target.result.nodeType === 'JOIN') {
-    // A JOIN merges the branches its FORK started in the same run; a copy has none to merge.
-    throw new StepthreadError(
-      'COPY_POINT_IN_FORK_BRANCH',
-      `node ${target.result.nodeId} is a JOIN, which merges the branches its FORK started; copy from the FORK (or a node after the JOIN) instead`,
-      { nodeId: target.result.nodeId },
-    );
-  }
   // A copy's own records start from the state it was copied with, not from a START: rebuild that
   // first (from its source's records, recursively for a copy of a copy).
   const copied = origin === undefined ? undefined : await copiedState(store, source, origin);
@@ -64,7 +58,7 @@ export async function threadBefore(
     executionHistory: [],
     step: target.step - 1,
   } as Thread;
-  return { thread, step: target.step };
+  return { thread, step: target.step, nodeType: target.result.nodeType };
 }
 
 /** Where a copy came from: its source thread and the source's step count it was copied at. */

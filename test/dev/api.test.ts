@@ -276,6 +276,15 @@ describe('stepthread dev API', () => {
     expect(conversation.body.messages.map((message) => message.content)).toContain(
       'Facts: the service handles 1,200 requests per second at peak.',
     );
+    // Before its first step a child holds the conversation its parent had at the fork (the plan).
+    const atFork = await get<{ step: number; messages: { content: string }[] }>(
+      `/api/threads/${facts.threadId}/conversation?step=0`,
+    );
+    expect(atFork.body, JSON.stringify(atFork.body)).toMatchObject({ step: 0 });
+    expect(atFork.body.messages.map((message) => message.content)).toEqual([
+      'Make a research plan for: the payments service',
+      'Plan: look at facts, risks, and a one-line summary.',
+    ]);
 
     const root = page.rootThreadId;
     const steps = await get<{ stepCount: number; steps: { step: number; nodeId: string }[] }>(
