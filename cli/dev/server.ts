@@ -15,7 +15,6 @@ import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
-import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
@@ -24,11 +23,12 @@ import type { ProviderFactory } from '../../functions/llm/provider.ts';
 import { detailsOfRun, getLocalRun, recordLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
-import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
+import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
@@ -617,17 +617,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       );
     }
     const { thread } = await stores.threads.getThread(threadId);
+    // Refused here (finished, a fork branch, started already), before anything is tracked, so the
+    // caller gets a 409 rather than a failed run.
     const startNodeId = runnableStartOf(thread);
     const workflow = await validWorkflow(thread.workflowId);
     const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
-    // Refused here, before anything is tracked, so the caller gets a 409 rather than a failed run.
-    if (isTerminalStatus(thread.status)) {
-      throw new StepthreadError(
-        'INVALID_STATUS_TRANSITION',
-        `thread ${threadId} is ${thread.status}; copy it and run the copy`,
-      );
-    }
     // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
     await recordLocalRun(options.clients, { executionId, workflow, now: new Date().toISOString() });
     const run = track(
@@ -977,15 +972,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (step === 0 && stepCount > 0) {
       // Before its first step: a copy holds its source's state at the copy, a fork child its
       // parent's conversation after the FORK's step (which its join key names), a root thread nothing.
-      const { copiedFrom, copiedAtStep, parentThreadId, joinKey } = thread.metadata;
-      const forkStep =
-        typeof joinKey === 'string' ? Number(joinKey.slice(joinKey.lastIndexOf('/') + 1)) : NaN;
+      const { parentThreadId, joinKey } = thread.metadata;
+      const forkStep = typeof joinKey === 'string' ? forkStepOfJoinKey(joinKey) : undefined;
       const from =
-        typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
-          ? { threadId: copiedFrom, step: copiedAtStep }
-          : typeof parentThreadId === 'string' && Number.isInteger(forkStep)
-            ? { threadId: parentThreadId, step: forkStep }
-            : undefined;
+        copySourceOf(thread) ??
+        (typeof parentThreadId === 'string' && forkStep !== undefined
+          ? { threadId: parentThreadId, step: forkStep }
+          : undefined);
       if (from === undefined) return { threadId, step, stepCount, messages: [], variables: null };
       const source = await conversationAt(from.threadId, String(from.step));
       return { ...source, threadId, step, stepCount };

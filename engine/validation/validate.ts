@@ -22,7 +22,7 @@ import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
-import { checkTools } from './tool-rules.ts';
+import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
 import { viewWorkflow, type WorkflowView } from './view.ts';
 
 export interface ValidationResult {
@@ -91,8 +91,8 @@ function checkNodeReferences(view: WorkflowView): CodedError[] {
 const SCOPE_NAMES = ['input', 'nodes', 'thread', 'index', 'item'];
 /** What an AFTER_EXECUTE hook reads besides: the node's outcome. */
 const AFTER_HOOK_NAMES = ['result'];
-/** Names only an http tool's templates read (tool-rules.ts); in a node they would render as nothing. */
-const TOOL_ONLY_NAMES = new Set(['args', 'secrets']);
+/** Names only an http tool's templates read; in a node they would render as nothing. */
+const TOOL_ONLY_NAMES: ReadonlySet<string> = new Set(HTTP_TEMPLATE_SCOPE);
 
 /**
  * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
@@ -124,20 +124,12 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
     }
   };
   collect(view);
+  const afterHook: ReadonlySet<string> = new Set([...defined, ...AFTER_HOOK_NAMES]);
   const errors: CodedError[] = [];
   for (const { node, path } of view.nodes) {
     if (!node || node.type === 'SUBGRAPH') continue;
-    const config = 'config' in node ? node.config : undefined;
-    const sources: [string, ReadonlySet<string>][] = [
-      ...expressionSources(config).map((source) => [source, defined] as [string, ReadonlySet<string>]),
-      ...(node.hooks ?? []).flatMap((hook) => {
-        const names =
-          hook.hookType === 'AFTER_EXECUTE' ? new Set([...defined, ...AFTER_HOOK_NAMES]) : defined;
-        return expressionSources(hook).map((source) => [source, names] as [string, ReadonlySet<string>]);
-      }),
-    ];
     const reported = new Set<string>();
-    for (const [source, names] of sources) {
+    const check = (source: string, names: ReadonlySet<string>) => {
       for (const name of identifiersOf(source)) {
         if (names.has(name) || reported.has(name)) continue;
         reported.add(name);
@@ -155,6 +147,12 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
           ),
         );
       }
+    };
+    for (const source of expressionSources('config' in node ? node.config : undefined))
+      check(source, defined);
+    for (const hook of node.hooks ?? []) {
+      for (const source of expressionSources(hook))
+        check(source, hook.hookType === 'AFTER_EXECUTE' ? afterHook : defined);
     }
   }
   return errors;

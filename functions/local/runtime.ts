@@ -951,7 +951,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       throw new StepthreadError(
         'COPY_POINT_IN_FORK_BRANCH',
         `node ${past.thread.currentNodeId} is a JOIN, which merges the branches its FORK started; copy from the FORK (or a node after the JOIN) instead`,
-        ...(past.thread.currentNodeId === undefined ? [] : [{ nodeId: past.thread.currentNodeId }]),
+        past.thread.currentNodeId === undefined ? {} : { nodeId: past.thread.currentNodeId },
       );
     }
     // The source with every node result it can read, so the copy holds its own (seed 002).

@@ -29,3 +29,9 @@ export function childThreadIdsFor(
 export function joinKeyFor(parentThreadId: string, forkNodeId: string, stepAfterFork: number): string {
   return `${parentThreadId}/${forkNodeId}/${stepAfterFork}`;
 }
+
+/** The parent's step count after the FORK, from a join key (node ids may hold `/`: it is the last part). */
+export function forkStepOfJoinKey(joinKey: string): number | undefined {
+  const step = Number(joinKey.slice(joinKey.lastIndexOf('/') + 1));
+  return Number.isInteger(step) ? step : undefined;
+}

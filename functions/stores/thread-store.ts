@@ -749,8 +749,8 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   return store;
 }
 
-/** Where a copy's history before its own steps lives. */
-function copySourceOf(thread: Thread): { threadId: string; step: number } | undefined {
+/** Where a copy came from: its source thread and the source's step count it was copied at. */
+export function copySourceOf(thread: Thread): { threadId: string; step: number } | undefined {
   const { copiedFrom, copiedAtStep } = thread.metadata;
   return typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
     ? { threadId: copiedFrom, step: copiedAtStep }

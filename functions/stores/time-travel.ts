@@ -6,7 +6,7 @@
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeResult, Thread } from '../../engine/thread/types.ts';
-import type { StepRecord, ThreadStore } from './thread-store.ts';
+import { copySourceOf, type StepRecord, type ThreadStore } from './thread-store.ts';
 
 /** Where a copy starts: before the latest run of a node, or before a step number. */
 export type CopyPoint = { readonly nodeId: string } | { readonly step: number };
@@ -28,7 +28,7 @@ export async function threadBefore(
 ): Promise<PastThread> {
   const stepCount = source.step ?? 0;
   const records = await store.readSteps(source.id, { to: stepCount });
-  const origin = copyOrigin(source);
+  const origin = copySourceOf(source);
   const target = findStep(records, point, source, origin !== undefined);
   // A copy's own records start from the state it was copied with, not from a START: rebuild that
   // first (from its source's records, recursively for a copy of a copy).
@@ -59,14 +59,6 @@ export async function threadBefore(
     step: target.step - 1,
   } as Thread;
   return { thread, step: target.step, nodeType: target.result.nodeType };
-}
-
-/** Where a copy came from: its source thread and the source's step count it was copied at. */
-function copyOrigin(thread: Thread): { threadId: string; step: number } | undefined {
-  const { copiedFrom, copiedAtStep } = thread.metadata;
-  return typeof copiedFrom === 'string' && typeof copiedAtStep === 'number'
-    ? { threadId: copiedFrom, step: copiedAtStep }
-    : undefined;
 }
 
 /** Head fields a step may change, which a copy took from its source as the source was then. */
