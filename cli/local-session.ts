@@ -3,14 +3,15 @@
  * — the embedded dynalite + s3rver under the data directory by default, or LocalStack / AWS when the
  * environment selects them (resolveAwsTarget).
  */
+
 import { existsSync } from 'node:fs';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
-import { validateWorkflow } from '../engine/validation/validate.ts';
 import type { AwsClients } from '../functions/aws/clients.ts';
 import { resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
 import { openDataDir } from '../functions/local/data-dir-server.ts';
+import { checkWorkflow } from './check-workflow.ts';
 import { dataDirPath } from './early-stores.ts';
 import { formatCodedError } from './format.ts';
 import { type CliIo, EXIT } from './io.ts';
@@ -153,7 +154,7 @@ export async function loadValidWorkflow(file: string, io: CliIo): Promise<Loaded
   const result =
     loaded.kind === 'unparsable'
       ? { errors: [loaded.error], workflow: undefined }
-      : validateWorkflow(loaded.data);
+      : await checkWorkflow(loaded.data);
   if (result.errors.length > 0 || result.workflow === undefined) {
     printErrors(io, `${file} is not a valid workflow`, result.errors);
     return { ok: false, exitCode: EXIT.invalid };

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { compileProblems } from '../../engine/asl/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
-import { validateWorkflow } from '../../engine/validation/validate.ts';
+import { checkWorkflow } from '../check-workflow.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { loadWorkflowFile } from '../load-workflow.ts';
@@ -20,7 +20,7 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
     else io.stderr(`stepthread: ${loaded.message}\n`);
     return EXIT.usage;
   }
-  const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : check(loaded.data);
+  const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : await check(loaded.data);
   const valid = errors.length === 0;
   if (options.json) {
     io.stdout(jsonReport(valid, errors));
@@ -34,8 +34,8 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
 }
 
 /** Validation, then what the compiler would still refuse (a definition over 1 MiB). */
-function check(data: unknown): CodedError[] {
-  const result = validateWorkflow(data);
+async function check(data: unknown): Promise<CodedError[]> {
+  const result = await checkWorkflow(data);
   if (!result.valid || !result.workflow) return result.errors;
   return compileProblems(result.workflow);
 }

@@ -16,7 +16,6 @@ import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/e
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
-import { validateWorkflow } from '../../engine/validation/validate.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
@@ -31,6 +30,7 @@ import { type Interaction, parseInteractionId } from '../../functions/stores/int
 import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
+import { checkWorkflow } from '../check-workflow.ts';
 import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
@@ -307,7 +307,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           return { file, errors: parsed.kind === 'unparsable' ? [parsed.error] : [] };
         }
         const data = parsed.data as { id?: unknown; description?: unknown };
-        const result = validateWorkflow(parsed.data);
+        const result = await checkWorkflow(parsed.data);
         return {
           file,
           ...(typeof data.id === 'string' ? { id: data.id } : {}),

@@ -17,6 +17,7 @@ import {
   type Workflow,
 } from '../model/schema.ts';
 import { closestKey } from '../model/unknown-keys.ts';
+import { type CodeSource, codeSourcesOf } from './code-sources.ts';
 import { checkGraph } from './graph-rules.ts';
 import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
@@ -31,13 +32,16 @@ export interface ValidationResult {
   errors: CodedError[];
   /** The parsed workflow (maxSteps resolved) whenever the structural parse succeeded, even with other errors. */
   workflow?: Workflow;
+  /** The JavaScript the workflow gives the CODE sandbox, for the host to check that it compiles. */
+  codeSources: CodeSource[];
 }
 
 export function validateWorkflow(data: unknown): ValidationResult {
   const tooDeep = checkFileLimits(data);
-  if (tooDeep.length > 0) return { valid: false, errors: tooDeep };
+  if (tooDeep.length > 0) return { valid: false, errors: tooDeep, codeSources: [] };
   const parsed = parseWorkflow(data);
   const errors = [...parsed.errors];
+  let codeSources: CodeSource[] = [];
   if (isRecord(data)) {
     const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
     const view = viewWorkflow(data, []);
@@ -48,11 +52,12 @@ export function validateWorkflow(data: unknown): ValidationResult {
       ...checkNodeReferences(view),
       ...checkVariableReferences(view),
     );
+    codeSources = codeSourcesOf(view);
   }
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
     : undefined;
-  return { valid: errors.length === 0, errors, ...(workflow ? { workflow } : {}) };
+  return { valid: errors.length === 0, errors, codeSources, ...(workflow ? { workflow } : {}) };
 }
 
 /**

@@ -127,6 +127,7 @@ class GuestRun {
       this.job.inputJson === undefined ? vm.undefined : this.own(vm.newString(this.job.inputJson));
     const input = this.callHarness('parseInput', inputJson, 'input');
     const userFunction = this.callHarness('compile', this.own(vm.newString(this.job.code)), 'compile');
+    if (this.job.compileOnly) return 'null';
     const promise = this.own(this.unwrap(vm.callFunction(userFunction, vm.undefined, input), 'run'));
 
     this.drainJobs();
@@ -269,9 +270,12 @@ class GuestRun {
     if (phase === 'input') return { code: 'CODE_INVALID_INPUT', message: description };
     if (phase === 'setup') return { code: 'CODE_SANDBOX_CRASHED', message: description };
     const line = this.userLine(fields, phase);
-    return line === undefined
-      ? { code: 'CODE_ERROR', message: description }
-      : { code: 'CODE_ERROR', message: `${description} (line ${line})`, line };
+    if (line === undefined) return { code: 'CODE_ERROR', message: description };
+    // An unclosed block is reported on the wrapper's closing line, after the user's last one.
+    const lastLine = this.job.code.split('\n').length;
+    if (line > lastLine)
+      return { code: 'CODE_ERROR', message: `${description} (at the end of the code)`, line: lastLine };
+    return { code: 'CODE_ERROR', message: `${description} (line ${line})`, line };
   }
 
   /**

@@ -89,6 +89,7 @@ function toJob(request: SandboxRequest): SandboxJob | SandboxResult {
     timeoutMs,
     memoryLimitBytes: memoryLimitMb * 1048576,
     maxOutputBytes,
+    ...(request.compileOnly ? { compileOnly: true } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface SandboxRequest {
   memoryLimitMb?: number;
   /** Default 256 KiB, measured as UTF-8 bytes of the output JSON. */
   maxOutputBytes?: number;
+  /** Only compile the code (a syntax check): nothing of it runs, and the output is null. */
+  compileOnly?: boolean;
 }
 
 export interface SandboxError extends CodedError {
@@ -79,6 +81,8 @@ export interface SandboxJob {
   timeoutMs: number;
   memoryLimitBytes: number;
   maxOutputBytes: number;
+  /** Compile only: see SandboxRequest. */
+  compileOnly?: boolean;
 }
 
 /** What running one job produced, before the host parses the output JSON. */

@@ -164,6 +164,79 @@ describe('validate --json on any nesting', () => {
   }, 60_000);
 });
 
+describe('CODE that does not compile', () => {
+  it('is CODE_SYNTAX_ERROR at validate, for CODE nodes at any level and code tools, with path and line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const code = (id: string, source: string) => ({ id, type: 'CODE', config: { code: source } });
+      const chain = (id: string, middle: unknown[]) => {
+        const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END' }] as {
+          id: string;
+        }[];
+        return {
+          id,
+          version: 1,
+          nodes,
+          edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })),
+        };
+      };
+      const workflow = {
+        ...chain('syntax', [
+          code('fine', 'const x = await Promise.resolve(input);\nreturn x'),
+          code('broken', 'const total = 1;\nreturn total +;'),
+          {
+            id: 'inner',
+            type: 'SUBGRAPH',
+            config: { workflow: chain('child', [code('deep', 'if (input) {')]) },
+          },
+        ]),
+        tools: {
+          calc: {
+            description: 'adds',
+            parameters: { type: 'object' },
+            handler: { kind: 'code', code: 'return input.a +* input.b' },
+          },
+        },
+      };
+      const file = join(dir, 'syntax.json');
+      await writeFile(file, JSON.stringify(workflow));
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.out)).toEqual({
+        valid: false,
+        errors: [
+          {
+            code: 'CODE_SYNTAX_ERROR',
+            message: expect.stringMatching(
+              /^tool "calc": the code does not compile: SyntaxError: .* \(line 1\)$/,
+            ),
+            path: 'tools.calc.handler.code',
+          },
+          {
+            code: 'CODE_SYNTAX_ERROR',
+            message: expect.stringMatching(
+              /^CODE node "broken": the code does not compile: SyntaxError: .* \(line 2\)$/,
+            ),
+            nodeId: 'broken',
+            path: 'nodes[2].config.code',
+          },
+          {
+            code: 'CODE_SYNTAX_ERROR',
+            message: expect.stringMatching(/^CODE node "deep": .* \(at the end of the code\)$/),
+            nodeId: 'deep',
+            path: 'nodes[3].config.workflow.nodes[1].config.code',
+          },
+        ],
+      });
+      // Nothing of the code runs while it is checked: a loop that never ends is valid and quick to say so.
+      await writeFile(file, JSON.stringify(chain('endless', [code('spin', 'while (true) {}')])));
+      expect(await run('validate', file)).toMatchObject({ code: 0, out: expect.stringContaining('valid') });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('bin/stepthread.js (real process)', () => {
   it('returns the validate exit codes end to end', () => {
     const exec = (file: string) => cliProcessSync(['validate', file]);

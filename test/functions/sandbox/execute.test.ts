@@ -49,6 +49,21 @@ describe('executeJob', () => {
     expect(broken).toBe(false);
   });
 
+  it('compiles without running when compileOnly: a syntax error is a CODE_ERROR with its line', () => {
+    const ran = executeJob(quickjs, job('console.log("ran"); throw new Error("ran")', { compileOnly: true }));
+    expect(ran.outcome).toMatchObject({ ok: true, outputJson: 'null', logs: [] });
+    const broken = executeJob(quickjs, job('const a = 1;\nreturn a +;', { compileOnly: true }));
+    expect(broken.outcome).toMatchObject({ ok: false, error: { code: 'CODE_ERROR', line: 2 } });
+  });
+
+  it('names the end of the code, not a line past it, for an unclosed block', () => {
+    const { outcome } = executeJob(quickjs, job('if (input) {\n  return 1;'));
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'CODE_ERROR', line: 2, message: expect.stringMatching(/\(at the end of the code\)$/) },
+    });
+  });
+
   it('passes undefined input through as undefined', () => {
     const { outcome } = executeJob(quickjs, job('return typeof input', { inputJson: undefined }));
     expect(outcome).toMatchObject({ ok: true, outputJson: '"undefined"' });
