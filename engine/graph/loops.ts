@@ -18,7 +18,21 @@ export interface LoopRegion {
 export type LoopProblem =
   | { kind: 'missing-start' | 'missing-end'; loopId: string; nodeId: string }
   | { kind: 'duplicate'; loopId: string; nodeId: string; markerType: 'LOOP_START' | 'LOOP_END' }
-  | { kind: 'end-not-in-body'; loopId: string; startId: string; endId: string };
+  | { kind: 'end-not-in-body'; loopId: string; startId: string; endId: string }
+  /** An edge leaves the body other than through the loop's LOOP_END (a ROUTE "breaking out"). */
+  | { kind: 'escapes'; loopId: string; fromId: string; toId: string; endId: string }
+  /** An edge enters the body other than through the loop's LOOP_START. */
+  | { kind: 'enters'; loopId: string; fromId: string; toId: string; startId: string }
+  /** The loop starts inside `outerLoopId`'s body and ends outside it (or the other way round). */
+  | { kind: 'crossed'; loopId: string; outerLoopId: string; nodeId: string };
+
+export interface LoopStructureOptions {
+  /**
+   * Nodes a body may also leave to: the top level's END, where the run ends and no frame matters (a
+   * ROUTE "break to END"). A subgraph's END returns to its caller, so it is no such exit.
+   */
+  readonly exitAllowed?: (nodeId: string) => boolean;
+}
 
 export interface LoopAnalysis {
   loops: ReadonlyMap<string, LoopRegion>;
@@ -30,6 +44,7 @@ export function analyzeLoops(
   starts: readonly LoopMarker[],
   ends: readonly LoopMarker[],
   flow: Flow | undefined,
+  options: LoopStructureOptions = {},
 ): LoopAnalysis {
   const problems: LoopProblem[] = [];
   const loops = new Map<string, LoopRegion>();
@@ -63,5 +78,53 @@ export function analyzeLoops(
     const body = new Set([...forward].filter((id) => backward.has(id)));
     loops.set(loopId, { loopId, startId: start.id, endId: end.id, body });
   }
+  if (flow) problems.push(...structureProblems(loops, flow, options.exitAllowed ?? (() => false)));
   return { loops, problems };
+}
+
+/**
+ * A loop's frame is pushed by its LOOP_START and popped by its LOOP_END, so every way into the body
+ * passes the one and every way out the other, and loops nest: otherwise a run reaches an outer
+ * LOOP_END with an inner frame on top (INVALID_LOOP at run time) or leaves a frame behind. Each
+ * loop's back edge (LOOP_END → LOOP_START) is the loop itself, not a way in or out of another one's
+ * body: a crossing is reported as such.
+ */
+function structureProblems(
+  loops: ReadonlyMap<string, LoopRegion>,
+  flow: Flow,
+  exitAllowed: (nodeId: string) => boolean,
+): LoopProblem[] {
+  const problems: LoopProblem[] = [];
+  const isBackEdge = (from: string, to: string) => flow.backEdges.get(from) === to;
+  const crossed = new Set<string>();
+  for (const outer of loops.values()) {
+    for (const inner of loops.values()) {
+      if (inner === outer || outer.body.has(inner.startId) === outer.body.has(inner.endId)) continue;
+      crossed.add(inner.loopId).add(outer.loopId);
+      if (outer.body.has(inner.startId))
+        problems.push({
+          kind: 'crossed',
+          loopId: inner.loopId,
+          outerLoopId: outer.loopId,
+          nodeId: inner.endId,
+        });
+    }
+  }
+  for (const loop of loops.values()) {
+    if (crossed.has(loop.loopId)) continue;
+    const inside = (id: string) => loop.body.has(id);
+    for (const from of [loop.startId, ...loop.body]) {
+      for (const to of successorsOf(flow, from)) {
+        if (inside(to) || to === loop.endId || isBackEdge(from, to) || exitAllowed(to)) continue;
+        problems.push({ kind: 'escapes', loopId: loop.loopId, fromId: from, toId: to, endId: loop.endId });
+      }
+    }
+    for (const to of loop.body) {
+      for (const from of predecessorsOf(flow, to)) {
+        if (inside(from) || from === loop.startId || isBackEdge(from, to)) continue;
+        problems.push({ kind: 'enters', loopId: loop.loopId, fromId: from, toId: to, startId: loop.startId });
+      }
+    }
+  }
+  return problems;
 }

@@ -62,7 +62,8 @@ export function checkGraph(view: WorkflowView): CodedError[] {
   const parsed = view.nodes.flatMap((nodeView) => (nodeView.node ? [nodeView.node] : []));
   const markers = loopMarkers(parsed);
   const flow = safe ? flowOf(view) : undefined;
-  const loops = analyzeLoops(markers.starts, markers.ends, flow);
+  const topLevelEnd = (id: string) => view.path.length === 0 && flow?.types.get(id) === 'END';
+  const loops = analyzeLoops(markers.starts, markers.ends, flow, { exitAllowed: topLevelEnd });
   for (const problem of loops.problems)
     at('INVALID_LOOP', loopProblemMessage(problem), loopProblemNode(problem));
   if (!flow) return errors;
@@ -380,7 +381,15 @@ function loopMarkers(nodes: readonly WorkflowNode[]): { starts: LoopMarker[]; en
 }
 
 function loopProblemNode(problem: LoopProblem): string {
-  return problem.kind === 'end-not-in-body' ? problem.startId : problem.nodeId;
+  switch (problem.kind) {
+    case 'end-not-in-body':
+      return problem.startId;
+    case 'escapes':
+    case 'enters':
+      return problem.fromId;
+    default:
+      return problem.nodeId;
+  }
 }
 
 function loopProblemMessage(problem: LoopProblem): string {
@@ -393,6 +402,12 @@ function loopProblemMessage(problem: LoopProblem): string {
       return `loopId "${problem.loopId}" has more than one ${problem.markerType} ("${problem.nodeId}" is extra)`;
     case 'end-not-in-body':
       return `LOOP_END "${problem.endId}" cannot be reached from LOOP_START "${problem.startId}" (loop "${problem.loopId}")`;
+    case 'escapes':
+      return `"${problem.fromId}" goes to "${problem.toId}", out of loop "${problem.loopId}" other than through its LOOP_END "${problem.endId}"; leave a loop through its LOOP_END (a breakCondition ends it early)`;
+    case 'enters':
+      return `"${problem.fromId}" goes to "${problem.toId}", into loop "${problem.loopId}" other than through its LOOP_START "${problem.startId}"`;
+    case 'crossed':
+      return `loop "${problem.loopId}" starts inside loop "${problem.outerLoopId}" and ends outside it ("${problem.nodeId}"): loops must nest, an inner one ending before its outer one`;
   }
 }
 
