@@ -196,7 +196,7 @@ export function findDeclaration(
 
 /**
  * Writes `name` in `scope` (default: its declared scope, else the innermost scope that already holds
- * it, else thread). Throws READONLY_VARIABLE when the declaration or an earlier write marked it
+ * it, else thread; inside a subgraph, thread means the subgraph's frame). Throws READONLY_VARIABLE when the declaration or an earlier write marked it
  * readonly and it already has a value, and INVALID_VARIABLE on a type mismatch or when the target
  * stack scope has no frame. The value is stored as given; callers deep-copy if they keep a reference.
  */
@@ -209,11 +209,13 @@ export function setVariable(
   options: SetVariableOptions = {},
 ): VariableChange {
   const declaration = findDeclaration(declarations, name, scope);
-  const target: VariableScope =
+  const target = insideSubgraph(
+    scopes,
     scope ??
-    (declaration ? declaredScope(declaration) : undefined) ??
-    resolveVariable(scopes, name)?.scope ??
-    DEFAULT_SCOPE;
+      (declaration ? declaredScope(declaration) : undefined) ??
+      resolveVariable(scopes, name)?.scope ??
+      DEFAULT_SCOPE,
+  );
   const frame = frameOf(scopes, target);
   const nodeOption = options.nodeId ? { nodeId: options.nodeId } : {};
   if (frame === undefined) {
@@ -234,6 +236,15 @@ export function setVariable(
   defineOwn(frame, name, value);
   if (options.readonly) addMark(scopes, target, name);
   return { name, scope: target, previous, value };
+}
+
+/**
+ * Inside a subgraph, the thread scope is its caller's: a child's writes to it go to the child's own
+ * frame instead, as its declared variables do, so they reach the caller only through outputMapping.
+ * (Reads still see the caller's variables; `global` stays shared.)
+ */
+function insideSubgraph(scopes: VariableScopes, target: VariableScope): VariableScope {
+  return target === 'thread' && scopes.subgraph.length > 0 ? 'subgraph' : target;
 }
 
 /**

@@ -39,4 +39,57 @@ describe('SUBGRAPH', () => {
       'b.start',
     ]);
   });
+
+  it("keeps a child's VARIABLE writes inside it, whatever their scope but global, so only outputMapping reaches the caller", async () => {
+    const chain = (id: string, middle: Array<Record<string, unknown>>, end: Record<string, unknown> = {}) => {
+      const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END', ...end }];
+      return {
+        id,
+        version: 1,
+        nodes,
+        edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })),
+      };
+    };
+    const set = (id: string, name: string, expression: string, scope?: string) => ({
+      id,
+      type: 'VARIABLE',
+      config: { variableName: name, variableType: 'string', expression, ...(scope ? { scope } : {}) },
+    });
+    const child = chain('child', [
+      set('fresh', 'fresh', "'from child'"),
+      set('explicit', 'explicit', "'from child'", 'thread'),
+      set('shadow', 'draft', "draft + ' edited'"),
+      set('shared', 'note', "'from child'", 'global'),
+    ]);
+    const workflow = {
+      ...chain(
+        'isolation',
+        [{ id: 'sg', type: 'SUBGRAPH', config: { workflow: child, outputMapping: { edited: 'draft' } } }],
+        {
+          config: {
+            output: {
+              draft: '{{draft}}',
+              edited: '{{edited}}',
+              fresh: "{{fresh ?? 'unset'}}",
+              explicit: "{{explicit ?? 'unset'}}",
+              note: '{{note}}',
+            },
+          },
+        },
+      ),
+      variables: [
+        { name: 'draft', type: 'string', scope: 'thread', initial: 'hello' },
+        { name: 'note', type: 'string', scope: 'global', initial: 'caller' },
+      ],
+    };
+    const outcome = await e2e.runtime.prepare(workflow as never).run({});
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toEqual({
+      draft: 'hello',
+      edited: 'hello edited',
+      fresh: 'unset',
+      explicit: 'unset',
+      note: 'from child',
+    });
+  });
 });

@@ -78,7 +78,8 @@ describe('forkThread', () => {
   });
 
   it('keeps readonly marks: global shared, thread copied', () => {
-    const parent = runningThread();
+    // Outside a subgraph: inside one, thread writes go to the subgraph's frame.
+    const parent = { ...runningThread(), variables: { ...runningThread().variables, subgraph: [] } };
     setVariable(parent.variables, 'fixed', 1, 'thread', [], { readonly: true });
     const { children } = forkThread(parent, { forkPathIds: ['a'] }, testEnv());
     const child = children[0]!;

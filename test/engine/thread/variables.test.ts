@@ -103,11 +103,24 @@ describe('setVariable', () => {
   });
 
   it('writes an undeclared variable where it already lives, else in the thread scope', () => {
-    const scopes = layered();
+    const scopes = { ...layered(), subgraph: [] };
     setVariable(scopes, 'g', 10, undefined);
     expect(scopes.global.g).toBe(10);
     setVariable(scopes, 'fresh', 'new', undefined);
     expect(scopes.thread.fresh).toBe('new');
+  });
+
+  it("inside a subgraph, writes what would go to the caller's thread scope to the subgraph's frame", () => {
+    const scopes = layered();
+    setVariable(scopes, 'fresh', 'new', undefined);
+    setVariable(scopes, 't', 20, undefined);
+    setVariable(scopes, 'explicit', 1, 'thread');
+    expect(scopes.thread).toEqual({ x: 'thread', t: 2 });
+    expect(scopes.subgraph[1]).toEqual({ x: 'subgraph', s: 3, fresh: 'new', t: 20, explicit: 1 });
+    expect(getVariable(scopes, 't')).toBe(20);
+    // Global is shared with the caller, as everywhere.
+    setVariable(scopes, 'g', 10, undefined);
+    expect(scopes.global.g).toBe(10);
   });
 
   it('writes an explicit scope, the top frame for stacks', () => {
