@@ -20,6 +20,6 @@ export async function callCodeTool(
   };
   const result = await (env.sandbox ? env.sandbox.run(request) : runCode(request));
   if (result.ok) return result.output;
-  const line = result.error.line === undefined ? '' : ` (line ${result.error.line})`;
-  throw new ToolFailure(result.error.code, `tool "${toolName}": ${result.error.message}${line}`);
+  // The sandbox's message already names the line.
+  throw new ToolFailure(result.error.code, `tool "${toolName}": ${result.error.message}`);
 }

@@ -121,6 +121,24 @@ describe('createToolExecutor: lookup and arguments', () => {
   });
 });
 
+describe('code tools', () => {
+  it("keep the sandbox's code and name the line once", async () => {
+    const run = createToolExecutor({
+      tools: {
+        calc: {
+          description: 'Throws',
+          handler: { kind: 'code', code: 'const a = 1;\nthrow new Error("broke")' },
+        },
+      },
+      env: { target: 'local' },
+    });
+    expect(failure(await run.execute('calc', {}))).toEqual({
+      code: 'CODE_ERROR',
+      message: 'tool "calc": Error: broke (line 2)',
+    });
+  });
+});
+
 describe('toolSpecsForModel', () => {
   it('gives name, description and an object schema, never the handler', () => {
     const specs = toolSpecsForModel({
