@@ -41,6 +41,11 @@ export interface NodeLifecycleOptions {
   workflowId: string;
   /** Expression scope for hooks (variables, input, ...). AFTER hooks also see `result`. */
   scope: Record<string, unknown>;
+  /**
+   * The scope as the node left it, for AFTER hooks when it completed (variables it set included). A
+   * failed node keeps nothing, so its AFTER hooks see `scope`.
+   */
+  scopeAfter?: () => Record<string, unknown>;
   env: Pick<EngineEnv, 'now'>;
   /** Lambda/Step Functions attempt number, recorded on the result. */
   attempt?: number;
@@ -92,7 +97,8 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
     outcome = { status: 'FAILED', error: nodeFailure(error, node.id) };
   }
 
-  const afterScope = { ...options.scope, result: { ...outcome } };
+  const left = outcome.status === 'FAILED' ? options.scope : (options.scopeAfter?.() ?? options.scope);
+  const afterScope = { ...left, result: { ...outcome } };
   events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
 
   const endedAt = env.now();

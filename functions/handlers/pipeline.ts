@@ -514,6 +514,7 @@ async function executeStep(
     threadId: original.id,
     workflowId: original.workflowId,
     scope: buildExpressionScope(working, node.nodeAliases),
+    scopeAfter: () => buildExpressionScope(ctx.thread, node.nodeAliases),
     env: deps.env,
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     ...(startedAt === undefined ? {} : { startedAt }),

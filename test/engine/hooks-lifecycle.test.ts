@@ -107,6 +107,27 @@ describe('executeNodeLifecycle', () => {
     expect(thrownString.events.map((e) => e.type)).toEqual(['NODE_STARTED', 'NODE_FAILED']);
   });
 
+  it('gives AFTER hooks the scope as a completed node left it, and as it was before for a failed one', async () => {
+    const seen = [{ hookType: 'AFTER_EXECUTE', eventName: 'seen', eventPayload: { x: '{{x}}' } }] as Hook[];
+    const lifecycle = (logic: NodeLogic) =>
+      executeNodeLifecycle({
+        node: { id: 'set', type: 'VARIABLE', hooks: seen },
+        threadId: 't1',
+        workflowId: 'wf',
+        scope: { x: 1 },
+        scopeAfter: () => ({ x: 2 }),
+        env: testEnv(),
+        logic,
+      });
+    const payloadOf = (events: Awaited<ReturnType<typeof lifecycle>>['events']) =>
+      events.flatMap((e) => (e.type === 'HOOK_TRIGGERED' ? [e.payload] : []));
+    expect(payloadOf((await lifecycle(() => ({ output: 2 }))).events)).toEqual([{ x: 2 }]);
+    const failing = await lifecycle(() => {
+      throw new StepthreadError('EXPRESSION_ERROR', 'boom');
+    });
+    expect(payloadOf(failing.events)).toEqual([{ x: 1 }]);
+  });
+
   it('never lets a failing hook fail the node', async () => {
     const broken: Hook[] = [{ hookType: 'BEFORE_EXECUTE', eventName: 'broken', condition: '((' }];
     const { result, events } = await run(() => ({ output: 'ok' }), broken);
