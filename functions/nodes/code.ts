@@ -12,6 +12,7 @@ import { codeConfigSchema } from '../../engine/model/schema.ts';
 import { deepCopy, variableView } from '../../engine/thread/index.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { runCode } from '../sandbox/index.ts';
+import { maxValueBytes } from '../stores/value-refs.ts';
 import { parseConfig } from './config.ts';
 import { storeOutput } from './output-variable.ts';
 
@@ -43,6 +44,8 @@ export const codeNode: NodeBehaviour = {
     const request = {
       code: config.code,
       input: codeInput(ctx, config.inputs ?? {}),
+      // Any output a step can store (by reference past a few hundred bytes), as a code tool's.
+      maxOutputBytes: maxValueBytes(),
       ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
       ...(config.memoryLimitMb === undefined ? {} : { memoryLimitMb: config.memoryLimitMb }),
     };

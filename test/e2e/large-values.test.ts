@@ -102,4 +102,23 @@ describe('large values', () => {
       else process.env.STEPTHREAD_MAX_VALUE_BYTES = before;
     }
   });
+
+  it('lets a CODE node return as much as a stored value may hold, not only the sandbox default of 256 KiB', async () => {
+    const code = valid({
+      id: 'large-code',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'make', type: 'CODE', config: { code: "return 'c'.repeat(2 * 1024 * 1024)" } },
+        { id: 'end', type: 'END', config: { output: { length: '{{len(nodes.make)}}' } } },
+      ],
+      edges: [
+        { from: 'start', to: 'make' },
+        { from: 'make', to: 'end' },
+      ],
+    });
+    const outcome = await e2e.runtime.prepare(code).run({});
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toEqual({ length: 2 * MB });
+  }, 60_000);
 });
