@@ -68,6 +68,13 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       break;
     }
     case 'LOOP_START':
+      if (!isIterableDataSource(node.config.dataSource)) {
+        add(
+          'INVALID_NODE_CONFIG',
+          `dataSource must be an array, an object, a whole number ≥ 0, a string or a {{ }} template giving one, got ${JSON.stringify(node.config.dataSource)}`,
+          [...config, 'dataSource'],
+        );
+      }
       if (node.config.maxIterations <= 0) {
         add(
           'INVALID_MAX_ITERATIONS',
@@ -91,6 +98,14 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       break;
     case 'VARIABLE':
       errors.push(...variableNodeErrors(node, config, scope));
+      // A top-level node runs in no subgraph, so there is no subgraph frame to write to.
+      if (node.config.scope === 'subgraph' && path.length === 2) {
+        add(
+          'INVALID_VARIABLE',
+          `"scope": "subgraph" outside every subgraph: there is no subgraph scope to write here (use thread)`,
+          [...config, 'scope'],
+        );
+      }
       break;
     case 'LLM': {
       const profileId = node.config.profileId ?? DEFAULT_PROFILE_ID;
@@ -125,6 +140,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
     default:
       break;
   }
+  errors.push(...outputVariableErrors(node, config, scope));
   node.hooks?.forEach((hook, index) => {
     if (hook.condition !== undefined) {
       errors.push(...expressionErrors(hook.condition, [...path, 'hooks', index, 'condition'], node.id));
@@ -272,17 +288,50 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
   }
 }
 
+/** What a loop can go over (README, LOOP_START): a literal boolean or fraction can never be iterated. */
+function isIterableDataSource(value: unknown): boolean {
+  if (typeof value === 'boolean') return false;
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0;
+  return true;
+}
+
+/**
+ * A readonly variable with an initial value can never be written; one without is written once, so
+ * only the run can tell a second write.
+ */
+function writesFixedValue(
+  scope: NodeScope,
+  name: string,
+  declaredScope: VariableDeclaration['scope'],
+): boolean {
+  const declared = findDeclaration(scope.variables, name, declaredScope);
+  return declared?.readonly === true && declared.initial !== undefined;
+}
+
+function outputVariableErrors(node: WorkflowNode, config: Path, scope: NodeScope): CodedError[] {
+  const name = 'config' in node ? (node.config as { outputVariable?: unknown }).outputVariable : undefined;
+  if (typeof name !== 'string' || !writesFixedValue(scope, name, undefined)) return [];
+  return [
+    codedError(
+      'INVALID_VARIABLE',
+      `variable "${name}" is declared readonly with an initial value: outputVariable cannot set it`,
+      [...config, 'outputVariable'],
+      node.id,
+    ),
+  ];
+}
+
 function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: NodeScope): CodedError[] {
   // The runtime evaluates the expression (a whole `{{ }}` template is accepted as one), never text around it.
   const errors = expressionErrors(node.config.expression, [...config, 'expression'], node.id);
   const { variableName, variableType } = node.config;
   // The same lookup the runtime's readonly and type checks use (an unscoped declaration is thread scope).
   const declared = findDeclaration(scope.variables, variableName, node.config.scope);
-  if (declared?.readonly) {
+  if (writesFixedValue(scope, variableName, node.config.scope)) {
     errors.push(
       codedError(
         'INVALID_VARIABLE',
-        `variable "${variableName}" is declared readonly`,
+        `variable "${variableName}" is declared readonly with an initial value`,
         [...config, 'variableName'],
         node.id,
       ),
