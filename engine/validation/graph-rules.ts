@@ -27,7 +27,8 @@ export function checkGraph(view: WorkflowView): CodedError[] {
   for (const nodeView of view.nodes) if (!byId.has(nodeView.id)) byId.set(nodeView.id, nodeView);
   const pathOf = (id: string): Path => byId.get(id)?.path ?? [...view.path, 'nodes'];
   const at = (code: CodedError['code'], message: string, id: string, path: Path = pathOf(id)): void => {
-    errors.push(codedError(code, message, path, id));
+    // An empty id names no node (a workflow with no nodes at all).
+    errors.push(codedError(code, message, path, id === '' ? undefined : id));
   };
 
   let safe = !view.incomplete;
@@ -64,8 +65,14 @@ export function checkGraph(view: WorkflowView): CodedError[] {
   const flow = safe ? flowOf(view) : undefined;
   const topLevelEnd = (id: string) => view.path.length === 0 && flow?.types.get(id) === 'END';
   const loops = analyzeLoops(markers.starts, markers.ends, flow, { exitAllowed: topLevelEnd });
-  for (const problem of loops.problems)
+  // A marker whose own config is in error is reported there; its partner is not "unpaired" for it.
+  const unreadMarker = view.nodes.some(
+    ({ node, type }) => node === undefined && (type === 'LOOP_START' || type === 'LOOP_END'),
+  );
+  for (const problem of loops.problems) {
+    if (unreadMarker && (problem.kind === 'missing-start' || problem.kind === 'missing-end')) continue;
     at('INVALID_LOOP', loopProblemMessage(problem), loopProblemNode(problem));
+  }
   if (!flow) return errors;
   if (view.path.length === 0) checkLoopScopeWrites(parsed, loops.loops, at);
 

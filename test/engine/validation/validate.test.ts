@@ -402,6 +402,35 @@ describe('validateWorkflow', () => {
   });
 });
 
+describe('no follow-on noise', () => {
+  it('names no node for a workflow without nodes', () => {
+    const { errors } = validateWorkflow({ id: 'empty', version: 1, nodes: [], edges: [] });
+    expect(errors.map(({ code, nodeId }) => ({ code, nodeId }))).toEqual([
+      { code: 'START_NODE_COUNT', nodeId: undefined },
+      { code: 'NO_PATH_TO_END', nodeId: undefined },
+    ]);
+  });
+
+  it('reports a LOOP_START missing maxIterations once, not its LOOP_END as unpaired too', () => {
+    const { errors } = validateWorkflow({
+      id: 'loop',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ls', type: 'LOOP_START', config: { loopId: 'L', dataSource: [1] } },
+        { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ls' },
+        { from: 'ls', to: 'le' },
+        { from: 'le', to: 'end' },
+      ],
+    });
+    expect(errors.map(({ code }) => code)).toEqual(['INVALID_MAX_ITERATIONS']);
+  });
+});
+
 describe('parseWorkflow', () => {
   it('maps an unknown node type to UNKNOWN_NODE_TYPE with the node id', () => {
     const workflow = linear();
