@@ -40,30 +40,6 @@ describe('stepthread compile', () => {
     expect(invalid.code).toBe(1);
     expect(invalid.stdout).toBe('');
     expect(invalid.stderr).toMatch(/NO_PATH_TO_END/);
-    // Code that does not compile is refused before the run starts, not when the run reaches it.
-    const broken = join(dir, 'broken-code.json');
-    await writeFile(
-      broken,
-      JSON.stringify({
-        id: 'broken-code',
-        version: 1,
-        nodes: [
-          { id: 'start', type: 'START' },
-          { id: 'calc', type: 'CODE', config: { code: 'return 1 +' } },
-          { id: 'end', type: 'END' },
-        ],
-        edges: [
-          { from: 'start', to: 'calc' },
-          { from: 'calc', to: 'end' },
-        ],
-      }),
-    );
-    const refused = await cli('run', broken, ...dataDir());
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(
-      /CODE_SYNTAX_ERROR \(nodes\[1\]\.config\.code, node calc\): CODE node "calc"/,
-    );
-    expect(refused.stderr).not.toMatch(/execution/i);
     expect((await cli('compile', join(dir, 'missing.json'))).code).toBe(2);
   });
 });

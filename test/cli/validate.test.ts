@@ -26,6 +26,12 @@ async function run(...args: string[]): Promise<{ code: number; out: string; err:
   return { code, out, err };
 }
 
+/** A workflow whose nodes run one after another: START, `middle`, END. */
+function chain(id: string, middle: unknown[] = []) {
+  const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END' }] as { id: string }[];
+  return { id, version: 1, nodes, edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })) };
+}
+
 describe('stepthread validate', () => {
   it('exits 0 for a valid workflow', async () => {
     const result = await run('validate', fixture('valid/fork-join-three-paths.json'));
@@ -103,17 +109,6 @@ describe('validate --json on any nesting', () => {
   it('prints JSON with a coded error for 800 nested SUBGRAPHs and a 100,000-deep file, and DEFINITION_TOO_LARGE for a huge definition', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
     try {
-      const chain = (id: string, middle: unknown[] = []) => {
-        const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END' }] as {
-          id: string;
-        }[];
-        return {
-          id,
-          version: 1,
-          nodes,
-          edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })),
-        };
-      };
       let nested: unknown = chain('inner');
       for (let i = 0; i < 800; i++)
         nested = chain(`l${i}`, [{ id: 's', type: 'SUBGRAPH', config: { workflow: nested } }]);
@@ -169,17 +164,6 @@ describe('CODE that does not compile', () => {
     const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
     try {
       const code = (id: string, source: string) => ({ id, type: 'CODE', config: { code: source } });
-      const chain = (id: string, middle: unknown[]) => {
-        const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END' }] as {
-          id: string;
-        }[];
-        return {
-          id,
-          version: 1,
-          nodes,
-          edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })),
-        };
-      };
       const workflow = {
         ...chain('syntax', [
           code('fine', 'const x = await Promise.resolve(input);\nreturn x'),
