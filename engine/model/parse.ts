@@ -46,13 +46,28 @@ export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): Cod
   const message =
     code === 'UNKNOWN_NODE_TYPE'
       ? unknownTypeMessage(context?.node.type)
-      : (missingPathIdsMessage(context, valueAtIssue(data, issue.path)) ?? issue.message);
+      : (missingPathIdsMessage(context, valueAtIssue(data, issue.path)) ??
+        missingFieldMessage(issue, data) ??
+        issue.message);
   return {
     code,
     message: path ? `${path}: ${message}` : message,
     ...(nodeId !== undefined ? { nodeId } : {}),
     ...(path ? { path } : {}),
   };
+}
+
+/**
+ * A required field left out: zod says "Invalid option: expected one of …" or "Invalid input: expected
+ * number, received undefined", which reads like a wrong value; say it is missing and what it takes.
+ */
+function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | undefined {
+  if (issue.code !== 'invalid_type' && issue.code !== 'invalid_value') return undefined;
+  const parent = valueAtIssue(data, issue.path.slice(0, -1));
+  const key = issue.path.at(-1);
+  if (!isRecord(parent) || typeof key !== 'string' || Object.hasOwn(parent, key)) return undefined;
+  const expected = issue.message.replace(/^Invalid (input|option): /, '').replace(/, received undefined$/, '');
+  return `required but missing (${expected})`;
 }
 
 function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {

@@ -411,6 +411,20 @@ describe('no follow-on noise', () => {
     ]);
   });
 
+  it('says a left-out required field is missing, not that its value is wrong', () => {
+    const { errors } = validateWorkflow({
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: {} },
+        { id: 'end', type: 'END' },
+      ],
+    });
+    expect(errors).toContainEqual(
+      expect.objectContaining({ message: 'nodes[1].config.prompt: required but missing (expected string)' }),
+    );
+  });
+
   it('reports a LOOP_START missing maxIterations once, not its LOOP_END as unpaired too', () => {
     const { errors } = validateWorkflow({
       id: 'loop',
