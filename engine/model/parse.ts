@@ -66,7 +66,9 @@ function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | u
   const parent = valueAtIssue(data, issue.path.slice(0, -1));
   const key = issue.path.at(-1);
   if (!isRecord(parent) || typeof key !== 'string' || Object.hasOwn(parent, key)) return undefined;
-  const expected = issue.message.replace(/^Invalid (input|option): /, '').replace(/, received undefined$/, '');
+  const expected = issue.message
+    .replace(/^Invalid (input|option): /, '')
+    .replace(/, received undefined$/, '');
   return `required but missing (${expected})`;
 }
 
