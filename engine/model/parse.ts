@@ -5,8 +5,16 @@
 import type { z } from 'zod';
 import type { CodedError, ErrorCode } from '../errors.ts';
 import { formatPath, isRecord } from './paths.ts';
-import { NODE_TYPES, type Workflow, workflowSchema } from './schema.ts';
-import { unknownKeys } from './unknown-keys.ts';
+import {
+  builtinToolHandlerSchema,
+  codeToolHandlerSchema,
+  httpToolHandlerSchema,
+  lambdaToolHandlerSchema,
+  NODE_TYPES,
+  type Workflow,
+  workflowSchema,
+} from './schema.ts';
+import { closestKey, unknownKeys } from './unknown-keys.ts';
 
 export interface ParseResult {
   workflow?: Workflow;
@@ -16,7 +24,56 @@ export interface ParseResult {
 export function parseWorkflow(data: unknown): ParseResult {
   const parsed = workflowSchema.safeParse(data);
   if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeys(data, parsed.data) };
-  return { errors: parsed.error.issues.map((issue) => codedErrorFromIssue(issue, data)) };
+  return {
+    errors: parsed.error.issues.flatMap(
+      (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data)],
+    ),
+  };
+}
+
+const HANDLER_SCHEMAS = {
+  lambda: lambdaToolHandlerSchema,
+  http: httpToolHandlerSchema,
+  code: codeToolHandlerSchema,
+  builtin: builtinToolHandlerSchema,
+} as const;
+
+/**
+ * A tool's handler object is one of four shapes, and zod's union says only "Invalid input" when it
+ * matches none: check it against the shape its `kind` names instead, so a typo gets its field
+ * named (an unknown key with the one it most likely meant, as everywhere else).
+ */
+function toolHandlerErrors(issue: z.core.$ZodIssue, data: unknown): CodedError[] | undefined {
+  const { path } = issue;
+  if (path.length !== 3 || path[0] !== 'tools' || path[2] !== 'handler') return undefined;
+  const handler = valueAtIssue(data, path);
+  if (!isRecord(handler)) return undefined;
+  const at = formatPath(path);
+  const kinds = Object.keys(HANDLER_SCHEMAS);
+  const { kind } = handler;
+  if (typeof kind !== 'string' || !Object.hasOwn(HANDLER_SCHEMAS, kind)) {
+    const meant = typeof kind === 'string' ? closestKey(kind, kinds) : undefined;
+    const message = `${at}.kind: must be one of ${kinds.map((k) => `"${k}"`).join(', ')}, got ${JSON.stringify(kind)}${meant ? `; did you mean "${meant}"?` : ''}`;
+    return [{ code: 'SCHEMA_INVALID', message, path: `${at}.kind` }];
+  }
+  const checked = HANDLER_SCHEMAS[kind as keyof typeof HANDLER_SCHEMAS].safeParse(handler);
+  if (checked.success) return undefined;
+  return checked.error.issues.flatMap((inner): CodedError[] => {
+    if (inner.code === 'unrecognized_keys') {
+      const known = Object.keys(HANDLER_SCHEMAS[kind as keyof typeof HANDLER_SCHEMAS].shape);
+      return inner.keys.map((key) => {
+        const meant =
+          closestKey(key, known) ?? known.find((k) => k.toLowerCase().startsWith(key.toLowerCase()));
+        const where = `${at}.${key}`;
+        return {
+          code: 'UNKNOWN_KEY',
+          message: `${where}: unknown key "${key}" for a ${kind} handler${meant ? `; did you mean "${meant}"?` : ''}`,
+          path: where,
+        };
+      });
+    }
+    return [codedErrorFromIssue({ ...inner, path: [...path, ...inner.path] }, data)];
+  });
 }
 
 /** The innermost node an issue sits in (nested SUBGRAPH workflows included), and the path below it. */
@@ -48,7 +105,7 @@ export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): Cod
       ? unknownTypeMessage(context?.node.type)
       : (missingPathIdsMessage(context, valueAtIssue(data, issue.path)) ??
         missingFieldMessage(issue, data) ??
-        issue.message);
+        withSuggestion(issue, data));
   return {
     code,
     message: path ? `${path}: ${message}` : message,
@@ -70,6 +127,15 @@ function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | u
     .replace(/^Invalid (input|option): /, '')
     .replace(/, received undefined$/, '');
   return `required but missing (${expected})`;
+}
+
+/** A string that is not one of the allowed values, with the one it most likely meant ("get" → "GET"). */
+function withSuggestion(issue: z.core.$ZodIssue, data: unknown): string {
+  if (issue.code !== 'invalid_value') return issue.message;
+  const given = valueAtIssue(data, issue.path);
+  const options = issue.values.filter((value): value is string => typeof value === 'string');
+  const meant = typeof given === 'string' ? closestKey(given, options) : undefined;
+  return meant ? `${issue.message}; did you mean "${meant}"?` : issue.message;
 }
 
 function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {

@@ -77,12 +77,38 @@ describe('validateWorkflow: tools', () => {
     }
   });
 
-  it('reports an unknown handler string or field as SCHEMA_INVALID', () => {
+  it('reports an unknown handler string as SCHEMA_INVALID, and names the field a handler object gets wrong', () => {
     expect(validateWorkflow(withTools(crm('python:crm.py'))).errors.map((e) => e.code)).toEqual([
       'SCHEMA_INVALID',
     ]);
-    const typo = { kind: 'http', url: 'https://x', headrs: {} };
-    expect(validateWorkflow(withTools(crm(typo))).errors.map((e) => e.code)).toEqual(['SCHEMA_INVALID']);
+    const errorsOf = (handler: unknown) =>
+      validateWorkflow(withTools(crm(handler))).errors.map(({ code, message }) => ({ code, message }));
+    expect(errorsOf({ kind: 'http', url: 'https://x', headrs: {} })).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        message: 'tools.crm.handler.headrs: unknown key "headrs" for a http handler; did you mean "headers"?',
+      },
+    ]);
+    expect(errorsOf({ kind: 'code', code: 'return 1', timeout: 5 })).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        message:
+          'tools.crm.handler.timeout: unknown key "timeout" for a code handler; did you mean "timeoutMs"?',
+      },
+    ]);
+    expect(errorsOf({ kind: 'htpp', url: 'https://x' })).toEqual([
+      {
+        code: 'SCHEMA_INVALID',
+        message:
+          'tools.crm.handler.kind: must be one of "lambda", "http", "code", "builtin", got "htpp"; did you mean "http"?',
+      },
+    ]);
+    expect(errorsOf({ kind: 'http', url: 'https://x', method: 'get' })).toEqual([
+      {
+        code: 'SCHEMA_INVALID',
+        message: expect.stringMatching(/^tools\.crm\.handler\.method: .*; did you mean "GET"\?$/),
+      },
+    ]);
   });
 
   it('reports a lambda handler with no target, with its path', () => {
