@@ -246,13 +246,14 @@ export function replyOfBody(body: unknown): Exclude<InteractionReply, { kind: 'f
   return { kind: 'input', value: body.input };
 }
 
-/** The thread id a Task state's input names (a waitForTaskToken Task's is in its Payload). */
+/**
+ * The thread a Task state runs on. Its state input is the envelope itself (the `{action, node,
+ * envelope}` of engine/asl/task-input.ts is built from it by Parameters, after the event), so the id
+ * is at the top; START's input is the execution's input, which names no thread.
+ */
 function threadIdOfInput(input: unknown): string | undefined {
   if (!isRecord(input)) return undefined;
-  const event = isRecord(input.Payload) ? input.Payload : input;
-  const envelope = isRecord(event.envelope) ? event.envelope : undefined;
-  const id = envelope?.threadId;
-  return typeof id === 'string' ? id : undefined;
+  return typeof input.threadId === 'string' ? input.threadId : undefined;
 }
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
@@ -376,12 +377,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           },
         });
         signal?.addEventListener('abort', () => settle(undefined), { once: true });
+        const at = new Date().toISOString();
         const live = runs.get(executionId)?.nodes;
-        live?.set(interaction.nodeId, {
-          status: 'WAITING',
-          at: new Date().toISOString(),
-          threadId: interaction.threadId,
-        });
+        live?.set(interaction.nodeId, { status: 'WAITING', at, threadId: interaction.threadId });
         broadcast('interaction', {
           executionId,
           interactionId,
@@ -394,6 +392,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           threadId: interaction.threadId,
           nodeId: interaction.nodeId,
           status: 'WAITING',
+          at,
         });
       });
 
@@ -412,8 +411,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const onEvent = (event: LocalEvent) => {
       const nodeId = event.stateName === undefined ? undefined : nodeOfState.get(event.stateName);
       if (nodeId === undefined) return;
-      const threadId = threadIdOfInput(event.input);
-      if (threadId !== undefined && !threads.has(threadId)) {
+      // START's events carry no envelope: it runs on the run's first thread.
+      const threadId = threadIdOfInput(event.input) ?? rootThreadId;
+      if (!threads.has(threadId)) {
         threads.add(threadId);
         broadcast('thread', { executionId, threadId, status: 'RUNNING' });
       }
@@ -427,7 +427,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       if (status === undefined) return;
       const previous = nodes.get(nodeId);
       if (previous?.status === 'WAITING' && status === 'RUNNING') return;
-      nodes.set(nodeId, { status, at: event.timestamp, ...(threadId ? { threadId } : {}) });
+      nodes.set(nodeId, { status, at: event.timestamp, threadId });
       broadcast('node', { executionId, threadId, nodeId, status, at: event.timestamp });
     };
     const run: LiveRun = {

@@ -312,6 +312,35 @@ describe('stepthread dev API', () => {
     });
   });
 
+  it('streams each node event with the thread it ran on, and a thread event as each thread of a run starts', async () => {
+    const stream = await openEventStream();
+    const started = await post<{ executionId: string; threadId: string }>(
+      '/api/workflows/fork-join-research/runs',
+      { input: { topic: 'the payments service' } },
+    );
+    const { executionId, threadId: rootThreadId } = started.body;
+    await stream.until(executionId, 'COMPLETED');
+    await stream.close();
+    const page = (await get<Page>(`/api/executions/${executionId}`)).body;
+    const childOf = (path: string) => page.threads.find((thread) => thread.forkPathId === path)!.threadId;
+    const mine = stream.seen.filter((event) => event.data.executionId === executionId);
+    const threadOfNode = (nodeId: string) =>
+      new Set(mine.filter((e) => e.type === 'node' && e.data.nodeId === nodeId).map((e) => e.data.threadId));
+    expect(threadOfNode('start')).toEqual(new Set([rootThreadId]));
+    expect(threadOfNode('plan')).toEqual(new Set([rootThreadId]));
+    expect(threadOfNode('facts')).toEqual(new Set([childOf('split/facts')]));
+    expect(threadOfNode('risks')).toEqual(new Set([childOf('split/risks')]));
+    const threadEvents = mine.filter((e) => e.type === 'thread').map((e) => e.data);
+    expect(threadEvents).toEqual(
+      expect.arrayContaining(
+        [rootThreadId, childOf('split/facts'), childOf('split/risks'), childOf('split/summary')].map(
+          (threadId) => ({ executionId, threadId, status: 'RUNNING' }),
+        ),
+      ),
+    );
+    expect(threadEvents).toHaveLength(4);
+  });
+
   it('streams node, interaction and execution events; an approval answered over the API ends the run', async () => {
     const stream = await openEventStream();
     expect(stream.contentType).toContain('text/event-stream');
