@@ -256,6 +256,18 @@ function threadIdOfInput(input: unknown): string | undefined {
   return typeof input.threadId === 'string' ? input.threadId : undefined;
 }
 
+/**
+ * The file that serves a workflow id among the folder's (sorted by name): the one named after the id
+ * (`<id>.json`, `.yaml`, `.yml`), else the first that declares it.
+ */
+function ownerOfId<T extends { readonly file: string; readonly id?: string }>(
+  files: readonly T[],
+  id: string,
+): T | undefined {
+  const declaring = files.filter((entry) => entry.id === id);
+  return declaring.find((entry) => entry.file.replace(WORKFLOW_FILE, '') === id) ?? declaring[0];
+}
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const runtime: LocalRuntime = createLocalRuntime({
     clients: options.clients,
@@ -285,17 +297,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return withoutDuplicateIds(await loadFiles(names));
   };
 
-  /** Files sharing a workflow id: neither can be told apart by its id, so both are refused. */
+  /**
+   * Files sharing a workflow id (a copy of an example beside it, say): one keeps the id — the file
+   * named after it, else the first by name — so the original stays runnable whatever is copied next to
+   * it; each other one is refused with DUPLICATE_WORKFLOW_ID naming the file that has the id.
+   */
   const withoutDuplicateIds = (files: LoadedWorkflowFile[]): LoadedWorkflowFile[] =>
     files.map((entry) => {
-      const others = files.filter(
-        (other) => other !== entry && other.id !== undefined && other.id === entry.id,
-      );
-      if (others.length === 0) return entry;
+      if (entry.id === undefined) return entry;
+      const owner = ownerOfId(files, entry.id)!;
+      if (owner === entry) return entry;
       const { workflow: _workflow, ...rest } = entry;
       const error = {
         code: 'DUPLICATE_WORKFLOW_ID' as const,
-        message: `workflow id ${entry.id} is also the id of ${others.map((other) => other.file).join(', ')}: give each file its own id`,
+        message: `workflow id ${entry.id} is the id of ${owner.file}, which the console serves under it: give ${entry.file} its own id`,
       };
       return { ...rest, errors: [error, ...entry.errors] };
     });
@@ -320,7 +335,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
 
   const findWorkflow = async (id: string): Promise<LoadedWorkflowFile> => {
-    const found = (await loadWorkflows()).find((entry) => entry.id === id);
+    const found = ownerOfId(await loadWorkflows(), id);
     if (found === undefined) {
       throw new ApiError(404, 'WORKFLOW_NOT_FOUND', `no workflow ${id} in ${workflowsDir}`);
     }
@@ -650,7 +665,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const listExecutions = async (workflowFilter?: string) => {
     const ids = workflowFilter
       ? [workflowFilter]
-      : (await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : []));
+      : [...new Set((await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : [])))];
     const rows = options.deployed ? await deployedRows(ids, options.deployed) : await localRows(ids);
     const byId = new Set(rows.map((row) => row.executionId));
     // Runs started a moment ago may not be indexed yet.
@@ -764,8 +779,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     stack: DeployedStack,
   ) => {
     const id = workflowId ?? workflowIdOfExecutionArn(executionId, stack.prefix);
-    const workflow =
-      id === undefined ? undefined : (await loadWorkflows()).find((entry) => entry.id === id)?.workflow;
+    const workflow = id === undefined ? undefined : ownerOfId(await loadWorkflows(), id)?.workflow;
     const nodeOfState = workflow ? taskNodesOf(taskNodes, workflow) : new Map<string, string>();
     const found = await stepFunctionsViewOf(stack.sfn, executionId, nodeOfState);
     return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
