@@ -6,9 +6,9 @@
  * closed page changes nothing, a reloaded one reads the same state and subscribes again.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -268,7 +268,46 @@ function ownerOfId<T extends { readonly file: string; readonly id?: string }>(
   return declaring.find((entry) => entry.file.replace(WORKFLOW_FILE, '') === id) ?? declaring[0];
 }
 
+/**
+ * Why a workflows folder cannot be served, if it cannot: a mistyped one would otherwise serve an
+ * empty console with no word of why.
+ */
+export function workflowsFolderProblem(dir: string): StepthreadError | undefined {
+  const info = statSync(dir, { throwIfNoEntry: false });
+  if (info?.isDirectory()) return undefined;
+  return new StepthreadError(
+    'DEV_FOLDER_NOT_FOUND',
+    info === undefined
+      ? `no folder ${dir}: give the folder of your workflow files (e.g. \`stepthread dev examples\`)`
+      : `${dir} is a file, not a folder: give the folder of your workflow files`,
+  );
+}
+
+/** Listens on the port, or says which port could not be had and how to choose another. */
+async function listenOn(server: Server, port: number, host: string): Promise<void> {
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(portProblem(error, port, host)));
+    server.listen(port, host, () => resolveListen());
+  });
+}
+
+function portProblem(error: NodeJS.ErrnoException, port: number, host: string): StepthreadError {
+  const why =
+    error.code === 'EADDRINUSE'
+      ? 'is in use (another `stepthread dev`, or another program)'
+      : error.code === 'EACCES'
+        ? 'is not allowed to this user (ports below 1024 need privileges)'
+        : `cannot be listened on (${error.message})`;
+  return new StepthreadError(
+    'DEV_PORT_UNAVAILABLE',
+    `port ${port} on ${host} ${why}: choose another with --port <n>, or --port 0 for any free one`,
+    { cause: error },
+  );
+}
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const folderProblem = workflowsFolderProblem(resolve(options.workflowsDir));
+  if (folderProblem) throw folderProblem;
   const runtime: LocalRuntime = createLocalRuntime({
     clients: options.clients,
     ...(options.providers ? { providers: options.providers } : {}),
@@ -1377,10 +1416,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       else send(res, status, body);
     });
   });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolveListen());
-  });
+  await listenOn(server, options.port ?? 0, host);
   port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
 
