@@ -83,6 +83,7 @@ export async function runDev(
       clients: session.clients,
       workflowsDir,
       port,
+      dataDirArgument: dataDirArgument(options),
       ...(options.host ? { host: options.host } : {}),
       ...(deployed ? { deployed } : {}),
     });

@@ -19,7 +19,13 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
-import { detailsOfRun, getLocalRun, recordLocalRun } from '../../functions/local/run-registry.ts';
+import {
+  detailsOfRun,
+  getLocalRun,
+  isRunnerAlive,
+  type LocalRunRecord,
+  recordLocalRun,
+} from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -68,6 +74,11 @@ export interface DevServerOptions {
    * start with StartExecution on `<prefix>-<workflowId>`, answers go back with SendTaskSuccess.
    */
   readonly deployed?: DeployedStack;
+  /**
+   * What a `stepthread` command it suggests needs to reach the same data (` --data-dir DIR`, as
+   * `dev` was given it), so the command can be pasted as it is.
+   */
+  readonly dataDirArgument?: string;
 }
 
 export interface DeployedStack {
@@ -117,6 +128,8 @@ export interface ExecutionRow {
   continuedAs?: string;
   /** Deployed: the execution's page in the Step Functions console. */
   consoleUrl?: string;
+  /** INTERRUPTED: the command that resumes it. */
+  resume?: string;
 }
 
 /** Live status of a node in a run in flight, from its Task states' events. */
@@ -730,7 +743,41 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       )
     ).flat();
     const byId = new Map(records.map((record) => [record.executionId, record]));
-    return [...byId.values()].map((record) => executionRow(record));
+    return Promise.all([...byId.values()].map((record) => withInterruption(record, executionRow(record))));
+  };
+
+  /**
+   * A local run left RUNNING by a process that is gone (a `dev` or `run` stopped with Ctrl-C, or
+   * killed) never ends by itself: it is INTERRUPTED, as `stepthread runs` shows it, with the command
+   * that resumes it. A run of this server never is.
+   */
+  const withInterruption = async (record: ExecutionRecord, row: ExecutionRow): Promise<ExecutionRow> => {
+    if (row.status !== 'RUNNING') return row;
+    const resume = await resumeOfInterrupted(record);
+    return resume === undefined ? row : { ...row, status: 'INTERRUPTED', resume };
+  };
+
+  /** The command that resumes a run whose process is gone; undefined for any other run. */
+  const resumeOfInterrupted = async (record: ExecutionRecord): Promise<string | undefined> => {
+    if (options.deployed || record.status !== 'RUNNING' || runs.has(record.executionId)) return undefined;
+    const runner = await runnerOf(record);
+    if (runner === undefined || isRunnerAlive(runner)) return undefined;
+    return `stepthread resume ${record.executionId}${options.dataDirArgument ?? ''}`;
+  };
+
+  /**
+   * The local record of the process that ran a run last: the execution's own, else its predecessor's
+   * (a run that continued is recorded under the execution it started or was resumed in).
+   */
+  const runnerOf = async (record: ExecutionRecord): Promise<LocalRunRecord | undefined> => {
+    const seen = new Set<string>();
+    for (let at: ExecutionRecord | undefined = record; at && !seen.has(at.executionId); ) {
+      seen.add(at.executionId);
+      const local = await getLocalRun(options.clients, at.executionId);
+      if (local) return local;
+      at = at.continuedFrom === undefined ? undefined : await getExecutionRecord(at.continuedFrom);
+    }
+    return undefined;
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */
@@ -942,7 +989,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
     let execution: ExecutionRow;
-    if (record) execution = executionRow(record, deployed?.described);
+    if (record) execution = await withInterruption(record, executionRow(record, deployed?.described));
     else if (deployed) execution = describedRow(deployed.described, workflowId);
     else execution = { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt };
     // Shown while it runs: the page follows it as it would a run of this server.
@@ -977,14 +1024,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         .filter(({ thread }) => thread.metadata.copiedFrom && threadIds.has(thread.metadata.copiedFrom))
         .map(({ thread }) => [thread.id, thread]),
     );
-    return records
-      .filter((record) => copied.has(record.rootThreadId))
-      .map((record) => ({
-        threadId: record.rootThreadId,
-        copiedFrom: copied.get(record.rootThreadId)!.metadata.copiedFrom!,
-        executionId: record.executionId,
-        status: runs.get(record.executionId)?.status === 'RUNNING' ? 'RUNNING' : record.status,
-      }));
+    return Promise.all(
+      records
+        .filter((record) => copied.has(record.rootThreadId))
+        .map(async (record) => ({
+          threadId: record.rootThreadId,
+          copiedFrom: copied.get(record.rootThreadId)!.metadata.copiedFrom!,
+          executionId: record.executionId,
+          status:
+            runs.get(record.executionId)?.status === 'RUNNING'
+              ? 'RUNNING'
+              : (await resumeOfInterrupted(record)) === undefined
+                ? record.status
+                : 'INTERRUPTED',
+        })),
+    );
   };
 
   const threadJson = async (thread: Thread) => {
