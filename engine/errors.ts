@@ -149,6 +149,8 @@ export const ERROR_CODES = [
   'API_PAYLOAD_TOO_LARGE',
   'API_FORBIDDEN_ORIGIN',
   'WORKFLOW_NOT_FOUND',
+  'DEV_FOLDER_NOT_FOUND',
+  'DEV_PORT_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -6,8 +6,9 @@
  * the status, input, output and history of its executions from Step Functions, and runs started and
  * answered through Step Functions (cli/dev/server.ts, cli/dev/deployed-view.ts).
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type DeployedStack, startDevServer } from '../dev/server.ts';
+import { type DeployedStack, startDevServer, workflowsFolderProblem } from '../dev/server.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   codedOf,
@@ -62,6 +63,13 @@ export async function runDev(
     }
     deployed = { sfn, prefix: options.prefix ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread' };
   }
+  // Checked before the stores open, so a mistyped folder leaves no data directory behind.
+  const workflowsDir = resolve(io.cwd ?? process.cwd(), folder);
+  const folderProblem = workflowsFolderProblem(workflowsDir);
+  if (folderProblem) {
+    printErrors(io, `cannot serve ${folder}`, [folderProblem.toJSON()]);
+    return EXIT.usage;
+  }
   let session: Awaited<ReturnType<typeof openStores>>;
   try {
     session = await openStores(options, storeIo);
@@ -69,14 +77,22 @@ export async function runDev(
     printErrors(io, 'cannot open the local stores', [codedOf(error)]);
     return EXIT.invalid;
   }
+  let server: Awaited<ReturnType<typeof startDevServer>>;
   try {
-    const server = await startDevServer({
+    server = await startDevServer({
       clients: session.clients,
-      workflowsDir: folder,
+      workflowsDir,
       port,
+      dataDirArgument: dataDirArgument(options),
       ...(options.host ? { host: options.host } : {}),
       ...(deployed ? { deployed } : {}),
     });
+  } catch (error) {
+    await session.close();
+    printErrors(io, 'cannot start the dev server', [codedOf(error)]);
+    return EXIT.invalid;
+  }
+  try {
     io.stdout(
       `stepthread dev: console at ${server.url}  (workflows: ${folder}, data: ${session.location})\n`,
     );

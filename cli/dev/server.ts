@@ -6,9 +6,9 @@
  * closed page changes nothing, a reloaded one reads the same state and subscribes again.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -19,7 +19,13 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
-import { detailsOfRun, getLocalRun, recordLocalRun } from '../../functions/local/run-registry.ts';
+import {
+  detailsOfRun,
+  getLocalRun,
+  isRunnerAlive,
+  type LocalRunRecord,
+  recordLocalRun,
+} from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -68,6 +74,11 @@ export interface DevServerOptions {
    * start with StartExecution on `<prefix>-<workflowId>`, answers go back with SendTaskSuccess.
    */
   readonly deployed?: DeployedStack;
+  /**
+   * What a `stepthread` command it suggests needs to reach the same data (` --data-dir DIR`, as
+   * `dev` was given it), so the command can be pasted as it is.
+   */
+  readonly dataDirArgument?: string;
 }
 
 export interface DeployedStack {
@@ -117,6 +128,8 @@ export interface ExecutionRow {
   continuedAs?: string;
   /** Deployed: the execution's page in the Step Functions console. */
   consoleUrl?: string;
+  /** INTERRUPTED: the command that resumes it. */
+  resume?: string;
 }
 
 /** Live status of a node in a run in flight, from its Task states' events. */
@@ -246,16 +259,68 @@ export function replyOfBody(body: unknown): Exclude<InteractionReply, { kind: 'f
   return { kind: 'input', value: body.input };
 }
 
-/** The thread id a Task state's input names (a waitForTaskToken Task's is in its Payload). */
+/**
+ * The thread a Task state runs on. Its state input is the envelope itself (the `{action, node,
+ * envelope}` of engine/asl/task-input.ts is built from it by Parameters, after the event), so the id
+ * is at the top; START's input is the execution's input, which names no thread.
+ */
 function threadIdOfInput(input: unknown): string | undefined {
   if (!isRecord(input)) return undefined;
-  const event = isRecord(input.Payload) ? input.Payload : input;
-  const envelope = isRecord(event.envelope) ? event.envelope : undefined;
-  const id = envelope?.threadId;
-  return typeof id === 'string' ? id : undefined;
+  return typeof input.threadId === 'string' ? input.threadId : undefined;
+}
+
+/**
+ * The file that serves a workflow id among the folder's (sorted by name): the one named after the id
+ * (`<id>.json`, `.yaml`, `.yml`), else the first that declares it.
+ */
+function ownerOfId<T extends { readonly file: string; readonly id?: string }>(
+  files: readonly T[],
+  id: string,
+): T | undefined {
+  const declaring = files.filter((entry) => entry.id === id);
+  return declaring.find((entry) => entry.file.replace(WORKFLOW_FILE, '') === id) ?? declaring[0];
+}
+
+/**
+ * Why a workflows folder cannot be served, if it cannot: a mistyped one would otherwise serve an
+ * empty console with no word of why.
+ */
+export function workflowsFolderProblem(dir: string): StepthreadError | undefined {
+  const info = statSync(dir, { throwIfNoEntry: false });
+  if (info?.isDirectory()) return undefined;
+  return new StepthreadError(
+    'DEV_FOLDER_NOT_FOUND',
+    info === undefined
+      ? `no folder ${dir}: give the folder of your workflow files (e.g. \`stepthread dev examples\`)`
+      : `${dir} is a file, not a folder: give the folder of your workflow files`,
+  );
+}
+
+/** Listens on the port, or says which port could not be had and how to choose another. */
+async function listenOn(server: Server, port: number, host: string): Promise<void> {
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(portProblem(error, port, host)));
+    server.listen(port, host, () => resolveListen());
+  });
+}
+
+function portProblem(error: NodeJS.ErrnoException, port: number, host: string): StepthreadError {
+  const why =
+    error.code === 'EADDRINUSE'
+      ? 'is in use (another `stepthread dev`, or another program)'
+      : error.code === 'EACCES'
+        ? 'is not allowed to this user (ports below 1024 need privileges)'
+        : `cannot be listened on (${error.message})`;
+  return new StepthreadError(
+    'DEV_PORT_UNAVAILABLE',
+    `port ${port} on ${host} ${why}: choose another with --port <n>, or --port 0 for any free one`,
+    { cause: error },
+  );
 }
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const folderProblem = workflowsFolderProblem(resolve(options.workflowsDir));
+  if (folderProblem) throw folderProblem;
   const runtime: LocalRuntime = createLocalRuntime({
     clients: options.clients,
     ...(options.providers ? { providers: options.providers } : {}),
@@ -284,17 +349,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return withoutDuplicateIds(await loadFiles(names));
   };
 
-  /** Files sharing a workflow id: neither can be told apart by its id, so both are refused. */
+  /**
+   * Files sharing a workflow id (a copy of an example beside it, say): one keeps the id — the file
+   * named after it, else the first by name — so the original stays runnable whatever is copied next to
+   * it; each other one is refused with DUPLICATE_WORKFLOW_ID naming the file that has the id.
+   */
   const withoutDuplicateIds = (files: LoadedWorkflowFile[]): LoadedWorkflowFile[] =>
     files.map((entry) => {
-      const others = files.filter(
-        (other) => other !== entry && other.id !== undefined && other.id === entry.id,
-      );
-      if (others.length === 0) return entry;
+      if (entry.id === undefined) return entry;
+      const owner = ownerOfId(files, entry.id)!;
+      if (owner === entry) return entry;
       const { workflow: _workflow, ...rest } = entry;
       const error = {
         code: 'DUPLICATE_WORKFLOW_ID' as const,
-        message: `workflow id ${entry.id} is also the id of ${others.map((other) => other.file).join(', ')}: give each file its own id`,
+        message: `workflow id ${entry.id} is the id of ${owner.file}, which the console serves under it: give ${entry.file} its own id`,
       };
       return { ...rest, errors: [error, ...entry.errors] };
     });
@@ -319,7 +387,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
 
   const findWorkflow = async (id: string): Promise<LoadedWorkflowFile> => {
-    const found = (await loadWorkflows()).find((entry) => entry.id === id);
+    const found = ownerOfId(await loadWorkflows(), id);
     if (found === undefined) {
       throw new ApiError(404, 'WORKFLOW_NOT_FOUND', `no workflow ${id} in ${workflowsDir}`);
     }
@@ -376,12 +444,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           },
         });
         signal?.addEventListener('abort', () => settle(undefined), { once: true });
+        const at = new Date().toISOString();
         const live = runs.get(executionId)?.nodes;
-        live?.set(interaction.nodeId, {
-          status: 'WAITING',
-          at: new Date().toISOString(),
-          threadId: interaction.threadId,
-        });
+        live?.set(interaction.nodeId, { status: 'WAITING', at, threadId: interaction.threadId });
         broadcast('interaction', {
           executionId,
           interactionId,
@@ -394,6 +459,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           threadId: interaction.threadId,
           nodeId: interaction.nodeId,
           status: 'WAITING',
+          at,
         });
       });
 
@@ -412,8 +478,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const onEvent = (event: LocalEvent) => {
       const nodeId = event.stateName === undefined ? undefined : nodeOfState.get(event.stateName);
       if (nodeId === undefined) return;
-      const threadId = threadIdOfInput(event.input);
-      if (threadId !== undefined && !threads.has(threadId)) {
+      // START's events carry no envelope: it runs on the run's first thread.
+      const threadId = threadIdOfInput(event.input) ?? rootThreadId;
+      if (!threads.has(threadId)) {
         threads.add(threadId);
         broadcast('thread', { executionId, threadId, status: 'RUNNING' });
       }
@@ -427,7 +494,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       if (status === undefined) return;
       const previous = nodes.get(nodeId);
       if (previous?.status === 'WAITING' && status === 'RUNNING') return;
-      nodes.set(nodeId, { status, at: event.timestamp, ...(threadId ? { threadId } : {}) });
+      nodes.set(nodeId, { status, at: event.timestamp, threadId });
       broadcast('node', { executionId, threadId, nodeId, status, at: event.timestamp });
     };
     const run: LiveRun = {
@@ -650,7 +717,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const listExecutions = async (workflowFilter?: string) => {
     const ids = workflowFilter
       ? [workflowFilter]
-      : (await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : []));
+      : [...new Set((await loadWorkflows()).flatMap((entry) => (entry.id ? [entry.id] : [])))];
     const rows = options.deployed ? await deployedRows(ids, options.deployed) : await localRows(ids);
     const byId = new Set(rows.map((row) => row.executionId));
     // Runs started a moment ago may not be indexed yet.
@@ -676,7 +743,41 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       )
     ).flat();
     const byId = new Map(records.map((record) => [record.executionId, record]));
-    return [...byId.values()].map((record) => executionRow(record));
+    return Promise.all([...byId.values()].map((record) => withInterruption(record, executionRow(record))));
+  };
+
+  /**
+   * A local run left RUNNING by a process that is gone (a `dev` or `run` stopped with Ctrl-C, or
+   * killed) never ends by itself: it is INTERRUPTED, as `stepthread runs` shows it, with the command
+   * that resumes it. A run of this server never is.
+   */
+  const withInterruption = async (record: ExecutionRecord, row: ExecutionRow): Promise<ExecutionRow> => {
+    if (row.status !== 'RUNNING') return row;
+    const resume = await resumeOfInterrupted(record);
+    return resume === undefined ? row : { ...row, status: 'INTERRUPTED', resume };
+  };
+
+  /** The command that resumes a run whose process is gone; undefined for any other run. */
+  const resumeOfInterrupted = async (record: ExecutionRecord): Promise<string | undefined> => {
+    if (options.deployed || record.status !== 'RUNNING' || runs.has(record.executionId)) return undefined;
+    const runner = await runnerOf(record);
+    if (runner === undefined || isRunnerAlive(runner)) return undefined;
+    return `stepthread resume ${record.executionId}${options.dataDirArgument ?? ''}`;
+  };
+
+  /**
+   * The local record of the process that ran a run last: the execution's own, else its predecessor's
+   * (a run that continued is recorded under the execution it started or was resumed in).
+   */
+  const runnerOf = async (record: ExecutionRecord): Promise<LocalRunRecord | undefined> => {
+    const seen = new Set<string>();
+    for (let at: ExecutionRecord | undefined = record; at && !seen.has(at.executionId); ) {
+      seen.add(at.executionId);
+      const local = await getLocalRun(options.clients, at.executionId);
+      if (local) return local;
+      at = at.continuedFrom === undefined ? undefined : await getExecutionRecord(at.continuedFrom);
+    }
+    return undefined;
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */
@@ -764,8 +865,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     stack: DeployedStack,
   ) => {
     const id = workflowId ?? workflowIdOfExecutionArn(executionId, stack.prefix);
-    const workflow =
-      id === undefined ? undefined : (await loadWorkflows()).find((entry) => entry.id === id)?.workflow;
+    const workflow = id === undefined ? undefined : ownerOfId(await loadWorkflows(), id)?.workflow;
     const nodeOfState = workflow ? taskNodesOf(taskNodes, workflow) : new Map<string, string>();
     const found = await stepFunctionsViewOf(stack.sfn, executionId, nodeOfState);
     return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
@@ -889,7 +989,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
     let execution: ExecutionRow;
-    if (record) execution = executionRow(record, deployed?.described);
+    if (record) execution = await withInterruption(record, executionRow(record, deployed?.described));
     else if (deployed) execution = describedRow(deployed.described, workflowId);
     else execution = { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt };
     // Shown while it runs: the page follows it as it would a run of this server.
@@ -924,14 +1024,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         .filter(({ thread }) => thread.metadata.copiedFrom && threadIds.has(thread.metadata.copiedFrom))
         .map(({ thread }) => [thread.id, thread]),
     );
-    return records
-      .filter((record) => copied.has(record.rootThreadId))
-      .map((record) => ({
-        threadId: record.rootThreadId,
-        copiedFrom: copied.get(record.rootThreadId)!.metadata.copiedFrom!,
-        executionId: record.executionId,
-        status: runs.get(record.executionId)?.status === 'RUNNING' ? 'RUNNING' : record.status,
-      }));
+    return Promise.all(
+      records
+        .filter((record) => copied.has(record.rootThreadId))
+        .map(async (record) => ({
+          threadId: record.rootThreadId,
+          copiedFrom: copied.get(record.rootThreadId)!.metadata.copiedFrom!,
+          executionId: record.executionId,
+          status:
+            runs.get(record.executionId)?.status === 'RUNNING'
+              ? 'RUNNING'
+              : (await resumeOfInterrupted(record)) === undefined
+                ? record.status
+                : 'INTERRUPTED',
+        })),
+    );
   };
 
   const threadJson = async (thread: Thread) => {
@@ -1363,10 +1470,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       else send(res, status, body);
     });
   });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolveListen());
-  });
+  await listenOn(server, options.port ?? 0, host);
   port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
 

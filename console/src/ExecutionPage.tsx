@@ -91,6 +91,11 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           </>
         )}
       </p>
+      {execution.resume && (
+        <p className="panel" data-testid="interrupted">
+          The process that ran it stopped before it ended: resume it with <code>{execution.resume}</code>
+        </p>
+      )}
       {page.error && (
         <p className="error">
           {page.error.code}: {page.error.message}
@@ -120,7 +125,12 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         <div className="panel" data-testid="pending">
           <h2>Waiting for you</h2>
           {page.pending.map((interaction) => (
-            <InteractionForm key={interaction.interactionId} interaction={interaction} onDone={refresh} />
+            <InteractionForm
+              key={interaction.interactionId}
+              interaction={interaction}
+              {...(execution.resume ? { resume: execution.resume } : {})}
+              onDone={refresh}
+            />
           ))}
         </div>
       )}
@@ -308,7 +318,41 @@ function ThreadTree({
   );
 }
 
-function InteractionForm({ interaction, onDone }: { interaction: Interaction; onDone: () => void }) {
+/**
+ * Why a question cannot be answered in the page, and how to answer it: an interrupted run is resumed
+ * with its answer (`respond` answers a deployed stack's runs, not local ones).
+ */
+function NotAnswerableHere({
+  interaction,
+  resume,
+}: {
+  interaction: Interaction;
+  resume: string | undefined;
+}) {
+  if (resume === undefined) {
+    return <p className="muted">Its run is not running in this server: answer it where it runs.</p>;
+  }
+  const answers = `'{"${interaction.nodeId}": …}'`;
+  return (
+    <p className="muted" data-testid="resume-to-answer">
+      Its run is not running in this server: resume it with its answer,{' '}
+      <code>
+        {resume} --answers {answers}
+      </code>
+    </p>
+  );
+}
+
+function InteractionForm({
+  interaction,
+  resume,
+  onDone,
+}: {
+  interaction: Interaction;
+  /** The command that resumes its interrupted run. */
+  resume?: string;
+  onDone: () => void;
+}) {
   const [value, setValue] = useState('""');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -333,9 +377,7 @@ function InteractionForm({ interaction, onDone }: { interaction: Interaction; on
         <strong>{interaction.nodeId}</strong> <span className="muted">{interaction.interactionType}</span>
       </div>
       {interaction.message && <p>{interaction.message}</p>}
-      {!interaction.answerable && (
-        <p className="muted">Its run is not running in this server: answer it with `stepthread respond`.</p>
-      )}
+      {!interaction.answerable && <NotAnswerableHere interaction={interaction} resume={resume} />}
       {interaction.interactionType === 'ask_for_approval' && (
         <div className="row">
           <button

@@ -48,6 +48,8 @@ export interface ExecutionRow {
   /** A deployed execution: how Step Functions sees it, and its page in the Step Functions console. */
   stepFunctionsStatus?: string;
   consoleUrl?: string;
+  /** INTERRUPTED (its process is gone): the command that resumes it. */
+  resume?: string;
 }
 
 export interface NodeRun {

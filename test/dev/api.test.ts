@@ -167,7 +167,12 @@ describe('stepthread dev API', () => {
     expect(byId.get('broken')?.errors.length).toBeGreaterThan(0);
   });
 
-  it('refuses two files with one workflow id, both, until one is renamed; a workflow page has its description', async () => {
+  it('keeps a workflow id with the file named after it (else the first by name) and refuses its copies, naming that file', async () => {
+    type Listed = { id: string; file: string; valid: boolean; errors: { code: string; message: string }[] };
+    const withId = async (id: string) =>
+      (await get<Listed[]>('/api/workflows')).body.filter((entry) => entry.id === id);
+    // A user's first edit: a copy of an example beside it, sorting before it.
+    cpSync(join(folder, 'route-loop.json'), join(folder, 'rl-bad.json'));
     const twin = {
       id: 'twin',
       version: 1,
@@ -181,26 +186,40 @@ describe('stepthread dev API', () => {
     writeFileSync(join(folder, 'twin-a.json'), JSON.stringify(twin));
     writeFileSync(join(folder, 'twin-b.json'), JSON.stringify(twin));
     try {
-      const listed = (
-        await get<
-          { id: string; file: string; valid: boolean; errors: { code: string; message: string }[] }[]
-        >('/api/workflows')
-      ).body.filter((entry) => entry.id === 'twin');
-      expect(
-        listed.map((entry) => [entry.file, entry.valid, entry.errors.map((error) => error.code)]),
-      ).toEqual([
-        ['twin-a.json', false, ['DUPLICATE_WORKFLOW_ID']],
+      const routeLoop = await withId('route-loop');
+      expect(routeLoop.map((entry) => [entry.file, entry.valid, entry.errors.map((e) => e.code)])).toEqual([
+        ['rl-bad.json', false, ['DUPLICATE_WORKFLOW_ID']],
+        ['route-loop.json', true, []],
+      ]);
+      expect(routeLoop[0]!.errors[0]!.message).toBe(
+        'workflow id route-loop is the id of route-loop.json, which the console serves under it: give rl-bad.json its own id',
+      );
+      expect((await get('/api/workflows/route-loop')).body).toMatchObject({
+        file: 'route-loop.json',
+        valid: true,
+      });
+      const started = await post<{ executionId: string }>('/api/workflows/route-loop/runs', {
+        input: { tickets: ['Printer jams'] },
+      });
+      expect(started.status).toBe(202);
+      expect((await finished(started.body.executionId)).execution.status).toBe('COMPLETED');
+
+      // No file named after the id: the first by name keeps it.
+      const twins = await withId('twin');
+      expect(twins.map((entry) => [entry.file, entry.valid, entry.errors.map((e) => e.code)])).toEqual([
+        ['twin-a.json', true, []],
         ['twin-b.json', false, ['DUPLICATE_WORKFLOW_ID']],
       ]);
-      expect(listed[0]!.errors[0]!.message).toContain('is also the id of twin-b.json');
-      expect((await post('/api/workflows/twin/runs', {})).body).toMatchObject({
-        error: { code: 'DUPLICATE_WORKFLOW_ID' },
+      expect(twins[1]!.errors[0]!.message).toContain('is the id of twin-a.json');
+      expect((await get('/api/workflows/twin')).body).toMatchObject({
+        file: 'twin-a.json',
+        valid: true,
+        description: 'Twins',
       });
+      expect((await post('/api/workflows/twin/runs', {})).status).toBe(202);
     } finally {
-      rmSync(join(folder, 'twin-b.json'));
+      for (const file of ['rl-bad.json', 'twin-a.json', 'twin-b.json']) rmSync(join(folder, file));
     }
-    expect((await get('/api/workflows/twin')).body).toMatchObject({ valid: true, description: 'Twins' });
-    rmSync(join(folder, 'twin-a.json'));
   });
 
   it("draws an execution with the definition it ran, not the file's later edits", async () => {
@@ -310,6 +329,35 @@ describe('stepthread dev API', () => {
       status: 'COMPLETED',
       durationMs: expect.any(Number),
     });
+  });
+
+  it('streams each node event with the thread it ran on, and a thread event as each thread of a run starts', async () => {
+    const stream = await openEventStream();
+    const started = await post<{ executionId: string; threadId: string }>(
+      '/api/workflows/fork-join-research/runs',
+      { input: { topic: 'the payments service' } },
+    );
+    const { executionId, threadId: rootThreadId } = started.body;
+    await stream.until(executionId, 'COMPLETED');
+    await stream.close();
+    const page = (await get<Page>(`/api/executions/${executionId}`)).body;
+    const childOf = (path: string) => page.threads.find((thread) => thread.forkPathId === path)!.threadId;
+    const mine = stream.seen.filter((event) => event.data.executionId === executionId);
+    const threadOfNode = (nodeId: string) =>
+      new Set(mine.filter((e) => e.type === 'node' && e.data.nodeId === nodeId).map((e) => e.data.threadId));
+    expect(threadOfNode('start')).toEqual(new Set([rootThreadId]));
+    expect(threadOfNode('plan')).toEqual(new Set([rootThreadId]));
+    expect(threadOfNode('facts')).toEqual(new Set([childOf('split/facts')]));
+    expect(threadOfNode('risks')).toEqual(new Set([childOf('split/risks')]));
+    const threadEvents = mine.filter((e) => e.type === 'thread').map((e) => e.data);
+    expect(threadEvents).toEqual(
+      expect.arrayContaining(
+        [rootThreadId, childOf('split/facts'), childOf('split/risks'), childOf('split/summary')].map(
+          (threadId) => ({ executionId, threadId, status: 'RUNNING' }),
+        ),
+      ),
+    );
+    expect(threadEvents).toHaveLength(4);
   });
 
   it('streams node, interaction and execution events; an approval answered over the API ends the run', async () => {

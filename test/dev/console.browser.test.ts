@@ -12,6 +12,7 @@ import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
+import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -49,6 +50,8 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   let stop: () => void = () => {};
   let exited: Promise<number>;
   let dataDir = '';
+  /** A run left waiting by an earlier `dev` over the same data, stopped with Ctrl-C. */
+  let interruptedId = '';
 
   beforeAll(async () => {
     if (!existsSync(CONSOLE_DIST)) {
@@ -58,6 +61,13 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     mkdirSync(SHOTS, { recursive: true });
     // The real command, in-process: `stepthread dev examples --port 0 --data-dir <tmp>`.
     dataDir = mkdtempSync(join(tmpdir(), 'stepthread-console-'));
+    const earlier = await startDevProcess(dataDir, dataDir);
+    try {
+      interruptedId = await startWaitingTriage(earlier.url);
+      expect(await earlier.interrupt()).toBe(130);
+    } finally {
+      earlier.kill();
+    }
     const io: CliIo = {
       env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir },
       cwd: ROOT,
@@ -205,6 +215,21 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     );
     expect(await page.getByTestId('execution-status').getAttribute('data-status')).toBe('COMPLETED');
     await page.unroute(isPage);
+  });
+
+  it('shows a run whose dev was stopped as interrupted, with the command that resumes it with its answer', async () => {
+    const resume = `stepthread resume ${interruptedId} --data-dir ${dataDir}`;
+    await page.goto(`${url}/#/`);
+    const row = page.getByTestId('executions').locator('tr', { hasText: interruptedId.slice(0, 8) });
+    await row.locator('.badge.status-interrupted').waitFor();
+    await row.getByRole('link').click();
+    await executionStatus('INTERRUPTED');
+    expect(await page.getByTestId('interrupted').innerText()).toContain(resume);
+    expect(await page.getByTestId('resume-to-answer').innerText()).toContain(
+      `${resume} --answers '{"approve-credit": …}'`,
+    );
+    expect(await page.getByTestId('interaction-approve-credit').innerText()).not.toContain('respond');
+    expect(await page.getByTestId('approve').isDisabled()).toBe(true);
   });
 
   it('copies a thread from a middle step and runs the copy', async () => {
