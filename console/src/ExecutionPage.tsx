@@ -12,6 +12,7 @@ import {
   formatTime,
   type GraphView,
   type Interaction,
+  type JournalEvent,
   newestReads,
   type StepFunctionsView,
   subscribe,
@@ -458,6 +459,7 @@ function ThreadPanel({
   const [steps, setSteps] = useState<ThreadSteps>();
   const [step, setStep] = useState<number>();
   const [conversation, setConversation] = useState<Conversation>();
+  const [events, setEvents] = useState<JournalEvent[]>();
   const [copied, setCopied] = useState<{ threadId: string; fromStep: number }>();
   const [error, setError] = useState<string>();
 
@@ -467,6 +469,17 @@ function ThreadPanel({
     let current = true;
     api.steps(threadId).then(
       (next) => current && setSteps(next),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [threadId, version]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
+  useEffect(() => {
+    let current = true;
+    api.events(threadId).then(
+      (next) => current && setEvents(next.events),
       () => {},
     );
     return () => {
@@ -652,6 +665,68 @@ function ThreadPanel({
         )}
         {report && <p className="muted">started {formatTime(report.startTime)}</p>}
       </div>
+      <EventsPanel events={events} selectedNode={selectedNode} />
+    </div>
+  );
+}
+
+/** Hours to milliseconds, local time: events of one step are milliseconds apart. */
+function timeOfDay(iso: string): string {
+  return new Date(iso).toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+    hour12: false,
+  });
+}
+
+/** Fields every journal entry has, shown in their own columns rather than in the details. */
+const EVENT_COLUMNS = new Set(['type', 'at', 'nodeId', 'threadId', 'workflowId']);
+
+/** The thread's journal, oldest first: node lifecycle, hooks, variable changes, interactions, copies. */
+function EventsPanel({
+  events,
+  selectedNode,
+}: {
+  events: JournalEvent[] | undefined;
+  selectedNode?: string;
+}) {
+  const visible = (events ?? []).filter((event) => !selectedNode || event.nodeId === selectedNode);
+  return (
+    <div className="panel">
+      <h2>
+        Events{selectedNode ? ` of ${selectedNode}` : ''} <span className="muted">({visible.length})</span>
+      </h2>
+      <table data-testid="events">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Event</th>
+            <th>Node</th>
+            <th>Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {visible.map((event, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the journal is append-only, so positions are stable
+            <tr key={index} data-testid="event" data-type={event.type} data-event-node={event.nodeId}>
+              <td className="muted" title={formatTime(event.at)}>
+                {timeOfDay(event.at)}
+              </td>
+              <td>{event.type}</td>
+              <td>{event.nodeId ?? ''}</td>
+              <td className="event-details">
+                <code>
+                  {JSON.stringify(
+                    Object.fromEntries(Object.entries(event).filter(([key]) => !EVENT_COLUMNS.has(key))),
+                  )}
+                </code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }

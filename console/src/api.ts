@@ -135,6 +135,14 @@ export interface ThreadSteps {
   steps: StepRow[];
 }
 
+/** One entry of a thread's journal (engine/events.ts): its type, when, the node, and its own fields. */
+export interface JournalEvent {
+  type: string;
+  at: string;
+  nodeId?: string;
+  [field: string]: unknown;
+}
+
 export interface ThreadHead {
   threadId: string;
   workflowId: string;
@@ -190,6 +198,8 @@ export const api = {
   conversation: (id: string, step?: number) =>
     call<Conversation>(`/api/threads/${enc(id)}/conversation${step === undefined ? '' : `?step=${step}`}`),
   steps: (id: string) => call<ThreadSteps>(`/api/threads/${enc(id)}/steps`),
+  events: (id: string) =>
+    call<{ threadId: string; events: JournalEvent[] }>(`/api/threads/${enc(id)}/events`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
   copy: (threadId: string, fromStep: number) =>

@@ -158,6 +158,15 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('node-compute-credit').click();
     await page.getByTestId('node-panel').getByText('"outputVariable": "credit"').waitFor();
     await expect.poll(() => page.locator('tr[data-node]').count()).toBe(1);
+    // Its events too: the journal of the thread, filtered to the node.
+    const events = page.getByTestId('events').getByTestId('event');
+    await expect
+      .poll(() => events.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-type'))))
+      .toEqual(['NODE_STARTED', 'VARIABLE_CHANGED', 'NODE_COMPLETED']);
+    expect(
+      await events.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-event-node'))),
+    ).toEqual(Array(3).fill('compute-credit'));
+    await page.getByTestId('events').getByText('"name":"credit"').waitFor();
     await shot('support-triage-completed');
   });
 
