@@ -8,7 +8,7 @@
 import { type CodedError, StepthreadError } from './errors.ts';
 import { createEvent, type StepthreadEvent } from './events.ts';
 import { runHooks } from './hooks.ts';
-import type { WorkflowNode } from './model/schema.ts';
+import type { Hook, WorkflowNode } from './model/schema.ts';
 import type { EngineEnv, NodeResult } from './thread/types.ts';
 
 export interface NodeLogicResult {
@@ -30,6 +30,13 @@ export class NodeLogicFailure extends StepthreadError {
     super(error.code, error.message, { ...(error.nodeId ? { nodeId: error.nodeId } : {}), cause: error });
     this.events = events;
   }
+}
+
+/** A SUBGRAPH's AFTER_EXECUTE hooks, for a node `depth` subgraphs inside it (0: directly inside). */
+export interface EnclosingHooks {
+  subgraphId: string;
+  depth: number;
+  hooks: Hook[];
 }
 
 /** The node's own work; it may do I/O through adapters the handler closes over. */
@@ -55,6 +62,12 @@ export interface NodeLifecycleOptions {
    * carry this time, and the result's `startedAt`, so its duration covers the wait.
    */
   startedAt?: string;
+  /**
+   * When the node fails: the AFTER_EXECUTE hooks of the SUBGRAPHs it sits in, innermost first, and
+   * how many of those this thread entered (a FORK's branches start outside them: their failure is
+   * the JOIN's to judge, not the subgraph's). Each runs as its SUBGRAPH node's, seeing the failure.
+   */
+  enclosing?: { afterHooks: readonly EnclosingHooks[]; entered: number };
   logic: NodeLogic;
 }
 
@@ -100,6 +113,13 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
   const left = outcome.status === 'FAILED' ? options.scope : (options.scopeAfter?.() ?? options.scope);
   const afterScope = { ...left, result: { ...outcome } };
   events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
+  if (outcome.status === 'FAILED' && options.enclosing) {
+    const { afterHooks, entered } = options.enclosing;
+    for (const { subgraphId, depth, hooks } of afterHooks) {
+      if (depth >= entered) continue;
+      events.push(...runHooks(hooks, 'AFTER_EXECUTE', afterScope, { ...hookCtx, nodeId: subgraphId }));
+    }
+  }
 
   const endedAt = env.now();
   const common = { nodeId: node.id, nodeType: node.type, startedAt, endedAt, ...attemptField };

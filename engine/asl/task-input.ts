@@ -3,6 +3,7 @@
  * static data the compiler bakes into the definition, so a handler never loads the workflow file; these
  * types are the contract between engine/asl and functions/handlers.
  */
+import type { EnclosingHooks } from '../lifecycle.ts';
 import type {
   CodeConfig,
   ContextProcessorConfig,
@@ -67,6 +68,12 @@ interface Described {
    * subgraph (`acc` → `sub.acc`), a SUBGRAPH's output (`sub` → its EXIT nodes). Absent when none.
    */
   nodeAliases?: Record<string, string[]>;
+  /**
+   * The AFTER_EXECUTE hooks of the SUBGRAPHs this node sits in, innermost first (only those that have
+   * some): a node failing in a subgraph fails the SUBGRAPH too, whose EXIT, where these hooks
+   * otherwise run, is then never reached.
+   */
+  enclosingAfterHooks?: EnclosingHooks[];
 }
 
 /**

@@ -197,7 +197,12 @@ function inlineLevel(
           .filter((built) => 'boundary' in built && built.boundary === 'EXIT')
           .map((built) => built.id);
         exitsOf.set(node.id, childExits);
-        state.subgraphs.set(id, { subgraphNodeId: id, entryId: entryOf(node.id), exitIds: childExits });
+        state.subgraphs.set(id, {
+          subgraphNodeId: id,
+          entryId: entryOf(node.id),
+          exitIds: childExits,
+          afterHooks: hooksFor(node.hooks, 'AFTER_EXECUTE'),
+        });
         break;
       }
       case 'FORK': {

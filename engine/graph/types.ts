@@ -121,6 +121,8 @@ export interface GraphSubgraph {
   subgraphNodeId: string;
   entryId: string;
   exitIds: readonly string[];
+  /** The SUBGRAPH node's AFTER_EXECUTE hooks (its EXIT runs them; so does a child node that fails). */
+  afterHooks: readonly Hook[];
 }
 
 export interface GraphRoute {

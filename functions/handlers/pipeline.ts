@@ -515,6 +515,9 @@ async function executeStep(
     workflowId: original.workflowId,
     scope: buildExpressionScope(working, node.nodeAliases),
     scopeAfter: () => buildExpressionScope(ctx.thread, node.nodeAliases),
+    ...(node.enclosingAfterHooks
+      ? { enclosing: { afterHooks: node.enclosingAfterHooks, entered: working.variables.subgraph.length } }
+      : {}),
     env: deps.env,
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     ...(startedAt === undefined ? {} : { startedAt }),

@@ -14,6 +14,7 @@ import {
   type TaskAction,
 } from '../../engine/asl/task-input.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import type { EnclosingHooks } from '../../engine/lifecycle.ts';
 import type {
   Hook,
   JoinConfig,
@@ -37,6 +38,8 @@ export interface TaskNode {
   type: NodeType;
   config?: unknown;
   hooks?: Hook[];
+  /** The AFTER_EXECUTE hooks of the SUBGRAPHs around the node, run if it fails (engine/lifecycle.ts). */
+  enclosingAfterHooks?: EnclosingHooks[];
   /** START: the workflow the run belongs to. */
   workflow?: {
     id: string;

@@ -92,4 +92,62 @@ describe('SUBGRAPH', () => {
       note: 'from child',
     });
   });
+
+  it("runs a SUBGRAPH's AFTER_EXECUTE hooks when a node inside it fails, as for any failed node, outermost last", async () => {
+    const afterHook = (eventName: string) => ({
+      hookType: 'AFTER_EXECUTE',
+      eventName,
+      eventPayload: { status: '{{result.status}}', code: '{{result.error.code}}' },
+    });
+    const failing = {
+      id: 'inner',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'boom', type: 'CODE', config: { code: "throw new Error('boom')" } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'boom' },
+        { from: 'boom', to: 'end' },
+      ],
+    };
+    const middle = {
+      id: 'middle',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'in', type: 'SUBGRAPH', hooks: [afterHook('inner-after')], config: { workflow: failing } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'in' },
+        { from: 'in', to: 'end' },
+      ],
+    };
+    const workflow = {
+      id: 'hooks-around-failure',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'out', type: 'SUBGRAPH', hooks: [afterHook('outer-after')], config: { workflow: middle } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'out' },
+        { from: 'out', to: 'end' },
+      ],
+    };
+    const outcome = await e2e.runtime.prepare(workflow as never).run({});
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'CODE_ERROR', nodeId: 'out.in.boom' });
+    const { events } = await e2e.runtime.stores.threads.readJournal(outcome.threadId);
+    const hooks = events.flatMap((event) =>
+      event.type === 'HOOK_TRIGGERED' ? [[event.nodeId, event.eventName, event.payload]] : [],
+    );
+    expect(hooks).toEqual([
+      ['out.in', 'inner-after', { status: 'FAILED', code: 'CODE_ERROR' }],
+      ['out', 'outer-after', { status: 'FAILED', code: 'CODE_ERROR' }],
+    ]);
+  });
 });

@@ -60,6 +60,7 @@ describe('buildGraph', () => {
       subgraphNodeId: 'first',
       entryId: 'first.begin',
       exitIds: ['first.finish'],
+      afterHooks: [],
     });
 
     const entry = graph.nodes.get('first.begin');
