@@ -408,6 +408,9 @@ export async function resumeExecution(
       `execution ${plan.executionId} has no local record of its workflow; resume it with --workflow <file>`,
     );
   }
+  // Before the run is recorded again: a refused resume must leave its recorded workflow as it was.
+  const { refuseOtherWorkflow } = await runtimeModule();
+  refuseOtherWorkflow(executionId, plan, workflow.id);
   // Checked before anything runs, as `run` checks them: a wrong answer would fail the run for good.
   const badAnswers = givenAnswers === undefined ? [] : checkAnswers(givenAnswers, workflow);
   if (badAnswers.length > 0) {

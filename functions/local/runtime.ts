@@ -191,6 +191,15 @@ export interface ResumePlan {
   readonly continuedFrom?: string;
 }
 
+/** RUN_NOT_RESUMABLE unless the plan's run runs `workflowId` (resume with another workflow's file). */
+export function refuseOtherWorkflow(executionId: string, plan: ResumePlan, workflowId: string): void {
+  if (plan.workflowId === workflowId) return;
+  throw new StepthreadError(
+    'RUN_NOT_RESUMABLE',
+    `execution ${executionId} runs workflow ${plan.workflowId}, not ${workflowId}`,
+  );
+}
+
 export interface PrepareOptions {
   /** Start at this top-level node's Task instead of START (to run a thread from its current node). */
   startNodeId?: string;
@@ -801,12 +810,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       },
       async resume(executionId, runOptions = {}, givenInput = undefined) {
         const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
-        if (plan.workflowId !== workflow.id) {
-          throw new StepthreadError(
-            'RUN_NOT_RESUMABLE',
-            `execution ${executionId} runs workflow ${plan.workflowId}, not ${workflow.id}`,
-          );
-        }
+        refuseOtherWorkflow(executionId, plan, workflow.id);
         if ((plan.startNodeId ?? startEntry?.nodeId) !== startNodeId) {
           throw new StepthreadError(
             'RUN_NOT_RESUMABLE',
