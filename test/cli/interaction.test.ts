@@ -442,11 +442,32 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(sent).toEqual(['QueryCommand', 'QueryCommand', 'QueryCommand']);
   });
 
-  it('respond needs a deployed target or a client', async () => {
-    const { code, stderr } = await cli(['respond', envelope.threadId, '--approve', '--data-dir', dataDir()]);
-    expect(code).toBe(2);
-    expect(stderr).toContain('--answers');
-  });
+  it('locally, respond to a question no process waits on says so, coded, with the resume that answers it', async () => {
+    const { code, stderr } = await cli([
+      'respond',
+      envelope.threadId,
+      '--reject',
+      '--reason',
+      'no',
+      '--data-dir',
+      dataDir(),
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `INTERACTION_NOT_DELIVERED (node approve): no process on this machine is waiting on interaction ${envelope.threadId}/approve`,
+    );
+    expect(stderr).toContain(
+      `stepthread resume ${envelope.executionId} --answers '{"approve":{"approved":false,"reason":"no"}}' --data-dir ${dataDir()}`,
+    );
+    // Withdrawn: still open, and nothing waits to be taken by a later run.
+    const pending = await cli(['pending', envelope.threadId, '--json', '--data-dir', dataDir()]);
+    expect(JSON.parse(pending.stdout)).toHaveLength(1);
+    const offered = await asTheFunctions(async (deps) => {
+      const [open] = await deps.interactions!.listOpenOfThread(envelope.threadId);
+      return deps.interactions!.hasLocalReply(open!);
+    });
+    expect(offered).toBe(false);
+  }, 30_000);
 
   it('respond checks the answer against the interaction type before sending anything', async () => {
     const sfn = stubSfn();
