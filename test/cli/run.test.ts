@@ -178,6 +178,13 @@ describe('stepthread run', () => {
     expect(root.children).toHaveLength(3);
     expect(report.threads).toHaveLength(4);
     expect(report.conversation.messages).toEqual(result.conversation);
+    // END's output is over 256 bytes, so stored by reference: inspect reads it back.
+    expect(JSON.stringify(result.output).length).toBeGreaterThan(256);
+    expect(root.output).toEqual(result.output);
+    expect(root.results.end).toBe(JSON.stringify(result.output));
+    const text = await cli('inspect', result.executionId, ...dataDir());
+    expect(text.stdout).toContain(`  output: ${JSON.stringify(result.output)}\n`);
+    expect(text.stdout).not.toContain('stored by reference');
 
     const child = report.threads.find((thread: { forkPathId?: string }) =>
       thread.forkPathId?.endsWith('facts'),
