@@ -413,7 +413,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
         }),
       ]);
     }
-    // An execution whose ARN is a prefix of this one's lists nothing of it.
+    // An execution whose ARN is a prefix of this one's lists nothing of it: there is none.
     const prefix = await cli([
       'pending',
       envelope.executionId.slice(0, -2),
@@ -421,7 +421,23 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       '--data-dir',
       dataDir(),
     ]);
-    expect(JSON.parse(prefix.stdout)).toEqual([]);
+    expect(prefix.stdout).toBe('');
+    expect(prefix.stderr).toContain('EXECUTION_NOT_FOUND');
+  });
+
+  it('pending of an id that names no execution or thread says so, as inspect does (exit 1)', async () => {
+    for (const ref of ['nope', 't-nope']) {
+      const pending = await cli(['pending', ref, '--data-dir', dataDir()]);
+      const inspected = await cli(['inspect', ref, '--data-dir', dataDir()]);
+      expect(pending.code).toBe(1);
+      expect(pending.stdout).toBe('');
+      expect(pending.stderr).toContain(
+        `EXECUTION_NOT_FOUND: execution or thread ${ref} not found (stepthread runs lists the executions here)`,
+      );
+      expect(inspected.stderr).toContain(pending.stderr.split('\n')[1]!);
+    }
+    // A known id is no error.
+    expect((await cli(['pending', envelope.threadId, '--data-dir', dataDir()])).code).toBe(0);
   });
 
   it('lists open interactions with one Query each, never a Scan', async () => {
