@@ -322,6 +322,21 @@ describe('stepthread run', () => {
     expect((await cli('run', EXAMPLE, '--no-such-flag')).code).toBe(2);
     expect((await cli('run')).code).toBe(2);
   });
+
+  it('runs --status takes exactly the statuses a local listing shows, as --help lists them', async () => {
+    const completed = await cli('runs', '--status', 'completed', '--json', ...dataDir());
+    expect(JSON.parse(completed.stdout).length).toBeGreaterThan(0);
+    // A Step Functions status listed nothing though runs completed: now refused, saying where it applies.
+    const sfn = await cli('runs', '--status', 'SUCCEEDED', ...dataDir());
+    expect(sfn.code).toBe(2);
+    expect(sfn.stdout).toBe('');
+    const local = 'RUNNING, COMPLETED, FAILED, CONTINUED, INTERRUPTED';
+    expect(sfn.stderr).toBe(
+      `stepthread: INVALID_RUNS_FILTER: --status SUCCEEDED is not a status runs shows locally (SUCCEEDED is shown only for a deployed stack: --stack): use one of ${local}\n`,
+    );
+    const help = cliProcessSync(['runs', '--help'], { env: envWithoutTarget(), timeout: 30_000 });
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(`only runs with this status (${local};`);
+  });
 });
 
 describe('data the CLI refuses instead of crashing', () => {
