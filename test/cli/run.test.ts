@@ -316,8 +316,29 @@ describe('stepthread run', () => {
       /CODE_SYNTAX_ERROR \(nodes\[1\]\.config\.code, node calc\): CODE node "calc"/,
     );
     expect(refused.stderr).not.toMatch(/execution/i);
-    expect((await cli('run', EXAMPLE, '--input', 'not json', ...dataDir())).code).toBe(2);
-    expect((await cli('run', EXAMPLE, '--input', '[1]', ...dataDir())).code).toBe(2);
+    const notJson = await cli('run', EXAMPLE, '--input', '{bad', ...dataDir());
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(
+      /^stepthread: INPUT_INVALID: --input is not valid JSON \(.+\): give a JSON object, or @file to read one\n$/,
+    );
+    const array = await cli('run', EXAMPLE, '--input', '[1]', ...dataDir());
+    expect(array.code).toBe(2);
+    expect(array.stderr).toContain('INPUT_INVALID: --input must be a JSON object');
+    const unread = await cli('run', EXAMPLE, '--input', `@${join(dir, 'no-input.json')}`, ...dataDir());
+    expect(unread.code).toBe(2);
+    expect(unread.stderr).toContain('INPUT_INVALID: cannot read --input file');
+    for (const command of [
+      ['run', EXAMPLE],
+      ['compile', EXAMPLE],
+      ['resume', 'some-id'],
+    ]) {
+      const threshold = await cli(...command, '--continue-after-events', 'abc');
+      expect(threshold.code, command[0]).toBe(2);
+      expect(threshold.stderr).toBe(
+        'stepthread: CONTINUE_AFTER_EVENTS_INVALID: --continue-after-events: "abc" is not a number: give an integer from 100 to 24000, or off\n',
+      );
+    }
+    expect((await cli('compile', EXAMPLE, '--continue-after-events', '1_000')).code).toBe(0);
     expect((await cli('run', join(dir, 'missing.json'), ...dataDir())).code).toBe(2);
     expect((await cli('run', EXAMPLE, '--no-such-flag')).code).toBe(2);
     expect((await cli('run')).code).toBe(2);
