@@ -47,7 +47,8 @@ export async function offeredReply(
   signal: AbortSignal,
 ): Promise<InteractionReply> {
   while (!signal.aborted) {
-    const offer = await store.takeLocalReply(interaction);
+    // A failed look is only a missed poll: a question may wait for days, and its own source still asks.
+    const offer = await store.takeLocalReply(interaction).catch(() => undefined);
     if (offer !== undefined) return JSON.parse(offer.reply) as InteractionReply;
     await sleep(OFFER_POLL_MS, signal);
   }

@@ -557,7 +557,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       // Stopped below whichever way the race ends; what it settles with then is not wanted.
       asking.catch(() => {});
       let offeredFirst = false;
-      const offered = offeredReply(stores.interactions!, interaction, stop.signal).then((reply) => {
+      const offered = offeredReply(stores.interactions!, interaction, signal).then((reply) => {
         offeredFirst = true;
         return reply;
       });
