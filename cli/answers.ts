@@ -8,6 +8,7 @@ import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
 import { MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
+import { AnsweredElsewhere } from '../functions/local/offered-replies.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
 
@@ -166,6 +167,8 @@ export function terminalAnswers(
   let queue: Promise<unknown> = Promise.resolve();
   return (interaction, { signal }) => {
     const ask = async (): Promise<InteractionReply> => {
+      // Answered elsewhere while an earlier question held the terminal: not asked at all.
+      if (signal?.aborted) throw signal.reason;
       write(
         `\n? ${interaction.message ?? `node ${interaction.nodeId}`}  [${interaction.nodeId}, ${interaction.interactionType}]\n`,
       );
@@ -181,7 +184,11 @@ export function terminalAnswers(
             ? 'choice: '
             : 'answer (JSON or text): ';
       for (;;) {
-        const reply = parseTerminalReply(interaction, await prompt(hint, signal));
+        const line = await prompt(hint, signal).catch((error: unknown) => {
+          if (signal?.reason instanceof AnsweredElsewhere) write('\n  answered by stepthread respond\n');
+          throw error;
+        });
+        const reply = parseTerminalReply(interaction, line);
         if (typeof reply !== 'string') return reply;
         write(`  ${reply}\n`);
       }

@@ -1,10 +1,9 @@
 /**
  * `stepthread runs`' filters, checked before any store is opened: `--status` names a status `runs`
- * shows (or, on a deployed stack, a Step Functions status) and `--limit` a positive count; anything
- * else is INVALID_RUNS_FILTER.
+ * shows there (locally, or on a deployed stack, where a Step Functions status goes too) and `--limit`
+ * a positive count; anything else is INVALID_RUNS_FILTER.
  */
 import { StepthreadError } from '../engine/errors.ts';
-import { THREAD_STATUSES } from '../engine/thread/types.ts';
 import type { ExecutionStatus } from '../functions/stores/execution-index.ts';
 import { SFN_EXECUTION_STATUSES } from './deployed/sfn-statuses.ts';
 
@@ -14,26 +13,45 @@ import { SFN_EXECUTION_STATUSES } from './deployed/sfn-statuses.ts';
  */
 export type RunStatus = ExecutionStatus | 'INTERRUPTED' | 'TIMED_OUT' | 'ABORTED';
 
-/** What `--status` accepts. */
-export const RUN_STATUS_FILTERS: readonly string[] = [
+/** What `--status` accepts locally: exactly the statuses a local listing shows. */
+export const LOCAL_STATUS_FILTERS = ['RUNNING', 'COMPLETED', 'FAILED', 'CONTINUED', 'INTERRUPTED'] as const;
+
+/**
+ * What `--status` accepts on a deployed stack: the statuses it shows (cli/deployed/runs.ts
+ * combinedStatus; no local process there, so no INTERRUPTED), and Step Functions' own.
+ */
+export const DEPLOYED_STATUS_FILTERS: readonly string[] = [
   ...new Set<string>([
-    ...THREAD_STATUSES,
+    'RUNNING',
+    'COMPLETED',
+    'FAILED',
     'CONTINUED',
-    'INTERRUPTED',
     'TIMED_OUT',
     'ABORTED',
     ...SFN_EXECUTION_STATUSES,
   ]),
 ];
 
-/** `--status`, upper-cased. */
-export function parseStatusFilter(status: string | undefined): string | undefined {
+/** `--status`'s help: both lists, as parseStatusFilter checks them. */
+export const STATUS_FILTER_HELP = `only runs with this status (${LOCAL_STATUS_FILTERS.join(', ')}; on a deployed stack ${DEPLOYED_STATUS_FILTERS.join(', ')})`;
+
+/** `--status`, upper-cased, checked against what the listing (local or deployed) can show. */
+export function parseStatusFilter(
+  status: string | undefined,
+  where: 'local' | 'deployed',
+): string | undefined {
   if (status === undefined) return undefined;
   const wanted = status.toUpperCase();
-  if (!RUN_STATUS_FILTERS.includes(wanted)) {
+  const known: readonly string[] = where === 'local' ? LOCAL_STATUS_FILTERS : DEPLOYED_STATUS_FILTERS;
+  if (!known.includes(wanted)) {
+    // A deployed stack's status given locally would silently list nothing: say where it applies.
+    const elsewhere =
+      where === 'local' && DEPLOYED_STATUS_FILTERS.includes(wanted)
+        ? ` (${wanted} is shown only for a deployed stack: --stack)`
+        : '';
     throw new StepthreadError(
       'INVALID_RUNS_FILTER',
-      `--status ${status} is not a status: use one of ${RUN_STATUS_FILTERS.join(', ')}`,
+      `--status ${status} is not a status runs shows ${where === 'local' ? 'locally' : 'on a deployed stack'}${elsewhere}: use one of ${known.join(', ')}`,
     );
   }
   return wanted;

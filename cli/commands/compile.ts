@@ -1,7 +1,12 @@
 /** `stepthread compile <workflow>`: validate, then print the ASL definition (exit 1 when invalid). */
 import type { Command } from 'commander';
 import { compileWorkflow } from '../../engine/asl/index.ts';
-import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
+import {
+  CONTINUE_AFTER_HELP,
+  type ContinueAfterOption,
+  continueAfterEventsOf,
+  reportThresholdRefused,
+} from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { codedOf, loadValidWorkflow, printErrors } from '../local-session.ts';
 
@@ -11,10 +16,7 @@ export async function runCompile(
   options: ContinueAfterOption = {},
 ): Promise<number> {
   const threshold = continueAfterEventsOf(options, io);
-  if (!threshold.ok) {
-    io.stderr(`stepthread: ${threshold.message}\n`);
-    return EXIT.usage;
-  }
+  if (!threshold.ok) return reportThresholdRefused(threshold, io);
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   try {

@@ -13,7 +13,14 @@ import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
-import { isValueRef } from '../../functions/stores/value-refs.ts';
+import {
+  isValueRef,
+  mapSlots,
+  refsIn,
+  type Slotted,
+  type ValueRef,
+} from '../../functions/stores/value-refs.ts';
+import type { ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
@@ -43,7 +50,7 @@ export interface ThreadReport {
   currentNodeId?: string;
   startTime: string;
   endTime?: string;
-  /** As stored: a large value is its reference (`{"$stepthread:ref", bytes}`). */
+  /** The values; one stored by reference over 1 MB stays its reference (`{"$stepthread:ref", bytes}`). */
   input?: unknown;
   output?: unknown;
   /** Each node's latest output on this thread, as a short preview (large values by their size). */
@@ -234,7 +241,8 @@ export async function buildInspectReport(
   for (const [i, thread] of threads.entries()) {
     events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
     // A copy's results include its source's up to the copy (seed 002).
-    threads[i] = { ...thread, nodeResults: await runtime.stores.threads.readStepResults(thread.id) };
+    const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
+    threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
@@ -266,6 +274,41 @@ export async function buildInspectReport(
   };
 }
 
+/**
+ * A value stored by reference over this many bytes is not read: it stays its reference, shown as its
+ * size, so inspecting a run never loads more than this per value.
+ */
+export const INSPECT_MAX_READ_BYTES = 1024 * 1024;
+
+/** The reference of a value inspect reads back (any other value: undefined). */
+function readableRef(value: unknown): ValueRef | undefined {
+  return isValueRef(value) && value.bytes <= INSPECT_MAX_READ_BYTES ? value : undefined;
+}
+
+/**
+ * The thread with its large values (input, output, variables, node outputs) read back from the value
+ * store, as the dev console's thread page shows them: one parallel round of reads.
+ */
+async function withValuesRead(store: ValueStore | undefined, thread: Thread): Promise<Thread> {
+  const results = Object.values(thread.nodeResults);
+  const slots: Slotted[] = [thread, ...results.map((result) => ({ output: result.output }))];
+  const refs = slots.flatMap((slot) => refsIn(slot)).filter((ref) => readableRef(ref) !== undefined);
+  if (store === undefined || refs.length === 0) return thread;
+  const values = await store.read(refs);
+  const read = (value: unknown) => {
+    const ref = readableRef(value);
+    return ref === undefined ? value : values.get(ref['$stepthread:ref']);
+  };
+  const { input, output, variables } = mapSlots(thread, read);
+  const nodeResults = Object.fromEntries(
+    results.map((result) => [
+      result.nodeId,
+      result.output === undefined ? result : { ...result, output: read(result.output) },
+    ]),
+  );
+  return { ...thread, input, output, variables, nodeResults };
+}
+
 /** The respond flag a question takes. */
 function answerFlag(type: string): string {
   if (type === 'ask_for_approval') return '--approve';
@@ -276,9 +319,11 @@ function answerFlag(type: string): string {
 /** Longest JSON shown for a value; longer ones are cut with their size. */
 const PREVIEW_CHARS = 400;
 
-/** A value for a terminal: short JSON as is, long JSON cut, a stored reference as its size. */
+/** A value for a terminal: short JSON as is, long JSON cut, a reference not read (over 1 MB) as its size. */
 export function previewValue(value: unknown): string {
-  if (isValueRef(value)) return `(${value.bytes.toLocaleString('en-US')} bytes, stored by reference)`;
+  if (isValueRef(value)) {
+    return `(${value.bytes.toLocaleString('en-US')} bytes, stored by reference; inspect reads values up to ${INSPECT_MAX_READ_BYTES.toLocaleString('en-US')} bytes)`;
+  }
   const json = JSON.stringify(value) ?? 'undefined';
   if (json.length <= PREVIEW_CHARS) return json;
   return `${json.slice(0, PREVIEW_CHARS)}… (${Buffer.byteLength(json).toLocaleString('en-US')} bytes)`;

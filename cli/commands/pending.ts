@@ -5,6 +5,8 @@
  * run that continued (continue-as-new) stands for the whole run: each of its executions is asked.
  */
 import type { Command } from 'commander';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import {
@@ -12,6 +14,7 @@ import {
   type Interaction,
   type InteractionStore,
 } from '../../functions/stores/interaction-store.ts';
+import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 
@@ -50,6 +53,28 @@ export async function openInteractions(
   return lists.flat();
 }
 
+/**
+ * EXECUTION_NOT_FOUND, as inspect says it, for a ref that names no execution or thread here: a
+ * mistyped id must not read as "nothing waits". Asked only when nothing is open (one GetItem).
+ */
+async function refuseUnknown(ref: string, table: TableRef, executions: ExecutionIndex): Promise<void> {
+  const notFound = (code: string) => (error: unknown) => {
+    if (error instanceof StepthreadError && error.code === code) return false;
+    throw error;
+  };
+  const known = ref.startsWith('t-')
+    ? await createThreadStore(table)
+        .getThread(ref)
+        .then(() => true, notFound('THREAD_NOT_FOUND'))
+    : await executions.getExecution(ref).then(() => true, notFound('EXECUTION_NOT_FOUND'));
+  if (!known) {
+    throw new StepthreadError(
+      'EXECUTION_NOT_FOUND',
+      `execution or thread ${ref} not found (stepthread runs lists the executions here)`,
+    );
+  }
+}
+
 function asJson(interaction: Interaction): PendingJson {
   const { interactionId, executionId, workflowId, threadId, nodeId, interactionType, requestedAt } =
     interaction;
@@ -84,11 +109,12 @@ export async function runPending(
     io,
     (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
     async (session) => {
-      const open = await openInteractions(
-        createInteractionStore(session.clients),
-        ref,
-        createExecutionIndex(session.clients),
-      );
+      const executions = createExecutionIndex(session.clients);
+      const open = await openInteractions(createInteractionStore(session.clients), ref, executions);
+      // Locally only: a deployed execution just started has no record until its START Task runs.
+      if (open.length === 0 && ref !== undefined && session.dataDir !== undefined) {
+        await refuseUnknown(ref, session.clients, executions);
+      }
       if (options.json) {
         io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
         return EXIT.ok;

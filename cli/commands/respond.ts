@@ -9,7 +9,9 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import { resolveAwsTarget } from '../../functions/aws/clients.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
+import { offerReply } from '../../functions/local/offered-replies.ts';
 import { answerFor, type InteractionReply, sendReply } from '../../functions/nodes/user-interaction.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import {
@@ -21,7 +23,7 @@ import {
   parseInteractionId,
 } from '../../functions/stores/interaction-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 import { openInteractions } from './pending.ts';
 import { type DeployedServices, deployedSfn } from './start.ts';
 
@@ -119,6 +121,21 @@ function sameAnswer(interaction: Interaction, reply: InteractionReply): boolean 
 }
 
 /**
+ * For an interaction closed already: 'already-answered' when its recorded answer is this one
+ * (respond run twice), else INTERACTION_ALREADY_ANSWERED. Undefined while it is PENDING; a reply
+ * that does not fit it is then refused (INVALID_INTERACTION_ANSWER) before it reaches, and fails,
+ * the run.
+ */
+function alreadyClosed(interaction: Interaction, reply: InteractionReply): 'already-answered' | undefined {
+  if (interaction.status !== 'PENDING') {
+    if (sameAnswer(interaction, reply)) return 'already-answered';
+    throw new InteractionConflict(interaction);
+  }
+  if (reply.kind !== 'fail') answerFor(interaction, reply);
+  return undefined;
+}
+
+/**
  * Sends the reply for an interaction that is still PENDING; for one already closed, succeeds only
  * when the recorded answer is this one (respond run twice), else INTERACTION_ALREADY_ANSWERED.
  */
@@ -127,12 +144,8 @@ export async function deliverReply(
   interaction: Interaction,
   reply: InteractionReply,
 ): Promise<RespondJson['result']> {
-  if (interaction.status !== 'PENDING') {
-    if (sameAnswer(interaction, reply)) return 'already-answered';
-    throw new InteractionConflict(interaction);
-  }
-  // Checked here so a wrong answer is refused before it reaches, and fails, the run.
-  if (reply.kind !== 'fail') answerFor(interaction, reply);
+  const closed = alreadyClosed(interaction, reply);
+  if (closed !== undefined) return closed;
   try {
     await sendReply(sfnTaskTokenSender(sfn), interaction, reply);
   } catch (error) {
@@ -147,6 +160,64 @@ export async function deliverReply(
   return reply.kind === 'fail' ? 'failed' : 'answered';
 }
 
+/**
+ * A local run's interaction: the reply goes to the process that waits on it (`run` at its prompt,
+ * `dev`) through the data directory's stores (functions/local/offered-replies.ts). When no process
+ * takes it, INTERACTION_NOT_DELIVERED says how to answer instead.
+ */
+async function deliverLocalReply(
+  store: InteractionStore,
+  interaction: Interaction,
+  reply: InteractionReply,
+  options: RespondOptions,
+): Promise<RespondJson['result']> {
+  const closed = alreadyClosed(interaction, reply);
+  if (closed !== undefined) return closed;
+  await offerReply(store, interaction, reply, resumeHint(interaction, reply, options));
+  return reply.kind === 'fail' ? 'failed' : 'answered';
+}
+
+/** How an interrupted local run's question is answered: resume it with the answer up front. */
+export function resumeHint(
+  interaction: Interaction,
+  reply: InteractionReply,
+  options: Pick<RespondOptions, 'dataDir'>,
+): string {
+  const resume = `stepthread resume ${interaction.executionId}`;
+  const value = answersValueOf(reply);
+  const answers =
+    value === undefined ? '' : ` --answers '${JSON.stringify({ [interaction.nodeId]: value })}'`;
+  return `resume the run with \`${resume}${answers}${dataDirArgument(options)}\` (it asks again, or takes the answer given with --answers)`;
+}
+
+/** The reply as an `--answers` file gives it; undefined for a failure, which has none. */
+function answersValueOf(reply: InteractionReply): unknown {
+  switch (reply.kind) {
+    case 'approve':
+    case 'reject':
+      return reply.reason === undefined
+        ? reply.kind === 'approve'
+        : { approved: reply.kind === 'approve', reason: reply.reason };
+    case 'select':
+      return reply.choice;
+    case 'input':
+      return reply.value;
+    case 'fail':
+      return undefined;
+  }
+}
+
+/** `--stack` alone means AWS itself, as openStores reads it: never the local stores' path then. */
+function deployedSfnFor(options: RespondOptions, io: CliIo, services: DeployedServices) {
+  if (options.stack === undefined) return deployedSfn(io, services);
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  return deployedSfn(
+    target.kind === 'embedded' ? { ...io, env: { ...env, STEPTHREAD_TARGET: 'aws' } } : io,
+    services,
+  );
+}
+
 export async function runRespond(
   ref: string,
   options: RespondOptions,
@@ -158,25 +229,23 @@ export async function runRespond(
     io.stderr(`stepthread: ${parsed.message}\n`);
     return EXIT.usage;
   }
-  const sfn = deployedSfn(io, services);
-  if (sfn === undefined) {
-    io.stderr(
-      'stepthread: nothing on this machine waits for an answer: local runs take answers while they run (in a terminal, or `stepthread run --answers <file>`); to answer a deployed run set AWS_ENDPOINT_URL or STEPTHREAD_TARGET=aws\n',
-    );
-    return EXIT.usage;
-  }
+  const sfn = deployedSfnFor(options, io, services);
   return withStores(
     { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot answer ${ref}` : 'cannot open the stores'),
     async (session) => {
+      const store = createInteractionStore(session.clients);
       const interaction = await findInteraction(
-        createInteractionStore(session.clients),
+        store,
         ref,
         options.node,
         createExecutionIndex(session.clients),
       );
-      const result = await deliverReply(sfn, interaction, parsed.reply);
+      const result =
+        sfn === undefined
+          ? await deliverLocalReply(store, interaction, parsed.reply, options)
+          : await deliverReply(sfn, interaction, parsed.reply);
       if (options.json) {
         const json: RespondJson = { interactionId: interaction.interactionId, result };
         io.stdout(`${JSON.stringify(json, null, 2)}\n`);
@@ -201,7 +270,9 @@ export function registerRespond(
 ): void {
   program
     .command('respond')
-    .description('answer a USER_INTERACTION a deployed run waits on (see stepthread pending)')
+    .description(
+      'answer a USER_INTERACTION a run waits on (see stepthread pending); locally, the run or dev process waiting on it takes the answer',
+    )
     .argument('<ref>', 'interaction id (<threadId>/<nodeId>), thread id, or execution id/ARN')
     .option('--node <nodeId>', 'which interaction, when the thread or execution has several')
     .option('--approve', 'approve (ask_for_approval)')

@@ -11,7 +11,7 @@ import { executionToResume } from '../../functions/local/resume-chain.ts';
 import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
-import { continueAfterEventsOf } from '../continuation.ts';
+import { continueAfterEventsOf, reportThresholdRefused } from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
 import { answerSourceFor, type RunCommandOptions, resumeExecution, runOptionsFor } from './run.ts';
@@ -27,10 +27,7 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
     return EXIT.usage;
   }
   const threshold = continueAfterEventsOf(options, io);
-  if (!threshold.ok) {
-    io.stderr(`stepthread: ${threshold.message}\n`);
-    return EXIT.usage;
-  }
+  if (!threshold.ok) return reportThresholdRefused(threshold, io);
   let workflow: Awaited<ReturnType<typeof loadValidWorkflow>> | undefined;
   if (options.workflow !== undefined) {
     workflow = await loadValidWorkflow(options.workflow, io);

@@ -16,7 +16,12 @@ import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
-import { CONTINUE_AFTER_HELP, type ContinueAfterOption, continueAfterEventsOf } from '../continuation.ts';
+import {
+  CONTINUE_AFTER_HELP,
+  type ContinueAfterOption,
+  continueAfterEventsOf,
+  reportThresholdRefused,
+} from '../continuation.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -54,8 +59,16 @@ export interface RunJsonResult {
 
 export type ParsedInput =
   | { ok: true; value: Record<string, unknown> }
-  /** `code` when the input is JSON but a value the run refuses (exit 1, not a usage error). */
-  | { ok: false; message: string; code?: ErrorCode };
+  /**
+   * INPUT_INVALID (unreadable, not JSON, not an object) is a usage error (exit 2); a JSON value the
+   * run refuses (too deep, an inexact integer) exits 1.
+   */
+  | { ok: false; message: string; code: ErrorCode };
+
+/** A usage error in `--input` itself: what was given cannot be an input. */
+function invalidInput(message: string): ParsedInput {
+  return { ok: false, code: 'INPUT_INVALID', message };
+}
 
 export async function parseInput(raw: string | undefined, io: CliIo): Promise<ParsedInput> {
   if (raw === undefined) return { ok: true, value: {} };
@@ -64,20 +77,29 @@ export async function parseInput(raw: string | undefined, io: CliIo): Promise<Pa
     try {
       text = await io.readFile(raw.slice(1));
     } catch (error) {
-      return { ok: false, message: `cannot read ${raw.slice(1)}: ${(error as Error).message}` };
+      return invalidInput(`cannot read --input file ${raw.slice(1)}: ${(error as Error).message}`);
     }
   }
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return { ok: false, message: '--input must be a JSON object' };
-    }
-    const refused = refusedInput(text, value);
-    if (refused) return { ok: false, ...refused };
-    return { ok: true, value: value as Record<string, unknown> };
+    value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, message: `--input is not valid JSON: ${(error as Error).message}` };
+    return invalidInput(
+      `--input is not valid JSON (${(error as Error).message}): give a JSON object, or @file to read one`,
+    );
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return invalidInput('--input must be a JSON object, such as {"topic": "..."}');
+  }
+  const refused = refusedInput(text, value);
+  if (refused) return { ok: false, ...refused };
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** Says why `--input` is refused, coded; the exit code: 2 for INPUT_INVALID, else 1. */
+export function reportInputRefused(input: Extract<ParsedInput, { ok: false }>, io: CliIo): number {
+  io.stderr(`stepthread: ${input.code}: ${input.message}\n`);
+  return input.code === 'INPUT_INVALID' ? EXIT.usage : EXIT.invalid;
 }
 
 /** An input the run would refuse or change: too deep, or an integer JSON.parse would round. */
@@ -146,10 +168,7 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
 
 export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
   const input = await parseInput(options.input, io);
-  if (!input.ok) {
-    io.stderr(`stepthread: ${input.code === undefined ? '' : `${input.code}: `}${input.message}\n`);
-    return input.code === undefined ? EXIT.usage : EXIT.invalid;
-  }
+  if (!input.ok) return reportInputRefused(input, io);
   if (options.thread !== undefined && options.input !== undefined) {
     io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
     return EXIT.usage;
@@ -160,10 +179,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     return EXIT.usage;
   }
   const threshold = continueAfterEventsOf(options, io);
-  if (!threshold.ok) {
-    io.stderr(`stepthread: ${threshold.message}\n`);
-    return EXIT.usage;
-  }
+  if (!threshold.ok) return reportThresholdRefused(threshold, io);
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   const badAnswers = answers.data === undefined ? [] : checkAnswers(answers.data, loaded.workflow);
@@ -408,6 +424,9 @@ export async function resumeExecution(
       `execution ${plan.executionId} has no local record of its workflow; resume it with --workflow <file>`,
     );
   }
+  // Before the run is recorded again: a refused resume must leave its recorded workflow as it was.
+  const { refuseOtherWorkflow } = await runtimeModule();
+  refuseOtherWorkflow(executionId, plan, workflow.id);
   // Checked before anything runs, as `run` checks them: a wrong answer would fail the run for good.
   const badAnswers = givenAnswers === undefined ? [] : checkAnswers(givenAnswers, workflow);
   if (badAnswers.length > 0) {

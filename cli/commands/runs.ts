@@ -13,7 +13,7 @@ import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
-import { parseLimit, parseStatusFilter } from '../run-filters.ts';
+import { parseLimit, parseStatusFilter, STATUS_FILTER_HELP } from '../run-filters.ts';
 import type { DeployedServices } from './start.ts';
 
 export interface RunsOptions extends DataDirOption {
@@ -109,17 +109,17 @@ export async function runRuns(
   io: CliIo,
   services: DeployedServices = {},
 ): Promise<number> {
+  const chosen = deployedTarget(options, io);
   let limit: number | undefined;
   let wanted: string | undefined;
   try {
     limit = parseLimit(options.limit);
-    wanted = parseStatusFilter(options.status);
+    wanted = parseStatusFilter(options.status, chosen.deployed ? 'deployed' : 'local');
   } catch (error) {
     const { code, message } = error as StepthreadError;
     io.stderr(`stepthread: ${code}: ${message}\n`);
     return EXIT.usage;
   }
-  const chosen = deployedTarget(options, io);
   if (chosen.deployed) return listDeployed(options, chosen.io, services, { wanted, limit });
   return withStores(
     { ...options, mustExist: true },
@@ -210,10 +210,7 @@ export function registerRuns(
   program
     .command('runs')
     .description('list executions, newest first, locally or on a deployed stack (INTERRUPTED: resume it)')
-    .option(
-      '--status <status>',
-      'only runs with this status (RUNNING, COMPLETED, FAILED, CONTINUED, INTERRUPTED; deployed: also TIMED_OUT, ABORTED or a Step Functions status)',
-    )
+    .option('--status <status>', STATUS_FILTER_HELP)
     .option('--workflow <id>', 'only runs of this workflow id')
     .option('--limit <n>', `at most this many (deployed: default ${DEPLOYED_DEFAULT_LIMIT})`)
     .option('--json', 'print the list as JSON')

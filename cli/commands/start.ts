@@ -17,7 +17,7 @@ import { claimCheck, createValueStore, type ValueStore } from '../../functions/s
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, dataDirOf, STACK_OPTION_HELP } from '../local-session.ts';
 import { deployedResourceNames } from '../stack-names.ts';
-import { parseInput } from './run.ts';
+import { parseInput, reportInputRefused } from './run.ts';
 
 /** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
 export interface SfnLike {
@@ -112,10 +112,7 @@ export async function runStart(
   services: DeployedServices = {},
 ): Promise<number> {
   const input = await parseInput(options.input, io);
-  if (!input.ok) {
-    io.stderr(`stepthread: ${input.code === undefined ? '' : `${input.code}: `}${input.message}\n`);
-    return input.code === undefined ? EXIT.usage : EXIT.invalid;
-  }
+  if (!input.ok) return reportInputRefused(input, io);
   const sfn = deployedSfn(io, services);
   if (sfn === undefined) {
     io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);

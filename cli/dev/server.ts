@@ -19,6 +19,7 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
+import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
 import {
   detailsOfRun,
   getLocalRun,
@@ -428,22 +429,35 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           waiters.delete(interactionId);
           resolveReply(reply);
         };
-        waiters.set(interactionId, {
+        const answered = () => {
+          delivered.add(visitKey(interaction));
+          // Bounded: only answers whose commit may still be under way matter.
+          if (delivered.size > 1000) delivered.delete(delivered.values().next().value!);
+          broadcast('interaction', {
+            executionId,
+            interactionId,
+            nodeId: interaction.nodeId,
+            status: 'ANSWERED',
+          });
+        };
+        const waiter: Waiter = {
           interaction,
           answer: (reply) => {
-            delivered.add(visitKey(interaction));
-            // Bounded: only answers whose commit may still be under way matter.
-            if (delivered.size > 1000) delivered.delete(delivered.values().next().value!);
             settle(reply);
-            broadcast('interaction', {
-              executionId,
-              interactionId,
-              nodeId: interaction.nodeId,
-              status: 'ANSWERED',
-            });
+            answered();
           },
-        });
-        signal?.addEventListener('abort', () => settle(undefined), { once: true });
+        };
+        waiters.set(interactionId, waiter);
+        signal?.addEventListener(
+          'abort',
+          () => {
+            if (waiters.get(interactionId) !== waiter) return;
+            settle(undefined);
+            // `stepthread respond` in another terminal answered it: the console shows it answered.
+            if (signal.reason instanceof AnsweredElsewhere) answered();
+          },
+          { once: true },
+        );
         const at = new Date().toISOString();
         const live = runs.get(executionId)?.nodes;
         live?.set(interaction.nodeId, { status: 'WAITING', at, threadId: interaction.threadId });

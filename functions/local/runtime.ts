@@ -44,6 +44,7 @@ import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
+import { AnsweredElsewhere, offeredReply } from './offered-replies.ts';
 import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
 import {
   createLocalRunner,
@@ -189,6 +190,15 @@ export interface ResumePlan {
   readonly chain: readonly string[];
   /** Set when the in-flight execution continues another (continue-as-new). */
   readonly continuedFrom?: string;
+}
+
+/** RUN_NOT_RESUMABLE unless the plan's run runs `workflowId` (resume with another workflow's file). */
+export function refuseOtherWorkflow(executionId: string, plan: ResumePlan, workflowId: string): void {
+  if (plan.workflowId === workflowId) return;
+  throw new StepthreadError(
+    'RUN_NOT_RESUMABLE',
+    `execution ${executionId} runs workflow ${plan.workflowId}, not ${workflowId}`,
+  );
 }
 
 export interface PrepareOptions {
@@ -500,12 +510,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       try {
         let refused: CodedError | undefined;
         for (let attempt = 1; ; attempt++) {
-          const asking = context.options.answerInteraction?.(interaction, {
-            ...(deps.signal ? { signal: deps.signal } : {}),
-            ...(refused ? { refused } : {}),
-          });
           // The run may end (another branch failed) while a person is still being asked.
-          reply = asking && (await untilAborted(asking, deps.signal));
+          reply = await untilAborted(askOrOffered(interaction, context, deps.signal, refused), deps.signal);
           refused = attempt < MAX_ANSWER_ATTEMPTS ? refusalOf(interaction, reply) : undefined;
           if (refused === undefined) break;
         }
@@ -530,6 +536,37 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       reply ??= { kind: 'fail', code: 'USER_INPUT_REQUIRED', reason: inputRequiredMessage(interaction) };
       if (reply.kind === 'fail') throw interactionFailed(interaction, reply);
       return { reply, requestedAt: interaction.requestedAt };
+    };
+
+    /**
+     * The run's answer source, or a reply `stepthread respond` offers from another process, whichever
+     * comes first; the other is then stopped (the source's signal aborts with AnsweredElsewhere when
+     * respond answered). Without a source nobody here waits, so nothing is polled either.
+     */
+    const askOrOffered = async (
+      interaction: Interaction,
+      context: RunContext,
+      runSignal: AbortSignal | undefined,
+      refused: CodedError | undefined,
+    ): Promise<InteractionReply | undefined> => {
+      const source = context.options.answerInteraction;
+      if (source === undefined) return undefined;
+      const stop = new AbortController();
+      const signal = runSignal ? AbortSignal.any([runSignal, stop.signal]) : stop.signal;
+      const asking = source(interaction, { signal, ...(refused ? { refused } : {}) });
+      // Stopped below whichever way the race ends; what it settles with then is not wanted.
+      asking.catch(() => {});
+      let offeredFirst = false;
+      const offered = offeredReply(stores.interactions!, interaction, signal).then((reply) => {
+        offeredFirst = true;
+        return reply;
+      });
+      try {
+        return await Promise.race([asking, offered]);
+      } finally {
+        // Only once the race is decided: a source settling as it is stopped must not win it.
+        stop.abort(offeredFirst ? new AnsweredElsewhere() : undefined);
+      }
     };
 
     // Distributed Maps run as an S3 read and an inline Map (see withLocalDistributedMaps); Tasks
@@ -801,12 +838,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       },
       async resume(executionId, runOptions = {}, givenInput = undefined) {
         const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
-        if (plan.workflowId !== workflow.id) {
-          throw new StepthreadError(
-            'RUN_NOT_RESUMABLE',
-            `execution ${executionId} runs workflow ${plan.workflowId}, not ${workflow.id}`,
-          );
-        }
+        refuseOtherWorkflow(executionId, plan, workflow.id);
         if ((plan.startNodeId ?? startEntry?.nodeId) !== startNodeId) {
           throw new StepthreadError(
             'RUN_NOT_RESUMABLE',

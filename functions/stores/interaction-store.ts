@@ -122,7 +122,30 @@ export interface InteractionStore {
   listOpenOfExecution(executionId: string): Promise<Interaction[]>;
   /** Every open interaction, oldest first (one GSI1 Query on the sparse partition). */
   listOpen(): Promise<Interaction[]>;
+  /**
+   * Locally only (`stepthread respond` to a run another process runs): leaves `reply` (JSON) on the
+   * still-PENDING visit whose task token this is, for the waiting process to take. False when it is
+   * closed, asked again, or holds an offer not yet due (`until`, ISO) from another respond.
+   */
+  offerLocalReply(interaction: Interaction, offer: LocalReplyOffer, now: string): Promise<boolean>;
+  /** Whether this visit holds an offer not yet taken (one consistent read). */
+  hasLocalReply(interaction: Interaction): Promise<boolean>;
+  /** The offer on this visit, removed (so exactly one waiter takes it); undefined when there is none. */
+  takeLocalReply(interaction: Interaction): Promise<LocalReplyOffer | undefined>;
+  /** Removes this very offer unless it was taken; true when it was still there (nobody took it). */
+  withdrawLocalReply(interaction: Interaction, offer: LocalReplyOffer): Promise<boolean>;
 }
+
+/** An answer `respond` left on a local interaction's item for the process that waits on it. */
+export interface LocalReplyOffer {
+  /** The reply, as JSON. */
+  readonly reply: string;
+  /** ISO: respond withdraws it unless taken by then; after it, another respond may offer its own. */
+  readonly until: string;
+}
+
+/** The item attribute holding a LocalReplyOffer; never part of an Interaction as read. */
+const LOCAL_REPLY = 'localReply';
 
 export function interactionIdOf(threadId: string, nodeId: string): string {
   return `${threadId}/${nodeId}`;
@@ -148,7 +171,11 @@ export class InteractionConflict extends StepthreadError {
 }
 
 function toInteraction(item: Record<string, unknown>): Interaction {
-  const { kind: _kind, ...rest } = entityOf<Interaction & { kind?: string }>(item);
+  const {
+    kind: _kind,
+    [LOCAL_REPLY]: _offer,
+    ...rest
+  } = entityOf<Interaction & { kind?: string; [LOCAL_REPLY]?: unknown }>(item);
   return rest;
 }
 
@@ -193,6 +220,17 @@ export function createInteractionStore(table: TableRef): InteractionStore {
     } while (startKey);
     // The index is eventually consistent: an item closed a moment ago may still be listed.
     return items.filter((interaction) => interaction.status === 'PENDING');
+  };
+
+  const hasLocalReply = async (interaction: Interaction): Promise<boolean> => {
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+        ConsistentRead: true,
+      }),
+    );
+    return Item?.[LOCAL_REPLY] !== undefined && Item.taskToken === interaction.taskToken;
   };
 
   return {
@@ -302,6 +340,75 @@ export function createInteractionStore(table: TableRef): InteractionStore {
     async listOpen() {
       const open = await queryOpen();
       return open.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+    },
+
+    async offerLocalReply(interaction, offer, now) {
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+            UpdateExpression: 'SET #offer = :offer',
+            ConditionExpression:
+              '#status = :pending AND taskToken = :token AND (attribute_not_exists(#offer) OR #offer.#until < :now)',
+            ExpressionAttributeNames: { '#status': 'status', '#offer': LOCAL_REPLY, '#until': 'until' },
+            ExpressionAttributeValues: {
+              ':offer': offer,
+              ':pending': 'PENDING',
+              ':token': interaction.taskToken,
+              ':now': now,
+            },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        return false;
+      }
+    },
+
+    hasLocalReply,
+
+    async takeLocalReply(interaction) {
+      // A read first: the waiting process polls, and almost every poll finds nothing to take.
+      if (!(await hasLocalReply(interaction))) return undefined;
+      const key = itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId);
+      try {
+        const { Attributes } = await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: 'REMOVE #offer',
+            ConditionExpression: 'attribute_exists(#offer) AND taskToken = :token',
+            ExpressionAttributeNames: { '#offer': LOCAL_REPLY },
+            ExpressionAttributeValues: { ':token': interaction.taskToken },
+            ReturnValues: 'UPDATED_OLD',
+          }),
+        );
+        return Attributes?.[LOCAL_REPLY] as LocalReplyOffer | undefined;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        return undefined;
+      }
+    },
+
+    async withdrawLocalReply(interaction, offer) {
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.pendingInteraction(interaction.threadId, interaction.nodeId),
+            UpdateExpression: 'REMOVE #offer',
+            ConditionExpression: '#offer.#until = :until AND #offer.reply = :reply',
+            ExpressionAttributeNames: { '#offer': LOCAL_REPLY, '#until': 'until' },
+            ExpressionAttributeValues: { ':until': offer.until, ':reply': offer.reply },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        return false;
+      }
     },
   };
 }

@@ -243,9 +243,19 @@ describe('a deployed stack: the executions `runs` lists', () => {
   });
 
   it('refuses a status or limit it does not know with INVALID_RUNS_FILTER', () => {
-    expect(parseStatusFilter('aborted')).toBe('ABORTED');
-    expect(parseStatusFilter('interrupted')).toBe('INTERRUPTED');
-    expect(() => parseStatusFilter('DONE')).toThrow(expect.objectContaining({ code: 'INVALID_RUNS_FILTER' }));
+    expect(parseStatusFilter('aborted', 'deployed')).toBe('ABORTED');
+    expect(parseStatusFilter('succeeded', 'deployed')).toBe('SUCCEEDED');
+    expect(parseStatusFilter('interrupted', 'local')).toBe('INTERRUPTED');
+    for (const [status, where] of [
+      ['DONE', 'deployed'],
+      ['INTERRUPTED', 'deployed'],
+      ['SUCCEEDED', 'local'],
+      ['CANCELLED', 'local'],
+    ] as const) {
+      expect(() => parseStatusFilter(status, where), status).toThrow(
+        expect.objectContaining({ code: 'INVALID_RUNS_FILTER' }),
+      );
+    }
     expect(parseLimit('20')).toBe(20);
     for (const bad of ['0', '-1', '1.5', 'ten', '']) {
       expect(() => parseLimit(bad), bad).toThrow(expect.objectContaining({ code: 'INVALID_RUNS_FILTER' }));

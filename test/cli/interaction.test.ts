@@ -413,7 +413,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
         }),
       ]);
     }
-    // An execution whose ARN is a prefix of this one's lists nothing of it.
+    // An execution whose ARN is a prefix of this one's lists nothing of it: there is none.
     const prefix = await cli([
       'pending',
       envelope.executionId.slice(0, -2),
@@ -421,7 +421,23 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       '--data-dir',
       dataDir(),
     ]);
-    expect(JSON.parse(prefix.stdout)).toEqual([]);
+    expect(prefix.stdout).toBe('');
+    expect(prefix.stderr).toContain('EXECUTION_NOT_FOUND');
+  });
+
+  it('pending of an id that names no execution or thread says so, as inspect does (exit 1)', async () => {
+    for (const ref of ['nope', 't-nope']) {
+      const pending = await cli(['pending', ref, '--data-dir', dataDir()]);
+      const inspected = await cli(['inspect', ref, '--data-dir', dataDir()]);
+      expect(pending.code).toBe(1);
+      expect(pending.stdout).toBe('');
+      expect(pending.stderr).toContain(
+        `EXECUTION_NOT_FOUND: execution or thread ${ref} not found (stepthread runs lists the executions here)`,
+      );
+      expect(inspected.stderr).toContain(pending.stderr.split('\n')[1]!);
+    }
+    // A known id is no error.
+    expect((await cli(['pending', envelope.threadId, '--data-dir', dataDir()])).code).toBe(0);
   });
 
   it('lists open interactions with one Query each, never a Scan', async () => {
@@ -442,11 +458,32 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(sent).toEqual(['QueryCommand', 'QueryCommand', 'QueryCommand']);
   });
 
-  it('respond needs a deployed target or a client', async () => {
-    const { code, stderr } = await cli(['respond', envelope.threadId, '--approve', '--data-dir', dataDir()]);
-    expect(code).toBe(2);
-    expect(stderr).toContain('--answers');
-  });
+  it('locally, respond to a question no process waits on says so, coded, with the resume that answers it', async () => {
+    const { code, stderr } = await cli([
+      'respond',
+      envelope.threadId,
+      '--reject',
+      '--reason',
+      'no',
+      '--data-dir',
+      dataDir(),
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `INTERACTION_NOT_DELIVERED (node approve): no process on this machine is waiting on interaction ${envelope.threadId}/approve`,
+    );
+    expect(stderr).toContain(
+      `stepthread resume ${envelope.executionId} --answers '{"approve":{"approved":false,"reason":"no"}}' --data-dir ${dataDir()}`,
+    );
+    // Withdrawn: still open, and nothing waits to be taken by a later run.
+    const pending = await cli(['pending', envelope.threadId, '--json', '--data-dir', dataDir()]);
+    expect(JSON.parse(pending.stdout)).toHaveLength(1);
+    const offered = await asTheFunctions(async (deps) => {
+      const [open] = await deps.interactions!.listOpenOfThread(envelope.threadId);
+      return deps.interactions!.hasLocalReply(open!);
+    });
+    expect(offered).toBe(false);
+  }, 30_000);
 
   it('respond checks the answer against the interaction type before sending anything', async () => {
     const sfn = stubSfn();

@@ -154,6 +154,13 @@ describe('stepthread run', () => {
     expect(root.children).toHaveLength(3);
     expect(report.threads).toHaveLength(4);
     expect(report.conversation.messages).toEqual(result.conversation);
+    // END's output is over 256 bytes, so stored by reference: inspect reads it back.
+    expect(JSON.stringify(result.output).length).toBeGreaterThan(256);
+    expect(root.output).toEqual(result.output);
+    expect(root.results.end).toBe(JSON.stringify(result.output));
+    const text = await cli('inspect', result.executionId, ...dataDir());
+    expect(text.stdout).toContain(`  output: ${JSON.stringify(result.output)}\n`);
+    expect(text.stdout).not.toContain('stored by reference');
 
     const child = report.threads.find((thread: { forkPathId?: string }) =>
       thread.forkPathId?.endsWith('facts'),
@@ -285,11 +292,47 @@ describe('stepthread run', () => {
       /CODE_SYNTAX_ERROR \(nodes\[1\]\.config\.code, node calc\): CODE node "calc"/,
     );
     expect(refused.stderr).not.toMatch(/execution/i);
-    expect((await cli('run', EXAMPLE, '--input', 'not json', ...dataDir())).code).toBe(2);
-    expect((await cli('run', EXAMPLE, '--input', '[1]', ...dataDir())).code).toBe(2);
+    const notJson = await cli('run', EXAMPLE, '--input', '{bad', ...dataDir());
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(
+      /^stepthread: INPUT_INVALID: --input is not valid JSON \(.+\): give a JSON object, or @file to read one\n$/,
+    );
+    const array = await cli('run', EXAMPLE, '--input', '[1]', ...dataDir());
+    expect(array.code).toBe(2);
+    expect(array.stderr).toContain('INPUT_INVALID: --input must be a JSON object');
+    const unread = await cli('run', EXAMPLE, '--input', `@${join(dir, 'no-input.json')}`, ...dataDir());
+    expect(unread.code).toBe(2);
+    expect(unread.stderr).toContain('INPUT_INVALID: cannot read --input file');
+    for (const command of [
+      ['run', EXAMPLE],
+      ['compile', EXAMPLE],
+      ['resume', 'some-id'],
+    ]) {
+      const threshold = await cli(...command, '--continue-after-events', 'abc');
+      expect(threshold.code, command[0]).toBe(2);
+      expect(threshold.stderr).toBe(
+        'stepthread: CONTINUE_AFTER_EVENTS_INVALID: --continue-after-events: "abc" is not a number: give an integer from 100 to 24000, or off\n',
+      );
+    }
+    expect((await cli('compile', EXAMPLE, '--continue-after-events', '1_000')).code).toBe(0);
     expect((await cli('run', join(dir, 'missing.json'), ...dataDir())).code).toBe(2);
     expect((await cli('run', EXAMPLE, '--no-such-flag')).code).toBe(2);
     expect((await cli('run')).code).toBe(2);
+  });
+
+  it('runs --status takes exactly the statuses a local listing shows, as --help lists them', async () => {
+    const completed = await cli('runs', '--status', 'completed', '--json', ...dataDir());
+    expect(JSON.parse(completed.stdout).length).toBeGreaterThan(0);
+    // A Step Functions status listed nothing though runs completed: now refused, saying where it applies.
+    const sfn = await cli('runs', '--status', 'SUCCEEDED', ...dataDir());
+    expect(sfn.code).toBe(2);
+    expect(sfn.stdout).toBe('');
+    const local = 'RUNNING, COMPLETED, FAILED, CONTINUED, INTERRUPTED';
+    expect(sfn.stderr).toBe(
+      `stepthread: INVALID_RUNS_FILTER: --status SUCCEEDED is not a status runs shows locally (SUCCEEDED is shown only for a deployed stack: --stack): use one of ${local}\n`,
+    );
+    const help = cliProcessSync(['runs', '--help'], { env: envWithoutTarget(), timeout: 30_000 });
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(`only runs with this status (${local};`);
   });
 });
 

@@ -184,6 +184,65 @@ describe('a run waiting at a prompt', () => {
   }, 180_000);
 });
 
+describe('stepthread respond to a local run', () => {
+  it('answers the run waiting at its prompt in another process, which stops asking and completes', async () => {
+    const dataDir = join(dir, 'respond');
+    const triage = join(ROOT, 'examples', 'support-triage.json');
+    const ticket = { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } };
+    let asked: (signal: AbortSignal | undefined) => void = () => {};
+    const question = new Promise<AbortSignal | undefined>((resolve) => {
+      asked = resolve;
+    });
+    let stdout = '';
+    let stderr = '';
+    const io: CliIo = {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+      readFile: (path) => readFile(path, 'utf8'),
+      env: {},
+      cwd: dir,
+      // Nobody types: the prompt ends only when its signal aborts.
+      prompt: (_question, signal) => {
+        asked(signal);
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const waiting = main(
+      [
+        'node',
+        'stepthread',
+        'run',
+        triage,
+        '--input',
+        JSON.stringify(ticket),
+        '--json',
+        '--data-dir',
+        dataDir,
+      ],
+      io,
+    );
+    const signal = await question;
+    const pending = await spawnCli(['pending', '--data-dir', dataDir]);
+    const hint = /stepthread respond (\S+) --approve/.exec(pending.stdout);
+    expect(hint, pending.stdout).not.toBeNull();
+    const responded = await spawnCli(['respond', hint![1]!, '--approve', '--data-dir', dataDir]);
+    expect(responded.code, responded.stderr).toBe(0);
+    expect(responded.stdout).toBe(`approved ${hint![1]}: the run continues\n`);
+    expect(await waiting, stderr).toBe(0);
+    expect(signal?.aborted).toBe(true);
+    expect(stderr).toContain('answered by stepthread respond');
+    const result = JSON.parse(stdout) as RunJsonResult;
+    expect(result.status).toBe('COMPLETED');
+    expect(result.conversation.map((message) => message.content)).toContain('Approved.');
+  }, 60_000);
+});
+
 describe('a data directory that cannot be used', () => {
   it('read commands on a directory that does not exist say so and create nothing', async () => {
     const missing = join(dir, 'missing');

@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
+import { offerReply } from '../../functions/local/offered-replies.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -405,6 +407,30 @@ describe('stepthread dev API', () => {
     ).toBe(true);
     expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'PENDING')).toBe(true);
     expect(mine.some((e) => e.type === 'interaction' && e.data.status === 'ANSWERED')).toBe(true);
+  });
+
+  it('takes an answer `stepthread respond` offers from another process: the run goes on, the console shows it answered', async () => {
+    const stream = await openEventStream();
+    const { executionId, waiting } = await startWaitingTriage();
+    const parts = parseInteractionId(waiting.pending[0]!.interactionId)!;
+    // What respond does on the same data directory, through the stores alone.
+    const store = createInteractionStore(createAwsClients(services.target, services.names));
+    const interaction = await store.getInteraction(parts.threadId, parts.nodeId);
+    await offerReply(store, interaction, { kind: 'reject', reason: 'not this time' }, 'unused');
+    const page = await finished(executionId);
+    expect(page.execution.status).toBe('COMPLETED');
+    expect(page.pending).toEqual([]);
+    const head = await get<{ variables: { thread: { approved: boolean } } }>(
+      `/api/threads/${page.rootThreadId}`,
+    );
+    expect(head.body.variables.thread.approved).toBe(false);
+    await stream.until(executionId, 'COMPLETED');
+    await stream.close();
+    expect(
+      stream.seen.some(
+        (e) => e.type === 'interaction' && e.data.executionId === executionId && e.data.status === 'ANSWERED',
+      ),
+    ).toBe(true);
   });
 
   it('runs each step on the head its previous commit wrote; a run answered after the page read it completes', async () => {

@@ -185,6 +185,23 @@ describe('an interrupted or unread run', () => {
     expect(await finalState(dataDir, executionId)).toEqual(await finalState(cleanDir, clean.executionId));
   }, 120_000);
 
+  it('resume --workflow of another workflow is refused and changes nothing: plain resume then completes', async () => {
+    const dataDir = join(dir, 'other-workflow');
+    const process = spawnCli(runArgs(c, dataDir));
+    await process.after(6);
+    process.child.kill('SIGINT');
+    expect((await process.exited).code).toBe(130);
+    const executionId = executionIdIn(process.stderr())!;
+    const other = join(ROOT, 'examples', 'route-loop.json');
+    const refused = await cli('resume', executionId, '--workflow', other, '--data-dir', dataDir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`RUN_NOT_RESUMABLE: execution ${executionId} runs workflow`);
+    // Refused before the run was recorded again: its workflow is still its own.
+    const resumed = await cli('resume', executionId, '--json', '--data-dir', dataDir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as RunJsonResult).status).toBe('COMPLETED');
+  }, 120_000);
+
   it('a closed stdout neither stops the run nor prints a stack trace', async () => {
     const cleanDir = join(dir, 'epipe-clean');
     const clean = JSON.parse((await cli(...runArgs(c, cleanDir), '--json')).stdout) as RunJsonResult;
