@@ -46,8 +46,11 @@ export interface NodeLifecycleOptions {
   node: Pick<WorkflowNode, 'id' | 'type' | 'hooks'>;
   threadId: string;
   workflowId: string;
-  /** Expression scope for hooks (variables, input, ...). AFTER hooks also see `result`. */
-  scope: Record<string, unknown>;
+  /**
+   * Expression scope for hooks (variables, input, ...). AFTER hooks also see `result`. Built only for
+   * a node with hooks, before its logic runs: most nodes have none, and a scope copies every variable.
+   */
+  scope: () => Record<string, unknown>;
   /**
    * The scope as the node left it, for AFTER hooks when it completed (variables it set included). A
    * failed node keeps nothing, so its AFTER hooks see `scope`.
@@ -97,8 +100,11 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
   const events: StepthreadEvent[] = [
     createEvent('NODE_STARTED', { ...base, at: startedAt, nodeType: node.type, ...attemptField }),
   ];
+  const enclosingHooks = options.enclosing?.afterHooks ?? [];
+  const hooked = (node.hooks?.length ?? 0) > 0 || enclosingHooks.length > 0;
+  const scope = hooked ? options.scope() : {};
   const beforeCtx = options.startedAt === undefined ? hookCtx : { ...base, env: { now: () => startedAt } };
-  events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', options.scope, beforeCtx));
+  events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', scope, beforeCtx));
 
   let outcome: LogicOutcome;
   try {
@@ -110,12 +116,13 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
     outcome = { status: 'FAILED', error: nodeFailure(error, node.id) };
   }
 
-  const left = outcome.status === 'FAILED' ? options.scope : (options.scopeAfter?.() ?? options.scope);
-  const afterScope = { ...left, result: { ...outcome } };
-  events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
-  if (outcome.status === 'FAILED' && options.enclosing) {
-    const { afterHooks, entered } = options.enclosing;
-    for (const { subgraphId, depth, hooks } of afterHooks) {
+  if (hooked) {
+    const failed = outcome.status === 'FAILED';
+    const left = failed || !options.scopeAfter ? scope : options.scopeAfter();
+    const afterScope = { ...left, result: { ...outcome } };
+    events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
+    const entered = options.enclosing?.entered ?? 0;
+    for (const { subgraphId, depth, hooks } of failed ? enclosingHooks : []) {
       if (depth >= entered) continue;
       events.push(...runHooks(hooks, 'AFTER_EXECUTE', afterScope, { ...hookCtx, nodeId: subgraphId }));
     }

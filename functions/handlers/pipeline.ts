@@ -513,7 +513,7 @@ async function executeStep(
     node: { id: node.id, type: node.type, ...(node.hooks ? { hooks: node.hooks } : {}) },
     threadId: original.id,
     workflowId: original.workflowId,
-    scope: buildExpressionScope(working, node.nodeAliases),
+    scope: () => buildExpressionScope(working, node.nodeAliases),
     scopeAfter: () => buildExpressionScope(ctx.thread, node.nodeAliases),
     ...(node.enclosingAfterHooks
       ? { enclosing: { afterHooks: node.enclosingAfterHooks, entered: working.variables.subgraph.length } }

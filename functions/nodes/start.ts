@@ -61,7 +61,7 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     node: { id: node.id, type: 'START', ...(node.hooks ? { hooks: node.hooks } : {}) },
     threadId,
     workflowId: workflow.id,
-    scope: buildExpressionScope(started.thread),
+    scope: () => buildExpressionScope(started.thread),
     env: deps.env,
     logic: () => ({ output: input }),
   });
