@@ -12,6 +12,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import { exampleAnswers, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -387,7 +388,7 @@ export async function resumeExecution(
   runtime: LocalRuntime,
   session: StoreSession,
   executionId: string,
-  options: Pick<RunCommandOptions, 'json'>,
+  options: Pick<RunCommandOptions, 'json' | 'dataDir'>,
   io: CliIo,
   run: RunOptions & {
     workflow?: Workflow;
@@ -416,7 +417,10 @@ export async function resumeExecution(
   const runOptions: RunOptions =
     recorded === undefined
       ? rest
-      : { ...rest, answerInteraction: firstAnswer(fileAnswers(recorded), prompt) };
+      : {
+          ...rest,
+          answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options)),
+        };
   const workflow = given ?? details.workflow;
   if (workflow === undefined) {
     throw new StepthreadError(
@@ -479,7 +483,28 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
     }
   }
   const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
-  return { ok: true, source: firstAnswer(fromFile, fromTerminal), ...(data === undefined ? {} : { data }) };
+  return {
+    ok: true,
+    source: firstAnswer(fromFile, fromTerminal, stopAtQuestion(io, options)),
+    ...(data === undefined ? {} : { data }),
+  };
+}
+
+/**
+ * With no terminal to ask in and no answer given for it, a question stops the run where it stands,
+ * as Ctrl-C does: its question stays open and `resume --answers` goes on from it, so nothing before
+ * it (model calls included) runs again. Without a way to exit (an embedding program), the run fails
+ * with USER_INPUT_REQUIRED instead.
+ */
+function stopAtQuestion(io: CliIo, options: Pick<RunCommandOptions, 'dataDir'>): AnswerSource | undefined {
+  const { exit } = io;
+  if (io.prompt !== undefined || exit === undefined) return undefined;
+  return async (interaction) => {
+    io.stderr(
+      `\nstepthread: ${waitingMessage(interaction)}; the run stops here, and goes on with: stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDirArgument(options)}\n`,
+    );
+    return exit(EXIT.invalid);
+  };
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {

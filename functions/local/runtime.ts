@@ -5,6 +5,7 @@
  * when the execution settles, slow work still in flight (a branch the join no longer needs) is
  * aborted and awaited, so nothing writes after the caller closes the services.
  */
+
 import { randomUUID } from 'node:crypto';
 import {
   continueAfterEventsFromEnv,
@@ -44,6 +45,7 @@ import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
+import { exampleAnswers, waitingMessage } from './interaction-hints.ts';
 import { AnsweredElsewhere, offeredReply } from './offered-replies.ts';
 import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
 import {
@@ -1043,13 +1045,5 @@ async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined
 
 /** Why a local run stopped at an interaction, and how to answer it next time. */
 export function inputRequiredMessage(interaction: Interaction): string {
-  const example: Record<Interaction['interactionType'], unknown> = {
-    ask_for_approval: true,
-    ask_for_input: 'your answer',
-    ask_for_selection: 0,
-    show_message: null,
-  };
-  const asked = interaction.message ? ` "${interaction.message}"` : '';
-  const answers = JSON.stringify({ [interaction.authorNodeId]: example[interaction.interactionType] });
-  return `node ${interaction.nodeId} (${interaction.interactionType})${asked} needs an answer and none was given: run in a terminal to answer it there, or pass --answers <file> with ${answers}`;
+  return `${waitingMessage(interaction)} and none was given: run in a terminal to answer it there, or pass --answers <file> with ${exampleAnswers(interaction)}`;
 }

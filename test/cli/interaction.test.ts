@@ -26,6 +26,7 @@ import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
+import { cliProcess } from '../support/cli-process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'support-triage.json');
@@ -146,7 +147,7 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(result.conversation.map((m) => m.content)).toContain('Rejected. already refunded');
   });
 
-  it('without answers or a terminal, stops with USER_INPUT_REQUIRED and says how to answer', async () => {
+  it('embedded with no terminal and no way to exit, fails with USER_INPUT_REQUIRED and says how to answer', async () => {
     const { code, stdout, stderr } = await cli([
       'run',
       EXAMPLE,
@@ -160,6 +161,36 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(stderr).toContain('USER_INPUT_REQUIRED (node approve-credit)');
     expect(stderr).toContain('--answers <file> with {"approve-credit":true}');
   });
+
+  it('as a process with no terminal, stops at the question and leaves the run to resume with its answer', async () => {
+    const dataDir = join(dir, 'stop-data');
+    const stopped = await cliProcess(
+      ['run', EXAMPLE, '--input', JSON.stringify(TICKET), '--data-dir', dataDir],
+      {
+        cwd: dir,
+      },
+    );
+    expect(stopped.code).toBe(1);
+    const executionId = /started execution (\S+)/.exec(stopped.stderr)?.[1];
+    expect(stopped.stderr).toContain(
+      `node approve-credit (ask_for_approval) "Grant Ada a goodwill credit of 20% of their 30 EUR monthly fee?" needs an answer; the run stops here, and goes on with: stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`,
+    );
+    const runs = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
+    expect(JSON.parse(runs.stdout)).toMatchObject([{ executionId, status: 'INTERRUPTED' }]);
+    const resumed = await cliProcess(
+      ['resume', executionId!, '--answers', '{"approve-credit": true}', '--json', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      executionId,
+      status: 'COMPLETED',
+      output: { approved: true, credit: { amount: 6, currency: 'EUR' } },
+    });
+    // The LLM steps before the question ran once: the classifier's tool call is in the conversation once.
+    const contents = (JSON.parse(resumed.stdout) as RunJsonResult).conversation.map((m) => m.content);
+    expect(contents.filter((c) => c === 'Checking how long this customer has been with us.')).toHaveLength(1);
+  }, 60_000);
 
   it('checks --answers against the workflow before running: unknown nodes and wrong answer types', async () => {
     const dataDir = join(dir, 'answers-check');
