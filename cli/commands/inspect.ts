@@ -8,11 +8,12 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
-import type { Thread } from '../../engine/thread/types.ts';
+import type { ExecutionHistoryEntry, Thread } from '../../engine/thread/types.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import type { ThreadJournal } from '../../functions/stores/thread-store.ts';
 import {
   isValueRef,
   mapSlots,
@@ -37,6 +38,8 @@ export interface NodeRun {
   endedAt?: string;
   durationMs?: number;
   attempt: number;
+  /** The thread's step that recorded the run (what `copy --from <step>` takes); absent while it runs. */
+  step?: number;
 }
 
 export interface ThreadReport {
@@ -84,10 +87,23 @@ export interface InspectReport {
   conversation: { threadId: string; messages: Message[] };
 }
 
-/** Node runs from the thread's NODE_STARTED / NODE_COMPLETED / NODE_FAILED events, in order. */
-export function nodeRunsOf(events: readonly StepthreadEvent[]): NodeRun[] {
+/**
+ * Node runs from the thread's NODE_STARTED / NODE_COMPLETED / NODE_FAILED events, in order, each with
+ * the step that recorded it: the next entry of `history` (the thread's steps, in order) for its node.
+ */
+export function nodeRunsOf(
+  events: readonly StepthreadEvent[],
+  history: readonly ExecutionHistoryEntry[] = [],
+): NodeRun[] {
   const runs: NodeRun[] = [];
   const open = new Map<string, NodeRun>();
+  let next = 0;
+  const stepOf = (nodeId: string): number | undefined => {
+    const at = history.findIndex((entry, index) => index >= next && entry.nodeId === nodeId);
+    if (at < 0) return undefined;
+    next = at + 1;
+    return history[at]!.step;
+  };
   for (const event of events) {
     if (event.type === 'NODE_STARTED') {
       const run: NodeRun = {
@@ -106,6 +122,8 @@ export function nodeRunsOf(events: readonly StepthreadEvent[]): NodeRun[] {
       run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
       run.endedAt = event.at;
       run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
+      const step = stepOf(event.nodeId);
+      if (step !== undefined) run.step = step;
     }
   }
   return runs;
@@ -138,7 +156,7 @@ function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<Thre
 
 function reportOf(
   thread: Thread,
-  events: readonly StepthreadEvent[],
+  { events, executionHistory }: Pick<ThreadJournal, 'events' | 'executionHistory'>,
   all: readonly Thread[],
   messageCount: number,
   open: readonly Interaction[] = [],
@@ -182,7 +200,7 @@ function reportOf(
         }
       : {}),
     errors: thread.errors,
-    nodes: nodeRunsOf(events),
+    nodes: nodeRunsOf(events, executionHistory),
     children: all
       .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
       .map((other) => other.id),
@@ -237,9 +255,9 @@ export async function buildInspectReport(
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
   // Events and results live in the threads' step records (status changes outside steps: the head).
-  const events = new Map<string, readonly StepthreadEvent[]>();
+  const journals = new Map<string, ThreadJournal>();
   for (const [i, thread] of threads.entries()) {
-    events.set(thread.id, (await runtime.stores.threads.readJournal(thread.id)).events);
+    journals.set(thread.id, await runtime.stores.threads.readJournal(thread.id));
     // A copy's results include its source's up to the copy (seed 002).
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
@@ -264,7 +282,7 @@ export async function buildInspectReport(
     threads: threads.map((thread) =>
       reportOf(
         thread,
-        events.get(thread.id) ?? [],
+        journals.get(thread.id) ?? { events: [], executionHistory: [] },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id),
@@ -350,7 +368,8 @@ function printReport(report: InspectReport, io: CliIo): void {
     for (const run of thread.nodes) {
       const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
-      io.stdout(`  ${run.status.padEnd(9)} ${run.nodeId} (${run.nodeType})${duration}${attempt}\n`);
+      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(9);
+      io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${run.nodeType})${duration}${attempt}\n`);
     }
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);

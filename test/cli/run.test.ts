@@ -138,13 +138,14 @@ describe('stepthread run', () => {
     expect(report.executionStatus).toBe('COMPLETED');
     const root = report.threads[0];
     expect(root.threadId).toBe(result.threadId);
-    expect(root.nodes.map((run: { nodeId: string }) => run.nodeId)).toEqual([
-      'start',
-      'plan',
-      'split',
-      'merge',
-      'report',
-      'end',
+    // Each run with the step that recorded it, the number `copy --from` takes.
+    expect(root.nodes.map((run: { nodeId: string; step: number }) => [run.step, run.nodeId])).toEqual([
+      [1, 'start'],
+      [2, 'plan'],
+      [3, 'split'],
+      [4, 'merge'],
+      [5, 'report'],
+      [6, 'end'],
     ]);
     expect(
       root.nodes.every(
@@ -161,6 +162,7 @@ describe('stepthread run', () => {
     const text = await cli('inspect', result.executionId, ...dataDir());
     expect(text.stdout).toContain(`  output: ${JSON.stringify(result.output)}\n`);
     expect(text.stdout).not.toContain('stored by reference');
+    expect(text.stdout).toContain('  step 2   COMPLETED plan (LLM)');
 
     const child = report.threads.find((thread: { forkPathId?: string }) =>
       thread.forkPathId?.endsWith('facts'),
