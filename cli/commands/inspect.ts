@@ -202,7 +202,13 @@ function reportOf(
     errors: thread.errors,
     nodes: nodeRunsOf(events, executionHistory),
     children: all
-      .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
+      // A copy names its source as parent too (seed 002), and a fork branch's copy keeps its path id.
+      .filter(
+        (other) =>
+          other.metadata.parentThreadId === thread.id &&
+          other.metadata.forkPathId &&
+          !other.metadata.copiedFrom,
+      )
       .map((other) => other.id),
     messageCount,
   };
@@ -358,7 +364,10 @@ function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
   }
   for (const thread of report.threads) {
-    const path = thread.forkPathId ? `  path ${thread.forkPathId} of ${thread.parentThreadId}` : '';
+    const path =
+      thread.forkPathId && !thread.copiedFrom
+        ? `  path ${thread.forkPathId} of ${thread.parentThreadId}`
+        : '';
     const copy = thread.copiedFrom
       ? `  copy of ${thread.copiedFrom}${thread.copied ? ` (THREAD_COPIED ${thread.copied.at})` : ''}`
       : '';

@@ -208,6 +208,14 @@ describe('stepthread run', () => {
       /COPY_POINT_IN_FORK_BRANCH: .*cannot run on its own; to run the branch again, copy the run's root thread from the FORK/,
     );
     expect(run.stderr).not.toMatch(/top-level/);
+    // inspect calls the copy a copy, not a path of the branch, and does not list it as a fork child.
+    const copyId = copied.stdout.trim();
+    const ofCopy = await cli('inspect', copyId, ...dataDir());
+    expect(ofCopy.stdout).toContain(`thread ${copyId}  CREATED  copy of ${branch.threadId}`);
+    expect(ofCopy.stdout).not.toMatch(new RegExp(`thread ${copyId}[^\\n]*path `));
+    const ofBranch = JSON.parse((await cli('inspect', branch.threadId, '--json', ...dataDir())).stdout);
+    const branchReport = ofBranch.threads.find((t: { threadId: string }) => t.threadId === branch.threadId);
+    expect(branchReport.children).not.toContain(copyId);
   });
 
   it('copy of the thread as it is, and of that copy: inspect shows their output, node results and THREAD_COPIED (seed 002)', async () => {
