@@ -12,6 +12,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
 import { exampleAnswers, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
@@ -121,6 +122,21 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   return undefined;
 }
 
+/**
+ * What a failed state's line says: a node's coded error (its code, and its message cut to one line),
+ * which the Task's error carries as its cause; else the ASL error name.
+ */
+function failureOf(event: LocalEvent): string {
+  if (event.error === ASL_ERRORS.nodeFailed) {
+    const coded = codedErrorFromAsl({ Error: event.error, Cause: event.cause as string | undefined });
+    if (coded.code !== 'NODE_EXECUTION_FAILED' || !coded.message.startsWith(ASL_ERRORS.nodeFailed)) {
+      const message = coded.message.split('\n')[0]!;
+      return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
+    }
+  }
+  return event.error ?? 'failed';
+}
+
 /** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
 export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
   const entered = new Map<string, number>();
@@ -154,7 +170,7 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
           }
           break;
         }
-        io.stderr(`  ✗ ${name}${elapsed(event)}: ${event.error ?? 'failed'}\n`);
+        io.stderr(`  ✗ ${name}${elapsed(event)}: ${failureOf(event)}\n`);
         failed.add(name);
         break;
       case 'StateRetried':

@@ -30,7 +30,19 @@ describe('run progress', () => {
     expect(
       printed([
         ['StateEntered', 'ask', 'Task'],
-        ['StateFailed', 'ask', 'Task', { error: 'stepthread.NodeFailed' }],
+        [
+          'StateFailed',
+          'ask',
+          'Task',
+          {
+            error: 'stepthread.NodeFailed',
+            cause: JSON.stringify({
+              code: 'LLM_PROVIDER_ERROR',
+              message: 'node ask: 503\nretry later',
+              nodeId: 'ask',
+            }),
+          },
+        ],
         ['StateCaught', 'ask', 'Task'],
         ['StateExited', 'ask', 'Task'],
         ['StateEntered', 'stepthread:fail', 'Task'],
@@ -38,7 +50,8 @@ describe('run progress', () => {
       ]),
     ).toEqual([
       '  → ask',
-      '  ✗ ask (1 ms): stepthread.NodeFailed',
+      // The node's coded error, on one line (the code was only in the run's last line).
+      '  ✗ ask (1 ms): LLM_PROVIDER_ERROR: node ask: 503',
       '  → stepthread:fail',
       '  ✓ stepthread:fail (1 ms)',
     ]);
