@@ -53,6 +53,8 @@ const PLANS: Record<string, Plan> = {
     status: 'COMPLETED',
   },
   'fixture-two-reviews': { input: {}, status: 'COMPLETED' },
+  'fixture-loop-break-to-end': { input: {}, status: 'COMPLETED' },
+  'fixture-readonly-set-once': { input: {}, status: 'COMPLETED' },
   approval: {
     input: { detail: { subject: 'Password reset' } },
     answers: [{ kind: 'approve', reason: 'looks right' }],
