@@ -512,13 +512,29 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
  * it (model calls included) runs again. Without a way to exit (an embedding program), the run fails
  * with USER_INPUT_REQUIRED instead.
  */
-function stopAtQuestion(io: CliIo, options: Pick<RunCommandOptions, 'dataDir'>): AnswerSource | undefined {
+function stopAtQuestion(
+  io: CliIo,
+  options: Pick<RunCommandOptions, 'dataDir' | 'json'>,
+): AnswerSource | undefined {
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
   return async (interaction) => {
-    io.stderr(
-      `\nstepthread: ${waitingMessage(interaction)}; the run stops here, and goes on with: stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDirArgument(options)}\n`,
-    );
+    const resume = `stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDirArgument(options)}`;
+    const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
+    if (options.json) {
+      // As for a run that did not complete, with what it waits for; its conversation is the thread's
+      // (`inspect`), not read here on the way out.
+      const stopped = {
+        executionId: interaction.executionId,
+        threadId: interaction.rootThreadId,
+        status: 'INTERRUPTED',
+        output: null,
+        error: { code: 'USER_INPUT_REQUIRED', message, nodeId: interaction.nodeId },
+        resume,
+      };
+      io.stdout(`${JSON.stringify(stopped, null, 2)}\n`);
+    }
+    io.stderr(`\nstepthread: ${message}\n`);
     return exit(EXIT.invalid);
   };
 }

@@ -190,6 +190,20 @@ describe('stepthread run with USER_INTERACTION', () => {
     // The LLM steps before the question ran once: the classifier's tool call is in the conversation once.
     const contents = (JSON.parse(resumed.stdout) as RunJsonResult).conversation.map((m) => m.content);
     expect(contents.filter((c) => c === 'Checking how long this customer has been with us.')).toHaveLength(1);
+
+    // With --json, stdout says so as JSON, as for any run that did not complete.
+    const asJson = await cliProcess(
+      ['run', EXAMPLE, '--input', JSON.stringify(TICKET), '--json', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(asJson.code).toBe(1);
+    const stoppedJson = JSON.parse(asJson.stdout);
+    expect(stoppedJson).toMatchObject({
+      status: 'INTERRUPTED',
+      output: null,
+      error: { code: 'USER_INPUT_REQUIRED', nodeId: 'approve-credit' },
+      resume: `stepthread resume ${stoppedJson.executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`,
+    });
   }, 60_000);
 
   it('checks --answers against the workflow before running: unknown nodes and wrong answer types', async () => {
