@@ -14,14 +14,8 @@ import { executionChain, threadsOfChain } from '../../functions/stores/execution
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import type { ThreadJournal } from '../../functions/stores/thread-store.ts';
-import {
-  isValueRef,
-  mapSlots,
-  refsIn,
-  type Slotted,
-  type ValueRef,
-} from '../../functions/stores/value-refs.ts';
-import type { ValueStore } from '../../functions/stores/value-store.ts';
+import { isValueRef, type Slotted } from '../../functions/stores/value-refs.ts';
+import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
@@ -304,11 +298,6 @@ export async function buildInspectReport(
  */
 export const INSPECT_MAX_READ_BYTES = 1024 * 1024;
 
-/** The reference of a value inspect reads back (any other value: undefined). */
-function readableRef(value: unknown): ValueRef | undefined {
-  return isValueRef(value) && value.bytes <= INSPECT_MAX_READ_BYTES ? value : undefined;
-}
-
 /**
  * The thread with its large values (input, output, variables, node outputs) read back from the value
  * store, as the dev console's thread page shows them: one parallel round of reads.
@@ -316,18 +305,12 @@ function readableRef(value: unknown): ValueRef | undefined {
 async function withValuesRead(store: ValueStore | undefined, thread: Thread): Promise<Thread> {
   const results = Object.values(thread.nodeResults);
   const slots: Slotted[] = [thread, ...results.map((result) => ({ output: result.output }))];
-  const refs = slots.flatMap((slot) => refsIn(slot)).filter((ref) => readableRef(ref) !== undefined);
-  if (store === undefined || refs.length === 0) return thread;
-  const values = await store.read(refs);
-  const read = (value: unknown) => {
-    const ref = readableRef(value);
-    return ref === undefined ? value : values.get(ref['$stepthread:ref']);
-  };
-  const { input, output, variables } = mapSlots(thread, read);
+  const { data } = await hydrateAll(store, slots, { maxBytes: INSPECT_MAX_READ_BYTES });
+  const [{ input, output, variables }, ...outputs] = data as [Thread, ...Slotted[]];
   const nodeResults = Object.fromEntries(
-    results.map((result) => [
+    results.map((result, i) => [
       result.nodeId,
-      result.output === undefined ? result : { ...result, output: read(result.output) },
+      result.output === undefined ? result : { ...result, output: outputs[i]!.output },
     ]),
   );
   return { ...thread, input, output, variables, nodeResults };

@@ -127,14 +127,12 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
  * which the Task's error carries as its cause; else the ASL error name.
  */
 function failureOf(event: LocalEvent): string {
-  if (event.error === ASL_ERRORS.nodeFailed) {
-    const coded = codedErrorFromAsl({ Error: event.error, Cause: event.cause as string | undefined });
-    if (coded.code !== 'NODE_EXECUTION_FAILED' || !coded.message.startsWith(ASL_ERRORS.nodeFailed)) {
-      const message = coded.message.split('\n')[0]!;
-      return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
-    }
-  }
-  return event.error ?? 'failed';
+  if (event.error !== ASL_ERRORS.nodeFailed) return event.error ?? 'failed';
+  const coded = codedErrorFromAsl({ Error: event.error, Cause: event.cause as string | undefined });
+  // A cause that is no coded error comes back as the error name and the cause: the name says it.
+  if (coded.message.startsWith(event.error)) return event.error;
+  const message = coded.message.split('\n')[0]!;
+  return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
 }
 
 /** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */

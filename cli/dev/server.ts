@@ -24,7 +24,7 @@ import {
   detailsOfRun,
   getLocalRun,
   isRunnerAlive,
-  type LocalRunRecord,
+  localRunAlong,
   recordLocalRun,
 } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
@@ -774,24 +774,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   /** The command that resumes a run whose process is gone; undefined for any other run. */
   const resumeOfInterrupted = async (record: ExecutionRecord): Promise<string | undefined> => {
     if (options.deployed || record.status !== 'RUNNING' || runs.has(record.executionId)) return undefined;
-    const runner = await runnerOf(record);
+    const runner = await localRunAlong(record, (id) => getLocalRun(options.clients, id), getExecutionRecord);
     if (runner === undefined || isRunnerAlive(runner)) return undefined;
     return `stepthread resume ${record.executionId}${options.dataDirArgument ?? ''}`;
-  };
-
-  /**
-   * The local record of the process that ran a run last: the execution's own, else its predecessor's
-   * (a run that continued is recorded under the execution it started or was resumed in).
-   */
-  const runnerOf = async (record: ExecutionRecord): Promise<LocalRunRecord | undefined> => {
-    const seen = new Set<string>();
-    for (let at: ExecutionRecord | undefined = record; at && !seen.has(at.executionId); ) {
-      seen.add(at.executionId);
-      const local = await getLocalRun(options.clients, at.executionId);
-      if (local) return local;
-      at = at.continuedFrom === undefined ? undefined : await getExecutionRecord(at.continuedFrom);
-    }
-    return undefined;
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */

@@ -150,6 +150,25 @@ export async function latestLocalRun(
   return undefined;
 }
 
+/**
+ * The local record of the process that runs an execution: its own, else its predecessor's along
+ * `continuedFrom` (a run that continued is recorded under the execution it started or resumed in).
+ */
+export async function localRunAlong(
+  execution: ExecutionRecord,
+  localOf: (executionId: string) => LocalRunRecord | undefined | Promise<LocalRunRecord | undefined>,
+  executionOf: (executionId: string) => ExecutionRecord | undefined | Promise<ExecutionRecord | undefined>,
+): Promise<LocalRunRecord | undefined> {
+  const seen = new Set<string>();
+  for (let at: ExecutionRecord | undefined = execution; at && !seen.has(at.executionId); ) {
+    seen.add(at.executionId);
+    const local = await localOf(at.executionId);
+    if (local) return local;
+    at = at.continuedFrom === undefined ? undefined : await executionOf(at.continuedFrom);
+  }
+  return undefined;
+}
+
 /** The workflow, answers and input a local run was recorded with, from its item or its details object. */
 export async function detailsOfRun(stores: RegistryStores, run: LocalRunRecord): Promise<RunDetails> {
   let recorded: Pick<LocalRunRecord, 'workflow' | 'answers' | 'input'> = run;
@@ -234,21 +253,18 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
     const from = execution.continuedFrom === undefined ? undefined : executions.get(execution.continuedFrom);
     if (from?.rootThreadId === execution.rootThreadId) continued.add(from.executionId);
   }
-  const localOf = (execution: ExecutionRecord): LocalRunRecord | undefined => {
-    const seen = new Set<string>();
-    for (let at: ExecutionRecord | undefined = execution; at && !seen.has(at.executionId); ) {
-      seen.add(at.executionId);
-      const local = locals.get(at.executionId);
-      if (local) return local;
-      at = at.continuedFrom === undefined ? undefined : executions.get(at.continuedFrom);
-    }
-    return undefined;
-  };
   const listed: RunListing[] = [];
   for (const execution of executions.values()) {
     const status =
       execution.status === 'RUNNING' && continued.has(execution.executionId) ? 'CONTINUED' : execution.status;
-    const local = status === 'RUNNING' ? localOf(execution) : undefined;
+    const local =
+      status === 'RUNNING'
+        ? await localRunAlong(
+            execution,
+            (id) => locals.get(id),
+            (id) => executions.get(id),
+          )
+        : undefined;
     const interrupted = local !== undefined && !isRunnerAlive(local);
     listed.push({
       executionId: execution.executionId,

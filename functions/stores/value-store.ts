@@ -110,12 +110,17 @@ export interface Hydrated<T> {
   readonly known: Map<string, ValueRef>;
 }
 
-/** Replaces the references in the slots of each item with their values (one parallel read). */
+/**
+ * Replaces the references in the slots of each item with their values (one parallel read); a value
+ * over `maxBytes`, when given, is not read and stays its reference.
+ */
 export async function hydrateAll<T extends Slotted>(
   store: ValueStore | undefined,
   items: readonly T[],
+  { maxBytes = Number.POSITIVE_INFINITY }: { readonly maxBytes?: number } = {},
 ): Promise<Hydrated<T[]>> {
-  const refs = items.flatMap((item) => refsIn(item));
+  const readable = (value: unknown): value is ValueRef => isValueRef(value) && value.bytes <= maxBytes;
+  const refs = items.flatMap((item) => refsIn(item)).filter(readable);
   const known = new Map<string, ValueRef>();
   if (refs.length === 0 || store === undefined) return { data: [...items], known };
   const values = await store.read(refs);
@@ -125,7 +130,7 @@ export async function hydrateAll<T extends Slotted>(
     known.set(hash, ref);
   }
   const data = items.map((item) =>
-    mapSlots(item, (value) => (isValueRef(value) ? values.get(value['$stepthread:ref']) : value)),
+    mapSlots(item, (value) => (readable(value) ? values.get(value['$stepthread:ref']) : value)),
   );
   return { data, known };
 }
