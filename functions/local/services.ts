@@ -3,18 +3,18 @@
  * process, on random ports. Persistent under `<dataDir>` by default; ephemeral for tests.
  */
 import { accessSync, constants } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
 // Types only: a store server loads no SDK client (local-provision.ts).
 import type { AwsTarget } from '../aws/clients.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
+import { acquireDataDirLock } from './data-dir-lock.ts';
 import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
 
@@ -41,8 +41,6 @@ export interface LocalServices {
   readonly startupMs: number;
   close(): Promise<void>;
 }
-
-const LOCK_FILE = 'stepthread.lock';
 
 export async function startLocalServices(options: LocalServicesOptions): Promise<LocalServices> {
   const started = performance.now();
@@ -163,38 +161,4 @@ function closeServer(server: Server): Promise<void> {
     // Keep-alive sockets from SDK clients would otherwise hold the close open.
     server.closeAllConnections();
   });
-}
-
-/** A pid file beside the data; a stale one (its process gone) is taken over. */
-async function acquireDataDirLock(dataDir: string): Promise<() => Promise<void>> {
-  const lockPath = join(dataDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      await writeFile(lockPath, String(process.pid), { flag: 'wx' });
-      return () => unlink(lockPath).catch(() => {});
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
-      throw new StepthreadError(
-        'LOCAL_DATA_LOCKED',
-        `local data directory ${dataDir} is in use by stepthread process ${holder}` +
-          (holder === process.pid ? ' (this process)' : '') +
-          '; stop it or use another --data-dir',
-      );
-    }
-    await unlink(lockPath).catch(() => {});
-  }
-  throw new StepthreadError('LOCAL_DATA_LOCKED', `could not lock local data directory ${dataDir}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
