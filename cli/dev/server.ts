@@ -55,6 +55,7 @@ import {
 import { parseWorkflowText } from '../load-workflow.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
+import { subgraphFollowerOf } from './subgraph-live.ts';
 
 export { stepFunctionsConsoleUrl };
 
@@ -489,6 +490,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ): LiveRun => {
     const nodes: LiveRun['nodes'] = new Map();
     const threads = new Set<string>();
+    const followSubgraphs = subgraphFollowerOf(workflow);
     const onEvent = (event: LocalEvent) => {
       const nodeId = event.stateName === undefined ? undefined : nodeOfState.get(event.stateName);
       if (nodeId === undefined) return;
@@ -508,8 +510,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       if (status === undefined) return;
       const previous = nodes.get(nodeId);
       if (previous?.status === 'WAITING' && status === 'RUNNING') return;
-      nodes.set(nodeId, { status, at: event.timestamp, threadId });
-      broadcast('node', { executionId, threadId, nodeId, status, at: event.timestamp });
+      const changes = [
+        { nodeId, status },
+        ...followSubgraphs({ nodeId, status, threadId }, (id) => nodes.get(id)),
+      ];
+      for (const change of changes) {
+        nodes.set(change.nodeId, { status: change.status, at: event.timestamp, threadId });
+        broadcast('node', { executionId, threadId, ...change, at: event.timestamp });
+      }
     };
     const run: LiveRun = {
       executionId,
