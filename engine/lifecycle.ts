@@ -1,6 +1,8 @@
 /**
  * The life of one node execution (seed 003 §2.1), shared by every node type's handler:
  * NODE_STARTED → BEFORE_EXECUTE hooks → node logic → AFTER_EXECUTE hooks → NODE_COMPLETED | NODE_FAILED.
+ * A SUBGRAPH, inlined, runs no step of its own: its boundary nodes and failures inside it carry its
+ * NODE_STARTED (before ENTER's), NODE_COMPLETED (after EXIT's) or NODE_FAILED (after the failed node's).
  *
  * Failures of the node logic become a FAILED NodeResult (and NODE_FAILED) rather than an exception,
  * so the handler can record them and let the state machine route on the result.
@@ -32,11 +34,13 @@ export class NodeLogicFailure extends StepthreadError {
   }
 }
 
-/** A SUBGRAPH's AFTER_EXECUTE hooks, for a node `depth` subgraphs inside it (0: directly inside). */
-export interface EnclosingHooks {
+/**
+ * A SUBGRAPH a node's failure fails: one the node sits in, or the one a boundary node opens or closes.
+ * `hooks` are its AFTER_EXECUTE hooks still to run then (an EXIT runs its SUBGRAPH's as its own).
+ */
+export interface EnclosingSubgraph {
   subgraphId: string;
-  depth: number;
-  hooks: Hook[];
+  hooks?: Hook[];
 }
 
 /** The node's own work; it may do I/O through adapters the handler closes over. */
@@ -66,11 +70,17 @@ export interface NodeLifecycleOptions {
    */
   startedAt?: string;
   /**
-   * When the node fails: the AFTER_EXECUTE hooks of the SUBGRAPHs it sits in, innermost first, and
-   * how many of those this thread entered (a FORK's branches start outside them: their failure is
-   * the JOIN's to judge, not the subgraph's). Each runs as its SUBGRAPH node's, seeing the failure.
+   * The SUBGRAPHs the node's failure fails, innermost first, and how many of those this thread entered
+   * (a FORK's branches start outside them: their failure is the JOIN's to judge, not the subgraph's).
+   * Each ends as a node of its own after the node's NODE_FAILED: its AFTER hooks, seeing the failure,
+   * then its NODE_FAILED with the same error.
    */
-  enclosing?: { afterHooks: readonly EnclosingHooks[]; entered: number };
+  enclosing?: { subgraphs: readonly EnclosingSubgraph[]; entered: number };
+  /**
+   * The SUBGRAPH a boundary node opens (ENTER: its NODE_STARTED comes first) or closes (EXIT: its
+   * NODE_COMPLETED comes last), so the SUBGRAPH starts and ends under its own id.
+   */
+  subgraph?: { opens: string } | { closes: string };
   logic: NodeLogic;
 }
 
@@ -91,17 +101,29 @@ type LogicOutcome =
   | { status: 'COMPLETED' | 'SKIPPED'; output: unknown }
   | { status: 'FAILED'; error: CodedError };
 
+/** The SUBGRAPHs a failure ends, innermost first: those this thread entered. */
+function failedSubgraphs(options: NodeLifecycleOptions): readonly EnclosingSubgraph[] {
+  const { subgraphs = [], entered = 0 } = options.enclosing ?? {};
+  return subgraphs.slice(0, entered);
+}
+
 export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promise<NodeLifecycleResult> {
   const { node, threadId, workflowId, env, attempt } = options;
   const base = { threadId, workflowId, nodeId: node.id };
   const hookCtx = { ...base, env };
   const attemptField = attempt === undefined ? {} : { attempt };
   const startedAt = options.startedAt ?? env.now();
-  const events: StepthreadEvent[] = [
-    createEvent('NODE_STARTED', { ...base, at: startedAt, nodeType: node.type, ...attemptField }),
-  ];
-  const enclosingHooks = options.enclosing?.afterHooks ?? [];
-  const hooked = (node.hooks?.length ?? 0) > 0 || enclosingHooks.length > 0;
+  const events: StepthreadEvent[] = [];
+  const opened = options.subgraph && 'opens' in options.subgraph ? options.subgraph.opens : undefined;
+  if (opened !== undefined) {
+    events.push(
+      createEvent('NODE_STARTED', { ...base, nodeId: opened, at: startedAt, nodeType: 'SUBGRAPH' }),
+    );
+  }
+  events.push(createEvent('NODE_STARTED', { ...base, at: startedAt, nodeType: node.type, ...attemptField }));
+  const ending = failedSubgraphs(options);
+  const hooked =
+    (node.hooks?.length ?? 0) > 0 || ending.some((subgraph) => (subgraph.hooks?.length ?? 0) > 0);
   const scope = hooked ? options.scope() : {};
   const beforeCtx = options.startedAt === undefined ? hookCtx : { ...base, env: { now: () => startedAt } };
   events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', scope, beforeCtx));
@@ -116,17 +138,10 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
     outcome = { status: 'FAILED', error: nodeFailure(error, node.id) };
   }
 
-  if (hooked) {
-    const failed = outcome.status === 'FAILED';
-    const left = failed || !options.scopeAfter ? scope : options.scopeAfter();
-    const afterScope = { ...left, result: { ...outcome } };
-    events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
-    const entered = options.enclosing?.entered ?? 0;
-    for (const { subgraphId, depth, hooks } of failed ? enclosingHooks : []) {
-      if (depth >= entered) continue;
-      events.push(...runHooks(hooks, 'AFTER_EXECUTE', afterScope, { ...hookCtx, nodeId: subgraphId }));
-    }
-  }
+  const failed = outcome.status === 'FAILED';
+  const left = () => (failed || !options.scopeAfter ? scope : options.scopeAfter());
+  const afterScope = hooked ? { ...left(), result: { ...outcome } } : {};
+  if (hooked) events.push(...runHooks(node.hooks, 'AFTER_EXECUTE', afterScope, hookCtx));
 
   const endedAt = env.now();
   const common = { nodeId: node.id, nodeType: node.type, startedAt, endedAt, ...attemptField };
@@ -134,11 +149,35 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
     events.push(
       createEvent('NODE_FAILED', { ...base, at: endedAt, nodeType: node.type, error: outcome.error }),
     );
+    for (const { subgraphId, hooks } of ending) {
+      const subgraphCtx = { ...hookCtx, nodeId: subgraphId };
+      if (hooked) events.push(...runHooks(hooks, 'AFTER_EXECUTE', afterScope, subgraphCtx));
+      events.push(
+        createEvent('NODE_FAILED', {
+          ...base,
+          nodeId: subgraphId,
+          at: env.now(),
+          nodeType: 'SUBGRAPH',
+          error: outcome.error,
+        }),
+      );
+    }
     return { result: { ...common, status: 'FAILED', error: outcome.error }, events };
   }
   events.push(
     createEvent('NODE_COMPLETED', { ...base, at: endedAt, nodeType: node.type, status: outcome.status }),
   );
+  if (options.subgraph && 'closes' in options.subgraph) {
+    events.push(
+      createEvent('NODE_COMPLETED', {
+        ...base,
+        nodeId: options.subgraph.closes,
+        at: endedAt,
+        nodeType: 'SUBGRAPH',
+        status: 'COMPLETED',
+      }),
+    );
+  }
   const output = outcome.output === undefined ? {} : { output: outcome.output };
   return { result: { ...common, status: outcome.status, ...output }, events };
 }

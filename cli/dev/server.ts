@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
@@ -55,6 +56,8 @@ import {
 import { parseWorkflowText } from '../load-workflow.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
+import { asInterrupted } from './interrupted-view.ts';
+import { subgraphFollowerOf } from './subgraph-live.ts';
 
 export { stepFunctionsConsoleUrl };
 
@@ -489,6 +492,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ): LiveRun => {
     const nodes: LiveRun['nodes'] = new Map();
     const threads = new Set<string>();
+    const followSubgraphs = subgraphFollowerOf(workflow);
     const onEvent = (event: LocalEvent) => {
       const nodeId = event.stateName === undefined ? undefined : nodeOfState.get(event.stateName);
       if (nodeId === undefined) return;
@@ -508,8 +512,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       if (status === undefined) return;
       const previous = nodes.get(nodeId);
       if (previous?.status === 'WAITING' && status === 'RUNNING') return;
-      nodes.set(nodeId, { status, at: event.timestamp, threadId });
-      broadcast('node', { executionId, threadId, nodeId, status, at: event.timestamp });
+      const changes = [
+        { nodeId, status },
+        ...followSubgraphs({ nodeId, status, threadId }, (id) => nodes.get(id)),
+      ];
+      for (const change of changes) {
+        nodes.set(change.nodeId, { status: change.status, at: event.timestamp, threadId });
+        broadcast('node', { executionId, threadId, ...change, at: event.timestamp });
+      }
     };
     const run: LiveRun = {
       executionId,
@@ -881,6 +891,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     rootThreadId?: string;
     executions?: { executionId: string; status: string }[];
     threads: ThreadReport[];
+    heads: Thread[];
   }> => {
     const chain = await executionChain(stores.executions, record);
     const listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
@@ -922,6 +933,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
         : {}),
       threads,
+      heads: listed,
     };
   };
 
@@ -948,7 +960,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (record === undefined && live === undefined && deployed === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
-    const report = record === undefined ? { threads: [] } : await executionReport(record);
+    const report = record === undefined ? { threads: [], heads: [] } : await executionReport(record);
     let nodeStatus: Record<string, NodeStatus> = {};
     for (const thread of report.threads) {
       for (const run of thread.nodes) {
@@ -993,6 +1005,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     else execution = { executionId, workflowId, status: 'RUNNING', startTime: live!.startedAt };
     // Shown while it runs: the page follows it as it would a run of this server.
     if (options.deployed && execution.status === 'RUNNING') watchRemote(executionId, options.deployed);
+    let { threads } = report;
+    if (execution.status === 'INTERRUPTED') {
+      const graph = definition ? buildGraph(definition.workflow) : undefined;
+      ({ threads, nodeStatus } = asInterrupted(graph, threads, report.heads, nodeStatus));
+    }
     return {
       execution,
       ...(deployed ? { stepFunctions: deployed.view } : {}),
@@ -1001,7 +1018,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(live?.error ? { error: live.error } : {}),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
-      threads: report.threads,
+      threads,
       nodeStatus,
       pending: pending.map((interaction) =>
         interactionJson(

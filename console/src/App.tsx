@@ -93,13 +93,13 @@ function Home() {
         </thead>
         <tbody>
           {(workflows ?? []).map((workflow) => (
-            <tr key={workflow.file}>
+            <tr
+              key={workflow.file}
+              data-testid={`workflow-file-${workflow.file}`}
+              className={isDuplicate(workflow) ? 'error-row' : undefined}
+            >
               <td>
-                {workflow.id ? (
-                  <a href={`#/workflows/${encodeURIComponent(workflow.id)}`}>{workflow.id}</a>
-                ) : (
-                  '(no id)'
-                )}
+                <WorkflowName workflow={workflow} />
               </td>
               <td className="muted">{workflow.file}</td>
               <td>
@@ -120,6 +120,27 @@ function Home() {
       <ExecutionTable rows={executions ?? []} />
     </>
   );
+}
+
+/** A file whose workflow id another file of the folder serves (DUPLICATE_WORKFLOW_ID). */
+function isDuplicate(workflow: WorkflowEntry): boolean {
+  return workflow.errors.some((error) => error.code === 'DUPLICATE_WORKFLOW_ID');
+}
+
+/**
+ * The workflow's id, linked to its page; a duplicate's page would be the other file's, so its row
+ * names its own file instead of linking there.
+ */
+function WorkflowName({ workflow }: { workflow: WorkflowEntry }) {
+  if (workflow.id === undefined) return <>(no id)</>;
+  if (isDuplicate(workflow)) {
+    return (
+      <span className="error" data-testid="duplicate-id">
+        {workflow.file}: id {workflow.id} is taken
+      </span>
+    );
+  }
+  return <a href={`#/workflows/${encodeURIComponent(workflow.id)}`}>{workflow.id}</a>;
 }
 
 export function ExecutionTable({ rows }: { rows: ExecutionRow[] }) {

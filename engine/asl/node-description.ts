@@ -14,7 +14,7 @@ import type {
   SubgraphEntryNode,
   WorkflowGraph,
 } from '../graph/types.ts';
-import type { EnclosingHooks } from '../lifecycle.ts';
+import type { EnclosingSubgraph } from '../lifecycle.ts';
 import type { Hook, Profile, VariableDeclaration } from '../model/schema.ts';
 import type {
   FailDescription,
@@ -35,7 +35,7 @@ export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescrip
     ...hooksOf(node.hooks),
     ...(read !== 'all' && !read.has(node.id) ? { resultUnread: true as const } : {}),
     ...(Object.keys(aliases).length > 0 ? { nodeAliases: aliases } : {}),
-    ...enclosingAfterHooksOf(graph, node),
+    ...enclosingSubgraphsOf(graph, node),
   };
   if ('boundary' in node) {
     const { boundary, subgraphNodeId } = node;
@@ -267,17 +267,19 @@ function nodeAliasesOf(graph: WorkflowGraph, node: GraphNode): Record<string, st
   return aliases;
 }
 
-/** See `Described.enclosingAfterHooks`; a boundary node belongs to the level around its subgraph. */
-function enclosingAfterHooksOf(
+/** See `Described.enclosingSubgraphs`; a boundary node belongs to the level around its subgraph. */
+function enclosingSubgraphsOf(
   graph: WorkflowGraph,
   node: GraphNode,
-): { enclosingAfterHooks?: EnclosingHooks[] } {
-  if ('boundary' in node) return {};
-  const enclosing = [...node.subgraphPath].reverse().flatMap((subgraphId, depth): EnclosingHooks[] => {
-    const hooks = graph.subgraphs.get(subgraphId)?.afterHooks ?? [];
-    return hooks.length > 0 ? [{ subgraphId, depth, hooks: [...hooks] }] : [];
-  });
-  return enclosing.length > 0 ? { enclosingAfterHooks: enclosing } : {};
+): { enclosingSubgraphs?: EnclosingSubgraph[] } {
+  const around = (subgraphId: string, hooks = graph.subgraphs.get(subgraphId)?.afterHooks ?? []) =>
+    hooks.length > 0 ? { subgraphId, hooks: [...hooks] } : { subgraphId };
+  const outer = [...node.subgraphPath].reverse().map((subgraphId) => around(subgraphId));
+  // An EXIT runs its own SUBGRAPH's AFTER hooks as its own (build.ts), whether it fails or not.
+  const own =
+    'boundary' in node ? [around(node.subgraphNodeId, node.boundary === 'EXIT' ? [] : undefined)] : [];
+  const enclosing = [...own, ...outer];
+  return enclosing.length > 0 ? { enclosingSubgraphs: enclosing } : {};
 }
 
 function hooksOf(hooks: Hook[] | undefined): { hooks?: Hook[] } {

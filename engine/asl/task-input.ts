@@ -3,7 +3,7 @@
  * static data the compiler bakes into the definition, so a handler never loads the workflow file; these
  * types are the contract between engine/asl and functions/handlers.
  */
-import type { EnclosingHooks } from '../lifecycle.ts';
+import type { EnclosingSubgraph } from '../lifecycle.ts';
 import type {
   CodeConfig,
   ContextProcessorConfig,
@@ -69,11 +69,11 @@ interface Described {
    */
   nodeAliases?: Record<string, string[]>;
   /**
-   * The AFTER_EXECUTE hooks of the SUBGRAPHs this node sits in, innermost first (only those that have
-   * some): a node failing in a subgraph fails the SUBGRAPH too, whose EXIT, where these hooks
-   * otherwise run, is then never reached.
+   * The SUBGRAPHs this node's failure fails, innermost first — those it sits in, after the one a
+   * boundary node opens or closes — with their AFTER_EXECUTE hooks where the failure must run them
+   * (their EXIT, where these hooks otherwise run, is then never reached). Absent outside subgraphs.
    */
-  enclosingAfterHooks?: EnclosingHooks[];
+  enclosingSubgraphs?: EnclosingSubgraph[];
 }
 
 /**

@@ -49,6 +49,7 @@ import {
 import { hydrateAll, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
+import { subgraphBoundaryOf, subgraphsEntered } from './subgraph-lifecycle.ts';
 import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
 import { nodeFailed } from './task.ts';
 
@@ -515,9 +516,10 @@ async function executeStep(
     workflowId: original.workflowId,
     scope: () => buildExpressionScope(working, node.nodeAliases),
     scopeAfter: () => buildExpressionScope(ctx.thread, node.nodeAliases),
-    ...(node.enclosingAfterHooks
-      ? { enclosing: { afterHooks: node.enclosingAfterHooks, entered: working.variables.subgraph.length } }
+    ...(node.enclosingSubgraphs
+      ? { enclosing: { subgraphs: node.enclosingSubgraphs, entered: subgraphsEntered(node, working) } }
       : {}),
+    ...subgraphBoundaryOf(node),
     env: deps.env,
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     ...(startedAt === undefined ? {} : { startedAt }),

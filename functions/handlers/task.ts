@@ -14,7 +14,7 @@ import {
   type TaskAction,
 } from '../../engine/asl/task-input.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
-import type { EnclosingHooks } from '../../engine/lifecycle.ts';
+import type { EnclosingSubgraph } from '../../engine/lifecycle.ts';
 import type {
   Hook,
   JoinConfig,
@@ -38,8 +38,8 @@ export interface TaskNode {
   type: NodeType;
   config?: unknown;
   hooks?: Hook[];
-  /** The AFTER_EXECUTE hooks of the SUBGRAPHs around the node, run if it fails (engine/lifecycle.ts). */
-  enclosingAfterHooks?: EnclosingHooks[];
+  /** The SUBGRAPHs the node's failure fails, with hooks to run then (engine/lifecycle.ts). */
+  enclosingSubgraphs?: EnclosingSubgraph[];
   /** START: the workflow the run belongs to. */
   workflow?: {
     id: string;
@@ -75,8 +75,9 @@ export interface TaskNode {
   tool?: ToolDefinition;
   /** CONTEXT_PROCESSOR clear in a workflow with tools: the tool-description message it keeps. */
   toolDescription?: string;
-  /** Subgraph boundary nodes (type SUBGRAPH). */
+  /** Subgraph boundary nodes (type SUBGRAPH), and the SUBGRAPH node they open or close. */
   boundary?: 'ENTER' | 'EXIT';
+  subgraphNodeId?: string;
 }
 
 export interface TaskEvent {

@@ -6,7 +6,7 @@
  * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
  * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -50,6 +50,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   let stop: () => void = () => {};
   let exited: Promise<number>;
   let dataDir = '';
+  let workflowsDir = '';
   /** A run left waiting by an earlier `dev` over the same data, stopped with Ctrl-C. */
   let interruptedId = '';
 
@@ -82,8 +83,12 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     const stopped = new Promise<void>((resolve) => {
       stop = resolve;
     });
+    // The examples, and a copy of one under another file name: the same workflow id twice.
+    workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
+    cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
+    cpSync(join(ROOT, 'examples', 'route-loop.json'), join(workflowsDir, 'my-route-loop.json'));
     const { runDev } = await import('../../cli/commands/dev.ts');
-    exited = runDev(join(ROOT, 'examples'), { port: '0', dataDir }, io, stopped);
+    exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
     while (!/console at (\S+)/.test(output)) {
       if (output.includes('stepthread:')) throw new Error(output);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -98,6 +103,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     stop();
     expect(await exited).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(workflowsDir, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -239,6 +245,27 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     );
     expect(await page.getByTestId('interaction-approve-credit').innerText()).not.toContain('respond');
     expect(await page.getByTestId('approve').isDisabled()).toBe(true);
+    // Nothing runs or waits in it any more: its thread and the question's node say so too.
+    await page.locator('[data-testid="node-approve-credit"][data-status="INTERRUPTED"]').waitFor();
+    const rootItem = page.locator('.tree li', { has: page.getByTestId('thread-root') }).first();
+    expect(await rootItem.locator('.badge').first().innerText()).toBe('interrupted');
+    expect(await page.locator('[data-testid="thread-panel"] h2 .badge').first().innerText()).toBe(
+      'interrupted',
+    );
+  });
+
+  it("lists a file whose workflow id another file has as an error row of its own, not a link to the other's", async () => {
+    await page.goto(`${url}/#/`);
+    const copy = page.getByTestId('workflow-file-my-route-loop.json');
+    await copy.getByTestId('duplicate-id').waitFor();
+    expect(await copy.getAttribute('class')).toContain('error-row');
+    expect(await copy.getByRole('link').count()).toBe(0);
+    expect(await copy.getByTestId('duplicate-id').innerText()).toContain('my-route-loop.json');
+    expect(await copy.innerText()).toContain('DUPLICATE_WORKFLOW_ID');
+    // The file named after the id serves it, and links to it.
+    const original = page.getByTestId('workflow-file-route-loop.json');
+    expect(await original.getByRole('link').getAttribute('href')).toBe('#/workflows/route-loop');
+    expect((await original.getAttribute('class')) ?? '').not.toContain('error-row');
   });
 
   it('copies a thread from a middle step and runs the copy', async () => {

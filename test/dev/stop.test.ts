@@ -3,13 +3,14 @@
  * how to resume, leaves the run INTERRUPTED (its question still open) — in `stepthread runs` and in
  * the API of the next `dev` over the same data — and `resume` finishes it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { RunsJsonEntry } from '../../cli/commands/runs.ts';
 import { runCli } from '../support/cli.ts';
+import { runningCli } from '../support/cli-process.ts';
 import { type DevProcess, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 
 let dir: string;
@@ -19,6 +20,43 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 type Row = { executionId: string; status: string; resume?: string };
+
+/** What an execution page says of its root thread and of one node. */
+async function threadAndNode(url: string, executionId: string, nodeId: string): Promise<string[]> {
+  const page = (await (await fetch(`${url}/api/executions/${executionId}`)).json()) as {
+    rootThreadId: string;
+    threads: { threadId: string; status: string }[];
+    nodeStatus: Record<string, { status: string }>;
+  };
+  const root = page.threads.find((thread) => thread.threadId === page.rootThreadId);
+  return [root?.status ?? 'none', page.nodeStatus[nodeId]?.status ?? 'none'];
+}
+
+/** start → a ROUTE → `busy` (a CODE node that takes 60 s), or `idle` by default → end. */
+const BUSY = {
+  id: 'busy-route',
+  version: 1,
+  nodes: [
+    { id: 'start', type: 'START' },
+    {
+      id: 'pick',
+      type: 'ROUTE',
+      config: { routes: [{ condition: 'true', targetNodeId: 'busy' }], defaultTargetNodeId: 'idle' },
+    },
+    {
+      id: 'busy',
+      type: 'CODE',
+      config: { code: 'const t = Date.now(); while (Date.now() - t < 60000) {} return 1', timeoutMs: 90000 },
+    },
+    { id: 'idle', type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '1' } },
+    { id: 'end', type: 'END' },
+  ],
+  edges: [
+    { from: 'start', to: 'pick' },
+    { from: 'busy', to: 'end' },
+    { from: 'idle', to: 'end' },
+  ],
+};
 
 describe('stopping stepthread dev', () => {
   it('leaves a run waiting for its answer interrupted, not failed, in runs and the next dev; resume finishes it', async () => {
@@ -61,6 +99,13 @@ describe('stopping stepthread dev', () => {
         execution: Row;
       };
       expect(page.execution).toMatchObject({ status: 'INTERRUPTED', resume: resumeCommand(executionId) });
+      // Its thread and the question it was at are interrupted too, not RUNNING and WAITING as stored;
+      // the run of this server still waits.
+      expect(await threadAndNode(again.url, executionId, 'approve-credit')).toEqual([
+        'INTERRUPTED',
+        'INTERRUPTED',
+      ]);
+      expect(await threadAndNode(again.url, own, 'approve-credit')).toEqual(['RUNNING', 'WAITING']);
       expect(await again.interrupt()).toBe(130);
     } finally {
       again?.kill();
@@ -74,5 +119,30 @@ describe('stopping stepthread dev', () => {
     const outcome = JSON.parse(resumed.stdout) as RunJsonResult;
     expect(outcome.status).toBe('COMPLETED');
     expect(outcome.output).toMatchObject({ approved: true, category: 'billing' });
+  }, 120_000);
+
+  it('shows a killed run in the next dev with its thread and the node it was running interrupted', async () => {
+    const dataDir = join(dir, 'killed');
+    const file = join(dir, 'busy-route.json');
+    await writeFile(file, JSON.stringify(BUSY));
+    const run = runningCli(['run', file, '--data-dir', dataDir], {
+      cwd: dir,
+      env: { STEPTHREAD_DATA_DIR: '' },
+    });
+    await run.after(1, /→ busy/g);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    const executionId = /started execution (\S+)/.exec(run.stderr())![1]!;
+    let dev: DevProcess | undefined;
+    try {
+      dev = await startDevProcess(dataDir, dir);
+      expect(await threadAndNode(dev.url, executionId, 'busy')).toEqual(['INTERRUPTED', 'INTERRUPTED']);
+      expect(await threadAndNode(dev.url, executionId, 'pick')).toEqual(['INTERRUPTED', 'COMPLETED']);
+      expect(await threadAndNode(dev.url, executionId, 'idle')).toEqual(['INTERRUPTED', 'none']);
+      // Nothing of this dev was in flight.
+      expect(await dev.interrupt()).toBe(0);
+    } finally {
+      dev?.kill();
+    }
   }, 120_000);
 });

@@ -40,6 +40,47 @@ describe('SUBGRAPH', () => {
     ]);
   });
 
+  it('starts each SUBGRAPH node under its own id as its child starts, and completes it as the child ends', async () => {
+    const outcome = await e2e.runtime.prepare(parent).run({ value: 5 });
+    expect(outcome.status).toBe('COMPLETED');
+    const { events } = await e2e.runtime.stores.threads.readJournal(outcome.threadId);
+    const lifecycle = events.flatMap((event) =>
+      event.type.startsWith('NODE_') && 'nodeId' in event ? [`${event.type} ${event.nodeId}`] : [],
+    );
+    expect(lifecycle.filter((line) => / a(\.|$)/.test(line))).toEqual([
+      'NODE_STARTED a',
+      'NODE_STARTED a.start',
+      'NODE_COMPLETED a.start',
+      'NODE_STARTED a.double',
+      'NODE_COMPLETED a.double',
+      'NODE_STARTED a.say',
+      'NODE_COMPLETED a.say',
+      'NODE_STARTED a.end',
+      'NODE_COMPLETED a.end',
+      'NODE_COMPLETED a',
+    ]);
+    expect(lifecycle.indexOf('NODE_COMPLETED a')).toBeLessThan(lifecycle.indexOf('NODE_STARTED b'));
+    const ofB = events.filter((event) => 'nodeId' in event && event.nodeId === 'b');
+    // As any node's events: a type, the node's type and status, no values (its output is `{{nodes.b}}`).
+    expect(ofB.map(({ at: _at, ...event }) => event)).toEqual([
+      {
+        type: 'NODE_STARTED',
+        threadId: outcome.threadId,
+        workflowId: 'subgraphs',
+        nodeId: 'b',
+        nodeType: 'SUBGRAPH',
+      },
+      {
+        type: 'NODE_COMPLETED',
+        threadId: outcome.threadId,
+        workflowId: 'subgraphs',
+        nodeId: 'b',
+        nodeType: 'SUBGRAPH',
+        status: 'COMPLETED',
+      },
+    ]);
+  });
+
   it("keeps a child's VARIABLE writes inside it, whatever their scope but global, so only outputMapping reaches the caller", async () => {
     const chain = (id: string, middle: Array<Record<string, unknown>>, end: Record<string, unknown> = {}) => {
       const nodes = [{ id: 'start', type: 'START' }, ...middle, { id: 'end', type: 'END', ...end }];
@@ -149,5 +190,21 @@ describe('SUBGRAPH', () => {
       ['out.in', 'inner-after', { status: 'FAILED', code: 'CODE_ERROR' }],
       ['out', 'outer-after', { status: 'FAILED', code: 'CODE_ERROR' }],
     ]);
+    // Each SUBGRAPH fails under its own id right after the node inside it, innermost first, its
+    // AFTER hooks before its NODE_FAILED as for any node.
+    const ends = events.flatMap((event) =>
+      event.type === 'NODE_FAILED' || event.type === 'HOOK_TRIGGERED'
+        ? [`${event.type} ${event.nodeId}${event.type === 'NODE_FAILED' ? ` ${event.error.code}` : ''}`]
+        : [],
+    );
+    expect(ends).toEqual([
+      'NODE_FAILED out.in.boom CODE_ERROR',
+      'HOOK_TRIGGERED out.in',
+      'NODE_FAILED out.in CODE_ERROR',
+      'HOOK_TRIGGERED out',
+      'NODE_FAILED out CODE_ERROR',
+    ]);
+    const started = events.flatMap((event) => (event.type === 'NODE_STARTED' ? [event.nodeId] : []));
+    expect(started).toEqual(['start', 'out', 'out.start', 'out.in', 'out.in.start', 'out.in.boom']);
   });
 });

@@ -441,7 +441,10 @@ describe('node types', () => {
         variables: [{ name: 'm', type: 'number', initial: 0 }],
         inputMapping: { m: 'n' },
       },
+      // A failure at the boundary fails the SUBGRAPH: its events name it (engine/lifecycle.ts).
+      enclosingSubgraphs: [{ subgraphId: 'nested' }],
     });
+    expect(node(definition, 'nested.bump')).toMatchObject({ enclosingSubgraphs: [{ subgraphId: 'nested' }] });
     // Inside the subgraph, `m` is the child's declaration; the EXIT writes the parent's `n`.
     expect(node(definition, 'nested.bump')).toMatchObject({ variables: [{ name: 'm', initial: 0 }] });
     expect(node(definition, 'nested.finish')).toEqual({
@@ -453,6 +456,7 @@ describe('node types', () => {
       subgraphNodeId: 'nested',
       config: { output: '{{m}}', outputMapping: { n: 'm' } },
       variables: [{ name: 'n', type: 'number', initial: 0 }],
+      enclosingSubgraphs: [{ subgraphId: 'nested' }],
     });
     expect(task(definition, 'nested.finish').Next).toBe('split');
   });
