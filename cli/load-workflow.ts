@@ -20,7 +20,9 @@ export async function loadWorkflowFile(path: string, io: Pick<CliIo, 'readFile'>
   return parseWorkflowText(text, path);
 }
 
-export function parseWorkflowText(text: string, fileName: string): LoadResult {
+export function parseWorkflowText(source: string, fileName: string): LoadResult {
+  // A byte order mark, which some editors write first, is no part of the JSON or YAML.
+  const text = source.startsWith('\uFEFF') ? source.slice(1) : source;
   const yaml = /\.ya?ml$/i.test(fileName) || (!/\.json$/i.test(fileName) && !/^\s*[{[]/.test(text));
   if (yaml) {
     const parsed = parseYamlWorkflow(text, fileName);
