@@ -5,14 +5,25 @@
  * A no-op for the remote targets and for a directory that does not exist yet.
  */
 import { resolve } from 'node:path';
+import { StepthreadError } from '../engine/errors.ts';
 import { resolveAwsTarget } from '../functions/aws/target.ts';
 import { openEarly } from '../functions/local/data-dir-server.ts';
 import type { CliIo } from './io.ts';
 
-/** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
+/**
+ * `--data-dir`, else STEPTHREAD_DATA_DIR (set and not empty), else `.stepthread` in the working
+ * directory. An empty `--data-dir` (an unset shell variable, `--data-dir "$DIR"`) is refused: it would
+ * resolve to the working directory itself and fill it with the stores' files.
+ */
 export function dataDirPath(given: string | undefined, io: CliIo): string {
   const env = io.env ?? process.env;
-  return resolve(io.cwd ?? process.cwd(), given ?? env.STEPTHREAD_DATA_DIR ?? '.stepthread');
+  if (given === '') {
+    throw new StepthreadError(
+      'LOCAL_DATA_UNWRITABLE',
+      '--data-dir is empty, which names no directory (it would be the working directory): give the directory, or leave the option out for ./.stepthread',
+    );
+  }
+  return resolve(io.cwd ?? process.cwd(), given ?? (env.STEPTHREAD_DATA_DIR || '.stepthread'));
 }
 
 /** The value of `--data-dir` in `args` as commander reads it (`--data-dir DIR` or `--data-dir=DIR`). */
@@ -37,5 +48,8 @@ export function openRunStoresEarly(args: readonly string[], io: CliIo): () => vo
   const env = io.env ?? process.env;
   const embedded = { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' };
   if (resolveAwsTarget(env, embedded).kind !== 'embedded') return () => {};
-  return openEarly(dataDirPath(dataDirArgument(args), io));
+  const given = dataDirArgument(args);
+  // Refused by the command itself, with its code.
+  if (given === '') return () => {};
+  return openEarly(dataDirPath(given, io));
 }

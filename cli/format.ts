@@ -11,7 +11,15 @@ export function formatCodedError(error: CodedError): string {
       ? error.message.slice(error.path.length + 2)
       : error.message;
   const message = text.replace(/\s*\n\s*/g, ' ');
-  return where ? `${error.code} (${where}): ${message}` : `${error.code}: ${message}`;
+  return visible(where ? `${error.code} (${where}): ${message}` : `${error.code}: ${message}`);
+}
+
+/**
+ * `text` with control characters written as `\u001b`: a message may quote a hostile file (a JSON
+ * parse error shows its text), whose escape sequences would otherwise reach the terminal.
+ */
+export function visible(text: string): string {
+  return text.replace(/\p{Cc}/gu, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The `--json` report shape: exactly these keys, optional ones only when present. */

@@ -1,7 +1,7 @@
 /** Reads a workflow file (.json, .yaml, .yml; other names are sniffed) into plain data. */
-import { parse as parseYaml } from 'yaml';
 import type { CodedError } from '../engine/errors.ts';
 import type { CliIo } from './io.ts';
+import { parseYamlWorkflow } from './yaml-workflow.ts';
 
 export type LoadResult =
   | { kind: 'loaded'; data: unknown }
@@ -20,22 +20,23 @@ export async function loadWorkflowFile(path: string, io: Pick<CliIo, 'readFile'>
   return parseWorkflowText(text, path);
 }
 
-export function parseWorkflowText(text: string, fileName: string): LoadResult {
+export function parseWorkflowText(source: string, fileName: string): LoadResult {
+  // A byte order mark, which some editors write first, is no part of the JSON or YAML.
+  const text = source.startsWith('\uFEFF') ? source.slice(1) : source;
   const yaml = /\.ya?ml$/i.test(fileName) || (!/\.json$/i.test(fileName) && !/^\s*[{[]/.test(text));
+  if (yaml) {
+    const parsed = parseYamlWorkflow(text, fileName);
+    return parsed.ok ? { kind: 'loaded', data: parsed.data } : { kind: 'unparsable', error: parsed.error };
+  }
   try {
-    return { kind: 'loaded', data: yaml ? parseYamlStrict(text) : JSON.parse(text) };
+    return { kind: 'loaded', data: JSON.parse(text) };
   } catch (error) {
-    const format = yaml ? 'YAML' : 'JSON';
-    // The YAML library appends a code excerpt on later lines; the first line already has line and column.
-    const reason = (error as Error).message.split('\n')[0]!.replace(/:$/, '');
     return {
       kind: 'unparsable',
-      error: { code: 'WORKFLOW_PARSE_ERROR', message: `${fileName} is not valid ${format}: ${reason}` },
+      error: {
+        code: 'WORKFLOW_PARSE_ERROR',
+        message: `${fileName} is not valid JSON: ${(error as Error).message}`,
+      },
     };
   }
-}
-
-function parseYamlStrict(text: string): unknown {
-  // prettyErrors gives line/column; uniqueKeys rejects silently-overwritten duplicate keys.
-  return parseYaml(text, { prettyErrors: true, uniqueKeys: true });
 }

@@ -10,6 +10,7 @@ import type { Workflow } from '../engine/model/schema.ts';
 import type { AwsClients } from '../functions/aws/clients.ts';
 import { resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
+import { unreadableDataDir } from '../functions/local/data-dir-errors.ts';
 import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { checkWorkflow } from './check-workflow.ts';
 import { dataDirPath } from './early-stores.ts';
@@ -81,12 +82,8 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
     };
   }
   const dataDir = dataDirOf(options, io);
-  if (options.mustExist && !existsSync(dataDir)) {
-    throw new StepthreadError(
-      'LOCAL_DATA_NOT_FOUND',
-      `no local data directory at ${dataDir}: nothing has run there; run a workflow first, or point --data-dir (or STEPTHREAD_DATA_DIR) at the directory your runs used`,
-    );
-  }
+  const unreadable = options.mustExist ? unreadableDataDir(dataDir) : undefined;
+  if (unreadable) throw new StepthreadError(unreadable.code, unreadable.message);
   // Shared with every other command on the directory (functions/local/data-dir-server.ts).
   const [services, { createAwsClients }] = await Promise.all([
     openDataDir(dataDir, { create: !options.mustExist }),

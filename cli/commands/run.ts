@@ -10,7 +10,7 @@ import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts'
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
-import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
+import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
 import { exampleAnswers, waitingMessage } from '../../functions/local/interaction-hints.ts';
@@ -24,7 +24,7 @@ import {
   continueAfterEventsOf,
   reportThresholdRefused,
 } from '../continuation.ts';
-import { formatCodedError } from '../format.ts';
+import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -82,6 +82,8 @@ export async function parseInput(raw: string | undefined, io: CliIo): Promise<Pa
       return invalidInput(`cannot read --input file ${raw.slice(1)}: ${(error as Error).message}`);
     }
   }
+  // A byte order mark, which some editors write first in a file, is no part of the JSON.
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -100,11 +102,11 @@ export async function parseInput(raw: string | undefined, io: CliIo): Promise<Pa
 
 /** Says why `--input` is refused, coded; the exit code: 2 for INPUT_INVALID, else 1. */
 export function reportInputRefused(input: Extract<ParsedInput, { ok: false }>, io: CliIo): number {
-  io.stderr(`stepthread: ${input.code}: ${input.message}\n`);
+  io.stderr(`stepthread: ${input.code}: ${visible(input.message)}\n`);
   return input.code === 'INPUT_INVALID' ? EXIT.usage : EXIT.invalid;
 }
 
-/** An input the run would refuse or change: too deep, or an integer JSON.parse would round. */
+/** An input the run would refuse or change: too deep, or a number JSON.parse would round or overflow. */
 function refusedInput(text: string, value: unknown): { code: ErrorCode; message: string } | undefined {
   if (valueDepth(value) > MAX_VALUE_DEPTH) {
     return {
@@ -112,11 +114,11 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
       message: `--input nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep`,
     };
   }
-  const inexact = inexactIntegerIn(text);
+  const inexact = inexactNumberIn(text);
   if (inexact !== undefined) {
     return {
       code: 'INPUT_NUMBER_INEXACT',
-      message: `--input holds the integer ${inexact}, which a JSON number (a double) cannot hold exactly (beyond 2^53); pass it as a string`,
+      message: `--input holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, or beyond ±1.8e308); pass it as a string`,
     };
   }
   return undefined;

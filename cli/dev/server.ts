@@ -14,7 +14,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
-import { inexactIntegerIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
+import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
@@ -1177,12 +1177,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw badRequest(`the body is not valid JSON: ${(error as Error).message}`);
     }
     // What `run` refuses in --input and --answers, refused here too (the body wraps the value once).
-    const inexact = inexactIntegerIn(text);
+    const inexact = inexactNumberIn(text);
     if (inexact !== undefined) {
       throw new ApiError(
         400,
         'INPUT_NUMBER_INEXACT',
-        `the body holds the integer ${inexact}, which a JSON number (a double) cannot hold exactly (beyond 2^53); send it as a string`,
+        `the body holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, or beyond ±1.8e308); send it as a string`,
       );
     }
     if (valueDepth(body, MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1) {

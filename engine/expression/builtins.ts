@@ -4,6 +4,14 @@
  * `toString` or `constructor` never resolve to anything inherited.
  */
 import { charge, sizeOf } from './budget.ts';
+import {
+  characterCount,
+  containsCharacters,
+  endsWithCharacters,
+  sliceCharacters,
+  splitCharacters,
+  startsWithCharacters,
+} from './characters.ts';
 import { MAX_ARRAY_LENGTH } from './limits.ts';
 import { checkStringLength, isForbiddenKey, isRecord, runtimeError, toText, typeName } from './values.ts';
 
@@ -83,7 +91,8 @@ const builtins = {
     signature: 'len(value)',
     call: ([value]) => {
       if (value === null || value === undefined) return 0;
-      if (typeof value === 'string' || Array.isArray(value)) return value.length;
+      if (typeof value === 'string') return characterCount(value);
+      if (Array.isArray(value)) return value.length;
       if (isRecord(value)) return Object.keys(value).length;
       throw argumentError('len', 0, 'a string, array or object', value);
     },
@@ -110,20 +119,20 @@ const builtins = {
       if (Array.isArray(haystack)) return haystack.some((item) => item === needle);
       if (typeof haystack !== 'string') throw argumentError('contains', 0, 'a string or array', haystack);
       if (typeof needle !== 'string') throw argumentError('contains', 1, 'a string', needle);
-      return haystack.includes(needle);
+      return containsCharacters(haystack, needle);
     },
   },
   startsWith: {
     minArgs: 2,
     maxArgs: 2,
     signature: 'startsWith(text, prefix)',
-    call: (a) => textArg('startsWith', a, 0).startsWith(textArg('startsWith', a, 1)),
+    call: (a) => startsWithCharacters(textArg('startsWith', a, 0), textArg('startsWith', a, 1)),
   },
   endsWith: {
     minArgs: 2,
     maxArgs: 2,
     signature: 'endsWith(text, suffix)',
-    call: (a) => textArg('endsWith', a, 0).endsWith(textArg('endsWith', a, 1)),
+    call: (a) => endsWithCharacters(textArg('endsWith', a, 0), textArg('endsWith', a, 1)),
   },
   keys: {
     minArgs: 1,
@@ -247,7 +256,7 @@ const builtins = {
       const text = textArg('split', a, 0);
       const separator = textArg('split', a, 1);
       // An empty separator splits into characters (code points, so emoji stay whole).
-      const parts = separator === '' ? Array.from(text) : text.split(separator, MAX_ARRAY_LENGTH + 1);
+      const parts = splitCharacters(text, separator, MAX_ARRAY_LENGTH + 1);
       if (parts.length > MAX_ARRAY_LENGTH) {
         throw runtimeError(`split() would produce more than ${MAX_ARRAY_LENGTH} parts`);
       }
@@ -265,7 +274,7 @@ const builtins = {
       }
       const start = integerArg('slice', a, 1);
       const end = a.length > 2 ? integerArg('slice', a, 2) : undefined;
-      return value.slice(start, end);
+      return typeof value === 'string' ? sliceCharacters(value, start, end) : value.slice(start, end);
     },
   },
   replace: {
@@ -277,7 +286,7 @@ const builtins = {
       const search = textArg('replace', a, 1);
       const replacement = textArg('replace', a, 2);
       if (search === '') throw runtimeError('replace() search text must not be empty');
-      const pieces = text.split(search);
+      const pieces = splitCharacters(text, search);
       checkStringLength(
         text.length + (pieces.length - 1) * (replacement.length - search.length),
         'replace() result',

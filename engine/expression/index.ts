@@ -7,7 +7,7 @@
  * - Identifiers read the scope's own properties; unknown names are undefined.
  * - Member access a.b, a[0], a["k"], a[expr]; null/undefined objects give undefined (optional
  *   chaining always on; `?.` is accepted too). Objects expose own properties only; strings and
- *   arrays expose `length` and indices. `__proto__`, `constructor`, `prototype` are rejected.
+ *   arrays expose `length` and indices (a string's, like every text function, count code points). `__proto__`, `constructor`, `prototype` are rejected.
  * - Operators: unary ! - +; * / %; + -; < <= > >=; == != (strict, as === !==); &&; || ??; ?:
  *   Arithmetic and comparison need numbers (or two strings for comparison); + with a string
  *   side concatenates, converting the other side as templates do.

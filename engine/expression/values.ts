@@ -4,6 +4,7 @@
  * through `readProperty`, so the prototype chain is never reached.
  */
 import { StepthreadError } from '../errors.ts';
+import { characterAt, characterCount } from './characters.ts';
 import { MAX_STRING_LENGTH } from './limits.ts';
 
 /** Keys that lead to prototypes or constructors; never readable, whatever the object. */
@@ -38,15 +39,21 @@ function arrayIndex(key: string | number): number | undefined {
 
 /**
  * Reads `target[key]` under the language's rules: nullish targets give undefined (optional
- * chaining), strings and arrays expose `length` and indices, objects expose own properties
- * only, and anything else (numbers, functions, …) exposes nothing.
+ * chaining), strings and arrays expose `length` and indices (a string's count characters, as
+ * characters.ts does), objects expose own properties only, and anything else (numbers,
+ * functions, …) exposes nothing.
  */
 export function readProperty(target: unknown, key: string | number): unknown {
   if (typeof key === 'string' && isForbiddenKey(key)) {
     throw runtimeError(`property "${key}" is not accessible`);
   }
   if (target === null || target === undefined) return undefined;
-  if (typeof target === 'string' || Array.isArray(target)) {
+  if (typeof target === 'string') {
+    if (key === 'length') return characterCount(target);
+    const index = arrayIndex(key);
+    return index === undefined ? undefined : characterAt(target, index);
+  }
+  if (Array.isArray(target)) {
     if (key === 'length') return target.length;
     const index = arrayIndex(key);
     return index !== undefined && index < target.length ? target[index] : undefined;

@@ -50,11 +50,12 @@ export function valueTooDeep(what: string, limit: number, nodeId?: string): Step
 }
 
 /**
- * Integer literals in JSON text that a JavaScript number cannot hold exactly (beyond 2^53, such as
- * `12345678901234567891`): JSON.parse would silently round them. Returns the first one, if any.
- * Scans the text once, skipping strings.
+ * Number literals in JSON text that a JavaScript number cannot hold: an integer beyond 2^53, such as
+ * `12345678901234567891`, which JSON.parse would silently round, or a number beyond a double's range,
+ * such as `1e400`, which it would make Infinity (and JSON then writes null). Returns the first one, if
+ * any. Scans the text once, skipping strings.
  */
-export function inexactIntegerIn(text: string): string | undefined {
+export function inexactNumberIn(text: string): string | undefined {
   // A scan by index, not one regular expression: an alternation repeated over a string of megabytes
   // overflows V8's regex stack.
   const number = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -76,7 +77,10 @@ export function inexactIntegerIn(text: string): string | undefined {
       continue;
     }
     at += token.length;
-    if (/[.eE]/.test(token)) continue;
+    if (/[.eE]/.test(token)) {
+      if (!Number.isFinite(Number(token))) return token;
+      continue;
+    }
     const digits = token.replace(/^-?0*/, '');
     if (digits.length < 16) continue;
     const value = Number(token);

@@ -13,7 +13,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderString } from '../../engine/expression/index.ts';
 import { hasTemplate, splitTemplate } from '../../engine/expression/template-syntax.ts';
-import { inexactIntegerIn } from '../../engine/model/json-values.ts';
+import { inexactNumberIn } from '../../engine/model/json-values.ts';
 import type { HttpMethod, HttpToolHandler } from '../../engine/model/schema.ts';
 import { httpUrlOrigin, templateReferences } from '../../engine/validation/tool-rules.ts';
 import type { Redactor } from '../redaction/redactor.ts';
@@ -310,11 +310,11 @@ function parseBody(toolName: string, headers: IncomingHttpHeaders, text: string)
   } catch {
     return text;
   }
-  const inexact = inexactIntegerIn(text);
+  const inexact = inexactNumberIn(text);
   if (inexact !== undefined) {
     throw new ToolFailure(
       'TOOL_RESPONSE_NUMBER_INEXACT',
-      `tool "${toolName}": the response holds the integer ${inexact.slice(0, 40)}, which a JSON number cannot hold exactly; have the server send it as a string`,
+      `tool "${toolName}": the response holds the number ${inexact.slice(0, 40)}, which a JSON number cannot hold exactly; have the server send it as a string`,
     );
   }
   return parsed;
