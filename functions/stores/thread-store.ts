@@ -51,6 +51,15 @@ import {
 export interface ThreadJournal {
   readonly executionHistory: ExecutionHistoryEntry[];
   readonly events: StepthreadEvent[];
+  /** The console output of each step that printed (CODE), by step; large ones as their reference. */
+  readonly logs: StepLogs[];
+}
+
+/** One step's console output as its record holds it (`NodeLogs`, or a reference to it). */
+export interface StepLogs {
+  readonly step: number;
+  readonly nodeId: string;
+  readonly logs: unknown;
 }
 
 /** Head fields a step record keeps: what the thread looked like after the step (time travel). */
@@ -597,9 +606,10 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
 
     async putNodeResults(threadId, results) {
       if (results.length === 0) return;
-      const items = results.map((result) => ({
+      const items = results.map(({ logs: _logs, ...result }) => ({
         ...itemKeys.nodeResult(threadId, result.nodeId),
         kind: 'node',
+        // Console output stays in the step record: `{{nodes.<id>}}` reads the output only.
         result,
       }));
       if (items.length === 1) {
@@ -739,14 +749,19 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     const source = copySourceOf(thread);
     const before = source
       ? await journalOf((await store.getThread(source.threadId)).thread, source.step)
-      : { executionHistory: [], events: [] };
+      : { executionHistory: [], events: [], logs: [] };
     return {
       executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
       events: [...before.events, ...created, ...steps.flatMap((s) => s.events)],
+      logs: [...before.logs, ...steps.flatMap(logsOfRecord)],
     };
   }
 
   return store;
+}
+
+function logsOfRecord({ step, result }: StepRecord): StepLogs[] {
+  return result.logs === undefined ? [] : [{ step, nodeId: result.nodeId, logs: result.logs }];
 }
 
 /** Where a copy came from: its source thread and the source's step count it was copied at. */
