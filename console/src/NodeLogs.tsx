@@ -32,10 +32,10 @@ export function NodeLogs({
   const printed = (rows ?? []).filter((row) => row.nodeId === nodeId && row.logs !== undefined);
   if (printed.length === 0) return null;
   return (
-    <div data-testid="node-logs">
+    <div data-testid="node-logs" style={{ margin: '0.5rem 0' }}>
       {printed.map((row) => (
         <div key={row.step} data-testid={`node-logs-${row.step}`}>
-          <h3>Console output, step {row.step}</h3>
+          <p className="muted">What its code printed in step {row.step}:</p>
           <pre className="logs">{row.logs!.lines.join('\n')}</pre>
           {row.logs!.cut && <p className="muted">{cutNote(row.logs!.cut)}</p>}
         </div>
