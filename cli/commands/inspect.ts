@@ -13,7 +13,7 @@ import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
-import type { StepLogs, ThreadJournal } from '../../functions/stores/thread-store.ts';
+import type { ThreadJournal } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
@@ -87,22 +87,21 @@ export interface InspectReport {
 /**
  * Node runs from the thread's NODE_STARTED / NODE_COMPLETED / NODE_FAILED events, in order, each with
  * the step that recorded it: the next entry of `history` (the thread's steps, in order) for its node,
- * and that step's console output from `logs`.
+ * and that entry's console output (`logs`, at the same index).
  */
 export function nodeRunsOf(
   events: readonly StepthreadEvent[],
   history: readonly ExecutionHistoryEntry[] = [],
-  logs: readonly StepLogs[] = [],
+  logs: readonly unknown[] = [],
 ): NodeRun[] {
-  const logsByStep = new Map(logs.map((entry) => [entry.step, entry.logs as NodeRun['logs']]));
   const runs: NodeRun[] = [];
   const open = new Map<string, NodeRun>();
   let next = 0;
-  const stepOf = (nodeId: string): number | undefined => {
+  const entryOf = (nodeId: string): number | undefined => {
     const at = history.findIndex((entry, index) => index >= next && entry.nodeId === nodeId);
     if (at < 0) return undefined;
     next = at + 1;
-    return history[at]!.step;
+    return at;
   };
   for (const event of events) {
     if (event.type === 'NODE_STARTED') {
@@ -122,9 +121,10 @@ export function nodeRunsOf(
       run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
       run.endedAt = event.at;
       run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
-      const step = stepOf(event.nodeId);
-      if (step !== undefined) run.step = step;
-      const printed = step === undefined ? undefined : logsByStep.get(step);
+      const at = entryOf(event.nodeId);
+      if (at === undefined) continue;
+      run.step = history[at]!.step;
+      const printed = logs[at] as NodeRun['logs'];
       if (printed !== undefined) run.logs = printed;
     }
   }
@@ -326,13 +326,13 @@ async function withValuesRead(store: ValueStore | undefined, thread: Thread): Pr
 }
 
 /** Console output stored by reference read back (one parallel round), as values are. */
-async function withLogsRead(store: ValueStore | undefined, logs: readonly StepLogs[]): Promise<StepLogs[]> {
+async function withLogsRead(store: ValueStore | undefined, logs: readonly unknown[]): Promise<unknown[]> {
   const { data } = await hydrateAll(
     store,
-    logs.map((entry) => ({ logs: entry.logs })),
+    logs.map((entry) => ({ logs: entry })),
     { maxBytes: INSPECT_MAX_READ_BYTES },
   );
-  return logs.map((entry, i) => ({ ...entry, logs: data[i]!.logs }));
+  return data.map((entry) => entry.logs);
 }
 
 /** The respond flag a question takes. */

@@ -51,15 +51,12 @@ import {
 export interface ThreadJournal {
   readonly executionHistory: ExecutionHistoryEntry[];
   readonly events: StepthreadEvent[];
-  /** The console output of each step that printed (CODE), by step; large ones as their reference. */
-  readonly logs: StepLogs[];
-}
-
-/** One step's console output as its record holds it (`NodeLogs`, or a reference to it). */
-export interface StepLogs {
-  readonly step: number;
-  readonly nodeId: string;
-  readonly logs: unknown;
+  /**
+   * Each history entry's console output (CODE), at the same index; undefined for a step that printed
+   * nothing. As the records hold it: `NodeLogs`, or a reference to it. (Indexed like the history, not
+   * by step: a copy's own steps are numbered from 1 after its source's.)
+   */
+  readonly logs: unknown[];
 }
 
 /** Head fields a step record keeps: what the thread looked like after the step (time travel). */
@@ -753,15 +750,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     return {
       executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
       events: [...before.events, ...created, ...steps.flatMap((s) => s.events)],
-      logs: [...before.logs, ...steps.flatMap(logsOfRecord)],
+      logs: [...before.logs, ...steps.map((record) => record.result.logs)],
     };
   }
 
   return store;
-}
-
-function logsOfRecord({ step, result }: StepRecord): StepLogs[] {
-  return result.logs === undefined ? [] : [{ step, nodeId: result.nodeId, logs: result.logs }];
 }
 
 /** Where a copy came from: its source thread and the source's step count it was copied at. */

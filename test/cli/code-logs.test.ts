@@ -127,6 +127,23 @@ describe('a CODE node that prints', () => {
       { step: 2, logs: { lines: PRINTED } },
     ]);
   });
+
+  it('a copy from the CODE node runs it again: the copy shows that run with its own output, once', async () => {
+    const copied = await cli('copy', threadId, '--from', 'compute');
+    const copyId = copied.stdout.trim();
+    expect(computeRuns(await inspectJson(copyId), copyId)).toEqual([]);
+    const ran = await cli('run', join(dir, 'prints.json'), '--thread', copyId);
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toContain('    compute │ n = 3 {"a":[1]}');
+    // A copy numbers its own steps from 1 after its source's; START, the source's step 1, printed nothing.
+    const report = await inspectJson(copyId);
+    expect(computeRuns(report, copyId)).toMatchObject([{ step: 1, logs: { lines: PRINTED } }]);
+    expect(report.threads[0]!.nodes.map((run) => [run.nodeId, run.step, 'logs' in run])).toEqual([
+      ['start', 1, false],
+      ['compute', 1, true],
+      ['end', 2, false],
+    ]);
+  });
 });
 
 describe('a CODE node that prints, then throws', () => {
