@@ -8,17 +8,18 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
-import type { ExecutionHistoryEntry, Thread } from '../../engine/thread/types.ts';
+import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import type { ThreadJournal } from '../../functions/stores/thread-store.ts';
-import { isValueRef, type Slotted } from '../../functions/stores/value-refs.ts';
+import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { terminalLogLines } from '../node-logs.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -34,6 +35,8 @@ export interface NodeRun {
   attempt: number;
   /** The thread's step that recorded the run (what `copy --from <step>` takes); absent while it runs. */
   step?: number;
+  /** What a CODE node's code printed in this run (one over 1 MB stays its reference). */
+  logs?: NodeLogs | ValueRef;
 }
 
 export interface ThreadReport {
@@ -83,20 +86,22 @@ export interface InspectReport {
 
 /**
  * Node runs from the thread's NODE_STARTED / NODE_COMPLETED / NODE_FAILED events, in order, each with
- * the step that recorded it: the next entry of `history` (the thread's steps, in order) for its node.
+ * the step that recorded it: the next entry of `history` (the thread's steps, in order) for its node,
+ * and that entry's console output (`logs`, at the same index).
  */
 export function nodeRunsOf(
   events: readonly StepthreadEvent[],
   history: readonly ExecutionHistoryEntry[] = [],
+  logs: readonly unknown[] = [],
 ): NodeRun[] {
   const runs: NodeRun[] = [];
   const open = new Map<string, NodeRun>();
   let next = 0;
-  const stepOf = (nodeId: string): number | undefined => {
+  const entryOf = (nodeId: string): number | undefined => {
     const at = history.findIndex((entry, index) => index >= next && entry.nodeId === nodeId);
     if (at < 0) return undefined;
     next = at + 1;
-    return history[at]!.step;
+    return at;
   };
   for (const event of events) {
     if (event.type === 'NODE_STARTED') {
@@ -116,8 +121,11 @@ export function nodeRunsOf(
       run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
       run.endedAt = event.at;
       run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
-      const step = stepOf(event.nodeId);
-      if (step !== undefined) run.step = step;
+      const at = entryOf(event.nodeId);
+      if (at === undefined) continue;
+      run.step = history[at]!.step;
+      const printed = logs[at] as NodeRun['logs'];
+      if (printed !== undefined) run.logs = printed;
     }
   }
   return runs;
@@ -150,7 +158,7 @@ function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<Thre
 
 function reportOf(
   thread: Thread,
-  { events, executionHistory }: Pick<ThreadJournal, 'events' | 'executionHistory'>,
+  { events, executionHistory, logs }: ThreadJournal,
   all: readonly Thread[],
   messageCount: number,
   open: readonly Interaction[] = [],
@@ -194,7 +202,7 @@ function reportOf(
         }
       : {}),
     errors: thread.errors,
-    nodes: nodeRunsOf(events, executionHistory),
+    nodes: nodeRunsOf(events, executionHistory, logs),
     children: all
       // A copy names its source as parent too (seed 002), and a fork branch's copy keeps its path id.
       .filter(
@@ -257,7 +265,8 @@ export async function buildInspectReport(
   // Events and results live in the threads' step records (status changes outside steps: the head).
   const journals = new Map<string, ThreadJournal>();
   for (const [i, thread] of threads.entries()) {
-    journals.set(thread.id, await runtime.stores.threads.readJournal(thread.id));
+    const journal = await runtime.stores.threads.readJournal(thread.id);
+    journals.set(thread.id, { ...journal, logs: await withLogsRead(runtime.stores.values, journal.logs) });
     // A copy's results include its source's up to the copy (seed 002).
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
@@ -282,7 +291,7 @@ export async function buildInspectReport(
     threads: threads.map((thread) =>
       reportOf(
         thread,
-        journals.get(thread.id) ?? { events: [], executionHistory: [] },
+        journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [] },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id),
@@ -316,6 +325,16 @@ async function withValuesRead(store: ValueStore | undefined, thread: Thread): Pr
   return { ...thread, input, output, variables, nodeResults };
 }
 
+/** Console output stored by reference read back (one parallel round), as values are. */
+async function withLogsRead(store: ValueStore | undefined, logs: readonly unknown[]): Promise<unknown[]> {
+  const { data } = await hydrateAll(
+    store,
+    logs.map((entry) => ({ logs: entry })),
+    { maxBytes: INSPECT_MAX_READ_BYTES },
+  );
+  return data.map((entry) => entry.logs);
+}
+
 /** The respond flag a question takes. */
 function answerFlag(type: string): string {
   if (type === 'ask_for_approval') return '--approve';
@@ -334,6 +353,13 @@ export function previewValue(value: unknown): string {
   const json = JSON.stringify(value) ?? 'undefined';
   if (json.length <= PREVIEW_CHARS) return json;
   return `${json.slice(0, PREVIEW_CHARS)}… (${Buffer.byteLength(json).toLocaleString('en-US')} bytes)`;
+}
+
+/** A run's console output under its line: the lines, or the size of output too large to read. */
+function runLogLines(logs: NodeRun['logs']): string[] {
+  if (logs === undefined) return [];
+  if (isValueRef(logs)) return [`(console output: ${previewValue(logs)})`];
+  return terminalLogLines(logs);
 }
 
 function printReport(report: InspectReport, io: CliIo): void {
@@ -362,6 +388,7 @@ function printReport(report: InspectReport, io: CliIo): void {
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
       const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(9);
       io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${run.nodeType})${duration}${attempt}\n`);
+      for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
     }
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);

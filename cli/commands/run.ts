@@ -34,6 +34,7 @@ import {
   type StoreSession,
   withStores,
 } from '../local-session.ts';
+import { nodeLogsPrinter } from '../node-logs.ts';
 
 // The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
 // store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
@@ -280,7 +281,10 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   );
 }
 
-/** Progress and continuation output as the flags ask, and the answer source. */
+/**
+ * Progress (with what CODE nodes print) and continuation output as the flags ask, and the answer
+ * source. `--json` prints neither: `inspect` has the output.
+ */
 export function runOptionsFor(
   options: Pick<RunCommandOptions, 'json'>,
   io: CliIo,
@@ -295,7 +299,7 @@ export function runOptionsFor(
         );
   return {
     answerInteraction,
-    ...(onEvent ? { onEvent } : {}),
+    ...(onEvent ? { onEvent, onNodeLogs: nodeLogsPrinter(io) } : {}),
     ...(onContinue ? { onContinue } : {}),
   };
 }

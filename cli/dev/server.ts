@@ -1120,11 +1120,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(from === undefined ? {} : { from }),
       to: Math.min(to ?? Number.POSITIVE_INFINITY, thread.step ?? 0),
     });
-    // Outputs stored by reference (large values) are read back: one parallel round of reads.
+    // Outputs and console output stored by reference (large values) are read back: one parallel
+    // round of reads.
     const outputs = (
       await hydrateAll(
         stores.values,
-        records.map((record) => ({ output: record.result.output })),
+        records.map(({ result }) => ({
+          output: result.output,
+          ...(result.logs === undefined ? {} : { logs: result.logs }),
+        })),
       )
     ).data;
     return {
@@ -1132,6 +1136,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       stepCount: thread.step ?? 0,
       steps: records.map((record, index) => {
         const output = outputs[index]?.output;
+        const logs = outputs[index]?.logs;
         const usage = (record.state?.conversation as { tokenUsage?: unknown } | undefined)?.tokenUsage;
         return {
           step: record.step,
@@ -1143,6 +1148,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           durationMs: Date.parse(record.result.endedAt) - Date.parse(record.result.startedAt),
           attempt: record.result.attempt ?? 1,
           ...(output === undefined ? {} : { output }),
+          ...(logs === undefined ? {} : { logs }),
           ...(record.result.error ? { error: record.result.error } : {}),
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),

@@ -20,6 +20,7 @@ import {
   type ThreadSteps,
 } from './api.ts';
 import { Graph } from './Graph.tsx';
+import { NodeLogs } from './NodeLogs.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
 
 export function ExecutionView({ executionId }: { executionId: string }) {
@@ -73,6 +74,8 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   if (!page) return <p className="muted">Loading…</p>;
   const { execution } = page;
   const currentThread = threadId ?? page.rootThreadId;
+  // The thread the selected node ran on (a fork child for a node inside a branch).
+  const nodeThread = selectedNode ? (page.nodeStatus[selectedNode]?.threadId ?? currentThread) : undefined;
   return (
     <>
       <h1>
@@ -165,6 +168,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 before its step (move the slider there) and this configuration:
               </p>
               <pre>{JSON.stringify(nodes[selectedNode] ?? null, null, 2)}</pre>
+              {nodeThread && <NodeLogs threadId={nodeThread} nodeId={selectedNode} version={version} />}
               <button type="button" onClick={() => setSelectedNode(undefined)}>
                 Show every step
               </button>

@@ -125,8 +125,15 @@ export interface StepRow {
   durationMs: number;
   attempt: number;
   output?: unknown;
+  /** What a CODE node's code printed in this step, capped (`cut` says what the cap left out). */
+  logs?: StepLogs;
   error?: CodedError;
   tokenUsage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+}
+
+export interface StepLogs {
+  lines: string[];
+  cut?: { lines: number; chars: number };
 }
 
 export interface ThreadSteps {

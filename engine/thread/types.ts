@@ -58,6 +58,22 @@ export interface NodeResult {
   startedAt: string;
   endedAt: string;
   attempt?: number;
+  /**
+   * What a CODE node's JavaScript printed (`console.*`), capped; kept with the result in its step
+   * record (events carry no values), stored by reference when large like any value.
+   */
+  logs?: NodeLogs;
+}
+
+/** A node's console output: the lines kept, and what the cap cut, when it cut anything. */
+export interface NodeLogs {
+  lines: string[];
+  cut?: {
+    /** Whole lines dropped after the cap was reached. */
+    lines: number;
+    /** Characters cut from the ends of lines that were kept. */
+    chars: number;
+  };
 }
 
 export interface ExecutionHistoryEntry {

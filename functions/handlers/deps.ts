@@ -1,5 +1,5 @@
 /** What a handler needs from outside: stores, clock and ids, LLM providers, cancellation. */
-import type { EngineEnv } from '../../engine/thread/types.ts';
+import type { EngineEnv, NodeLogs } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
 import type { EventPublisher } from '../events/publisher.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
@@ -45,6 +45,19 @@ export interface HandlerDeps extends HandlerStores {
   readonly tools?: ToolRuntime;
   /** Where committed events are published (default: nowhere; they are still recorded on the thread). */
   readonly events?: EventPublisher;
+  /**
+   * Told what a node's code printed once its step committed (the result keeps it either way): the
+   * CLI's progress shows it, a Lambda logs it. Never called for a step replayed from its record.
+   */
+  readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
+}
+
+/** A committed step's console output and where it came from. */
+export interface NodeLogsEntry {
+  readonly threadId: string;
+  readonly nodeId: string;
+  readonly step: number;
+  readonly logs: NodeLogs;
 }
 
 export function createHandlerStores(clients: AwsClients, options: ThreadStoreOptions = {}): HandlerStores {

@@ -11,7 +11,7 @@ import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts
 import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
-import type { HandlerDeps } from './deps.ts';
+import type { HandlerDeps, NodeLogsEntry } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
 import { systemEnv } from './system-env.ts';
 
@@ -115,6 +115,18 @@ function logKeys(event: unknown): Record<string, string | number> {
 }
 
 /**
+ * A CODE node's console output in the function's log (CloudWatch), one entry per line as a Lambda's
+ * own `console.log` would give, after the step committed. Only the log: the state payload never
+ * carries it, and the step record keeps it for inspect and the console.
+ */
+function logCodeOutput(logger: Logger): (entry: NodeLogsEntry) => void {
+  return ({ step, logs }) => {
+    for (const line of logs.lines) logger.info(line, { codeOutput: true, committedStep: step });
+    if (logs.cut) logger.info('code output cut', { codeOutput: true, committedStep: step, cut: logs.cut });
+  };
+}
+
+/**
  * The Lambda handler of one node type, serving the actions in `actions` (its own node type's code
  * only). `makeDeps` defaults to clients from the environment; tests pass their own.
  */
@@ -132,7 +144,7 @@ export function createNodeHandler<T extends NodeType>(
     });
     const started = performance.now();
     try {
-      const next = await dispatch(event, makeDeps(opts?.signal));
+      const next = await dispatch(event, { onNodeLogs: logCodeOutput(logger), ...makeDeps(opts?.signal) });
       logger.info('task completed', {
         durationMs: Math.round(performance.now() - started),
         nextStep: next.step,

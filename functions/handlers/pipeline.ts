@@ -27,7 +27,7 @@ import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
 import { deepCopy, isTerminalStatus, lineageOf, transitionThread } from '../../engine/thread/index.ts';
-import type { Envelope, NodeResult, Thread, Variables } from '../../engine/thread/types.ts';
+import type { Envelope, NodeLogs, NodeResult, Thread, Variables } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import type {
@@ -218,6 +218,8 @@ export interface StepContext {
   readonly conversation: ConversationView | undefined;
   /** Token usage after this node's LLM calls, when it made any. */
   tokenUsage?: TokenUsage;
+  /** What the node's code printed (CODE): kept on its result, completed or failed. */
+  logs?: NodeLogs;
   /** What the next envelope carries for the state machine (route, loop, fork, ...). */
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
@@ -542,7 +544,7 @@ async function executeStep(
     },
   });
   if (abandoned) throw abandoned.error;
-  const { result } = lifecycle;
+  const result: NodeResult = ctx.logs ? { ...lifecycle.result, logs: ctx.logs } : lifecycle.result;
   const failed = result.status === 'FAILED';
   // A failed node changes nothing but its result: its partial work is dropped.
   const after: Thread = failed ? startedThread : ctx.thread;
@@ -594,6 +596,8 @@ async function executeStep(
   // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
   await deps.threads.putNodeResults(original.id, results);
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
+  // Once committed, so an abandoned attempt's output never shows (its retry prints its own).
+  if (result.logs) deps.onNodeLogs?.({ threadId: original.id, nodeId: node.id, step, logs: result.logs });
 
   const committed: Thread = { ...after, step, lastEnvelope: next };
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);

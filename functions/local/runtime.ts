@@ -27,7 +27,12 @@ import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
-import { createHandlerStores, type HandlerDeps, type HandlerStores } from '../handlers/deps.ts';
+import {
+  createHandlerStores,
+  type HandlerDeps,
+  type HandlerStores,
+  type NodeLogsEntry,
+} from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
@@ -89,6 +94,8 @@ export interface RunOptions {
   readonly executionId?: string;
   /** Called with every execution event as it happens (progress output). */
   readonly onEvent?: (event: LocalEvent) => void;
+  /** What a CODE node printed, once its step committed (the step's record keeps it too). */
+  readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
   /** Wraps each Task invocation; `invoke` runs the real handler (crash injection in tests). */
   readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
   /** Retry at once instead of after the definition's IntervalSeconds. */
@@ -645,6 +652,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           env,
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
+          ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
         },
         options: runOptions,
         attempts: new Map(),

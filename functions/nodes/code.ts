@@ -5,6 +5,7 @@
  * the expression scope) on top, so an input of the same name wins over a variable. The returned
  * JSON is the node's output and, when asked, goes to `outputVariable`. Sandbox failures
  * (CODE_TIMEOUT, CODE_MEMORY_LIMIT, CODE_ERROR, ...) are the node's coded failure, naming it.
+ * What the code printed goes on the step's result (`logs`), failed or not.
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import { evaluate } from '../../engine/expression/index.ts';
@@ -13,6 +14,7 @@ import { deepCopy, variableView } from '../../engine/thread/index.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { runCode } from '../sandbox/index.ts';
 import { maxValueBytes } from '../stores/value-refs.ts';
+import { nodeLogsOf } from './code-logs.ts';
 import { parseConfig } from './config.ts';
 import { storeOutput } from './output-variable.ts';
 
@@ -56,6 +58,9 @@ export const codeNode: NodeBehaviour = {
     });
     // The run ended while the code ran: abandon the step rather than commit into a finished run.
     deps.signal?.throwIfAborted();
+    // Kept with the result whether the code returned or threw: prints before a throw explain it.
+    const logs = nodeLogsOf(result);
+    if (logs) ctx.logs = logs;
     if (!result.ok) {
       // The sandbox's message already names the line of a thrown error.
       const { code, message } = result.error;

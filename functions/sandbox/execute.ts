@@ -12,7 +12,7 @@ import {
   USER_CODE_LINE_OFFSET,
 } from './guest-harness.ts';
 import { failedHeapResizes, quickjsLimitBytes } from './quickjs-module.ts';
-import type { JobOutcome, SandboxError, SandboxErrorCode, SandboxJob } from './types.ts';
+import type { JobOutcome, LogsCut, SandboxError, SandboxErrorCode, SandboxJob } from './types.ts';
 
 /** QuickJS's own stack limit; kept well under the WebAssembly stack so overflow is an exception. */
 export const MAX_STACK_BYTES = 256 * 1024;
@@ -51,6 +51,11 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
   const owned: QuickJSHandle[] = [];
   let logs: string[] = [];
   let report: ExecutionReport;
+  const logsOf = (run: GuestRun) => {
+    const read = run.readLogs();
+    logs = read.lines;
+    return { logs, ...(read.cut ? { logsCut: read.cut } : {}) };
+  };
 
   try {
     runtime = quickjs.newRuntime();
@@ -65,12 +70,11 @@ export function executeJob(quickjs: QuickJSWASMModule, job: SandboxJob): Executi
     const run = new GuestRun(runtime, context, job, state, deadline, owned);
     try {
       const outputJson = run.execute();
-      logs = run.readLogs();
-      report = { outcome: { ok: true, outputJson, durationMs: elapsed(), logs }, broken: false };
+      report = { outcome: { ok: true, outputJson, durationMs: elapsed(), ...logsOf(run) }, broken: false };
     } catch (caught) {
       if (!(caught instanceof JobFailure)) throw caught;
-      logs = run.readLogs();
-      report = { outcome: { ok: false, error: caught.error, durationMs: elapsed(), logs }, broken: false };
+      const outcome = { ok: false, error: caught.error, durationMs: elapsed(), ...logsOf(run) } as const;
+      report = { outcome, broken: false };
     }
   } catch (hostError) {
     report = { outcome: crashOutcome(hostError, elapsed(), logs, state.heapRanOut()), broken: true };
@@ -164,9 +168,12 @@ class GuestRun {
     }
   }
 
-  /** Reads the bounded log array directly, so no guest code runs after the deadline. */
-  readLogs(): string[] {
-    if (!this.harness) return [];
+  /**
+   * Reads the bounded log array and what its bounds cut directly, so no guest code runs after the
+   * deadline.
+   */
+  readLogs(): { lines: string[]; cut?: LogsCut } {
+    if (!this.harness) return { lines: [] };
     try {
       const vm = this.vm;
       const array = this.own(vm.getProp(this.harness, 'logs'));
@@ -176,9 +183,15 @@ class GuestRun {
         const line = this.own(vm.getProp(array, i));
         if (vm.typeof(line) === 'string') lines.push(vm.getString(line));
       }
-      return lines;
+      const cutHandle = this.own(vm.getProp(this.harness, 'logCut'));
+      const count = (key: 'lines' | 'chars') => {
+        const value = this.own(vm.getProp(cutHandle, key));
+        return vm.typeof(value) === 'number' ? vm.getNumber(value) : 0;
+      };
+      const cut = { lines: count('lines'), chars: count('chars') };
+      return cut.lines > 0 || cut.chars > 0 ? { lines, cut } : { lines };
     } catch {
-      return [];
+      return { lines: [] };
     }
   }
 

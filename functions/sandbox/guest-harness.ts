@@ -1,13 +1,14 @@
 /**
  * JavaScript evaluated inside each fresh QuickJS context before the user's code. It captures the
  * built-ins the host relies on (so user code replacing `JSON.stringify` cannot change how output is
- * read), installs a `console` that records into a bounded list, and returns the functions the host
- * calls. The returned object is held only by the host; user code can reach `console`, nothing else.
+ * read), installs a `console` that records into a bounded list (counting what the bounds cut), and
+ * returns the functions the host calls. The returned object is held only by the host; user code can reach `console`, nothing else.
  */
 
-export const MAX_LOG_ENTRIES = 100;
-export const MAX_LOG_ENTRY_CHARS = 1000;
-export const MAX_LOG_TOTAL_CHARS = 16_384;
+/** What `console.*` output is kept: the first lines, each and all together cut to a length. */
+export const MAX_LOG_ENTRIES = 1000;
+export const MAX_LOG_ENTRY_CHARS = 2000;
+export const MAX_LOG_TOTAL_CHARS = 64 * 1024;
 /** Longest error message or thrown-value description passed back to the host. */
 export const MAX_DESCRIPTION_CHARS = 2000;
 
@@ -30,27 +31,41 @@ export const GUEST_HARNESS_SOURCE = `(() => {
   const ErrorCtor = Error;
   const logs = [];
   let logChars = 0;
+  // What the bounds cut: lines dropped whole (never formatted, so a flood costs little), and
+  // characters cut from the ends of kept lines.
+  const logCut = { lines: 0, chars: 0 };
+
+  const text = (value) => {
+    try {
+      if (typeof value === 'string') return value;
+      if (value !== null && typeof value === 'object' && !(value instanceof ErrorCtor)) {
+        const json = stringify(value);
+        if (json !== undefined) return json;
+      }
+      return toStr(value);
+    } catch (e) {
+      return '[unprintable ' + typeof value + ']';
+    }
+  };
 
   const describe = (value) => {
-    let text;
-    try {
-      if (typeof value === 'string') text = value;
-      else if (value !== null && typeof value === 'object' && !(value instanceof ErrorCtor)) {
-        text = stringify(value);
-        if (text === undefined) text = toStr(value);
-      } else text = toStr(value);
-    } catch (e) {
-      text = '[unprintable ' + typeof value + ']';
-    }
-    return text.length > ${MAX_DESCRIPTION_CHARS} ? text.slice(0, ${MAX_DESCRIPTION_CHARS}) + '…' : text;
+    const described = text(value);
+    return described.length > ${MAX_DESCRIPTION_CHARS} ? described.slice(0, ${MAX_DESCRIPTION_CHARS}) + '…' : described;
   };
 
   const record = (level) => function (...args) {
-    if (logs.length >= ${MAX_LOG_ENTRIES} || logChars >= ${MAX_LOG_TOTAL_CHARS}) return;
+    if (logs.length >= ${MAX_LOG_ENTRIES} || logChars >= ${MAX_LOG_TOTAL_CHARS}) {
+      logCut.lines += 1;
+      return;
+    }
     let line = level === 'log' ? '' : level + ': ';
-    for (let i = 0; i < args.length; i++) line += (i > 0 ? ' ' : '') + describe(args[i]);
-    if (line.length > ${MAX_LOG_ENTRY_CHARS}) line = line.slice(0, ${MAX_LOG_ENTRY_CHARS}) + '…';
-    if (logChars + line.length > ${MAX_LOG_TOTAL_CHARS}) line = line.slice(0, ${MAX_LOG_TOTAL_CHARS} - logChars);
+    for (let i = 0; i < args.length; i++) line += (i > 0 ? ' ' : '') + text(args[i]);
+    const room = Math.min(${MAX_LOG_ENTRY_CHARS}, ${MAX_LOG_TOTAL_CHARS} - logChars);
+    if (line.length > room) {
+      // The ellipsis takes the last character of the room, so the bounds hold with it.
+      logCut.chars += line.length - (room - 1);
+      line = line.slice(0, room - 1) + '…';
+    }
     logChars += line.length;
     logs[logs.length] = line;
   };
@@ -77,5 +92,6 @@ export const GUEST_HARNESS_SOURCE = `(() => {
     serialise: (value) => (value === undefined ? 'null' : stringify(value, rejectNonJson)),
     describe,
     logs,
+    logCut,
   };
 })()`;

@@ -292,11 +292,13 @@ function toResult(outcome: JobOutcome): SandboxResult {
   try {
     // JSON.parse defines keys such as "__proto__" as own data properties: nothing reaches a prototype.
     const output: unknown = JSON.parse(outcome.outputJson);
-    return { ok: true, output, durationMs: outcome.durationMs, logs: outcome.logs };
+    const logs = { logs: outcome.logs, ...(outcome.logsCut ? { logsCut: outcome.logsCut } : {}) };
+    return { ok: true, output, durationMs: outcome.durationMs, ...logs };
   } catch {
     return {
       ...failed('CODE_INVALID_OUTPUT', 'the output is not valid JSON', outcome.durationMs),
       logs: outcome.logs,
+      ...(outcome.logsCut ? { logsCut: outcome.logsCut } : {}),
     };
   }
 }

@@ -35,10 +35,19 @@ export interface SandboxError extends CodedError {
   line?: number;
 }
 
-/** `logs` holds what the script printed with `console.*`, bounded (see guest-harness.ts). */
+/** What the log bounds cut (guest-harness.ts): lines dropped whole, characters cut from kept lines. */
+export interface LogsCut {
+  lines: number;
+  chars: number;
+}
+
+/**
+ * `logs` holds what the script printed with `console.*`, bounded (see guest-harness.ts);
+ * `logsCut`, present when the bounds cut anything, says how much.
+ */
 export type SandboxResult =
-  | { ok: true; output: unknown; durationMs: number; logs: string[] }
-  | { ok: false; error: SandboxError; durationMs: number; logs: string[] };
+  | { ok: true; output: unknown; durationMs: number; logs: string[]; logsCut?: LogsCut }
+  | { ok: false; error: SandboxError; durationMs: number; logs: string[]; logsCut?: LogsCut };
 
 export interface Sandbox {
   /** Never throws because of what the code does; rejects only for invalid limits (a caller bug). */
@@ -87,8 +96,8 @@ export interface SandboxJob {
 
 /** What running one job produced, before the host parses the output JSON. */
 export type JobOutcome =
-  | { ok: true; outputJson: string; durationMs: number; logs: string[] }
-  | { ok: false; error: SandboxError; durationMs: number; logs: string[] };
+  | { ok: true; outputJson: string; durationMs: number; logs: string[]; logsCut?: LogsCut }
+  | { ok: false; error: SandboxError; durationMs: number; logs: string[]; logsCut?: LogsCut };
 
 export type ToWorkerMessage = { kind: 'run'; id: number; job: SandboxJob };
 

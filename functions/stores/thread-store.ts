@@ -51,6 +51,12 @@ import {
 export interface ThreadJournal {
   readonly executionHistory: ExecutionHistoryEntry[];
   readonly events: StepthreadEvent[];
+  /**
+   * Each history entry's console output (CODE), at the same index; undefined for a step that printed
+   * nothing. As the records hold it: `NodeLogs`, or a reference to it. (Indexed like the history, not
+   * by step: a copy's own steps are numbered from 1 after its source's.)
+   */
+  readonly logs: unknown[];
 }
 
 /** Head fields a step record keeps: what the thread looked like after the step (time travel). */
@@ -597,9 +603,10 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
 
     async putNodeResults(threadId, results) {
       if (results.length === 0) return;
-      const items = results.map((result) => ({
+      const items = results.map(({ logs: _logs, ...result }) => ({
         ...itemKeys.nodeResult(threadId, result.nodeId),
         kind: 'node',
+        // Console output stays in the step record: `{{nodes.<id>}}` reads the output only.
         result,
       }));
       if (items.length === 1) {
@@ -739,10 +746,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     const source = copySourceOf(thread);
     const before = source
       ? await journalOf((await store.getThread(source.threadId)).thread, source.step)
-      : { executionHistory: [], events: [] };
+      : { executionHistory: [], events: [], logs: [] };
     return {
       executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
       events: [...before.events, ...created, ...steps.flatMap((s) => s.events)],
+      logs: [...before.logs, ...steps.map((record) => record.result.logs)],
     };
   }
 

@@ -10,7 +10,7 @@
  *       once, in its segment.
  *
  * References sit only in the slots a thread's values live in (input, output, each variable, each
- * loop's items, a node result's output), so the rest of an item is
+ * loop's items, a node result's output and its console output, `logs`), so the rest of an item is
  * never scanned. `$stepthread:ref` is reserved: a value that is an object with that key is stored
  * by reference whatever its size, so it never reads back as someone else's reference.
  */
@@ -43,14 +43,20 @@ export function isValueRef(value: unknown): value is ValueRef {
   );
 }
 
-/** Head-shaped data whose slots may hold references: a thread head, a step's changed fields. */
-export type Slotted = Partial<Pick<Thread, 'input' | 'output' | 'variables' | 'contextData'>>;
+/**
+ * Head-shaped data whose slots may hold references: a thread head, a step's changed fields, a node
+ * result (its output and its `logs`).
+ */
+export type Slotted = Partial<Pick<Thread, 'input' | 'output' | 'variables' | 'contextData'>> & {
+  logs?: unknown;
+};
 
 /** A copy of `data` with `fn` applied to every value slot (other fields are kept as they are). */
 export function mapSlots<T extends Slotted>(data: T, fn: (value: unknown) => unknown): T {
   const out: Record<string, unknown> = { ...data };
   if ('input' in data && data.input !== undefined) out.input = fn(data.input);
   if ('output' in data && data.output !== undefined) out.output = fn(data.output);
+  if ('logs' in data && data.logs !== undefined) out.logs = fn(data.logs);
   if (data.variables) {
     const v = data.variables;
     out.variables = {

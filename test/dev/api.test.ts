@@ -459,8 +459,8 @@ describe('stepthread dev API', () => {
       status: 'COMPLETED',
       variables: { thread: { approved: true, credit: { amount: 6, currency: 'EUR' } } },
     });
-    const steps = (await get<{ steps: { step: number; nodeId: string }[] }>(`/api/threads/${root}/steps`))
-      .body.steps;
+    type Row = { step: number; nodeId: string; logs?: { lines: string[] } };
+    const steps = (await get<{ steps: Row[] }>(`/api/threads/${root}/steps`)).body.steps;
     expect(steps.map((step) => step.nodeId)).toEqual([
       'start',
       'classify',
@@ -471,6 +471,10 @@ describe('stepthread dev API', () => {
       'end',
     ]);
     expect(steps.map((step) => step.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // What the CODE node printed is on its step, and only there.
+    expect(steps.filter((step) => step.logs).map(({ nodeId, logs }) => ({ nodeId, logs }))).toEqual([
+      { nodeId: 'compute-credit', logs: { lines: ['monthly fee 30 approved true'] } },
+    ]);
     await events.close();
   });
 

@@ -163,6 +163,8 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     // A node of the graph opens its configuration and filters the steps to its own.
     await page.getByTestId('node-compute-credit').click();
     await page.getByTestId('node-panel').getByText('"outputVariable": "credit"').waitFor();
+    // What its code printed, in the node panel.
+    await page.getByTestId('node-logs').getByText('monthly fee 30 approved true').waitFor();
     await expect.poll(() => page.locator('tr[data-node]').count()).toBe(1);
     // Its events too: the journal of the thread, filtered to the node.
     const events = page.getByTestId('events').getByTestId('event');

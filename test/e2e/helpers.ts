@@ -124,8 +124,12 @@ export function threadOutcome(thread: Thread) {
     output: thread.output,
     variables: thread.variables,
     history: thread.executionHistory.map((entry) => [entry.nodeId, entry.status, entry.step]),
+    // A CODE node's console output too: a step replayed or retried shows what it printed when it ran.
     results: Object.fromEntries(
-      Object.entries(thread.nodeResults).map(([id, result]) => [id, [result.status, result.output]]),
+      Object.entries(thread.nodeResults).map(([id, result]) => [
+        id,
+        [result.status, result.output, ...(result.logs === undefined ? [] : [result.logs])],
+      ]),
     ),
   };
 }

@@ -3,9 +3,10 @@
  * embedded runtime. An http tool sends a secret in its url and a header to a server that reflects it
  * back re-encoded (form-encoded, lower-case hex, JSON-escaped, base64), in a success and in an
  * error; the openai provider's key goes to a model server that echoes the request headers in its
- * successful replies, tool-call arguments included. Afterwards every DynamoDB item, every S3
- * object, `inspect --json` and `inspect`, and the CLI's stdout and stderr (where the embedded
- * runtime's logs go) are scanned for every encoding of both secrets.
+ * successful replies, tool-call arguments included; a CODE node then prints all it can read.
+ * Afterwards every DynamoDB item, every S3 object, `inspect --json` and `inspect`, and the CLI's
+ * stdout and stderr (where the embedded runtime's logs and CODE output go) are scanned for every
+ * encoding of both secrets.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -175,12 +176,20 @@ function workflow(id: string, toolName: 'lookup' | 'broken') {
         config: { prompt: 'Order {{input.order}}?', tools: ['lookup', 'broken'], outputVariable: 'reply' },
       },
       { id: 'fetch', type: 'TOOL', config: { toolName, arguments: { order: '{{input.order}}' } } },
+      // Prints all it can read (the reply and the tool's result among it): its console output is
+      // stored and printed too, so the scan covers it.
+      {
+        id: 'echo',
+        type: 'CODE',
+        config: { code: 'console.log(JSON.stringify(input)); return 1', inputs: { fetched: 'nodes.fetch' } },
+      },
       { id: 'end', type: 'END', config: { output: { reply: '{{reply}}', fetched: '{{nodes.fetch}}' } } },
     ],
     edges: [
       { from: 'start', to: 'agent' },
       { from: 'agent', to: 'fetch' },
-      { from: 'fetch', to: 'end' },
+      { from: 'fetch', to: 'echo' },
+      { from: 'echo', to: 'end' },
     ],
   };
 }
@@ -210,6 +219,8 @@ describe('secrets in stored and printed data', () => {
       threads.push(threadId);
       printed.push(await cli('run', file, '--input', '{"order": "A-17"}'));
     }
+    // The CODE node ran and printed what it read (where the tool succeeded), on stderr and in inspect.
+    expect(printed.some((run) => run.stderr.includes('    echo │ {'))).toBe(true);
     for (const threadId of threads) {
       const report = await cli('inspect', threadId, '--json');
       expect(report.code).toBe(0);

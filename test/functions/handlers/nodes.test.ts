@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Envelope } from '../../../engine/thread/types.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
 import { stepOf } from '../../../functions/handlers/dispatch-table.ts';
 import { createNodeHandler } from '../../../functions/handlers/lambda.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { codeNode } from '../../../functions/nodes/code.ts';
 import { variableNode } from '../../../functions/nodes/variable.ts';
 import { fullThread } from '../fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
@@ -363,6 +364,41 @@ describe('Lambda handler', () => {
       {} as never,
     ).catch((e: Error) => e);
     expect((stale as Error).name).toBe('stepthread.NodeFailed');
+  });
+});
+
+describe('Lambda handler of a CODE node', () => {
+  it('logs what the code printed, one entry per line, and keeps it out of the state it returns', async () => {
+    const env = await start('exec-lambda-code');
+    const handler = createNodeHandler('CODE', { execute: stepOf(codeNode) }, () => h.deps());
+    const node: TaskNode = {
+      id: 'c',
+      type: 'CODE',
+      config: { code: 'console.log("hello from code"); console.warn({ n: 1 }); return 1' },
+    };
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let next: unknown;
+    try {
+      next = await handler({ action: 'execute', node, envelope: env }, {} as never);
+    } finally {
+      spy.mockRestore();
+    }
+    const entries = written
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.codeOutput === true);
+    expect(entries.map(({ message, nodeId, committedStep }) => ({ message, nodeId, committedStep }))).toEqual(
+      [
+        { message: 'hello from code', nodeId: 'c', committedStep: 2 },
+        { message: 'warn: {"n":1}', nodeId: 'c', committedStep: 2 },
+      ],
+    );
+    expect(JSON.stringify(next)).not.toContain('hello from code');
   });
 });
 

@@ -74,7 +74,22 @@ describe('sandbox happy paths', () => {
       timeoutMs: 10_000,
     });
     expectOutput(flood, 1);
-    expect(flood.logs.join('').length).toBeLessThanOrEqual(16_384);
+    // 64 KiB in all, each line cut to 2,000 characters (its ellipsis included), and a count of the rest.
+    expect(flood.logs.join('').length).toBe(65_536);
+    expect(flood.logs.length).toBe(33);
+    expect(flood.logs[0]).toBe(`${'x'.repeat(1999)}…`);
+    expect(flood.logsCut).toEqual({ lines: 10_000 - 33, chars: 32 * (5000 - 1999) + (5000 - 1535) });
+    // Under the bounds nothing is cut, and no count is reported.
+    expect(result.logsCut).toBeUndefined();
+  });
+
+  it('keeps what was printed before a throw, with the failure', async () => {
+    const result = await sandbox.run({
+      code: 'console.log("about to fail"); throw new Error("no")',
+      input: null,
+    });
+    expect(result.ok).toBe(false);
+    expect(result.logs).toEqual(['about to fail']);
   });
 });
 

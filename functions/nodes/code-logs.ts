@@ -1,0 +1,25 @@
+/** A CODE node's console output as its result keeps it (engine/thread/types.ts NodeLogs). */
+import type { NodeLogs } from '../../engine/thread/types.ts';
+import { MAX_LOG_ENTRIES, MAX_LOG_TOTAL_CHARS } from '../sandbox/guest-harness.ts';
+import type { SandboxResult } from '../sandbox/index.ts';
+
+/** The sandbox's captured lines and cut counts; undefined when the code printed nothing. */
+export function nodeLogsOf(result: Pick<SandboxResult, 'logs' | 'logsCut'>): NodeLogs | undefined {
+  const { logs, logsCut } = result;
+  if (logs.length === 0 && logsCut === undefined) return undefined;
+  return { lines: [...logs], ...(logsCut ? { cut: { lines: logsCut.lines, chars: logsCut.chars } } : {}) };
+}
+
+/** The note under kept lines that says what the cap cut, or undefined when it cut nothing. */
+export function logsCutNote(logs: NodeLogs): string | undefined {
+  const cut = logs.cut;
+  if (cut === undefined) return undefined;
+  const parts = [
+    ...(cut.lines > 0
+      ? [`${cut.lines.toLocaleString('en-US')} more line${cut.lines === 1 ? '' : 's'} not kept`]
+      : []),
+    ...(cut.chars > 0 ? [`${cut.chars.toLocaleString('en-US')} characters cut from kept lines`] : []),
+  ];
+  const kept = `${MAX_LOG_ENTRIES.toLocaleString('en-US')} lines, ${MAX_LOG_TOTAL_CHARS / 1024} KB`;
+  return parts.length === 0 ? undefined : `… ${parts.join('; ')} (output is kept up to ${kept})`;
+}
