@@ -39,6 +39,9 @@ export function parseYamlWorkflow(text: string, fileName: string): YamlResult {
   });
   const problem = documentProblem(document, fileName);
   if (problem) return { ok: false, error: problem };
+  // Only comments or nothing: say so, as for an empty JSON file, rather than "expected object, received null".
+  if (document.contents === null)
+    return { ok: false, error: parseError(fileName, 'the file holds no document') };
   try {
     return { ok: true, data: document.toJS() };
   } catch (error) {

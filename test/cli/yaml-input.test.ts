@@ -130,3 +130,15 @@ describe('YAML with more than one document', () => {
     ]);
   });
 });
+
+describe('a YAML file with no document', () => {
+  it.each([
+    ['empty', ''],
+    ['only comments', '# a workflow, one day\n'],
+  ])('(%s) is WORKFLOW_PARSE_ERROR saying so, not a schema error about null', async (kind, text) => {
+    const { file, report } = await validate(`none-${kind.replace(' ', '-')}.yaml`, text);
+    expect(report.errors).toEqual([
+      { code: 'WORKFLOW_PARSE_ERROR', message: `${file} is not valid YAML: the file holds no document` },
+    ]);
+  });
+});
