@@ -75,5 +75,10 @@ export const processIo: CliIo = {
   ...(process.stdin.isTTY ? { prompt: promptTerminal } : {}),
 };
 
+/** `text` without the byte order mark some editors write first in a file: it is no part of JSON or YAML. */
+export function withoutByteOrderMark(text: string): string {
+  return text.startsWith('\uFEFF') ? text.slice(1) : text;
+}
+
 /** Exit codes shared by every command. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const;

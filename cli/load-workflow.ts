@@ -1,6 +1,6 @@
 /** Reads a workflow file (.json, .yaml, .yml; other names are sniffed) into plain data. */
 import type { CodedError } from '../engine/errors.ts';
-import type { CliIo } from './io.ts';
+import { type CliIo, withoutByteOrderMark } from './io.ts';
 import { parseYamlWorkflow } from './yaml-workflow.ts';
 
 export type LoadResult =
@@ -21,8 +21,7 @@ export async function loadWorkflowFile(path: string, io: Pick<CliIo, 'readFile'>
 }
 
 export function parseWorkflowText(source: string, fileName: string): LoadResult {
-  // A byte order mark, which some editors write first, is no part of the JSON or YAML.
-  const text = source.startsWith('\uFEFF') ? source.slice(1) : source;
+  const text = withoutByteOrderMark(source);
   const yaml = /\.ya?ml$/i.test(fileName) || (!/\.json$/i.test(fileName) && !/^\s*[{[]/.test(text));
   if (yaml) {
     const parsed = parseYamlWorkflow(text, fileName);

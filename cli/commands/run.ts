@@ -25,7 +25,7 @@ import {
   reportThresholdRefused,
 } from '../continuation.ts';
 import { formatCodedError, visible } from '../format.ts';
-import { type CliIo, EXIT } from '../io.ts';
+import { type CliIo, EXIT, withoutByteOrderMark } from '../io.ts';
 import {
   type DataDirOption,
   dataDirArgument,
@@ -83,8 +83,7 @@ export async function parseInput(raw: string | undefined, io: CliIo): Promise<Pa
       return invalidInput(`cannot read --input file ${raw.slice(1)}: ${(error as Error).message}`);
     }
   }
-  // A byte order mark, which some editors write first in a file, is no part of the JSON.
-  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  text = withoutByteOrderMark(text);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -496,7 +495,8 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
       // Inline JSON like --input (an object; an array is inline too, to be refused as not one), or a
       // file (optionally written @file).
       const inline = /^\s*[{[]/.test(options.answers);
-      data = JSON.parse(inline ? options.answers : await io.readFile(options.answers.replace(/^@/, '')));
+      const text = inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''));
+      data = JSON.parse(withoutByteOrderMark(text));
       fromFile = fileAnswers(data);
     } catch (error) {
       return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };

@@ -56,6 +56,18 @@ describe('a byte order mark', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'COMPLETED', output: { got: 'ok' } });
   }, 60_000);
+
+  it('before an --answers file is read as the text after it', async () => {
+    const answers = join(dir, 'answers.json');
+    await writeFile(answers, '\uFEFF{"approve-credit": true}');
+    const triage = join(import.meta.dirname, '..', '..', 'examples', 'support-triage.json');
+    const run = await runCli(
+      ['run', triage, '--json', '--answers', answers, '--data-dir', join(dir, 'data-answers')],
+      { cwd: dir },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'COMPLETED', output: { approved: true } });
+  }, 60_000);
 });
 
 describe('terminal escape sequences in a file', () => {
