@@ -9,7 +9,9 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
+import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
@@ -18,7 +20,7 @@ import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 import { terminalLogLines } from '../node-logs.ts';
 
 export interface InspectOptions extends DataDirOption {
@@ -76,7 +78,10 @@ export interface ThreadReport {
 
 export interface InspectReport {
   executionId?: string;
+  /** INTERRUPTED: stored as RUNNING, but the local process running it is gone (`resume` continues it). */
   executionStatus?: string;
+  /** The command that resumes an interrupted run. */
+  resume?: string;
   rootThreadId?: string;
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
@@ -216,6 +221,25 @@ function reportOf(
   };
 }
 
+/** Statuses of a thread still under way; in an interrupted run, they stopped with its process. */
+const IN_PROGRESS = new Set<string>(['RUNNING', 'PAUSED']);
+
+/** The command that resumes `execution` when it is RUNNING here but the process running it is gone. */
+async function resumeOfInterrupted(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  runners: LocalRunners,
+  execution: ExecutionRecord,
+): Promise<string | undefined> {
+  if (execution.status !== 'RUNNING') return undefined;
+  const runner = await localRunAlong(
+    execution,
+    (executionId) => getLocalRun(runners.table, executionId),
+    (executionId) => findExecution(runtime, executionId),
+  );
+  if (runner === undefined || isRunnerAlive(runner)) return undefined;
+  return `stepthread resume ${execution.executionId}${runners.dataDirArgument}`;
+}
+
 async function findExecution(
   runtime: ReturnType<typeof createLocalRuntime>,
   id: string,
@@ -228,9 +252,19 @@ async function findExecution(
   }
 }
 
+/**
+ * How a local run's process is known to be gone: its run records (run-registry.ts) and the
+ * `--data-dir` argument its resume command needs.
+ */
+export interface LocalRunners {
+  readonly table: TableRef;
+  readonly dataDirArgument: string;
+}
+
 export async function buildInspectReport(
   runtime: ReturnType<typeof createLocalRuntime>,
   id: string,
+  runners?: LocalRunners,
 ): Promise<InspectReport> {
   let execution = await findExecution(runtime, id);
   let focus: Thread;
@@ -271,6 +305,7 @@ export async function buildInspectReport(
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
+  const resume = execution && runners ? await resumeOfInterrupted(runtime, runners, execution) : undefined;
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
@@ -281,22 +316,25 @@ export async function buildInspectReport(
     ...(execution
       ? {
           executionId: execution.executionId,
-          executionStatus: execution.status,
+          executionStatus: resume ? 'INTERRUPTED' : execution.status,
+          ...(resume ? { resume } : {}),
           rootThreadId: execution.rootThreadId,
           ...(chain.length > 1
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
         }
       : {}),
-    threads: threads.map((thread) =>
-      reportOf(
+    threads: threads.map((thread) => {
+      const report = reportOf(
         thread,
         journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [] },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id),
-      ),
-    ),
+      );
+      // Its process gone, a thread it left in progress goes no further until resumed.
+      return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
+    }),
     conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
   };
 }
@@ -368,6 +406,7 @@ function printReport(report: InspectReport, io: CliIo): void {
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
     );
   }
+  if (report.resume) io.stdout(`  its process is gone; resume with: ${report.resume}\n`);
   if (report.executions) {
     const run = report.executions.map(({ executionId, status }) => `${executionId} (${status})`);
     io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
@@ -418,7 +457,11 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     io,
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {
-      const report = await buildInspectReport(createLocalRuntime({ clients: session.clients }), id);
+      const runtime = createLocalRuntime({ clients: session.clients });
+      const report = await buildInspectReport(runtime, id, {
+        table: session.clients,
+        dataDirArgument: dataDirArgument(options),
+      });
       if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else printReport(report, io);
       return EXIT.ok;

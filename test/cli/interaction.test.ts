@@ -177,6 +177,21 @@ describe('stepthread run with USER_INTERACTION', () => {
     );
     const runs = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
     expect(JSON.parse(runs.stdout)).toMatchObject([{ executionId, status: 'INTERRUPTED' }]);
+    // inspect says the same of the run and of the thread it left at the question.
+    const inspected = await cliProcess(['inspect', executionId!, '--json', '--data-dir', dataDir], {
+      cwd: dir,
+    });
+    const report = JSON.parse(inspected.stdout);
+    expect(report).toMatchObject({
+      executionStatus: 'INTERRUPTED',
+      resume: `stepthread resume ${executionId} --data-dir ${dataDir}`,
+    });
+    expect(report.threads.map((thread: { status: string }) => thread.status)).toEqual(['INTERRUPTED']);
+    const text = await cliProcess(['inspect', executionId!, '--data-dir', dataDir], { cwd: dir });
+    expect(text.stdout).toContain(`execution ${executionId}  INTERRUPTED`);
+    expect(text.stdout).toContain(
+      `its process is gone; resume with: stepthread resume ${executionId} --data-dir ${dataDir}`,
+    );
     const resumed = await cliProcess(
       ['resume', executionId!, '--answers', '{"approve-credit": true}', '--json', '--data-dir', dataDir],
       { cwd: dir },
