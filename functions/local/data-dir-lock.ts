@@ -85,7 +85,13 @@ async function releaseLock(lockPath: string, mine: string): Promise<void> {
   if (holder === mine) await unlink(lockPath).catch(() => {});
 }
 
-function isAlive(pid: number): boolean {
+/** The pid of the live process that holds the lock of `dataDir`; undefined when none does. */
+export async function lockHolder(dataDir: string): Promise<number | undefined> {
+  const holder = Number.parseInt(await readFile(join(dataDir, LOCK_FILE), 'utf8').catch(() => ''), 10);
+  return Number.isInteger(holder) && holder > 0 && isAlive(holder) ? holder : undefined;
+}
+
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
