@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +68,16 @@ function serverProcesses(dataDir: string): number[] {
     }
   }
   return pids;
+}
+
+/** Whether `pid` is gone or a zombie: dead, its sockets closed (Linux's /proc). */
+function dead(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -147,21 +157,25 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     expect(JSON.parse(result.stdout)).toEqual([]);
   }, 60_000);
 
-  it('ignores the file of a killed server whose control port another program took since', async () => {
-    const dataDir = join(dir, 'killed');
+  it('takes a killed server that is not yet reaped (a zombie) for dead, and does not wait on its port', async () => {
+    const dataDir = join(dir, 'zombie');
     await mkdir(dataDir);
-    // The program on the port accepts connections and never says anything.
+    // A child that exits at once under a parent that never reaps it (sleep exec'd in place of sh).
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const zombie = Number(
+      await new Promise<string>((resolve) => parent.stdout!.once('data', (data) => resolve(String(data)))),
+    );
+    await until(() => dead(zombie), 'the zombie');
+    // What the killed server left: its lock, and its file naming a control port that another program
+    // has since taken, one that accepts connections and never says anything.
     const silent: Server = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const { port } = silent.address() as { port: number };
-    const dead = liveProcess();
-    dead.kill('SIGKILL');
-    await new Promise((resolve) => dead.once('exit', resolve));
-    // What a server killed with SIGKILL leaves: its lock and its file.
-    await writeFile(join(dataDir, 'stepthread.lock'), String(dead.pid));
+    await writeFile(join(dataDir, 'stepthread.lock'), String(zombie));
     await writeFile(
       join(dataDir, 'stepthread.server.json'),
-      JSON.stringify({ pid: dead.pid, controlPort: port }),
+      JSON.stringify({ pid: zombie, controlPort: (silent.address() as { port: number }).port }),
     );
     try {
       const result = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
@@ -169,6 +183,32 @@ describe('a command on a directory whose server is leaving or was killed', () =>
       expect(JSON.parse(result.stdout)).toEqual([]);
     } finally {
       silent.close();
+      parent.kill();
     }
+  }, 60_000);
+
+  it('works at once after its server was killed (SIGKILL), its lock and file left behind', async () => {
+    const dataDir = join(dir, 'killed');
+    await mkdir(dataDir);
+    // A server that would stay ten minutes, killed.
+    const first = await cliProcess(['runs', '--json', '--data-dir', dataDir], {
+      cwd: dir,
+      env: { STEPTHREAD_STORE_IDLE_MS: '600000' },
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const killed = JSON.parse(await readFile(join(dataDir, 'stepthread.server.json'), 'utf8')) as {
+      pid: number;
+    };
+    process.kill(killed.pid, 'SIGKILL');
+    await until(() => dead(killed.pid), 'the server to die');
+    expect((await readdir(dataDir)).sort()).toEqual([
+      'dynamodb',
+      's3',
+      'stepthread.lock',
+      'stepthread.server.json',
+    ]);
+    const result = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([]);
   }, 60_000);
 });
