@@ -201,6 +201,14 @@ export function openEarly(dataDir: string): () => void {
   };
 }
 
+/**
+ * How long a command waits for the server that holds the directory's lock to be ready (or gone) before
+ * saying that none answered: only a hung holder should ever take that long. It was 400 polls, about
+ * 21 s, which a start could outlast on a slow machine with many commands starting at once (each
+ * starts a server, and all of them load before the lock refuses all but one).
+ */
+const HOLDER_WAIT_MS = 120_000;
+
 /** The stores of `dataDir`, shared with every other command on it (see above). */
 export async function openDataDir(dataDir: string, options: DataDirOptions = {}): Promise<LocalServices> {
   const started = performance.now();
@@ -232,7 +240,8 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
   // once it is ready) or one exiting, idle (the lock goes with it). Another start is worth it only
   // once the holder is gone, and then at once.
   let startedOne = found !== undefined && 'line' in found && 'locked' in found.line;
-  for (let attempt = 0; attempt < 400; attempt += 1) {
+  const deadline = performance.now() + HOLDER_WAIT_MS;
+  for (let attempt = 0; performance.now() < deadline; attempt += 1) {
     const info = await readServerInfo(dataDir);
     if (info !== undefined) {
       const lease = await leaseOn(info);

@@ -157,6 +157,20 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     expect(JSON.parse(result.stdout)).toEqual([]);
   }, 60_000);
 
+  it('waits for a lock holder that takes 25 s to be done, instead of giving up after 400 polls', async () => {
+    const dataDir = join(dir, 'slow-holder');
+    await mkdir(dataDir);
+    // A server starting very slowly: it holds the lock, and has no file yet.
+    const holder = liveProcess();
+    await writeFile(join(dataDir, 'stepthread.lock'), String(holder.pid));
+    const command = cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
+    await sleep(25_000);
+    holder.kill('SIGKILL');
+    const result = await command;
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([]);
+  }, 90_000);
+
   it('takes a killed server that is not yet reaped (a zombie) for dead, and does not wait on its port', async () => {
     const dataDir = join(dir, 'zombie');
     await mkdir(dataDir);
