@@ -53,10 +53,15 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
     process.exit(1);
   }
   const leases = new Set<Socket>();
+  // The command that started this server holds a lease of its own until it has taken one on the
+  // control port (it then closes stdin): else, with a short idle time or a slow machine, the server
+  // could leave between its ready line and its starter's connection.
+  let starterHolds = true;
+  const idle = () => leases.size === 0 && !starterHolds;
   let timer: NodeJS.Timeout | undefined;
   const serverFile = join(dataDir, SERVER_FILE);
   const shutdown = async () => {
-    if (leases.size > 0) return;
+    if (!idle()) return;
     control.close();
     const current = await readServerInfo(dataDir);
     if (current?.pid === process.pid) await rm(serverFile, { force: true });
@@ -73,7 +78,7 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
     socket.on('error', () => {});
     socket.on('close', () => {
       leases.delete(socket);
-      if (leases.size === 0) arm();
+      if (idle()) arm();
     });
     socket.write('ok\n');
   });
@@ -93,7 +98,10 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
   await rename(temporary, serverFile);
   ready = true;
   say({ ready: info });
-  arm();
+  void stdinClosed().then(() => {
+    starterHolds = false;
+    if (idle()) arm();
+  });
 }
 
 function idleMsOf(env: NodeJS.ProcessEnv): number {
@@ -105,16 +113,32 @@ function idleMsOf(env: NodeJS.ProcessEnv): number {
 function goAhead(): Promise<boolean> {
   return new Promise((resolve) => {
     let text = '';
-    process.stdin.setEncoding('utf8');
-    process.stdin.on('data', (chunk: string) => {
+    const onData = (chunk: string) => {
       text += chunk;
       if (!text.includes('\n')) return;
-      // Nothing more to read: stdin must not keep the server alive.
+      // The rest of stdin is the starter's lease (stdinClosed).
+      process.stdin.off('data', onData);
       process.stdin.pause();
-      process.stdin.unref?.();
       resolve(true);
-    });
+    };
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', onData);
     process.stdin.once('end', () => resolve(false));
     process.stdin.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Resolves once stdin ends: the starter's lease ended (it took its own, or it is gone). A server
+ * started with stdin ignored (/dev/null) reads its end at once; one on a terminal has no starter.
+ */
+function stdinClosed(): Promise<void> {
+  if (process.stdin.isTTY || process.stdin.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    process.stdin.once('error', resolve);
+    // Read to the end, dropping anything written.
+    process.stdin.resume();
   });
 }

@@ -10,6 +10,7 @@
  * and two processes taking over one stale lock each removed the lock the other had just taken.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -85,12 +86,34 @@ async function releaseLock(lockPath: string, mine: string): Promise<void> {
   if (holder === mine) await unlink(lockPath).catch(() => {});
 }
 
-function isAlive(pid: number): boolean {
+/** The pid of the live process that holds the lock of `dataDir`; undefined when none does. */
+export async function lockHolder(dataDir: string): Promise<number | undefined> {
+  const holder = Number.parseInt(await readFile(join(dataDir, LOCK_FILE), 'utf8').catch(() => ''), 10);
+  return Number.isInteger(holder) && holder > 0 && isAlive(holder) ? holder : undefined;
+}
+
+/** Whether process `pid` runs: exists, and is not a zombie (killed, not yet reaped by its parent). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * Linux: a killed server stays a zombie until its parent (init, once its starter has gone) reaps it,
+ * which some inits do only every second or so; meanwhile signal 0 still finds it.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // `pid (comm) state …`: comm may hold spaces and parentheses, so the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    // No /proc (not Linux), or gone meanwhile: signal 0 has said enough.
+    return false;
   }
 }

@@ -8,10 +8,12 @@
  * - `<dataDir>/stepthread.lock` (pid, exclusive create) says which process serves the directory;
  *   `<dataDir>/stepthread.server.json` where (endpoints and a control port), written once it is ready.
  * - A client holds a lease for as long as it runs: one open TCP connection to the control port, so a
- *   killed client's lease ends with it. The server exits `idleMs` after the last lease ended.
+ *   killed client's lease ends with it. The server exits `idleMs` after the last lease ended. The
+ *   client that started it holds one from the start, its stdin, until it has connected.
  * - A client finds the server from the file; when there is none, or it does not answer, it starts one
  *   (detached) and waits for its `ready` line. Two clients starting one at once: the second server
- *   finds the lock taken, says so and exits, and its client uses the first one's.
+ *   finds the lock taken, says so and exits, and its client uses the first one's — or, when the
+ *   holder was a server leaving, starts another as soon as the holder is gone.
  *
  * This module is the client's half and loads no store code; the server's is data-dir-daemon.ts, and
  * data-dir-info.ts what both read.
@@ -26,6 +28,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
 import { dataDirError } from './data-dir-errors.ts';
 import { type ReadyLine, readServerInfo, type ServerInfo, STANDBY_FLAG } from './data-dir-info.ts';
+import { isAlive, lockHolder } from './data-dir-lock.ts';
 // Types only: a client of the server never loads dynalite, s3rver or the SDK from here (the server
 // half is data-dir-daemon.ts).
 import type { EmbeddedTarget, LocalServices } from './services.ts';
@@ -51,6 +54,14 @@ function takeLease(port: number): Promise<Socket | undefined> {
   });
 }
 
+/**
+ * A lease on the server `info` describes, when its process is alive: the file of a killed server
+ * stays, and its control port may since belong to another program, which would never answer.
+ */
+function leaseOn(info: ServerInfo): Promise<Socket | undefined> {
+  return isAlive(info.pid) ? takeLease(info.controlPort) : Promise.resolve(undefined);
+}
+
 /** The package's root, where the server entry is started from (its `tsx` resolves there). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY = fileURLToPath(new URL(`./data-dir-server-main${extname(import.meta.url)}`, import.meta.url));
@@ -59,9 +70,15 @@ function extname(url: string): string {
   return url.endsWith('.ts') ? '.ts' : '.js';
 }
 
-/** A server started in the background: its one line, once it has said it. */
+/**
+ * What starting a server came to: a lease on it, or its line when that is not `ready` (or it was, but
+ * the lease could not be taken: the server is gone already).
+ */
+type Started = { info: ServerInfo; lease: Socket } | { line: ReadyLine };
+
+/** A server started in the background: what it came to, once it has said its line. */
 interface StartedServer {
-  readonly line: Promise<ReadyLine>;
+  readonly started: Promise<Started>;
   /** A standby server (`--standby`): let it open the directory and serve. */
   go(): void;
   /** A standby server: let it exit without touching anything. */
@@ -74,46 +91,51 @@ function spawnServer(dataDir: string, standby = false): StartedServer {
   const child = spawn(process.execPath, [...loader, ENTRY, dataDir, ...(standby ? [STANDBY_FLAG] : [])], {
     cwd: PACKAGE_ROOT,
     detached: true,
-    stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'ignore'],
+    // stdin open is this process's lease until it has taken one on the control port (data-dir-daemon.ts).
+    stdio: ['pipe', 'pipe', 'ignore'],
   });
-  // Until `go`, the pipe is what keeps a standby server waiting; it must not keep this process alive.
+  // The pipes must not keep this process alive (a standby server waits on stdin until `go`).
   (child.stdin as Socket | null)?.unref();
   child.stdin?.on('error', () => {});
-  const line = new Promise<ReadyLine>((resolve) => {
+  const started = new Promise<Started>((resolve) => {
     let text = '';
-    const done = (line: ReadyLine) => {
+    let said = false;
+    const done = async (line: ReadyLine) => {
+      said = true;
       child.stdout!.destroy();
-      child.stdin?.destroy();
       child.unref();
-      resolve(line);
+      const lease = 'ready' in line ? await takeLease(line.ready.controlPort) : undefined;
+      // Taken (or the server is gone): the server may now leave once idle.
+      child.stdin?.destroy();
+      resolve(lease !== undefined && 'ready' in line ? { info: line.ready, lease } : { line });
     };
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       text += chunk;
       const end = text.indexOf('\n');
-      if (end < 0) return;
+      if (end < 0 || said) return;
       try {
-        done(JSON.parse(text.slice(0, end)) as ReadyLine);
+        void done(JSON.parse(text.slice(0, end)) as ReadyLine);
       } catch {
-        done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: text.slice(0, end) } });
+        void done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: text.slice(0, end) } });
       }
     });
     child.once('exit', (code) => {
-      if (text.includes('\n')) return;
-      done({
+      if (said) return;
+      void done({
         error: {
           code: 'LOCAL_STORE_SERVER_FAILED',
           message: `the store server for ${dataDir} exited (${String(code)}) before it was ready`,
         },
       });
     });
-    child.once('error', (error) =>
-      done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: error.message } }),
-    );
+    child.once('error', (error) => {
+      if (!said) void done({ error: { code: 'LOCAL_STORE_SERVER_FAILED', message: error.message } });
+    });
   });
   // Not read until go: a dropped standby server's exit must not keep this process alive either.
   if (standby) child.unref();
   return {
-    line,
+    started,
     go: () => child.stdin?.write('go\n'),
     drop: () => {
       child.stdin?.destroy();
@@ -122,9 +144,9 @@ function spawnServer(dataDir: string, standby = false): StartedServer {
   };
 }
 
-/** Starts a server for `dataDir` in the background and reads its one line. */
-function startServer(dataDir: string): Promise<ReadyLine> {
-  return spawnServer(dataDir).line;
+/** Starts a server for `dataDir` in the background: a lease on it, or what it said instead. */
+function startServer(dataDir: string): Promise<Started> {
+  return spawnServer(dataDir).started;
 }
 
 export interface DataDirOptions {
@@ -161,9 +183,9 @@ export function openEarly(dataDir: string): () => void {
   const work = async (): Promise<Early> => {
     if (!exists) return { standby: spawnServer(dataDir, true) };
     const info = await readServerInfo(dataDir);
-    const lease = info === undefined ? undefined : await takeLease(info.controlPort);
+    const lease = info === undefined ? undefined : await leaseOn(info);
     if (info !== undefined && lease !== undefined) return { info, lease };
-    return { line: await startServer(dataDir) };
+    return await startServer(dataDir);
   };
   const begun = work().catch(() => undefined);
   early.set(dataDir, begun);
@@ -178,6 +200,14 @@ export function openEarly(dataDir: string): () => void {
     });
   };
 }
+
+/**
+ * How long a command waits for the server that holds the directory's lock to be ready (or gone) before
+ * saying that none answered: only a hung holder should ever take that long. It was 400 polls, about
+ * 21 s, which a start could outlast on a slow machine with many commands starting at once (each
+ * starts a server, and all of them load before the lock refuses all but one).
+ */
+const HOLDER_WAIT_MS = 120_000;
 
 /** The stores of `dataDir`, shared with every other command on it (see above). */
 export async function openDataDir(dataDir: string, options: DataDirOptions = {}): Promise<LocalServices> {
@@ -198,34 +228,31 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
         throw error;
       }
       standby.go();
-      found = { line: await standby.line };
+      found = await standby.started;
     }
   }
   if (found !== undefined && 'lease' in found) return clientOf(found.info, found.lease, started);
   if (found !== undefined && 'error' in found.line) {
     throw new StepthreadError(found.line.error.code, found.line.error.message);
   }
-  if (found !== undefined && 'ready' in found.line) {
-    const lease = await takeLease(found.line.ready.controlPort);
-    if (lease !== undefined) return clientOf(found.line.ready, lease, started);
-  }
   if (options.create !== false) await createDataDir(dataDir);
+  // A server that said `locked` was refused by the lock's holder: a server starting (its file appears
+  // once it is ready) or one exiting, idle (the lock goes with it). Another start is worth it only
+  // once the holder is gone, and then at once.
   let startedOne = found !== undefined && 'line' in found && 'locked' in found.line;
-  for (let attempt = 0; attempt < 400; attempt += 1) {
+  const deadline = performance.now() + HOLDER_WAIT_MS;
+  for (let attempt = 0; performance.now() < deadline; attempt += 1) {
     const info = await readServerInfo(dataDir);
     if (info !== undefined) {
-      const lease = await takeLease(info.controlPort);
+      const lease = await leaseOn(info);
       if (lease !== undefined) return clientOf(info, lease, started);
     }
-    if (!startedOne || attempt % 50 === 49) {
+    if (!startedOne || (await lockHolder(dataDir)) === undefined) {
       startedOne = true;
-      const line = await startServer(dataDir);
-      if ('error' in line) throw new StepthreadError(line.error.code, line.error.message);
-      if ('ready' in line) {
-        const lease = await takeLease(line.ready.controlPort);
-        if (lease !== undefined) return clientOf(line.ready, lease, started);
-      }
-      // Locked: another server is starting; its file appears when it is ready.
+      const outcome = await startServer(dataDir);
+      if ('lease' in outcome) return clientOf(outcome.info, outcome.lease, started);
+      if ('error' in outcome.line)
+        throw new StepthreadError(outcome.line.error.code, outcome.line.error.message);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(5 + attempt * 2, 50)));
   }

@@ -18,6 +18,7 @@ import type { Workflow } from '../../engine/model/schema.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
+import { isAlive } from './data-dir-lock.ts';
 
 const LOCAL_SORT_KEY = 'LOCAL';
 const LOCAL_KIND = 'localRun';
@@ -206,16 +207,11 @@ export async function detailsOfRun(stores: RegistryStores, run: LocalRunRecord):
   };
 }
 
-/** Whether the process that ran a local run is still alive (on this host; another host's: assumed so). */
+/** Whether the process that ran a local run is still alive, not a zombie (on this host; another host's: assumed so). */
 export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host'>): boolean {
   if (run.host !== hostname()) return true;
   if (run.pid === process.pid) return true;
-  try {
-    process.kill(run.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return isAlive(run.pid);
 }
 
 /** Every execution in the table with its local record, newest first (a Scan: for local data). */

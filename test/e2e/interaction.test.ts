@@ -287,8 +287,12 @@ describe('interactions in parallel fork branches', () => {
         .sort(),
     ).toEqual(['ask-a', 'ask-b']);
     waiting.get('ask-b')!({ kind: 'input', value: 'looks fine' });
-    // Let B's answer land fully before A's.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // B's answer lands fully (its interaction closed) before A's, however long that takes.
+    const bOpen = async () =>
+      (await e2e.runtime.stores.interactions!.listOpen()).some(
+        (i) => i.workflowId === 'fork-approvals' && i.nodeId === 'ask-b',
+      );
+    while (await bOpen()) await new Promise((resolve) => setTimeout(resolve, 10));
     waiting.get('ask-a')!({ kind: 'approve' });
     const outcome = await run;
     expect(order).toEqual(['ask-b', 'ask-a']);

@@ -587,6 +587,27 @@ describe('seed 001: joinStrategy with mixed outcomes, and the output shape', () 
 
 describe('seed 001: JOIN timeout in seconds', () => {
   const slow = (delayMs: number) => ({ provider: 'scripted', responses: ['b reply'], delayMs });
+  /**
+   * The join records branch a's arrival before its timer's, however long a takes on this machine: a
+   * 1 s timer raced it, and on a slow machine a was not there yet (JOIN_TIMEOUT naming a too, or
+   * where a decided the join).
+   */
+  const aBeforeTimer = () => {
+    let arrived: () => void = () => {};
+    const aArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    return {
+      interceptTask: async (call: { entry: { stateName: string } }, invoke: () => Promise<unknown>) => {
+        if (call.entry.stateName === 'merge:timeout') await aArrived;
+        try {
+          return await invoke();
+        } finally {
+          if (call.entry.stateName === 'merge:a') arrived();
+        }
+      },
+    };
+  };
 
   it('timeout > 0 ends a join whose branch is still running with JOIN_TIMEOUT', async () => {
     const workflow = forkWorkflow('audit-timeout-fires', {
@@ -595,7 +616,7 @@ describe('seed 001: JOIN timeout in seconds', () => {
       profiles: { b: 'slow' },
       extraProfiles: { slow: slow(20_000) },
     });
-    const outcome = await e2e.runtime.prepare(workflow).run();
+    const outcome = await e2e.runtime.prepare(workflow).run(undefined, aBeforeTimer());
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'JOIN_TIMEOUT', nodeId: 'merge' });
     expect(outcome.error?.message).toContain('timed out after 1s with 1 of 2 branches not finished (b)');
@@ -610,7 +631,7 @@ describe('seed 001: JOIN timeout in seconds', () => {
       profiles: { b: 'slow' },
       extraProfiles: { slow: slow(20_000) },
     });
-    const outcome = await e2e.runtime.prepare(workflow).run();
+    const outcome = await e2e.runtime.prepare(workflow).run(undefined, aBeforeTimer());
     expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
     expect(outcome.output).toEqual({ merged: 'a reply', after: 'after reply' });
     expect(plain(await e2e.conversation(outcome.threadId))).toEqual([

@@ -19,7 +19,11 @@ interface Ready {
   ready: { pid: number; dynamoEndpoint: string; s3Endpoint: string };
 }
 
-/** Starts the built server on `dataDir`, returns its ready line and a promise of its exit. */
+/**
+ * Starts the built server on `dataDir`, returns its ready line, a promise of its exit, and `release`:
+ * until then stdin is open, the lease of the command that starts a server (data-dir-daemon.ts), so the
+ * server serves however long the test takes; then it leaves at once (no idle time).
+ */
 function startServer(outdir: string, dataDir: string, cacheHome: string) {
   const child = spawn(process.execPath, [join(outdir, 'data-dir-server-main.js'), dataDir], {
     // dynalite stays a package: found from the repository's node_modules, as from the installed one's.
@@ -27,9 +31,9 @@ function startServer(outdir: string, dataDir: string, cacheHome: string) {
       ...process.env,
       NODE_PATH: join(ROOT, 'node_modules'),
       XDG_CACHE_HOME: cacheHome,
-      STEPTHREAD_STORE_IDLE_MS: '1000',
+      STEPTHREAD_STORE_IDLE_MS: '0',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const ready = new Promise<Ready>((resolve, reject) => {
@@ -40,7 +44,7 @@ function startServer(outdir: string, dataDir: string, cacheHome: string) {
     });
     child.once('exit', (code) => reject(new Error(`server exited (${code}) before it was ready: ${text}`)));
   });
-  return { ready, exited };
+  return { ready, exited, release: () => child.stdin.end() };
 }
 
 describe('the built store server', () => {
@@ -79,6 +83,7 @@ describe('the built store server', () => {
     const buckets = await createS3Client(target).send(new ListBucketsCommand({}));
     expect(buckets.Buckets?.map((bucket) => bucket.Name)).toContain('stepthread-conversations');
     releaseAwsClients(target);
+    first.release();
     expect(await first.exited).toBe(0);
 
     const cacheDir = join(cacheHome, 'stepthread');
@@ -92,6 +97,7 @@ describe('the built store server', () => {
     // Over the same data, from the cache: it is accepted, so not written again.
     const second = startServer(outdir, dataDir, cacheHome);
     expect((await second.ready).ready.pid).toBeGreaterThan(0);
+    second.release();
     expect(await second.exited).toBe(0);
     expect((await stat(join(cacheDir, cacheFile!))).mtimeMs).toBe(written.mtimeMs);
     expect(await readdir(cacheDir)).toEqual([cacheFile]);
