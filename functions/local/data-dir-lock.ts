@@ -10,11 +10,11 @@
  * and two processes taking over one stale lock each removed the lock the other had just taken.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StepthreadError } from '../../engine/errors.ts';
+import { liveHolderOf, ownHolderText } from './process-liveness.ts';
 
 export const LOCK_FILE = 'stepthread.lock';
 
@@ -24,9 +24,9 @@ const ATTEMPTS = 20;
 /** Takes the lock of `dataDir`; resolves to its release. LOCAL_DATA_LOCKED while a live process holds it. */
 export async function acquireDataDirLock(dataDir: string): Promise<() => Promise<void>> {
   const lockPath = join(dataDir, LOCK_FILE);
-  const mine = String(process.pid);
+  const mine = ownHolderText();
   // Unique even between two calls in one process.
-  const written = `${lockPath}.${mine}.${randomUUID().slice(0, 8)}`;
+  const written = `${lockPath}.${process.pid}.${randomUUID().slice(0, 8)}`;
   await writeFile(written, mine);
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
@@ -39,8 +39,8 @@ export async function acquireDataDirLock(dataDir: string): Promise<() => Promise
       const holder = await readFile(lockPath, 'utf8').catch(() => undefined);
       // Released between the two calls: try again.
       if (holder === undefined) continue;
-      const pid = Number.parseInt(holder, 10);
-      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
+      const pid = liveHolderOf(holder);
+      if (pid !== undefined) {
         throw new StepthreadError(
           'LOCAL_DATA_LOCKED',
           `local data directory ${dataDir} is in use by stepthread process ${pid}` +
@@ -68,8 +68,8 @@ async function takeOverStale(lockPath: string, stale: string, pidFile: string): 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     // Another process is taking it over; one that died doing so leaves its guard behind.
-    const holder = Number.parseInt(await readFile(guard, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(holder) && holder > 0 && !isAlive(holder)) await unlink(guard).catch(() => {});
+    const holder = await readFile(guard, 'utf8').catch(() => undefined);
+    if (holder !== undefined && liveHolderOf(holder) === undefined) await unlink(guard).catch(() => {});
     await sleep(5);
     return;
   }
@@ -88,32 +88,6 @@ async function releaseLock(lockPath: string, mine: string): Promise<void> {
 
 /** The pid of the live process that holds the lock of `dataDir`; undefined when none does. */
 export async function lockHolder(dataDir: string): Promise<number | undefined> {
-  const holder = Number.parseInt(await readFile(join(dataDir, LOCK_FILE), 'utf8').catch(() => ''), 10);
-  return Number.isInteger(holder) && holder > 0 && isAlive(holder) ? holder : undefined;
-}
-
-/** Whether process `pid` runs: exists, and is not a zombie (killed, not yet reaped by its parent). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  return !isZombie(pid);
-}
-
-/**
- * Linux: a killed server stays a zombie until its parent (init, once its starter has gone) reaps it,
- * which some inits do only every second or so; meanwhile signal 0 still finds it.
- */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // `pid (comm) state …`: comm may hold spaces and parentheses, so the state follows the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    // No /proc (not Linux), or gone meanwhile: signal 0 has said enough.
-    return false;
-  }
+  const holder = await readFile(join(dataDir, LOCK_FILE), 'utf8').catch(() => undefined);
+  return holder === undefined ? undefined : liveHolderOf(holder);
 }

@@ -28,7 +28,8 @@ import { StepthreadError } from '../../engine/errors.ts';
 import { releaseAwsClients } from '../aws/client-cache.ts';
 import { dataDirError } from './data-dir-errors.ts';
 import { type ReadyLine, readServerInfo, type ServerInfo, STANDBY_FLAG } from './data-dir-info.ts';
-import { isAlive, lockHolder } from './data-dir-lock.ts';
+import { lockHolder } from './data-dir-lock.ts';
+import { isAlive } from './process-liveness.ts';
 // Types only: a client of the server never loads dynalite, s3rver or the SDK from here (the server
 // half is data-dir-daemon.ts).
 import type { EmbeddedTarget, LocalServices } from './services.ts';

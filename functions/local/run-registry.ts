@@ -18,7 +18,7 @@ import type { Workflow } from '../../engine/model/schema.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
-import { isAlive } from './data-dir-lock.ts';
+import { isSameProcessAlive, ownStamp } from './process-liveness.ts';
 
 const LOCAL_SORT_KEY = 'LOCAL';
 const LOCAL_KIND = 'localRun';
@@ -26,6 +26,8 @@ const LOCAL_KIND = 'localRun';
 export interface LocalRunRecord {
   readonly executionId: string;
   readonly pid: number;
+  /** The process's stamp beside its pid (process-liveness.ts): a later process with its pid is another. */
+  readonly stamp?: string;
   readonly host: string;
   readonly workflowId: string;
   /** The workflow as it ran, JSON (absent when it is in `detailsKey`'s object). */
@@ -114,6 +116,7 @@ export async function recordLocalRun(
   const record: LocalRunRecord = {
     executionId: run.executionId,
     pid: process.pid,
+    ...stampField(),
     host: hostname(),
     workflowId: run.workflow.id,
     ...(inline ? details : { detailsKey }),
@@ -208,10 +211,15 @@ export async function detailsOfRun(stores: RegistryStores, run: LocalRunRecord):
 }
 
 /** Whether the process that ran a local run is still alive, not a zombie (on this host; another host's: assumed so). */
-export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host'>): boolean {
+export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host' | 'stamp'>): boolean {
   if (run.host !== hostname()) return true;
-  if (run.pid === process.pid) return true;
-  return isAlive(run.pid);
+  if (run.pid === process.pid && run.stamp === ownStamp()) return true;
+  return isSameProcessAlive(run.pid, run.stamp);
+}
+
+function stampField(): { stamp?: string } {
+  const stamp = ownStamp();
+  return stamp === undefined ? {} : { stamp };
 }
 
 /** Every execution in the table with its local record, newest first (a Scan: for local data). */

@@ -149,6 +149,13 @@ describe('startLocalServices (persistent data directory)', () => {
     await again.close();
   });
 
+  it('takes over a stale lock whose pid now belongs to another process (after a reboot)', async () => {
+    // This test's own pid, live, but stamped as a process of another boot.
+    await writeFile(join(dataDir, 'stepthread.lock'), `${process.pid} 00000000-another-boot:12345`);
+    const services = await startLocalServices({ dataDir, names });
+    await services.close();
+  });
+
   it('takes over a stale lock left by a process that is gone', async () => {
     // Pids are bounded by pid_max (≤ 2^22 on Linux), so this one cannot be running.
     await writeFile(join(dataDir, 'stepthread.lock'), '99999999');
