@@ -34,19 +34,36 @@ import { isAlive } from './process-liveness.ts';
 // half is data-dir-daemon.ts).
 import type { EmbeddedTarget, LocalServices } from './services.ts';
 
-/** A lease on the server at `port`: resolves once it said `ok`, undefined when it is not there. */
-function takeLease(port: number): Promise<Socket | undefined> {
+/**
+ * How long a server has to say `ok` to a connection it accepted (ms; `$STEPTHREAD_STORE_ANSWER_MS`):
+ * a live server answers at once, so past this it is hung (stopped, or its port taken by another
+ * program that accepts and says nothing), and waiting longer would hang the command.
+ */
+function answerMs(): number {
+  const value = Number(process.env.STEPTHREAD_STORE_ANSWER_MS);
+  return Number.isFinite(value) && value > 0 ? value : 10_000;
+}
+
+/**
+ * A lease on the server at `port`: resolves once it said `ok`; undefined when it is not there, or
+ * 'silent' when it took the connection and said nothing in time.
+ */
+function takeLease(port: number): Promise<Socket | undefined | 'silent'> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
-    const fail = () => {
+    const fail = (outcome?: 'silent') => {
+      clearTimeout(timer);
       socket.destroy();
-      resolve(undefined);
+      resolve(outcome);
     };
-    socket.once('error', fail);
-    socket.once('close', fail);
+    const timer = setTimeout(() => fail('silent'), answerMs());
+    timer.unref();
+    socket.once('error', () => fail());
+    socket.once('close', () => fail());
     socket.once('data', () => {
-      socket.off('close', fail);
-      socket.off('error', fail);
+      clearTimeout(timer);
+      socket.removeAllListeners('close');
+      socket.removeAllListeners('error');
       socket.on('error', () => {});
       // The lease must not keep a finished command alive.
       socket.unref();
@@ -59,8 +76,14 @@ function takeLease(port: number): Promise<Socket | undefined> {
  * A lease on the server `info` describes, when its process is alive: the file of a killed server
  * stays, and its control port may since belong to another program, which would never answer.
  */
-function leaseOn(info: ServerInfo): Promise<Socket | undefined> {
-  return isAlive(info.pid) ? takeLease(info.controlPort) : Promise.resolve(undefined);
+async function leaseOn(info: ServerInfo, dataDir: string): Promise<Socket | undefined> {
+  if (!isAlive(info.pid)) return undefined;
+  const lease = await takeLease(info.controlPort);
+  if (lease !== 'silent') return lease;
+  throw new StepthreadError(
+    'LOCAL_STORE_SERVER_FAILED',
+    `the store server for ${dataDir} (process ${info.pid}) runs but does not answer on 127.0.0.1:${info.controlPort}: stop it (kill ${info.pid}) and run the command again`,
+  );
 }
 
 /** The package's root, where the server entry is started from (its `tsx` resolves there). */
@@ -105,7 +128,8 @@ function spawnServer(dataDir: string, standby = false): StartedServer {
       said = true;
       child.stdout!.destroy();
       child.unref();
-      const lease = 'ready' in line ? await takeLease(line.ready.controlPort) : undefined;
+      const taken = 'ready' in line ? await takeLease(line.ready.controlPort) : undefined;
+      const lease = taken === 'silent' ? undefined : taken;
       // Taken (or the server is gone): the server may now leave once idle.
       child.stdin?.destroy();
       resolve(lease !== undefined && 'ready' in line ? { info: line.ready, lease } : { line });
@@ -184,7 +208,7 @@ export function openEarly(dataDir: string): () => void {
   const work = async (): Promise<Early> => {
     if (!exists) return { standby: spawnServer(dataDir, true) };
     const info = await readServerInfo(dataDir);
-    const lease = info === undefined ? undefined : await leaseOn(info);
+    const lease = info === undefined ? undefined : await leaseOn(info, dataDir);
     if (info !== undefined && lease !== undefined) return { info, lease };
     return await startServer(dataDir);
   };
@@ -245,7 +269,7 @@ export async function openDataDir(dataDir: string, options: DataDirOptions = {})
   for (let attempt = 0; performance.now() < deadline; attempt += 1) {
     const info = await readServerInfo(dataDir);
     if (info !== undefined) {
-      const lease = await leaseOn(info);
+      const lease = await leaseOn(info, dataDir);
       if (lease !== undefined) return clientOf(info, lease, started);
     }
     if (!startedOne || (await lockHolder(dataDir)) === undefined) {

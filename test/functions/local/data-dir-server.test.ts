@@ -201,6 +201,34 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     }
   }, 60_000);
 
+  it('says which server hangs when a live one takes the connection and never answers', async () => {
+    const dataDir = join(dir, 'hung');
+    await mkdir(dataDir);
+    // A server that runs but is hung (stopped, say): its process lives, its port accepts, says nothing.
+    const holder = liveProcess();
+    const silent: Server = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    await writeFile(join(dataDir, 'stepthread.lock'), String(holder.pid));
+    await writeFile(
+      join(dataDir, 'stepthread.server.json'),
+      JSON.stringify({ pid: holder.pid, controlPort: port }),
+    );
+    try {
+      const result = await cliProcess(['runs', '--json', '--data-dir', dataDir], {
+        cwd: dir,
+        env: { STEPTHREAD_STORE_ANSWER_MS: '300' },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(
+        `LOCAL_STORE_SERVER_FAILED: the store server for ${dataDir} (process ${holder.pid}) runs but does not answer on 127.0.0.1:${port}: stop it (kill ${holder.pid}) and run the command again`,
+      );
+    } finally {
+      silent.close();
+      holder.kill('SIGKILL');
+    }
+  }, 30_000);
+
   it('works at once after its server was killed (SIGKILL), its lock and file left behind', async () => {
     const dataDir = join(dir, 'killed');
     await mkdir(dataDir);
