@@ -307,6 +307,10 @@ async function replay(
   // The first attempt may have died before publishing: publish again (consumers get at least once).
   await publishCommitted(deps.events, record?.events ?? [], { executionId: event.envelope.executionId });
   if (record) await deps.threads.putNodeResults(thread.id, keptResults(event.node, [record.result]));
+  // A first attempt here is a resumed run passing the step an earlier process committed: its output
+  // is shown again with it. A retry's first attempt reported it once committed.
+  if (record && (deps.attempt ?? 1) === 1)
+    await reportReplayedLogs(deps, thread.id, thread.step ?? 0, record.result);
   await finishCommitted(loaded, event, deps, behaviour, record?.result);
   const failure = failureOf(record, stored.last);
   if (failure) throw nodeFailed(failure);
@@ -328,12 +332,31 @@ async function replayRecord(thread: Thread, event: TaskEvent, deps: HandlerDeps)
       { nodeId: event.node.id },
     );
   }
+  await reportReplayedLogs(deps, thread.id, step, record.result);
   const failed = record.result.status === 'FAILED';
   const last = { nodeId: record.result.nodeId, status: failed ? 'FAILED' : 'COMPLETED' } as const;
   if (failed) {
     throw nodeFailed(record.result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
   }
   return nextEnvelope(event.envelope, step, last, (record.out ?? {}) as EnvelopeExtras);
+}
+
+/**
+ * A replayed step's console output, told as when the step ran (a resumed run's progress shows each
+ * replayed node's lines with it), read back when its record holds it by reference.
+ */
+async function reportReplayedLogs(
+  deps: HandlerDeps,
+  threadId: string,
+  step: number,
+  result: NodeResult,
+): Promise<void> {
+  if (result.logs === undefined || deps.onNodeLogs === undefined) return;
+  const {
+    data: [read],
+  } = await hydrateAll(deps.values, [{ logs: result.logs }]);
+  const logs = read?.logs as NodeLogs | undefined;
+  if (logs) deps.onNodeLogs({ threadId, nodeId: result.nodeId, step, logs });
 }
 
 async function finishCommitted(

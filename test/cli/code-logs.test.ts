@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectReport, NodeRun } from '../../cli/commands/inspect.ts';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import { runCli } from '../support/cli.ts';
+import { cliProcess } from '../support/cli-process.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -164,4 +165,53 @@ describe('a CODE node that prints, then throws', () => {
       { status: 'FAILED', logs: { lines: PRINTED } },
     ]);
   });
+});
+
+describe('a CODE node before a question, resumed after it', () => {
+  it('resume shows its lines again with its replayed progress line, as the first run did', async () => {
+    const asks = workflow('asks', 'return input.n * 2');
+    // compute is replayed from its record, `again` (the last step before the question) as a step
+    // that landed: both show what they printed.
+    asks.nodes.splice(
+      2,
+      0,
+      { id: 'again', type: 'CODE', config: { code: 'console.log("again"); return 1' } } as never,
+      {
+        id: 'ok',
+        type: 'USER_INTERACTION',
+        config: { userInteractionType: 'ask_for_approval', showMessage: 'Go on?' },
+      } as never,
+    );
+    asks.edges = [
+      { from: 'start', to: 'compute' },
+      { from: 'compute', to: 'again' },
+      { from: 'again', to: 'ok' },
+      { from: 'ok', to: 'end' },
+    ];
+    await writeFile(join(dir, 'asks.json'), JSON.stringify(asks));
+    // A process with no terminal: the run stops at the question, resumably.
+    const dataDir = join(dir, 'data-asks');
+    const stopped = await cliProcess(
+      ['run', join(dir, 'asks.json'), '--input', '{"n": 3}', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toContain('    compute │ n = 3 {"a":[1]}');
+    const executionId = /started execution (\S+)/.exec(stopped.stderr)![1]!;
+    const resumed = await cliProcess(
+      ['resume', executionId, '--answers', '{"ok": true}', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const lines = resumed.stderr.split('\n');
+    const entered = lines.indexOf('  → compute');
+    expect(entered).toBeGreaterThan(-1);
+    expect(lines.slice(entered + 1, entered + 4)).toEqual([
+      '    compute │ n = 3 {"a":[1]}',
+      '    compute │ error: careful:',
+      '    compute │ second line',
+    ]);
+    expect(lines[lines.indexOf('  → again') + 1]).toBe('    again │ again');
+    expect(resumed.stderr.match(/again │/g)).toHaveLength(1);
+  }, 60_000);
 });
