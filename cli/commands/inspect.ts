@@ -9,6 +9,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
+import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
@@ -166,7 +167,8 @@ function reportOf(
   { events, executionHistory, logs }: ThreadJournal,
   all: readonly Thread[],
   messageCount: number,
-  open: readonly Interaction[] = [],
+  open: readonly Interaction[],
+  answerWith: (interaction: Interaction) => string,
 ): ThreadReport {
   const { metadata } = thread;
   const variables = variablesOf(thread);
@@ -202,7 +204,7 @@ function reportOf(
             ...(interaction.options ? { options: interaction.options } : {}),
             requestedAt: interaction.requestedAt,
             ...(interaction.deadline ? { deadline: interaction.deadline } : {}),
-            answerWith: `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}`,
+            answerWith: answerWith(interaction),
           })),
         }
       : {}),
@@ -224,8 +226,8 @@ function reportOf(
 /** Statuses of a thread still under way; in an interrupted run, they stopped with its process. */
 const IN_PROGRESS = new Set<string>(['RUNNING', 'PAUSED']);
 
-/** The command that resumes `execution` when it is RUNNING here but the process running it is gone. */
-async function resumeOfInterrupted(
+/** The execution to resume when `execution` is RUNNING here but the process running it is gone. */
+async function interruptedExecutionId(
   runtime: ReturnType<typeof createLocalRuntime>,
   runners: LocalRunners,
   execution: ExecutionRecord,
@@ -237,7 +239,23 @@ async function resumeOfInterrupted(
     (executionId) => findExecution(runtime, executionId),
   );
   if (runner === undefined || isRunnerAlive(runner)) return undefined;
-  return `stepthread resume ${execution.executionId}${runners.dataDirArgument}`;
+  return execution.executionId;
+}
+
+/**
+ * The command that answers a question: `respond` while a process waits on it; in a run whose
+ * process is gone none does (respond would fail with INTERACTION_NOT_DELIVERED), so `resume` with
+ * the answer up front, as `run` says when it stops at a question.
+ */
+function answerCommand(
+  interaction: Interaction,
+  dataDirArgument: string,
+  interruptedId: string | undefined,
+): string {
+  if (interruptedId !== undefined) {
+    return `stepthread resume ${interruptedId} --answers '${exampleAnswers(interaction)}'${dataDirArgument}`;
+  }
+  return `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}${dataDirArgument}`;
 }
 
 async function findExecution(
@@ -305,7 +323,10 @@ export async function buildInspectReport(
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
-  const resume = execution && runners ? await resumeOfInterrupted(runtime, runners, execution) : undefined;
+  const interruptedId =
+    execution && runners ? await interruptedExecutionId(runtime, runners, execution) : undefined;
+  const dataDir = runners?.dataDirArgument ?? '';
+  const resume = interruptedId === undefined ? undefined : `stepthread resume ${interruptedId}${dataDir}`;
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
@@ -330,7 +351,8 @@ export async function buildInspectReport(
         journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [] },
         threads,
         conversations.get(thread.id)?.length ?? 0,
-        open.get(thread.id),
+        open.get(thread.id) ?? [],
+        (interaction) => answerCommand(interaction, dataDir, interruptedId),
       );
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;

@@ -6,6 +6,8 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
+import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
@@ -16,7 +18,7 @@ import {
 } from '../../functions/stores/interaction-store.ts';
 import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 
 export interface PendingOptions extends DataDirOption {
   json?: boolean;
@@ -99,6 +101,36 @@ const HOW: Record<Interaction['interactionType'], string> = {
   show_message: '',
 };
 
+/** Whether a local run's process is gone: then no process takes a `respond`, and `resume` answers. */
+async function isInterrupted(
+  table: TableRef,
+  executions: ExecutionIndex,
+  executionId: string,
+): Promise<boolean> {
+  const recordOf = (id: string) =>
+    executions.getExecution(id).catch((error: unknown) => {
+      if (error instanceof StepthreadError && error.code === 'EXECUTION_NOT_FOUND') return undefined;
+      throw error;
+    });
+  const execution = await recordOf(executionId);
+  if (execution?.status !== 'RUNNING') return false;
+  const runner = await localRunAlong(execution, (id) => getLocalRun(table, id), recordOf);
+  return runner !== undefined && !isRunnerAlive(runner);
+}
+
+/** The line that says how to answer `interaction`, with the data directory the command was given. */
+async function howToAnswer(
+  interaction: Interaction,
+  options: PendingOptions,
+  local: { table: TableRef; executions: ExecutionIndex } | undefined,
+): Promise<string> {
+  const dataDir = dataDirArgument(options);
+  if (local && (await isInterrupted(local.table, local.executions, interaction.executionId))) {
+    return `its run's process is gone; resume it with the answer: stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDir}`;
+  }
+  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${dataDir}`;
+}
+
 export async function runPending(
   ref: string | undefined,
   options: PendingOptions,
@@ -123,6 +155,8 @@ export async function runPending(
         io.stdout(`no pending interactions${ref ? ` for ${ref}` : ''}\n`);
         return EXIT.ok;
       }
+      // Only a local run has a process that may be gone.
+      const local = session.dataDir === undefined ? undefined : { table: session.clients, executions };
       for (const interaction of open) {
         io.stdout(`${interaction.interactionId}\n`);
         io.stdout(
@@ -135,7 +169,7 @@ export async function runPending(
         io.stdout(
           `  asked ${interaction.requestedAt}${interaction.deadline ? `, answer before ${interaction.deadline}` : ''}\n`,
         );
-        io.stdout(`  stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}\n`);
+        io.stdout(`  ${await howToAnswer(interaction, options, local)}\n`);
       }
       return EXIT.ok;
     },

@@ -187,11 +187,18 @@ describe('stepthread run with USER_INTERACTION', () => {
       resume: `stepthread resume ${executionId} --data-dir ${dataDir}`,
     });
     expect(report.threads.map((thread: { status: string }) => thread.status)).toEqual(['INTERRUPTED']);
+    // No process waits on its question, so `respond` could not answer it: resuming with the answer does.
+    const answerWith = `stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
+    expect(report.threads[0].waitingFor).toEqual([expect.objectContaining({ answerWith })]);
     const text = await cliProcess(['inspect', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(text.stdout).toContain(`execution ${executionId}  INTERRUPTED`);
     expect(text.stdout).toContain(
       `its process is gone; resume with: stepthread resume ${executionId} --data-dir ${dataDir}`,
     );
+    expect(text.stdout).toContain(`    answer with: ${answerWith}\n`);
+    const pending = await cliProcess(['pending', executionId!, '--data-dir', dataDir], { cwd: dir });
+    expect(pending.stdout).toContain(`its run's process is gone; resume it with the answer: ${answerWith}\n`);
+    expect(pending.stdout).not.toContain('stepthread respond');
     const resumed = await cliProcess(
       ['resume', executionId!, '--answers', '{"approve-credit": true}', '--json', '--data-dir', dataDir],
       { cwd: dir },
@@ -450,7 +457,8 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
         interactionId: `${envelope.threadId}/approve`,
         type: 'ask_for_approval',
         message: 'Refund 12 EUR?',
-        answerWith: `stepthread respond ${envelope.threadId}/approve --approve`,
+        // The data directory this inspect read, which respond must read too.
+        answerWith: `stepthread respond ${envelope.threadId}/approve --approve --data-dir ${dataDir()}`,
       }),
     ]);
     const text = await cli(['inspect', envelope.threadId, '--data-dir', dataDir()]);
@@ -462,7 +470,9 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(code).toBe(0);
     expect(stdout).toContain(`${envelope.threadId}/approve`);
     expect(stdout).toContain('Refund 12 EUR?');
-    expect(stdout).toContain(`stepthread respond ${envelope.threadId}/approve --approve | --reject`);
+    expect(stdout).toContain(
+      `stepthread respond ${envelope.threadId}/approve --approve | --reject [--reason <text>] --data-dir ${dataDir()}\n`,
+    );
     for (const ref of [envelope.executionId, envelope.threadId]) {
       const json = await cli(['pending', ref, '--json', '--data-dir', dataDir()]);
       expect(JSON.parse(json.stdout)).toEqual([
