@@ -4,13 +4,15 @@
  * loads this module (data-dir-server-main.ts, or built: data-dir-server-cached.ts); a command, the
  * client, loads data-dir-server.ts alone.
  */
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
 import { dataDirError } from './data-dir-errors.ts';
 import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
-import { type LocalServices, startLocalServices } from './services.ts';
+import { acquireDataDirLock } from './data-dir-lock.ts';
+// Types only: the stores (dynalite, s3rver) load once this process holds the directory's lock.
+import type { LocalServices } from './services.ts';
 
 /** How long the server stays after its last client left (ms); `$STEPTHREAD_STORE_IDLE_MS`. */
 const DEFAULT_IDLE_MS = 1500;
@@ -33,6 +35,10 @@ export interface ServeOptions {
  */
 export async function serveDataDir(dataDir: string, options: ServeOptions = {}): Promise<void> {
   const idleMs = options.idleMs ?? idleMsOf(process.env);
+  // A standby server is started ahead so that its loading overlaps the command's own: it loads the
+  // stores while it waits. Any other loads them only once it holds the lock, so that of many servers
+  // started at one moment for one directory, those refused do not pay for loading them.
+  const loading = options.standby ? loadServices() : undefined;
   if (options.standby && !(await goAhead())) process.exit(0);
   let ready = false;
   const say = (line: ReadyLine) => {
@@ -46,7 +52,10 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
   });
   let services: LocalServices;
   try {
-    services = await startLocalServices({ dataDir, serveInProcess: false });
+    await mkdir(dataDir, { recursive: true });
+    const heldLock = await acquireDataDirLock(dataDir);
+    const { startLocalServices } = await (loading ?? loadServices());
+    services = await startLocalServices({ dataDir, serveInProcess: false, heldLock });
   } catch (error) {
     if (error instanceof StepthreadError && error.code === 'LOCAL_DATA_LOCKED') say({ locked: true });
     else say({ error: dataDirError(error, dataDir) });
@@ -102,6 +111,10 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
     starterHolds = false;
     if (idle()) arm();
   });
+}
+
+function loadServices(): Promise<typeof import('./services.ts')> {
+  return import('./services.ts');
 }
 
 function idleMsOf(env: NodeJS.ProcessEnv): number {

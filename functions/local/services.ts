@@ -21,7 +21,12 @@ import { LoopbackFilesystemStore } from './s3-store.ts';
 export type EmbeddedTarget = Extract<AwsTarget, { kind: 'embedded' }>;
 
 export type LocalServicesOptions = (
-  | { readonly dataDir: string; readonly ephemeral?: false }
+  | {
+      readonly dataDir: string;
+      readonly ephemeral?: false;
+      /** The release of the directory's lock when the caller has taken it; else it is taken here. */
+      readonly heldLock?: () => Promise<void>;
+    }
   /** In-memory DynamoDB and a throwaway S3 directory, removed on close. */
   | { readonly dataDir?: string; readonly ephemeral: true }
 ) & {
@@ -62,7 +67,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       await mkdir(options.dataDir, { recursive: true });
       // LevelDB takes an exclusive lock, and dynalite crashes the process with an uncaught error
       // when it cannot open its store: refuse up front, with a code and the holder's pid.
-      const release = await acquireDataDirLock(options.dataDir);
+      const release = options.heldLock ?? (await acquireDataDirLock(options.dataDir));
       cleanups.push(release);
       dynamoPath = join(options.dataDir, 'dynamodb');
       s3Dir = join(options.dataDir, 's3');

@@ -130,6 +130,53 @@ describe('the store server and the command that started it', () => {
   }, 60_000);
 });
 
+describe('a server refused by the lock', () => {
+  const PRELOAD = join(ROOT, 'test', 'support', 'module-loads.cjs');
+  /** The server's ready line and which of the stores' packages it loaded, once it has exited. */
+  async function serveTraced(
+    dataDir: string,
+  ): Promise<{ line: string; loads: string[]; code: number | null }> {
+    const child = spawn(process.execPath, ['--require', PRELOAD, '--import', 'tsx', ENTRY, dataDir], {
+      cwd: ROOT,
+      env: { ...process.env, TRACE_PACKAGES: 'dynalite,s3rver', STEPTHREAD_STORE_IDLE_MS: '0' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      // Ready: let it go (it leaves at once, its idle time being 0).
+      if (stdout.includes('\n')) child.stdin!.end();
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const traced = /module-loads: (.*)/.exec(stderr);
+    if (!traced) throw new Error(`no module-loads line from the server: ${stderr}`);
+    return { line: stdout.trim(), loads: JSON.parse(traced[1]!) as string[], code };
+  }
+
+  it('loads neither dynalite nor s3rver: only the lock holder pays for them', async () => {
+    const dataDir = join(dir, 'lock-first');
+    await mkdir(dataDir);
+    // The first server takes the lock and loads the stores (the tracing sees them).
+    const first = startServer(dataDir, {});
+    await first.ready;
+    const refused = await serveTraced(dataDir);
+    expect(refused.line).toBe('{"locked":true}');
+    expect(refused.code).toBe(1);
+    expect(refused.loads).toEqual([]);
+    first.child.stdin!.end();
+    first.child.kill();
+    await first.exited;
+    // Once the lock is free, a server loads both.
+    const served = await serveTraced(dataDir);
+    expect(served.line).toMatch(/^\{"ready"/);
+    expect(served.loads).toEqual(['dynalite', 's3rver']);
+  }, 60_000);
+});
+
 describe('a command on a directory whose server is leaving or was killed', () => {
   it('starts a server as soon as the lock holder is gone, without waiting out a polling round', async () => {
     const dataDir = join(dir, 'leaving');
