@@ -66,6 +66,17 @@ export function closestKey(key: string, candidates: readonly string[] = schemaKe
   return best?.key;
 }
 
+/**
+ * What follows "unknown key": the key it most likely meant; or, for a key the schema knows elsewhere
+ * (`keepLast` straight under a CONTEXT_PROCESSOR's config, not in its `truncate`), that it is misplaced
+ * — the closest key would be itself.
+ */
+function hintFor(key: string): string {
+  if (schemaKeys().includes(key)) return ` here: "${key}" belongs in another object (misplaced?)`;
+  const suggestion = closestKey(key);
+  return suggestion ? `; did you mean "${suggestion}"?` : '';
+}
+
 /** UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). */
 export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
   const errors: CodedError[] = [];
@@ -79,11 +90,10 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
     for (const [key, value] of Object.entries(input)) {
       const at = [...path, key];
       if (!Object.hasOwn(kept, key)) {
-        const suggestion = closestKey(key);
         const where = formatPath(at);
         errors.push({
           code: 'UNKNOWN_KEY',
-          message: `${where}: unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+          message: `${where}: unknown key "${key}"${hintFor(key)}`,
           path: where,
           ...(inNode === undefined ? {} : { nodeId: inNode }),
         });

@@ -53,6 +53,31 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('says a key the schema knows elsewhere is misplaced, rather than suggesting the key itself', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'CONTEXT_PROCESSOR',
+          config: { operation: 'truncate', keepLast: 2, truncate: { keepLast: 2 } },
+        },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        message:
+          'nodes[1].config.keepLast: unknown key "keepLast" here: "keepLast" belongs in another object (misplaced?)',
+        path: 'nodes[1].config.keepLast',
+        nodeId: 'ask',
+      },
+    ]);
+  });
+
   it('reports a template reading a node that does not exist, with the id it most likely meant', () => {
     const workflow = linear();
     workflow.nodes[2] = {
