@@ -59,8 +59,9 @@ export interface NodeResult {
   endedAt: string;
   attempt?: number;
   /**
-   * What a CODE node's JavaScript printed (`console.*`), capped; kept with the result in its step
-   * record (events carry no values), stored by reference when large like any value.
+   * What a CODE node's JavaScript printed (`console.*`), or the `code` tools a TOOL or LLM node
+   * called (an LLM node's under a line per call naming the tool), capped; kept with the result in its
+   * step record (events carry no values), stored by reference when large like any value.
    */
   logs?: NodeLogs;
 }

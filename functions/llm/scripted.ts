@@ -10,6 +10,11 @@
  * An entry is a string (the reply's text) or an object `{ "content"?: string, "toolCalls"?:
  * [{ "name", "arguments", "id"? }] }`, a reply that asks for tool calls. Missing call ids are
  * `scripted_<thread call count>_<i>`: deterministic, and unique within the thread.
+ *
+ * An entry may also follow the prompt: `{ "byPrompt": [{ "contains": "<text>", "reply": <entry> }, ...],
+ * "otherwise"?: <entry> }` is the first case whose text the node's prompt (the last user message)
+ * contains, else `otherwise`; so a script can answer what the run decided (an approval, a route)
+ * without a node per outcome.
  */
 import * as z from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
@@ -77,6 +82,23 @@ function scriptedToolReply(entry: unknown, idPrefix: string): Message | undefine
   };
 }
 
+const byPromptSchema = z.object({
+  byPrompt: z.array(z.object({ contains: z.string(), reply: z.unknown() })),
+  otherwise: z.unknown().optional(),
+});
+
+/**
+ * A `byPrompt` entry's reply for these messages (undefined when no case matches and there is no
+ * `otherwise`); any other entry as it is.
+ */
+export function followingPrompt(entry: unknown, messages: readonly Message[]): unknown {
+  const parsed = byPromptSchema.safeParse(entry);
+  if (!parsed.success) return entry;
+  const prompt = messages.findLast((message) => message.role === 'user')?.content ?? '';
+  const matched = parsed.data.byPrompt.find((option) => prompt.includes(option.contains));
+  return matched ? matched.reply : parsed.data.otherwise;
+}
+
 export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0 && !signal?.aborted) return Promise.resolve();
   return new Promise((resolve, reject) => {
@@ -100,7 +122,7 @@ export function createScriptedProvider(profile: ScriptedProfile): LlmProvider {
   return {
     async complete(request): Promise<LlmResponse> {
       await abortableDelay(profile.delayMs ?? 0, request.signal);
-      const entry = pickScriptedResponse(profile, request);
+      const entry = followingPrompt(pickScriptedResponse(profile, request), request.messages);
       if (entry === undefined) {
         throw new StepthreadError(
           'LLM_PROVIDER_ERROR',

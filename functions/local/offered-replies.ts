@@ -45,13 +45,15 @@ export async function offeredReply(
   interaction: Interaction,
   signal: AbortSignal,
 ): Promise<InteractionReply> {
-  while (!signal.aborted) {
+  for (;;) {
+    // The first look waits a poll too: a question its own source answers at once (`--answers`, a
+    // script, the bench) then costs no read, and respond waits many polls for its offer to be taken.
+    await sleep(OFFER_POLL_MS, signal);
+    if (signal.aborted) return new Promise<never>(() => {});
     // A failed look is only a missed poll: a question may wait for days, and its own source still asks.
     const offer = await store.takeLocalReply(interaction).catch(() => undefined);
     if (offer !== undefined) return JSON.parse(offer.reply) as InteractionReply;
-    await sleep(OFFER_POLL_MS, signal);
   }
-  return new Promise<never>(() => {});
 }
 
 /**

@@ -2,7 +2,8 @@
  * LLM: renders the prompt and appends it as a user message, then runs the tool-call loop: the model
  * is called with what it sees; while it asks for tools they run and their results go back, up to
  * `maxToolCallsPerRequest`. Every assistant reply, tool call and tool result is appended, in order;
- * the output is the final reply's text.
+ * the output is the final reply's text. What `code` tools print is kept on the step's result (`logs`),
+ * each call's lines under a line naming the tool and the call.
  *
  * Token usage is recorded on the conversation per model call (estimated when the provider reports
  * none). Passing the profile's `tokenLimit` emits TOKEN_LIMIT_EXCEEDED and then follows
@@ -27,6 +28,7 @@ import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
 import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
 import { createToolExecutor } from '../tools/executor.ts';
+import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
@@ -58,6 +60,10 @@ function specsOf(tools: Readonly<Record<string, ToolDefinition>>): ToolSpecs {
   );
 }
 
+/**
+ * Runs the model's tool calls. What `code` tools print goes on the step's result (`ctx.logs`) after
+ * each call, under the tool's name and call id, so a request that fails later still keeps it.
+ */
 function toolExecutor(ctx: StepContext, tools: Readonly<Record<string, ToolDefinition>>): ExecuteTool {
   const { deps } = ctx;
   const runtime = toolRuntimeOf(deps);
@@ -67,8 +73,13 @@ function toolExecutor(ctx: StepContext, tools: Readonly<Record<string, ToolDefin
     secrets: runtime.secrets,
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
-  return async (name, args) => {
+  const printed = new ToolCallLogs();
+  return async (name, args, { callId }) => {
     const result = await executor.execute(name, args);
+    if (result.logs) {
+      printed.add(name, callId, result.logs);
+      ctx.logs = printed.logs();
+    }
     // The loop shows a failure to the model as `Error: <this>`.
     return result.ok
       ? { ok: true, content: result.content }

@@ -1,7 +1,8 @@
 /**
  * TOOL: calls one tool with the node's templated arguments. The output (JSON data) is the node's
  * result and, when the config names one, goes to `outputVariable`. A failing tool ends the node
- * FAILED with the tool's coded error naming the node; it never crashes the runtime.
+ * FAILED with the tool's coded error naming the node; it never crashes the runtime. What a `code`
+ * tool prints is kept on the step's result (`logs`), as a CODE node's is.
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import { toolNodeConfigSchema } from '../../engine/model/schema.ts';
@@ -34,6 +35,10 @@ export const toolNode: NodeBehaviour = {
         env: runtime.env,
         secrets: runtime.secrets,
         ...(signal ? { signal } : {}),
+        // Kept on the step's result as a CODE node's output is, failed or not.
+        onLogs: (logs) => {
+          ctx.logs = logs;
+        },
       });
     } catch (error) {
       // Cancelled because the run ended: abandon the step (a plain error), don't record a failure.

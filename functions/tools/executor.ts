@@ -1,10 +1,11 @@
 /**
  * Calls declared tools by name: look up, check the arguments against the tool's JSON Schema, run
- * by kind, normalise the output to JSON. Every failure is a ToolResult with a code, never a thrown
- * error, and no secret value survives into a result or message.
+ * by kind, normalise the output to JSON (with what a `code` tool printed). Every failure is a
+ * ToolResult with a code, never a thrown error, and no secret value survives into a result or message.
  */
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import { parseToolHandler, type ToolHandler } from '../../engine/model/tool-handler.ts';
+import type { NodeLogs } from '../../engine/thread/types.ts';
 import { Redactor } from '../redaction/redactor.ts';
 import { checkArguments } from './arguments.ts';
 import { callCodeTool } from './code.ts';
@@ -23,21 +24,31 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   return {
     async execute(name, args) {
       let result: ToolResult;
+      let logs: NodeLogs | undefined;
+      const printed = (captured: NodeLogs) => {
+        logs = captured;
+      };
       try {
         const definition = lookup(tools, name);
         const handler = handlerOf(name, definition);
         const checked = await checkArguments(name, definition, args ?? {});
-        const raw = await run(name, handler, checked, redactor);
+        const raw = await run(name, handler, checked, redactor, printed);
         const output = toJsonOutput(name, raw, maxOutputBytes);
         result = { ok: true, output, content: contentOf(output) };
       } catch (error) {
         result = { ok: false, error: toToolError(error, name) };
       }
-      return redactor.value(result);
+      return redactor.value(logs ? { ...result, logs } : result);
     },
   };
 
-  function run(name: string, handler: ToolHandler, args: unknown, redactor: Redactor): Promise<unknown> {
+  function run(
+    name: string,
+    handler: ToolHandler,
+    args: unknown,
+    redactor: Redactor,
+    onLogs: (logs: NodeLogs) => void,
+  ): Promise<unknown> {
     if (signal?.aborted) throw new ToolFailure('TOOL_FAILED', `tool "${name}": the call was cancelled`);
     switch (handler.kind) {
       case 'lambda':
@@ -61,7 +72,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
           redactor,
         });
       case 'code':
-        return callCodeTool(name, handler, args, env, maxOutputBytes);
+        return callCodeTool(name, handler, args, env, maxOutputBytes, onLogs);
       case 'builtin':
         return Promise.resolve(args);
     }

@@ -7,6 +7,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { Scope } from '../../engine/expression/index.ts';
 import { renderTemplate } from '../../engine/expression/index.ts';
 import type { ToolDefinition, ToolNodeConfig } from '../../engine/model/schema.ts';
+import type { NodeLogs } from '../../engine/thread/types.ts';
 import { createToolExecutor } from './executor.ts';
 import type { SecretResolver, ToolEnvironment } from './types.ts';
 
@@ -20,6 +21,8 @@ export interface ToolNodeCall {
   env: ToolEnvironment;
   secrets?: SecretResolver;
   signal?: AbortSignal;
+  /** Told what a `code` tool printed, whether the call succeeded or not (the node keeps it). */
+  onLogs?: (logs: NodeLogs) => void;
 }
 
 /**
@@ -46,6 +49,7 @@ export async function callToolForNode(call: ToolNodeCall): Promise<unknown> {
     ...(call.signal ? { signal: call.signal } : {}),
   });
   const result = await executor.execute(config.toolName, args);
+  if (result.logs) call.onLogs?.(result.logs);
   if (result.ok) return result.output;
   throw new StepthreadError(result.error.code, `node ${nodeId}: ${result.error.message}`, { nodeId });
 }

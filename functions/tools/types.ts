@@ -1,6 +1,7 @@
 /** What calling a tool takes and gives: results as data, never a thrown error. */
 import type { CodedError } from '../../engine/errors.ts';
 import type { ToolDefinition } from '../../engine/model/schema.ts';
+import type { NodeLogs } from '../../engine/thread/types.ts';
 import type { SandboxRequest, SandboxResult } from '../sandbox/index.ts';
 import type { ResolveAll } from './egress.ts';
 
@@ -9,9 +10,13 @@ export interface ToolError extends CodedError {
   status?: number;
 }
 
+/**
+ * `output` is JSON data (it lands in node results); `content` is the text the model reads. `logs`:
+ * what a `code` tool printed (capped as a CODE node's output), failed or not; never sent to the model.
+ */
 export type ToolResult =
-  /** `output` is JSON data (it lands in node results); `content` is the text the model reads. */
-  { ok: true; output: unknown; content: string } | { ok: false; error: ToolError };
+  | { ok: true; output: unknown; content: string; logs?: NodeLogs }
+  | { ok: false; error: ToolError; logs?: NodeLogs };
 
 export interface ToolExecutor {
   /** Checks the arguments against the tool's schema, then calls it. Never rejects. */

@@ -145,6 +145,8 @@ describe('stepthread run with USER_INTERACTION', () => {
     const result = JSON.parse(stdout) as RunJsonResult;
     expect(result.output).toMatchObject({ approved: false, credit: { amount: 0, currency: 'EUR' } });
     expect(result.conversation.map((m) => m.content)).toContain('Rejected. already refunded');
+    // The scripted reply follows the decision: no credit is promised.
+    expect(result.output).toMatchObject({ reply: 'Sorry for the double charge. We have refunded it.' });
   });
 
   it('embedded with no terminal and no way to exit, fails with USER_INPUT_REQUIRED and says how to answer', async () => {

@@ -2,6 +2,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { aroundCommands } from '../../functions/aws/meter.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import { itemKeys, TTL_ATTRIBUTE } from '../../functions/stores/table.ts';
@@ -176,6 +178,28 @@ describe('a single interaction', () => {
       .filter((event) => 'nodeId' in event && event.nodeId === 'ask')
       .map((event) => event.type);
     expect(types).toEqual(['NODE_STARTED', 'USER_INTERACTION_REQUESTED', 'NODE_FAILED']);
+  });
+});
+
+describe('requests of an answered interaction', () => {
+  it('answered at once by its source: its item is written when asked and when closed, and read once', async () => {
+    // A runtime of its own, so only this run's requests are seen, by item.
+    const names = { tableName: 'e2e-interaction', bucketName: 'e2e-interaction' };
+    const clients = createAwsClients(e2e.services.target, names);
+    const calls: string[] = [];
+    aroundCommands(clients.dynamo, ({ commandName, input }, next) => {
+      const { Key, Item } = input as { Key?: { sk?: unknown }; Item?: { sk?: unknown } };
+      if (String(Key?.sk ?? Item?.sk).startsWith('INTERACTION#')) calls.push(commandName);
+      return next();
+    });
+    const runtime = createLocalRuntime({ clients });
+    const outcome = await runtime
+      .prepare(askWorkflow('approve-counted', approval))
+      .run({}, { answerInteraction: async () => ({ kind: 'approve' }) });
+    expect(outcome.status).toBe('COMPLETED');
+    // Recorded PENDING; read back by the waiting Task (is it still this run's?); closed by the answer
+    // Task. No look for an answer offered by `stepthread respond`: the source answered first.
+    expect(calls).toEqual(['PutItemCommand', 'GetItemCommand', 'UpdateItemCommand']);
   });
 });
 

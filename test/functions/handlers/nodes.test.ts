@@ -5,6 +5,7 @@ import { stepOf } from '../../../functions/handlers/dispatch-table.ts';
 import { createNodeHandler } from '../../../functions/handlers/lambda.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
 import { codeNode } from '../../../functions/nodes/code.ts';
+import { llmNode } from '../../../functions/nodes/llm.ts';
 import { variableNode } from '../../../functions/nodes/variable.ts';
 import { fullThread } from '../fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
@@ -399,6 +400,52 @@ describe('Lambda handler of a CODE node', () => {
       ],
     );
     expect(JSON.stringify(next)).not.toContain('hello from code');
+  });
+});
+
+describe('Lambda handler of an LLM node whose code tool prints', () => {
+  it('logs what the tool printed under its heading, one entry per line, and keeps it on the step', async () => {
+    const env = await start('exec-lambda-llm-tool');
+    const handler = createNodeHandler('LLM', { execute: stepOf(llmNode) }, () => h.deps());
+    const node: TaskNode = {
+      ...llm('agent', 'weigh it'),
+      config: { prompt: 'weigh it', profileId: 'default', tools: ['weigh'] },
+      profile: {
+        provider: 'scripted',
+        byNode: { agent: [{ toolCalls: [{ id: 'w1', name: 'weigh', arguments: { kg: 2 } }] }, 'done'] },
+      },
+      tools: {
+        weigh: {
+          description: 'Weighs',
+          parameters: { type: 'object', properties: { kg: { type: 'number' } } },
+          handler: { kind: 'code', code: 'console.log("weighing", input.kg); return input.kg * 1000' },
+        },
+      },
+    };
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let next: unknown;
+    try {
+      next = await handler({ action: 'execute', node, envelope: env }, {} as never);
+    } finally {
+      spy.mockRestore();
+    }
+    const entries = written
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.codeOutput === true);
+    expect(entries.map(({ message, nodeId }) => ({ message, nodeId }))).toEqual([
+      { message: '[tool weigh, call w1]', nodeId: 'agent' },
+      { message: 'weighing 2', nodeId: 'agent' },
+    ]);
+    expect(JSON.stringify(next)).not.toContain('weighing');
+    const journal = await h.stores.threads.readJournal(env.threadId);
+    // By step: START printed nothing; the LLM node's step keeps what its tool printed.
+    expect(journal.logs).toEqual([undefined, { lines: ['[tool weigh, call w1]', 'weighing 2'] }]);
   });
 });
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { countCall, NO_CALLS } from '../../../functions/llm/provider.ts';
-import { createScriptedProvider, pickScriptedResponse } from '../../../functions/llm/scripted.ts';
+import {
+  createScriptedProvider,
+  followingPrompt,
+  pickScriptedResponse,
+} from '../../../functions/llm/scripted.ts';
 
 describe('scripted provider', () => {
   const profile = { provider: 'scripted' as const, responses: ['r0', 'r1'], byNode: { n: ['n0'] } };
@@ -71,5 +75,42 @@ describe('scripted tool-call replies', () => {
     const second = await provider.complete({ nodeId: 'n', messages: [], calls: { total: 5, byNode: {} } });
     expect(second.message.toolCalls).toEqual([{ id: 'mine', name: 'lookup', arguments: {} }]);
     expect(second.message.content).toBe('with id');
+  });
+
+  it('a byPrompt entry answers the first case the prompt (the last user message) contains, else otherwise', async () => {
+    const entry = {
+      byPrompt: [
+        { contains: 'granted: 0 EUR', reply: 'No credit.' },
+        { contains: 'granted:', reply: { content: 'Credit.' } },
+      ],
+      otherwise: 'Nothing to say.',
+    };
+    const asked = (prompt: string) => [
+      { role: 'user' as const, content: 'granted: 0 EUR (an earlier message)' },
+      { role: 'assistant' as const, content: 'ok' },
+      { role: 'user' as const, content: prompt },
+    ];
+    expect(followingPrompt(entry, asked('Credit granted: 0 EUR.'))).toBe('No credit.');
+    expect(followingPrompt(entry, asked('Credit granted: 6 EUR.'))).toEqual({ content: 'Credit.' });
+    expect(followingPrompt(entry, asked('Nothing granted.'))).toBe('Nothing to say.');
+    expect(followingPrompt('plain', asked('x'))).toBe('plain');
+
+    const provider = createScriptedProvider({ provider: 'scripted', byNode: { n: [entry] } });
+    const reply = await provider.complete({
+      nodeId: 'n',
+      messages: asked('Credit granted: 6 EUR.'),
+      calls: NO_CALLS,
+    });
+    expect(reply.message).toEqual({ role: 'assistant', content: 'Credit.' });
+  });
+
+  it('a byPrompt entry with no matching case and no otherwise has no response for the call', async () => {
+    const provider = createScriptedProvider({
+      provider: 'scripted',
+      responses: [{ byPrompt: [{ contains: 'yes', reply: 'Yes.' }] }],
+    });
+    await expect(
+      provider.complete({ nodeId: 'n', messages: [{ role: 'user', content: 'no' }], calls: NO_CALLS }),
+    ).rejects.toMatchObject({ code: 'LLM_PROVIDER_ERROR' });
   });
 });

@@ -13,6 +13,21 @@ const tools: Record<string, ToolDefinition> = {
     handler: { kind: 'code', code: 'throw new Error("bad input " + input.n);' },
   },
   spins: { description: 'Loops forever', handler: { kind: 'code', code: 'for (;;) {}', timeoutMs: 50 } },
+  chatty: {
+    description: 'Prints, then returns',
+    handler: {
+      kind: 'code',
+      code: 'console.log("got", input.n); console.warn({ n: input.n }); return input.n',
+    },
+  },
+  explains: {
+    description: 'Prints, then throws',
+    handler: { kind: 'code', code: 'console.log("about to fail"); throw new Error("no")' },
+  },
+  floods: {
+    description: 'Prints past the cap',
+    handler: { kind: 'code', code: 'for (let i = 0; i < 1005; i++) console.log(i); return 0' },
+  },
 };
 
 const executor = createToolExecutor({ tools, env: { target: 'local' } });
@@ -60,5 +75,35 @@ describe('code tools run in the sandbox', () => {
     expect(requests).toEqual([
       expect.objectContaining({ code: 'for (;;) {}', input: { x: 1 }, timeoutMs: 50 }),
     ]);
+  });
+});
+
+describe('what code tools print', () => {
+  it('comes with the result as logs, apart from what the model reads', async () => {
+    expect(await executor.execute('chatty', { n: 2 })).toEqual({
+      ok: true,
+      output: 2,
+      content: '2',
+      logs: { lines: ['got 2', 'warn: {"n":2}'] },
+    });
+  });
+
+  it('comes with a failure too: prints before a throw explain it', async () => {
+    const result = await executor.execute('explains', {});
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'CODE_ERROR' },
+      logs: { lines: ['about to fail'] },
+    });
+  });
+
+  it('is capped as a CODE node’s is, with what the cap cut', async () => {
+    const result = await executor.execute('floods', {});
+    expect(result.logs?.lines).toHaveLength(1000);
+    expect(result.logs?.cut).toEqual({ lines: 5, chars: 0 });
+  });
+
+  it('is absent when the code printed nothing', async () => {
+    expect(await executor.execute('total', { prices: [] })).not.toHaveProperty('logs');
   });
 });
