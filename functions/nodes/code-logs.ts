@@ -1,14 +1,6 @@
-/** A CODE node's console output as its result keeps it (engine/thread/types.ts NodeLogs). */
+/** What a node's kept console output (a CODE node's, its code tools') says about what its caps cut. */
 import type { NodeLogs } from '../../engine/thread/types.ts';
 import { MAX_LOG_ENTRIES, MAX_LOG_TOTAL_CHARS } from '../sandbox/guest-harness.ts';
-import type { SandboxResult } from '../sandbox/index.ts';
-
-/** The sandbox's captured lines and cut counts; undefined when the code printed nothing. */
-export function nodeLogsOf(result: Pick<SandboxResult, 'logs' | 'logsCut'>): NodeLogs | undefined {
-  const { logs, logsCut } = result;
-  if (logs.length === 0 && logsCut === undefined) return undefined;
-  return { lines: [...logs], ...(logsCut ? { cut: { lines: logsCut.lines, chars: logsCut.chars } } : {}) };
-}
 
 /** The note under kept lines that says what the cap cut, or undefined when it cut nothing. */
 export function logsCutNote(logs: NodeLogs): string | undefined {

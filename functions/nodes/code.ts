@@ -14,7 +14,7 @@ import { deepCopy, variableView } from '../../engine/thread/index.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { runCode } from '../sandbox/index.ts';
 import { maxValueBytes } from '../stores/value-refs.ts';
-import { nodeLogsOf } from './code-logs.ts';
+import { sandboxLogsOf } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { storeOutput } from './output-variable.ts';
 
@@ -59,7 +59,7 @@ export const codeNode: NodeBehaviour = {
     // The run ended while the code ran: abandon the step rather than commit into a finished run.
     deps.signal?.throwIfAborted();
     // Kept with the result whether the code returned or threw: prints before a throw explain it.
-    const logs = nodeLogsOf(result);
+    const logs = sandboxLogsOf(result);
     if (logs) ctx.logs = logs;
     if (!result.ok) {
       // The sandbox's message already names the line of a thrown error.
