@@ -1,7 +1,8 @@
 /**
  * The workflow graph: dagre lays out the built nodes top to bottom, React Flow draws them. Fork/join
- * regions and loops are drawn as labelled boxes behind their nodes; each node shows its live status
- * and timing when an execution is given.
+ * regions, loops and SUBGRAPHs are drawn as labelled boxes behind their nodes (a SUBGRAPH, inlined,
+ * has no node of its own: its box is it, in its status's colour); each node shows its live status and
+ * timing when an execution is given.
  */
 import dagre from '@dagrejs/dagre';
 import {
@@ -54,10 +55,28 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
   );
 }
 
-function RegionNode({ data }: NodeProps<Node<{ label: string; kind: string }>>) {
+type RegionData = { label: string; kind: string; subgraphId?: string; status?: NodeStatus };
+
+function RegionNode({ data }: NodeProps<Node<RegionData>>) {
+  if (data.subgraphId === undefined) {
+    return (
+      <div className={`region region-${data.kind}`}>
+        <span>{data.label}</span>
+      </div>
+    );
+  }
+  const status = data.status?.status ?? 'PENDING';
+  const timing = data.status?.durationMs === undefined ? '' : ` ${formatDuration(data.status.durationMs)}`;
   return (
-    <div className={`region region-${data.kind}`}>
-      <span>{data.label}</span>
+    <div
+      className={`region region-subgraph status-${status.toLowerCase()}`}
+      data-testid={`subgraph-${data.subgraphId}`}
+      data-status={status}
+    >
+      <span>
+        {data.label}
+        {status === 'PENDING' ? '' : ` · ${status.toLowerCase()}${timing}`}
+      </span>
     </div>
   );
 }
@@ -72,10 +91,20 @@ export interface GraphProps {
 }
 
 function layout(graph: GraphView): Map<string, { x: number; y: number }> {
-  const g = new dagre.graphlib.Graph();
+  // Compound: a SUBGRAPH's nodes are laid out together, so nothing else falls inside its box.
+  const g = new dagre.graphlib.Graph({ compound: true });
   g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 50 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (const subgraph of graph.subgraphs) g.setNode(clusterId(subgraph.subgraphId), {});
+  // Outermost first, so each node and inner cluster ends up in its innermost SUBGRAPH's cluster.
+  for (const subgraph of graph.subgraphs) {
+    const cluster = clusterId(subgraph.subgraphId);
+    for (const nodeId of subgraph.nodeIds) g.setParent(nodeId, cluster);
+    // A built id's dots are its SUBGRAPHs' prefixes: `outer.inner` is inside `outer`.
+    const dot = subgraph.subgraphId.lastIndexOf('.');
+    if (dot > 0) g.setParent(cluster, clusterId(subgraph.subgraphId.slice(0, dot)));
+  }
   for (const edge of graph.edges) if (edge.kind === 'next') g.setEdge(edge.from, edge.to);
   dagre.layout(g);
   const positions = new Map<string, { x: number; y: number }>();
@@ -84,6 +113,15 @@ function layout(graph: GraphView): Map<string, { x: number; y: number }> {
     positions.set(node.id, { x: placed.x - NODE_WIDTH / 2, y: placed.y - NODE_HEIGHT / 2 });
   }
   return positions;
+}
+
+const clusterId = (subgraphId: string) => `cluster:${subgraphId}`;
+
+/** How many SUBGRAPHs deep inside `subgraphId` go (0: none in it), so its box clears theirs. */
+function nestedDepth(subgraphId: string, graph: GraphView): number {
+  const depth = (id: string) => id.split('.').length;
+  const inside = graph.subgraphs.filter((other) => other.subgraphId.startsWith(`${subgraphId}.`));
+  return Math.max(0, ...inside.map((other) => depth(other.subgraphId) - depth(subgraphId)));
 }
 
 function regionAround(
@@ -136,6 +174,23 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           1,
         ),
       ),
+      // Outside any fork or loop region inside them: wider padding the more SUBGRAPHs they hold.
+      ...graph.subgraphs.map((subgraph) => {
+        const box = regionAround(
+          `region:${subgraph.subgraphId}`,
+          `subgraph ${subgraph.label}`,
+          'subgraph',
+          subgraph.nodeIds,
+          positions,
+          2 + 2 * nestedDepth(subgraph.subgraphId, graph),
+        );
+        const live = status?.[subgraph.subgraphId];
+        return {
+          ...box,
+          data: { ...box.data, subgraphId: subgraph.subgraphId, ...(live ? { status: live } : {}) },
+          zIndex: -2,
+        };
+      }),
     ];
     const steps: Node[] = graph.nodes.map((node) => ({
       id: node.id,
