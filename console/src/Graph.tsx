@@ -91,20 +91,10 @@ export interface GraphProps {
 }
 
 function layout(graph: GraphView): Map<string, { x: number; y: number }> {
-  // Compound: a SUBGRAPH's nodes are laid out together, so nothing else falls inside its box.
-  const g = new dagre.graphlib.Graph({ compound: true });
+  const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 50 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-  for (const subgraph of graph.subgraphs) g.setNode(clusterId(subgraph.subgraphId), {});
-  // Outermost first, so each node and inner cluster ends up in its innermost SUBGRAPH's cluster.
-  for (const subgraph of graph.subgraphs) {
-    const cluster = clusterId(subgraph.subgraphId);
-    for (const nodeId of subgraph.nodeIds) g.setParent(nodeId, cluster);
-    // A built id's dots are its SUBGRAPHs' prefixes: `outer.inner` is inside `outer`.
-    const dot = subgraph.subgraphId.lastIndexOf('.');
-    if (dot > 0) g.setParent(cluster, clusterId(subgraph.subgraphId.slice(0, dot)));
-  }
   for (const edge of graph.edges) if (edge.kind === 'next') g.setEdge(edge.from, edge.to);
   dagre.layout(g);
   const positions = new Map<string, { x: number; y: number }>();
@@ -115,13 +105,32 @@ function layout(graph: GraphView): Map<string, { x: number; y: number }> {
   return positions;
 }
 
-const clusterId = (subgraphId: string) => `cluster:${subgraphId}`;
-
 /** How many SUBGRAPHs deep inside `subgraphId` go (0: none in it), so its box clears theirs. */
 function nestedDepth(subgraphId: string, graph: GraphView): number {
   const depth = (id: string) => id.split('.').length;
   const inside = graph.subgraphs.filter((other) => other.subgraphId.startsWith(`${subgraphId}.`));
   return Math.max(0, ...inside.map((other) => depth(other.subgraphId) - depth(subgraphId)));
+}
+
+/** Space between a box and the nodes in it (the top holds its label). */
+interface Padding {
+  side: number;
+  top: number;
+  bottom: number;
+}
+
+/** A fork or loop box: `depth` widens it, so a loop's box clears a fork's. */
+function paddingAt(depth: number): Padding {
+  const pad = PAD + depth * 8;
+  return { side: pad, top: pad + 10, bottom: pad };
+}
+
+/**
+ * A SUBGRAPH's box: wider than the fork and loop boxes inside it (and than its inner SUBGRAPHs'), but
+ * tight above its START and below its END, so the boxes of two SUBGRAPHs in a row keep apart.
+ */
+function subgraphPadding(nestedDepth: number): Padding {
+  return { side: PAD + 16 + nestedDepth * 10, top: 24, bottom: 10 };
 }
 
 function regionAround(
@@ -130,14 +139,13 @@ function regionAround(
   kind: string,
   nodeIds: readonly string[],
   positions: Map<string, { x: number; y: number }>,
-  depth: number,
+  pad: Padding,
 ): Node {
   const points = nodeIds.flatMap((nodeId) => positions.get(nodeId) ?? []);
-  const pad = PAD + depth * 8;
-  const minX = Math.min(...points.map((p) => p.x)) - pad;
-  const minY = Math.min(...points.map((p) => p.y)) - pad - 10;
-  const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad;
-  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad;
+  const minX = Math.min(...points.map((p) => p.x)) - pad.side;
+  const minY = Math.min(...points.map((p) => p.y)) - pad.top;
+  const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad.side;
+  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad.bottom;
   return {
     id,
     type: 'region',
@@ -161,7 +169,7 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           'fork',
           [fork.forkId, fork.joinId, ...fork.paths.flatMap((path) => path.nodeIds)],
           positions,
-          0,
+          paddingAt(0),
         ),
       ),
       ...graph.loops.map((loop) =>
@@ -171,10 +179,10 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           'loop',
           [loop.startId, loop.endId, ...loop.bodyIds],
           positions,
-          1,
+          paddingAt(1),
         ),
       ),
-      // Outside any fork or loop region inside them: wider padding the more SUBGRAPHs they hold.
+      // Behind the fork and loop boxes inside them.
       ...graph.subgraphs.map((subgraph) => {
         const box = regionAround(
           `region:${subgraph.subgraphId}`,
@@ -182,7 +190,7 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           'subgraph',
           subgraph.nodeIds,
           positions,
-          2 + 2 * nestedDepth(subgraph.subgraphId, graph),
+          subgraphPadding(nestedDepth(subgraph.subgraphId, graph)),
         );
         const live = status?.[subgraph.subgraphId];
         return {

@@ -308,6 +308,9 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       expect(await inside(`${id}.finish`)).toBe(true);
       expect(await inside('end')).toBe(false);
     }
+    // One after the other, the two boxes keep apart.
+    const first = (await subgraphBox('first').boundingBox())!;
+    expect(first.y + first.height).toBeLessThan((await subgraphBox('second').boundingBox())!.y);
     // Its START and END steps are listed as such (their records say SUBGRAPH).
     const typeOfStep = (nodeId: string) => page.locator(`tr[data-node="${nodeId}"] td`).nth(1).innerText();
     await expect.poll(() => typeOfStep('first.begin')).toBe('first.begin\nstart');
