@@ -18,6 +18,7 @@ import {
   printErrors,
   STACK_OPTION_HELP,
 } from '../local-session.ts';
+import { nodeLogsPrinter } from '../node-logs.ts';
 import { type DeployedServices, deployedSfn, NO_DEPLOYED_STACK } from './start.ts';
 
 export interface DevOptions extends DataDirOption {
@@ -84,6 +85,8 @@ export async function runDev(
       workflowsDir,
       port,
       dataDirArgument: dataDirArgument(options),
+      // What a CODE node prints, in this terminal too, as `run` shows it (the console shows it as well).
+      onNodeLogs: nodeLogsPrinter(io),
       ...(options.host ? { host: options.host } : {}),
       ...(deployed ? { deployed } : {}),
     });

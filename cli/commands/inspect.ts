@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
-import type { StepthreadEvent } from '../../engine/events.ts';
+import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
@@ -31,6 +31,8 @@ export interface InspectOptions extends DataDirOption {
 export interface NodeRun {
   nodeId: string;
   nodeType: string;
+  /** The SUBGRAPH node it runs inside (innermost), when it is part of an inlined subgraph. */
+  subgraphNodeId?: string;
   status: 'COMPLETED' | 'FAILED' | 'SKIPPED' | 'RUNNING';
   startedAt: string;
   endedAt?: string;
@@ -109,11 +111,13 @@ export function nodeRunsOf(
     next = at + 1;
     return at;
   };
-  for (const event of events) {
+  for (const [index, event] of events.entries()) {
     if (event.type === 'NODE_STARTED') {
+      const inside = subgraphOf(event.nodeId);
       const run: NodeRun = {
         nodeId: event.nodeId,
-        nodeType: event.nodeType,
+        nodeType: runTypeOf(events, index, event),
+        ...(inside === undefined ? {} : { subgraphNodeId: inside }),
         status: 'RUNNING',
         startedAt: event.at,
         attempt: event.attempt ?? 1,
@@ -135,6 +139,32 @@ export function nodeRunsOf(
     }
   }
   return runs;
+}
+
+/**
+ * The SUBGRAPH a built node id sits in: author ids have no dots, so each dot in a built id is a
+ * subgraph's prefix (`<subgraph id>.<author id>`, engine/graph/build.ts).
+ */
+function subgraphOf(nodeId: string): string | undefined {
+  const dot = nodeId.lastIndexOf('.');
+  return dot < 0 ? undefined : nodeId.slice(0, dot);
+}
+
+/**
+ * The type of the node `event` (`events[index]`) starts. An inlined subgraph's START and END
+ * are recorded as type SUBGRAPH, like the SUBGRAPH node itself (engine/lifecycle.ts): the SUBGRAPH's
+ * NODE_STARTED is followed at once by its START's, a node inside it; any other boundary is its END.
+ */
+function runTypeOf(events: readonly StepthreadEvent[], index: number, event: NodeStartedEvent): string {
+  if (event.nodeType !== 'SUBGRAPH') return event.nodeType;
+  const next = events[index + 1];
+  if (next?.type === 'NODE_STARTED' && subgraphOf(next.nodeId) === event.nodeId) return 'SUBGRAPH';
+  const previous = events[index - 1];
+  const opened =
+    previous?.type === 'NODE_STARTED' &&
+    previous.nodeType === 'SUBGRAPH' &&
+    subgraphOf(event.nodeId) === previous.nodeId;
+  return opened ? 'START' : 'END';
 }
 
 function variablesOf(thread: Thread): ThreadReport['variables'] {
@@ -448,7 +478,8 @@ function printReport(report: InspectReport, io: CliIo): void {
       const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
       const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(9);
-      io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${run.nodeType})${duration}${attempt}\n`);
+      const type = run.subgraphNodeId ? `${run.nodeType} in SUBGRAPH ${run.subgraphNodeId}` : run.nodeType;
+      io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}\n`);
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
     }
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);

@@ -18,6 +18,7 @@ import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
+import type { NodeLogsEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
@@ -83,6 +84,11 @@ export interface DevServerOptions {
    * `dev` was given it), so the command can be pasted as it is.
    */
   readonly dataDirArgument?: string;
+  /**
+   * What a CODE node printed in a run this server started, once its step committed (`dev` prints it
+   * in its terminal as `run` does).
+   */
+  readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
 }
 
 export interface DeployedStack {
@@ -487,6 +493,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     start: (run: {
       onEvent: (event: LocalEvent) => void;
       answerInteraction: ReturnType<typeof answerSource>;
+      onNodeLogs?: (entry: NodeLogsEntry) => void;
     }) => Promise<{ status: string; error?: CodedError }>,
     nodeOfState: ReadonlyMap<string, string>,
   ): LiveRun => {
@@ -530,7 +537,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       nodes,
       threads,
       done: Promise.resolve()
-        .then(() => start({ onEvent, answerInteraction: answerSource(executionId) }))
+        .then(() =>
+          start({
+            onEvent,
+            answerInteraction: answerSource(executionId),
+            ...(options.onNodeLogs ? { onNodeLogs: options.onNodeLogs } : {}),
+          }),
+        )
         .then(
           (outcome) => {
             run.status = 'DONE';

@@ -193,6 +193,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
               key={currentThread}
               threadId={currentThread}
               report={page.threads.find((thread) => thread.threadId === currentThread)}
+              {...(graph ? { drawnTypes: drawnTypesOf(graph) } : {})}
               version={version}
               {...(selectedNode ? { selectedNode } : {})}
             />
@@ -449,14 +450,24 @@ function InteractionForm({
   );
 }
 
+/**
+ * Each node's type as the graph draws it: a step records an inlined subgraph's START and END as type
+ * SUBGRAPH (they run under its boundary nodes), the graph as the START and END they are.
+ */
+function drawnTypesOf(graph: GraphView): Record<string, string> {
+  return Object.fromEntries(graph.nodes.map((node) => [node.id, node.type]));
+}
+
 function ThreadPanel({
   threadId,
   report,
+  drawnTypes,
   version,
   selectedNode,
 }: {
   threadId: string;
   report: ThreadReport | undefined;
+  drawnTypes?: Record<string, string>;
   version: number;
   selectedNode?: string;
 }) {
@@ -609,7 +620,7 @@ function ThreadPanel({
                 <td>{row.step}</td>
                 <td>
                   {row.nodeId}
-                  <div className="muted">{row.nodeType.toLowerCase()}</div>
+                  <div className="muted">{(drawnTypes?.[row.nodeId] ?? row.nodeType).toLowerCase()}</div>
                 </td>
                 <td>
                   <StatusBadge status={row.status} />

@@ -1,7 +1,8 @@
 /**
  * The workflow graph: dagre lays out the built nodes top to bottom, React Flow draws them. Fork/join
- * regions and loops are drawn as labelled boxes behind their nodes; each node shows its live status
- * and timing when an execution is given.
+ * regions, loops and SUBGRAPHs are drawn as labelled boxes behind their nodes (a SUBGRAPH, inlined,
+ * has no node of its own: its box is it, in its status's colour); each node shows its live status and
+ * timing when an execution is given.
  */
 import dagre from '@dagrejs/dagre';
 import {
@@ -54,10 +55,28 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
   );
 }
 
-function RegionNode({ data }: NodeProps<Node<{ label: string; kind: string }>>) {
+type RegionData = { label: string; kind: string; subgraphId?: string; status?: NodeStatus };
+
+function RegionNode({ data }: NodeProps<Node<RegionData>>) {
+  if (data.subgraphId === undefined) {
+    return (
+      <div className={`region region-${data.kind}`}>
+        <span>{data.label}</span>
+      </div>
+    );
+  }
+  const status = data.status?.status ?? 'PENDING';
+  const timing = data.status?.durationMs === undefined ? '' : ` ${formatDuration(data.status.durationMs)}`;
   return (
-    <div className={`region region-${data.kind}`}>
-      <span>{data.label}</span>
+    <div
+      className={`region region-subgraph status-${status.toLowerCase()}`}
+      data-testid={`subgraph-${data.subgraphId}`}
+      data-status={status}
+    >
+      <span>
+        {data.label}
+        {status === 'PENDING' ? '' : ` · ${status.toLowerCase()}${timing}`}
+      </span>
     </div>
   );
 }
@@ -86,20 +105,47 @@ function layout(graph: GraphView): Map<string, { x: number; y: number }> {
   return positions;
 }
 
+/** How many SUBGRAPHs deep inside `subgraphId` go (0: none in it), so its box clears theirs. */
+function nestedDepth(subgraphId: string, graph: GraphView): number {
+  const depth = (id: string) => id.split('.').length;
+  const inside = graph.subgraphs.filter((other) => other.subgraphId.startsWith(`${subgraphId}.`));
+  return Math.max(0, ...inside.map((other) => depth(other.subgraphId) - depth(subgraphId)));
+}
+
+/** Space between a box and the nodes in it (the top holds its label). */
+interface Padding {
+  side: number;
+  top: number;
+  bottom: number;
+}
+
+/** A fork or loop box: `depth` widens it, so a loop's box clears a fork's. */
+function paddingAt(depth: number): Padding {
+  const pad = PAD + depth * 8;
+  return { side: pad, top: pad + 10, bottom: pad };
+}
+
+/**
+ * A SUBGRAPH's box: wider than the fork and loop boxes inside it (and than its inner SUBGRAPHs'), but
+ * tight above its START and below its END, so the boxes of two SUBGRAPHs in a row keep apart.
+ */
+function subgraphPadding(nestedDepth: number): Padding {
+  return { side: PAD + 16 + nestedDepth * 10, top: 24, bottom: 10 };
+}
+
 function regionAround(
   id: string,
   label: string,
   kind: string,
   nodeIds: readonly string[],
   positions: Map<string, { x: number; y: number }>,
-  depth: number,
+  pad: Padding,
 ): Node {
   const points = nodeIds.flatMap((nodeId) => positions.get(nodeId) ?? []);
-  const pad = PAD + depth * 8;
-  const minX = Math.min(...points.map((p) => p.x)) - pad;
-  const minY = Math.min(...points.map((p) => p.y)) - pad - 10;
-  const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad;
-  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad;
+  const minX = Math.min(...points.map((p) => p.x)) - pad.side;
+  const minY = Math.min(...points.map((p) => p.y)) - pad.top;
+  const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad.side;
+  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad.bottom;
   return {
     id,
     type: 'region',
@@ -123,7 +169,7 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           'fork',
           [fork.forkId, fork.joinId, ...fork.paths.flatMap((path) => path.nodeIds)],
           positions,
-          0,
+          paddingAt(0),
         ),
       ),
       ...graph.loops.map((loop) =>
@@ -133,9 +179,26 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
           'loop',
           [loop.startId, loop.endId, ...loop.bodyIds],
           positions,
-          1,
+          paddingAt(1),
         ),
       ),
+      // Behind the fork and loop boxes inside them.
+      ...graph.subgraphs.map((subgraph) => {
+        const box = regionAround(
+          `region:${subgraph.subgraphId}`,
+          `subgraph ${subgraph.label}`,
+          'subgraph',
+          subgraph.nodeIds,
+          positions,
+          subgraphPadding(nestedDepth(subgraph.subgraphId, graph)),
+        );
+        const live = status?.[subgraph.subgraphId];
+        return {
+          ...box,
+          data: { ...box.data, subgraphId: subgraph.subgraphId, ...(live ? { status: live } : {}) },
+          zIndex: -2,
+        };
+      }),
     ];
     const steps: Node[] = graph.nodes.map((node) => ({
       id: node.id,

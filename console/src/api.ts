@@ -27,6 +27,8 @@ export interface GraphView {
   edges: { from: string; to: string; kind: 'next' | 'loop' }[];
   forks: { forkId: string; joinId: string; paths: { pathId: string; nodeIds: string[] }[] }[];
   loops: { loopId: string; startId: string; endId: string; bodyIds: string[] }[];
+  /** SUBGRAPH nodes (inlined: no node of their own), outermost first, with the nodes inside each. */
+  subgraphs: { subgraphId: string; label: string; nodeIds: string[] }[];
 }
 
 export interface WorkflowDetail extends WorkflowEntry {

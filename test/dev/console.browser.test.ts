@@ -6,7 +6,7 @@
  * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
  * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -33,6 +33,26 @@ function findChromium(): string | undefined {
     }
   }
   return undefined;
+}
+
+/** start → `review` (a SUBGRAPH whose child's CODE node throws) → end. */
+function subgraphThatFails() {
+  const chain = (id: string, nodes: Record<string, unknown>[]) => ({
+    id,
+    version: 1,
+    nodes,
+    edges: nodes.slice(1).map((node, i) => ({ from: nodes[i]!.id, to: node.id })),
+  });
+  const child = chain('child', [
+    { id: 'begin', type: 'START' },
+    { id: 'work', type: 'CODE', config: { code: "throw new Error('boom')" } },
+    { id: 'finish', type: 'END' },
+  ]);
+  return chain('review-fails', [
+    { id: 'start', type: 'START' },
+    { id: 'review', type: 'SUBGRAPH', config: { workflow: child } },
+    { id: 'end', type: 'END' },
+  ]);
 }
 
 const executablePath = findChromium();
@@ -87,6 +107,9 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
     cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
     cpSync(join(ROOT, 'examples', 'route-loop.json'), join(workflowsDir, 'my-route-loop.json'));
+    // Two SUBGRAPHs that complete (two-reviews), and one whose child fails.
+    cpSync(join(ROOT, 'test', 'fixtures', 'valid', 'subgraph.json'), join(workflowsDir, 'two-reviews.json'));
+    writeFileSync(join(workflowsDir, 'review-fails.json'), JSON.stringify(subgraphThatFails()));
     const { runDev } = await import('../../cli/commands/dev.ts');
     exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
     while (!/console at (\S+)/.test(output)) {
@@ -254,6 +277,50 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     expect(await page.locator('[data-testid="thread-panel"] h2 .badge').first().innerText()).toBe(
       'interrupted',
     );
+  });
+
+  it("draws each SUBGRAPH as a box around its nodes, in its status's colour", async () => {
+    const subgraphBox = (id: string) => page.getByTestId(`subgraph-${id}`);
+    await page.goto(`${url}/#/workflows/two-reviews`);
+    await subgraphBox('first').waitFor();
+    // Not run yet: the boxes are there, without a status, and the child's START is a START.
+    expect(await subgraphBox('second').getAttribute('data-status')).toBe('PENDING');
+    expect(await page.getByTestId('node-first.begin').innerText()).toContain('start');
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('COMPLETED');
+    for (const id of ['first', 'second']) {
+      await page.locator(`[data-testid="subgraph-${id}"][data-status="COMPLETED"]`).waitFor();
+      expect(await subgraphBox(id).innerText()).toMatch(new RegExp(`^subgraph ${id} · completed`));
+      // The box holds the nodes inlined for it, and no other.
+      const box = (await subgraphBox(id).boundingBox())!;
+      const inside = async (nodeId: string) => {
+        const node = (await page.getByTestId(`node-${nodeId}`).boundingBox())!;
+        return (
+          node.x >= box.x &&
+          node.y >= box.y &&
+          node.x + node.width <= box.x + box.width &&
+          node.y + node.height <= box.y + box.height
+        );
+      };
+      expect(await inside(`${id}.begin`)).toBe(true);
+      expect(await inside(`${id}.style`)).toBe(true);
+      expect(await inside(`${id}.finish`)).toBe(true);
+      expect(await inside('end')).toBe(false);
+    }
+    // One after the other, the two boxes keep apart.
+    const first = (await subgraphBox('first').boundingBox())!;
+    expect(first.y + first.height).toBeLessThan((await subgraphBox('second').boundingBox())!.y);
+    // Its START and END steps are listed as such (their records say SUBGRAPH).
+    const typeOfStep = (nodeId: string) => page.locator(`tr[data-node="${nodeId}"] td`).nth(1).innerText();
+    await expect.poll(() => typeOfStep('first.begin')).toBe('first.begin\nstart');
+    expect(await typeOfStep('first.finish')).toBe('first.finish\nend');
+    await page.goto(`${url}/#/workflows/review-fails`);
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('FAILED');
+    await page.locator('[data-testid="subgraph-review"][data-status="FAILED"]').waitFor();
+    expect(await subgraphBox('review').getAttribute('class')).toContain('status-failed');
   });
 
   it("lists a file whose workflow id another file has as an error row of its own, not a link to the other's", async () => {
