@@ -238,6 +238,8 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
         edges={edges}
         nodeTypes={nodeTypes}
         fitView
+        // Far enough out for fitView to show a tall graph (subgraphs inlined) whole.
+        minZoom={0.1}
         nodesConnectable={false}
         onNodeClick={(_event, node) => {
           if (node.type === 'step') onSelect?.(node.id);

@@ -283,6 +283,14 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     const subgraphBox = (id: string) => page.getByTestId(`subgraph-${id}`);
     await page.goto(`${url}/#/workflows/two-reviews`);
     await subgraphBox('first').waitFor();
+    // The whole graph fits the panel, tall as it is: its first and last nodes are in view.
+    const panel = (await page.getByTestId('graph').boundingBox())!;
+    const inView = async (nodeId: string) => {
+      const node = (await page.getByTestId(`node-${nodeId}`).boundingBox())!;
+      return node.y >= panel.y && node.y + node.height <= panel.y + panel.height;
+    };
+    await expect.poll(() => inView('start')).toBe(true);
+    expect(await inView('end')).toBe(true);
     // Not run yet: the boxes are there, without a status, and the child's START is a START.
     expect(await subgraphBox('second').getAttribute('data-status')).toBe('PENDING');
     expect(await page.getByTestId('node-first.begin').innerText()).toContain('start');
