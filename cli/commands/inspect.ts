@@ -10,7 +10,7 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
-import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
+import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
@@ -232,14 +232,11 @@ async function interruptedExecutionId(
   runners: LocalRunners,
   execution: ExecutionRecord,
 ): Promise<string | undefined> {
-  if (execution.status !== 'RUNNING') return undefined;
-  const runner = await localRunAlong(
-    execution,
-    (executionId) => getLocalRun(runners.table, executionId),
-    (executionId) => findExecution(runtime, executionId),
-  );
-  if (runner === undefined || isRunnerAlive(runner)) return undefined;
-  return execution.executionId;
+  const gone = await runnerGone(execution, {
+    localOf: (executionId) => getLocalRun(runners.table, executionId),
+    executionOf: (executionId) => findExecution(runtime, executionId),
+  });
+  return gone ? execution.executionId : undefined;
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
 import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
-import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
+import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
@@ -113,9 +113,8 @@ async function isInterrupted(
       throw error;
     });
   const execution = await recordOf(executionId);
-  if (execution?.status !== 'RUNNING') return false;
-  const runner = await localRunAlong(execution, (id) => getLocalRun(table, id), recordOf);
-  return runner !== undefined && !isRunnerAlive(runner);
+  if (execution === undefined) return false;
+  return runnerGone(execution, { localOf: (id) => getLocalRun(table, id), executionOf: recordOf });
 }
 
 /** The line that says how to answer `interaction`, with the data directory the command was given. */

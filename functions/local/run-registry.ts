@@ -158,7 +158,7 @@ export async function latestLocalRun(
  * The local record of the process that runs an execution: its own, else its predecessor's along
  * `continuedFrom` (a run that continued is recorded under the execution it started or resumed in).
  */
-export async function localRunAlong(
+async function localRunAlong(
   execution: ExecutionRecord,
   localOf: (executionId: string) => LocalRunRecord | undefined | Promise<LocalRunRecord | undefined>,
   executionOf: (executionId: string) => ExecutionRecord | undefined | Promise<ExecutionRecord | undefined>,
@@ -171,6 +171,25 @@ export async function localRunAlong(
     at = at.continuedFrom === undefined ? undefined : await executionOf(at.continuedFrom);
   }
   return undefined;
+}
+
+/** Where `runnerGone` finds the run records it follows: by id, from the table or from a scan already made. */
+export interface RunnerLookups {
+  readonly localOf: (executionId: string) => LocalRunRecord | undefined | Promise<LocalRunRecord | undefined>;
+  readonly executionOf: (
+    executionId: string,
+  ) => ExecutionRecord | undefined | Promise<ExecutionRecord | undefined>;
+}
+
+/**
+ * Whether an execution stored as RUNNING is in fact interrupted: run here by a local process (its own
+ * record or its predecessor's along `continuedFrom`) that is gone. The one question `runs`, `inspect`,
+ * `pending` and `dev` ask, so they never disagree on what is INTERRUPTED.
+ */
+export async function runnerGone(execution: ExecutionRecord, lookups: RunnerLookups): Promise<boolean> {
+  if (execution.status !== 'RUNNING') return false;
+  const runner = await localRunAlong(execution, lookups.localOf, lookups.executionOf);
+  return runner !== undefined && !isRunnerAlive(runner);
 }
 
 /** The workflow, answers and input a local run was recorded with, from its item or its details object. */
@@ -261,15 +280,12 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
   for (const execution of executions.values()) {
     const status =
       execution.status === 'RUNNING' && continued.has(execution.executionId) ? 'CONTINUED' : execution.status;
-    const local =
-      status === 'RUNNING'
-        ? await localRunAlong(
-            execution,
-            (id) => locals.get(id),
-            (id) => executions.get(id),
-          )
-        : undefined;
-    const interrupted = local !== undefined && !isRunnerAlive(local);
+    const interrupted =
+      status === 'RUNNING' &&
+      (await runnerGone(execution, {
+        localOf: (id) => locals.get(id),
+        executionOf: (id) => executions.get(id),
+      }));
     listed.push({
       executionId: execution.executionId,
       workflowId: execution.workflowId,
