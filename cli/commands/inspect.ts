@@ -9,7 +9,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
-import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
@@ -242,15 +242,15 @@ async function interruptedExecutionId(
 /**
  * The command that answers a question: `respond` while a process waits on it; in a run whose
  * process is gone none does (respond would fail with INTERACTION_NOT_DELIVERED), so `resume` with
- * the answer up front, as `run` says when it stops at a question.
+ * the answers up front — to every question the run stopped at, as `runs` gives it.
  */
 function answerCommand(
   interaction: Interaction,
   dataDirArgument: string,
-  interruptedId: string | undefined,
+  interrupted: { executionId: string; waiting: readonly Interaction[] } | undefined,
 ): string {
-  if (interruptedId !== undefined) {
-    return `stepthread resume ${interruptedId} --answers '${exampleAnswers(interaction)}'${dataDirArgument}`;
+  if (interrupted !== undefined) {
+    return resumeCommand(interrupted.executionId, interrupted.waiting, dataDirArgument);
   }
   return `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}${dataDirArgument}`;
 }
@@ -323,13 +323,17 @@ export async function buildInspectReport(
   const interruptedId =
     execution && runners ? await interruptedExecutionId(runtime, runners, execution) : undefined;
   const dataDir = runners?.dataDirArgument ?? '';
-  const resume = interruptedId === undefined ? undefined : `stepthread resume ${interruptedId}${dataDir}`;
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
     const asked = await runtime.stores.interactions.listOpenOfThread(thread.id);
     if (asked.length > 0) open.set(thread.id, asked);
   }
+  const interrupted =
+    interruptedId === undefined
+      ? undefined
+      : { executionId: interruptedId, waiting: [...open.values()].flat() };
+  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, dataDir);
   return {
     ...(execution
       ? {
@@ -349,7 +353,7 @@ export async function buildInspectReport(
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
-        (interaction) => answerCommand(interaction, dataDir, interruptedId),
+        (interaction) => answerCommand(interaction, dataDir, interrupted),
       );
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;

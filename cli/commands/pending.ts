@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
@@ -121,11 +121,18 @@ async function isInterrupted(
 async function howToAnswer(
   interaction: Interaction,
   options: PendingOptions,
-  local: { table: TableRef; executions: ExecutionIndex } | undefined,
+  local: { table: TableRef; executions: ExecutionIndex; interactions: InteractionStore } | undefined,
 ): Promise<string> {
   const dataDir = dataDirArgument(options);
   if (local && (await isInterrupted(local.table, local.executions, interaction.executionId))) {
-    return `its run's process is gone; resume it with the answer: stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDir}`;
+    // Every question the run stopped at (a fork may have several): a resume without one stops at it.
+    const waiting = await local.interactions.listOpenOfExecution(interaction.executionId);
+    const resume = resumeCommand(
+      interaction.executionId,
+      waiting.length > 0 ? waiting : [interaction],
+      dataDir,
+    );
+    return `its run's process is gone; resume it with the answer: ${resume}`;
   }
   return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${dataDir}`;
 }
@@ -141,7 +148,8 @@ export async function runPending(
     (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
     async (session) => {
       const executions = createExecutionIndex(session.clients);
-      const open = await openInteractions(createInteractionStore(session.clients), ref, executions);
+      const interactions = createInteractionStore(session.clients);
+      const open = await openInteractions(interactions, ref, executions);
       // Locally only: a deployed execution just started has no record until its START Task runs.
       if (open.length === 0 && ref !== undefined && session.dataDir !== undefined) {
         await refuseUnknown(ref, session.clients, executions);
@@ -155,7 +163,8 @@ export async function runPending(
         return EXIT.ok;
       }
       // Only a local run has a process that may be gone.
-      const local = session.dataDir === undefined ? undefined : { table: session.clients, executions };
+      const local =
+        session.dataDir === undefined ? undefined : { table: session.clients, executions, interactions };
       for (const interaction of open) {
         io.stdout(`${interaction.interactionId}\n`);
         io.stdout(

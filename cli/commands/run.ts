@@ -13,7 +13,7 @@ import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
-import { exampleAnswers, waitingMessage } from '../../functions/local/interaction-hints.ts';
+import { resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -523,7 +523,7 @@ function stopAtQuestion(
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
   return async (interaction) => {
-    const resume = `stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDirArgument(options)}`;
+    const resume = resumeCommand(interaction.executionId, [interaction], dataDirArgument(options));
     const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
     if (options.json) {
       // As for a run that did not complete, with what it waits for; its conversation is the thread's

@@ -20,6 +20,7 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
 import { detailsOfRun, getLocalRun, recordLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
@@ -783,7 +784,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       executionOf: getExecutionRecord,
     });
     if (!gone) return undefined;
-    return `stepthread resume ${record.executionId}${options.dataDirArgument ?? ''}`;
+    // With `--answers` for the questions it stopped at, as `stepthread runs` gives it.
+    const waiting = await interactions.listOpenOfExecution(record.executionId);
+    return resumeCommand(record.executionId, waiting, options.dataDirArgument ?? '');
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */

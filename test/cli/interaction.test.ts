@@ -175,26 +175,33 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(stopped.stderr).toContain(
       `node approve-credit (ask_for_approval) "Grant Ada a goodwill credit of 20% of their 30 EUR monthly fee?" needs an answer; the run stops here, and goes on with: stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`,
     );
+    // No process waits on its question, so `respond` could not answer it: resuming with the answer
+    // does, and a resume without it would stop at the question again. runs, inspect and pending
+    // all give that one command.
+    const answerWith = `stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
+    const pendingJson = await cliProcess(['pending', executionId!, '--json', '--data-dir', dataDir], {
+      cwd: dir,
+    });
+    const [{ requestedAt }] = JSON.parse(pendingJson.stdout);
     const runs = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
-    expect(JSON.parse(runs.stdout)).toMatchObject([{ executionId, status: 'INTERRUPTED' }]);
+    const [row] = JSON.parse(runs.stdout);
+    expect(row).toMatchObject({ executionId, status: 'INTERRUPTED', resume: answerWith });
+    // Its duration ends at its last activity, the question asked, not at now: it stays as it is.
+    expect(row.lastActivityTime).toBe(requestedAt);
+    expect(row.durationMs).toBe(Date.parse(requestedAt) - Date.parse(row.startTime));
+    const runsText = await cliProcess(['runs', '--data-dir', dataDir], { cwd: dir });
+    expect(runsText.stdout).toContain(`  ↳ resume with: ${answerWith}\n`);
     // inspect says the same of the run and of the thread it left at the question.
     const inspected = await cliProcess(['inspect', executionId!, '--json', '--data-dir', dataDir], {
       cwd: dir,
     });
     const report = JSON.parse(inspected.stdout);
-    expect(report).toMatchObject({
-      executionStatus: 'INTERRUPTED',
-      resume: `stepthread resume ${executionId} --data-dir ${dataDir}`,
-    });
+    expect(report).toMatchObject({ executionStatus: 'INTERRUPTED', resume: answerWith });
     expect(report.threads.map((thread: { status: string }) => thread.status)).toEqual(['INTERRUPTED']);
-    // No process waits on its question, so `respond` could not answer it: resuming with the answer does.
-    const answerWith = `stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
     expect(report.threads[0].waitingFor).toEqual([expect.objectContaining({ answerWith })]);
     const text = await cliProcess(['inspect', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(text.stdout).toContain(`execution ${executionId}  INTERRUPTED`);
-    expect(text.stdout).toContain(
-      `its process is gone; resume with: stepthread resume ${executionId} --data-dir ${dataDir}`,
-    );
+    expect(text.stdout).toContain(`its process is gone; resume with: ${answerWith}\n`);
     expect(text.stdout).toContain(`    answer with: ${answerWith}\n`);
     const pending = await cliProcess(['pending', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(pending.stdout).toContain(`its run's process is gone; resume it with the answer: ${answerWith}\n`);
