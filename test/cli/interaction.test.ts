@@ -206,6 +206,20 @@ describe('stepthread run with USER_INTERACTION', () => {
     const pending = await cliProcess(['pending', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(pending.stdout).toContain(`its run's process is gone; resume it with the answer: ${answerWith}\n`);
     expect(pending.stdout).not.toContain('stepthread respond');
+    // A mistyped node id in --answers is refused before anything runs, by resume as by run: the same
+    // usage error (exit 2) with the same coded line, and the run stays resumable.
+    const mistyped =
+      '  INVALID_INTERACTION_ANSWER (node aprove-credit): --answers names "aprove-credit", which is no USER_INTERACTION node of support-triage (they are: approve-credit)\n';
+    const badRun = await cli(['run', EXAMPLE, '--answers', '{"aprove-credit": true}', '--data-dir', dataDir]);
+    expect(badRun.code).toBe(2);
+    expect(badRun.stderr).toContain(mistyped);
+    const badResume = await cliProcess(
+      ['resume', executionId!, '--answers', '{"aprove-credit": true}', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(badResume.code).toBe(2);
+    expect(badResume.stderr).toContain(mistyped);
+    expect(badResume.stderr).toContain('nothing ran and the run can still be resumed');
     const resumed = await cliProcess(
       ['resume', executionId!, '--answers', '{"approve-credit": true}', '--json', '--data-dir', dataDir],
       { cwd: dir },
