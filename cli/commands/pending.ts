@@ -18,7 +18,13 @@ import {
 } from '../../functions/stores/interaction-store.ts';
 import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import {
+  type DataDirOption,
+  dataDirArgument,
+  STACK_OPTION_HELP,
+  storeArguments,
+  withStores,
+} from '../local-session.ts';
 
 export interface PendingOptions extends DataDirOption {
   json?: boolean;
@@ -117,24 +123,34 @@ async function isInterrupted(
   return runnerGone(execution, { localOf: (id) => getLocalRun(table, id), executionOf: recordOf });
 }
 
-/** The line that says how to answer `interaction`, with the data directory the command was given. */
+/**
+ * `stepthread respond <id> <how>`, reading the stores pending read (`storeArguments`: the `--stack`
+ * or `--data-dir` it was given).
+ */
+export function respondCommand(
+  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
+  storeArguments: string,
+): string {
+  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${storeArguments}`;
+}
+
+/** The line that says how to answer `interaction`, with the stores the command was given. */
 async function howToAnswer(
   interaction: Interaction,
   options: PendingOptions,
   local: { table: TableRef; executions: ExecutionIndex; interactions: InteractionStore } | undefined,
 ): Promise<string> {
-  const dataDir = dataDirArgument(options);
   if (local && (await isInterrupted(local.table, local.executions, interaction.executionId))) {
     // Every question the run stopped at (a fork may have several): a resume without one stops at it.
     const waiting = await local.interactions.listOpenOfExecution(interaction.executionId);
     const resume = resumeCommand(
       interaction.executionId,
       waiting.length > 0 ? waiting : [interaction],
-      dataDir,
+      dataDirArgument(options),
     );
     return `its run's process is gone; resume it with the answer: ${resume}`;
   }
-  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${dataDir}`;
+  return respondCommand(interaction, storeArguments(options));
 }
 
 export async function runPending(

@@ -16,13 +16,17 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildInspectReport } from '../../cli/commands/inspect.ts';
+import { respondCommand } from '../../cli/commands/pending.ts';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { DeployedServices, SfnLike } from '../../cli/commands/start.ts';
+import { storeArguments } from '../../cli/local-session.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
@@ -514,6 +518,25 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     ]);
     expect(prefix.stdout).toBe('');
     expect(prefix.stderr).toContain('EXECUTION_NOT_FOUND');
+  });
+
+  it('with --stack, the respond command inspect and pending print names the stack, so it runs as printed', async () => {
+    // Without it, respond would read the local data directory, where no such question is.
+    const stack = storeArguments({ stack: 'Agents' });
+    expect(stack).toBe(' --stack Agents');
+    expect(storeArguments({ stack: "Bob's agents", dataDir: '/tmp/d' })).toBe(
+      " --stack 'Bob'\\''s agents' --data-dir /tmp/d",
+    );
+    const interactionId = `${envelope.threadId}/approve`;
+    const report = await asTheFunctions((_deps, clients) =>
+      buildInspectReport(createLocalRuntime({ clients }), envelope.threadId, { storeArguments: stack }),
+    );
+    expect(report.threads[0]!.waitingFor).toEqual([
+      expect.objectContaining({ answerWith: `stepthread respond ${interactionId} --approve --stack Agents` }),
+    ]);
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_approval' }, stack)).toBe(
+      `stepthread respond ${interactionId} --approve | --reject [--reason <text>] --stack Agents`,
+    );
   });
 
   it('pending of an id that names no execution or thread says so, as inspect does (exit 1)', async () => {
