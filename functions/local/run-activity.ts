@@ -21,10 +21,14 @@ export async function lastActivityOf(
   const threads = createThreadStore(table);
   const times = [execution.startTime, ...facts.waiting.map((interaction) => interaction.requestedAt)];
   if (facts.claimedAt !== undefined) times.push(facts.claimedAt);
-  for (const { thread } of await threads.listThreadsOfExecution(execution.executionId)) {
+  const listed = await threads.listThreadsOfExecution(execution.executionId);
+  // The record of the head's step is the last committed one; a later one never committed.
+  const lastSteps = await Promise.all(
+    listed.map(({ thread }) => (thread.step ? threads.getStep(thread.id, thread.step) : undefined)),
+  );
+  for (const [i, { thread }] of listed.entries()) {
     if (thread.endTime !== undefined) times.push(thread.endTime);
-    // The record of the head's step is the last committed one; a later one never committed.
-    const last = thread.step ? await threads.getStep(thread.id, thread.step) : undefined;
+    const last = lastSteps[i];
     if (last !== undefined) times.push(last.result.endedAt ?? last.result.startedAt);
   }
   return times.reduce((latest, at) => (Date.parse(at) > Date.parse(latest) ? at : latest));
