@@ -61,7 +61,6 @@ const BUSY = {
 describe('stopping stepthread dev', () => {
   it('leaves a run waiting for its answer interrupted, not failed, in runs and the next dev; resume finishes it', async () => {
     const dataDir = join(dir, 'data');
-    const resumeCommand = (id: string) => `stepthread resume ${id} --data-dir ${dataDir}`;
     // A run stopped at its question resumes with its answer (without a terminal a bare resume stops again).
     const resumeAnswering = (id: string) =>
       `stepthread resume ${id} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
@@ -72,7 +71,7 @@ describe('stopping stepthread dev', () => {
       executionId = await startWaitingTriage(dev.url);
       expect(await dev.interrupt()).toBe(130);
       expect(dev.stderr()).toContain(
-        `1 run(s) were interrupted, resume with:\n  ${resumeCommand(executionId)}`,
+        `1 run(s) were interrupted, resume with:\n  ${resumeAnswering(executionId)}`,
       );
     } finally {
       dev?.kill();
