@@ -42,9 +42,22 @@ export function dataDirOf(options: DataDirOption, io: CliIo): string {
  * STEPTHREAD_DATA_DIR, which the next command finds too).
  */
 export function dataDirArgument(options: Pick<DataDirOption, 'dataDir'>): string {
-  if (options.dataDir === undefined) return '';
-  const dir = options.dataDir;
-  return ` --data-dir ${/^[\w./@%+=:,-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`}`;
+  return options.dataDir === undefined ? '' : ` --data-dir ${shellWord(options.dataDir)}`;
+}
+
+/**
+ * ` --stack <name>` and ` --data-dir <dir>` as the command was given them, for a command it prints
+ * that reads the same stores (a `respond`): without `--stack` it would read the local data directory,
+ * not the deployed stack. A stack from STEPTHREAD_STACK_NAME is left out, as the next command finds it too.
+ */
+export function storeArguments(options: Pick<DataDirOption, 'dataDir' | 'stack'>): string {
+  const stack = options.stack === undefined ? '' : ` --stack ${shellWord(options.stack)}`;
+  return `${stack}${dataDirArgument(options)}`;
+}
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 export interface StoreSession {

@@ -8,6 +8,8 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { type DeployedStack, startDevServer, workflowsFolderProblem } from '../dev/server.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -104,8 +106,15 @@ export async function runDev(
     // does on Ctrl-C: they are left as they are, INTERRUPTED in `runs`, and `resume` goes on with each.
     const unfinished = server.unfinishedRuns();
     if (unfinished.length > 0 && io.exit) {
+      // A run at a question resumes with its answer: with no terminal, a bare resume stops again.
+      const open = await createInteractionStore(session.clients)
+        .listOpen()
+        .catch(() => []);
       const resume = unfinished
-        .map((id) => `\n  stepthread resume ${id}${dataDirArgument(options)}`)
+        .map((id) => {
+          const waiting = open.filter((interaction) => interaction.executionId === id);
+          return `\n  ${resumeCommand(id, waiting, dataDirArgument(options))}`;
+        })
         .join('');
       io.stderr(
         `stepthread dev: stopped; ${unfinished.length} run(s) were interrupted, resume with:${resume}\n`,

@@ -9,8 +9,8 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
-import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
-import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
@@ -21,7 +21,7 @@ import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, STACK_OPTION_HELP, storeArguments, withStores } from '../local-session.ts';
 import { terminalLogLines } from '../node-logs.ts';
 
 export interface InspectOptions extends DataDirOption {
@@ -259,33 +259,31 @@ const IN_PROGRESS = new Set<string>(['RUNNING', 'PAUSED']);
 /** The execution to resume when `execution` is RUNNING here but the process running it is gone. */
 async function interruptedExecutionId(
   runtime: ReturnType<typeof createLocalRuntime>,
-  runners: LocalRunners,
+  localRuns: TableRef,
   execution: ExecutionRecord,
 ): Promise<string | undefined> {
-  if (execution.status !== 'RUNNING') return undefined;
-  const runner = await localRunAlong(
-    execution,
-    (executionId) => getLocalRun(runners.table, executionId),
-    (executionId) => findExecution(runtime, executionId),
-  );
-  if (runner === undefined || isRunnerAlive(runner)) return undefined;
-  return execution.executionId;
+  const gone = await runnerGone(execution, {
+    localOf: (executionId) => getLocalRun(localRuns, executionId),
+    executionOf: (executionId) => findExecution(runtime, executionId),
+  });
+  return gone ? execution.executionId : undefined;
 }
 
 /**
  * The command that answers a question: `respond` while a process waits on it; in a run whose
  * process is gone none does (respond would fail with INTERACTION_NOT_DELIVERED), so `resume` with
- * the answer up front, as `run` says when it stops at a question.
+ * the answers up front — to every question the run stopped at, as `runs` gives it.
+ * `storeArguments` (local-session.ts) makes it read the stores inspect read.
  */
-function answerCommand(
-  interaction: Interaction,
-  dataDirArgument: string,
-  interruptedId: string | undefined,
+export function answerCommand(
+  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
+  storeArguments: string,
+  interrupted: { executionId: string; waiting: readonly Interaction[] } | undefined,
 ): string {
-  if (interruptedId !== undefined) {
-    return `stepthread resume ${interruptedId} --answers '${exampleAnswers(interaction)}'${dataDirArgument}`;
+  if (interrupted !== undefined) {
+    return resumeCommand(interrupted.executionId, interrupted.waiting, storeArguments);
   }
-  return `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}${dataDirArgument}`;
+  return `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}${storeArguments}`;
 }
 
 async function findExecution(
@@ -300,19 +298,18 @@ async function findExecution(
   }
 }
 
-/**
- * How a local run's process is known to be gone: its run records (run-registry.ts) and the
- * `--data-dir` argument its resume command needs.
- */
-export interface LocalRunners {
-  readonly table: TableRef;
-  readonly dataDirArgument: string;
+/** What the commands a report prints need: the stores they read, and whether a run's process is gone. */
+export interface CommandHints {
+  /** ` --stack <name>` / ` --data-dir <dir>` as inspect was given them (storeArguments). */
+  readonly storeArguments: string;
+  /** Local stores: the table of run records (run-registry.ts) that tell whether a run's process is gone. */
+  readonly localRuns?: TableRef;
 }
 
 export async function buildInspectReport(
   runtime: ReturnType<typeof createLocalRuntime>,
   id: string,
-  runners?: LocalRunners,
+  hints?: CommandHints,
 ): Promise<InspectReport> {
   let execution = await findExecution(runtime, id);
   let focus: Thread;
@@ -354,15 +351,21 @@ export async function buildInspectReport(
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
   const interruptedId =
-    execution && runners ? await interruptedExecutionId(runtime, runners, execution) : undefined;
-  const dataDir = runners?.dataDirArgument ?? '';
-  const resume = interruptedId === undefined ? undefined : `stepthread resume ${interruptedId}${dataDir}`;
+    execution && hints?.localRuns
+      ? await interruptedExecutionId(runtime, hints.localRuns, execution)
+      : undefined;
+  const storeArgs = hints?.storeArguments ?? '';
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
     const asked = await runtime.stores.interactions.listOpenOfThread(thread.id);
     if (asked.length > 0) open.set(thread.id, asked);
   }
+  const interrupted =
+    interruptedId === undefined
+      ? undefined
+      : { executionId: interruptedId, waiting: [...open.values()].flat() };
+  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, storeArgs);
   return {
     ...(execution
       ? {
@@ -382,7 +385,7 @@ export async function buildInspectReport(
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
-        (interaction) => answerCommand(interaction, dataDir, interruptedId),
+        (interaction) => answerCommand(interaction, storeArgs, interrupted),
       );
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
@@ -512,8 +515,9 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
       const report = await buildInspectReport(runtime, id, {
-        table: session.clients,
-        dataDirArgument: dataDirArgument(options),
+        storeArguments: storeArguments(options),
+        // Only a local run has a process that may be gone.
+        ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
       });
       if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else printReport(report, io);

@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { exampleAnswers } from '../../functions/local/interaction-hints.ts';
-import { getLocalRun, isRunnerAlive, localRunAlong } from '../../functions/local/run-registry.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
@@ -18,7 +18,13 @@ import {
 } from '../../functions/stores/interaction-store.ts';
 import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import {
+  type DataDirOption,
+  dataDirArgument,
+  STACK_OPTION_HELP,
+  storeArguments,
+  withStores,
+} from '../local-session.ts';
 
 export interface PendingOptions extends DataDirOption {
   json?: boolean;
@@ -113,22 +119,38 @@ async function isInterrupted(
       throw error;
     });
   const execution = await recordOf(executionId);
-  if (execution?.status !== 'RUNNING') return false;
-  const runner = await localRunAlong(execution, (id) => getLocalRun(table, id), recordOf);
-  return runner !== undefined && !isRunnerAlive(runner);
+  if (execution === undefined) return false;
+  return runnerGone(execution, { localOf: (id) => getLocalRun(table, id), executionOf: recordOf });
 }
 
-/** The line that says how to answer `interaction`, with the data directory the command was given. */
+/**
+ * `stepthread respond <id> <how>`, reading the stores pending read (`storeArguments`: the `--stack`
+ * or `--data-dir` it was given).
+ */
+export function respondCommand(
+  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
+  storeArguments: string,
+): string {
+  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${storeArguments}`;
+}
+
+/** The line that says how to answer `interaction`, with the stores the command was given. */
 async function howToAnswer(
   interaction: Interaction,
   options: PendingOptions,
-  local: { table: TableRef; executions: ExecutionIndex } | undefined,
+  local: { table: TableRef; executions: ExecutionIndex; interactions: InteractionStore } | undefined,
 ): Promise<string> {
-  const dataDir = dataDirArgument(options);
   if (local && (await isInterrupted(local.table, local.executions, interaction.executionId))) {
-    return `its run's process is gone; resume it with the answer: stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDir}`;
+    // Every question the run stopped at (a fork may have several): a resume without one stops at it.
+    const waiting = await local.interactions.listOpenOfExecution(interaction.executionId);
+    const resume = resumeCommand(
+      interaction.executionId,
+      waiting.length > 0 ? waiting : [interaction],
+      dataDirArgument(options),
+    );
+    return `its run's process is gone; resume it with the answer: ${resume}`;
   }
-  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${dataDir}`;
+  return respondCommand(interaction, storeArguments(options));
 }
 
 export async function runPending(
@@ -142,7 +164,8 @@ export async function runPending(
     (session) => (session ? 'cannot list pending interactions' : 'cannot open the stores'),
     async (session) => {
       const executions = createExecutionIndex(session.clients);
-      const open = await openInteractions(createInteractionStore(session.clients), ref, executions);
+      const interactions = createInteractionStore(session.clients);
+      const open = await openInteractions(interactions, ref, executions);
       // Locally only: a deployed execution just started has no record until its START Task runs.
       if (open.length === 0 && ref !== undefined && session.dataDir !== undefined) {
         await refuseUnknown(ref, session.clients, executions);
@@ -156,7 +179,8 @@ export async function runPending(
         return EXIT.ok;
       }
       // Only a local run has a process that may be gone.
-      const local = session.dataDir === undefined ? undefined : { table: session.clients, executions };
+      const local =
+        session.dataDir === undefined ? undefined : { table: session.clients, executions, interactions };
       for (const interaction of open) {
         io.stdout(`${interaction.interactionId}\n`);
         io.stdout(

@@ -13,8 +13,14 @@ import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
 import { continueAfterEventsOf, reportThresholdRefused } from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { loadValidWorkflow, printErrors, withStores } from '../local-session.ts';
-import { answerSourceFor, type RunCommandOptions, resumeExecution, runOptionsFor } from './run.ts';
+import { loadValidWorkflow, withStores } from '../local-session.ts';
+import {
+  answerSourceFor,
+  type RunCommandOptions,
+  refuseAnswers,
+  resumeExecution,
+  runOptionsFor,
+} from './run.ts';
 
 export interface ResumeCommandOptions extends Omit<RunCommandOptions, 'input' | 'thread'> {
   workflow?: string;
@@ -33,10 +39,7 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
     workflow = await loadValidWorkflow(options.workflow, io);
     if (!workflow.ok) return workflow.exitCode;
     const bad = answers.data === undefined ? [] : checkAnswers(answers.data, workflow.workflow);
-    if (bad.length > 0) {
-      printErrors(io, 'the answers do not fit the workflow', bad);
-      return EXIT.usage;
-    }
+    if (bad.length > 0) return refuseAnswers(io, bad, { resumable: true });
   }
   return withStores(
     { ...options, mustExist: true },

@@ -9,11 +9,11 @@ import type { Command } from 'commander';
 import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
-import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
-import { exampleAnswers, waitingMessage } from '../../functions/local/interaction-hints.ts';
+import { resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -200,10 +200,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   const badAnswers = answers.data === undefined ? [] : checkAnswers(answers.data, loaded.workflow);
-  if (badAnswers.length > 0) {
-    printErrors(io, 'the answers do not fit the workflow', badAnswers);
-    return EXIT.usage;
-  }
+  if (badAnswers.length > 0) return refuseAnswers(io, badAnswers);
 
   let runtimeLoading: ReturnType<typeof runtimeModule> | undefined;
   return withStores(
@@ -452,12 +449,7 @@ export async function resumeExecution(
   refuseOtherWorkflow(executionId, plan, workflow.id);
   // Checked before anything runs, as `run` checks them: a wrong answer would fail the run for good.
   const badAnswers = givenAnswers === undefined ? [] : checkAnswers(givenAnswers, workflow);
-  if (badAnswers.length > 0) {
-    throw new StepthreadError(
-      badAnswers[0]!.code,
-      `the answers do not fit the workflow, so nothing ran and the run can still be resumed: ${badAnswers.map((error) => error.message).join('; ')}`,
-    );
-  }
+  if (badAnswers.length > 0) return refuseAnswers(io, badAnswers, { resumable: true });
   // The run continues (continue-as-new) at the same steps only with the threshold it ran with.
   const threshold = givenThreshold ?? local?.continueAfterEvents;
   const prepared = runtime.prepare(workflow, {
@@ -482,6 +474,21 @@ export async function resumeExecution(
     () => prepared.resume(plan.executionId, runOptions, input),
     plan.executionId,
   );
+}
+
+/**
+ * `--answers` that do not fit the workflow (a key naming no USER_INTERACTION node, an answer of the
+ * wrong kind): input refused before anything runs, so a usage error (exit 2), from `run` and `resume`
+ * alike and with the same coded lines. A resume refused so leaves its run as it was.
+ */
+export function refuseAnswers(
+  io: CliIo,
+  errors: readonly CodedError[],
+  options: { resumable?: boolean } = {},
+): number {
+  const headline = `the answers do not fit the workflow, so nothing ran${options.resumable ? ' and the run can still be resumed' : ''}`;
+  printErrors(io, headline, errors);
+  return EXIT.usage;
 }
 
 type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };
@@ -523,7 +530,7 @@ function stopAtQuestion(
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
   return async (interaction) => {
-    const resume = `stepthread resume ${interaction.executionId} --answers '${exampleAnswers(interaction)}'${dataDirArgument(options)}`;
+    const resume = resumeCommand(interaction.executionId, [interaction], dataDirArgument(options));
     const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
     if (options.json) {
       // As for a run that did not complete, with what it waits for; its conversation is the thread's

@@ -35,11 +35,16 @@ export interface RunsJsonEntry {
   status: string;
   startTime: string;
   endTime?: string;
-  /** End − start, or now − start for a run still going; milliseconds. */
+  /**
+   * End − start; for an interrupted local run, its last activity − start; now − start for a run
+   * still going. Milliseconds.
+   */
   durationMs: number;
   rootThreadId?: string;
-  /** The command that resumes an interrupted local run. */
+  /** The command that resumes an interrupted local run (with `--answers` for the questions it stopped at). */
   resume?: string;
+  /** An interrupted local run: when it last did anything (a step, a question, its process taking it). */
+  lastActivityTime?: string;
   continuedFrom?: string;
   continuedAs?: string;
   /** Deployed: how Step Functions sees the execution, and its page in the Step Functions console. */
@@ -47,8 +52,13 @@ export interface RunsJsonEntry {
   consoleUrl?: string;
 }
 
-function durationOf(run: { startTime: string; endTime?: string }, now: number): number {
-  const end = run.endTime === undefined ? now : Date.parse(run.endTime);
+/** Up to its end, or for an interrupted run its last activity (its process is gone), else now. */
+function durationOf(
+  run: { startTime: string; endTime?: string; lastActivityTime?: string },
+  now: number,
+): number {
+  const until = run.endTime ?? run.lastActivityTime;
+  const end = until === undefined ? now : Date.parse(until);
   return Math.max(0, end - Date.parse(run.startTime));
 }
 
@@ -127,16 +137,12 @@ export async function runRuns(
     (session) => (session ? `cannot list runs (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const now = Date.now();
-      const runs = (await listRuns(session.clients))
+      const runs = (await listRuns(session.clients, dataDirArgument(options)))
         .filter((run) => wanted === undefined || run.status === wanted)
         .filter((run) => options.workflow === undefined || run.workflowId === options.workflow)
         .slice(0, limit);
       printRuns(
-        runs.map((run) => ({
-          ...run,
-          ...(run.resume === undefined ? {} : { resume: `${run.resume}${dataDirArgument(options)}` }),
-          durationMs: durationOf(run, now),
-        })),
+        runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
         options.json,
         io,
       );

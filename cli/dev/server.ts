@@ -21,14 +21,9 @@ import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { NodeLogsEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
+import { resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
-import {
-  detailsOfRun,
-  getLocalRun,
-  isRunnerAlive,
-  localRunAlong,
-  recordLocalRun,
-} from '../../functions/local/run-registry.ts';
+import { detailsOfRun, getLocalRun, recordLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -796,10 +791,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   /** The command that resumes a run whose process is gone; undefined for any other run. */
   const resumeOfInterrupted = async (record: ExecutionRecord): Promise<string | undefined> => {
-    if (options.deployed || record.status !== 'RUNNING' || runs.has(record.executionId)) return undefined;
-    const runner = await localRunAlong(record, (id) => getLocalRun(options.clients, id), getExecutionRecord);
-    if (runner === undefined || isRunnerAlive(runner)) return undefined;
-    return `stepthread resume ${record.executionId}${options.dataDirArgument ?? ''}`;
+    if (options.deployed || runs.has(record.executionId)) return undefined;
+    const gone = await runnerGone(record, {
+      localOf: (id) => getLocalRun(options.clients, id),
+      executionOf: getExecutionRecord,
+    });
+    if (!gone) return undefined;
+    // With `--answers` for the questions it stopped at, as `stepthread runs` gives it.
+    const waiting = await interactions.listOpenOfExecution(record.executionId);
+    return resumeCommand(record.executionId, waiting, options.dataDirArgument ?? '');
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */

@@ -326,7 +326,8 @@ function ThreadTree({
 
 /**
  * Why a question cannot be answered in the page, and how to answer it: an interrupted run is resumed
- * with its answer (`respond` answers a deployed stack's runs, not local ones).
+ * with its answer (`respond` answers a deployed stack's runs, not local ones). `resume` carries
+ * `--answers` for the questions the run stopped at, with example values.
  */
 function NotAnswerableHere({
   interaction,
@@ -338,13 +339,10 @@ function NotAnswerableHere({
   if (resume === undefined) {
     return <p className="muted">Its run is not running in this server: answer it where it runs.</p>;
   }
-  const answers = `'{"${interaction.nodeId}": …}'`;
   return (
     <p className="muted" data-testid="resume-to-answer">
-      Its run is not running in this server: resume it with its answer,{' '}
-      <code>
-        {resume} --answers {answers}
-      </code>
+      Its run is not running in this server: resume it with your answer to {interaction.nodeId} in{' '}
+      <code>--answers</code>, <code>{resume}</code>
     </p>
   );
 }

@@ -18,7 +18,10 @@ import type { Workflow } from '../../engine/model/schema.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
+import { createInteractionStore, type Interaction } from '../stores/interaction-store.ts';
+import { resumeCommand } from './interaction-hints.ts';
 import { isSameProcessAlive, ownStamp } from './process-liveness.ts';
+import { lastActivityOf } from './run-activity.ts';
 
 const LOCAL_SORT_KEY = 'LOCAL';
 const LOCAL_KIND = 'localRun';
@@ -68,8 +71,12 @@ export interface RunListing {
   readonly startTime: string;
   readonly endTime?: string;
   readonly rootThreadId?: string;
-  /** The command that resumes an interrupted run. */
+  /**
+   * An interrupted run: the command that resumes it (with `--answers` for the questions it stopped
+   * at), and when it last did anything (run-activity.ts), where its duration ends.
+   */
   readonly resume?: string;
+  readonly lastActivityTime?: string;
   /** Continue-as-new: the execution this one continues, and the one that continued it. */
   readonly continuedFrom?: string;
   readonly continuedAs?: string;
@@ -158,7 +165,7 @@ export async function latestLocalRun(
  * The local record of the process that runs an execution: its own, else its predecessor's along
  * `continuedFrom` (a run that continued is recorded under the execution it started or resumed in).
  */
-export async function localRunAlong(
+async function localRunAlong(
   execution: ExecutionRecord,
   localOf: (executionId: string) => LocalRunRecord | undefined | Promise<LocalRunRecord | undefined>,
   executionOf: (executionId: string) => ExecutionRecord | undefined | Promise<ExecutionRecord | undefined>,
@@ -171,6 +178,25 @@ export async function localRunAlong(
     at = at.continuedFrom === undefined ? undefined : await executionOf(at.continuedFrom);
   }
   return undefined;
+}
+
+/** Where `runnerGone` finds the run records it follows: by id, from the table or from a scan already made. */
+export interface RunnerLookups {
+  readonly localOf: (executionId: string) => LocalRunRecord | undefined | Promise<LocalRunRecord | undefined>;
+  readonly executionOf: (
+    executionId: string,
+  ) => ExecutionRecord | undefined | Promise<ExecutionRecord | undefined>;
+}
+
+/**
+ * Whether an execution stored as RUNNING is in fact interrupted: run here by a local process (its own
+ * record or its predecessor's along `continuedFrom`) that is gone. The one question `runs`, `inspect`,
+ * `pending` and `dev` ask, so they never disagree on what is INTERRUPTED.
+ */
+export async function runnerGone(execution: ExecutionRecord, lookups: RunnerLookups): Promise<boolean> {
+  if (execution.status !== 'RUNNING') return false;
+  const runner = await localRunAlong(execution, lookups.localOf, lookups.executionOf);
+  return runner !== undefined && !isRunnerAlive(runner);
 }
 
 /** The workflow, answers and input a local run was recorded with, from its item or its details object. */
@@ -222,8 +248,11 @@ function stampField(): { stamp?: string } {
   return stamp === undefined ? {} : { stamp };
 }
 
-/** Every execution in the table with its local record, newest first (a Scan: for local data). */
-export async function listRuns(table: TableRef): Promise<RunListing[]> {
+/**
+ * Every execution in the table with its local record, newest first (a Scan: for local data).
+ * `dataDirArgument` (` --data-dir <dir>`, or '') goes into the resume commands.
+ */
+export async function listRuns(table: TableRef, dataDirArgument = ''): Promise<RunListing[]> {
   const executions = new Map<string, ExecutionRecord>();
   const locals = new Map<string, LocalRunRecord>();
   let startKey: Record<string, unknown> | undefined;
@@ -257,19 +286,24 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
     const from = execution.continuedFrom === undefined ? undefined : executions.get(execution.continuedFrom);
     if (from?.rootThreadId === execution.rootThreadId) continued.add(from.executionId);
   }
+  // The questions interrupted runs stopped at, asked for once (a Query of the open ones) if any is.
+  let open: Promise<Interaction[]> | undefined;
+  const waitingIn = async (executionId: string) => {
+    open ??= createInteractionStore(table).listOpen();
+    return (await open).filter((interaction) => interaction.executionId === executionId);
+  };
   const listed: RunListing[] = [];
   for (const execution of executions.values()) {
     const status =
       execution.status === 'RUNNING' && continued.has(execution.executionId) ? 'CONTINUED' : execution.status;
-    const local =
-      status === 'RUNNING'
-        ? await localRunAlong(
-            execution,
-            (id) => locals.get(id),
-            (id) => executions.get(id),
-          )
-        : undefined;
-    const interrupted = local !== undefined && !isRunnerAlive(local);
+    const interrupted =
+      status === 'RUNNING' &&
+      (await runnerGone(execution, {
+        localOf: (id) => locals.get(id),
+        executionOf: (id) => executions.get(id),
+      }));
+    const waiting = interrupted ? await waitingIn(execution.executionId) : [];
+    const claimedAt = locals.get(execution.executionId)?.claimedAt;
     listed.push({
       executionId: execution.executionId,
       workflowId: execution.workflowId,
@@ -277,7 +311,15 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
       startTime: execution.startTime,
       ...(execution.endTime ? { endTime: execution.endTime } : {}),
       rootThreadId: execution.rootThreadId,
-      ...(interrupted ? { resume: `stepthread resume ${execution.executionId}` } : {}),
+      ...(interrupted
+        ? {
+            resume: resumeCommand(execution.executionId, waiting, dataDirArgument),
+            lastActivityTime: await lastActivityOf(table, execution, {
+              waiting,
+              ...(claimedAt === undefined ? {} : { claimedAt }),
+            }),
+          }
+        : {}),
       ...(execution.continuedFrom ? { continuedFrom: execution.continuedFrom } : {}),
       ...(execution.continuedAs ? { continuedAs: execution.continuedAs } : {}),
     });
@@ -291,7 +333,13 @@ export async function listRuns(table: TableRef): Promise<RunListing[]> {
       workflowId: local.workflowId,
       status: alive ? 'RUNNING' : 'INTERRUPTED',
       startTime: local.claimedAt,
-      ...(alive ? {} : { resume: `stepthread resume ${local.executionId}` }),
+      // Nothing ran: its last activity is when its process took it.
+      ...(alive
+        ? {}
+        : {
+            resume: resumeCommand(local.executionId, [], dataDirArgument),
+            lastActivityTime: local.claimedAt,
+          }),
     });
   }
   listed.sort((a, b) => b.startTime.localeCompare(a.startTime) || a.executionId.localeCompare(b.executionId));

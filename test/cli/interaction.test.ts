@@ -16,13 +16,17 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildInspectReport } from '../../cli/commands/inspect.ts';
+import { respondCommand } from '../../cli/commands/pending.ts';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { DeployedServices, SfnLike } from '../../cli/commands/start.ts';
+import { storeArguments } from '../../cli/local-session.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
 import { runCli } from '../support/cli.ts';
@@ -177,30 +181,51 @@ describe('stepthread run with USER_INTERACTION', () => {
     expect(stopped.stderr).toContain(
       `node approve-credit (ask_for_approval) "Grant Ada a goodwill credit of 20% of their 30 EUR monthly fee?" needs an answer; the run stops here, and goes on with: stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`,
     );
+    // No process waits on its question, so `respond` could not answer it: resuming with the answer
+    // does, and a resume without it would stop at the question again. runs, inspect and pending
+    // all give that one command.
+    const answerWith = `stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
+    const pendingJson = await cliProcess(['pending', executionId!, '--json', '--data-dir', dataDir], {
+      cwd: dir,
+    });
+    const [{ requestedAt }] = JSON.parse(pendingJson.stdout);
     const runs = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
-    expect(JSON.parse(runs.stdout)).toMatchObject([{ executionId, status: 'INTERRUPTED' }]);
+    const [row] = JSON.parse(runs.stdout);
+    expect(row).toMatchObject({ executionId, status: 'INTERRUPTED', resume: answerWith });
+    // Its duration ends at its last activity, the question asked, not at now: it stays as it is.
+    expect(row.lastActivityTime).toBe(requestedAt);
+    expect(row.durationMs).toBe(Date.parse(requestedAt) - Date.parse(row.startTime));
+    const runsText = await cliProcess(['runs', '--data-dir', dataDir], { cwd: dir });
+    expect(runsText.stdout).toContain(`  ↳ resume with: ${answerWith}\n`);
     // inspect says the same of the run and of the thread it left at the question.
     const inspected = await cliProcess(['inspect', executionId!, '--json', '--data-dir', dataDir], {
       cwd: dir,
     });
     const report = JSON.parse(inspected.stdout);
-    expect(report).toMatchObject({
-      executionStatus: 'INTERRUPTED',
-      resume: `stepthread resume ${executionId} --data-dir ${dataDir}`,
-    });
+    expect(report).toMatchObject({ executionStatus: 'INTERRUPTED', resume: answerWith });
     expect(report.threads.map((thread: { status: string }) => thread.status)).toEqual(['INTERRUPTED']);
-    // No process waits on its question, so `respond` could not answer it: resuming with the answer does.
-    const answerWith = `stepthread resume ${executionId} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
     expect(report.threads[0].waitingFor).toEqual([expect.objectContaining({ answerWith })]);
     const text = await cliProcess(['inspect', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(text.stdout).toContain(`execution ${executionId}  INTERRUPTED`);
-    expect(text.stdout).toContain(
-      `its process is gone; resume with: stepthread resume ${executionId} --data-dir ${dataDir}`,
-    );
+    expect(text.stdout).toContain(`its process is gone; resume with: ${answerWith}\n`);
     expect(text.stdout).toContain(`    answer with: ${answerWith}\n`);
     const pending = await cliProcess(['pending', executionId!, '--data-dir', dataDir], { cwd: dir });
     expect(pending.stdout).toContain(`its run's process is gone; resume it with the answer: ${answerWith}\n`);
     expect(pending.stdout).not.toContain('stepthread respond');
+    // A mistyped node id in --answers is refused before anything runs, by resume as by run: the same
+    // usage error (exit 2) with the same coded line, and the run stays resumable.
+    const mistyped =
+      '  INVALID_INTERACTION_ANSWER (node aprove-credit): --answers names "aprove-credit", which is no USER_INTERACTION node of support-triage (they are: approve-credit)\n';
+    const badRun = await cli(['run', EXAMPLE, '--answers', '{"aprove-credit": true}', '--data-dir', dataDir]);
+    expect(badRun.code).toBe(2);
+    expect(badRun.stderr).toContain(mistyped);
+    const badResume = await cliProcess(
+      ['resume', executionId!, '--answers', '{"aprove-credit": true}', '--data-dir', dataDir],
+      { cwd: dir },
+    );
+    expect(badResume.code).toBe(2);
+    expect(badResume.stderr).toContain(mistyped);
+    expect(badResume.stderr).toContain('nothing ran and the run can still be resumed');
     const resumed = await cliProcess(
       ['resume', executionId!, '--answers', '{"approve-credit": true}', '--json', '--data-dir', dataDir],
       { cwd: dir },
@@ -495,6 +520,25 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     ]);
     expect(prefix.stdout).toBe('');
     expect(prefix.stderr).toContain('EXECUTION_NOT_FOUND');
+  });
+
+  it('with --stack, the respond command inspect and pending print names the stack, so it runs as printed', async () => {
+    // Without it, respond would read the local data directory, where no such question is.
+    const stack = storeArguments({ stack: 'Agents' });
+    expect(stack).toBe(' --stack Agents');
+    expect(storeArguments({ stack: "Bob's agents", dataDir: '/tmp/d' })).toBe(
+      " --stack 'Bob'\\''s agents' --data-dir /tmp/d",
+    );
+    const interactionId = `${envelope.threadId}/approve`;
+    const report = await asTheFunctions((_deps, clients) =>
+      buildInspectReport(createLocalRuntime({ clients }), envelope.threadId, { storeArguments: stack }),
+    );
+    expect(report.threads[0]!.waitingFor).toEqual([
+      expect.objectContaining({ answerWith: `stepthread respond ${interactionId} --approve --stack Agents` }),
+    ]);
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_approval' }, stack)).toBe(
+      `stepthread respond ${interactionId} --approve | --reject [--reason <text>] --stack Agents`,
+    );
   });
 
   it('pending of an id that names no execution or thread says so, as inspect does (exit 1)', async () => {

@@ -66,7 +66,16 @@ it('lists a killed run that is not yet reaped as INTERRUPTED', async () => {
     expect(zombie(pid)).toBe(true);
     const runs = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
     expect(runs.code, runs.stderr).toBe(0);
-    expect(JSON.parse(runs.stdout)).toMatchObject([{ executionId: started![1], status: 'INTERRUPTED' }]);
+    const listed = JSON.parse(runs.stdout);
+    expect(listed).toMatchObject([{ executionId: started![1], status: 'INTERRUPTED' }]);
+    // Its duration ends where it last did anything, its one committed step (start), not at now.
+    const inspected = await cliProcess(['inspect', started![1]!, '--json', '--data-dir', dataDir], {
+      cwd: dir,
+    });
+    const [startRun] = JSON.parse(inspected.stdout).threads[0].nodes;
+    expect(startRun).toMatchObject({ nodeId: 'start', status: 'COMPLETED' });
+    expect(listed[0].lastActivityTime).toBe(startRun.endedAt);
+    expect(listed[0].durationMs).toBe(Date.parse(startRun.endedAt) - Date.parse(listed[0].startTime));
   } finally {
     parent.kill();
   }

@@ -61,7 +61,9 @@ const BUSY = {
 describe('stopping stepthread dev', () => {
   it('leaves a run waiting for its answer interrupted, not failed, in runs and the next dev; resume finishes it', async () => {
     const dataDir = join(dir, 'data');
-    const resumeCommand = (id: string) => `stepthread resume ${id} --data-dir ${dataDir}`;
+    // A run stopped at its question resumes with its answer (without a terminal a bare resume stops again).
+    const resumeAnswering = (id: string) =>
+      `stepthread resume ${id} --answers '{"approve-credit":true}' --data-dir ${dataDir}`;
     let dev: DevProcess | undefined;
     let executionId = '';
     try {
@@ -69,7 +71,7 @@ describe('stopping stepthread dev', () => {
       executionId = await startWaitingTriage(dev.url);
       expect(await dev.interrupt()).toBe(130);
       expect(dev.stderr()).toContain(
-        `1 run(s) were interrupted, resume with:\n  ${resumeCommand(executionId)}`,
+        `1 run(s) were interrupted, resume with:\n  ${resumeAnswering(executionId)}`,
       );
     } finally {
       dev?.kill();
@@ -80,7 +82,7 @@ describe('stopping stepthread dev', () => {
     ) as RunsJsonEntry[];
     expect(runs.find((run) => run.executionId === executionId)).toMatchObject({
       status: 'INTERRUPTED',
-      resume: resumeCommand(executionId),
+      resume: resumeAnswering(executionId),
     });
 
     // The next `dev` over the same data shows it so too, beside a run of its own still RUNNING.
@@ -91,14 +93,14 @@ describe('stopping stepthread dev', () => {
       const rows = (await (await fetch(`${again.url}/api/executions`)).json()) as Row[];
       expect(rows.find((row) => row.executionId === executionId)).toMatchObject({
         status: 'INTERRUPTED',
-        resume: resumeCommand(executionId),
+        resume: resumeAnswering(executionId),
       });
       expect(rows.find((row) => row.executionId === own)).toMatchObject({ status: 'RUNNING' });
       expect(rows.find((row) => row.executionId === own)).not.toHaveProperty('resume');
       const page = (await (await fetch(`${again.url}/api/executions/${executionId}`)).json()) as {
         execution: Row;
       };
-      expect(page.execution).toMatchObject({ status: 'INTERRUPTED', resume: resumeCommand(executionId) });
+      expect(page.execution).toMatchObject({ status: 'INTERRUPTED', resume: resumeAnswering(executionId) });
       // Its thread and the question it was at are interrupted too, not RUNNING and WAITING as stored;
       // the run of this server still waits.
       expect(await threadAndNode(again.url, executionId, 'approve-credit')).toEqual([

@@ -88,9 +88,11 @@ describe('a run with a 600 KB input and 600 KB answers', () => {
       '--data-dir',
       join(dir, 'killed'),
     );
-    expect(mistyped.code).toBe(1);
+    // A usage error, as for `run` (exit 2).
+    expect(mistyped.code).toBe(2);
+    expect(mistyped.stderr).toContain('can still be resumed');
     expect(mistyped.stderr).toMatch(
-      /INVALID_INTERACTION_ANSWER: .*can still be resumed.*"aks", which is no USER_INTERACTION node/,
+      /INVALID_INTERACTION_ANSWER \(node aks\): .*"aks", which is no USER_INTERACTION node/,
     );
     const resumed = await cli('resume', executionId, '--json', '--data-dir', join(dir, 'killed'));
     expect(resumed.stderr).not.toMatch(/Item size|--workflow/);

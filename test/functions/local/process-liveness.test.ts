@@ -12,7 +12,8 @@ import {
   ownHolderText,
   ownStamp,
 } from '../../../functions/local/process-liveness.ts';
-import { isRunnerAlive } from '../../../functions/local/run-registry.ts';
+import { isRunnerAlive, type LocalRunRecord, runnerGone } from '../../../functions/local/run-registry.ts';
+import type { ExecutionRecord } from '../../../functions/stores/execution-index.ts';
 
 const linux = process.platform === 'linux';
 
@@ -49,5 +50,40 @@ describe('process liveness', () => {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
     expect(isAlive(pid)).toBe(false);
+  });
+
+  it('runnerGone: a RUNNING execution whose recorded process (its own, or along continuedFrom) is gone', async () => {
+    const execution = (executionId: string, extra: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
+      executionId,
+      rootThreadId: 't-1',
+      workflowId: 'w',
+      workflowVersion: 1,
+      status: 'RUNNING',
+      startTime: '2026-01-01T00:00:00.000Z',
+      ...extra,
+    });
+    const runner = (executionId: string, pid: number): LocalRunRecord => ({
+      executionId,
+      pid,
+      host: hostname(),
+      workflowId: 'w',
+      claimedAt: '2026-01-01T00:00:00.000Z',
+      ...(pid === process.pid ? { stamp: ownStamp()! } : {}),
+    });
+    const first = execution('e-1');
+    const second = execution('e-2', { continuedFrom: 'e-1' });
+    const lookups = (locals: LocalRunRecord[]) => ({
+      localOf: (id: string) => locals.find((local) => local.executionId === id),
+      executionOf: (id: string) => [first, second].find((record) => record.executionId === id),
+    });
+    // Recorded under the execution it started in, by a pid no process has.
+    expect(await runnerGone(second, lookups([runner('e-1', 99999999)]))).toBe(true);
+    expect(await runnerGone(second, lookups([runner('e-1', process.pid)]))).toBe(false);
+    // No local record: not a local run (a deployed one), never INTERRUPTED.
+    expect(await runnerGone(second, lookups([]))).toBe(false);
+    // Only a RUNNING execution can be interrupted.
+    expect(
+      await runnerGone(execution('e-1', { status: 'COMPLETED' }), lookups([runner('e-1', 99999999)])),
+    ).toBe(false);
   });
 });
