@@ -9,7 +9,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
-import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import { respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
@@ -283,7 +283,7 @@ export function answerCommand(
   if (interrupted !== undefined) {
     return resumeCommand(interrupted.executionId, interrupted.waiting, storeArguments);
   }
-  return `stepthread respond ${interaction.interactionId} ${answerFlag(interaction.interactionType)}${storeArguments}`;
+  return respondCommand(interaction, storeArguments);
 }
 
 async function findExecution(
@@ -426,13 +426,6 @@ async function withLogsRead(store: ValueStore | undefined, logs: readonly unknow
     { maxBytes: INSPECT_MAX_READ_BYTES },
   );
   return data.map((entry) => entry.logs);
-}
-
-/** The respond flag a question takes. */
-function answerFlag(type: string): string {
-  if (type === 'ask_for_approval') return '--approve';
-  if (type === 'ask_for_selection') return '--select <n>';
-  return "--input '<json>'";
 }
 
 /** Longest JSON shown for a value; longer ones are cut with their size. */

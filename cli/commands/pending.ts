@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import { otherAnswers, respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
@@ -100,13 +100,6 @@ function asJson(interaction: Interaction): PendingJson {
   };
 }
 
-const HOW: Record<Interaction['interactionType'], string> = {
-  ask_for_approval: '--approve | --reject [--reason <text>]',
-  ask_for_input: '--input <json>',
-  ask_for_selection: '--select <n>',
-  show_message: '',
-};
-
 /** Whether a local run's process is gone: then no process takes a `respond`, and `resume` answers. */
 async function isInterrupted(
   table: TableRef,
@@ -121,17 +114,6 @@ async function isInterrupted(
   const execution = await recordOf(executionId);
   if (execution === undefined) return false;
   return runnerGone(execution, { localOf: (id) => getLocalRun(table, id), executionOf: recordOf });
-}
-
-/**
- * `stepthread respond <id> <how>`, reading the stores pending read (`storeArguments`: the `--stack`
- * or `--data-dir` it was given).
- */
-export function respondCommand(
-  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
-  storeArguments: string,
-): string {
-  return `stepthread respond ${interaction.interactionId} ${HOW[interaction.interactionType]}${storeArguments}`;
 }
 
 /** The line that says how to answer `interaction`, with the stores the command was given. */
@@ -150,7 +132,8 @@ async function howToAnswer(
     );
     return `its run's process is gone; resume it with the answer: ${resume}`;
   }
-  return respondCommand(interaction, storeArguments(options));
+  const other = otherAnswers(interaction.interactionType);
+  return `${respondCommand(interaction, storeArguments(options))}${other ? `\n    (${other})` : ''}`;
 }
 
 export async function runPending(

@@ -50,6 +50,33 @@ export function resumeCommand(
   return `stepthread resume ${executionId}${answers}${dataDirArgument}`;
 }
 
+/**
+ * `stepthread respond <id> <flags>` with an example answer, runnable as printed: `--approve`,
+ * `--select 0`, `--input '"your answer"'` (respond's --input is JSON). `storeArguments` is the
+ * ` --stack …` or ` --data-dir …` the printing command was given, so respond reads the same stores.
+ */
+export function respondCommand(
+  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
+  storeArguments: string,
+): string {
+  const example = EXAMPLE_ANSWER[interaction.interactionType];
+  const flags: Record<Interaction['interactionType'], string> = {
+    ask_for_approval: ' --approve',
+    ask_for_input: ` --input ${shellQuoted(JSON.stringify(example))}`,
+    ask_for_selection: ` --select ${String(example)}`,
+    show_message: '',
+  };
+  return `stepthread respond ${interaction.interactionId}${flags[interaction.interactionType]}${storeArguments}`;
+}
+
+/** What else `respond` takes for this kind of question than the example answer its command gives. */
+export function otherAnswers(type: Interaction['interactionType']): string | undefined {
+  if (type === 'ask_for_approval') return "or --reject to reject; --reason '<text>' to say why";
+  if (type === 'ask_for_input') return '--input takes any JSON value';
+  if (type === 'ask_for_selection') return "--select takes an option's index (0 is the first)";
+  return undefined;
+}
+
 /** `'text'` for a POSIX shell, a `'` in it closed, escaped and reopened. */
 function shellQuoted(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;

@@ -17,7 +17,6 @@ import {
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInspectReport } from '../../cli/commands/inspect.ts';
-import { respondCommand } from '../../cli/commands/pending.ts';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { DeployedServices, SfnLike } from '../../cli/commands/start.ts';
 import { storeArguments } from '../../cli/local-session.ts';
@@ -26,6 +25,7 @@ import { type AwsClients, createAwsClients } from '../../functions/aws/clients.t
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import { respondCommand } from '../../functions/local/interaction-hints.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
@@ -497,8 +497,10 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(code).toBe(0);
     expect(stdout).toContain(`${envelope.threadId}/approve`);
     expect(stdout).toContain('Refund 12 EUR?');
+    // Runnable as printed (no `|` or `<text>` for the shell to take), then what else it takes.
     expect(stdout).toContain(
-      `stepthread respond ${envelope.threadId}/approve --approve | --reject [--reason <text>] --data-dir ${dataDir()}\n`,
+      `  stepthread respond ${envelope.threadId}/approve --approve --data-dir ${dataDir()}\n` +
+        "    (or --reject to reject; --reason '<text>' to say why)\n",
     );
     for (const ref of [envelope.executionId, envelope.threadId]) {
       const json = await cli(['pending', ref, '--json', '--data-dir', dataDir()]);
@@ -537,7 +539,13 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       expect.objectContaining({ answerWith: `stepthread respond ${interactionId} --approve --stack Agents` }),
     ]);
     expect(respondCommand({ interactionId, interactionType: 'ask_for_approval' }, stack)).toBe(
-      `stepthread respond ${interactionId} --approve | --reject [--reason <text>] --stack Agents`,
+      `stepthread respond ${interactionId} --approve --stack Agents`,
+    );
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_selection' }, stack)).toBe(
+      `stepthread respond ${interactionId} --select 0 --stack Agents`,
+    );
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_input' }, '')).toBe(
+      `stepthread respond ${interactionId} --input '"your answer"'`,
     );
   });
 
