@@ -126,7 +126,20 @@ function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | u
   const expected = issue.message
     .replace(/^Invalid (input|option): /, '')
     .replace(/, received undefined$/, '');
-  return `required but missing (${expected})`;
+  const given = misnamed(Object.keys(parent), key);
+  const found = given === undefined ? '' : `; the object has "${given}": did you mean "${key}"?`;
+  return `required but missing (${expected})${found}`;
+}
+
+/**
+ * A key of the object that looks like the missing `key`: a typo of it, or a part of it
+ * (`interactionType` for `userInteractionType`, `type` for `variableType`).
+ */
+function misnamed(keys: readonly string[], key: string): string | undefined {
+  const lower = key.toLowerCase();
+  const partOf = (given: string) =>
+    given.length >= 4 && (lower.endsWith(given.toLowerCase()) || lower.startsWith(given.toLowerCase()));
+  return keys.find((given) => given !== key && (closestKey(given, [key]) !== undefined || partOf(given)));
 }
 
 /** A string that is not one of the allowed values, with the one it most likely meant ("get" → "GET"). */

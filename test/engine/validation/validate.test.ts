@@ -78,6 +78,30 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('names the key a required field was most likely given under', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'USER_INTERACTION',
+          config: { interactionType: 'ask_for_input', message: 'Why?' },
+        },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'INVALID_USER_INTERACTION_TYPE',
+        message: expect.stringMatching(
+          /^nodes\[1\]\.config\.userInteractionType: required but missing \(.*\); the object has "interactionType": did you mean "userInteractionType"\?$/,
+        ),
+      }),
+    ]);
+  });
+
   it('reports a template reading a node that does not exist, with the id it most likely meant', () => {
     const workflow = linear();
     workflow.nodes[2] = {
