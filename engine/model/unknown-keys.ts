@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { CodedError } from '../errors.ts';
 import { formatPath, isRecord } from './paths.ts';
-import { workflowSchema } from './schema.ts';
+import { nodeSchema, workflowSchema } from './schema.ts';
 
 /** Every object key anywhere in the workflow schema: the vocabulary suggestions come from. */
 let vocabulary: readonly string[] | undefined;
@@ -66,12 +66,52 @@ export function closestKey(key: string, candidates: readonly string[] = schemaKe
   return best?.key;
 }
 
+/** The keys a node type's `config` takes (its schema's shape), by node type. */
+let configKeys: ReadonlyMap<string, readonly string[]> | undefined;
+
+function configKeysOf(nodeType: unknown): readonly string[] | undefined {
+  if (configKeys === undefined) {
+    const byType = new Map<string, readonly string[]>();
+    for (const option of nodeSchema.options) {
+      let config: unknown = option.shape.config;
+      // START's and END's config is optional: the object is inside.
+      while (isRecord((config as { _zod?: { def?: unknown } })._zod?.def)) {
+        const def = (config as { _zod: { def: Record<string, unknown> } })._zod.def;
+        if (isRecord(def.shape)) break;
+        if (def.innerType === undefined) break;
+        config = def.innerType;
+      }
+      const shape = (config as { _zod?: { def?: { shape?: unknown } } })._zod?.def?.shape;
+      if (isRecord(shape)) byType.set(option.shape.type.value, Object.keys(shape));
+    }
+    configKeys = byType;
+  }
+  return typeof nodeType === 'string' ? configKeys.get(nodeType) : undefined;
+}
+
+/** A known key that `key` is a part of (`message` of `showMessage`), when just one is. */
+function holding(key: string, candidates: readonly string[]): string | undefined {
+  if (key.length < 4) return undefined;
+  const lower = key.toLowerCase();
+  const found = candidates.filter((candidate) => {
+    const name = candidate.toLowerCase();
+    return name !== lower && (name.endsWith(lower) || name.startsWith(lower));
+  });
+  return found.length === 1 ? found[0] : undefined;
+}
+
 /**
- * What follows "unknown key": the key it most likely meant; or, for a key the schema knows elsewhere
- * (`keepLast` straight under a CONTEXT_PROCESSOR's config, not in its `truncate`), that it is misplaced
- * — the closest key would be itself.
+ * What follows "unknown key": the key it most likely meant — under a node's `config`, first among
+ * the keys that node type's config takes (`message` → `showMessage` on a USER_INTERACTION); or, for a
+ * key the schema knows elsewhere (`keepLast` straight under a CONTEXT_PROCESSOR's config, not in its
+ * `truncate`), that it is misplaced: the closest key would be itself.
  */
-function hintFor(key: string): string {
+function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): string {
+  const meant =
+    nodeConfigKeys === undefined
+      ? undefined
+      : (closestKey(key, nodeConfigKeys) ?? holding(key, nodeConfigKeys));
+  if (meant !== undefined && meant !== key) return `; did you mean "${meant}"?`;
   if (schemaKeys().includes(key)) return ` here: "${key}" belongs in another object (misplaced?)`;
   const suggestion = closestKey(key);
   return suggestion ? `; did you mean "${suggestion}"?` : '';
@@ -87,13 +127,16 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
     }
     if (!isRecord(input) || !isRecord(kept)) return;
     const inNode = path.at(-2) === 'nodes' && typeof input.id === 'string' ? input.id : nodeId;
+    // Straight under a node's config: that node type's config keys are the likeliest meaning.
+    const nodeConfigKeys =
+      path.at(-1) === 'config' && path.at(-3) === 'nodes' ? configKeysOf(nodeTypeAt(raw, path)) : undefined;
     for (const [key, value] of Object.entries(input)) {
       const at = [...path, key];
       if (!Object.hasOwn(kept, key)) {
         const where = formatPath(at);
         errors.push({
           code: 'UNKNOWN_KEY',
-          message: `${where}: unknown key "${key}"${hintFor(key)}`,
+          message: `${where}: unknown key "${key}"${hintFor(key, nodeConfigKeys)}`,
           path: where,
           ...(inNode === undefined ? {} : { nodeId: inNode }),
         });
@@ -104,4 +147,15 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
   };
   walk(raw, parsed, [], undefined);
   return errors;
+}
+
+/** The `type` of the node whose config is at `configPath` (`[…, 'nodes', i, 'config']`) in `raw`. */
+function nodeTypeAt(raw: unknown, configPath: readonly (string | number)[]): unknown {
+  let value: unknown = raw;
+  for (const step of configPath.slice(0, -1)) {
+    if (Array.isArray(value) && typeof step === 'number') value = value[step];
+    else if (isRecord(value) && typeof step === 'string') value = value[step];
+    else return undefined;
+  }
+  return isRecord(value) ? value.type : undefined;
 }

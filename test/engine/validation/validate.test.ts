@@ -78,6 +78,25 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it("suggests, under a node's config, the key of that node type it most likely meant", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'ask_for_input', message: 'Why?', timeout: 5 },
+        },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map((error) => error.message)).toEqual([
+      'nodes[1].config.message: unknown key "message"; did you mean "showMessage"?',
+      'nodes[1].config.timeout: unknown key "timeout"; did you mean "timeoutSeconds"?',
+    ]);
+  });
+
   it('names the key a required field was most likely given under', () => {
     const workflow = {
       ...linear(),
