@@ -73,7 +73,7 @@ export function respondCommand(
 export function otherAnswers(type: Interaction['interactionType']): string | undefined {
   if (type === 'ask_for_approval') return "or --reject to reject; --reason '<text>' to say why";
   if (type === 'ask_for_input') return '--input takes any JSON value';
-  if (type === 'ask_for_selection') return "--select takes an option's index (0 is the first)";
+  if (type === 'ask_for_selection') return "--select takes an option's index, from 0";
   return undefined;
 }
 
