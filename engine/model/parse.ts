@@ -148,7 +148,8 @@ function withSuggestion(issue: z.core.$ZodIssue, data: unknown): string {
   const given = valueAtIssue(data, issue.path);
   const options = issue.values.filter((value): value is string => typeof value === 'string');
   const meant = typeof given === 'string' ? closestKey(given, options) : undefined;
-  return meant ? `${issue.message}; did you mean "${meant}"?` : issue.message;
+  const got = given === undefined ? '' : `, got ${clipped(JSON.stringify(given))}`;
+  return `${issue.message}${got}${meant ? `; did you mean "${meant}"?` : ''}`;
 }
 
 function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {
@@ -227,4 +228,9 @@ function codeForNodeIssue({ node, rest }: NodeContext, value: unknown): ErrorCod
       break;
   }
   return 'INVALID_NODE_CONFIG';
+}
+
+/** A value quoted in a message, cut to a line's worth. */
+function clipped(json: string): string {
+  return json.length <= 60 ? json : `${json.slice(0, 57)}...`;
 }

@@ -97,6 +97,24 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('quotes the value a field that takes one of a set was given', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'set',
+          type: 'VARIABLE',
+          config: { variableName: 'x', variableType: 'integer', expression: '1' },
+        },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map((error) => error.message)).toEqual([
+      'nodes[1].config.variableType: Invalid option: expected one of "string"|"number"|"boolean"|"array"|"object"|"any", got "integer"',
+    ]);
+  });
+
   it('names the key a required field was most likely given under', () => {
     const workflow = {
       ...linear(),
