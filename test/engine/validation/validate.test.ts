@@ -103,7 +103,7 @@ describe('validateWorkflow', () => {
       nodes: [
         { id: 'start', type: 'START' },
         {
-          id: 'set',
+          id: 'ask',
           type: 'VARIABLE',
           config: { variableName: 'x', variableType: 'integer', expression: '1' },
         },
