@@ -10,7 +10,8 @@
  *   S3 (s3rver) APIs; ephemeral services in this process, their HTTP handlers reached without sockets
  *   (as the tests run), and over loopback through a data directory's store server (its own process,
  *   LevelDB and files on disk, as `stepthread run`);
- *   each the median of five runs of the chain after one whole run that warms the JIT;
+ *   each the median of five runs of the chain after three whole runs that warm the JIT, every run
+ *   with prompts of its own (new conversation segments, as a model's runs write);
  * - LangGraph.js with SqliteSaver on the same chain, in this same process (bench/langgraph, its own
  *   npm project: `npm --prefix bench/langgraph ci`; skipped with a note when not installed).
  *
@@ -111,22 +112,47 @@ export interface SpeedFigures {
 }
 
 /**
- * Timed chain runs per figure, after one untimed whole run (the first run of a 200-node chain is
- * still compiling the step's hot code); the median is reported. LangGraph.js gets the same.
+ * Timed chain runs per figure, after untimed whole runs: the first runs of a 200-node chain are still
+ * compiling the step's hot code (in the store server too), and the per-run time settles by the
+ * third. The median is reported. LangGraph.js gets the same.
  */
 const CHAIN_RUNS = 5;
+const CHAIN_WARMUPS = 3;
+
+/**
+ * The chain with each prompt ending in the run's `input.run`: every run writes conversation segments
+ * of its own, as runs of a model do. Runs of the same prompts would rewrite the same
+ * content-addressed objects, which costs a filesystem more than new ones (ext4 flushes a file
+ * truncated and written again).
+ */
+function distinctRunsChain(nodes: number): ReturnType<typeof longRunWorkflow> {
+  const workflow = longRunWorkflow('chain', nodes);
+  return {
+    ...workflow,
+    nodes: workflow.nodes.map((node) =>
+      node.type === 'LLM'
+        ? { ...node, config: { ...node.config, prompt: `${node.config.prompt}{{input.run}}` } }
+        : node,
+    ),
+  } as ReturnType<typeof longRunWorkflow>;
+}
 
 /** Milliseconds per node of a `nodes`-node chain on these clients: the median of `runs` runs. */
 async function chainMsPerNode(clients: AwsClients, nodes: number, runs: number): Promise<number> {
   const runtime = createLocalRuntime({ clients });
-  const prepared = runtime.prepare(longRunWorkflow('chain', nodes));
+  const prepared = runtime.prepare(distinctRunsChain(nodes));
+  let run = 0;
+  const chainRun = async () => {
+    run += 1;
+    const outcome = await prepared.run({ run: ` (run ${run})` }, {});
+    if (outcome.status !== 'COMPLETED') throw new Error(`chain run ended ${outcome.status}`);
+  };
   // Module loading, first-use costs and the JIT's warm-up stay out of the per-node figure.
-  await prepared.run({}, {});
+  for (let i = 0; i < CHAIN_WARMUPS; i += 1) await chainRun();
   const times: number[] = [];
   for (let i = 0; i < runs; i += 1) {
     const started = performance.now();
-    const outcome = await prepared.run({}, {});
-    if (outcome.status !== 'COMPLETED') throw new Error(`chain run ended ${outcome.status}`);
+    await chainRun();
     times.push((performance.now() - started) / nodes);
   }
   return median(times);
@@ -212,7 +238,7 @@ export async function benchSpeed(runs: number, chainNodes: number): Promise<Spee
       const { runLangGraphChain } = (await import(pathToFileURL(join(langGraph, 'chain.mjs')).href)) as {
         runLangGraphChain: (nodes: number) => Promise<number>;
       };
-      await runLangGraphChain(chainNodes);
+      for (let i = 0; i < CHAIN_WARMUPS; i += 1) await runLangGraphChain(chainNodes);
       const times: number[] = [];
       for (let i = 0; i < CHAIN_RUNS; i += 1) times.push((await runLangGraphChain(chainNodes)) / chainNodes);
       langGraphMsPerNode = median(times);
