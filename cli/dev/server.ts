@@ -1127,12 +1127,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return { threadId, step: Math.min(step, stepCount), stepCount, messages, variables };
   };
 
-  /** Steps `from`…`to` of a thread, or its `last` ones (the console's window over a long run). */
-  const stepsOf = async (threadId: string, from?: number, to?: number, last?: number) => {
+  const stepsOf = async (threadId: string, from?: number, to?: number) => {
     const { thread } = await stores.threads.getThread(threadId);
-    const first = from ?? (last === undefined ? undefined : Math.max(1, (thread.step ?? 0) - last + 1));
     const records = await stores.threads.readSteps(threadId, {
-      ...(first === undefined ? {} : { from: first }),
+      ...(from === undefined ? {} : { from }),
       to: Math.min(to ?? Number.POSITIVE_INFINITY, thread.step ?? 0),
     });
     // Outputs and console output stored by reference (large values) are read back: one parallel
@@ -1325,15 +1323,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   route('GET', '/api/threads/:id/steps', async (_req, url, [id]) => [
     200,
-    await stepsOf(id!, intParam(url, 'from'), intParam(url, 'to'), intParam(url, 'last')),
+    await stepsOf(id!, intParam(url, 'from'), intParam(url, 'to')),
   ]);
 
-  route('GET', '/api/threads/:id/events', async (_req, url, [id]) => {
+  route('GET', '/api/threads/:id/events', async (_req, _url, [id]) => {
     const journal = await stores.threads.readJournal(id!);
-    // `last`: the newest events only (the console's window over a long run), and how many there are.
-    const last = intParam(url, 'last');
-    const events = last === undefined ? journal.events : journal.events.slice(-last || journal.events.length);
-    return [200, { threadId: id, eventCount: journal.events.length, events }];
+    return [200, { threadId: id, events: journal.events }];
   });
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {

@@ -23,10 +23,6 @@ import { Graph } from './Graph.tsx';
 import { NodeLogs } from './NodeLogs.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
 
-/** Steps and events a thread's panel reads at first: a long run's newest, not its whole past. */
-const STEPS_WINDOW = 200;
-const EVENTS_WINDOW = 500;
-
 export function ExecutionView({ executionId }: { executionId: string }) {
   const [page, setPage] = useState<ExecutionPage>();
   const [graph, setGraph] = useState<GraphView>();
@@ -474,10 +470,6 @@ function ThreadPanel({
   selectedNode?: string;
 }) {
   const [steps, setSteps] = useState<ThreadSteps>();
-  // A long run's page reads (and re-reads, live) its newest steps and events only, until asked for all.
-  const [allSteps, setAllSteps] = useState(false);
-  const [allEvents, setAllEvents] = useState(false);
-  const [eventCount, setEventCount] = useState(0);
   const [step, setStep] = useState<number>();
   const [conversation, setConversation] = useState<Conversation>();
   const [events, setEvents] = useState<JournalEvent[]>();
@@ -488,29 +480,25 @@ function ThreadPanel({
   useEffect(() => {
     // A read answering after the next one was asked is dropped (see newestReads).
     let current = true;
-    api.steps(threadId, allSteps ? undefined : STEPS_WINDOW).then(
+    api.steps(threadId).then(
       (next) => current && setSteps(next),
       () => {},
     );
     return () => {
       current = false;
     };
-  }, [threadId, version, allSteps]);
+  }, [threadId, version]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
     let current = true;
-    api.events(threadId, allEvents ? undefined : EVENTS_WINDOW).then(
-      (next) => {
-        if (!current) return;
-        setEvents(next.events);
-        setEventCount(next.eventCount);
-      },
+    api.events(threadId).then(
+      (next) => current && setEvents(next.events),
       () => {},
     );
     return () => {
       current = false;
     };
-  }, [threadId, version, allEvents]);
+  }, [threadId, version]);
   const stepCount = steps?.stepCount ?? 0;
   const shown = step ?? stepCount;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
@@ -612,14 +600,6 @@ function ThreadPanel({
           )}
         </h2>
         {error && <p className="error">{error}</p>}
-        {steps && steps.steps.length < steps.stepCount && (
-          <p className="muted" data-testid="steps-window">
-            the last {steps.steps.length} of {steps.stepCount} steps{' '}
-            <button type="button" data-testid="all-steps" onClick={() => setAllSteps(true)}>
-              Show all {steps.stepCount}
-            </button>
-          </p>
-        )}
         <table data-testid="steps">
           <thead>
             <tr>
@@ -698,12 +678,7 @@ function ThreadPanel({
         )}
         {report && <p className="muted">started {formatTime(report.startTime)}</p>}
       </div>
-      <EventsPanel
-        events={events}
-        eventCount={eventCount}
-        onShowAll={() => setAllEvents(true)}
-        selectedNode={selectedNode}
-      />
+      <EventsPanel events={events} selectedNode={selectedNode} />
     </div>
   );
 }
@@ -725,13 +700,9 @@ const EVENT_COLUMNS = new Set(['type', 'at', 'nodeId', 'threadId', 'workflowId']
 /** The thread's journal, oldest first: node lifecycle, hooks, variable changes, interactions, copies. */
 function EventsPanel({
   events,
-  eventCount,
-  onShowAll,
   selectedNode,
 }: {
   events: JournalEvent[] | undefined;
-  eventCount: number;
-  onShowAll: () => void;
   selectedNode?: string;
 }) {
   const visible = (events ?? []).filter((event) => !selectedNode || event.nodeId === selectedNode);
@@ -740,14 +711,6 @@ function EventsPanel({
       <h2>
         Events{selectedNode ? ` of ${selectedNode}` : ''} <span className="muted">({visible.length})</span>
       </h2>
-      {events && events.length < eventCount && (
-        <p className="muted" data-testid="events-window">
-          the last {events.length} of {eventCount} events{' '}
-          <button type="button" data-testid="all-events" onClick={onShowAll}>
-            Show all {eventCount}
-          </button>
-        </p>
-      )}
       <table data-testid="events">
         <thead>
           <tr>

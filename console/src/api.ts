@@ -206,14 +206,9 @@ export const api = {
   thread: (id: string) => call<ThreadHead>(`/api/threads/${enc(id)}`),
   conversation: (id: string, step?: number) =>
     call<Conversation>(`/api/threads/${enc(id)}/conversation${step === undefined ? '' : `?step=${step}`}`),
-  /** A thread's steps: its `last` ones, or all when undefined. */
-  steps: (id: string, last?: number) =>
-    call<ThreadSteps>(`/api/threads/${enc(id)}/steps${last === undefined ? '' : `?last=${last}`}`),
-  /** A thread's journal: its `last` events, or all when undefined; `eventCount` counts them all. */
-  events: (id: string, last?: number) =>
-    call<{ threadId: string; eventCount: number; events: JournalEvent[] }>(
-      `/api/threads/${enc(id)}/events${last === undefined ? '' : `?last=${last}`}`,
-    ),
+  steps: (id: string) => call<ThreadSteps>(`/api/threads/${enc(id)}/steps`),
+  events: (id: string) =>
+    call<{ threadId: string; events: JournalEvent[] }>(`/api/threads/${enc(id)}/events`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
   copy: (threadId: string, fromStep: number) =>

@@ -36,32 +36,6 @@ function findChromium(): string | undefined {
 }
 
 /** start → `review` (a SUBGRAPH whose child's CODE node throws) → end. */
-/** START, `count` loop iterations of three node runs each, END: a long run (3 × count + 3 steps). */
-function counting(count: number) {
-  return {
-    id: 'counting',
-    version: 1,
-    variables: [{ name: 'n', type: 'number', scope: 'thread', initial: 0 }],
-    nodes: [
-      { id: 'start', type: 'START' },
-      { id: 'loop', type: 'LOOP_START', config: { loopId: 'l', dataSource: count, maxIterations: count } },
-      {
-        id: 'inc',
-        type: 'VARIABLE',
-        config: { variableName: 'n', variableType: 'number', expression: 'n + 1' },
-      },
-      { id: 'lend', type: 'LOOP_END', config: { loopId: 'l' } },
-      { id: 'end', type: 'END', config: { output: { n: '{{n}}' } } },
-    ],
-    edges: [
-      { from: 'start', to: 'loop' },
-      { from: 'loop', to: 'inc' },
-      { from: 'inc', to: 'lend' },
-      { from: 'lend', to: 'end' },
-    ],
-  };
-}
-
 function subgraphThatFails() {
   const chain = (id: string, nodes: Record<string, unknown>[]) => ({
     id,
@@ -136,7 +110,6 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     // Two SUBGRAPHs that complete (two-reviews), and one whose child fails.
     cpSync(join(ROOT, 'test', 'fixtures', 'valid', 'subgraph.json'), join(workflowsDir, 'two-reviews.json'));
     writeFileSync(join(workflowsDir, 'review-fails.json'), JSON.stringify(subgraphThatFails()));
-    writeFileSync(join(workflowsDir, 'counting.json'), JSON.stringify(counting(80)));
     const { runDev } = await import('../../cli/commands/dev.ts');
     exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
     while (!/console at (\S+)/.test(output)) {
@@ -357,24 +330,6 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await executionStatus('FAILED');
     await page.locator('[data-testid="subgraph-review"][data-status="FAILED"]').waitFor();
     expect(await subgraphBox('review').getAttribute('class')).toContain('status-failed');
-  });
-
-  it("shows a long run's newest 200 steps and 500 events, and all of them when asked", async () => {
-    await page.goto(`${url}/#/workflows/counting`);
-    await page.getByTestId('start-run').click();
-    await page.waitForURL(/#\/executions\//);
-    await executionStatus('COMPLETED');
-    const rows = page.locator('[data-testid="steps"] tbody tr');
-    await expect.poll(() => page.getByTestId('steps-window').isVisible()).toBe(true);
-    expect(await page.getByTestId('steps-window').innerText()).toMatch(/^the last 200 of 243 steps/);
-    expect(await rows.count()).toBe(200);
-    expect(await rows.first().getAttribute('data-testid')).toBe('step-44');
-    await page.getByTestId('all-steps').click();
-    await expect.poll(() => rows.count()).toBe(243);
-    expect(await page.getByTestId('steps-window').count()).toBe(0);
-    expect(await page.getByTestId('events-window').innerText()).toMatch(/^the last 500 of \d+ events/);
-    await page.getByTestId('all-events').click();
-    await expect.poll(() => page.getByTestId('events-window').count()).toBe(0);
   });
 
   it("lists a file whose workflow id another file has as an error row of its own, not a link to the other's", async () => {
