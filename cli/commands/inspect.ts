@@ -23,18 +23,9 @@ import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, STACK_OPTION_HELP, storeArguments, withStores } from '../local-session.ts';
 import { terminalLogLines } from '../node-logs.ts';
-import {
-  applyStepWindow,
-  DEFAULT_HEAD,
-  DEFAULT_TAIL,
-  parseStepWindow,
-  type StepWindow,
-} from '../step-window.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
-  /** Which node runs of each thread to show (cli/step-window.ts). */
-  steps?: string;
 }
 
 export interface NodeRun {
@@ -84,8 +75,6 @@ export interface ThreadReport {
   }[];
   errors: Thread['errors'];
   nodes: NodeRun[];
-  /** With `--json --steps`: how many of the thread's node runs the window left out of `nodes`. */
-  omittedNodeRuns?: number;
   children: string[];
   messageCount: number;
 }
@@ -459,34 +448,7 @@ function runLogLines(logs: NodeRun['logs']): string[] {
   return terminalLogLines(logs);
 }
 
-/** `--json` with `--steps`: each thread's node runs in the window, and how many it left out. */
-function windowedReport(report: InspectReport, window: StepWindow): InspectReport {
-  if (window.kind === 'default' || window.kind === 'all') return report;
-  return {
-    ...report,
-    threads: report.threads.map((thread) => {
-      const entries = applyStepWindow(thread.nodes, window, (run) => run.step);
-      const nodes = entries.flatMap((entry) => ('run' in entry ? [entry.run] : []));
-      const omitted = thread.nodes.length - nodes.length;
-      return { ...thread, nodes, ...(omitted > 0 ? { omittedNodeRuns: omitted } : {}) };
-    }),
-  };
-}
-
-/** The line in place of node runs a window leaves out, with the flag that shows them. */
-function omittedLine(entry: { omitted: number; fromStep?: number; toStep?: number }): string {
-  const runs = `${entry.omitted.toLocaleString('en-US')} node run${entry.omitted === 1 ? '' : 's'}`;
-  const steps =
-    entry.fromStep === undefined
-      ? ''
-      : entry.fromStep === entry.toStep
-        ? ` (step ${entry.fromStep})`
-        : ` (steps ${entry.fromStep}–${entry.toStep})`;
-  const range = entry.fromStep === undefined ? '' : `, --steps ${entry.fromStep}-${entry.toStep} those`;
-  return `  … ${runs}${steps} not shown: --steps all shows every one${range}\n`;
-}
-
-function printReport(report: InspectReport, io: CliIo, window: StepWindow = { kind: 'default' }): void {
+function printReport(report: InspectReport, io: CliIo): void {
   if (report.executionId) {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
@@ -508,17 +470,10 @@ function printReport(report: InspectReport, io: CliIo, window: StepWindow = { ki
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
-    // Wide enough for the thread's longest step number, so the columns stay aligned past step 9999.
-    const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''} `.length));
-    for (const entry of applyStepWindow(thread.nodes, window, (run) => run.step)) {
-      if (!('run' in entry)) {
-        io.stdout(omittedLine(entry));
-        continue;
-      }
-      const { run } = entry;
+    for (const run of thread.nodes) {
       const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
-      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(stepWidth);
+      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(9);
       const type = run.subgraphNodeId ? `${run.nodeType} in SUBGRAPH ${run.subgraphNodeId}` : run.nodeType;
       io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}\n`);
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
@@ -546,14 +501,6 @@ function printReport(report: InspectReport, io: CliIo, window: StepWindow = { ki
 }
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
-  let window: StepWindow;
-  try {
-    window = parseStepWindow(options.steps);
-  } catch (error) {
-    const { code, message } = error as StepthreadError;
-    io.stderr(`stepthread: ${code}: ${message}\n`);
-    return EXIT.usage;
-  }
   return withStores(
     { ...options, mustExist: true },
     io,
@@ -565,8 +512,8 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         // Only a local run has a process that may be gone.
         ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
       });
-      if (options.json) io.stdout(`${JSON.stringify(windowedReport(report, window), null, 2)}\n`);
-      else printReport(report, io, window);
+      if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else printReport(report, io);
       return EXIT.ok;
     },
   );
@@ -578,10 +525,6 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .description("show an execution's threads, node runs and child threads, and a thread's conversation")
     .argument('<id>', 'an execution id or a thread id')
     .option('--json', 'print the report as JSON')
-    .option(
-      '--steps <which>',
-      `node runs shown per thread: all, N (the last N) or A-B (steps A to B); by default a thread of more than ${DEFAULT_HEAD + DEFAULT_TAIL} shows its first ${DEFAULT_HEAD} and last ${DEFAULT_TAIL} (--json: all)`,
-    )
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
     .action(async (id: string, options: InspectOptions) => {
