@@ -12,37 +12,11 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type E2e, startE2e, valid } from '../e2e/helpers.ts';
+import { longLoop } from '../support/long-loop.ts';
 
 const NAMES = { tableName: 'e2e-inspect-steps', bucketName: 'e2e-inspect-steps' };
 
-/** START, count × (LOOP_START, VARIABLE, LOOP_END), the exit LOOP_START, END: 3 × count + 3 steps. */
-const loop = valid({
-  id: 'long',
-  version: 1,
-  maxSteps: 100000,
-  variables: [{ name: 'n', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'loop',
-      type: 'LOOP_START',
-      config: { loopId: 'l', dataSource: '{{input.count}}', maxIterations: 100000 },
-    },
-    {
-      id: 'inc',
-      type: 'VARIABLE',
-      config: { variableName: 'n', variableType: 'number', expression: 'n + 1' },
-    },
-    { id: 'lend', type: 'LOOP_END', config: { loopId: 'l' } },
-    { id: 'end', type: 'END', config: { output: { n: '{{n}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'loop' },
-    { from: 'loop', to: 'inc' },
-    { from: 'inc', to: 'lend' },
-    { from: 'lend', to: 'end' },
-  ],
-});
+const loop = valid(longLoop);
 
 let e2e: E2e;
 const runs: Record<'short' | 'medium' | 'long', string> = { short: '', medium: '', long: '' };
