@@ -103,6 +103,12 @@ function firstOfLatest(stepCount: number, range: { to?: number; limit?: number }
   return Math.max(1, stepCount - (range.limit ?? LATEST_STEPS) + 1);
 }
 
+/** A thread of the execution page with its latest LATEST_STEPS node runs, saying how many it left out. */
+function withLatestRuns(thread: ThreadReport): ThreadReport {
+  const earlier = thread.nodes.length - LATEST_STEPS;
+  return earlier > 0 ? { ...thread, nodes: thread.nodes.slice(earlier), earlierRuns: earlier } : thread;
+}
+
 export interface DevServer {
   readonly url: string;
   readonly port: number;
@@ -123,7 +129,10 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: Thread['errors'];
+  /** Its latest LATEST_STEPS node runs (`GET /api/threads/:id/steps?from=` has the earlier ones). */
   nodes: NodeRun[];
+  /** How many node runs before `nodes` are not listed. */
+  earlierRuns?: number;
   children: string[];
 }
 
@@ -1040,7 +1049,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(live?.error ? { error: live.error } : {}),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
-      threads,
+      // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
+      threads: threads.map(withLatestRuns),
       nodeStatus,
       pending: pending.map((interaction) =>
         interactionJson(

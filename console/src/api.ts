@@ -74,7 +74,9 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: CodedError[];
+  /** Its latest 100 node runs; `earlierRuns` says how many came before. */
   nodes: NodeRun[];
+  earlierRuns?: number;
   children: string[];
 }
 

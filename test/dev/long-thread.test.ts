@@ -22,6 +22,7 @@ let services: LocalServices;
 let server: DevServer;
 let folder: string;
 let threadId = '';
+let executionId = '';
 /** Whole step records (they carry their events) that the stores returned. */
 let stepRecordsRead = 0;
 
@@ -39,6 +40,7 @@ beforeAll(async () => {
     .run({ count: 150 });
   expect(outcome.status).toBe('COMPLETED');
   threadId = outcome.threadId;
+  executionId = outcome.executionId;
   server = await startDevServer({ clients, workflowsDir: folder });
 }, 120_000);
 
@@ -106,5 +108,21 @@ describe('the dev API on a thread of 453 steps', () => {
     expect(latest.bytes * 4).toBeLessThan(all.bytes);
     const earlier = await get<Events>(`/api/threads/${threadId}/events?from=254`);
     expect(started(earlier.body.events)).toHaveLength(200);
+  });
+
+  it('lists the latest 100 node runs of each thread on the execution page, counting them all per node', async () => {
+    type Page = {
+      threads: { threadId: string; nodes: { nodeId: string }[]; earlierRuns?: number }[];
+      nodeStatus: Record<string, { runs: number; status: string }>;
+    };
+    const page = await get<Page>(`/api/executions/${executionId}`);
+    const [root] = page.body.threads;
+    expect(root).toMatchObject({ threadId, earlierRuns: 353 });
+    // Steps 354-453: 33 iterations' loop, inc and lend, the exit loop and the end.
+    expect(root!.nodes).toHaveLength(100);
+    expect(root!.nodes.slice(-3).map((run) => run.nodeId)).toEqual(['lend', 'loop', 'end']);
+    expect(page.body.nodeStatus.inc).toMatchObject({ runs: 150, status: 'COMPLETED' });
+    expect(page.body.nodeStatus.loop).toMatchObject({ runs: 151 });
+    expect(page.bytes).toBeLessThan(40_000);
   });
 });
