@@ -374,8 +374,21 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   });
 
   it('lists a long thread’s latest 100 steps, and earlier ones a hundred at a time on request', async () => {
-    // Written now, so the screenshots above show the folder as the README does.
-    writeFileSync(join(workflowsDir, 'long.json'), JSON.stringify(longLoop));
+    // Written now, so the screenshots above show the folder as the README does. A CODE node that
+    // prints first (step 2): its node panel shows what it printed, however long ago.
+    const printing = {
+      ...longLoop,
+      nodes: [
+        ...longLoop.nodes,
+        { id: 'hello', type: 'CODE', config: { code: "console.log('counting starts')\nreturn 0" } },
+      ],
+      edges: [
+        { from: 'start', to: 'hello' },
+        { from: 'hello', to: 'loop' },
+        ...longLoop.edges.filter((edge) => edge.from !== 'start'),
+      ],
+    };
+    writeFileSync(join(workflowsDir, 'long.json'), JSON.stringify(printing));
     await page.goto(`${url}/#/workflows/long`);
     await page.getByTestId('run-input').fill('{"count": 150}');
     await page.getByTestId('start-run').click();
@@ -383,15 +396,17 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await executionStatus('COMPLETED');
     await page.getByTestId('thread-root').click();
     const rows = page.locator('tr[data-node]');
-    // 453 steps: the latest 100 (354-453), and the events of those steps only.
+    // 454 steps: the latest 100 (355-454), and the events of those steps only.
     await expect.poll(() => rows.count()).toBe(100);
-    expect(await rows.first().getAttribute('data-testid')).toBe('step-354');
-    expect(await page.getByTestId('earlier-steps').innerText()).toContain('353 earlier steps not listed');
+    expect(await rows.first().getAttribute('data-testid')).toBe('step-355');
+    expect(await page.getByTestId('earlier-steps').innerText()).toContain('354 earlier steps not listed');
     const started = page.locator('[data-testid="event"][data-type="NODE_STARTED"]');
     expect(await started.count()).toBe(100);
     await page.getByTestId('show-earlier-steps').click();
     await expect.poll(() => rows.count()).toBe(200);
-    expect(await rows.first().getAttribute('data-testid')).toBe('step-254');
+    expect(await rows.first().getAttribute('data-testid')).toBe('step-255');
     await expect.poll(() => started.count()).toBe(200);
+    await page.getByTestId('node-hello').click();
+    await page.getByTestId('node-logs-2').getByText('counting starts').waitFor();
   });
 });
