@@ -1,7 +1,8 @@
 /**
- * `stepthread inspect <executionId|threadId> [--json]`: every thread of the execution with its node
- * runs (status, duration, attempts) and child threads, plus the conversation of the thread named
- * (the root thread for an execution id).
+ * `stepthread inspect <executionId|threadId> [--steps all|A-B] [--json]`: every thread of the
+ * execution with its node runs (status, duration, attempts; on a long thread the first and last
+ * ones, cli/step-window.ts) and child threads, plus the conversation of the thread named (the root
+ * thread for an execution id).
  */
 import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -16,16 +17,43 @@ import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
-import type { ThreadJournal } from '../../functions/stores/thread-store.ts';
+import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
 import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, storeArguments, withStores } from '../local-session.ts';
+import {
+  codedOf,
+  type DataDirOption,
+  printErrors,
+  STACK_OPTION_HELP,
+  storeArguments,
+  withStores,
+} from '../local-session.ts';
 import { terminalLogLines } from '../node-logs.ts';
+import {
+  FIRST_STEPS,
+  LAST_STEPS,
+  omittedRanges,
+  parseSteps,
+  rangesOf,
+  type StepSelection,
+} from '../step-window.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
+  /** `all`, or a range of steps (`100-200`); by default the first and last ones (step-window.ts). */
+  steps?: string;
+}
+
+/** The steps of a thread that a report leaves out (`--steps`), and how to see them. */
+export interface StepsNotShown {
+  /** How many steps the thread has. */
+  total: number;
+  /** Each run of positions left out, and the index in `nodes` it would come before. */
+  ranges: (HistoryRange & { atNode: number })[];
+  /** The flag that shows every step. */
+  showAll: '--steps all';
 }
 
 export interface NodeRun {
@@ -75,6 +103,8 @@ export interface ThreadReport {
   }[];
   errors: Thread['errors'];
   nodes: NodeRun[];
+  /** Absent when every step is in `nodes`. */
+  stepsNotShown?: StepsNotShown;
   children: string[];
   messageCount: number;
 }
@@ -102,7 +132,21 @@ export function nodeRunsOf(
   history: readonly ExecutionHistoryEntry[] = [],
   logs: readonly unknown[] = [],
 ): NodeRun[] {
+  return nodeRunsAt(events, history, logs).runs;
+}
+
+/**
+ * nodeRunsOf, with each run's index in `history` (undefined for a run no step recorded), which
+ * places the steps a window left out among the runs.
+ */
+function nodeRunsAt(
+  events: readonly StepthreadEvent[],
+  history: readonly ExecutionHistoryEntry[],
+  logs: readonly unknown[],
+): { runs: NodeRun[]; entries: (number | undefined)[] } {
   const runs: NodeRun[] = [];
+  const entries: (number | undefined)[] = [];
+  const indexOf = new Map<NodeRun, number>();
   const open = new Map<string, NodeRun>();
   let next = 0;
   const entryOf = (nodeId: string): number | undefined => {
@@ -123,7 +167,9 @@ export function nodeRunsOf(
         attempt: event.attempt ?? 1,
       };
       open.set(event.nodeId, run);
+      indexOf.set(run, runs.length);
       runs.push(run);
+      entries.push(undefined);
     } else if (event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED') {
       const run = open.get(event.nodeId);
       if (run === undefined) continue;
@@ -134,11 +180,34 @@ export function nodeRunsOf(
       const at = entryOf(event.nodeId);
       if (at === undefined) continue;
       run.step = history[at]!.step;
+      entries[indexOf.get(run)!] = at;
       const printed = logs[at] as NodeRun['logs'];
       if (printed !== undefined) run.logs = printed;
     }
   }
-  return runs;
+  return { runs, entries };
+}
+
+/**
+ * Where the positions a window left out go among `runs` (each run's history position, or undefined):
+ * before the first run past them, else after the last run before them.
+ */
+function stepsNotShownOf(
+  positions: readonly (number | undefined)[],
+  shown: readonly number[],
+  total: number,
+): StepsNotShown | undefined {
+  const ranges = omittedRanges(shown, total);
+  if (ranges.length === 0) return undefined;
+  return {
+    total,
+    ranges: ranges.map((range) => {
+      const after = positions.findIndex((position) => position !== undefined && position > range.to);
+      const before = positions.findLastIndex((position) => position !== undefined && position < range.from);
+      return { ...range, atNode: after >= 0 ? after : before + 1 };
+    }),
+    showAll: '--steps all',
+  };
 }
 
 /**
@@ -194,7 +263,7 @@ function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<Thre
 
 function reportOf(
   thread: Thread,
-  { events, executionHistory, logs }: ThreadJournal,
+  { events, executionHistory, logs, length, positions }: JournalWindow,
   all: readonly Thread[],
   messageCount: number,
   open: readonly Interaction[],
@@ -202,6 +271,12 @@ function reportOf(
 ): ThreadReport {
   const { metadata } = thread;
   const variables = variablesOf(thread);
+  const { runs, entries } = nodeRunsAt(events, executionHistory, logs);
+  const notShown = stepsNotShownOf(
+    entries.map((at) => (at === undefined ? undefined : positions[at])),
+    positions,
+    length,
+  );
   return {
     threadId: thread.id,
     ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
@@ -239,7 +314,8 @@ function reportOf(
         }
       : {}),
     errors: thread.errors,
-    nodes: nodeRunsOf(events, executionHistory, logs),
+    nodes: runs,
+    ...(notShown ? { stepsNotShown: notShown } : {}),
     children: all
       // A copy names its source as parent too (seed 002), and a fork branch's copy keeps its path id.
       .filter(
@@ -306,10 +382,15 @@ export interface CommandHints {
   readonly localRuns?: TableRef;
 }
 
+/**
+ * The report of an execution or thread. `steps` chooses the node runs listed (the CLI's default is
+ * the first and last ones); the rest (results, variables, …) is whole either way.
+ */
 export async function buildInspectReport(
   runtime: ReturnType<typeof createLocalRuntime>,
   id: string,
   hints?: CommandHints,
+  steps: StepSelection = 'all',
 ): Promise<InspectReport> {
   let execution = await findExecution(runtime, id);
   let focus: Thread;
@@ -342,9 +423,12 @@ export async function buildInspectReport(
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
   // Events and results live in the threads' step records (status changes outside steps: the head).
-  const journals = new Map<string, ThreadJournal>();
+  const journals = new Map<string, JournalWindow>();
   for (const [i, thread] of threads.entries()) {
-    const journal = await runtime.stores.threads.readJournal(thread.id);
+    // Only the steps shown are read: a long thread costs what is printed of it.
+    const journal = await runtime.stores.threads.readJournal(thread.id, {
+      window: (length) => rangesOf(steps, length),
+    });
     journals.set(thread.id, { ...journal, logs: await withLogsRead(runtime.stores.values, journal.logs) });
     // A copy's results include its source's up to the copy (seed 002).
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
@@ -381,7 +465,7 @@ export async function buildInspectReport(
     threads: threads.map((thread) => {
       const report = reportOf(
         thread,
-        journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [] },
+        journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [], length: 0, positions: [] },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
@@ -448,7 +532,15 @@ function runLogLines(logs: NodeRun['logs']): string[] {
   return terminalLogLines(logs);
 }
 
-function printReport(report: InspectReport, io: CliIo): void {
+/** The line that stands for steps left out: how many, which, and the flags that show them. */
+function notShownLine({ from, to }: HistoryRange, total: number): string {
+  const count = to - from + 1;
+  const which = from === to ? `step ${from}` : `steps ${from}-${to}`;
+  const these = from === to ? `${from}` : `${from}-${to}`;
+  return `… ${count.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} steps not shown (${which}): --steps ${these} shows them, --steps all every step`;
+}
+
+export function printReport(report: InspectReport, io: CliIo): void {
   if (report.executionId) {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
@@ -470,14 +562,24 @@ function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
-    for (const run of thread.nodes) {
+    // `step 1234` and longer still leave a space before the status.
+    const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''}`.length + 1));
+    const notShown = thread.stepsNotShown;
+    const printNotShown = (atNode: number) => {
+      for (const range of notShown?.ranges ?? []) {
+        if (range.atNode === atNode) io.stdout(`  ${notShownLine(range, notShown!.total)}\n`);
+      }
+    };
+    for (const [index, run] of thread.nodes.entries()) {
+      printNotShown(index);
       const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
-      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(9);
+      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(stepWidth);
       const type = run.subgraphNodeId ? `${run.nodeType} in SUBGRAPH ${run.subgraphNodeId}` : run.nodeType;
       io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}\n`);
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
     }
+    printNotShown(thread.nodes.length);
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
@@ -501,17 +603,29 @@ function printReport(report: InspectReport, io: CliIo): void {
 }
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
+  let steps: StepSelection;
+  try {
+    steps = parseSteps(options.steps);
+  } catch (error) {
+    printErrors(io, `cannot inspect ${id}`, [codedOf(error)]);
+    return EXIT.usage;
+  }
   return withStores(
     { ...options, mustExist: true },
     io,
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
-      const report = await buildInspectReport(runtime, id, {
-        storeArguments: storeArguments(options),
-        // Only a local run has a process that may be gone.
-        ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
-      });
+      const report = await buildInspectReport(
+        runtime,
+        id,
+        {
+          storeArguments: storeArguments(options),
+          // Only a local run has a process that may be gone.
+          ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
+        },
+        steps,
+      );
       if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else printReport(report, io);
       return EXIT.ok;
@@ -524,6 +638,10 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .command('inspect')
     .description("show an execution's threads, node runs and child threads, and a thread's conversation")
     .argument('<id>', 'an execution id or a thread id')
+    .option(
+      '--steps <which>',
+      `node runs listed per thread: all, or a range such as 100-200 (default: the first ${FIRST_STEPS} and last ${LAST_STEPS})`,
+    )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)

@@ -94,6 +94,21 @@ export interface DeployedStack {
   readonly pollMs?: number;
 }
 
+/** Steps (and their events) the thread APIs give when not asked for a range: the latest ones. */
+export const LATEST_STEPS = 100;
+
+/** The first of the latest `limit` (default LATEST_STEPS) of `stepCount` steps; 1 when `to` names a range's end. */
+function firstOfLatest(stepCount: number, range: { to?: number; limit?: number }): number {
+  if (range.to !== undefined) return 1;
+  return Math.max(1, stepCount - (range.limit ?? LATEST_STEPS) + 1);
+}
+
+/** A thread of the execution page with its latest LATEST_STEPS node runs, saying how many it left out. */
+function withLatestRuns(thread: ThreadReport): ThreadReport {
+  const earlier = thread.nodes.length - LATEST_STEPS;
+  return earlier > 0 ? { ...thread, nodes: thread.nodes.slice(earlier), earlierRuns: earlier } : thread;
+}
+
 export interface DevServer {
   readonly url: string;
   readonly port: number;
@@ -114,7 +129,10 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: Thread['errors'];
+  /** Its latest LATEST_STEPS node runs (`GET /api/threads/:id/steps?from=` has the earlier ones). */
   nodes: NodeRun[];
+  /** How many node runs before `nodes` are not listed. */
+  earlierRuns?: number;
   children: string[];
 }
 
@@ -1031,7 +1049,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(live?.error ? { error: live.error } : {}),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
-      threads,
+      // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
+      threads: threads.map(withLatestRuns),
       nodeStatus,
       pending: pending.map((interaction) =>
         interactionJson(
@@ -1127,11 +1146,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return { threadId, step: Math.min(step, stepCount), stepCount, messages, variables };
   };
 
-  const stepsOf = async (threadId: string, from?: number, to?: number) => {
+  /**
+   * A thread's step records: `from`–`to`, or by default its latest `limit` (LATEST_STEPS), so a
+   * thread of thousands of steps answers a page; `from` in the answer says where it starts.
+   */
+  const stepsOf = async (threadId: string, range: { from?: number; to?: number; limit?: number }) => {
     const { thread } = await stores.threads.getThread(threadId);
+    const stepCount = thread.step ?? 0;
+    const from = range.from ?? firstOfLatest(stepCount, range);
     const records = await stores.threads.readSteps(threadId, {
-      ...(from === undefined ? {} : { from }),
-      to: Math.min(to ?? Number.POSITIVE_INFINITY, thread.step ?? 0),
+      from,
+      to: Math.min(range.to ?? Number.POSITIVE_INFINITY, stepCount),
     });
     // Outputs and console output stored by reference (large values) are read back: one parallel
     // round of reads.
@@ -1146,7 +1171,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ).data;
     return {
       threadId,
-      stepCount: thread.step ?? 0,
+      stepCount,
+      from,
       steps: records.map((record, index) => {
         const output = outputs[index]?.output;
         const logs = outputs[index]?.logs;
@@ -1169,6 +1195,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         };
       }),
     };
+  };
+
+  /**
+   * A thread's events: by default those of its latest LATEST_STEPS steps (`limit`), with `from` those
+   * of its steps from that one on; from step 1, all of them (a copy's source's too), as before. The
+   * events recorded outside steps (status changes) are always there. Only those steps' records are read.
+   */
+  const eventsOf = async (threadId: string, range: { from?: number; limit?: number }) => {
+    const { thread } = await stores.threads.getThread(threadId);
+    const stepCount = thread.step ?? 0;
+    const from = range.from ?? firstOfLatest(stepCount, range);
+    // Positions count a copy's source's steps first: the thread's own step `from` is past them.
+    const journal = await stores.threads.readJournal(
+      threadId,
+      from <= 1 ? {} : { window: (length) => [{ from: length - stepCount + from, to: length }] },
+    );
+    return { threadId, stepCount, from: Math.max(from, 1), events: journal.events };
   };
 
   // --- HTTP ------------------------------------------------------------------------------------
@@ -1323,13 +1366,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   route('GET', '/api/threads/:id/steps', async (_req, url, [id]) => [
     200,
-    await stepsOf(id!, intParam(url, 'from'), intParam(url, 'to')),
+    await stepsOf(id!, {
+      from: intParam(url, 'from'),
+      to: intParam(url, 'to'),
+      limit: intParam(url, 'limit'),
+    }),
   ]);
 
-  route('GET', '/api/threads/:id/events', async (_req, _url, [id]) => {
-    const journal = await stores.threads.readJournal(id!);
-    return [200, { threadId: id, events: journal.events }];
-  });
+  route('GET', '/api/threads/:id/events', async (_req, url, [id]) => [
+    200,
+    await eventsOf(id!, { from: intParam(url, 'from'), limit: intParam(url, 'limit') }),
+  ]);
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {
     const body = await readJson(req);

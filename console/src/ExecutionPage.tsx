@@ -470,6 +470,8 @@ function ThreadPanel({
   selectedNode?: string;
 }) {
   const [steps, setSteps] = useState<ThreadSteps>();
+  /** The first step listed, once "show earlier steps" asked for more than the latest (the API's default). */
+  const [from, setFrom] = useState<number>();
   const [step, setStep] = useState<number>();
   const [conversation, setConversation] = useState<Conversation>();
   const [events, setEvents] = useState<JournalEvent[]>();
@@ -480,25 +482,28 @@ function ThreadPanel({
   useEffect(() => {
     // A read answering after the next one was asked is dropped (see newestReads).
     let current = true;
-    api.steps(threadId).then(
+    api.steps(threadId, from).then(
       (next) => current && setSteps(next),
       () => {},
     );
     return () => {
       current = false;
     };
-  }, [threadId, version]);
+  }, [threadId, from, version]);
+  // Another thread starts from its latest steps again.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the thread changes
+  useEffect(() => setFrom(undefined), [threadId]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
     let current = true;
-    api.events(threadId).then(
+    api.events(threadId, from).then(
       (next) => current && setEvents(next.events),
       () => {},
     );
     return () => {
       current = false;
     };
-  }, [threadId, version]);
+  }, [threadId, from, version]);
   const stepCount = steps?.stepCount ?? 0;
   const shown = step ?? stepCount;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
@@ -600,6 +605,18 @@ function ThreadPanel({
           )}
         </h2>
         {error && <p className="error">{error}</p>}
+        {steps && steps.from > 1 && (
+          <p className="muted" data-testid="earlier-steps">
+            {steps.from - 1} earlier step{steps.from === 2 ? '' : 's'} not listed (nor their events){' '}
+            <button
+              type="button"
+              data-testid="show-earlier-steps"
+              onClick={() => setFrom(Math.max(1, steps.from - EARLIER_STEPS))}
+            >
+              Show {Math.min(EARLIER_STEPS, steps.from - 1)} earlier
+            </button>
+          </p>
+        )}
         <table data-testid="steps">
           <thead>
             <tr>
@@ -682,6 +699,9 @@ function ThreadPanel({
     </div>
   );
 }
+
+/** Steps "show earlier steps" adds each time (the API gives the latest 100 at first). */
+const EARLIER_STEPS = 100;
 
 /** Hours to milliseconds, local time: events of one step are milliseconds apart. */
 function timeOfDay(iso: string): string {

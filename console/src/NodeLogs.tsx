@@ -20,7 +20,8 @@ export function NodeLogs({
   useEffect(() => {
     // A read answering after the next one was asked is dropped.
     let current = true;
-    api.steps(threadId).then(
+    // Every step (the API's default is the latest 100): the node may have printed early in a long run.
+    api.steps(threadId, 1).then(
       (next) => current && setRows(next.steps),
       () => {},
     );

@@ -74,7 +74,9 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: CodedError[];
+  /** Its latest 100 node runs; `earlierRuns` says how many came before. */
   nodes: NodeRun[];
+  earlierRuns?: number;
   children: string[];
 }
 
@@ -141,7 +143,17 @@ export interface StepLogs {
 export interface ThreadSteps {
   threadId: string;
   stepCount: number;
+  /** The first step asked for: by default the first of the latest 100; earlier ones are not in `steps`. */
+  from: number;
   steps: StepRow[];
+}
+
+/** A thread's journal from its step `from` on (the events outside steps all there). */
+export interface ThreadEvents {
+  threadId: string;
+  stepCount: number;
+  from: number;
+  events: JournalEvent[];
 }
 
 /** One entry of a thread's journal (engine/events.ts): its type, when, the node, and its own fields. */
@@ -206,9 +218,12 @@ export const api = {
   thread: (id: string) => call<ThreadHead>(`/api/threads/${enc(id)}`),
   conversation: (id: string, step?: number) =>
     call<Conversation>(`/api/threads/${enc(id)}/conversation${step === undefined ? '' : `?step=${step}`}`),
-  steps: (id: string) => call<ThreadSteps>(`/api/threads/${enc(id)}/steps`),
-  events: (id: string) =>
-    call<{ threadId: string; events: JournalEvent[] }>(`/api/threads/${enc(id)}/events`),
+  /** The thread's steps from `from` on; without it, its latest 100. */
+  steps: (id: string, from?: number) =>
+    call<ThreadSteps>(`/api/threads/${enc(id)}/steps${from === undefined ? '' : `?from=${from}`}`),
+  /** The events of the thread's steps from `from` on; without it, of its latest 100. */
+  events: (id: string, from?: number) =>
+    call<ThreadEvents>(`/api/threads/${enc(id)}/events${from === undefined ? '' : `?from=${from}`}`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
   copy: (threadId: string, fromStep: number) =>

@@ -59,6 +59,20 @@ export interface ThreadJournal {
   readonly logs: unknown[];
 }
 
+/** Positions in a thread's history, 1-based and inclusive (a copy's history starts with its source's steps). */
+export interface HistoryRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** Part of a thread's journal: the entries of some positions of its history, and how long it is. */
+export interface JournalWindow extends ThreadJournal {
+  /** How many entries the whole history has. */
+  readonly length: number;
+  /** Each entry's position in the whole history, at the same index as `executionHistory`. */
+  readonly positions: number[];
+}
+
 /** Head fields a step record keeps: what the thread looked like after the step (time travel). */
 export type StepState = Partial<Omit<Thread, 'id' | 'nodeResults' | 'executionHistory' | 'events'>>;
 
@@ -161,11 +175,18 @@ export interface ThreadStore {
   /**
    * The thread's history and events: those of the thread it was copied from up to the copy, then
    * its step records, then the events recorded outside steps. THREAD_NOT_FOUND when absent.
+   * With `window`, only the step records at the positions it returns for the history's length are
+   * read (a Query per range and thread), so a long run's journal costs what is shown of it.
    */
-  readJournal(threadId: string): Promise<ThreadJournal>;
+  readJournal(
+    threadId: string,
+    options?: { window?: (length: number) => readonly HistoryRange[] | undefined },
+  ): Promise<JournalWindow>;
   /**
-   * The latest result of each node the thread ran, from its step records and, for a copy, those of
-   * the thread it was copied from up to the copy (seed 002: a copy holds the source's node results).
+   * The latest result of each node the thread ran (keys in the order the nodes first ran), from its
+   * step records and, for a copy, those of the thread it was copied from up to the copy (seed 002: a
+   * copy holds the source's node results). Reads each step's node id only, then the records of
+   * each node's latest step.
    */
   readStepResults(threadId: string): Promise<Record<string, NodeResult>>;
 }
@@ -697,25 +718,39 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       return items.map(stepRecordOf);
     },
 
-    async readJournal(threadId) {
+    async readJournal(threadId, options = {}) {
       const item = await readItem(threadId);
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
       const { thread } = versioned(item);
       // Records past the head's step belong to an attempt that never committed.
+      const segments = await segmentsOf(thread, thread.step ?? 0, (item.events ?? []) as StepthreadEvent[]);
+      const length = segments.reduce((sum, segment) => sum + segment.steps, 0);
       const [journal, batches] = await Promise.all([
-        journalOf(thread, thread.step ?? 0, (item.events ?? []) as StepthreadEvent[]),
+        journalOf(segments, options.window?.(length)),
         eventBatches(item),
       ]);
-      return { ...journal, events: [...journal.events, ...batches] };
+      return { ...journal, events: [...journal.events, ...batches], length };
     },
 
     async readStepResults(threadId) {
       const { thread } = await store.getThread(threadId);
+      // Each node's latest step, in the order the nodes first ran (a Map keeps first insertion's place).
+      const latest = new Map<string, { threadId: string; step: number }>();
+      for (const segment of await segmentsOf(thread, thread.step ?? 0)) {
+        for (const { step, nodeId } of await stepNodeIds(segment.threadId, segment.steps)) {
+          latest.set(nodeId, { threadId: segment.threadId, step });
+        }
+      }
+      const keys = [...latest.values()].map(({ threadId: id, step }) => ({ ...itemKeys.step(id, step) }));
+      const bySk = new Map((await batchGet(keys)).map((item) => [`${item.pk} ${item.sk}`, item]));
       const results: Record<string, NodeResult> = {};
-      for (const step of await stepsOf(thread, thread.step ?? 0)) {
+      for (const [nodeId, { threadId: id, step }] of latest) {
+        const key = itemKeys.step(id, step);
+        const item = bySk.get(`${key.pk} ${key.sk}`);
+        if (item === undefined) continue;
         // defineProperty: a node id such as `__proto__` stays plain data.
-        Object.defineProperty(results, step.result.nodeId, {
-          value: step.result,
+        Object.defineProperty(results, nodeId, {
+          value: stepRecordOf(item).result,
           enumerable: true,
           writable: true,
           configurable: true,
@@ -725,36 +760,95 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
   };
 
-  /** A thread's first `step` step records, after those of the thread it was copied from up to the copy. */
-  async function stepsOf(thread: Thread, step: number): Promise<StepRecord[]> {
-    const source = copySourceOf(thread);
-    const before = source ? await stepsOf((await store.getThread(source.threadId)).thread, source.step) : [];
-    return [...before, ...(await store.readSteps(thread.id, { to: step }))];
+  /** The step number and node id of a thread's first `to` step records: no values, so a long run's pass is small. */
+  async function stepNodeIds(threadId: string, to: number): Promise<{ step: number; nodeId: string }[]> {
+    if (to < 1) return [];
+    const items = await queryPrefix(
+      threadId,
+      STEP_PREFIX,
+      { to: itemKeys.step(threadId, to).sk },
+      '#step, #result.#nodeId',
+      { '#step': 'step', '#result': 'result', '#nodeId': 'nodeId' },
+    );
+    return items.map((item) => ({
+      step: Number(item.step),
+      nodeId: (item.result as { nodeId: string }).nodeId,
+    }));
   }
 
   /**
-   * A thread's first `step` steps as history and events, after those of the thread it was copied
-   * from up to the copy (read through `copiedAtStep`, recursively: a copy of a copy) and the events
-   * its head was created with (`created`: a copy's THREAD_COPIED, which comes before its own steps).
+   * The parts of a thread's history, oldest first: the steps of the thread it was copied from up to
+   * the copy (read through `copiedAtStep`, recursively: a copy of a copy), then its own first `step`
+   * steps, after the events its head was created with (`created`: a copy's THREAD_COPIED).
    */
-  async function journalOf(
+  async function segmentsOf(
     thread: Thread,
     step: number,
     created: readonly StepthreadEvent[] = [],
-  ): Promise<ThreadJournal> {
-    const steps = await store.readSteps(thread.id, { to: step });
+  ): Promise<HistorySegment[]> {
     const source = copySourceOf(thread);
     const before = source
-      ? await journalOf((await store.getThread(source.threadId)).thread, source.step)
-      : { executionHistory: [], events: [], logs: [] };
+      ? await segmentsOf((await store.getThread(source.threadId)).thread, source.step)
+      : [];
+    return [...before, { threadId: thread.id, steps: step, created }];
+  }
+
+  /**
+   * The history and events of `segments`: every step, or those at the positions `ranges` name
+   * (one Query per range that meets a segment, in parallel).
+   */
+  async function journalOf(
+    segments: readonly HistorySegment[],
+    ranges: readonly HistoryRange[] | undefined,
+  ): Promise<Omit<JournalWindow, 'length'>> {
+    let offset = 0;
+    const reads = segments.map((segment) => {
+      const start = offset;
+      offset += segment.steps;
+      const spans =
+        ranges === undefined ? [{ from: 1, to: segment.steps }] : spansWithin(ranges, start, segment.steps);
+      return Promise.all(
+        spans.map((span) =>
+          span.from > span.to ? Promise.resolve([]) : store.readSteps(segment.threadId, span),
+        ),
+      ).then((read) => ({ start, steps: read.flat() }));
+    });
+    const parts = await Promise.all(reads);
     return {
-      executionHistory: [...before.executionHistory, ...steps.map(historyEntryOf)],
-      events: [...before.events, ...created, ...steps.flatMap((s) => s.events)],
-      logs: [...before.logs, ...steps.map((record) => record.result.logs)],
+      executionHistory: parts.flatMap(({ steps }) => steps.map(historyEntryOf)),
+      events: parts.flatMap(({ steps }, i) => [...segments[i]!.created, ...steps.flatMap((s) => s.events)]),
+      logs: parts.flatMap(({ steps }) => steps.map((record) => record.result.logs)),
+      positions: parts.flatMap(({ start, steps }) => steps.map((record) => start + record.step)),
     };
   }
 
   return store;
+}
+
+/** One thread's part of a history: its first `steps` step records, after the events it was created with. */
+interface HistorySegment {
+  readonly threadId: string;
+  readonly steps: number;
+  readonly created: readonly StepthreadEvent[];
+}
+
+/**
+ * The step numbers of a segment (its steps at positions `start + 1 … start + steps`) that `ranges`
+ * cover, as ranges of its own steps, merged where they overlap so no record is read twice.
+ */
+export function spansWithin(ranges: readonly HistoryRange[], start: number, steps: number): HistoryRange[] {
+  const spans = ranges
+    .map(({ from, to }) => ({ from: Math.max(from - start, 1), to: Math.min(to - start, steps) }))
+    .filter(({ from, to }) => from <= to)
+    .sort((a, b) => a.from - b.from);
+  const merged: HistoryRange[] = [];
+  for (const span of spans) {
+    const last = merged.at(-1);
+    if (last !== undefined && span.from <= last.to + 1)
+      merged[merged.length - 1] = { ...last, to: Math.max(last.to, span.to) };
+    else merged.push(span);
+  }
+  return merged;
 }
 
 /** Where a copy came from: its source thread and the source's step count it was copied at. */

@@ -13,6 +13,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
 import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
+import { longLoop } from '../support/long-loop.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -370,5 +371,42 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     // The source execution lists the copy under its root thread.
     await page.goto(forkExecutionUrl);
     await page.locator('.tree').getByText('copy').first().waitFor();
+  });
+
+  it('lists a long thread’s latest 100 steps, and earlier ones a hundred at a time on request', async () => {
+    // Written now, so the screenshots above show the folder as the README does. A CODE node that
+    // prints first (step 2): its node panel shows what it printed, however long ago.
+    const printing = {
+      ...longLoop,
+      nodes: [
+        ...longLoop.nodes,
+        { id: 'hello', type: 'CODE', config: { code: "console.log('counting starts')\nreturn 0" } },
+      ],
+      edges: [
+        { from: 'start', to: 'hello' },
+        { from: 'hello', to: 'loop' },
+        ...longLoop.edges.filter((edge) => edge.from !== 'start'),
+      ],
+    };
+    writeFileSync(join(workflowsDir, 'long.json'), JSON.stringify(printing));
+    await page.goto(`${url}/#/workflows/long`);
+    await page.getByTestId('run-input').fill('{"count": 150}');
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('COMPLETED');
+    await page.getByTestId('thread-root').click();
+    const rows = page.locator('tr[data-node]');
+    // 454 steps: the latest 100 (355-454), and the events of those steps only.
+    await expect.poll(() => rows.count()).toBe(100);
+    expect(await rows.first().getAttribute('data-testid')).toBe('step-355');
+    expect(await page.getByTestId('earlier-steps').innerText()).toContain('354 earlier steps not listed');
+    const started = page.locator('[data-testid="event"][data-type="NODE_STARTED"]');
+    expect(await started.count()).toBe(100);
+    await page.getByTestId('show-earlier-steps').click();
+    await expect.poll(() => rows.count()).toBe(200);
+    expect(await rows.first().getAttribute('data-testid')).toBe('step-255');
+    await expect.poll(() => started.count()).toBe(200);
+    await page.getByTestId('node-hello').click();
+    await page.getByTestId('node-logs-2').getByText('counting starts').waitFor();
   });
 });
