@@ -30,6 +30,7 @@ import { deepCopy, isTerminalStatus, lineageOf, transitionThread } from '../../e
 import type { Envelope, NodeLogs, NodeResult, Thread, Variables } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
+import { appendedPointer } from '../stores/conversation-store.ts';
 import type {
   StepRecord,
   StepState,
@@ -574,11 +575,16 @@ async function executeStep(
 
   // Large values the step leaves equal to an appended message's content are stored as that message.
   const messageRefs = new Map<string, string>();
+  // The step's new conversation segment, written while the commit is built and beside its record.
+  let segmentWritten: Promise<unknown> | undefined;
   if (!failed && conversation !== undefined) {
     let state = conversation.state();
     const appended = conversation.appendedMessages();
     if (appended.length > 0) {
-      const pointer = await deps.conversations.appendMessages(original.conversation.log, appended);
+      const pointer = appendedPointer(original.conversation.log, appended);
+      segmentWritten = deps.conversations.appendMessages(original.conversation.log, appended);
+      // Awaited with the record (below); a failure before then is that await's to report.
+      segmentWritten.catch(() => {});
       state = withLogId(state, pointer.id);
       appended.forEach((message, i) => {
         if (typeof message.content === 'string' && message.content.length > INLINE_VALUE_BYTES) {
@@ -606,8 +612,9 @@ async function executeStep(
   const globals = built.globals ? mapRecord(built.globals, spiller.spill) : undefined;
   if (spiller.pending.size > 0) spiller.resolve(await requireValues(deps).putValues(spiller.pending));
   if (globals === undefined) {
-    await deps.threads.updateThread(original.id, loaded.version, change);
+    await deps.threads.updateThread(original.id, loaded.version, change, segmentWritten);
   } else {
+    await segmentWritten;
     // A fork child wrote globals: its record first (with what the state machine needs next), then
     // the root's globals, conditional on the root as this step read it (a sibling's write in between
     // makes the step run again against the new values), then its own commit.

@@ -61,6 +61,21 @@ export function segmentKey(segmentId: string): string {
   return `${SEGMENT_PREFIX}${segmentId}.json`;
 }
 
+/**
+ * The log after appending `messages` to the one at `pointer`: what `appendMessages` returns, known
+ * before its write (a segment's id is the hash of its bytes), so a step can go on building its
+ * commit while the segment is written.
+ */
+export function appendedPointer(pointer: LogPointer, messages: readonly Message[]): LogPointer {
+  if (messages.length === 0) return pointer;
+  const body = encodeSegment({
+    prev: pointer.length === 0 ? null : pointer.id,
+    base: pointer.length,
+    messages,
+  });
+  return { id: sha256Hex(body), length: pointer.length + messages.length };
+}
+
 /** The exact bytes of a segment; its id is their sha256. */
 export function encodeSegment(segment: Segment): string {
   const base = String(segment.base).padStart(BASE_WIDTH, ' ');

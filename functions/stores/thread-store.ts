@@ -146,7 +146,17 @@ export interface ThreadStore {
    * Applies `change` if the thread is at `expectedVersion`, in one UpdateItem (after the PutItem of
    * its step record), and returns the new version. VERSION_CONFLICT otherwise.
    */
-  updateThread(threadId: string, expectedVersion: number, change: ThreadChange): Promise<{ version: number }>;
+  updateThread(
+    threadId: string,
+    expectedVersion: number,
+    change: ThreadChange,
+    /**
+     * A write the commit must follow (the step's new conversation segment), made at the same time as
+     * the step's record: the head moves only once both have landed, so a record whose segment is
+     * missing is one of a step never committed, which its retry replaces.
+     */
+    alongside?: Promise<unknown>,
+  ): Promise<{ version: number }>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
   /** Sets the latest result of each node (plain PutItems: writing them again changes nothing). */
@@ -573,17 +583,19 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       return threadIds.map((id) => found.get(id)!);
     },
 
-    async updateThread(threadId, expectedVersion, change) {
+    async updateThread(threadId, expectedVersion, change, alongside) {
       written.delete(threadId);
       const expression = buildUpdate(threadId, change, expectedVersion);
       if ((change.append?.events?.length ?? 0) > 0) await moveRecentEvents(threadId, expectedVersion);
       // Before the update, so a committed step always has its record. Unconditional when the head
       // was read for this step: only a retry of the same, uncommitted step can write here, and its
       // record replaces the dead attempt's. A reused head may be stale: see putRecordOfUncommitted.
-      if (change.step) {
-        if (reuse) await putRecordOfUncommitted(threadId, change.step);
-        else await putStep(threadId, change.step);
-      }
+      const record = !change.step
+        ? undefined
+        : reuse
+          ? putRecordOfUncommitted(threadId, change.step)
+          : putStep(threadId, change.step);
+      await Promise.all([record, alongside]);
       let item: Record<string, unknown> | undefined;
       try {
         const response = await dynamo.send(
