@@ -358,3 +358,50 @@ describe('JOIN mistakes a user makes (seed 001 §2)', () => {
     expect(forkJoin({ joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 2 })).toEqual([]);
   });
 });
+
+describe('seed 001 §7 MAIN_THREAD_NOT_FOUND: a valid workflow never meets it', () => {
+  const serial = (id: string, join: Record<string, unknown>, failFirst = false) => ({
+    id,
+    version: 1,
+    profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'split',
+        type: 'FORK',
+        config: { forkPathIds: ['p', 'q'], forkStrategy: 'serial', childNodeIds: ['a', 'b'] },
+      },
+      failFirst
+        ? { id: 'a', type: 'CODE', config: { code: 'throw new Error("boom")' } }
+        : { id: 'a', type: 'LLM', config: { prompt: 'from a' } },
+      { id: 'b', type: 'LLM', config: { prompt: 'from b' } },
+      {
+        id: 'merge',
+        type: 'JOIN',
+        config: { forkPathIds: ['p', 'q'], timeout: 0, mainPathId: 'q', ...join },
+      },
+      { id: 'end', type: 'END', config: { output: '{{nodes.merge}}' } },
+    ],
+    edges: [
+      { from: 'start', to: 'split' },
+      { from: 'a', to: 'merge' },
+      { from: 'b', to: 'merge' },
+      { from: 'merge', to: 'end' },
+    ],
+  });
+
+  it.each([
+    ['ANY_COMPLETED', { joinStrategy: 'ANY_COMPLETED' }, false],
+    ['SUCCESS_COUNT_THRESHOLD 1', { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 1 }, false],
+    ['ANY_FAILED', { joinStrategy: 'ANY_FAILED' }, true],
+  ])(
+    'serial, %s decided by the first path: the later main path still runs and its conversation is restored',
+    async (_title, join, failFirst) => {
+      const { outcome, conversation } = await run(
+        serial(`serial-main-${join.joinStrategy.toLowerCase()}`, join, failFirst),
+      );
+      expect(outcome.status).toBe('COMPLETED');
+      expect(conversation).toEqual([user('from b'), assistant('ok')]);
+    },
+  );
+});
