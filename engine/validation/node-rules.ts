@@ -231,6 +231,16 @@ function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
   if (childNodeIds.length === 0) {
     add('INVALID_FORK_PATH_IDS', 'childNodeIds must not be empty', [...config, 'childNodeIds']);
   }
+  childNodeIds.forEach((child, index) => {
+    // Each path starts at a node of its own: two paths at one node are one branch run twice.
+    if (childNodeIds.indexOf(child) !== index) {
+      add(
+        'INVALID_FORK_PATH_IDS',
+        `childNodeIds lists "${child}" twice; each path starts at a node of its own`,
+        [...config, 'childNodeIds', index],
+      );
+    }
+  });
   if (forkPathIds.length > 0 && childNodeIds.length > 0 && forkPathIds.length !== childNodeIds.length) {
     add(
       'INVALID_FORK_PATH_IDS',

@@ -223,6 +223,17 @@ describe('CONTEXT_PROCESSOR results at the edges (seed 004)', () => {
     expect(removed.conversation).toEqual([]);
   });
 
+  it('filter reads the visible messages only: a system message an earlier truncate hid stays hidden', async () => {
+    const { conversation } = await run(
+      linear('cp-filter-visible', [
+        seed,
+        cp('trim', { operation: 'truncate', truncate: { keepLast: 2 } }),
+        cp('rules', { operation: 'filter', filter: { roles: ['system', 'assistant'] } }),
+      ]),
+    );
+    expect(conversation).toEqual([assistant('a1')]);
+  });
+
   it('a filter matching nothing leaves an empty conversation; the next LLM node sends its prompt alone', async () => {
     const { outcome, conversation } = await run(
       linear(
@@ -404,4 +415,36 @@ describe('seed 001 §7 MAIN_THREAD_NOT_FOUND: a valid workflow never meets it', 
       expect(conversation).toEqual([user('from b'), assistant('ok')]);
     },
   );
+});
+
+describe('FORK mistakes a user makes (seed 001 §2)', () => {
+  it('a child node listed twice is named as such (INVALID_FORK_PATH_IDS), beside what follows from it', () => {
+    const errors = validateWorkflow({
+      id: 'fork-dup-child',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'split',
+          type: 'FORK',
+          config: { forkPathIds: ['p', 'q'], forkStrategy: 'parallel', childNodeIds: ['a', 'a'] },
+        },
+        { id: 'a', type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '1' } },
+        { id: 'merge', type: 'JOIN', config: { forkPathIds: ['p', 'q'], joinStrategy: 'ALL_COMPLETED' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'split' },
+        { from: 'a', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+    }).errors;
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        code: 'INVALID_FORK_PATH_IDS',
+        path: 'nodes[1].config.childNodeIds[1]',
+        message: expect.stringContaining('"a" twice'),
+      }),
+    );
+  });
 });
