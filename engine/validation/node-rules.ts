@@ -1,8 +1,14 @@
 /** Rules about one node's config (seeds 001 and 003), references to profiles and tools, and expressions. */
 import type { CodedError } from '../errors.ts';
 import { validateExpression, validateTemplate } from '../expression/index.ts';
+import { userInputProblem } from '../model/interaction-reply.ts';
 import { formatPath, type Path } from '../model/paths.ts';
-import type { NodeOfType, VariableDeclaration, WorkflowNode } from '../model/schema.ts';
+import {
+  CONTEXT_OPERATIONS,
+  type NodeOfType,
+  type VariableDeclaration,
+  type WorkflowNode,
+} from '../model/schema.ts';
 import { findDeclaration } from '../thread/variables.ts';
 import { codedError } from './report.ts';
 
@@ -34,9 +40,22 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
     case 'JOIN':
       checkJoin(node, config, add);
       break;
-    case 'CONTEXT_PROCESSOR':
+    case 'CONTEXT_PROCESSOR': {
       checkContextProcessor(node, config, add);
+      // Inserted and replacement contents are templates, rendered as the node runs.
+      const { insert, replace } = node.config;
+      insert?.messages.forEach((message, index) => {
+        errors.push(
+          ...templateErrors(message.content, [...config, 'insert', 'messages', index, 'content'], node.id),
+        );
+      });
+      if (replace) {
+        errors.push(
+          ...templateErrors(replace.message.content, [...config, 'replace', 'message', 'content'], node.id),
+        );
+      }
       break;
+    }
     case 'USER_INTERACTION': {
       const { userInteractionType, options } = node.config;
       if (userInteractionType === 'ask_for_selection') {
@@ -49,11 +68,38 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           add('INVALID_SELECTION_OPTIONS', 'selection options must be distinct', [...config, 'options']);
         }
       }
+      if (userInteractionType !== 'ask_for_selection' && options !== undefined) {
+        // Only a selection offers options; elsewhere they would be silently left out of the question.
+        add(
+          'INVALID_SELECTION_OPTIONS',
+          `"options" apply only to ask_for_selection; this node is ${userInteractionType}`,
+          [...config, 'options'],
+        );
+      }
       if (userInteractionType === 'show_message' && node.config.outputVariable !== undefined) {
         add(
           'INVALID_NODE_CONFIG',
           'show_message asks nothing, so it has no answer to store: remove outputVariable',
           [...config, 'outputVariable'],
+        );
+      }
+      const { userInput } = node.config;
+      if (userInput !== undefined && userInteractionType !== 'show_message') {
+        // A literal userInput that cannot answer would only fail the run when the node is reached.
+        const problem = userInputProblem(userInteractionType, options, userInput);
+        if (problem !== undefined) {
+          add(
+            'INVALID_INTERACTION_ANSWER',
+            `userInput cannot answer this ${userInteractionType}: ${problem}`,
+            [...config, 'userInput'],
+          );
+        }
+      }
+      if (userInteractionType === 'show_message' && userInput !== undefined) {
+        add(
+          'INVALID_NODE_CONFIG',
+          'show_message asks nothing, so no userInput can answer it: remove userInput (showMessage is the text shown)',
+          [...config, 'userInput'],
         );
       }
       const { timeoutSeconds } = node.config;
@@ -185,6 +231,16 @@ function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
   if (childNodeIds.length === 0) {
     add('INVALID_FORK_PATH_IDS', 'childNodeIds must not be empty', [...config, 'childNodeIds']);
   }
+  childNodeIds.forEach((child, index) => {
+    // Each path starts at a node of its own: two paths at one node are one branch run twice.
+    if (childNodeIds.indexOf(child) !== index) {
+      add(
+        'INVALID_FORK_PATH_IDS',
+        `childNodeIds lists "${child}" twice; each path starts at a node of its own`,
+        [...config, 'childNodeIds', index],
+      );
+    }
+  });
   if (forkPathIds.length > 0 && childNodeIds.length > 0 && forkPathIds.length !== childNodeIds.length) {
     add(
       'INVALID_FORK_PATH_IDS',
@@ -214,6 +270,14 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
       'MAIN_PATH_ID_NOT_FOUND',
       `mainPathId "${mainPathId}" is not one of forkPathIds [${forkPathIds.join(', ')}]`,
       [...config, 'mainPathId'],
+    );
+  }
+  if (joinStrategy !== 'SUCCESS_COUNT_THRESHOLD' && threshold !== undefined) {
+    // Only that strategy counts successes; any other would silently ignore the number.
+    add(
+      'INVALID_JOIN_THRESHOLD',
+      `"threshold" applies only to joinStrategy SUCCESS_COUNT_THRESHOLD; this JOIN's is ${joinStrategy}`,
+      [...config, 'threshold'],
     );
   }
   if (joinStrategy === 'SUCCESS_COUNT_THRESHOLD') {
@@ -252,6 +316,16 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
   const at: Path = [...config, operation];
   const missing = (what: string): void =>
     add('MISSING_OPERATION_CONFIG', `operation "${operation}" needs ${what}`, at);
+  // A node runs one operation: another operation's object would be silently ignored.
+  for (const other of CONTEXT_OPERATIONS) {
+    if (other !== operation && node.config[other] !== undefined) {
+      add(
+        'INVALID_NODE_CONFIG',
+        `"${other}" is given but the operation is "${operation}", so it would be ignored: remove it, or use one CONTEXT_PROCESSOR node per operation`,
+        [...config, other],
+      );
+    }
+  }
   switch (operation) {
     case 'truncate': {
       const truncate = node.config.truncate;
@@ -282,6 +356,13 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
       const conditions = [filter?.roles, filter?.contentContains, filter?.contentExcludes];
       if (!conditions.some((condition) => condition !== undefined && condition.length > 0)) {
         missing('a "filter" object with at least one of roles, contentContains, contentExcludes');
+      }
+      for (const field of ['contentContains', 'contentExcludes'] as const) {
+        filter?.[field]?.forEach((keyword, index) => {
+          // Every content contains "": the condition would keep everything, or nothing.
+          if (keyword === '')
+            add('INVALID_NODE_CONFIG', `${field} keywords must not be empty`, [...at, field, index]);
+        });
       }
       break;
     }

@@ -1,67 +1,9 @@
 /**
- * Replies to a USER_INTERACTION, as a person, an answers file or a config gives them. Apart from
- * user-interaction.ts so that reading answers (the CLI, before a run) loads no node or store code.
+ * Replies to a USER_INTERACTION: the engine's pure parsing (validate checks a config `userInput`
+ * with it too), under the name the CLI and the nodes import it by.
  */
-import { StepthreadError } from '../../engine/errors.ts';
-import type { UserInteractionType } from '../../engine/model/schema.ts';
-
-/** What a person (or an answers file) replies; checked against the interaction by `answerFor`. */
-export type InteractionReply =
-  | { readonly kind: 'approve'; readonly reason?: string }
-  | { readonly kind: 'reject'; readonly reason?: string }
-  | { readonly kind: 'input'; readonly value: unknown }
-  /** An index into `options` (0-based) or the option itself. */
-  | { readonly kind: 'select'; readonly choice: number | string }
-  /** Fails the run (SendTaskFailure). */
-  | {
-      readonly kind: 'fail';
-      readonly reason?: string;
-      readonly code?: 'USER_INTERACTION_FAILED' | 'USER_INPUT_REQUIRED';
-    };
-
-const APPROVE_WORDS = new Set<unknown>(['approve', 'approved', 'yes', 'y', 'true']);
-const REJECT_WORDS = new Set<unknown>(['reject', 'rejected', 'no', 'n', 'false']);
-
-/**
- * A reply from a plain JSON value (an `--answers` file entry, a config `userInput`): approval takes
- * true/false, "approve"/"reject" (or "approved", "yes", "y", "true" / "rejected", "no", "n", "false", in any case) or {approved, reason}; input takes any value; selection an index or
- * an option; `{ "fail": "reason" }` fails the run.
- */
-export function replyFromValue(interactionType: UserInteractionType, value: unknown): InteractionReply {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'fail' in value) {
-    const reason = (value as { fail: unknown }).fail;
-    return { kind: 'fail', ...(typeof reason === 'string' ? { reason } : {}) };
-  }
-  switch (interactionType) {
-    case 'ask_for_approval': {
-      // Words a person or a file may use for yes and no, in any case.
-      const word = typeof value === 'string' ? value.trim().toLowerCase() : value;
-      if (value === true || APPROVE_WORDS.has(word)) return { kind: 'approve' };
-      if (value === false || REJECT_WORDS.has(word)) return { kind: 'reject' };
-      if (
-        typeof value === 'object' &&
-        value !== null &&
-        typeof (value as { approved?: unknown }).approved === 'boolean'
-      ) {
-        const { approved, reason } = value as { approved: boolean; reason?: unknown };
-        return {
-          kind: approved ? 'approve' : 'reject',
-          ...(typeof reason === 'string' ? { reason } : {}),
-        };
-      }
-      throw new StepthreadError(
-        'INVALID_INTERACTION_ANSWER',
-        `an approval answer must be true, false, "approve", "reject" (or yes/no, y/n, approved/rejected) or {"approved": boolean, "reason"?: string}; got ${JSON.stringify(value)}`,
-      );
-    }
-    case 'ask_for_selection':
-      if (typeof value === 'number' || typeof value === 'string') return { kind: 'select', choice: value };
-      throw new StepthreadError(
-        'INVALID_INTERACTION_ANSWER',
-        `a selection answer must be an option index or the option itself; got ${JSON.stringify(value)}`,
-      );
-    case 'ask_for_input':
-    case 'show_message':
-      return { kind: 'input', value };
-  }
-}
+export {
+  type InteractionReply,
+  replyFromValue,
+  selectionIndex,
+} from '../../engine/model/interaction-reply.ts';

@@ -62,7 +62,7 @@ import {
   interactionIdOf,
 } from '../stores/interaction-store.ts';
 import { parseConfig } from './config.ts';
-import { type InteractionReply, replyFromValue } from './interaction-reply.ts';
+import { type InteractionReply, replyFromValue, selectionIndex } from './interaction-reply.ts';
 
 // In their own module so the CLI can read answers without loading the node (and the stores).
 export { type InteractionReply, replyFromValue } from './interaction-reply.ts';
@@ -89,17 +89,6 @@ function invalidAnswer(
     `node ${interaction.nodeId} (${interaction.interactionType}): ${why}`,
     { nodeId: interaction.nodeId },
   );
-}
-
-/**
- * The option index a choice names: an index, an option, or an index written as digits ("1") when no
- * option reads that way; -1 when it names none.
- */
-function selectionIndex(options: readonly string[], choice: number | string): number {
-  if (typeof choice === 'number') return choice;
-  const byOption = options.indexOf(choice);
-  if (byOption >= 0 || !/^\d+$/.test(choice)) return byOption;
-  return Number(choice);
 }
 
 /** The checked answer a reply gives for an interaction; INVALID_INTERACTION_ANSWER otherwise. */

@@ -873,10 +873,17 @@ describe('USER_INTERACTION configs (seed 003 §1.2, §4.3)', () => {
     expect(byOption.output).toBe('1');
   });
 
-  it('a config userInput that does not fit its options fails the node with INVALID_INTERACTION_ANSWER', async () => {
+  it('a config userInput template that does not fit its options fails the node with INVALID_INTERACTION_ANSWER', async () => {
+    // A literal one that does not fit is refused by validate (seed-audit-003-004.test.ts).
     const outcome = await e2e.runtime
-      .prepare(ask('given-bad', { userInteractionType: 'ask_for_selection', options: ['a'], userInput: 'z' }))
-      .run({});
+      .prepare(
+        ask('given-bad', {
+          userInteractionType: 'ask_for_selection',
+          options: ['a'],
+          userInput: '{{input.pick}}',
+        }),
+      )
+      .run({ pick: 'z' });
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'INVALID_INTERACTION_ANSWER', nodeId: 'ask' });
   });
