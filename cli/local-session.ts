@@ -12,6 +12,7 @@ import { resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
 import { unreadableDataDir } from '../functions/local/data-dir-errors.ts';
 import { openDataDir } from '../functions/local/data-dir-server.ts';
+import { shellWord } from '../functions/local/interaction-hints.ts';
 import { checkWorkflow } from './check-workflow.ts';
 import { dataDirPath } from './early-stores.ts';
 import { formatCodedError } from './format.ts';
@@ -53,11 +54,6 @@ export function dataDirArgument(options: Pick<DataDirOption, 'dataDir'>): string
 export function storeArguments(options: Pick<DataDirOption, 'dataDir' | 'stack'>): string {
   const stack = options.stack === undefined ? '' : ` --stack ${shellWord(options.stack)}`;
   return `${stack}${dataDirArgument(options)}`;
-}
-
-/** A word for a POSIX shell: as it is when it needs no quoting, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 export interface StoreSession {

@@ -46,7 +46,7 @@ export function resumeCommand(
   dataDirArgument: string,
 ): string {
   const answers =
-    waiting.length === 0 ? '' : ` --answers ${shellQuoted(JSON.stringify(exampleAnswersOf(waiting)))}`;
+    waiting.length === 0 ? '' : ` --answers ${shellWord(JSON.stringify(exampleAnswersOf(waiting)))}`;
   return `stepthread resume ${executionId}${answers}${dataDirArgument}`;
 }
 
@@ -62,7 +62,7 @@ export function respondCommand(
   const example = EXAMPLE_ANSWER[interaction.interactionType];
   const flags: Record<Interaction['interactionType'], string> = {
     ask_for_approval: ' --approve',
-    ask_for_input: ` --input ${shellQuoted(JSON.stringify(example))}`,
+    ask_for_input: ` --input ${shellWord(JSON.stringify(example))}`,
     ask_for_selection: ` --select ${String(example)}`,
     show_message: '',
   };
@@ -77,7 +77,7 @@ export function otherAnswers(type: Interaction['interactionType']): string | und
   return undefined;
 }
 
-/** `'text'` for a POSIX shell, a `'` in it closed, escaped and reopened. */
-function shellQuoted(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
+/** A word for a POSIX shell: as it is when it needs no quoting, else single-quoted (a `'` in it closed, escaped and reopened). */
+export function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

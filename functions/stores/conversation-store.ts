@@ -67,13 +67,14 @@ export function segmentKey(segmentId: string): string {
  * commit while the segment is written.
  */
 export function appendedPointer(pointer: LogPointer, messages: readonly Message[]): LogPointer {
-  if (messages.length === 0) return pointer;
-  const body = encodeSegment({
-    prev: pointer.length === 0 ? null : pointer.id,
-    base: pointer.length,
-    messages,
-  });
-  return { id: sha256Hex(body), length: pointer.length + messages.length };
+  return messages.length === 0 ? pointer : appendedSegment(pointer, messages).pointer;
+}
+
+/** The segment that appends `messages` to the log at `pointer`: its bytes, and the longer log's pointer. */
+function appendedSegment(pointer: LogPointer, messages: readonly Message[]) {
+  const segment: Segment = { prev: pointer.length === 0 ? null : pointer.id, base: pointer.length, messages };
+  const body = encodeSegment(segment);
+  return { segment, body, pointer: { id: sha256Hex(body), length: pointer.length + messages.length } };
 }
 
 /** The exact bytes of a segment; its id is their sha256. */
@@ -115,13 +116,8 @@ export function createConversationStore(
   return {
     async appendMessages(pointer, messages) {
       if (messages.length === 0) return pointer;
-      const segment: Segment = {
-        prev: pointer.length === 0 ? null : pointer.id,
-        base: pointer.length,
-        messages,
-      };
-      const body = encodeSegment(segment);
-      const id = sha256Hex(body);
+      const { segment, body, pointer: longer } = appendedSegment(pointer, messages);
+      const { id } = longer;
       const { PutObjectCommand } = await s3Commands();
       await s3.send(
         new PutObjectCommand({
@@ -137,7 +133,7 @@ export function createConversationStore(
         deepFreeze(structuredClone({ ...segment, messages: [...messages] })),
         Buffer.byteLength(body),
       );
-      return { id, length: pointer.length + messages.length };
+      return longer;
     },
 
     async readMessage(segmentId, position) {
