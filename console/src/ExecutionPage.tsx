@@ -567,6 +567,8 @@ function ThreadPanel({
           min={0}
           max={stepCount}
           value={shown}
+          // Its range is the thread's step count: until the steps are read it has none to move over.
+          disabled={steps === undefined}
           onChange={(event) => setStep(Number(event.target.value))}
         />
         <div className="chat" data-testid="conversation">

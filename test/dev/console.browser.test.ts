@@ -120,6 +120,17 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     url = /console at (\S+)/.exec(output)![1]!;
     browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    // STEPTHREAD_TEST_API_DELAY_MS=700 answers each API read up to that many ms late, in random
+    // order, as a loaded machine can: the page and these tests must not depend on read timing.
+    // (Live events are left alone: an intercepted event stream is held until it ends.)
+    const delayMs = Number(process.env.STEPTHREAD_TEST_API_DELAY_MS ?? 0);
+    if (delayMs > 0) {
+      await page.route('**/api/**', async (route) => {
+        if (new URL(route.request().url()).pathname === '/api/events') return route.continue();
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * delayMs));
+        return route.fallback();
+      });
+    }
   }, 120_000);
 
   afterAll(async () => {
@@ -348,8 +359,21 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   });
 
   it('copies a thread from a middle step and runs the copy', async () => {
+    // Until the thread's steps answer, the slider has no range to move over: it waits, disabled.
+    let releaseSteps: () => void = () => {};
+    const stepsReleased = new Promise<void>((resolve) => {
+      releaseSteps = resolve;
+    });
+    const isSteps = (target: URL) => /^\/api\/threads\/[^/]+\/steps$/.test(target.pathname);
+    await page.route(isSteps, async (route) => {
+      await stepsReleased;
+      return route.fallback();
+    });
     await page.goto(forkExecutionUrl);
     await page.getByTestId('thread-root').click();
+    expect(await page.getByTestId('step-slider').isDisabled()).toBe(true);
+    releaseSteps();
+    await page.unroute(isSteps);
     // The step slider shows the conversation as it was: after step 2 only the plan is there.
     await page.getByTestId('step-slider').fill('2');
     await page.getByTestId('conversation').getByText('Plan: look at facts').waitFor();
@@ -396,15 +420,16 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await executionStatus('COMPLETED');
     await page.getByTestId('thread-root').click();
     const rows = page.locator('tr[data-node]');
-    // 454 steps: the latest 100 (355-454), and the events of those steps only.
-    await expect.poll(() => rows.count()).toBe(100);
-    expect(await rows.first().getAttribute('data-testid')).toBe('step-355');
+    // 454 steps: the latest 100 (355-454), and the events of those steps only. The page can show
+    // a read of the thread from while it ran until the read asked at its end answers.
+    await expect.poll(() => rows.first().getAttribute('data-testid')).toBe('step-355');
+    expect(await rows.count()).toBe(100);
     expect(await page.getByTestId('earlier-steps').innerText()).toContain('354 earlier steps not listed');
     const started = page.locator('[data-testid="event"][data-type="NODE_STARTED"]');
     expect(await started.count()).toBe(100);
     await page.getByTestId('show-earlier-steps').click();
-    await expect.poll(() => rows.count()).toBe(200);
-    expect(await rows.first().getAttribute('data-testid')).toBe('step-255');
+    await expect.poll(() => rows.first().getAttribute('data-testid')).toBe('step-255');
+    expect(await rows.count()).toBe(200);
     await expect.poll(() => started.count()).toBe(200);
     await page.getByTestId('node-hello').click();
     await page.getByTestId('node-logs-2').getByText('counting starts').waitFor();
