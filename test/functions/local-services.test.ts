@@ -55,8 +55,8 @@ describe('startLocalServices (ephemeral)', () => {
   });
   afterAll(() => services.close());
 
-  it('starts quickly with the table (and its GSI) and the bucket in place', async () => {
-    expect(services.startupMs).toBeLessThan(2000);
+  // How fast it starts is bench/'s to print (bench/speed.ts), not a test's to time.
+  it('starts with the table (and its GSI) and the bucket in place', async () => {
     const clients = createAwsClients(services.target, names);
     const { Table } = await clients.dynamo.send(new DescribeTableCommand({ TableName: names.tableName }));
     expect(Table?.TableStatus).toBe('ACTIVE');
