@@ -182,6 +182,22 @@ function mergeOutputs(completed: readonly Thread[]): unknown {
   return merged;
 }
 
+/** The path whose conversation is restored (seed 001): `mainPathId`, default `forkPathIds[0]`. */
+function mainPathOf(config: JoinConfig): string | undefined {
+  return config.mainPathId ?? config.forkPathIds[0];
+}
+
+/**
+ * ANY_COMPLETED merges one branch, as the seed's join decided by one completion does: the main path
+ * when it completed (a successful join waits for it), else the first completed path in `forkPathIds`
+ * order. Merging every branch that had finished by then made the output's shape (one output, or
+ * outputs keyed by path) depend on which branch was faster.
+ */
+function oneCompleted(completed: readonly Thread[], mainPathId: string | undefined): Thread[] {
+  const chosen = completed.find((child) => child.contextData.forkPathId === mainPathId) ?? completed[0];
+  return chosen ? [chosen] : [];
+}
+
 /**
  * The child whose conversation the parent continues with (seed 001: `mainPathId`, default
  * `forkPathIds[0]`): restored only when it completed. A main path that failed, or had not finished
@@ -193,7 +209,7 @@ function selectMainChild(
   byPath: ReadonlyMap<string, Thread>,
   nodeOption: { nodeId?: string },
 ): { pathId: string; child: Thread | undefined } {
-  const pathId = config.mainPathId ?? config.forkPathIds[0];
+  const pathId = mainPathOf(config);
   const child = pathId === undefined ? undefined : byPath.get(pathId);
   if (pathId === undefined || child === undefined) {
     throw new StepthreadError(
@@ -251,7 +267,10 @@ export function joinThreads(options: JoinOptions): JoinResult {
     total: config.forkPathIds.length,
     outcomes,
   });
-  const output = mergeOutputs(inOrder.filter((c) => c.status === 'COMPLETED'));
+  const completed = inOrder.filter((c) => c.status === 'COMPLETED');
+  const output = mergeOutputs(
+    config.joinStrategy === 'ANY_COMPLETED' ? oneCompleted(completed, mainPathOf(config)) : completed,
+  );
   const at = env.now();
   const event = (status: JoinOutcome['status'], reason: string, mainPathId?: string): ThreadJoinedEvent =>
     createEvent('THREAD_JOINED', {

@@ -215,6 +215,11 @@ describe('every strategy, the main path fast, slow or failing: the outcome never
             expect(texts).not.toContain('b reply');
             expect(texts).not.toContain('c reply');
           }
+          // ANY_COMPLETED merges one branch: a completed main path's, whichever branch finished first
+          // (before, a slow main path gave every branch's output keyed by path, a fast one its own).
+          if (joinStrategy === 'ANY_COMPLETED' && main !== 'broken') {
+            expect(run.output, main).toEqual({ merged: 'a reply', after: 'after reply' });
+          }
         }
       });
     }

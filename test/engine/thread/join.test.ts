@@ -190,9 +190,35 @@ describe('joinThreads outcomes', () => {
       env: testEnv(),
     });
     expect(result.status).toBe('COMPLETED');
-    expect(result.output).toEqual({ b: 'B', c: 'C' });
+    // ANY_COMPLETED merges one branch: with the main path unfinished, the first completed in path order.
+    expect(result.output).toBe('B');
     expect(joined.conversation).toEqual(parent.conversation);
     expect(events[0]).toMatchObject({ mainPathId: 'split#a' });
+  });
+
+  it('merges one branch for ANY_COMPLETED: the completed main path, whatever else completed, in any order', () => {
+    const { parent, forkPathIds, children } = setup(['a', 'b', 'c']);
+    const a = finish(children[0]!, 'COMPLETED', 'A');
+    const b = finish(children[1]!, 'COMPLETED', 'B');
+    const c = finish(children[2]!, 'COMPLETED', 'C');
+    const running = { ...children[2]!, status: 'RUNNING' as const };
+    for (const seen of [
+      [a, b, c],
+      [c, b, a],
+      [b, running, a],
+    ]) {
+      for (const mainPathId of ['split#a', 'split#c']) {
+        const { result } = joinThreads({
+          parent,
+          children: seen,
+          config: config(forkPathIds, { joinStrategy: 'ANY_COMPLETED', mainPathId }),
+          env: testEnv(),
+        });
+        // A main path still running (a join that timed out): the first completed in path order.
+        const merged = mainPathId === 'split#a' || seen.includes(running) ? a : c;
+        expect(result).toEqual({ status: 'COMPLETED', output: merged.output });
+      }
+    }
   });
 
   it('never restores a failed main path’s conversation, whatever the strategy', () => {
