@@ -188,14 +188,25 @@ function mainPathOf(config: JoinConfig): string | undefined {
 }
 
 /**
- * ANY_COMPLETED merges one branch, as the seed's join decided by one completion does: the main path
- * when it completed (a successful join waits for it), else the first completed path in `forkPathIds`
- * order. Merging every branch that had finished by then made the output's shape (one output, or
- * outputs keyed by path) depend on which branch was faster.
+ * The completed branches a successful join merges. ANY_COMPLETED merges one and
+ * SUCCESS_COUNT_THRESHOLD `threshold`, as the seed's join, decided by that many completions, does:
+ * the main path first when it completed (a successful join waits for it), then the others in
+ * `forkPathIds` order. Merging every branch finished by the decision made the output's shape (one
+ * output, or how many keyed by path) depend on which branch was faster.
  */
-function oneCompleted(completed: readonly Thread[], mainPathId: string | undefined): Thread[] {
-  const chosen = completed.find((child) => child.contextData.forkPathId === mainPathId) ?? completed[0];
-  return chosen ? [chosen] : [];
+function mergedBranches(completed: readonly Thread[], config: JoinConfig): readonly Thread[] {
+  const count =
+    config.joinStrategy === 'ANY_COMPLETED'
+      ? 1
+      : config.joinStrategy === 'SUCCESS_COUNT_THRESHOLD'
+        ? (config.threshold ?? completed.length)
+        : completed.length;
+  if (completed.length <= count) return completed;
+  const mainPathId = mainPathOf(config);
+  const main = completed.filter((child) => child.contextData.forkPathId === mainPathId);
+  const chosen = new Set([...new Set([...main, ...completed])].slice(0, count));
+  // Keyed in path order, as every merge is.
+  return completed.filter((child) => chosen.has(child));
 }
 
 /**
@@ -268,9 +279,7 @@ export function joinThreads(options: JoinOptions): JoinResult {
     outcomes,
   });
   const completed = inOrder.filter((c) => c.status === 'COMPLETED');
-  const output = mergeOutputs(
-    config.joinStrategy === 'ANY_COMPLETED' ? oneCompleted(completed, mainPathOf(config)) : completed,
-  );
+  const output = mergeOutputs(mergedBranches(completed, config));
   const at = env.now();
   const event = (status: JoinOutcome['status'], reason: string, mainPathId?: string): ThreadJoinedEvent =>
     createEvent('THREAD_JOINED', {

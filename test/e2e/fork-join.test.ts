@@ -215,10 +215,16 @@ describe('every strategy, the main path fast, slow or failing: the outcome never
             expect(texts).not.toContain('b reply');
             expect(texts).not.toContain('c reply');
           }
-          // ANY_COMPLETED merges one branch: a completed main path's, whichever branch finished first
-          // (before, a slow main path gave every branch's output keyed by path, a fast one its own).
+          // ANY_COMPLETED merges one branch and the threshold (2) two: a completed main path's first,
+          // whichever finished first (before, a slow main path gave every branch's output keyed by
+          // path, a fast one fewer).
           if (joinStrategy === 'ANY_COMPLETED' && main !== 'broken') {
             expect(run.output, main).toEqual({ merged: 'a reply', after: 'after reply' });
+          }
+          if (joinStrategy === 'SUCCESS_COUNT_THRESHOLD' && main !== 'broken') {
+            const { merged } = run.output as { merged: Record<string, unknown> };
+            expect(Object.keys(merged).length, main).toBe(2);
+            expect(merged.a, main).toBe('a reply');
           }
         }
       });

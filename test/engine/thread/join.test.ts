@@ -196,28 +196,46 @@ describe('joinThreads outcomes', () => {
     expect(events[0]).toMatchObject({ mainPathId: 'split#a' });
   });
 
-  it('merges one branch for ANY_COMPLETED: the completed main path, whatever else completed, in any order', () => {
+  it('merges one branch for ANY_COMPLETED and `threshold` for SUCCESS_COUNT_THRESHOLD: the completed main path first, then path order, whatever order they finished in', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b', 'c']);
-    const a = finish(children[0]!, 'COMPLETED', 'A');
-    const b = finish(children[1]!, 'COMPLETED', 'B');
-    const c = finish(children[2]!, 'COMPLETED', 'C');
+    const [a, b, c] = ['A', 'B', 'C'].map((output, i) => finish(children[i]!, 'COMPLETED', output));
     const running = { ...children[2]!, status: 'RUNNING' as const };
-    for (const seen of [
-      [a, b, c],
-      [c, b, a],
-      [b, running, a],
-    ]) {
-      for (const mainPathId of ['split#a', 'split#c']) {
-        const { result } = joinThreads({
-          parent,
-          children: seen,
-          config: config(forkPathIds, { joinStrategy: 'ANY_COMPLETED', mainPathId }),
-          env: testEnv(),
-        });
-        // A main path still running (a join that timed out): the first completed in path order.
-        const merged = mainPathId === 'split#a' || seen.includes(running) ? a : c;
-        expect(result).toEqual({ status: 'COMPLETED', output: merged.output });
-      }
+    const cases: [Thread[], string, Partial<JoinConfig>, unknown][] = [
+      [[a!, b!, c!], 'split#a', { joinStrategy: 'ANY_COMPLETED' }, 'A'],
+      [[c!, b!, a!], 'split#a', { joinStrategy: 'ANY_COMPLETED' }, 'A'],
+      [[c!, b!, a!], 'split#c', { joinStrategy: 'ANY_COMPLETED' }, 'C'],
+      // A main path still running (a join that timed out): the first completed in path order.
+      [[b!, running, a!], 'split#c', { joinStrategy: 'ANY_COMPLETED' }, 'A'],
+      [
+        [c!, b!, a!],
+        'split#c',
+        { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 2 },
+        { a: 'A', c: 'C' },
+      ],
+      [
+        [c!, a!, b!],
+        'split#a',
+        { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 2 },
+        { a: 'A', b: 'B' },
+      ],
+      [[c!, a!, b!], 'split#b', { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 1 }, 'B'],
+      [
+        [c!, a!, b!],
+        'split#b',
+        { joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 3 },
+        { a: 'A', b: 'B', c: 'C' },
+      ],
+      // Every other strategy merges every completed branch it counted.
+      [[c!, a!, b!], 'split#b', { joinStrategy: 'ALL_COMPLETED' }, { a: 'A', b: 'B', c: 'C' }],
+    ];
+    for (const [seen, mainPathId, strategy, output] of cases) {
+      const { result } = joinThreads({
+        parent,
+        children: seen,
+        config: config(forkPathIds, { ...strategy, mainPathId }),
+        env: testEnv(),
+      });
+      expect(result, `${JSON.stringify(strategy)} ${mainPathId}`).toEqual({ status: 'COMPLETED', output });
     }
   });
 
