@@ -6,7 +6,7 @@
 
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
-import { MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
+import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { AnsweredElsewhere } from '../functions/local/offered-replies.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
@@ -151,12 +151,28 @@ function parseTerminalReply(interaction: Interaction, line: string): Interaction
       return { kind: 'select', choice: index };
     }
     default:
-      try {
-        return { kind: 'input', value: JSON.parse(text) as unknown };
-      } catch {
-        return { kind: 'input', value: line };
-      }
+      return inputFromText(line);
   }
+}
+
+/**
+ * An ask_for_input answer typed as text, at the terminal's prompt or as `respond --input`: JSON
+ * when it parses (`42`, `true`, `{"a": 1}`, `"quoted"`), else the text itself as a string, so that
+ * `hello` answers "hello" in both. A number JSON would round or lose (inexactNumberIn) is refused
+ * (a string that says why), as `run --input` refuses it: it would not be the answer typed.
+ */
+export function inputFromText(text: string): InteractionReply | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'input', value: text };
+  }
+  const inexact = inexactNumberIn(text);
+  if (inexact !== undefined) {
+    return `${inexact} is a number JSON cannot hold exactly (beyond 2^53 or a double's range): quote it, "${inexact}", to answer it as text`;
+  }
+  return { kind: 'input', value };
 }
 
 /** Asks on the terminal, one question at a time however many branches wait at once. */

@@ -1,0 +1,131 @@
+/**
+ * An ask_for_input answer typed as text reads the same at the terminal's prompt and as `respond
+ * --input`: JSON when it parses, else the text as a string (`hello` answers "hello"). Against the
+ * embedded stores with a stub Step Functions client, which receives the SendTaskSuccess a deployed
+ * run would.
+ */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { terminalAnswers } from '../../cli/answers.ts';
+import type { SfnLike } from '../../cli/commands/start.ts';
+import type { Envelope } from '../../engine/thread/types.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { createHandlerStores } from '../../functions/handlers/deps.ts';
+import { dispatch } from '../../functions/handlers/dispatch.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import { runCli } from '../support/cli.ts';
+
+let dir: string;
+let envelope: Envelope;
+const dataDir = () => join(dir, 'data');
+const node = {
+  id: 'ask',
+  type: 'USER_INTERACTION' as const,
+  config: { userInteractionType: 'ask_for_input', showMessage: 'Your name?' },
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-answer-text-'));
+  // What a deployed run leaves behind: a thread, and the request handler's pending item.
+  const services = await openDataDir(dataDir());
+  try {
+    const clients = createAwsClients(services.target, {
+      tableName: 'stepthread',
+      bucketName: 'stepthread-conversations',
+    });
+    const deps = {
+      ...createHandlerStores(clients),
+      env: { now: () => '2025-01-01T00:00:00.000Z', newId: () => 'id' },
+    };
+    envelope = (await dispatch(
+      {
+        action: 'execute',
+        node: {
+          id: 'start',
+          type: 'START',
+          workflow: { id: 'names', version: 1, maxSteps: 10, variables: [] },
+        },
+        executionId: 'arn:aws:states:us-east-1:1:execution:stepthread-names:n-1',
+        input: { input: {} },
+      },
+      deps,
+    )) as Envelope;
+    await dispatch({ action: 'execute', node, envelope, taskToken: 'token-1' }, deps);
+  } finally {
+    await services.close();
+  }
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+function stubSfn(): SfnLike & { sent: object[] } {
+  const sent: object[] = [];
+  return {
+    sent,
+    async send(command) {
+      sent.push(command);
+      return {};
+    },
+  };
+}
+
+/** What `respond --input <text>` sends, or its exit code and error when it sends nothing. */
+async function respondWith(text: string) {
+  const sfn = stubSfn();
+  const result = await runCli(
+    ['respond', `${envelope.threadId}/ask`, '--input', text, '--data-dir', dataDir()],
+    {
+      cwd: dir,
+      env: {},
+      services: { sfn },
+    },
+  );
+  const sent = sfn.sent[0] as SendTaskSuccessCommand | undefined;
+  return { ...result, reply: sent && (JSON.parse(sent.input.output ?? '') as { reply: unknown }).reply };
+}
+
+/** What the terminal's prompt makes of the same text, typed as one line. */
+async function typed(text: string) {
+  const lines = [text];
+  const said: string[] = [];
+  const ask = terminalAnswers(
+    async () => lines.shift() ?? '"given up"',
+    (line) => said.push(line),
+  );
+  const question = { nodeId: 'ask', interactionType: 'ask_for_input' } as Interaction;
+  return { reply: await ask(question, {}), said: said.join('') };
+}
+
+describe('an ask_for_input answer typed as text', () => {
+  it.each([
+    ['hello', 'hello'],
+    ['hello world', 'hello world'],
+    ['"quoted"', 'quoted'],
+    ['42', 42],
+    ['true', true],
+    ['{"name": "Ada"}', { name: 'Ada' }],
+    ['[1, 2]', [1, 2]],
+  ])('respond --input %s answers %j, as the terminal does', async (text, value) => {
+    const responded = await respondWith(text);
+    expect(responded.code, responded.stderr).toBe(0);
+    expect(responded.stdout).toBe(`answered ${envelope.threadId}/ask: the run continues\n`);
+    expect(responded.reply).toEqual({ kind: 'input', value });
+    expect((await typed(text)).reply).toEqual({ kind: 'input', value });
+  });
+
+  it('a number JSON would round is refused by both, which say how to give it as text', async () => {
+    const responded = await respondWith('12345678901234567891');
+    expect(responded.code).toBe(2);
+    expect(responded.stderr).toContain('INPUT_NUMBER_INEXACT');
+    expect(responded.stderr).toContain('"12345678901234567891"');
+    expect(responded.reply).toBeUndefined();
+    // The terminal says the same and asks again.
+    const terminal = await typed('12345678901234567891');
+    expect(terminal.said).toContain('quote it, "12345678901234567891"');
+    expect(terminal.reply).toEqual({ kind: 'input', value: 'given up' });
+  });
+});
