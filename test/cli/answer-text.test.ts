@@ -5,12 +5,13 @@
  * run would.
  */
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { terminalAnswers } from '../../cli/answers.ts';
+import type { RunJsonResult } from '../../cli/commands/run.ts';
 import type { SfnLike } from '../../cli/commands/start.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
@@ -127,5 +128,65 @@ describe('an ask_for_input answer typed as text', () => {
     const terminal = await typed('12345678901234567891');
     expect(terminal.said).toContain('quote it, "12345678901234567891"');
     expect(terminal.reply).toEqual({ kind: 'input', value: 'given up' });
+  });
+});
+
+describe('the failing form {"fail": …} of --answers and userInput', () => {
+  /** START → `q` (ask_for_input) → `ok` (ask_for_approval) → END, the input's answer in `said`. */
+  const workflow = (userInput?: unknown) => ({
+    id: 'fails',
+    version: 1,
+    variables: [{ name: 'said', type: 'object' }],
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'q',
+        type: 'USER_INTERACTION',
+        config: {
+          userInteractionType: 'ask_for_input',
+          outputVariable: 'said',
+          ...(userInput === undefined ? {} : { userInput }),
+        },
+      },
+      { id: 'ok', type: 'USER_INTERACTION', config: { userInteractionType: 'ask_for_approval' } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'q' },
+      { from: 'q', to: 'ok' },
+      { from: 'ok', to: 'end' },
+    ],
+  });
+
+  async function run(name: string, definition: object, answers: object) {
+    const file = join(dir, `${name}.json`);
+    await writeFile(file, JSON.stringify(definition));
+    const result = await runCli(
+      ['run', file, '--answers', JSON.stringify(answers), '--json', '--data-dir', join(dir, `run-${name}`)],
+      { cwd: dir, env: {} },
+    );
+    return JSON.parse(result.stdout) as RunJsonResult;
+  }
+
+  it('answers an ask_for_input, whose answer may be any JSON, that object included', async () => {
+    const result = await run('input', workflow(), { q: { fail: 'the value' }, ok: true });
+    expect(result.status).toBe('COMPLETED');
+    expect(result.conversation.map((message) => message.content)).toContain('{"fail":"the value"}');
+  });
+
+  it('answers an ask_for_input as a config userInput too', async () => {
+    const result = await run('user-input', workflow({ fail: 'the value' }), { ok: true });
+    expect(result.status).toBe('COMPLETED');
+    expect(result.conversation.map((message) => message.content)).toContain('{"fail":"the value"}');
+  });
+
+  it('fails the run at an approval, whose answers are never such an object', async () => {
+    const result = await run('approval', workflow(), { q: { any: 'object' }, ok: { fail: 'not today' } });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatchObject({
+      code: 'USER_INTERACTION_FAILED',
+      message: 'not today',
+      nodeId: 'ok',
+    });
   });
 });
