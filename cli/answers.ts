@@ -146,7 +146,8 @@ function parseTerminalReply(interaction: Interaction, line: string): Interaction
     }
     case 'ask_for_selection': {
       const options = interaction.options ?? [];
-      const index = /^\d+$/.test(text) ? Number(text) : options.indexOf(text);
+      // validate refuses options that differ only in surrounding whitespace, so a trimmed match is one.
+      const index = /^\d+$/.test(text) ? Number(text) : options.findIndex((option) => option.trim() === text);
       if (index < 0 || index >= options.length) return `choose 0-${options.length - 1}`;
       return { kind: 'select', choice: index };
     }

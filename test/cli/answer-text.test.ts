@@ -89,17 +89,32 @@ async function respondWith(text: string) {
   return { ...result, reply: sent && (JSON.parse(sent.input.output ?? '') as { reply: unknown }).reply };
 }
 
-/** What the terminal's prompt makes of the same text, typed as one line. */
-async function typed(text: string) {
+/** What the terminal's prompt makes of the same text, typed as one line (then `last`, when asked again). */
+async function typed(
+  text: string,
+  question = { nodeId: 'ask', interactionType: 'ask_for_input' } as Interaction,
+  last = '"given up"',
+) {
   const lines = [text];
   const said: string[] = [];
   const ask = terminalAnswers(
-    async () => lines.shift() ?? '"given up"',
+    async () => lines.shift() ?? last,
     (line) => said.push(line),
   );
-  const question = { nodeId: 'ask', interactionType: 'ask_for_input' } as Interaction;
   return { reply: await ask(question, {}), said: said.join('') };
 }
+
+describe('a selection typed at the terminal', () => {
+  it('chooses an option by its text, whitespace around it set aside (validate refuses options that differ only so)', async () => {
+    const question = {
+      nodeId: 'pick',
+      interactionType: 'ask_for_selection',
+      options: ['  keep it', 'drop it'],
+    } as Partial<Interaction> as Interaction;
+    expect((await typed('keep it', question, '1')).reply).toEqual({ kind: 'select', choice: 0 });
+    expect((await typed(' drop it ', question, '0')).reply).toEqual({ kind: 'select', choice: 1 });
+  });
+});
 
 describe('an ask_for_input answer typed as text', () => {
   it.each([
