@@ -118,7 +118,7 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   if (inexact !== undefined) {
     return {
       code: 'INPUT_NUMBER_INEXACT',
-      message: `--input holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, or beyond ±1.8e308); pass it as a string`,
+      message: `--input holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, a number beyond ±1.8e308, or a non-zero one below 5e-324, which becomes 0); pass it as a string`,
     };
   }
   return undefined;
