@@ -504,6 +504,14 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
       const inline = /^\s*[{[]/.test(options.answers);
       const text = inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''));
       data = JSON.parse(withoutByteOrderMark(text));
+      // An answer is a value as --input is: one JSON would round or lose is refused as it is there.
+      const inexact = inexactNumberIn(text);
+      if (inexact !== undefined) {
+        return {
+          ok: false,
+          message: `INPUT_NUMBER_INEXACT: --answers holds the number ${inexact}, which a JSON number (a double) cannot hold exactly; pass it as a string`,
+        };
+      }
       fromFile = fileAnswers(data);
     } catch (error) {
       return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };

@@ -146,7 +146,7 @@ describe('an ask_for_input answer typed as text', () => {
   });
 });
 
-describe('the failing form {"fail": …} of --answers and userInput', () => {
+describe('--answers and userInput: the failing form {"fail": …}, and numbers JSON would round', () => {
   /** START → `q` (ask_for_input) → `ok` (ask_for_approval) → END, the input's answer in `said`. */
   const workflow = (userInput?: unknown) => ({
     id: 'fails',
@@ -193,6 +193,27 @@ describe('the failing form {"fail": …} of --answers and userInput', () => {
     const result = await run('user-input', workflow({ fail: 'the value' }), { ok: true });
     expect(result.status).toBe('COMPLETED');
     expect(result.conversation.map((message) => message.content)).toContain('{"fail":"the value"}');
+  });
+
+  it('--answers holding a number JSON would round is INPUT_NUMBER_INEXACT before anything runs, as --input is', async () => {
+    const file = join(dir, 'rounds.json');
+    await writeFile(file, JSON.stringify(workflow()));
+    const result = await runCli(
+      [
+        'run',
+        file,
+        '--answers',
+        '{"q": {"id": 12345678901234567891}, "ok": true}',
+        '--data-dir',
+        join(dir, 'run-rounds'),
+      ],
+      { cwd: dir, env: {} },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^stepthread: INPUT_NUMBER_INEXACT: --answers holds the number 12345678901234567891,/,
+    );
+    expect(result.stderr).not.toContain('started execution');
   });
 
   it('fails the run at an approval, whose answers are never such an object', async () => {
