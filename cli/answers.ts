@@ -6,7 +6,7 @@
 
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
-import { MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
+import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { AnsweredElsewhere } from '../functions/local/offered-replies.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
@@ -146,17 +146,34 @@ function parseTerminalReply(interaction: Interaction, line: string): Interaction
     }
     case 'ask_for_selection': {
       const options = interaction.options ?? [];
-      const index = /^\d+$/.test(text) ? Number(text) : options.indexOf(text);
+      // validate refuses options that differ only in surrounding whitespace, so a trimmed match is one.
+      const index = /^\d+$/.test(text) ? Number(text) : options.findIndex((option) => option.trim() === text);
       if (index < 0 || index >= options.length) return `choose 0-${options.length - 1}`;
       return { kind: 'select', choice: index };
     }
     default:
-      try {
-        return { kind: 'input', value: JSON.parse(text) as unknown };
-      } catch {
-        return { kind: 'input', value: line };
-      }
+      return inputFromText(line);
   }
+}
+
+/**
+ * An ask_for_input answer typed as text, at the terminal's prompt or as `respond --input`: JSON
+ * when it parses (`42`, `true`, `{"a": 1}`, `"quoted"`), else the text itself as a string, so that
+ * `hello` answers "hello" in both. A number JSON would round or lose (inexactNumberIn) is refused
+ * (a string that says why), as `run --input` refuses it: it would not be the answer typed.
+ */
+export function inputFromText(text: string): InteractionReply | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'input', value: text };
+  }
+  const inexact = inexactNumberIn(text);
+  if (inexact !== undefined) {
+    return `${inexact} is a number JSON cannot hold exactly (beyond 2^53 or a double's range): quote it, "${inexact}", to answer it as text`;
+  }
+  return { kind: 'input', value };
 }
 
 /** Asks on the terminal, one question at a time however many branches wait at once. */

@@ -14,7 +14,7 @@ import { respondCommand, resumeCommand } from '../../functions/local/interaction
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
-import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
+import { executionChain, runsIn, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
@@ -412,7 +412,12 @@ export async function buildInspectReport(
     if (executionId) execution = await findExecution(runtime, executionId);
   }
   // Every execution of the run: threads created after a continuation are listed under later ones.
-  const chain = execution ? await executionChain(runtime.stores.executions, execution) : [];
+  let chain = execution ? await executionChain(runtime.stores.executions, execution) : [];
+  if (!runsIn(focus, chain)) {
+    // A copy not run yet keeps its source's execution id: that run is its source's, not the copy's.
+    execution = undefined;
+    chain = [];
+  }
   const listed = (await threadsOfChain(runtime.stores.threads, chain)).map((entry) => entry.thread);
   // The index is eventually consistent: make sure the focus thread is there, and keep a stable order.
   const threads = [focus, ...listed.filter((thread) => thread.id !== focus.id)];
@@ -540,6 +545,14 @@ function notShownLine({ from, to }: HistoryRange, total: number): string {
   return `… ${count.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} steps not shown (${which}): --steps ${these} shows them, --steps all every step`;
 }
 
+/** What a copy not run yet is: its steps so far are its source's, whose run `inspect` shows. */
+function notRunLine(copy: ThreadReport): string {
+  const source = `stepthread inspect ${copy.copiedFrom} shows its source's run`;
+  // run --thread refuses a branch's copy (COPY_POINT_IN_FORK_BRANCH): its FORK runs a branch.
+  if (copy.forkPathId) return `a fork branch's copy, which does not run on its own; ${source}`;
+  return `not run yet: stepthread run <workflow> --thread ${copy.threadId} runs it; ${source}`;
+}
+
 export function printReport(report: InspectReport, io: CliIo): void {
   if (report.executionId) {
     io.stdout(
@@ -562,6 +575,7 @@ export function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
+    if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread)}\n`);
     // `step 1234` and longer still leave a space before the status.
     const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''}`.length + 1));
     const notShown = thread.stepsNotShown;

@@ -1,6 +1,6 @@
 /**
  * `stepthread respond <interactionId|threadId|executionArn> [--node <id>]
- *   (--approve | --reject | --input <json> | --select <n> | --fail) [--reason <text>]`:
+ *   (--approve | --reject | --input <answer> | --select <n> | --fail) [--reason <text>]`:
  * answers a pending USER_INTERACTION of a deployed run. It only reads (the interaction item, by
  * GetItem or Query), checks the answer against the question, and sends it with SendTaskSuccess
  * (`--fail`: SendTaskFailure) using the stored task token; the workflow's `<node>:answer` Task
@@ -22,6 +22,7 @@ import {
   type InteractionStore,
   parseInteractionId,
 } from '../../functions/stores/interaction-store.ts';
+import { inputFromText } from '../answers.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 import { openInteractions } from './pending.ts';
@@ -47,7 +48,7 @@ export function replyOf(options: RespondOptions): ParsedReply {
   if (given.length !== 1) {
     return {
       ok: false,
-      message: 'give exactly one of --approve, --reject, --input <json>, --select <n>, --fail',
+      message: 'give exactly one of --approve, --reject, --input <answer>, --select <n>, --fail',
     };
   }
   const reason = options.reason === undefined ? {} : { reason: options.reason };
@@ -58,11 +59,11 @@ export function replyOf(options: RespondOptions): ParsedReply {
     const choice = /^\d+$/.test(options.select) ? Number(options.select) : options.select;
     return { ok: true, reply: { kind: 'select', choice } };
   }
-  try {
-    return { ok: true, reply: { kind: 'input', value: JSON.parse(options.input ?? '') as unknown } };
-  } catch (error) {
-    return { ok: false, message: `--input is not valid JSON: ${(error as Error).message}` };
-  }
+  // As the terminal's prompt reads it: JSON when it parses, else the text as a string.
+  const reply = inputFromText(options.input ?? '');
+  return typeof reply === 'string'
+    ? { ok: false, message: `INPUT_NUMBER_INEXACT: --input ${reply}` }
+    : { ok: true, reply };
 }
 
 /** The one open interaction a reference names (with --node when it names several). */
@@ -277,7 +278,7 @@ export function registerRespond(
     .option('--node <nodeId>', 'which interaction, when the thread or execution has several')
     .option('--approve', 'approve (ask_for_approval)')
     .option('--reject', 'reject (ask_for_approval): the answer is false and the run continues')
-    .option('--input <json>', 'the answer (ask_for_input), as JSON')
+    .option('--input <answer>', 'the answer (ask_for_input): JSON when it parses, else the text as a string')
     .option('--select <n>', 'the option index, from 0, or the option itself (ask_for_selection)')
     .option('--fail', 'fail the run instead of answering (SendTaskFailure)')
     .option('--reason <text>', 'why (kept with --approve / --reject, the failure message with --fail)')

@@ -118,7 +118,7 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   if (inexact !== undefined) {
     return {
       code: 'INPUT_NUMBER_INEXACT',
-      message: `--input holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, or beyond ±1.8e308); pass it as a string`,
+      message: `--input holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, a number beyond ±1.8e308, or a non-zero one below 5e-324, which becomes 0); pass it as a string`,
     };
   }
   return undefined;
@@ -504,6 +504,14 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
       const inline = /^\s*[{[]/.test(options.answers);
       const text = inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''));
       data = JSON.parse(withoutByteOrderMark(text));
+      // An answer is a value as --input is: one JSON would round or lose is refused as it is there.
+      const inexact = inexactNumberIn(text);
+      if (inexact !== undefined) {
+        return {
+          ok: false,
+          message: `INPUT_NUMBER_INEXACT: --answers holds the number ${inexact}, which a JSON number (a double) cannot hold exactly; pass it as a string`,
+        };
+      }
       fromFile = fileAnswers(data);
     } catch (error) {
       return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };

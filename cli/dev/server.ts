@@ -1244,7 +1244,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw new ApiError(
         400,
         'INPUT_NUMBER_INEXACT',
-        `the body holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, or beyond ±1.8e308); send it as a string`,
+        `the body holds the number ${inexact}, which a JSON number (a double) cannot hold exactly (an integer beyond 2^53, a number beyond ±1.8e308, or a non-zero one below 5e-324, which becomes 0); send it as a string`,
       );
     }
     if (valueDepth(body, MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1) {

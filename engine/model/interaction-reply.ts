@@ -26,11 +26,13 @@ const REJECT_WORDS = new Set<unknown>(['reject', 'rejected', 'no', 'n', 'false']
 /**
  * A reply from a plain JSON value (an `--answers` file entry, a config `userInput`): approval takes
  * true/false, "approve"/"reject" (or "approved", "yes", "y", "true" / "rejected", "no", "n", "false", in any case) or {approved, reason}; input takes any value; selection an index or
- * an option; `{ "fail": "reason" }` fails the run.
+ * an option. `{ "fail": "reason" }` fails the run at an approval or a selection, whose answers are
+ * never such an object; an input's answer may be any JSON, that object included, so there it is the
+ * answer (an input question is failed by `respond --fail`).
  */
 export function replyFromValue(interactionType: UserInteractionType, value: unknown): InteractionReply {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'fail' in value) {
-    const reason = (value as { fail: unknown }).fail;
+  if (interactionType !== 'ask_for_input' && interactionType !== 'show_message' && isFailing(value)) {
+    const reason = value.fail;
     return { kind: 'fail', ...(typeof reason === 'string' ? { reason } : {}) };
   }
   switch (interactionType) {
@@ -67,6 +69,11 @@ export function replyFromValue(interactionType: UserInteractionType, value: unkn
   }
 }
 
+/** The failing form, `{"fail": …}`: an object with a `fail` key. */
+function isFailing(value: unknown): value is { fail: unknown } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'fail' in value;
+}
+
 /**
  * The option index a choice names: an index, an option, or an index written as digits ("1") when no
  * option reads that way; -1 when it names none. The caller checks it is in range.
@@ -80,7 +87,8 @@ export function selectionIndex(options: readonly string[], choice: number | stri
 
 /**
  * Why a config `userInput` cannot answer its interaction, or undefined when it can (or when it is a
- * template, known only at run time). `{"fail": …}` fits: it fails the run on purpose.
+ * template, known only at run time). `{"fail": …}` fits: it fails an approval or a selection on
+ * purpose, and answers an input.
  */
 export function userInputProblem(
   interactionType: UserInteractionType,

@@ -51,9 +51,11 @@ export function valueTooDeep(what: string, limit: number, nodeId?: string): Step
 
 /**
  * Number literals in JSON text that a JavaScript number cannot hold: an integer beyond 2^53, such as
- * `12345678901234567891`, which JSON.parse would silently round, or a number beyond a double's range,
- * such as `1e400`, which it would make Infinity (and JSON then writes null). Returns the first one, if
- * any. Scans the text once, skipping strings.
+ * `12345678901234567891`, which JSON.parse would silently round, a number beyond a double's range,
+ * such as `1e400`, which it would make Infinity (and JSON then writes null), or a non-zero one below
+ * its smallest (5e-324), such as `1e-400`, which it would make 0. Returns the first one, if any.
+ * Scans the text once, skipping strings. A decimal a double only rounds (`0.1`) passes: every
+ * decimal fraction does, and it stays the number it was, nearly; a zero does not.
  */
 export function inexactNumberIn(text: string): string | undefined {
   // A scan by index, not one regular expression: an alternation repeated over a string of megabytes
@@ -78,7 +80,8 @@ export function inexactNumberIn(text: string): string | undefined {
     }
     at += token.length;
     if (/[.eE]/.test(token)) {
-      if (!Number.isFinite(Number(token))) return token;
+      const value = Number(token);
+      if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(token.split(/[eE]/)[0]!))) return token;
       continue;
     }
     const digits = token.replace(/^-?0*/, '');

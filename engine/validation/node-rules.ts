@@ -27,6 +27,38 @@ export interface NodeScope {
 
 export const DEFAULT_PROFILE_ID = 'default';
 
+/**
+ * Options a person could not tell apart or read: an empty one (or only whitespace), and one that reads
+ * as an earlier one once surrounding whitespace is set aside (`"yes"`, `" yes"`): the terminal shows
+ * them alike and matches a typed choice trimmed. Each names the options, by index and as written.
+ */
+function unreadableOptions(options: readonly string[]): { index: number; message: string }[] {
+  const problems: { index: number; message: string }[] = [];
+  const seen = new Map<string, number>();
+  options.forEach((option, index) => {
+    const text = option.trim();
+    if (text === '') {
+      problems.push({
+        index,
+        message: `selection option ${index} is empty (${JSON.stringify(option)}): a person could not tell what it chooses`,
+      });
+      return;
+    }
+    const earlier = seen.get(text);
+    if (earlier === undefined) {
+      seen.set(text, index);
+      return;
+    }
+    const same =
+      options[earlier] === option ? 'is the same as' : 'differs only in surrounding whitespace from';
+    problems.push({
+      index,
+      message: `selection options must be distinct: option ${index} ${JSON.stringify(option)} ${same} option ${earlier} ${JSON.stringify(options[earlier])}`,
+    });
+  });
+  return problems;
+}
+
 export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): CodedError[] {
   const errors: CodedError[] = [];
   const add = (code: CodedError['code'], message: string, at: Path): void => {
@@ -64,8 +96,10 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
             ...config,
             'options',
           ]);
-        } else if (new Set(options).size !== options.length) {
-          add('INVALID_SELECTION_OPTIONS', 'selection options must be distinct', [...config, 'options']);
+        } else {
+          for (const { index, message } of unreadableOptions(options)) {
+            add('INVALID_SELECTION_OPTIONS', message, [...config, 'options', index]);
+          }
         }
       }
       if (userInteractionType !== 'ask_for_selection' && options !== undefined) {

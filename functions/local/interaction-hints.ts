@@ -52,7 +52,7 @@ export function resumeCommand(
 
 /**
  * `stepthread respond <id> <flags>` with an example answer, runnable as printed: `--approve`,
- * `--select 0`, `--input '"your answer"'` (respond's --input is JSON). `storeArguments` is the
+ * `--select 0`, `--input '"your answer"'` (JSON, which respond's --input reads first). `storeArguments` is the
  * ` --stack …` or ` --data-dir …` the printing command was given, so respond reads the same stores.
  */
 export function respondCommand(
@@ -72,7 +72,7 @@ export function respondCommand(
 /** What else `respond` takes for this kind of question than the example answer its command gives. */
 export function otherAnswers(type: Interaction['interactionType']): string | undefined {
   if (type === 'ask_for_approval') return "or --reject to reject; --reason '<text>' to say why";
-  if (type === 'ask_for_input') return '--input takes any JSON value';
+  if (type === 'ask_for_input') return '--input takes any JSON value, or plain text as a string';
   if (type === 'ask_for_selection') return "--select takes an option's index, from 0";
   return undefined;
 }

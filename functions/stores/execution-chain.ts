@@ -54,7 +54,12 @@ export async function executionChainOf(
   return record === undefined ? [] : executionChain(executions, record);
 }
 
-/** Threads of every execution of a run (each thread is listed under the execution it runs in). */
+/**
+ * Threads of every execution of a run (each thread is listed under the execution it runs in). A copy
+ * keeps its source's metadata, execution id included, until it runs as the root of an execution of
+ * its own: until then the index lists it under its source's run, which it is no thread of, so it is
+ * left out (`inspect <copy>` names its source instead).
+ */
 export async function threadsOfChain(
   threads: ThreadStore,
   chain: readonly ExecutionRecord[],
@@ -62,8 +67,16 @@ export async function threadsOfChain(
   const listed = new Map<string, VersionedThread>();
   for (const record of chain) {
     for (const entry of await threads.listThreadsOfExecution(record.executionId)) {
-      if (!listed.has(entry.thread.id)) listed.set(entry.thread.id, entry);
+      if (!listed.has(entry.thread.id) && runsIn(entry.thread, chain)) listed.set(entry.thread.id, entry);
     }
   }
   return [...listed.values()];
+}
+
+/** Whether `thread` is one of the run's: any thread but a copy, which is only when the run is its own. */
+export function runsIn(
+  thread: { readonly id: string; readonly metadata: { readonly copiedFrom?: string } },
+  chain: readonly ExecutionRecord[],
+): boolean {
+  return !thread.metadata.copiedFrom || chain.some((record) => record.rootThreadId === thread.id);
 }

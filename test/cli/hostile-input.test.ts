@@ -29,6 +29,16 @@ describe('a number beyond the range of a double', () => {
     expect(result.stderr).toMatch(/^stepthread: INPUT_NUMBER_INEXACT: --input holds the number 1e400,/);
     expect(result.stderr).not.toContain('started execution');
   });
+
+  it('in --input, a non-zero number below the smallest double (it would become 0) is INPUT_NUMBER_INEXACT too', async () => {
+    const result = await runCli(['run', EXAMPLE, '--input', '{"tickets": [], "limit": 1e-400}'], {
+      cwd: dir,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^stepthread: INPUT_NUMBER_INEXACT: --input holds the number 1e-400,/);
+    expect(result.stderr).toContain('a non-zero one below 5e-324, which becomes 0');
+    expect(result.stderr).not.toContain('started execution');
+  });
 });
 
 describe('a byte order mark', () => {

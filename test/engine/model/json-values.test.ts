@@ -8,8 +8,15 @@ describe('inexactNumberIn', () => {
     expect(inexactNumberIn('[1, -98765432109876543210]')).toBe('-98765432109876543210');
     expect(inexactNumberIn('{"n": 18014398509481984}')).toBeUndefined();
     expect(
-      inexactNumberIn('{"n": 9007199254740993.5, "m": 1e300, "k": 0000000000000000001, "z": 1e-400}'),
+      inexactNumberIn('{"n": 9007199254740993.5, "m": 1e300, "k": 0000000000000000001, "t": 5e-324}'),
     ).toBeUndefined();
+  });
+
+  it('finds a non-zero number below the smallest double, which would become 0, and lets zeros pass', () => {
+    expect(inexactNumberIn('{"z": 1e-400}')).toBe('1e-400');
+    expect(inexactNumberIn('[-2.5E-330]')).toBe('-2.5E-330');
+    expect(inexactNumberIn(`[0.${'0'.repeat(400)}1]`)).toBe(`0.${'0'.repeat(400)}1`);
+    expect(inexactNumberIn('[0, 0.0, -0.0, 0e-400, 0.000e5, 1e-323]')).toBeUndefined();
   });
 
   it('finds a number beyond the range of a double, which would become Infinity and then null', () => {
