@@ -68,6 +68,11 @@ export interface NodeRun {
   attempt: number;
   /** The thread's step that recorded the run (what `copy --from <step>` takes); absent while it runs. */
   step?: number;
+  /**
+   * A copy's run recorded before the copy was made: `step` is its source's step number, which
+   * `copy --from` on the copy does not take (a copy numbers its own steps from 1).
+   */
+  copied?: true;
   /** What a CODE node's code printed in this run (one over 1 MB stays its reference). */
   logs?: NodeLogs | ValueRef;
 }
@@ -272,6 +277,11 @@ function reportOf(
   const { metadata } = thread;
   const variables = variablesOf(thread);
   const { runs, entries } = nodeRunsAt(events, executionHistory, logs);
+  // A copy's history starts with its source's steps: every position before its own.
+  const inherited = metadata.copiedFrom ? length - (thread.step ?? 0) : 0;
+  for (const [index, at] of entries.entries()) {
+    if (at !== undefined && positions[at]! <= inherited) runs[index]!.copied = true;
+  }
   const notShown = stepsNotShownOf(
     entries.map((at) => (at === undefined ? undefined : positions[at])),
     positions,
@@ -588,7 +598,10 @@ export function printReport(report: InspectReport, io: CliIo): void {
       printNotShown(index);
       const duration = run.durationMs === undefined ? '' : `  ${run.durationMs} ms`;
       const attempt = run.attempt > 1 ? `  attempt ${run.attempt}` : '';
-      const step = `${run.step === undefined ? '' : `step ${run.step}`}`.padEnd(stepWidth);
+      // A copied run's number is its source's: `copy --from` on this thread would not take it.
+      const step = `${run.copied ? 'copied' : run.step === undefined ? '' : `step ${run.step}`}`.padEnd(
+        stepWidth,
+      );
       const type = run.subgraphNodeId ? `${run.nodeType} in SUBGRAPH ${run.subgraphNodeId}` : run.nodeType;
       io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}\n`);
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);

@@ -58,6 +58,24 @@ describe('inspect a copy', () => {
     expect(report.threads.map((thread) => thread.threadId)).toEqual([copy.id]);
     expect(report.threads[0]).toMatchObject({ status: 'COMPLETED', copiedFrom: source.threadId });
     expect(printed(report)).not.toContain('not run yet');
+    // Its source's runs come first, marked copied (their numbers are the source's steps); its own
+    // steps are numbered from 1, the numbers `copy --from` on it takes.
+    const runs = report.threads[0]!.nodes;
+    const own = runs.filter((run) => !run.copied);
+    expect(runs.filter((run) => run.copied).map((run) => run.nodeId)).toEqual([
+      'start',
+      'intro',
+      'split',
+      'merge',
+    ]);
+    expect(own.map((run) => [run.step, run.nodeId])).toEqual([
+      [1, 'after'],
+      [2, 'end'],
+    ]);
+    const lines = printed(report).split('\n');
+    expect(lines.filter((line) => /^ {2}copied +COMPLETED /.test(line))).toHaveLength(4);
+    expect(lines.some((line) => /^ {2}step 1 +COMPLETED after /.test(line))).toBe(true);
+    expect(lines.filter((line) => /^ {2}step 1 /.test(line))).toHaveLength(1);
   });
 
   it("a fork branch's copy, which cannot run on its own, says so", async () => {
