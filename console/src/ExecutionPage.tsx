@@ -423,7 +423,8 @@ function InteractionForm({
         <div>
           <textarea
             rows={3}
-            aria-label="answer (JSON)"
+            aria-label="answer (JSON, or plain text)"
+            data-testid="answer-input"
             value={value}
             onChange={(event) => setValue(event.target.value)}
           />
@@ -431,13 +432,7 @@ function InteractionForm({
             type="button"
             className="primary"
             disabled={disabled}
-            onClick={() => {
-              try {
-                send({ input: JSON.parse(value) });
-              } catch (e) {
-                setError(`not JSON: ${(e as Error).message}`);
-              }
-            }}
+            onClick={() => send({ input: typedAnswer(value) })}
           >
             Send
           </button>
@@ -446,6 +441,18 @@ function InteractionForm({
       {error && <p className="error">{error}</p>}
     </div>
   );
+}
+
+/**
+ * An ask_for_input answer as typed: JSON when it parses (`42`, `{"a": 1}`, `"quoted"`), else the text
+ * itself, as the terminal's prompt and `stepthread respond --input` read it.
+ */
+function typedAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /**

@@ -397,6 +397,36 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.locator('.tree').getByText('copy').first().waitFor();
   });
 
+  it('answers an ask_for_input with plain text, as the terminal and respond --input read it', async () => {
+    const askName = {
+      id: 'ask-name',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'USER_INTERACTION',
+          config: { userInteractionType: 'ask_for_input', showMessage: 'Your name?', outputVariable: 'name' },
+        },
+        { id: 'end', type: 'END', config: { output: { hello: '{{name}}' } } },
+      ],
+      edges: [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'end' },
+      ],
+    };
+    writeFileSync(join(workflowsDir, 'ask-name.json'), JSON.stringify(askName));
+    await page.goto(`${url}/#/workflows/ask-name`);
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    // Not JSON: the text itself is the answer (before, the page said "not JSON" and sent nothing).
+    await page.getByTestId('answer-input').fill('Ada Lovelace');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await executionStatus('COMPLETED');
+    await page.getByTestId('thread-root').click();
+    await page.locator('tr[data-node="end"]').getByText('"hello": "Ada Lovelace"').waitFor();
+  });
+
   it('lists a long thread’s latest 100 steps, and earlier ones a hundred at a time on request', async () => {
     // Written now, so the screenshots above show the folder as the README does. A CODE node that
     // prints first (step 2): its node panel shows what it printed, however long ago.
