@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { FAIL_TASK } from '../../engine/asl/compile.ts';
 import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
 import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -143,8 +144,11 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
   // A state whose failure a Catch took exits like one that succeeded: its ✗ line says how it ended
   // (a retried one runs again, and says so).
   const failed = new Set<string>();
+  // `stepthread:fail` records a failure the ✗ line above it has shown: its ✓ would read as success.
   const shown = (event: LocalEvent) =>
-    event.stateType === 'Task' || event.stateType === 'Parallel' || event.stateType === 'Map';
+    (event.stateType === 'Task' && event.stateName !== FAIL_TASK) ||
+    event.stateType === 'Parallel' ||
+    event.stateType === 'Map';
   const elapsed = (event: LocalEvent) => {
     const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
     return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;
