@@ -10,5 +10,8 @@ export default defineConfig({
     // Setup hooks synthesize stacks (cdk-nag included) and start services: seconds on an idle machine,
     // far more on a loaded CI runner. A hang still ends, just later.
     hookTimeout: 120_000,
+    // expect.poll waits for what a page or a process shows next: 1 s (the default) is not always
+    // enough on a loaded CI runner, and a poll that passes returns as soon as it does.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
