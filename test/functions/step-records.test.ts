@@ -186,8 +186,9 @@ describe('a long run', () => {
     expect(copied.events.at(-1)?.type).toBe('THREAD_COPIED');
     const report = await buildInspectReport(runtime, copy.id);
     const sourceReport = await buildInspectReport(runtime, threadId);
+    // Each marked copied: a run the copy holds from its source, numbered as the source's step.
     expect(report.threads.find((t) => t.threadId === copy.id)?.nodes).toEqual(
-      sourceReport.threads[0]?.nodes.slice(0, -1),
+      sourceReport.threads[0]?.nodes.slice(0, -1).map((run) => ({ ...run, copied: true })),
     );
   });
 });
