@@ -8,8 +8,12 @@
  * of workflows tried (about 130) lives outside the repository; these are the ones that found
  * something, plus what must stay valid next to them.
  */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateWorkflow } from '../../engine/validation/validate.ts';
+import { runCli } from '../support/cli.ts';
 import { type E2e, startE2e, valid } from './helpers.ts';
 
 let e2e: E2e;
@@ -428,5 +432,37 @@ describe("TOOL node arguments against the tool's parameters (run: TOOL_ARGUMENTS
       )
       .run({});
     expect(outcome.output).toBe(3);
+  });
+});
+
+describe('a module tool from the CLI', () => {
+  it("resolves its relative path from the workflow file's folder, as the README says (it failed: the folder was unknown)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-user-workflows-'));
+    try {
+      await mkdir(join(dir, 'flows'));
+      await writeFile(
+        join(dir, 'flows', 'lookup.mjs'),
+        'export async function lookup(args) { return { found: args.id }; }\n',
+      );
+      const workflow = linear(
+        'module-tool',
+        [{ id: 't', type: 'TOOL', config: { toolName: 'lookup', arguments: { id: '42' } } }],
+        { tools: { lookup: { description: 'finds', handler: 'module:./lookup.mjs#lookup' } } },
+        '{{nodes.t}}',
+      );
+      await writeFile(join(dir, 'flows', 'module-tool.json'), JSON.stringify(workflow));
+      // From the folder above, by a relative path: the module is next to the workflow, not here.
+      const result = await runCli(
+        ['run', join('flows', 'module-tool.json'), '--json', '--data-dir', 'data'],
+        {
+          cwd: dir,
+          readFile: (path) => readFile(resolve(dir, path), 'utf8'),
+        },
+      );
+      expect(result.stderr).not.toMatch(/folder is unknown/);
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: 'COMPLETED', output: { found: '42' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
