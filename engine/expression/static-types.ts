@@ -127,6 +127,9 @@ const BUILTIN_TYPES: Record<BuiltinName, BuiltinTypes> = {
   type: { args: [undefined], result: fixed(STRING) },
 };
 
+/** The type of a name read from the scope, when the workflow fixes it (declared variables); else unknown. */
+export type NameTypes = (name: string) => StaticType | undefined;
+
 function callType(callee: BuiltinName, args: readonly StaticType[]): StaticType {
   const types = BUILTIN_TYPES[callee];
   args.forEach((arg, position) => {
@@ -172,9 +175,9 @@ function operandProblem(
   );
 }
 
-function binaryType(node: Extract<ExprNode, { kind: 'binary' }>): StaticType {
-  const left = staticTypeOf(node.left);
-  const right = staticTypeOf(node.right);
+function binaryType(node: Extract<ExprNode, { kind: 'binary' }>, names: NameTypes): StaticType {
+  const left = staticTypeOf(node.left, names);
+  const right = staticTypeOf(node.right, names);
   switch (node.operator) {
     case '===':
     case '!==':
@@ -220,22 +223,25 @@ function withoutNullish(type: StaticType): StaticType {
  * The types `node`'s value may have. Throws StaticTypeError when some operator or built-in in it
  * is given an operand that can never be of a type it accepts.
  */
-export function staticTypeOf(node: ExprNode): StaticType {
+export function staticTypeOf(node: ExprNode, names: NameTypes = () => undefined): StaticType {
+  const of = (child: ExprNode) => staticTypeOf(child, names);
   switch (node.kind) {
     case 'literal':
       return literalType(node.value);
     case 'identifier':
+      return names(node.name) ?? 'unknown';
     case 'member':
+      of(node.object);
       return 'unknown';
     case 'index':
-      staticTypeOf(node.object);
-      staticTypeOf(node.key);
+      of(node.object);
+      of(node.key);
       return 'unknown';
     case 'array':
-      for (const element of node.elements) staticTypeOf(element);
+      for (const element of node.elements) of(element);
       return ARRAY;
     case 'unary': {
-      const argument = staticTypeOf(node.argument);
+      const argument = of(node.argument);
       if (node.operator === '!') return BOOLEAN;
       if (neverAccepted(argument, NUMBER)) {
         throw new StaticTypeError(
@@ -245,20 +251,17 @@ export function staticTypeOf(node: ExprNode): StaticType {
       return NUMBER;
     }
     case 'binary':
-      return binaryType(node);
+      return binaryType(node, names);
     case 'logical': {
-      const left = staticTypeOf(node.left);
-      const right = staticTypeOf(node.right);
+      const left = of(node.left);
+      const right = of(node.right);
       return node.operator === '??' ? union(withoutNullish(left), right) : union(left, right);
     }
     case 'conditional':
-      staticTypeOf(node.test);
-      return union(staticTypeOf(node.consequent), staticTypeOf(node.alternate));
+      of(node.test);
+      return union(of(node.consequent), of(node.alternate));
     case 'call':
-      return callType(
-        node.callee,
-        node.args.map((arg) => staticTypeOf(arg)),
-      );
+      return callType(node.callee, node.args.map(of));
   }
 }
 

@@ -4,9 +4,13 @@
  */
 import type { CodedError } from '../errors.ts';
 import {
+  type Expression,
   nodeReferences,
   parseExpression,
+  type StaticType,
+  StaticTypeError,
   templateExpressionSources as splitTemplateSources,
+  staticTypeOf,
 } from '../expression/index.ts';
 import { parseWorkflow } from '../model/parse.ts';
 import { isRecord, type Path } from '../model/paths.ts';
@@ -23,7 +27,9 @@ import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
+import { checkScriptedProfiles } from './scripted-profiles.ts';
 import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
+import { declaredVariableTypes } from './variable-types.ts';
 import { viewWorkflow, type WorkflowView } from './view.ts';
 
 export interface ValidationResult {
@@ -54,6 +60,7 @@ export function validateWorkflow(data: unknown): ValidationResult {
     );
     codeSources = codeSourcesOf(view);
   }
+  if (parsed.workflow) errors.push(...checkScriptedProfiles(parsed.workflow));
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
     : undefined;
@@ -134,10 +141,14 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
   collect(view);
   const afterHook: ReadonlySet<string> = new Set([...defined, ...AFTER_HOOK_NAMES]);
   const errors: CodedError[] = [];
+  const variableTypes = declaredVariableTypes(view);
   for (const { node, path } of nodesOfEveryLevel(view)) {
     if (!node) continue;
     const reported = new Set<string>();
     const check = (source: string, names: ReadonlySet<string>) => {
+      const typeProblem = declaredTypeProblem(source, variableTypes);
+      if (typeProblem !== undefined)
+        errors.push(codedError('INVALID_EXPRESSION', typeProblem, path, node.id));
       for (const name of identifiersOf(source)) {
         if (names.has(name) || reported.has(name)) continue;
         reported.add(name);
@@ -206,6 +217,34 @@ function expressionSources(value: unknown, key?: string): string[] {
 }
 
 const EXPRESSION_FIELDS = new Set(['expression', 'condition', 'breakCondition']);
+
+/**
+ * An expression that fails on the declared types of the variables it reads (`acc > 1` with `acc`
+ * an array): its message, naming those types; undefined when it may run (variable-types.ts).
+ */
+function declaredTypeProblem(source: string, types: ReadonlyMap<string, StaticType>): string | undefined {
+  let expression: Expression;
+  try {
+    expression = parseExpression(source);
+  } catch {
+    return undefined; // INVALID_EXPRESSION is reported by the node rules
+  }
+  const read = expression.identifiers.filter((name) => types.has(name));
+  if (read.length === 0) return undefined;
+  try {
+    staticTypeOf(expression.root, (name) => types.get(name));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof StaticTypeError)) throw error;
+    const declared = read.map((name) => `"${name}" is declared ${declaredTypeName(types.get(name))}`);
+    return `Invalid expression ${JSON.stringify(source)}: ${error.message} (${declared.join(', ')})`;
+  }
+}
+
+function declaredTypeName(type: StaticType | undefined): string {
+  if (type === undefined || type === 'unknown') return 'any';
+  return [...type].filter((t) => t !== 'undefined').join(' or ');
+}
 
 function identifiersOf(source: string): readonly string[] {
   try {

@@ -152,6 +152,67 @@ describe('expressions whose operand types are fixed in the file (run: EXPRESSION
   });
 });
 
+describe('expressions over declared variables (run: EXPRESSION_ERROR every time)', () => {
+  const loop = (breakCondition: string, variables: unknown[], body: NodeSpec[] = []) =>
+    linear(
+      'declared',
+      [
+        { id: 'each', type: 'LOOP_START', config: { loopId: 'l', dataSource: [1, 2, 3], maxIterations: 5 } },
+        variable('push', { variableName: 'acc', variableType: 'array', expression: 'concat(acc, [item])' }),
+        ...body,
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l', breakCondition } },
+      ],
+      { variables },
+      '{{acc}}',
+    );
+
+  it('a breakCondition comparing an array variable with a number (meant len(acc) >= 2)', () => {
+    const workflow = loop('acc >= 2', [{ name: 'acc', type: 'array', initial: [] }]);
+    expect(problems(workflow)).toEqual(['INVALID_EXPRESSION nodes[3]']);
+    expect(messages(workflow)[0]).toBe(
+      'Invalid expression "acc >= 2": operator ">=" expects two numbers or two strings, but gets an array and a number ("acc" is declared array)',
+    );
+    expect(problems(loop('len(acc) >= 2', [{ name: 'acc', type: 'array', initial: [] }]))).toEqual([]);
+  });
+
+  it('a number variable given to a text function, in a prompt', () => {
+    const workflow = linear(
+      'declared-prompt',
+      [{ id: 'l', type: 'LLM', config: { prompt: 'Tell {{ upper(count) }}' } }],
+      {
+        variables: [{ name: 'count', type: 'number', initial: 0 }],
+      },
+    );
+    expect(messages(workflow)).toEqual([
+      'Invalid expression " upper(count) ": upper() expects a string as argument 1, but it is always a number ("count" is declared number)',
+    ]);
+  });
+
+  it.each([
+    ['declared without a type', [{ name: 'acc', initial: [] }], []],
+    ['declared any', [{ name: 'acc', type: 'any', initial: [] }], []],
+    [
+      'also a loop variable',
+      [{ name: 'acc', type: 'array', initial: [] }],
+      [
+        {
+          id: 'inner',
+          type: 'LOOP_START',
+          config: { loopId: 'm', dataSource: 1, iterationVariable: 'acc', maxIterations: 1 },
+        },
+        { id: 'inner-end', type: 'LOOP_END', config: { loopId: 'm' } },
+      ],
+    ],
+    [
+      'written in another scope too',
+      [{ name: 'acc', type: 'array', initial: [] }],
+      [variable('shadow', { variableName: 'acc', variableType: 'number', expression: '1', scope: 'loop' })],
+    ],
+  ])('is left to the run when the variable is %s', (_, variables, body) => {
+    expect(problems(loop('acc >= 2', variables, body as NodeSpec[]))).toEqual([]);
+  });
+});
+
 describe('values their declared type can never hold (run: INVALID_VARIABLE every time)', () => {
   it.each([
     ['number', "'abc'", 'always a string'],
@@ -432,6 +493,39 @@ describe("TOOL node arguments against the tool's parameters (run: TOOL_ARGUMENTS
       )
       .run({});
     expect(outcome.output).toBe(3);
+  });
+});
+
+describe('the scripted provider', () => {
+  const llm = (id: string): NodeSpec => ({ id, type: 'LLM', config: { prompt: 'Classify' } });
+
+  it('a byNode key naming no LLM node (a typo) is refused: its replies were never given', () => {
+    const workflow = linear('typo', [llm('classify')], {
+      profiles: { default: { provider: 'scripted', byNode: { clasify: ['urgent'] }, responses: ['ok'] } },
+    });
+    expect(problems(workflow)).toEqual(['UNKNOWN_NODE_REFERENCE profiles.default.byNode.clasify']);
+    expect(messages(workflow)[0]).toBe(
+      'byNode "clasify" names no node, so its replies are never given; the LLM nodes are "classify"; did you mean "classify"?',
+    );
+  });
+
+  it("a child workflow's node is keyed by the id the run gives it, <subgraph>.<node>", () => {
+    const workflow = linear(
+      'child-key',
+      [{ id: 'sub', type: 'SUBGRAPH', config: { workflow: child([llm('classify')], '{{nodes.classify}}') } }],
+      {
+        profiles: { default: { provider: 'scripted', byNode: { classify: ['urgent'] }, responses: ['ok'] } },
+      },
+    );
+    expect(messages(workflow)).toEqual([
+      'byNode "classify" names no node, so its replies are never given; the LLM nodes are "sub.classify"; did you mean "sub.classify"?',
+    ]);
+    const keyed = linear(
+      'child-key-fine',
+      [{ id: 'sub', type: 'SUBGRAPH', config: { workflow: child([llm('classify')], '{{nodes.classify}}') } }],
+      { profiles: { default: { provider: 'scripted', byNode: { 'sub.classify': ['urgent'] } } } },
+    );
+    expect(problems(keyed)).toEqual([]);
   });
 });
 
