@@ -5,7 +5,7 @@
  * a type no operator takes, a value no declared type holds, a tool argument its schema refuses, a
  * name no one defines), or ran with a value its declared type forbids; now each is a coded
  * `validate` error naming what to change, or fails the run where the value enters. The whole set
- * of workflows tried (about 130) lives outside the repository; these are the ones that found
+ * of workflows tried (about 170) lives outside the repository; these are the ones that found
  * something, plus what must stay valid next to them.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
