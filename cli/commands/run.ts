@@ -4,7 +4,7 @@
  * stores follow the environment), shows per-state progress on stderr and prints the result.
  */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { FAIL_TASK } from '../../engine/asl/compile.ts';
 import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
@@ -204,6 +204,8 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   const badAnswers = answers.data === undefined ? [] : checkAnswers(answers.data, loaded.workflow);
+  // Module tools resolve their relative paths from the workflow file's folder.
+  const workflowDir = dirname(resolve(io.cwd ?? process.cwd(), file));
   if (badAnswers.length > 0) return refuseAnswers(io, badAnswers);
 
   let runtimeLoading: ReturnType<typeof runtimeModule> | undefined;
@@ -217,7 +219,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const runOptions = runOptionsFor(options, io, answers.source);
+      const runOptions = { ...runOptionsFor(options, io, answers.source), workflowDir };
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
         // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
@@ -434,13 +436,15 @@ export async function resumeExecution(
   const details = local ? await detailsOfRun(session.clients, local) : {};
   const recorded = givenAnswers === undefined ? details.answers : undefined;
   const answers = givenAnswers ?? recorded;
-  const runOptions: RunOptions =
+  let runOptions: RunOptions =
     recorded === undefined
       ? rest
       : {
           ...rest,
           answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options)),
         };
+  const workflowFile = file === undefined ? local?.file : resolve(io.cwd ?? process.cwd(), file);
+  if (workflowFile !== undefined) runOptions = { ...runOptions, workflowDir: dirname(workflowFile) };
   const workflow = given ?? details.workflow;
   if (workflow === undefined) {
     throw new StepthreadError(

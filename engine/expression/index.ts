@@ -28,6 +28,14 @@ export { BUILTIN_NAMES, type BuiltinName } from './builtins.ts';
 export type { Scope } from './evaluate.ts';
 export * from './limits.ts';
 export { type NodeReferences, nodeReferences } from './node-references.ts';
+export {
+  describeStaticType,
+  type NameTypes,
+  type StaticType,
+  StaticTypeError,
+  staticTypeOf,
+  type ValueType,
+} from './static-types.ts';
 export { renderString, renderTemplate, validateTemplate } from './template.ts';
 export { isWholeTemplate, templateExpressionSources } from './template-syntax.ts';
 export type { CodedError };

@@ -10,6 +10,7 @@ import type { Expression, ExprNode } from './ast.ts';
 import { checkArity, isBuiltinName } from './builtins.ts';
 import { MAX_ARRAY_LENGTH, MAX_AST_DEPTH, MAX_EXPRESSION_LENGTH, PARSE_CACHE_SIZE } from './limits.ts';
 import { LruCache } from './lru.ts';
+import { StaticTypeError, staticTypeOf } from './static-types.ts';
 import { splitTemplate } from './template-syntax.ts';
 import { isForbiddenKey } from './values.ts';
 
@@ -181,6 +182,19 @@ class Compiler {
 }
 
 /**
+ * An operand or argument that can only be of a type its operator or built-in refuses fails every
+ * evaluation, so it is refused with the syntax errors (static-types.ts).
+ */
+function checkStaticTypes(root: ExprNode): void {
+  try {
+    staticTypeOf(root);
+  } catch (error) {
+    if (error instanceof StaticTypeError) throw new ParseFailure(error.message);
+    throw error;
+  }
+}
+
+/**
  * A whole string of the form `{{ expr }}` is accepted as the expression `expr`, since workflow
  * fields documented as "a template or an expression" are written either way.
  * Returns the inner source and its offset in the original.
@@ -218,6 +232,7 @@ function parseUncached(source: string): Expression {
       throw new ParseFailure(reason, typeof index === 'number' ? index : undefined);
     }
     root = compiler.compile(tree, 1);
+    checkStaticTypes(root);
   } catch (error) {
     if (!(error instanceof ParseFailure)) throw error;
     throw invalid(source, error.reason, error.position === undefined ? undefined : error.position + offset);

@@ -261,7 +261,12 @@ export function pushScope(
   for (const declaration of declarations) {
     if (declaredScope(declaration) === kind) initialiseDeclared(frame, declaration, kind);
   }
-  for (const [name, value] of Object.entries(initial)) defineOwn(frame, name, deepCopy(value));
+  for (const [name, value] of Object.entries(initial)) {
+    // A subgraph's inputMapping seeds its child's declared variables: their types hold as for any write.
+    const declaration = declarations.find((d) => d.name === name && declaredScope(d) === kind);
+    if (declaration !== undefined) assertType(name, value, declaration.type, kind);
+    defineOwn(frame, name, deepCopy(value));
+  }
   scopes[kind].push(frame);
   const marks = scopes.readonlyMarks?.[kind];
   if (marks !== undefined) {

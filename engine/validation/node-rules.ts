@@ -1,16 +1,27 @@
 /** Rules about one node's config (seeds 001 and 003), references to profiles and tools, and expressions. */
 import type { CodedError } from '../errors.ts';
-import { validateExpression, validateTemplate } from '../expression/index.ts';
+import {
+  describeStaticType,
+  isWholeTemplate,
+  parseExpression,
+  type StaticType,
+  staticTypeOf,
+  type ValueType,
+  validateExpression,
+  validateTemplate,
+} from '../expression/index.ts';
 import { userInputProblem } from '../model/interaction-reply.ts';
 import { formatPath, type Path } from '../model/paths.ts';
 import {
   CONTEXT_OPERATIONS,
   type NodeOfType,
   type VariableDeclaration,
+  type VariableType,
   type WorkflowNode,
 } from '../model/schema.ts';
 import { findDeclaration } from '../thread/variables.ts';
 import { codedError } from './report.ts';
+import { toolArgumentProblems } from './tool-arguments.ts';
 
 /** Step Functions' largest Wait `Seconds` (a JOIN timeout becomes one). */
 export const MAX_WAIT_SECONDS = 99_999_999;
@@ -22,6 +33,8 @@ export interface NodeScope {
   /** undefined: some declaring section was unreadable, so reference checks are skipped. */
   profiles: ReadonlySet<string> | undefined;
   tools: ReadonlySet<string> | undefined;
+  /** Each declared tool's `parameters`, this level's over enclosing ones'. */
+  toolParameters?: ReadonlyMap<string, unknown>;
   variables: readonly VariableDeclaration[];
 }
 
@@ -148,7 +161,13 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       break;
     }
     case 'LOOP_START':
-      if (!isIterableDataSource(node.config.dataSource)) {
+      if (templateNeverIterable(node.config.dataSource)) {
+        add(
+          'INVALID_NODE_CONFIG',
+          `dataSource ${JSON.stringify(node.config.dataSource)} always gives a boolean, which a loop can neither iterate nor count: give an array, an object, a whole number ≥ 0 or a string`,
+          [...config, 'dataSource'],
+        );
+      } else if (!isIterableDataSource(node.config.dataSource)) {
         add(
           'INVALID_NODE_CONFIG',
           `dataSource must be an array, an object, a whole number ≥ 0, a string or a {{ }} template giving one, got ${JSON.stringify(node.config.dataSource)}`,
@@ -213,9 +232,22 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
         ]);
       }
       errors.push(...templateErrors(node.config.arguments, [...config, 'arguments'], node.id));
+      if (scope.toolParameters?.has(node.config.toolName)) {
+        const parameters = scope.toolParameters.get(node.config.toolName);
+        for (const problem of toolArgumentProblems(node.config.arguments ?? {}, parameters)) {
+          add(
+            'TOOL_ARGUMENTS_INVALID',
+            `TOOL node "${node.id}" calls "${node.config.toolName}": ${problem}`,
+            [...config, 'arguments'],
+          );
+        }
+      }
       break;
     case 'END':
       errors.push(...templateErrors(node.config?.output, [...config, 'output'], node.id));
+      break;
+    case 'SUBGRAPH':
+      errors.push(...mappingTypeErrors(node, config, scope));
       break;
     default:
       break;
@@ -404,6 +436,18 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
 }
 
 /** What a loop can go over (README, LOOP_START): a literal boolean or fraction can never be iterated. */
+/** A lone `{{ }}` dataSource whose value can never be iterated nor counted (`{{ len(x) > 0 }}`). */
+function templateNeverIterable(value: unknown): boolean {
+  if (typeof value !== 'string' || !isWholeTemplate(value)) return false;
+  let known: StaticType;
+  try {
+    known = staticTypeOf(parseExpression(value).root);
+  } catch {
+    return false; // INVALID_EXPRESSION is reported by the template check
+  }
+  return known !== 'unknown' && [...known].every((type) => type === 'boolean');
+}
+
 function isIterableDataSource(value: unknown): boolean {
   if (typeof value === 'boolean') return false;
   if (typeof value === 'number') return Number.isInteger(value) && value >= 0;
@@ -425,15 +469,44 @@ function writesFixedValue(
 
 function outputVariableErrors(node: WorkflowNode, config: Path, scope: NodeScope): CodedError[] {
   const name = 'config' in node ? (node.config as { outputVariable?: unknown }).outputVariable : undefined;
-  if (typeof name !== 'string' || !writesFixedValue(scope, name, undefined)) return [];
+  if (typeof name !== 'string') return [];
+  if (writesFixedValue(scope, name, undefined)) {
+    return [
+      codedError(
+        'INVALID_VARIABLE',
+        `variable "${name}" is declared readonly with an initial value: outputVariable cannot set it`,
+        [...config, 'outputVariable'],
+        node.id,
+      ),
+    ];
+  }
+  const declared = findDeclaration(scope.variables, name, undefined)?.type;
+  const writes = outputVariableType(node);
+  if (declared === undefined || declared === 'any' || writes === undefined || writes === declared) return [];
   return [
     codedError(
       'INVALID_VARIABLE',
-      `variable "${name}" is declared readonly with an initial value: outputVariable cannot set it`,
+      `variable "${name}" is declared ${declared}, but ${writer(node)} always stores a ${writes} in it: declare it ${writes} or any, or store it in another variable`,
       [...config, 'outputVariable'],
       node.id,
     ),
   ];
+}
+
+function writer(node: WorkflowNode): string {
+  return node.type === 'USER_INTERACTION'
+    ? `an ${node.config.userInteractionType} node`
+    : `an ${node.type} node`;
+}
+
+/** The type a node always writes to its outputVariable, when the node type fixes it. */
+function outputVariableType(node: WorkflowNode): 'string' | 'boolean' | undefined {
+  if (node.type === 'LLM') return 'string';
+  if (node.type !== 'USER_INTERACTION') return undefined;
+  // An approval stores true/false, a selection the chosen option; an input is any JSON.
+  if (node.config.userInteractionType === 'ask_for_approval') return 'boolean';
+  if (node.config.userInteractionType === 'ask_for_selection') return 'string';
+  return undefined;
 }
 
 function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: NodeScope): CodedError[] {
@@ -452,6 +525,17 @@ function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: N
       ),
     );
   }
+  const typeProblem = errors.length === 0 ? neverOfType(node.config.expression, variableType) : undefined;
+  if (typeProblem !== undefined) {
+    errors.push(
+      codedError(
+        'INVALID_VARIABLE',
+        `node "${node.id}" sets "${variableName}" (variableType ${variableType}) to ${typeProblem}: change the expression or the variableType`,
+        [...config, 'expression'],
+        node.id,
+      ),
+    );
+  }
   if (declared?.type && declared.type !== 'any' && variableType !== 'any' && declared.type !== variableType) {
     errors.push(
       codedError(
@@ -463,6 +547,58 @@ function variableNodeErrors(node: NodeOfType<'VARIABLE'>, config: Path, scope: N
     );
   }
   return errors;
+}
+
+/**
+ * A mapping whose expression can never be of the type its target is declared with: inputMapping
+ * targets the child's own declarations, outputMapping the caller's.
+ */
+function mappingTypeErrors(node: NodeOfType<'SUBGRAPH'>, config: Path, scope: NodeScope): CodedError[] {
+  const childDeclarations = (node.config.workflow.variables ?? []).filter((d) => d.scope !== 'global');
+  const errors: CodedError[] = [];
+  const check = (field: 'inputMapping' | 'outputMapping', declarations: readonly VariableDeclaration[]) => {
+    for (const [name, expression] of Object.entries(node.config[field] ?? {})) {
+      const declared = declarations.find((d) => d.name === name);
+      const problem = neverOfType(expression, declared?.type);
+      if (problem === undefined) continue;
+      errors.push(
+        codedError(
+          'INVALID_VARIABLE',
+          `${field} sets "${name}", declared ${declared?.type}${field === 'inputMapping' ? ' in the child workflow' : ''}, to ${problem}`,
+          [...config, field, name],
+          node.id,
+        ),
+      );
+    }
+  };
+  check('inputMapping', childDeclarations);
+  check('outputMapping', scope.variables);
+  return errors;
+}
+
+/** The values each variable type holds (thread/variables.ts matchesType: no null, no undefined). */
+const HOLDS: Record<Exclude<VariableType, 'any'>, ValueType> = {
+  string: 'string',
+  number: 'number',
+  boolean: 'boolean',
+  array: 'array',
+  object: 'object',
+};
+
+/**
+ * When a valid expression's value can never be of `type` (`'abc'` for a number), what it always is
+ * ("always a string (the expression 'abc')"); undefined when it may fit, or is only known at run time.
+ */
+export function neverOfType(expression: string, type: VariableType | undefined): string | undefined {
+  if (type === undefined || type === 'any') return undefined;
+  let known: StaticType;
+  try {
+    known = staticTypeOf(parseExpression(expression).root);
+  } catch {
+    return undefined; // INVALID_EXPRESSION is reported on its own
+  }
+  if (known === 'unknown' || known.has(HOLDS[type])) return undefined;
+  return `${JSON.stringify(expression)}, which is always ${describeStaticType(known)}`;
 }
 
 function expressionErrors(expression: string, path: Path, nodeId: string): CodedError[] {

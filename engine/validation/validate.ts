@@ -4,9 +4,13 @@
  */
 import type { CodedError } from '../errors.ts';
 import {
+  type Expression,
   nodeReferences,
   parseExpression,
+  type StaticType,
+  StaticTypeError,
   templateExpressionSources as splitTemplateSources,
+  staticTypeOf,
 } from '../expression/index.ts';
 import { parseWorkflow } from '../model/parse.ts';
 import { isRecord, type Path } from '../model/paths.ts';
@@ -23,7 +27,9 @@ import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
+import { checkScriptedProfiles } from './scripted-profiles.ts';
 import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
+import { declaredVariableTypes } from './variable-types.ts';
 import { viewWorkflow, type WorkflowView } from './view.ts';
 
 export interface ValidationResult {
@@ -54,6 +60,7 @@ export function validateWorkflow(data: unknown): ValidationResult {
     );
     codeSources = codeSourcesOf(view);
   }
+  if (parsed.workflow) errors.push(...checkScriptedProfiles(parsed.workflow));
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
     : undefined;
@@ -62,14 +69,16 @@ export function validateWorkflow(data: unknown): ValidationResult {
 
 /**
  * `{{nodes.<id>}}` naming no node (a typo such as `nodes.mrege` would read as nothing at run time).
- * Top level only: an id may also name a node a SUBGRAPH inlines (`<subgraph>.<node>`).
+ * An id may also name a node a SUBGRAPH inlines (`<subgraph>.<node>`); inside a child workflow,
+ * its own nodes' ids and those its callers' levels know (engine/scope.ts: a child sees them all).
  */
-function checkNodeReferences(view: WorkflowView): CodedError[] {
+function checkNodeReferences(view: WorkflowView, outer: (id: string) => boolean = () => false): CodedError[] {
   const ids = new Set(view.rawIds.map(({ id }) => id));
   const subgraphs = view.nodes.flatMap(({ node }) => (node?.type === 'SUBGRAPH' ? [`${node.id}.`] : []));
-  const known = (id: string) => ids.has(id) || subgraphs.some((prefix) => id.startsWith(prefix));
+  const known = (id: string) => ids.has(id) || subgraphs.some((prefix) => id.startsWith(prefix)) || outer(id);
   const errors: CodedError[] = [];
-  for (const { node, path } of view.nodes) {
+  for (const { node, path, child } of view.nodes) {
+    if (child) errors.push(...checkNodeReferences(child, known));
     if (!node || node.type === 'SUBGRAPH') continue;
     const references = nodeReferences({
       config: 'config' in node ? node.config : undefined,
@@ -102,7 +111,8 @@ const TOOL_ONLY_NAMES: ReadonlySet<string> = new Set(HTTP_TEMPLATE_SCOPE);
 /**
  * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
  * at run time). A name is defined when any level declares it, a node writes it (VARIABLE,
- * `outputVariable`, a subgraph's mappings) or a loop iterates with it; subgraph levels are skipped.
+ * `outputVariable`, a subgraph's mappings) or a loop iterates with it, at any level: a child
+ * workflow reads its caller's variables, and its caller reads what its outputMapping sets.
  */
 function checkVariableReferences(view: WorkflowView): CodedError[] {
   const defined = new Set(SCOPE_NAMES);
@@ -131,10 +141,14 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
   collect(view);
   const afterHook: ReadonlySet<string> = new Set([...defined, ...AFTER_HOOK_NAMES]);
   const errors: CodedError[] = [];
-  for (const { node, path } of view.nodes) {
-    if (!node || node.type === 'SUBGRAPH') continue;
+  const variableTypes = declaredVariableTypes(view);
+  for (const { node, path } of nodesOfEveryLevel(view)) {
+    if (!node) continue;
     const reported = new Set<string>();
     const check = (source: string, names: ReadonlySet<string>) => {
+      const typeProblem = declaredTypeProblem(source, variableTypes);
+      if (typeProblem !== undefined)
+        errors.push(codedError('INVALID_EXPRESSION', typeProblem, path, node.id));
       for (const name of identifiersOf(source)) {
         if (names.has(name) || reported.has(name)) continue;
         reported.add(name);
@@ -153,14 +167,31 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
         );
       }
     };
-    for (const source of expressionSources('config' in node ? node.config : undefined))
-      check(source, defined);
+    if (node.type === 'SUBGRAPH') {
+      // Its mappings only: the child workflow's own nodes are checked at their level. An
+      // outputMapping also reads the child's END `output`.
+      const { inputMapping, outputMapping } = node.config;
+      for (const source of Object.values(inputMapping ?? {})) check(source, defined);
+      for (const source of Object.values(outputMapping ?? {})) check(source, withOutput(defined));
+    } else {
+      for (const source of expressionSources('config' in node ? node.config : undefined))
+        check(source, defined);
+    }
     for (const hook of node.hooks ?? []) {
       for (const source of expressionSources(hook))
         check(source, hook.hookType === 'AFTER_EXECUTE' ? afterHook : defined);
     }
   }
   return errors;
+}
+
+/** The nodes of a workflow and of every child workflow its SUBGRAPHs hold, at any depth. */
+function nodesOfEveryLevel(view: WorkflowView): WorkflowView['nodes'] {
+  return view.nodes.flatMap((entry) => [entry, ...(entry.child ? nodesOfEveryLevel(entry.child) : [])]);
+}
+
+function withOutput(names: ReadonlySet<string>): ReadonlySet<string> {
+  return new Set([...names, 'output']);
 }
 
 /** The expression sources inside a node's config or a hook: `{{ }}` templates and expression fields. */
@@ -187,6 +218,34 @@ function expressionSources(value: unknown, key?: string): string[] {
 
 const EXPRESSION_FIELDS = new Set(['expression', 'condition', 'breakCondition']);
 
+/**
+ * An expression that fails on the declared types of the variables it reads (`acc > 1` with `acc`
+ * an array): its message, naming those types; undefined when it may run (variable-types.ts).
+ */
+function declaredTypeProblem(source: string, types: ReadonlyMap<string, StaticType>): string | undefined {
+  let expression: Expression;
+  try {
+    expression = parseExpression(source);
+  } catch {
+    return undefined; // INVALID_EXPRESSION is reported by the node rules
+  }
+  const read = expression.identifiers.filter((name) => types.has(name));
+  if (read.length === 0) return undefined;
+  try {
+    staticTypeOf(expression.root, (name) => types.get(name));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof StaticTypeError)) throw error;
+    const declared = read.map((name) => `"${name}" is declared ${declaredTypeName(types.get(name))}`);
+    return `Invalid expression ${JSON.stringify(source)}: ${error.message} (${declared.join(', ')})`;
+  }
+}
+
+function declaredTypeName(type: StaticType | undefined): string {
+  if (type === undefined || type === 'unknown') return 'any';
+  return [...type].filter((t) => t !== 'undefined').join(' or ');
+}
+
 function identifiersOf(source: string): readonly string[] {
   try {
     return parseExpression(source).identifiers;
@@ -200,6 +259,10 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
   const scope: NodeScope = {
     profiles: union(enclosing.profiles, view.profiles),
     tools: union(enclosing.tools, view.tools),
+    toolParameters: new Map([
+      ...(enclosing.toolParameters ?? []),
+      ...view.toolEntries.map(({ name, definition }): [string, unknown] => [name, definition.parameters]),
+    ]),
     variables: view.variables.map(({ declaration }) => declaration),
   };
   const errors = [...checkDeclarations(view), ...checkTools(view.toolEntries)];

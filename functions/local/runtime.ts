@@ -48,6 +48,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
+import { toolRuntimeFromEnv } from '../tools/runtime.ts';
 import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
 import { exampleAnswers, waitingMessage } from './interaction-hints.ts';
@@ -119,6 +120,11 @@ export interface RunOptions {
   ) => Promise<InteractionReply | undefined>;
   /** Called when an execution ends by continuing the run (continue-as-new), before its successor starts. */
   readonly onContinue?: (ended: ExecutionSummary, successorId: string) => void;
+  /**
+   * The workflow file's folder, which a module tool's relative path (`module:./tools/lookup.js`) is
+   * resolved from (README, "Tools"); without it, $STEPTHREAD_WORKFLOW_DIR.
+   */
+  readonly workflowDir?: string;
 }
 
 /** One execution of a run: a run that continued has several, each started by the one before. */
@@ -653,6 +659,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
+          // Else the handlers read the tool settings from the process environment (tool-runtime.ts).
+          ...(runOptions.workflowDir === undefined
+            ? {}
+            : { tools: toolRuntimeFromEnv(process.env, { workflowDir: runOptions.workflowDir }) }),
         },
         options: runOptions,
         attempts: new Map(),

@@ -52,7 +52,7 @@ export function loopItems(data: unknown, nodeId: string): unknown[] | number {
   if (typeof data === 'object') return Object.entries(data).map(([key, value]) => ({ key, value }));
   throw new StepthreadError(
     'EXPRESSION_ERROR',
-    `loop data source of ${nodeId} is not iterable: ${JSON.stringify(data)}`,
+    `loop data source of ${nodeId} is not iterable: ${JSON.stringify(data)}; a dataSource gives an array, an object, a whole number ≥ 0 or a string (or null to count up to maxIterations)`,
     {
       nodeId,
     },

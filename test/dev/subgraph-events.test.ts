@@ -53,7 +53,7 @@ beforeAll(async () => {
     type: 'VARIABLE',
     config: { variableName: 'n', variableType: 'string', expression: "'done'" },
   };
-  const boom = { id: 'work', type: 'CODE', config: { code: "throw new Error('boom')" } };
+  const boom = { id: 'work', type: 'CODE', config: { code: "throw new Error('boom')", outputVariable: 'n' } };
   writeFileSync(join(folder, 'sub-ok.json'), JSON.stringify(withSubgraph('sub-ok', set)));
   writeFileSync(join(folder, 'sub-fails.json'), JSON.stringify(withSubgraph('sub-fails', boom)));
   services = await startLocalServices({ ephemeral: true });

@@ -302,7 +302,8 @@ describe('VARIABLE, maxSteps and tools', () => {
         {
           id: 'v',
           type: 'VARIABLE',
-          config: { variableName: 'n', variableType: 'number', expression: "'abc'" },
+          // A literal 'abc' is refused by validate (test/e2e/user-workflows.test.ts); parsed, it is data.
+          config: { variableName: 'n', variableType: 'number', expression: `parseJson('"abc"')` },
         },
       ],
       '{{n}}',

@@ -116,7 +116,7 @@ export const everyNodeType: Workflow = workflow(
       },
     },
     profiles: {
-      default: { provider: 'scripted', responses: ['ok'], byNode: { ask: ['a1'], l1: ['l'], other: ['x'] } },
+      default: { provider: 'scripted', responses: ['ok'], byNode: { ask: ['a1'], l1: ['l'] } },
     },
   },
 );

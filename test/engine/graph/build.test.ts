@@ -79,7 +79,7 @@ describe('buildGraph', () => {
     });
     expect(graph.nodes.get('first.finish')).toMatchObject({
       boundary: 'EXIT',
-      config: { output: '{{facts}}', outputMapping: { verdictA: 'verdict' } },
+      config: { output: '{{nodes.facts}}', outputMapping: { verdictA: 'output' } },
     });
     expect(graph.nodes.get('first.style')).toMatchObject({ authorId: 'style', subgraphPath: ['first'] });
     expect(graph.startId).toBe('start');

@@ -42,7 +42,7 @@ describe('callToolForNode', () => {
     await expect(
       callToolForNode({
         nodeId: 'lookup',
-        config: { toolName: 'echo', arguments: { q: '{{1 - "a"}}' } },
+        config: { toolName: 'echo', arguments: { q: '{{1 - missing}}' } },
         tool: echo,
         scope: {},
         env: { target: 'local' },
