@@ -27,7 +27,6 @@ import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
-import { checkScriptedProfiles } from './scripted-profiles.ts';
 import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
 import { declaredVariableTypes } from './variable-types.ts';
 import { viewWorkflow, type WorkflowView } from './view.ts';
@@ -60,7 +59,6 @@ export function validateWorkflow(data: unknown): ValidationResult {
     );
     codeSources = codeSourcesOf(view);
   }
-  if (parsed.workflow) errors.push(...checkScriptedProfiles(parsed.workflow));
   const workflow = parsed.workflow
     ? { ...parsed.workflow, maxSteps: parsed.workflow.maxSteps ?? DEFAULT_MAX_STEPS }
     : undefined;

@@ -496,39 +496,6 @@ describe("TOOL node arguments against the tool's parameters (run: TOOL_ARGUMENTS
   });
 });
 
-describe('the scripted provider', () => {
-  const llm = (id: string): NodeSpec => ({ id, type: 'LLM', config: { prompt: 'Classify' } });
-
-  it('a byNode key naming no LLM node (a typo) is refused: its replies were never given', () => {
-    const workflow = linear('typo', [llm('classify')], {
-      profiles: { default: { provider: 'scripted', byNode: { clasify: ['urgent'] }, responses: ['ok'] } },
-    });
-    expect(problems(workflow)).toEqual(['UNKNOWN_NODE_REFERENCE profiles.default.byNode.clasify']);
-    expect(messages(workflow)[0]).toBe(
-      'byNode "clasify" names no node, so its replies are never given; the LLM nodes are "classify"; did you mean "classify"?',
-    );
-  });
-
-  it("a child workflow's node is keyed by the id the run gives it, <subgraph>.<node>", () => {
-    const workflow = linear(
-      'child-key',
-      [{ id: 'sub', type: 'SUBGRAPH', config: { workflow: child([llm('classify')], '{{nodes.classify}}') } }],
-      {
-        profiles: { default: { provider: 'scripted', byNode: { classify: ['urgent'] }, responses: ['ok'] } },
-      },
-    );
-    expect(messages(workflow)).toEqual([
-      'byNode "classify" names no node, so its replies are never given; the LLM nodes are "sub.classify"; did you mean "sub.classify"?',
-    ]);
-    const keyed = linear(
-      'child-key-fine',
-      [{ id: 'sub', type: 'SUBGRAPH', config: { workflow: child([llm('classify')], '{{nodes.classify}}') } }],
-      { profiles: { default: { provider: 'scripted', byNode: { 'sub.classify': ['urgent'] } } } },
-    );
-    expect(problems(keyed)).toEqual([]);
-  });
-});
-
 describe('a module tool from the CLI', () => {
   it("resolves its relative path from the workflow file's folder, as the README says (it failed: the folder was unknown)", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'stepthread-user-workflows-'));
