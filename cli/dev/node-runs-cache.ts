@@ -8,12 +8,13 @@
  * commits it (functions/stores/thread-store.ts; a record past the head's `step` is an attempt that
  * may be re-run and is never read here), so the fold of steps 1..k is the same on every later
  * request. A copy's history starts with its source's steps up to the copy, committed before the copy
- * was made. The events recorded outside steps (the head's creation events, and the batches of
+ * was made. A thread that ended is read no more. The events recorded outside steps (the head's creation events, and the batches of
  * status changes) are read again on each request: they are few, and only node events change the
  * runs, so a thread with a node event outside its steps (none is recorded so today) is folded whole
  * as before.
  */
 import type { StepthreadEvent } from '../../engine/events.ts';
+import { isTerminalStatus } from '../../engine/thread/status.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import { copySourceOf, type ThreadStore } from '../../functions/stores/thread-store.ts';
 import { type NodeRun, runTypeOf, subgraphOf } from '../commands/inspect.ts';
@@ -132,6 +133,8 @@ interface CachedThread {
   folded: number;
   /** The update in progress: requests for the same thread fold one after the other. */
   busy: Promise<unknown>;
+  /** Set once the fold holds every step of the thread as it ended: its own step count then. */
+  ended?: number;
 }
 
 /**
@@ -141,6 +144,13 @@ interface CachedThread {
  */
 export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_CACHED_THREADS) {
   const threads = new Map<string, CachedThread>();
+
+  /** Keeps `entry` as the most recently shown (last), dropping the least recently shown (first). */
+  const remember = (threadId: string, entry: CachedThread) => {
+    threads.delete(threadId);
+    threads.set(threadId, entry);
+    if (threads.size > capacity) threads.delete(threads.keys().next().value!);
+  };
 
   /** The parts of a copy's history before its own steps (recursively: a copy of a copy). */
   const sourcesOf = async (thread: Thread): Promise<Segment[]> => {
@@ -183,11 +193,18 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
   };
 
   const update = async (thread: Thread): Promise<NodeRunsSummary> => {
+    const known = threads.get(thread.id);
+    // A thread that ended takes no step any more (a terminal status has no transition), so its fold
+    // is final: a refresh of a finished fork over 200 items reads none of its children again.
+    if (known?.ended !== undefined && known.ended === (thread.step ?? 0) && isTerminalStatus(thread.status)) {
+      remember(thread.id, known);
+      return known.fold.summary();
+    }
     // The head gives the history's length (its committed steps) and the events recorded outside
     // steps; this reads no step record.
     const outside = await store.readJournal(thread.id, { window: () => [] });
     if (outside.events.some(isNodeEvent)) return wholeFold(thread.id);
-    let entry = threads.get(thread.id);
+    let entry = known;
     if (entry === undefined || outside.length < entry.folded) {
       entry = {
         sources: await sourcesOf(thread),
@@ -196,10 +213,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
         busy: Promise.resolve(),
       };
     }
-    // Most recently shown last, so the first is the one to drop.
-    threads.delete(thread.id);
-    threads.set(thread.id, entry);
-    if (threads.size > capacity) threads.delete(threads.keys().next().value!);
+    remember(thread.id, entry);
     const copied = outside.events.some(
       (event) => event.type === 'THREAD_COPIED' && event.copyThreadId === thread.id,
     );
@@ -210,6 +224,8 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       threads.delete(thread.id);
       throw error;
     }
+    const own = outside.length - entry.sources.reduce((sum, part) => sum + part.steps, 0);
+    if (isTerminalStatus(thread.status) && own === (thread.step ?? 0)) entry.ended = own;
     return entry.fold.summary();
   };
 

@@ -259,20 +259,6 @@ describe('the execution page of a long run, refreshed', () => {
         earlierRuns: run.after - LATEST_STEPS,
       });
     }
-    console.log(
-      JSON.stringify(
-        seen.map(({ before, after, again, refreshed }) => ({
-          before,
-          after,
-          again: { requests: again.requests, items: again.items, stepRecords: again.stepRecords },
-          refreshed: {
-            requests: refreshed.requests,
-            items: refreshed.items,
-            stepRecords: refreshed.stepRecords,
-          },
-        })),
-      ),
-    );
     expect(long.after - long.before).toBe(short.after - short.before);
     // The same reads, request for request and item for item, after 900 steps as after 4,500.
     expect(long.refreshed.stepRecords).toBe(short.refreshed.stepRecords);
@@ -280,6 +266,20 @@ describe('the execution page of a long run, refreshed', () => {
     expect(long.refreshed.requests).toBe(short.refreshed.requests);
     expect(long.again.items).toBe(short.again.items);
   }, 300_000);
+
+  it('reads no step record, batch of events or second head of the threads of a finished fork over 200 items', async () => {
+    const documents = Array.from({ length: 200 }, (_, i) => ({ id: `d${i}`, text: `document ${i}` }));
+    const { executionId } = await post<{ executionId: string }>('/api/workflows/map-reduce/runs', {
+      input: { documents },
+    });
+    await finished(executionId);
+    const refreshed = await counted<Page>(`/api/executions/${executionId}`);
+    expect(refreshed.body.threads).toHaveLength(201);
+    expect(refreshed.body.nodeStatus.summarise).toMatchObject({ runs: 200, status: 'COMPLETED' });
+    expect(refreshed.stepRecords).toBe(0);
+    // Each thread's head once, as the execution's threads are listed; the rest does not grow with them.
+    expect(refreshed.items).toBeLessThan(201 + 10);
+  });
 
   it("the executions list and a thread's steps and events read no more on the longer run", async () => {
     const list = await counted<unknown[]>('/api/executions');
