@@ -8,10 +8,11 @@
  * commits it (functions/stores/thread-store.ts; a record past the head's `step` is an attempt that
  * may be re-run and is never read here), so the fold of steps 1..k is the same on every later
  * request. A copy's history starts with its source's steps up to the copy, committed before the copy
- * was made. A thread that ended is read no more. The events recorded outside steps (the head's creation events, and the batches of
- * status changes) are read again on each request: they are few, and only node events change the
- * runs, so a thread with a node event outside its steps (none is recorded so today) is folded whole
- * as before.
+ * was made. The events recorded outside steps (the head's creation events, and the batches of
+ * status changes) are read again on each request while the thread runs: they are few, and only
+ * node events change the runs, so a thread with a node event outside its steps (none is recorded so
+ * today) is folded whole as before. A thread that ended (a terminal status has no transition) is
+ * not read again.
  */
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/status.ts';
