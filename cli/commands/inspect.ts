@@ -219,7 +219,7 @@ function stepsNotShownOf(
  * The SUBGRAPH a built node id sits in: author ids have no dots, so each dot in a built id is a
  * subgraph's prefix (`<subgraph id>.<author id>`, engine/graph/build.ts).
  */
-function subgraphOf(nodeId: string): string | undefined {
+export function subgraphOf(nodeId: string): string | undefined {
   const dot = nodeId.lastIndexOf('.');
   return dot < 0 ? undefined : nodeId.slice(0, dot);
 }
@@ -229,7 +229,11 @@ function subgraphOf(nodeId: string): string | undefined {
  * are recorded as type SUBGRAPH, like the SUBGRAPH node itself (engine/lifecycle.ts): the SUBGRAPH's
  * NODE_STARTED is followed at once by its START's, a node inside it; any other boundary is its END.
  */
-function runTypeOf(events: readonly StepthreadEvent[], index: number, event: NodeStartedEvent): string {
+export function runTypeOf(
+  events: readonly StepthreadEvent[],
+  index: number,
+  event: NodeStartedEvent,
+): string {
   if (event.nodeType !== 'SUBGRAPH') return event.nodeType;
   const next = events[index + 1];
   if (next?.type === 'NODE_STARTED' && subgraphOf(next.nodeId) === event.nodeId) return 'SUBGRAPH';

@@ -35,7 +35,7 @@ import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { checkWorkflow } from '../check-workflow.ts';
-import { type NodeRun, nodeRunsOf } from '../commands/inspect.ts';
+import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike } from '../commands/start.ts';
@@ -53,6 +53,7 @@ import { parseWorkflowText } from '../load-workflow.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
+import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
 
 export { stepFunctionsConsoleUrl };
@@ -101,12 +102,6 @@ export const LATEST_STEPS = 100;
 function firstOfLatest(stepCount: number, range: { to?: number; limit?: number }): number {
   if (range.to !== undefined) return 1;
   return Math.max(1, stepCount - (range.limit ?? LATEST_STEPS) + 1);
-}
-
-/** A thread of the execution page with its latest LATEST_STEPS node runs, saying how many it left out. */
-function withLatestRuns(thread: ThreadReport): ThreadReport {
-  const earlier = thread.nodes.length - LATEST_STEPS;
-  return earlier > 0 ? { ...thread, nodes: thread.nodes.slice(earlier), earlierRuns: earlier } : thread;
 }
 
 export interface DevServer {
@@ -911,10 +906,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
   };
 
+  /** Each thread's node runs, folded from its steps committed since the page last showed it. */
+  const nodeRuns = createNodeRunsCache(stores.threads, LATEST_STEPS);
+
   /**
-   * The threads of an execution's run with their node runs, as `inspect --json` reports them but
-   * without conversations (the page reads one when it shows it): each thread's step records are
-   * read once, all threads in parallel.
+   * The threads of an execution's run with their latest node runs, as `inspect --json` reports them
+   * but without conversations (the page reads one when it shows it), and each thread's runs per node
+   * (`byNode`, counted whole). A thread's step records are read once, all threads in parallel; a
+   * refresh reads only the steps committed since (cli/dev/node-runs-cache.ts).
    */
   const executionReport = async (
     record: ExecutionRecord,
@@ -922,6 +921,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     rootThreadId?: string;
     executions?: { executionId: string; status: string }[];
     threads: ThreadReport[];
+    byNode: NodeRunsSummary['byNode'][];
     heads: Thread[];
   }> => {
     const chain = await executionChain(stores.executions, record);
@@ -939,9 +939,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     listed.sort(
       (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
     );
-    const journals = await Promise.all(listed.map((thread) => stores.threads.readJournal(thread.id)));
+    const summaries = await Promise.all(listed.map((thread) => nodeRuns.nodeRunsOf(thread)));
     const threads = listed.map((thread, i): ThreadReport => {
       const { metadata } = thread;
+      const { latest, total } = summaries[i]!;
       return {
         threadId: thread.id,
         ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
@@ -952,10 +953,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         startTime: thread.startTime,
         ...(thread.endTime ? { endTime: thread.endTime } : {}),
         errors: thread.errors,
-        nodes: nodeRunsOf(journals[i]!.events),
+        // Its latest runs only: a long thread's page would otherwise list thousands.
+        nodes: latest,
         children: listed
           .filter((other) => other.metadata.parentThreadId === thread.id && other.metadata.forkPathId)
           .map((other) => other.id),
+        ...(total > latest.length ? { earlierRuns: total - latest.length } : {}),
       };
     });
     return {
@@ -964,6 +967,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
         : {}),
       threads,
+      byNode: summaries.map((summary) => summary.byNode),
       heads: listed,
     };
   };
@@ -991,16 +995,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (record === undefined && live === undefined && deployed === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
-    const report = record === undefined ? { threads: [], heads: [] } : await executionReport(record);
+    const report =
+      record === undefined ? { threads: [], byNode: [], heads: [] } : await executionReport(record);
     let nodeStatus: Record<string, NodeStatus> = {};
-    for (const thread of report.threads) {
-      for (const run of thread.nodes) {
-        const seen = nodeStatus[run.nodeId];
-        nodeStatus[run.nodeId] = {
-          status: run.status,
-          ...(run.durationMs === undefined ? {} : { durationMs: run.durationMs }),
-          attempt: run.attempt,
-          runs: (seen?.runs ?? 0) + 1,
+    // Each node as its latest run left it (the last thread that ran it), with every run counted.
+    for (const [index, thread] of report.threads.entries()) {
+      for (const [nodeId, { runs, last }] of report.byNode[index]!) {
+        nodeStatus[nodeId] = {
+          status: last.status,
+          ...(last.durationMs === undefined ? {} : { durationMs: last.durationMs }),
+          attempt: last.attempt,
+          runs: (nodeStatus[nodeId]?.runs ?? 0) + runs,
           threadId: thread.threadId,
         };
       }
@@ -1050,7 +1055,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
-      threads: threads.map(withLatestRuns),
+      threads,
       nodeStatus,
       pending: pending.map((interaction) =>
         interactionJson(
