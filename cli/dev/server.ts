@@ -412,7 +412,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return found;
   };
 
-  const validWorkflow = async (id: string): Promise<Workflow> => {
+  /** The workflow the folder serves under `id`, and its file's path (what `resume` reads it again from). */
+  const validWorkflow = async (id: string): Promise<{ workflow: Workflow; file: string }> => {
     const found = await findWorkflow(id);
     if (found.workflow === undefined) {
       throw new ApiError(
@@ -422,7 +423,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         found.errors,
       );
     }
-    return found.workflow;
+    return { workflow: found.workflow, file: join(workflowsDir, found.file) };
   };
 
   // --- live events -----------------------------------------------------------------------------
@@ -579,17 +580,19 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     new Map(tasks.flatMap((task) => (task.nodeId ? [[task.stateName, task.nodeId] as const] : [])));
 
   const startRun = async (workflowId: string, input: Record<string, unknown>) => {
-    const workflow = await validWorkflow(workflowId);
+    const { workflow, file } = await validWorkflow(workflowId);
     if (options.deployed) return startDeployed(workflow, input, options.deployed);
     const prepared = runtime.prepare(workflow);
     const executionId = randomUUID();
     const rootThreadId = rootThreadIdFor(executionId);
-    await recordLocalRun(options.clients, { executionId, workflow, input, now: new Date().toISOString() });
+    const now = new Date().toISOString();
+    await recordLocalRun(options.clients, { executionId, workflow, file, input, now });
     track(
       workflow,
       executionId,
       rootThreadId,
-      (hooks) => prepared.run(input, { executionId, ...hooks }),
+      // A module tool's relative path is resolved from the workflow file's folder, as in `run`.
+      (hooks) => prepared.run(input, { executionId, workflowDir: workflowsDir, ...hooks }),
       nodeOfStates(prepared.tasks),
     );
     return { executionId, threadId: rootThreadId, workflowId };
@@ -732,16 +735,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     // Refused here (finished, a fork branch, started already), before anything is tracked, so the
     // caller gets a 409 rather than a failed run.
     const startNodeId = runnableStartOf(thread);
-    const workflow = await validWorkflow(thread.workflowId);
+    const { workflow, file } = await validWorkflow(thread.workflowId);
     const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
     // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
-    await recordLocalRun(options.clients, { executionId, workflow, now: new Date().toISOString() });
+    await recordLocalRun(options.clients, { executionId, workflow, file, now: new Date().toISOString() });
     const run = track(
       workflow,
       executionId,
       threadId,
-      (hooks) => prepared.runThread(threadId, { executionId, ...hooks }),
+      (hooks) => prepared.runThread(threadId, { executionId, workflowDir: workflowsDir, ...hooks }),
       nodeOfStates(prepared.tasks),
     );
     return { done: run.done, started: { executionId, threadId, workflowId: workflow.id } };
