@@ -69,7 +69,7 @@ export function closestKey(key: string, candidates: readonly string[] = schemaKe
 /** The keys a node type's `config` takes (its schema's shape), by node type. */
 let configKeys: ReadonlyMap<string, readonly string[]> | undefined;
 
-function configKeysOf(nodeType: unknown): readonly string[] | undefined {
+function configKeysByType(): ReadonlyMap<string, readonly string[]> {
   if (configKeys === undefined) {
     const byType = new Map<string, readonly string[]>();
     for (const option of nodeSchema.options) {
@@ -86,7 +86,11 @@ function configKeysOf(nodeType: unknown): readonly string[] | undefined {
     }
     configKeys = byType;
   }
-  return typeof nodeType === 'string' ? configKeys.get(nodeType) : undefined;
+  return configKeys;
+}
+
+function configKeysOf(nodeType: unknown): readonly string[] | undefined {
+  return typeof nodeType === 'string' ? configKeysByType().get(nodeType) : undefined;
 }
 
 /** A known key that `key` is a part of (`message` of `showMessage`), when just one is. */
@@ -112,6 +116,11 @@ function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): st
       ? undefined
       : (closestKey(key, nodeConfigKeys) ?? holding(key, nodeConfigKeys));
   if (meant !== undefined && meant !== key) return `; did you mean "${meant}"?`;
+  if (nodeConfigKeys !== undefined) {
+    // A key of other node types' config (`breakCondition` on a LOOP_START): name them.
+    const types = [...configKeysByType()].filter(([, keys]) => keys.includes(key)).map(([type]) => type);
+    if (types.length > 0) return ` here: "${key}" belongs in the config of a ${types.join(' or ')} node`;
+  }
   if (schemaKeys().includes(key)) return ` here: "${key}" belongs in another object (misplaced?)`;
   const suggestion = closestKey(key);
   return suggestion ? `; did you mean "${suggestion}"?` : '';

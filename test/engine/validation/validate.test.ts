@@ -78,6 +78,30 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it("names the node type whose config takes a key put on another node's (breakCondition on a LOOP_START)", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'loop',
+          type: 'LOOP_START',
+          config: { loopId: 'l', dataSource: 3, maxIterations: 5, breakCondition: 'index > 1' },
+        },
+        { id: 'lend', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'loop' },
+        { from: 'loop', to: 'lend' },
+        { from: 'lend', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map((error) => error.message)).toEqual([
+      'nodes[1].config.breakCondition: unknown key "breakCondition" here: "breakCondition" belongs in the config of a LOOP_END node',
+    ]);
+  });
+
   it("suggests, under a node's config, the key of that node type it most likely meant", () => {
     const workflow = {
       ...linear(),
