@@ -21,8 +21,20 @@ function operandError(operator: string, expected: string, left: unknown, right: 
   );
 }
 
+/**
+ * A number result JSON can hold: Infinity and NaN (`1/0`, `0/0`, `5 % 0`, `1e308 * 10`) would be
+ * stored as null, silently, so they are errors where they arise.
+ */
+function finite(operator: string, left: number, right: number, result: number): number {
+  if (Number.isFinite(result)) return result;
+  const why = (operator === '/' || operator === '%') && right === 0 ? ' (division by zero)' : '';
+  throw runtimeError(
+    `${left} ${operator} ${right} is ${result}${why}, which is not a number a variable or JSON can hold`,
+  );
+}
+
 function add(left: unknown, right: unknown): number | string {
-  if (typeof left === 'number' && typeof right === 'number') return left + right;
+  if (typeof left === 'number' && typeof right === 'number') return finite('+', left, right, left + right);
   if (typeof left === 'string' || typeof right === 'string') {
     const a = toText(left);
     const b = toText(right);
@@ -39,13 +51,13 @@ function arithmetic(operator: '-' | '*' | '/' | '%', left: unknown, right: unkno
   }
   switch (operator) {
     case '-':
-      return left - right;
+      return finite(operator, left, right, left - right);
     case '*':
-      return left * right;
+      return finite(operator, left, right, left * right);
     case '/':
-      return left / right;
+      return finite(operator, left, right, left / right);
     case '%':
-      return left % right;
+      return finite(operator, left, right, left % right);
   }
 }
 

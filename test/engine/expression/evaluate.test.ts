@@ -113,7 +113,6 @@ describe('operators', () => {
     ['n * 2', 14],
     ['n / 2', 3.5],
     ['n % 4', 3],
-    ['1 / 0', Number.POSITIVE_INFINITY],
     ['name + "!"', 'Ada!'],
     ['"n=" + n', 'n=7'],
     ['"v:" + nothing', 'v:'],
@@ -165,6 +164,13 @@ describe('operators', () => {
     ['missing > 1', /">" expects two numbers or two strings, got undefined and number/],
     ['name < 2', /"<"/],
     ['-name', /"-" expects a number, got string/],
+    // Infinity and NaN would be stored as null: an error where they arise.
+    ['n / 0', /7 \/ 0 is Infinity \(division by zero\)/],
+    ['0 / 0', /is NaN \(division by zero\)/],
+    ['n % 0', /7 % 0 is NaN \(division by zero\)/],
+    ['1e308 * 10', /is Infinity, which is not a number/],
+    ['1e308 + 1e308', /is Infinity/],
+    ['-1e308 - 1e308', /is -Infinity/],
     ['+missing', /"\+" expects a number/],
   ])('%s fails with EXPRESSION_ERROR', (source, message) => {
     const error = expectCoded(() => ev(source), 'EXPRESSION_ERROR');
