@@ -146,8 +146,11 @@ function parseTerminalReply(interaction: Interaction, line: string): Interaction
     }
     case 'ask_for_selection': {
       const options = interaction.options ?? [];
-      // validate refuses options that differ only in surrounding whitespace, so a trimmed match is one.
-      const index = /^\d+$/.test(text) ? Number(text) : options.findIndex((option) => option.trim() === text);
+      // An option as written first (validate refuses options that differ only in surrounding
+      // whitespace, so a trimmed match is one), then digits as its index: as --answers reads a choice,
+      // so an option that is itself digits ("2024") is chosen by typing it.
+      const byText = options.findIndex((option) => option.trim() === text);
+      const index = byText >= 0 || !/^\d+$/.test(text) ? byText : Number(text);
       if (index < 0 || index >= options.length) return `choose 0-${options.length - 1}`;
       return { kind: 'select', choice: index };
     }

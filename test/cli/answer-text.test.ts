@@ -114,6 +114,20 @@ describe('a selection typed at the terminal', () => {
     expect((await typed('keep it', question, '1')).reply).toEqual({ kind: 'select', choice: 0 });
     expect((await typed(' drop it ', question, '0')).reply).toEqual({ kind: 'select', choice: 1 });
   });
+
+  it('chooses an option that is itself digits by typing it, as --answers does; other digits are an index', async () => {
+    const question = {
+      nodeId: 'year',
+      interactionType: 'ask_for_selection',
+      options: ['2024', '2025', 'later'],
+    } as Partial<Interaction> as Interaction;
+    expect((await typed('2025', question, '0')).reply).toEqual({ kind: 'select', choice: 1 });
+    expect((await typed('2', question, '0')).reply).toEqual({ kind: 'select', choice: 2 });
+    // Out of range: asked again (the next line, 0, answers).
+    const wrong = await typed('7', question, '0');
+    expect(wrong.said).toContain('choose 0-2');
+    expect(wrong.reply).toEqual({ kind: 'select', choice: 0 });
+  });
 });
 
 describe('an ask_for_input answer typed as text', () => {
