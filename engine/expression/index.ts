@@ -28,6 +28,7 @@ export { BUILTIN_NAMES, type BuiltinName } from './builtins.ts';
 export type { Scope } from './evaluate.ts';
 export * from './limits.ts';
 export { type NodeReferences, nodeReferences } from './node-references.ts';
+export { staticTypeOfSource } from './parse.ts';
 export {
   describeStaticType,
   type NameTypes,

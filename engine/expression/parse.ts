@@ -10,7 +10,7 @@ import type { Expression, ExprNode } from './ast.ts';
 import { checkArity, isBuiltinName } from './builtins.ts';
 import { MAX_ARRAY_LENGTH, MAX_AST_DEPTH, MAX_EXPRESSION_LENGTH, PARSE_CACHE_SIZE } from './limits.ts';
 import { LruCache } from './lru.ts';
-import { StaticTypeError, staticTypeOf } from './static-types.ts';
+import { type StaticType, StaticTypeError, staticTypeOf } from './static-types.ts';
 import { splitTemplate } from './template-syntax.ts';
 import { isForbiddenKey } from './values.ts';
 
@@ -253,6 +253,18 @@ export function parseExpression(source: string): Expression {
   const parsed = parseUncached(source);
   cache.set(source, parsed);
   return parsed;
+}
+
+/**
+ * The types an expression's value can have (static-types.ts); 'unknown' for one that does not parse,
+ * whose INVALID_EXPRESSION its own check reports.
+ */
+export function staticTypeOfSource(source: string): StaticType {
+  try {
+    return staticTypeOf(parseExpression(source).root);
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Static check for workflow validation: the coded problem, or undefined when the expression is valid. */

@@ -203,8 +203,10 @@ function mergedBranches(completed: readonly Thread[], config: JoinConfig): reado
         : completed.length;
   if (completed.length <= count) return completed;
   const mainPathId = mainPathOf(config);
-  const main = completed.filter((child) => child.contextData.forkPathId === mainPathId);
-  const chosen = new Set([...new Set([...main, ...completed])].slice(0, count));
+  const isMain = (child: Thread) => child.contextData.forkPathId === mainPathId;
+  const chosen = new Set(
+    [...completed.filter(isMain), ...completed.filter((child) => !isMain(child))].slice(0, count),
+  );
   // Keyed in path order, as every merge is.
   return completed.filter((child) => chosen.has(child));
 }

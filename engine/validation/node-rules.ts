@@ -3,10 +3,7 @@ import type { CodedError } from '../errors.ts';
 import {
   describeStaticType,
   isWholeTemplate,
-  parseExpression,
-  type StaticType,
-  staticTypeOf,
-  type ValueType,
+  staticTypeOfSource,
   validateExpression,
   validateTemplate,
 } from '../expression/index.ts';
@@ -22,6 +19,7 @@ import {
 import { findDeclaration } from '../thread/variables.ts';
 import { codedError } from './report.ts';
 import { toolArgumentProblems } from './tool-arguments.ts';
+import { VALUE_TYPE_OF } from './variable-types.ts';
 
 /** Step Functions' largest Wait `Seconds` (a JOIN timeout becomes one). */
 export const MAX_WAIT_SECONDS = 99_999_999;
@@ -435,18 +433,14 @@ function checkContextProcessor(node: NodeOfType<'CONTEXT_PROCESSOR'>, config: Pa
   }
 }
 
-/** What a loop can go over (README, LOOP_START): a literal boolean or fraction can never be iterated. */
 /** A lone `{{ }}` dataSource whose value can never be iterated nor counted (`{{ len(x) > 0 }}`). */
 function templateNeverIterable(value: unknown): boolean {
   if (typeof value !== 'string' || !isWholeTemplate(value)) return false;
-  let known: StaticType;
-  try {
-    known = staticTypeOf(parseExpression(value).root);
-  } catch {
-    return false; // INVALID_EXPRESSION is reported by the template check
-  }
+  const known = staticTypeOfSource(value);
   return known !== 'unknown' && [...known].every((type) => type === 'boolean');
 }
+
+/** What a loop can go over (README, LOOP_START): a literal boolean or fraction can never be iterated. */
 
 function isIterableDataSource(value: unknown): boolean {
   if (typeof value === 'boolean') return false;
@@ -576,28 +570,14 @@ function mappingTypeErrors(node: NodeOfType<'SUBGRAPH'>, config: Path, scope: No
   return errors;
 }
 
-/** The values each variable type holds (thread/variables.ts matchesType: no null, no undefined). */
-const HOLDS: Record<Exclude<VariableType, 'any'>, ValueType> = {
-  string: 'string',
-  number: 'number',
-  boolean: 'boolean',
-  array: 'array',
-  object: 'object',
-};
-
 /**
  * When a valid expression's value can never be of `type` (`'abc'` for a number), what it always is
  * ("always a string (the expression 'abc')"); undefined when it may fit, or is only known at run time.
  */
 export function neverOfType(expression: string, type: VariableType | undefined): string | undefined {
   if (type === undefined || type === 'any') return undefined;
-  let known: StaticType;
-  try {
-    known = staticTypeOf(parseExpression(expression).root);
-  } catch {
-    return undefined; // INVALID_EXPRESSION is reported on its own
-  }
-  if (known === 'unknown' || known.has(HOLDS[type])) return undefined;
+  const known = staticTypeOfSource(expression);
+  if (known === 'unknown' || known.has(VALUE_TYPE_OF[type])) return undefined;
   return `${JSON.stringify(expression)}, which is always ${describeStaticType(known)}`;
 }
 

@@ -6,7 +6,7 @@
  * the `type`, `required`, `properties` and `additionalProperties` keywords are read; the tool's
  * full JSON Schema check still runs before every call (functions/tools/arguments.ts).
  */
-import { parseExpression, staticTypeOf, type ValueType } from '../expression/index.ts';
+import { staticTypeOfSource, type ValueType } from '../expression/index.ts';
 import { hasTemplate, isWholeTemplate } from '../expression/template-syntax.ts';
 import { isRecord } from '../model/paths.ts';
 
@@ -35,12 +35,8 @@ function argumentTypes(value: unknown): ReadonlySet<ValueType> | undefined {
   if (typeof value === 'string') {
     if (!hasTemplate(value)) return new Set(['string']);
     if (!isWholeTemplate(value)) return new Set(['string']); // text around a template renders as text
-    try {
-      const known = staticTypeOf(parseExpression(value).root);
-      return known === 'unknown' ? undefined : known;
-    } catch {
-      return undefined; // INVALID_EXPRESSION is reported by the template check
-    }
+    const known = staticTypeOfSource(value);
+    return known === 'unknown' ? undefined : known;
   }
   if (value === null) return new Set(['null']);
   if (Array.isArray(value)) return new Set(['array']);

@@ -20,7 +20,8 @@ import type { VariableDeclaration, VariableType } from '../model/schema.ts';
 import { declaredScope } from '../thread/variables.ts';
 import type { WorkflowView } from './view.ts';
 
-const HOLDS: Record<Exclude<VariableType, 'any'>, ValueType> = {
+/** The values each variable type holds (thread/variables.ts matchesType: no null, no undefined). */
+export const VALUE_TYPE_OF: Readonly<Record<Exclude<VariableType, 'any'>, ValueType>> = {
   string: 'string',
   number: 'number',
   boolean: 'boolean',
@@ -99,7 +100,10 @@ export function declaredVariableTypes(root: WorkflowView): ReadonlyMap<string, S
     if (untyped.has(name) || types.size !== 1) continue;
     const [type] = types;
     if (type === undefined || type === 'any') continue;
-    known.set(name, new Set<ValueType>([HOLDS[type], ...(mayBeUndefined ? (['undefined'] as const) : [])]));
+    known.set(
+      name,
+      new Set<ValueType>([VALUE_TYPE_OF[type], ...(mayBeUndefined ? (['undefined'] as const) : [])]),
+    );
   }
   return known;
 }
