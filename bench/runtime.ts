@@ -45,11 +45,12 @@ export interface RunFigures {
   largestPayloadBytes: number;
 }
 
-/** The inputs the README runs the examples with. */
+/** The inputs the docs run the examples with (docs/cli.md, README.md). */
 const EXAMPLE_INPUTS: Record<string, Record<string, unknown>> = {
   'fork-join-research': { topic: 'our payments API' },
   'route-loop': { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] },
   'support-triage': { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
+  'vendor-review': { vendor: 'Acme Analytics', monthlyFee: 1200 },
 };
 
 const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand'];

@@ -44,6 +44,11 @@ const PLANS: Record<string, Plan> = {
     answers: [{ kind: 'approve' }],
     status: 'COMPLETED',
   },
+  'vendor-review': {
+    input: { vendor: 'Acme Analytics', monthlyFee: 1200 },
+    answers: [{ kind: 'approve' }],
+    status: 'COMPLETED',
+  },
   'fixture-context-pipeline': { input: {}, status: 'COMPLETED' },
   'fixture-research-brief': { input: { topic: 'caching' }, status: 'COMPLETED' },
   // Three loop iterations score 3, the ROUTE goes to the selection, a person picks "publish".

@@ -105,6 +105,27 @@ const expected: Record<
       assistant('Overall: the documents agree.'),
     ],
   },
+  'vendor-review': {
+    input: { vendor: 'Acme Analytics', monthlyFee: 1200 },
+    answers: [{ kind: 'approve' }],
+    output: {
+      approved: true,
+      reviews: {
+        security: 'Security: SOC 2 Type II report on file; data stays in the EU.',
+        cost: "Cost: 14400 EUR a year, within the team's budget.",
+      },
+    },
+    // The agent's tool call, then the main path (security) restored at the join, then the answer.
+    conversation: [
+      user('What does Acme Analytics cost a year at 1200 EUR a month?'),
+      assistant('Working out the yearly cost.'),
+      { role: 'tool', content: '{"yearly":14400}' },
+      assistant('Acme Analytics costs 14400 EUR a year.'),
+      user('Review the security of Acme Analytics.'),
+      assistant('Security: SOC 2 Type II report on file; data stays in the EU.'),
+      user('Approved.'),
+    ],
+  },
   'route-loop': {
     input: {},
     output: { escalated: 2, routine: [0, 2] },
