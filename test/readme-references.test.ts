@@ -1,33 +1,38 @@
 /**
- * Keeps the README's "checked by" references true: every test path it names (`test/…`, in backticks or
- * as a link) exists, and every test file it names is one that `npm test` or `npm run test:cloud` runs.
+ * Keeps the documentation's references to tests true: every test path the README or docs/ name
+ * (`test/…`, in backticks or as a link) exists, and every test file they name is one that `npm test` or
+ * `npm run test:cloud` runs.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const documents = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
+];
+const text = documents.map((path) => readFileSync(join(root, path), 'utf8')).join('\n');
 
 /** Paths under test/ named in inline code (`test/x.ts`, `npx vitest run test/localstack`) or in link targets. */
 function testPathsIn(markdown: string): string[] {
   const inCode = [...markdown.matchAll(/`([^`\n]+)`/g)].flatMap((code) =>
     [...code[1]!.matchAll(/(?:^|[\s(])(test\/[\w./-]*[\w/])/g)].map((match) => match[1]!),
   );
-  const inLinks = [...markdown.matchAll(/\]\((test\/[^)\s#]+)\)/g)].map((match) => match[1]!);
+  const inLinks = [...markdown.matchAll(/\]\((?:\.\.\/)?(test\/[^)\s#]+)\)/g)].map((match) => match[1]!);
   return [...new Set([...inCode, ...inLinks])].sort();
 }
 
-describe('README test references', () => {
-  const paths = testPathsIn(readme);
+describe('test references in the README and docs/', () => {
+  const paths = testPathsIn(text);
 
   it('finds the references, in code and in links', () => {
-    expect(testPathsIn('see `test/a.test.ts`, `npx vitest run test/b` and [c](test/c.sh)')).toEqual([
-      'test/a.test.ts',
-      'test/b',
-      'test/c.sh',
-    ]);
-    expect(paths.length).toBeGreaterThan(20);
+    expect(
+      testPathsIn('see `test/a.test.ts`, `npx vitest run test/b`, [c](test/c.sh) and [d](../test/d.ts)'),
+    ).toEqual(['test/a.test.ts', 'test/b', 'test/c.sh', 'test/d.ts']);
+    expect(paths.length).toBeGreaterThan(0);
   });
 
   it.each(paths)('%s exists', (path) => {

@@ -1,14 +1,14 @@
-/** Keeps the README's permission table equal to what the runtime construct actually grants. */
+/** Keeps the permission table of docs/deploy.md equal to what the runtime construct actually grants. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { NODE_TYPES } from '../../engine/model/schema.ts';
 import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
 
-const readme = readFileSync('README.md', 'utf8');
+const deployDoc = readFileSync('docs/deploy.md', 'utf8');
 
 function documentedRow(type: string): string[] {
-  const line = readme.split('\n').find((l) => l.trim().startsWith(`| ${type} |`));
-  if (!line) throw new Error(`README.md has no row for ${type}`);
+  const line = deployDoc.split('\n').find((l) => l.trim().startsWith(`| ${type} |`));
+  if (!line) throw new Error(`docs/deploy.md has no row for ${type}`);
   return line
     .trim()
     .slice(1, -1)
@@ -16,7 +16,7 @@ function documentedRow(type: string): string[] {
     .map((cell) => cell.trim());
 }
 
-describe('README security table', () => {
+describe('the permission table of docs/deploy.md', () => {
   it.each(NODE_TYPES)('documents %s as the registry grants it', (type) => {
     const spec = HANDLER_SPECS[type];
     const [, sizing, table, s3, other] = documentedRow(type);

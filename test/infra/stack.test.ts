@@ -441,7 +441,7 @@ describe('cdk-nag acknowledgements', () => {
   }
 
   /**
-   * The README's list ("The acknowledgements, each made next to its resource"): every acknowledgement
+   * The list in docs/deploy.md ("The acknowledgements, each made next to its resource"): every acknowledgement
    * the stack makes is one of these, and each of these is made.
    */
   const DOCUMENTED: { readme: string; matches: (ack: { rule: string; path: string }) => boolean }[] = [
@@ -492,9 +492,9 @@ describe('cdk-nag acknowledgements', () => {
     },
   ];
 
-  it('makes only the acknowledgements the README lists, and every one it lists', () => {
-    // Compared with the README's line breaks folded into spaces.
-    const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
+  it('makes only the acknowledgements docs/deploy.md lists, and every one it lists', () => {
+    // Compared with the document's line breaks folded into spaces.
+    const readme = readFileSync('docs/deploy.md', 'utf8').replace(/\s+/g, ' ');
     const made = acknowledgements();
     expect(made.length).toBeGreaterThan(NODE_TYPES.length);
     for (const ack of made) {
@@ -504,7 +504,7 @@ describe('cdk-nag acknowledgements', () => {
       ).toHaveLength(1);
     }
     for (const { readme: text, matches } of DOCUMENTED) {
-      expect(readme.includes(text), `README lists: ${text}`).toBe(true);
+      expect(readme.includes(text), `docs/deploy.md lists: ${text}`).toBe(true);
       expect(made.some(matches), text).toBe(true);
     }
   });

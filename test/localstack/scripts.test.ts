@@ -1,7 +1,7 @@
 /**
  * The LocalStack path as documented (the suite itself needs LocalStack and is opt-in): `deploy:local`
  * uses the project's own cdklocal, which drives the project's aws-cdk, with the S3 endpoint cdklocal 3
- * needs for asset uploads; the README names LocalStack's arm64 setting.
+ * needs for asset uploads; docs/deploy.md names LocalStack's arm64 setting.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
   scripts: Record<string, string>;
   devDependencies: Record<string, string>;
 };
-const readme = readFileSync('README.md', 'utf8');
+const deployDoc = readFileSync('docs/deploy.md', 'utf8');
 
 describe('the LocalStack deploy path', () => {
   it('deploys with the project cdklocal and both endpoints', () => {
@@ -23,10 +23,9 @@ describe('the LocalStack deploy path', () => {
   });
 
   it('documents what LocalStack needs', () => {
-    const section = readme.slice(
-      readme.indexOf('### LocalStack'),
-      readme.indexOf('### How the deployed stack'),
-    );
+    const start = deployDoc.indexOf('\n## LocalStack\n');
+    expect(start).toBeGreaterThan(0);
+    const section = deployDoc.slice(start, deployDoc.indexOf('\n## ', start + 1));
     expect(section).toContain('LAMBDA_IGNORE_ARCHITECTURE=1');
     expect(section).toContain('AWS_ENDPOINT_URL_S3');
     expect(section).not.toContain('npm install -g aws-cdk-local      #');

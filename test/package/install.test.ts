@@ -147,10 +147,10 @@ describe('the packed package', () => {
     expect(existsSync(join(app, '.stepthread'))).toBe(true);
   }, 120_000);
 
-  it('type-checks and synthesizes the README CDK app, which imports stepthread/infra', async () => {
-    // The README's own snippet, verbatim: `cdk synth` sets CDK_OUTDIR, and the App then synthesizes on exit.
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### In your own CDK app'));
+  it('type-checks and synthesizes the CDK app of docs/deploy.md, which imports stepthread/infra', async () => {
+    // The documented snippet, verbatim: `cdk synth` sets CDK_OUTDIR, and the App then synthesizes on exit.
+    const deployDoc = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    const section = deployDoc.slice(deployDoc.indexOf('## In your own CDK app'));
     const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     expect(snippet).toContain("from 'stepthread/infra'");
     writeFileSync(join(app, 'app.ts'), snippet!);
