@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import type { DeployedServices } from './commands/start.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
-import { packageVersion } from './version.ts';
+import { packageVersion } from './package-info.ts';
 
 type Register = (
   program: Command,

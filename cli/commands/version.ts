@@ -1,7 +1,7 @@
 /** `stepthread version`: the package's version, as `stepthread --version` prints it. */
 import type { Command } from 'commander';
 import type { CliIo } from '../io.ts';
-import { packageVersion } from '../version.ts';
+import { packageVersion } from '../package-info.ts';
 
 export function registerVersion(program: Command, io: CliIo): void {
   program
