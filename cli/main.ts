@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import type { DeployedServices } from './commands/start.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
+import { packageVersion } from './package-info.ts';
 
 type Register = (
   program: Command,
@@ -32,6 +33,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   pending: async () => (await import('./commands/pending.ts')).registerPending,
   respond: async () => (await import('./commands/respond.ts')).registerRespond,
   dev: async () => (await import('./commands/dev.ts')).registerDev,
+  version: async () => (await import('./commands/version.ts')).registerVersion,
 };
 
 /** One line of the top-level help: `run [options] <workflow>` and its description. */
@@ -47,6 +49,7 @@ function newProgram(io: CliIo): Command {
   return new Command()
     .name('stepthread')
     .description('Run LLM-agent workflow graphs as AWS Step Functions state machines, on AWS or offline.')
+    .version(packageVersion(), '-v, --version', 'print the stepthread version')
     .exitOverride()
     .showHelpAfterError('(run stepthread --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

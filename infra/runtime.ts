@@ -3,7 +3,7 @@
  * one Lambda per node type (each with its own least-privilege role), the stepthread event bus, and a
  * managed policy for operators (`stepthread start | pending | respond`).
  */
-import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
@@ -55,7 +55,16 @@ export interface StepthreadRuntimeProps {
    * package's prebuilt bundles (`dist/lambda/`), or this repository's sources when run from them.
    */
   readonly projectRoot?: string;
+  /**
+   * Add the outputs `stepthread … --stack <name>` reads to the runtime's stack (default true):
+   * `TableName`, `BucketName`, `EventBusName` and `OperatorPolicyArn`, under those names. A stack
+   * holds them once: give a second runtime in the same stack `false`.
+   */
+  readonly stackOutputs?: boolean;
 }
+
+/** The output names the CLI finds a deployed stack's table and bucket by (cli/stack-names.ts). */
+export const STACK_OUTPUT_NAMES = ['TableName', 'BucketName', 'EventBusName', 'OperatorPolicyArn'] as const;
 
 export class StepthreadRuntime extends Construct {
   readonly table: Table;
@@ -88,6 +97,7 @@ export class StepthreadRuntime extends Construct {
     this.eventBus = new EventBus(this, 'EventBus', { eventBusName: `${this.namePrefix}-events` });
     this.triggerBus = props.triggerBus ?? EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     this.operatorPolicy = this.createOperatorPolicy();
+    if (props.stackOutputs ?? true) this.addStackOutputs();
 
     const modelAccess = props.modelAccess ?? { secretNames: [], bedrockModels: [] };
     const toolAccess = props.toolAccess ?? NO_TOOL_ACCESS;
@@ -104,6 +114,31 @@ export class StepthreadRuntime extends Construct {
         ),
       );
     }
+  }
+
+  /**
+   * On the stack itself, so the outputs' names are exactly these (a construct's own would get a
+   * path-derived name), in the repository's stack and a user's own alike.
+   */
+  private addStackOutputs(): void {
+    const stack = Stack.of(this);
+    const taken = STACK_OUTPUT_NAMES.filter((name) => stack.node.tryFindChild(name) !== undefined);
+    if (taken.length > 0) {
+      throw new Error(
+        `stack ${stack.node.path} already has ${taken.join(', ')}: a second StepthreadRuntime in it? ` +
+          'Give the others stackOutputs: false',
+      );
+    }
+    const values: Record<(typeof STACK_OUTPUT_NAMES)[number], { value: string; description?: string }> = {
+      TableName: { value: this.table.tableName },
+      BucketName: { value: this.bucket.bucketName },
+      EventBusName: { value: this.eventBus.eventBusName },
+      OperatorPolicyArn: {
+        value: this.operatorPolicy.managedPolicyArn,
+        description: 'Attach to whoever runs stepthread start | pending | respond',
+      },
+    };
+    for (const name of STACK_OUTPUT_NAMES) new CfnOutput(stack, name, values[name]);
   }
 
   /** Node types this runtime has a function for. */

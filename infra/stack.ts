@@ -1,6 +1,6 @@
 /**
  * The repository's stack: one shared runtime and one state machine per workflow, with the outputs the
- * CLI and the console need. Users with their own CDK app can use the two constructs directly instead.
+ * CLI and the console need (each workflow's state machine ARN here; the runtime adds the rest). Users with their own CDK app can use the two constructs directly instead.
  */
 import { CfnOutput, NestedStack, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -95,15 +95,8 @@ export class StepthreadStack extends Stack {
         });
       }
     });
+    // The runtime added the outputs the CLI reads (TableName, BucketName, …).
     this.workflows = workflows;
-
-    new CfnOutput(this, 'TableName', { value: this.runtime.table.tableName });
-    new CfnOutput(this, 'BucketName', { value: this.runtime.bucket.bucketName });
-    new CfnOutput(this, 'EventBusName', { value: this.runtime.eventBus.eventBusName });
-    new CfnOutput(this, 'OperatorPolicyArn', {
-      description: 'Attach to whoever runs stepthread start | pending | respond',
-      value: this.runtime.operatorPolicy.managedPolicyArn,
-    });
   }
 }
 

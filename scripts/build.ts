@@ -19,10 +19,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { COMMAND_SUMMARIES_FILE, commandSummaries } from '../cli/main.ts';
-import { localRunnerStubs } from '../functions/local/state-machine-build.ts';
+import { assertNoCommonJsDynamicImports } from '../functions/local/split-bundle-check.ts';
 import { buildStoreServer } from '../functions/local/store-server-build.ts';
 import { buildSandboxWorker } from '../functions/sandbox/build.ts';
-import { ESM_REQUIRE_BANNER, handlerEsbuildOptions } from '../infra/bundling.ts';
+import { handlerEsbuildOptions } from '../infra/bundling.ts';
 import {
   availableHandlerTypes,
   bundleDirName,
@@ -30,6 +30,7 @@ import {
   handlerEntryPath,
   PROJECT_ROOT,
 } from '../infra/handler-registry.ts';
+import { cliBundleOptions } from './cli-bundle.ts';
 
 const root = PROJECT_ROOT;
 const dist = join(root, 'dist');
@@ -52,27 +53,10 @@ step('tsc → dist/');
 await buildSandboxWorker({ outdir: join(dist, 'functions', 'sandbox') });
 step('sandbox worker');
 
-// 3. The CLI as the `stepthread` bin runs it: one esbuild bundle with its dependencies inlined, split
-// per command (cli/main.ts imports each command lazily). Loading a few large files costs far less than
-// resolving and compiling some thousand small ones. dynalite stays a package: it requires its own
-// files by computed names, and its storage is a native addon.
+// 3. The CLI as the `stepthread` bin runs it (scripts/cli-bundle.ts), its import()s checked.
 const binDir = join(dist, 'bin');
-await build({
-  entryPoints: { main: join(root, 'cli', 'main.ts') },
-  outdir: binDir,
-  bundle: true,
-  splitting: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node22',
-  minify: true,
-  mainFields: ['module', 'main'],
-  external: ['dynalite', 'esbuild'],
-  // What aws-local-stepfunctions imports for validation and real Lambda calls, never used here.
-  plugins: [localRunnerStubs()],
-  banner: { js: ESM_REQUIRE_BANNER },
-  logLevel: 'error',
-});
+const cli = await build(cliBundleOptions(root, binDir));
+assertNoCommonJsDynamicImports(cli.metafile);
 // The shared data directory's store server, started as its own process from beside the bundle
 // (functions/local/data-dir-server.ts): one CommonJS file, compiled through a code cache.
 await buildStoreServer({ outdir: binDir });

@@ -6,6 +6,7 @@ import { checkWorkflow } from '../check-workflow.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { loadWorkflowFile } from '../load-workflow.ts';
+import { schemaReferenceNote } from '../schema-note.ts';
 
 export interface ValidateOptions {
   json?: boolean;
@@ -22,6 +23,10 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
   }
   const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : await check(loaded.data);
   const valid = errors.length === 0;
+  if (loaded.kind === 'loaded' && !options.json) {
+    const note = schemaReferenceNote(file, loaded.data, io.cwd ?? process.cwd());
+    if (note !== undefined) io.stderr(`${note}\n`);
+  }
   if (options.json) {
     io.stdout(jsonReport(valid, errors));
   } else if (valid) {

@@ -12,8 +12,9 @@
  *   throw (e.g. TOKEN_LIMIT_EXCEEDED) to stop the loop before any tool of that reply runs.
  *
  * A tool's failure (unknown tool, arguments that are not a JSON object, a thrown error, `ok:
- * false`) becomes a tool-result message the model reads, never a crash. Only an abort of `signal`
- * ends the loop from inside a tool.
+ * false`) becomes a tool-result message the model reads, never a crash. Two things end the loop from
+ * inside a tool: an abort of `signal`, and an outcome with `failsRequest` (a tool whose definition is
+ * broken: no reply of the model can mend it, and a run that went on without the tool would hide it).
  */
 import { estimateTokens, type TokenCounts } from '../../engine/conversation/index.ts';
 import { StepthreadError } from '../../engine/errors.ts';
@@ -28,6 +29,8 @@ export interface ToolOutcome {
   readonly ok: boolean;
   /** A string is sent as is; anything else as JSON. */
   readonly content: unknown;
+  /** Fails the request with this error instead of showing the model the failure. */
+  readonly failsRequest?: StepthreadError;
 }
 
 export interface ToolCallContext {
@@ -185,19 +188,21 @@ async function runToolCall(
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return result(`Error: the arguments must be a JSON object, got: ${preview(args)}`);
   }
+  let outcome: ToolOutcome;
   try {
-    const outcome = await executeTool(call.name, args as Record<string, unknown>, {
+    outcome = await executeTool(call.name, args as Record<string, unknown>, {
       callId: call.id,
       ...(signal ? { signal } : {}),
     });
-    const text =
-      typeof outcome.content === 'string' ? outcome.content : (JSON.stringify(outcome.content) ?? 'null');
-    return result(outcome.ok ? text : `Error: ${text}`);
   } catch (error) {
     if (signal?.aborted) throw signal.reason ?? error;
     const code = error instanceof StepthreadError ? `${error.code}: ` : '';
     return result(`Error: ${code}${error instanceof Error ? error.message : String(error)}`);
   }
+  if (outcome.failsRequest) throw outcome.failsRequest;
+  const text =
+    typeof outcome.content === 'string' ? outcome.content : (JSON.stringify(outcome.content) ?? 'null');
+  return result(outcome.ok ? text : `Error: ${text}`);
 }
 
 function preview(value: unknown): string {

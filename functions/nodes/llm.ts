@@ -28,6 +28,7 @@ import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
 import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
 import { createToolExecutor } from '../tools/executor.ts';
+import { isDefinitionFailure } from '../tools/failure.ts';
 import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
@@ -80,10 +81,17 @@ function toolExecutor(ctx: StepContext, tools: Readonly<Record<string, ToolDefin
       printed.add(name, callId, result.logs);
       ctx.logs = printed.logs();
     }
-    // The loop shows a failure to the model as `Error: <this>`.
-    return result.ok
-      ? { ok: true, content: result.content }
-      : { ok: false, content: `${result.error.code}: ${result.error.message}` };
+    if (result.ok) return { ok: true, content: result.content };
+    const { code, message } = result.error;
+    // A broken definition fails the node (no reply of the model mends it); the loop shows any other
+    // failure to the model as `Error: <content>`.
+    return isDefinitionFailure(result.error)
+      ? {
+          ok: false,
+          content: `${code}: ${message}`,
+          failsRequest: new StepthreadError(code, `node ${ctx.node.id}: ${message}`, { nodeId: ctx.node.id }),
+        }
+      : { ok: false, content: `${code}: ${message}` };
   };
 }
 

@@ -11,7 +11,7 @@ import { ToolFailure } from './failure.ts';
 const CACHE_LIMIT = 256;
 const cache = new Map<string, ValidateFunction | string>();
 // Loaded on first use: ajv's code generator is a noticeable share of a cold start.
-let ajvModule: Promise<{ Ajv: typeof import('ajv').Ajv }> | undefined;
+let ajvModule: Promise<typeof import('./ajv.ts')> | undefined;
 
 /** The compiled validator, or why the schema does not compile. */
 async function compiled(parameters: Record<string, unknown>): Promise<ValidateFunction | string> {
@@ -23,13 +23,15 @@ async function compiled(parameters: Record<string, unknown>): Promise<ValidateFu
     cache.set(key, hit);
     return hit;
   }
-  ajvModule ??= import('ajv');
+  ajvModule ??= import('./ajv.ts');
   const { Ajv } = await ajvModule;
+  // One Ajv per schema: an instance keeps every schema it compiled (and rejects a repeated $id),
+  // so sharing one would grow without bound as definitions vary. Outside the try: only what
+  // compile throws says the schema is wrong.
+  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, logger: false });
   let entry: ValidateFunction | string;
   try {
-    // One Ajv per schema: an instance keeps every schema it compiled (and rejects a repeated $id),
-    // so sharing one would grow without bound as definitions vary.
-    entry = new Ajv({ strict: false, allErrors: true, useDefaults: true, logger: false }).compile(parameters);
+    entry = ajv.compile(parameters);
   } catch (error) {
     entry = error instanceof Error ? error.message : String(error);
   }

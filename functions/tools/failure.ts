@@ -27,3 +27,14 @@ export function describe(error: unknown): string {
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${error.message}${cause}`;
 }
+
+/**
+ * Failures of the tool's declaration rather than of a call (a schema that does not compile, a url
+ * or module export that cannot be used): every call fails alike, whatever the arguments. A TOOL node
+ * fails with any failure; an LLM node fails with these too, instead of showing them to the model.
+ */
+const DEFINITION_FAILURES: ReadonlySet<ErrorCode> = new Set(['INVALID_TOOL_DEFINITION']);
+
+export function isDefinitionFailure(error: ToolError): boolean {
+  return DEFINITION_FAILURES.has(error.code);
+}

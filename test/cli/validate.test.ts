@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
 import { processIo } from '../../cli/io.ts';
@@ -102,6 +103,50 @@ describe('stepthread validate', () => {
     const result = await run('--help');
     expect(result.code).toBe(0);
     expect(result.out).toContain('validate');
+  });
+});
+
+describe('validate and a workflow’s $schema', () => {
+  it('says which $schema reaches stepthread’s schema when a copied example’s names no file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-schema-'));
+    try {
+      const copy = join(dir, 'workflows', 'route-loop.json');
+      await mkdir(join(dir, 'workflows'));
+      await copyFile(join(root, 'examples', 'route-loop.json'), copy);
+      const result = await run('validate', copy);
+      expect(result.code).toBe(0);
+      const suggested = relative(join(dir, 'workflows'), join(root, 'engine/model/workflow.schema.json'));
+      expect(result.err).toBe(
+        `note: ${copy}: "$schema": "../engine/model/workflow.schema.json" names no file from its folder; stepthread's schema is "$schema": "${suggested}"\n`,
+      );
+      expect(existsSync(join(dir, 'workflows', suggested))).toBe(true);
+      // With that value, nothing more to say; nor in --json, which prints its report alone.
+      const text = await readFile(copy, 'utf8');
+      await writeFile(copy, text.replace('../engine/model/workflow.schema.json', suggested));
+      expect((await run('validate', copy)).err).toBe('');
+      await writeFile(copy, text);
+      expect((await run('validate', '--json', copy)).err).toBe('');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says nothing for the repository’s examples, or a URL', async () => {
+    expect(await run('validate', join(root, 'examples', 'support-triage.json'))).toMatchObject({
+      code: 0,
+      err: '',
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-schema-'));
+    try {
+      const file = join(dir, 'w.json');
+      await writeFile(
+        file,
+        JSON.stringify({ $schema: 'https://example.com/workflow.schema.json', ...chain('w') }),
+      );
+      expect(await run('validate', file)).toMatchObject({ code: 0, err: '' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

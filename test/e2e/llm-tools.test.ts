@@ -215,6 +215,76 @@ describe('LLM with tools → TOOL → CODE on the embedded runtime', () => {
     expect(outcome.error?.message).toContain('node score: Error: order has no items');
   });
 
+  /** start → agent (LLM offered `shout`, `explode` and `missing`, module tools) → end. */
+  function moduleToolsAgent(calls: { name: string; arguments: Record<string, unknown> }[]): Workflow {
+    return valid({
+      id: 'module-agent',
+      version: 1,
+      profiles: {
+        default: { provider: 'scripted', byNode: { agent: [{ toolCalls: calls }, 'Done.'] } },
+      },
+      tools: {
+        shout: { description: 'shouts', handler: 'module:tools.mjs#shout' },
+        explode: { description: 'throws', handler: 'module:tools.mjs#explode' },
+        // The module has no such export: every call fails alike, whatever the model sends.
+        missing: { description: 'broken', handler: 'module:tools.mjs#missing' },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'agent',
+          type: 'LLM',
+          config: { prompt: 'Go.', tools: ['shout', 'explode', 'missing'], maxToolCallsPerRequest: 4 },
+        },
+        { id: 'end', type: 'END', config: { output: '{{nodes.agent}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'agent' },
+        { from: 'agent', to: 'end' },
+      ],
+    });
+  }
+
+  async function inToolsFolder<T>(work: () => Promise<T>): Promise<T> {
+    const before = process.env.STEPTHREAD_WORKFLOW_DIR;
+    process.env.STEPTHREAD_WORKFLOW_DIR = join(ROOT, 'test', 'functions', 'tools', 'fixtures');
+    try {
+      return await work();
+    } finally {
+      if (before === undefined) delete process.env.STEPTHREAD_WORKFLOW_DIR;
+      else process.env.STEPTHREAD_WORKFLOW_DIR = before;
+    }
+  }
+
+  it('fails the LLM node with INVALID_TOOL_DEFINITION when the model calls a tool whose definition is broken', async () => {
+    const workflow = moduleToolsAgent([
+      { name: 'shout', arguments: { text: 'hi' } },
+      { name: 'missing', arguments: {} },
+    ]);
+    const outcome = await inToolsFolder(() => e2e.runtime.prepare(workflow).run({}));
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'INVALID_TOOL_DEFINITION', nodeId: 'agent' });
+    expect(outcome.error?.message).toMatch(
+      /^node agent: tool "missing": module .*tools\.mjs has no function export "missing" \(after 1 tool call\(s\) of this request ran: shout;/,
+    );
+    // The failed node keeps none of its turn, its prompt included.
+    expect(await e2e.conversation(outcome.threadId)).toEqual([]);
+  });
+
+  it('shows the model a tool’s own failure, and the run completes', async () => {
+    const workflow = moduleToolsAgent([{ name: 'explode', arguments: { what: 'this' } }]);
+    const outcome = await inToolsFolder(() => e2e.runtime.prepare(workflow).run({}));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.output).toBe('Done.');
+    const conversation = await e2e.conversation(outcome.threadId);
+    expect(conversation[2]).toMatchObject({
+      role: 'tool',
+      name: 'explode',
+      content: 'Error: TOOL_FAILED: tool "explode" failed: cannot handle this',
+    });
+  });
+
   it('runs a module tool from the workflow’s folder (STEPTHREAD_WORKFLOW_DIR) in a TOOL node', async () => {
     const workflow = valid({
       id: 'module-tool',

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
+import { deployedResourceNames } from '../../cli/stack-names.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { buildApp } from '../../infra/app.ts';
 import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
@@ -156,6 +157,52 @@ describe('workflow construct', () => {
     expect(() => toCdkEventPattern({})).toThrow(/empty/);
   });
 });
+
+describe('a runtime in a user’s own stack', () => {
+  it('outputs the table and bucket `--stack` finds them by', async () => {
+    const { stack, runtime } = runtimeStack();
+    const outputs = Template.fromStack(stack).toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs).toMatchObject({
+      TableName: { Value: { Ref: logicalIdOf(stack, runtime.table) } },
+      BucketName: { Value: { Ref: logicalIdOf(stack, runtime.bucket) } },
+      EventBusName: { Value: { Ref: logicalIdOf(stack, runtime.eventBus) } },
+      OperatorPolicyArn: { Value: { Ref: logicalIdOf(stack, runtime.operatorPolicy) } },
+    });
+    // What CloudFormation's DescribeStacks returns for them: each Ref resolved to a physical name.
+    const described = Object.fromEntries(
+      Object.entries(outputs).map(([key, { Value }]) => [key, `physical-${(Value as { Ref: string }).Ref}`]),
+    );
+    const names = await deployedResourceNames(
+      {},
+      { kind: 'aws' },
+      { stack: 'S', describe: async () => described },
+    );
+    expect(names).toEqual({
+      tableName: `physical-${logicalIdOf(stack, runtime.table)}`,
+      bucketName: `physical-${logicalIdOf(stack, runtime.bucket)}`,
+    });
+  });
+
+  it('refuses a second runtime with outputs in the same stack, and takes one without', () => {
+    const { stack } = runtimeStack();
+    expect(() => new StepthreadRuntime(stack, 'Second', { projectRoot: stubProjectRoot() })).toThrow(
+      'stack S already has TableName, BucketName, EventBusName, OperatorPolicyArn: a second StepthreadRuntime in it? Give the others stackOutputs: false',
+    );
+    const { stack: other } = runtimeStack();
+    new StepthreadRuntime(other, 'Second', { projectRoot: stubProjectRoot(), stackOutputs: false });
+    expect(Object.keys(Template.fromStack(other).toJSON().Outputs as object)).toEqual([
+      'TableName',
+      'BucketName',
+      'EventBusName',
+      'OperatorPolicyArn',
+    ]);
+  });
+});
+
+/** The logical id CloudFormation knows a construct's resource by. */
+function logicalIdOf(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
 
 describe('loading a workflow folder', () => {
   function folder(files: Record<string, string>): string {
