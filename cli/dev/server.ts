@@ -1162,10 +1162,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const { thread } = await stores.threads.getThread(threadId);
     const stepCount = thread.step ?? 0;
     const from = range.from ?? firstOfLatest(stepCount, range);
-    const records = await stores.threads.readSteps(threadId, {
-      from,
-      to: Math.min(range.to ?? Number.POSITIVE_INFINITY, stepCount),
-    });
+    const to = Math.min(range.to ?? Number.POSITIVE_INFINITY, stepCount);
+    // Nothing there (a copy that has not run: its steps so far are its source's; a range past the
+    // end) reads nothing: a Query from a step to an earlier one is refused by DynamoDB.
+    const records = from > to ? [] : await stores.threads.readSteps(threadId, { from, to });
     // Outputs and console output stored by reference (large values) are read back: one parallel
     // round of reads.
     const outputs = (
@@ -1296,11 +1296,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     res.end(text);
   };
 
-  const intParam = (url: URL, name: string): number | undefined => {
+  /** A step number or count in the query (`?from=3`): a whole number ≥ 1, or absent. */
+  const stepParam = (url: URL, name: string): number | undefined => {
     const raw = url.searchParams.get(name);
     if (raw === null) return undefined;
-    if (!/^\d+$/.test(raw)) throw badRequest(`"${name}" must be a whole number`);
-    return Number(raw);
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < 1 || !Number.isSafeInteger(value)) {
+      throw badRequest(`"${name}" must be a whole number ≥ 1 (given ${JSON.stringify(raw)})`);
+    }
+    return value;
+  };
+
+  /** `?from=&to=&limit=` of a thread's steps; a range that ends before it starts is refused. */
+  const stepRange = (url: URL) => {
+    const range = { from: stepParam(url, 'from'), to: stepParam(url, 'to'), limit: stepParam(url, 'limit') };
+    if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
+      throw badRequest(`"from" (${range.from}) is after "to" (${range.to}): give from ≤ to`);
+    }
+    return range;
   };
 
   type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<[number, unknown]>;
@@ -1374,16 +1387,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   route('GET', '/api/threads/:id/steps', async (_req, url, [id]) => [
     200,
-    await stepsOf(id!, {
-      from: intParam(url, 'from'),
-      to: intParam(url, 'to'),
-      limit: intParam(url, 'limit'),
-    }),
+    await stepsOf(id!, stepRange(url)),
   ]);
 
   route('GET', '/api/threads/:id/events', async (_req, url, [id]) => [
     200,
-    await eventsOf(id!, { from: intParam(url, 'from'), limit: intParam(url, 'limit') }),
+    await eventsOf(id!, { from: stepParam(url, 'from'), limit: stepParam(url, 'limit') }),
   ]);
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {

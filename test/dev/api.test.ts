@@ -533,6 +533,53 @@ describe('stepthread dev API', () => {
     expect(rerun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
   });
 
+  it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {
+    const started = await post<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
+      input: { topic: 'ranges' },
+    });
+    const root = (await finished(started.body.executionId)).rootThreadId;
+    type Steps = { stepCount: number; from: number; steps: { step: number }[] };
+    const all = (await get<Steps>(`/api/threads/${root}/steps`)).body;
+    const report = all.steps.at(-2)!.step;
+    const copy = (await post<{ threadId: string }>(`/api/threads/${root}/copy`, { fromStep: report })).body;
+    // What the page asks after "Copy from here": the copy's own steps, none yet (was 500 with
+    // DynamoDB's "BETWEEN operator requires upper bound" text).
+    for (const query of ['', '?from=1', '?limit=5']) {
+      const own = await get<Steps>(`/api/threads/${copy.threadId}/steps${query}`);
+      expect({ query, status: own.status, stepCount: own.body.stepCount, steps: own.body.steps }).toEqual({
+        query,
+        status: 200,
+        stepCount: 0,
+        steps: [],
+      });
+    }
+    expect((await get(`/api/threads/${copy.threadId}/events`)).status).toBe(200);
+    // Past the end: nothing, not an error.
+    const past = await get<Steps>(`/api/threads/${root}/steps?from=${all.stepCount + 5}`);
+    expect([past.status, past.body.steps]).toEqual([200, []]);
+    const last = await get<Steps>(`/api/threads/${root}/steps?from=2&to=3`);
+    expect(last.body.steps.map((step) => step.step)).toEqual([2, 3]);
+    const refused: [string, string][] = [
+      ['steps?from=10&to=5', '"from" (10) is after "to" (5)'],
+      ['steps?from=-1', '"from" must be a whole number ≥ 1'],
+      ['steps?to=1.5', '"to" must be a whole number ≥ 1'],
+      ['steps?from=0', '"from" must be a whole number ≥ 1'],
+      ['steps?limit=0', '"limit" must be a whole number ≥ 1'],
+      ['steps?from=99999999999999999999', '"from" must be a whole number ≥ 1'],
+      ['events?from=-2', '"from" must be a whole number ≥ 1'],
+      ['events?limit=x', '"limit" must be a whole number ≥ 1'],
+    ];
+    for (const [query, message] of refused) {
+      const reply = await get<{ error: { code: string; message: string } }>(`/api/threads/${root}/${query}`);
+      expect({ query, status: reply.status, code: reply.body.error.code }).toEqual({
+        query,
+        status: 400,
+        code: 'API_BAD_REQUEST',
+      });
+      expect(reply.body.error.message).toContain(message);
+    }
+  });
+
   it('answers malformed and unknown requests with 4xx and a coded JSON error', async () => {
     const cases: [Promise<Reply>, number, string][] = [
       [get('/api/nothing-here'), 404, 'API_NOT_FOUND'],
