@@ -55,6 +55,7 @@ import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
 import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
+import { inForkOrder, pathOrderOf } from './thread-order.ts';
 
 export { stepFunctionsConsoleUrl };
 
@@ -906,7 +907,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const workflow = id === undefined ? undefined : ownerOfId(await loadWorkflows(), id)?.workflow;
     const nodeOfState = workflow ? taskNodesOf(taskNodes, workflow) : new Map<string, string>();
     const found = await stepFunctionsViewOf(stack.sfn, executionId, nodeOfState);
-    return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
+    return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown', workflow };
   };
 
   /** Each thread's node runs, folded from its steps committed since the page last showed it. */
@@ -920,6 +921,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
    */
   const executionReport = async (
     record: ExecutionRecord,
+    pathOrder: ReadonlyMap<string, number>,
   ): Promise<{
     rootThreadId?: string;
     executions?: { executionId: string; status: string }[];
@@ -928,7 +930,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     heads: Thread[];
   }> => {
     const chain = await executionChain(stores.executions, record);
-    const listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
+    let listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
     // The index is eventually consistent: make sure the root is there.
     if (!listed.some((thread) => thread.id === record.rootThreadId)) {
       try {
@@ -939,9 +941,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       }
     }
     const rootId = record.rootThreadId;
-    listed.sort(
-      (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
-    );
+    listed = inForkOrder(listed, rootId, pathOrder);
     const summaries = await Promise.all(listed.map((thread) => nodeRuns.nodeRunsOf(thread)));
     const threads = listed.map((thread, i): ThreadReport => {
       const { metadata } = thread;
@@ -998,11 +998,25 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (record === undefined && live === undefined && deployed === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
+    const definition = options.deployed ? undefined : await definitionOf(executionId);
+    // Fork children are listed in their FORK's path order: the graph the run ran says it.
+    const forks = (definition?.graph ?? (deployed?.workflow ? graphViewOf(deployed.workflow) : undefined))
+      ?.forks;
     const report =
-      record === undefined ? { threads: [], byNode: [], heads: [] } : await executionReport(record);
+      record === undefined
+        ? { threads: [], byNode: [], heads: [] }
+        : await executionReport(record, pathOrderOf(forks ?? []));
     let nodeStatus: Record<string, NodeStatus> = {};
-    // Each node as its latest run left it (the last thread that ran it), with every run counted.
-    for (const [index, thread] of report.threads.entries()) {
+    // Each node as its latest run left it (the last thread that ran it: threads taken in the order
+    // they started), with every run counted.
+    const byStartTime = [...report.threads.keys()].sort(
+      (a, b) =>
+        Number(report.threads[b]!.threadId === report.rootThreadId) -
+          Number(report.threads[a]!.threadId === report.rootThreadId) ||
+        report.threads[a]!.startTime.localeCompare(report.threads[b]!.startTime),
+    );
+    for (const index of byStartTime) {
+      const thread = report.threads[index]!;
       for (const [nodeId, { runs, last }] of report.byNode[index]!) {
         nodeStatus[nodeId] = {
           status: last.status,
@@ -1035,7 +1049,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       };
     }
     const workflowId = record?.workflowId ?? live?.workflowId ?? deployed!.workflowId;
-    const definition = options.deployed ? undefined : await definitionOf(executionId);
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
     let execution: ExecutionRow;
@@ -1054,7 +1067,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(deployed ? { stepFunctions: deployed.view } : {}),
       ...(definition ? { definition } : {}),
       workflowId,
-      ...(live?.error ? { error: live.error } : {}),
+      ...(live?.error ? { error: live.error } : failureOf(execution, report.heads)),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
@@ -1596,6 +1609,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ? []
         : [...runs.values()].filter((run) => run.status === 'RUNNING').map((run) => run.executionId),
   };
+}
+
+/** Statuses of an execution that ended without completing: its page says why. */
+const ENDED_UNCOMPLETED = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
+
+/**
+ * Why an execution that ended without completing did, as `run` reports it: its root thread's latest
+ * error. A run this server did not run (an earlier `dev`, `stepthread run`) has no live error to
+ * give, so the page read none and said only FAILED.
+ */
+function failureOf(execution: ExecutionRow, heads: readonly Thread[]): { error?: CodedError } {
+  if (!ENDED_UNCOMPLETED.has(execution.status)) return {};
+  const error = heads.find((thread) => thread.id === execution.rootThreadId)?.errors.at(-1);
+  return error === undefined ? {} : { error };
 }
 
 /**

@@ -14,6 +14,7 @@ import { aroundCommands } from '../../functions/aws/meter.ts';
 import { offerReply } from '../../functions/local/offered-replies.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -22,6 +23,7 @@ const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
 const TICKET = { ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } };
 
 let services: LocalServices;
+let clients: AwsClients;
 let server: DevServer;
 let folder: string;
 
@@ -33,7 +35,7 @@ beforeAll(async () => {
     JSON.stringify({ id: 'broken', version: 1, nodes: [{ id: 'start', type: 'START' }], edges: [] }),
   );
   services = await startLocalServices({ ephemeral: true });
-  const clients = createAwsClients(services.target, services.names);
+  clients = createAwsClients(services.target, services.names);
   countHeadReads(clients.dynamo);
   server = await startDevServer({ clients, workflowsDir: folder });
 });
@@ -331,6 +333,66 @@ describe('stepthread dev API', () => {
       status: 'COMPLETED',
       durationMs: expect.any(Number),
     });
+  });
+
+  it("gives a failed run's reason (its root thread's error) when another process ran it", async () => {
+    const fails = {
+      id: 'fails',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'work', type: 'CODE', config: { code: "throw new Error('boom')" } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'work' },
+        { from: 'work', to: 'end' },
+      ],
+    };
+    writeFileSync(join(folder, 'fails.json'), JSON.stringify(fails));
+    // An earlier `dev` over the same data ran it; this one has no live run to ask.
+    const earlier = await startDevServer({ clients, workflowsDir: folder });
+    try {
+      const started = await fetch(`${earlier.url}/api/workflows/fails/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const { executionId } = (await started.json()) as { executionId: string };
+      await earlier.close();
+      const page = (await finished(executionId)) as Page & { error?: { code: string; message: string } };
+      expect(page.execution.status).toBe('FAILED');
+      expect(page.error).toEqual({
+        code: 'CODE_ERROR',
+        message: 'node work: Error: boom (line 1)',
+        nodeId: 'work',
+      });
+    } finally {
+      await earlier.close();
+      rmSync(join(folder, 'fails.json'));
+    }
+  });
+
+  it("lists fork children in their FORK's path order, a list's items by index", async () => {
+    writeFileSync(join(folder, 'many-forks.json'), JSON.stringify(manyForks));
+    try {
+      const started = await post<{ executionId: string }>('/api/workflows/many-forks/runs', {
+        input: manyForksInput,
+      });
+      const page = (await finished(started.body.executionId)) as Page & {
+        threads: { threadId: string; forkPathId?: string; children: string[] }[];
+      };
+      expect(page.execution.status).toBe('COMPLETED');
+      // They start in the same millisecond: the store's listing (by hashed id) ordered them.
+      expect(page.threads.map((thread) => thread.forkPathId ?? 'root')).toEqual([
+        'root',
+        ...manyForksPathOrder,
+      ]);
+      const pathOf = new Map(page.threads.map((thread) => [thread.threadId, thread.forkPathId]));
+      expect(page.threads[0]!.children.map((id) => pathOf.get(id))).toEqual(manyForksPathOrder);
+    } finally {
+      rmSync(join(folder, 'many-forks.json'));
+    }
   });
 
   it('streams each node event with the thread it ran on, and a thread event as each thread of a run starts', async () => {
