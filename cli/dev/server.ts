@@ -50,12 +50,12 @@ import {
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
+import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
 import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
-import { inForkOrder, pathOrderOf } from './thread-order.ts';
 
 export { stepFunctionsConsoleUrl };
 

@@ -4,7 +4,7 @@
  * list's items by index, a FORK run again in a loop after its earlier run.
  */
 import { describe, expect, it } from 'vitest';
-import { inForkOrder, pathOrderOf } from '../../cli/dev/thread-order.ts';
+import { inForkOrder, pathOrderOf } from '../../cli/thread-order.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
@@ -26,18 +26,12 @@ function thread(
   } as unknown as Thread;
 }
 
+/** FORK `split` over b, a, c; `inner` (on path a) over y, x; `each` over a list. */
+const paths = (...pathIds: string[]) => ({ paths: pathIds.map((pathId) => ({ pathId })) });
 const order = pathOrderOf([
-  {
-    forkId: 'split',
-    joinId: 'merge',
-    paths: ['split/b', 'split/a', 'split/c'].map((pathId) => ({ pathId, nodeIds: [] })),
-  },
-  {
-    forkId: 'inner',
-    joinId: 'inner-join',
-    paths: ['inner/y', 'inner/x'].map((pathId) => ({ pathId, nodeIds: [] })),
-  },
-  { forkId: 'each', joinId: 'each-join', paths: [{ pathId: 'each/doc', nodeIds: [] }] },
+  paths('split/b', 'split/a', 'split/c'),
+  paths('inner/y', 'inner/x'),
+  paths('each/doc'),
 ]);
 
 const ids = (threads: Thread[]) => threads.map((t) => t.id);

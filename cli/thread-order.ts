@@ -1,17 +1,23 @@
 /**
- * The order an execution's threads are listed in: the root, then each thread's fork children under
+ * The order an execution's threads are listed in (the dev console's execution page, `inspect`): the root, then each thread's fork children under
  * it in the order the FORK names its paths (`forkPathIds`), a FORK over a list's items by index. The
  * children of one FORK are created in the same step, so their start times tie and the store's
  * listing (by hashed id) decided their order: `split/risks` before `split/facts`, item 10 before 2.
  */
-import type { Thread } from '../../engine/thread/types.ts';
-import { JOIN_KEY, listItemOf } from '../../functions/nodes/fork.ts';
-import { forkStepOfJoinKey } from '../../functions/nodes/ids.ts';
-import type { GraphView } from './graph-view.ts';
+import type { Thread } from '../engine/thread/types.ts';
+import { JOIN_KEY, listItemOf } from '../functions/nodes/fork.ts';
+import { forkStepOfJoinKey } from '../functions/nodes/ids.ts';
 
-/** Each path's place among its FORK's paths, by its (graph-wide) path id. */
-export function pathOrderOf(forks: GraphView['forks']): Map<string, number> {
-  return new Map(forks.flatMap((fork) => fork.paths.map((path, index) => [path.pathId, index] as const)));
+/**
+ * Each path's place among its FORK's paths, by its (graph-wide) path id: the built graph's forks
+ * (engine/graph) or the console's (cli/dev/graph-view.ts), paths in forkPathIds order in both.
+ */
+export function pathOrderOf(
+  forks: Iterable<{ readonly paths: readonly { readonly pathId: string }[] }>,
+): Map<string, number> {
+  return new Map(
+    [...forks].flatMap((fork) => fork.paths.map((path, index) => [path.pathId, index] as const)),
+  );
 }
 
 /** Where a fork child sits among its siblings: its FORK's run (a FORK in a loop forks again), path, item. */
@@ -53,7 +59,9 @@ export function inForkOrder(
   const tops: Thread[] = [];
   for (const thread of threads) {
     const parent = thread.metadata.parentThreadId;
-    if (parent !== undefined && thread.metadata.forkPathId !== undefined && ids.has(parent)) {
+    // A copy of a fork branch names its source's parent and path too: it is no child of it.
+    const forkChild = thread.metadata.forkPathId !== undefined && thread.metadata.copiedFrom === undefined;
+    if (parent !== undefined && forkChild && ids.has(parent)) {
       childrenOf.set(parent, [...(childrenOf.get(parent) ?? []), thread]);
     } else {
       tops.push(thread);
