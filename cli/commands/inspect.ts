@@ -8,10 +8,16 @@ import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
+import { buildGraph } from '../../engine/graph/build.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import { respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
-import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
+import {
+  detailsOfRun,
+  getLocalRun,
+  type RegistryStores,
+  runnerGone,
+} from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, runsIn, threadsOfChain } from '../../functions/stores/execution-chain.ts';
@@ -39,6 +45,7 @@ import {
   rangesOf,
   type StepSelection,
 } from '../step-window.ts';
+import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -343,6 +350,27 @@ function reportOf(
   };
 }
 
+/**
+ * Each fork path's place in its FORK, from the workflow a local run recorded (its first execution's
+ * record). None where there is no record (a deployed run): fork children then go by start time, a
+ * list's items by index.
+ */
+async function forkPathOrder(
+  localRuns: RegistryStores | undefined,
+  chain: readonly ExecutionRecord[],
+): Promise<ReadonlyMap<string, number>> {
+  const first = chain[0];
+  if (localRuns === undefined || first === undefined) return new Map();
+  try {
+    const run = await getLocalRun(localRuns, first.executionId);
+    const workflow = run === undefined ? undefined : (await detailsOfRun(localRuns, run)).workflow;
+    return workflow === undefined ? new Map() : pathOrderOf(buildGraph(workflow).forks.values());
+  } catch {
+    // An order only: a record that cannot be read leaves the report as it is.
+    return new Map();
+  }
+}
+
 /** Statuses of a thread still under way; in an interrupted run, they stopped with its process. */
 const IN_PROGRESS = new Set<string>(['RUNNING', 'PAUSED']);
 
@@ -392,8 +420,11 @@ async function findExecution(
 export interface CommandHints {
   /** ` --stack <name>` / ` --data-dir <dir>` as inspect was given them (storeArguments). */
   readonly storeArguments: string;
-  /** Local stores: the table of run records (run-registry.ts) that tell whether a run's process is gone. */
-  readonly localRuns?: TableRef;
+  /**
+   * Local stores: the run records (run-registry.ts) that tell whether a run's process is gone, and
+   * the workflow it ran (its FORKs' path order).
+   */
+  readonly localRuns?: RegistryStores;
 }
 
 /**
@@ -434,10 +465,12 @@ export async function buildInspectReport(
   }
   const listed = (await threadsOfChain(runtime.stores.threads, chain)).map((entry) => entry.thread);
   // The index is eventually consistent: make sure the focus thread is there, and keep a stable order.
-  const threads = [focus, ...listed.filter((thread) => thread.id !== focus.id)];
   const rootId = execution?.rootThreadId;
-  threads.sort(
-    (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
+  // Fork children in their FORK's path order (they start in the same millisecond).
+  const threads = inForkOrder(
+    [focus, ...listed.filter((thread) => thread.id !== focus.id)],
+    rootId,
+    await forkPathOrder(hints?.localRuns, chain),
   );
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));

@@ -50,6 +50,7 @@ import {
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
+import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
@@ -906,7 +907,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const workflow = id === undefined ? undefined : ownerOfId(await loadWorkflows(), id)?.workflow;
     const nodeOfState = workflow ? taskNodesOf(taskNodes, workflow) : new Map<string, string>();
     const found = await stepFunctionsViewOf(stack.sfn, executionId, nodeOfState);
-    return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown' };
+    return found === undefined ? undefined : { ...found, workflowId: id ?? 'unknown', workflow };
   };
 
   /** Each thread's node runs, folded from its steps committed since the page last showed it. */
@@ -920,6 +921,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
    */
   const executionReport = async (
     record: ExecutionRecord,
+    pathOrder: ReadonlyMap<string, number>,
   ): Promise<{
     rootThreadId?: string;
     executions?: { executionId: string; status: string }[];
@@ -928,7 +930,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     heads: Thread[];
   }> => {
     const chain = await executionChain(stores.executions, record);
-    const listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
+    let listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
     // The index is eventually consistent: make sure the root is there.
     if (!listed.some((thread) => thread.id === record.rootThreadId)) {
       try {
@@ -939,9 +941,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       }
     }
     const rootId = record.rootThreadId;
-    listed.sort(
-      (a, b) => Number(b.id === rootId) - Number(a.id === rootId) || a.startTime.localeCompare(b.startTime),
-    );
+    listed = inForkOrder(listed, rootId, pathOrder);
     const summaries = await Promise.all(listed.map((thread) => nodeRuns.nodeRunsOf(thread)));
     const threads = listed.map((thread, i): ThreadReport => {
       const { metadata } = thread;
@@ -998,11 +998,25 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (record === undefined && live === undefined && deployed === undefined) {
       throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution ${executionId}`);
     }
+    const definition = options.deployed ? undefined : await definitionOf(executionId);
+    // Fork children are listed in their FORK's path order: the graph the run ran says it.
+    const forks = (definition?.graph ?? (deployed?.workflow ? graphViewOf(deployed.workflow) : undefined))
+      ?.forks;
     const report =
-      record === undefined ? { threads: [], byNode: [], heads: [] } : await executionReport(record);
+      record === undefined
+        ? { threads: [], byNode: [], heads: [] }
+        : await executionReport(record, pathOrderOf(forks ?? []));
     let nodeStatus: Record<string, NodeStatus> = {};
-    // Each node as its latest run left it (the last thread that ran it), with every run counted.
-    for (const [index, thread] of report.threads.entries()) {
+    // Each node as its latest run left it (the last thread that ran it: threads taken in the order
+    // they started), with every run counted.
+    const byStartTime = [...report.threads.keys()].sort(
+      (a, b) =>
+        Number(report.threads[b]!.threadId === report.rootThreadId) -
+          Number(report.threads[a]!.threadId === report.rootThreadId) ||
+        report.threads[a]!.startTime.localeCompare(report.threads[b]!.startTime),
+    );
+    for (const index of byStartTime) {
+      const thread = report.threads[index]!;
       for (const [nodeId, { runs, last }] of report.byNode[index]!) {
         nodeStatus[nodeId] = {
           status: last.status,
@@ -1035,7 +1049,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       };
     }
     const workflowId = record?.workflowId ?? live?.workflowId ?? deployed!.workflowId;
-    const definition = options.deployed ? undefined : await definitionOf(executionId);
     const threadIds = new Set(report.threads.map((thread) => thread.threadId));
     const copies = await copiesOf(workflowId, threadIds);
     let execution: ExecutionRow;
@@ -1054,7 +1067,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(deployed ? { stepFunctions: deployed.view } : {}),
       ...(definition ? { definition } : {}),
       workflowId,
-      ...(live?.error ? { error: live.error } : {}),
+      ...(live?.error ? { error: live.error } : failureOf(execution, report.heads)),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
@@ -1162,10 +1175,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const { thread } = await stores.threads.getThread(threadId);
     const stepCount = thread.step ?? 0;
     const from = range.from ?? firstOfLatest(stepCount, range);
-    const records = await stores.threads.readSteps(threadId, {
-      from,
-      to: Math.min(range.to ?? Number.POSITIVE_INFINITY, stepCount),
-    });
+    const to = Math.min(range.to ?? Number.POSITIVE_INFINITY, stepCount);
+    // Nothing there (a copy that has not run: its steps so far are its source's; a range past the
+    // end) reads nothing: a Query from a step to an earlier one is refused by DynamoDB.
+    const records = from > to ? [] : await stores.threads.readSteps(threadId, { from, to });
     // Outputs and console output stored by reference (large values) are read back: one parallel
     // round of reads.
     const outputs = (
@@ -1296,11 +1309,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     res.end(text);
   };
 
-  const intParam = (url: URL, name: string): number | undefined => {
+  /** A step number or count in the query (`?from=3`): a whole number ≥ 1, or absent. */
+  const stepParam = (url: URL, name: string): number | undefined => {
     const raw = url.searchParams.get(name);
     if (raw === null) return undefined;
-    if (!/^\d+$/.test(raw)) throw badRequest(`"${name}" must be a whole number`);
-    return Number(raw);
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < 1 || !Number.isSafeInteger(value)) {
+      throw badRequest(`"${name}" must be a whole number ≥ 1 (given ${JSON.stringify(raw)})`);
+    }
+    return value;
+  };
+
+  /** `?from=&to=&limit=` of a thread's steps; a range that ends before it starts is refused. */
+  const stepRange = (url: URL) => {
+    const range = { from: stepParam(url, 'from'), to: stepParam(url, 'to'), limit: stepParam(url, 'limit') };
+    if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
+      throw badRequest(`"from" (${range.from}) is after "to" (${range.to}): give from ≤ to`);
+    }
+    return range;
   };
 
   type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<[number, unknown]>;
@@ -1374,16 +1400,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   route('GET', '/api/threads/:id/steps', async (_req, url, [id]) => [
     200,
-    await stepsOf(id!, {
-      from: intParam(url, 'from'),
-      to: intParam(url, 'to'),
-      limit: intParam(url, 'limit'),
-    }),
+    await stepsOf(id!, stepRange(url)),
   ]);
 
   route('GET', '/api/threads/:id/events', async (_req, url, [id]) => [
     200,
-    await eventsOf(id!, { from: intParam(url, 'from'), limit: intParam(url, 'limit') }),
+    await eventsOf(id!, { from: stepParam(url, 'from'), limit: stepParam(url, 'limit') }),
   ]);
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {
@@ -1587,6 +1609,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ? []
         : [...runs.values()].filter((run) => run.status === 'RUNNING').map((run) => run.executionId),
   };
+}
+
+/** Statuses of an execution that ended without completing: its page says why. */
+const ENDED_UNCOMPLETED = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
+
+/**
+ * Why an execution that ended without completing did, as `run` reports it: its root thread's latest
+ * error. A run this server did not run (an earlier `dev`, `stepthread run`) has no live error to
+ * give, so the page read none and said only FAILED.
+ */
+function failureOf(execution: ExecutionRow, heads: readonly Thread[]): { error?: CodedError } {
+  if (!ENDED_UNCOMPLETED.has(execution.status)) return {};
+  const error = heads.find((thread) => thread.id === execution.rootThreadId)?.errors.at(-1);
+  return error === undefined ? {} : { error };
 }
 
 /**

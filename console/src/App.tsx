@@ -62,13 +62,18 @@ export function App() {
 function Home() {
   const [workflows, setWorkflows] = useState<WorkflowEntry[]>();
   const [executions, setExecutions] = useState<ExecutionRow[]>();
+  const [listFailed, setListFailed] = useState(false);
   const [error, setError] = useState<string>();
   const [reads] = useState(newestReads);
   const refresh = useCallback(() => {
     const newest = reads();
     api.executions().then(
       (rows) => newest() && setExecutions(rows),
-      (e: Error) => newest() && setError(e.message),
+      (e: Error) => {
+        if (!newest()) return;
+        setError(e.message);
+        setListFailed(true);
+      },
     );
   }, [reads]);
   useEffect(() => {
@@ -117,7 +122,7 @@ function Home() {
         </tbody>
       </table>
       <h1 style={{ marginTop: '1.5rem' }}>Executions</h1>
-      <ExecutionTable rows={executions ?? []} />
+      <ExecutionTable rows={executions} failed={listFailed} />
     </>
   );
 }
@@ -143,8 +148,31 @@ function WorkflowName({ workflow }: { workflow: WorkflowEntry }) {
   return <a href={`#/workflows/${encodeURIComponent(workflow.id)}`}>{workflow.id}</a>;
 }
 
-export function ExecutionTable({ rows }: { rows: ExecutionRow[] }) {
-  if (rows.length === 0) return <p className="muted">No executions yet: start one from a workflow.</p>;
+/**
+ * The executions, once the list has answered: until then it says it is loading (an empty list
+ * answered is "no executions yet"; a failed read says nothing more than its error).
+ */
+export function ExecutionTable({
+  rows,
+  failed = false,
+}: {
+  rows: ExecutionRow[] | undefined;
+  failed?: boolean;
+}) {
+  if (rows === undefined) {
+    return failed ? null : (
+      <p className="muted" data-testid="executions-loading">
+        Loading executions…
+      </p>
+    );
+  }
+  if (rows.length === 0) {
+    return (
+      <p className="muted" data-testid="no-executions">
+        No executions yet: start one from a workflow.
+      </p>
+    );
+  }
   return (
     <table data-testid="executions">
       <thead>
@@ -179,17 +207,22 @@ export function ExecutionTable({ rows }: { rows: ExecutionRow[] }) {
 
 function WorkflowPage({ workflowId }: { workflowId: string }) {
   const [detail, setDetail] = useState<WorkflowDetail>();
-  const [executions, setExecutions] = useState<ExecutionRow[]>([]);
+  const [executions, setExecutions] = useState<ExecutionRow[]>();
+  const [listFailed, setListFailed] = useState(false);
   const [input, setInput] = useState('{}');
   const [error, setError] = useState<string>();
   const [starting, setStarting] = useState(false);
   const [reads] = useState(newestReads);
   const refresh = useCallback(() => {
     const newest = reads();
-    api
-      .executions()
-      .then((rows) => newest() && setExecutions(rows.filter((row) => row.workflowId === workflowId)))
-      .catch(() => {});
+    api.executions().then(
+      (rows) => {
+        if (!newest()) return;
+        setExecutions(rows.filter((row) => row.workflowId === workflowId));
+        setListFailed(false);
+      },
+      () => newest() && setListFailed(true),
+    );
   }, [reads, workflowId]);
   useEffect(() => {
     api.workflow(workflowId).then(setDetail, (e: Error) => setError(e.message));
@@ -260,7 +293,7 @@ function WorkflowPage({ workflowId }: { workflowId: string }) {
             </div>
           </div>
           <h2>Executions of this workflow</h2>
-          <ExecutionTable rows={executions} />
+          <ExecutionTable rows={executions} failed={listFailed} />
         </div>
       </div>
     </>

@@ -95,14 +95,14 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           </>
         )}
       </p>
+      {page.error && (
+        <p className="error execution-error" data-testid="execution-error">
+          <strong>{page.error.code}</strong>: {page.error.message}
+        </p>
+      )}
       {execution.resume && (
         <p className="panel" data-testid="interrupted">
           The process that ran it stopped before it ended: resume it with <code>{execution.resume}</code>
-        </p>
-      )}
-      {page.error && (
-        <p className="error">
-          {page.error.code}: {page.error.message}
         </p>
       )}
       {(execution.continuedFrom || execution.continuedAs) && (
@@ -167,7 +167,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 . Its steps (output, error, tokens) are listed on the right; its input is the thread as it was
                 before its step (move the slider there) and this configuration:
               </p>
-              <pre>{JSON.stringify(nodes[selectedNode] ?? null, null, 2)}</pre>
+              <NodeConfig node={nodes[selectedNode]} />
               {nodeThread && <NodeLogs threadId={nodeThread} nodeId={selectedNode} version={version} />}
               <button type="button" onClick={() => setSelectedNode(undefined)}>
                 Show every step
@@ -200,6 +200,26 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           )}
         </div>
       </div>
+    </>
+  );
+}
+
+/**
+ * A node's configuration as JSON; a CODE node's source apart, as the code it is (its own lines and
+ * indentation), not one escaped JSON string.
+ */
+function NodeConfig({ node }: { node: unknown }) {
+  const shown = node as { type?: unknown; config?: Record<string, unknown> } | undefined;
+  const code = shown?.type === 'CODE' ? shown.config?.code : undefined;
+  if (typeof code !== 'string') return <pre>{JSON.stringify(node ?? null, null, 2)}</pre>;
+  const { code: _code, ...rest } = shown!.config!;
+  return (
+    <>
+      <pre>{JSON.stringify({ ...shown, config: rest }, null, 2)}</pre>
+      <p className="muted">code:</p>
+      <pre className="code" data-testid="node-code">
+        {code}
+      </pre>
     </>
   );
 }
@@ -626,47 +646,45 @@ function ThreadPanel({
             </button>
           </p>
         )}
-        <table data-testid="steps">
+        <table data-testid="steps" className="steps">
           <thead>
             <tr>
-              <th>#</th>
-              <th>Node</th>
-              <th>Status</th>
-              <th>Time</th>
-              <th>Tokens</th>
+              <th className="fit">#</th>
+              <th className="fit">Node</th>
+              <th className="fit" title="status, time, tokens used (and the thread's total)">
+                Run
+              </th>
               <th>Output / error</th>
-              <th />
             </tr>
           </thead>
           <tbody>
             {visible.map((row) => (
               <tr key={row.step} data-testid={`step-${row.step}`} data-node={row.nodeId}>
-                <td>{row.step}</td>
-                <td>
+                <td className="fit">{row.step}</td>
+                <td className="fit">
                   {row.nodeId}
-                  <div className="muted">{(drawnTypes?.[row.nodeId] ?? row.nodeType).toLowerCase()}</div>
+                  <div className="muted" data-testid="step-type">
+                    {(drawnTypes?.[row.nodeId] ?? row.nodeType).toLowerCase()}
+                  </div>
+                  {canCopy && row.step > 1 && row.nodeType !== 'JOIN' && (
+                    <button
+                      type="button"
+                      className="small"
+                      data-testid={`copy-from-${row.step}`}
+                      title="A new thread as this one was before this step, ready to run it again"
+                      onClick={() => copyFrom(row.step)}
+                    >
+                      Copy from here
+                    </button>
+                  )}
                 </td>
-                <td>
+                <td className="fit">
                   <StatusBadge status={row.status} />
                   {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
+                  <div data-testid="step-time">{formatDuration(row.durationMs)}</div>
+                  <StepTokens tokens={tokensOfStep.get(row.step)} />
                 </td>
-                <td>{formatDuration(row.durationMs)}</td>
-                <td>
-                  {tokensOfStep.has(row.step) &&
-                    (tokensOfStep.get(row.step)!.used === undefined ? (
-                      <span title="the thread's total after this step">
-                        {tokensOfStep.get(row.step)!.total}
-                      </span>
-                    ) : (
-                      <>
-                        <span title="used by this step">+{tokensOfStep.get(row.step)!.used}</span>
-                        <div className="muted" title="the thread's total after this step">
-                          {tokensOfStep.get(row.step)!.total} in all
-                        </div>
-                      </>
-                    ))}
-                </td>
-                <td>
+                <td className="output">
                   {row.error ? (
                     <span className="error">
                       {row.error.code}: {row.error.message}
@@ -675,18 +693,6 @@ function ThreadPanel({
                     ''
                   ) : (
                     <pre>{JSON.stringify(row.output, null, 2)}</pre>
-                  )}
-                </td>
-                <td>
-                  {canCopy && row.step > 1 && row.nodeType !== 'JOIN' && (
-                    <button
-                      type="button"
-                      data-testid={`copy-from-${row.step}`}
-                      title="A new thread as this one was before this step, ready to run it again"
-                      onClick={() => copyFrom(row.step)}
-                    >
-                      Copy from here
-                    </button>
                   )}
                 </td>
               </tr>
@@ -705,6 +711,27 @@ function ThreadPanel({
         {report && <p className="muted">started {formatTime(report.startTime)}</p>}
       </div>
       <EventsPanel events={events} selectedNode={selectedNode} />
+    </div>
+  );
+}
+
+/** The tokens a step used, and the thread's total after it (the first such step: the total only). */
+function StepTokens({ tokens }: { tokens: { used?: number; total: number } | undefined }) {
+  // Before the thread's first model call its total is 0: nothing to say.
+  if (tokens === undefined || (tokens.used === undefined && tokens.total === 0)) return null;
+  if (tokens.used === undefined) {
+    return (
+      <div data-testid="step-tokens" className="muted" title="the thread's total after this step">
+        {tokens.total} tokens in all
+      </div>
+    );
+  }
+  return (
+    <div data-testid="step-tokens">
+      <span title="used by this step">+{tokens.used} tokens</span>
+      <div className="muted" title="the thread's total after this step">
+        {tokens.total} in all
+      </div>
     </div>
   );
 }
@@ -740,12 +767,12 @@ function EventsPanel({
       <h2>
         Events{selectedNode ? ` of ${selectedNode}` : ''} <span className="muted">({visible.length})</span>
       </h2>
-      <table data-testid="events">
+      <table data-testid="events" className="events">
         <thead>
           <tr>
-            <th>Time</th>
-            <th>Event</th>
-            <th>Node</th>
+            <th className="fit">Time</th>
+            <th className="fit">Event</th>
+            <th className="fit">Node</th>
             <th>Details</th>
           </tr>
         </thead>
@@ -753,11 +780,11 @@ function EventsPanel({
           {visible.map((event, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: the journal is append-only, so positions are stable
             <tr key={index} data-testid="event" data-type={event.type} data-event-node={event.nodeId}>
-              <td className="muted" title={formatTime(event.at)}>
+              <td className="muted fit" title={formatTime(event.at)}>
                 {timeOfDay(event.at)}
               </td>
-              <td>{event.type}</td>
-              <td>{event.nodeId ?? ''}</td>
+              <td className="fit">{event.type}</td>
+              <td className="fit">{event.nodeId ?? ''}</td>
               <td className="event-details">
                 <code>
                   {JSON.stringify(

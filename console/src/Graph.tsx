@@ -16,12 +16,25 @@ import {
   Position,
   ReactFlow,
 } from '@xyflow/react';
-import { useMemo } from 'react';
+import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatDuration, type GraphView, type NodeStatus } from './api.ts';
 
 const NODE_WIDTH = 180;
 const NODE_HEIGHT = 54;
 const PAD = 18;
+
+/**
+ * The first view's zoom stays within these: below MIN_FIT_ZOOM a node's 12 px label is unreadable
+ * (fitting an 11-node chain took under 0.5), above MAX_FIT_ZOOM a 3-node graph was drawn at twice its size.
+ * A graph too tall at MIN_FIT_ZOOM shows its top (START) and scrolls; the controls zoom further.
+ */
+const MIN_FIT_ZOOM = 0.75;
+const MAX_FIT_ZOOM = 1;
+/** Room around the graph in the panel. */
+const VIEW_PAD = 24;
+/** The panel is as tall as the graph needs at its zoom, within these. */
+const MIN_PANEL_HEIGHT = 240;
+const MAX_PANEL_HEIGHT = 720;
 
 type StepNodeData = {
   label: string;
@@ -158,7 +171,58 @@ function regionAround(
   };
 }
 
+interface Bounds {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The box every node and region box fits in. */
+function boundsOf(nodes: readonly Node[]): Bounds {
+  const boxes = nodes.map((node) => ({
+    x: node.position.x,
+    y: node.position.y,
+    width: Number(node.style?.width ?? NODE_WIDTH),
+    height: Number(node.style?.height ?? NODE_HEIGHT),
+  }));
+  const x = Math.min(...boxes.map((box) => box.x));
+  const y = Math.min(...boxes.map((box) => box.y));
+  return {
+    x,
+    y,
+    width: Math.max(...boxes.map((box) => box.x + box.width)) - x,
+    height: Math.max(...boxes.map((box) => box.y + box.height)) - y,
+  };
+}
+
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+
+/**
+ * The panel's height and first view for a panel `width` wide: the whole graph when it fits at a
+ * readable zoom (centred), else its top at MIN_FIT_ZOOM, centred across.
+ */
+function firstView(bounds: Bounds, width: number) {
+  const room = (size: number) => Math.max(1, size - 2 * VIEW_PAD);
+  const acrossZoom = clamp(room(width) / bounds.width, MIN_FIT_ZOOM, MAX_FIT_ZOOM);
+  const height = clamp(bounds.height * acrossZoom + 2 * VIEW_PAD, MIN_PANEL_HEIGHT, MAX_PANEL_HEIGHT);
+  const zoom = clamp(Math.min(acrossZoom, room(height) / bounds.height), MIN_FIT_ZOOM, MAX_FIT_ZOOM);
+  const fitsDown = bounds.height * zoom <= room(height);
+  return {
+    height,
+    viewport: {
+      zoom,
+      x: (width - bounds.width * zoom) / 2 - bounds.x * zoom,
+      y: fitsDown ? (height - bounds.height * zoom) / 2 - bounds.y * zoom : VIEW_PAD - bounds.y * zoom,
+    },
+  };
+}
+
 export function Graph({ graph, status, selected, onSelect }: GraphProps) {
+  // The first view depends on the panel's width: measured before the graph is drawn.
+  const panel = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState<number>();
+  useLayoutEffect(() => setWidth(panel.current?.clientWidth), []);
   const positions = useMemo(() => layout(graph), [graph]);
   const nodes = useMemo<Node[]>(() => {
     const regions: Node[] = [
@@ -231,23 +295,37 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
       }),
     [graph, status],
   );
+  // Taken once: later refreshes (statuses) keep the view the user has moved to.
+  const [view, setView] = useState<ReturnType<typeof firstView>>();
+  useLayoutEffect(() => {
+    if (width !== undefined && view === undefined && nodes.length > 0) {
+      setView(firstView(boundsOf(nodes), width));
+    }
+  }, [width, view, nodes]);
+  const fitOptions = { minZoom: MIN_FIT_ZOOM, maxZoom: MAX_FIT_ZOOM, padding: 0.05 };
   return (
-    <div className="graph" data-testid="graph">
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        fitView
-        // Far enough out for fitView to show a tall graph (subgraphs inlined) whole.
-        minZoom={0.1}
-        nodesConnectable={false}
-        onNodeClick={(_event, node) => {
-          if (node.type === 'step') onSelect?.(node.id);
-        }}
-      >
-        <Background />
-        <Controls showInteractive={false} />
-      </ReactFlow>
+    <div className="graph" data-testid="graph" ref={panel} style={view ? { height: view.height } : undefined}>
+      {view && (
+        <ReactFlow
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={nodeTypes}
+          defaultViewport={view.viewport}
+          // The controls and a pinch zoom out further, to see a tall graph whole.
+          minZoom={0.1}
+          maxZoom={2}
+          // The wheel scrolls a graph taller than its panel, as it would a page (pinch or the
+          // controls zoom).
+          panOnScroll
+          nodesConnectable={false}
+          onNodeClick={(_event, node) => {
+            if (node.type === 'step') onSelect?.(node.id);
+          }}
+        >
+          <Background />
+          <Controls showInteractive={false} fitViewOptions={fitOptions} />
+        </ReactFlow>
+      )}
     </div>
   );
 }

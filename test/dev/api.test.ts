@@ -14,6 +14,7 @@ import { aroundCommands } from '../../functions/aws/meter.ts';
 import { offerReply } from '../../functions/local/offered-replies.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -22,6 +23,7 @@ const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
 const TICKET = { ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } };
 
 let services: LocalServices;
+let clients: AwsClients;
 let server: DevServer;
 let folder: string;
 
@@ -33,7 +35,7 @@ beforeAll(async () => {
     JSON.stringify({ id: 'broken', version: 1, nodes: [{ id: 'start', type: 'START' }], edges: [] }),
   );
   services = await startLocalServices({ ephemeral: true });
-  const clients = createAwsClients(services.target, services.names);
+  clients = createAwsClients(services.target, services.names);
   countHeadReads(clients.dynamo);
   server = await startDevServer({ clients, workflowsDir: folder });
 });
@@ -333,6 +335,66 @@ describe('stepthread dev API', () => {
     });
   });
 
+  it("gives a failed run's reason (its root thread's error) when another process ran it", async () => {
+    const fails = {
+      id: 'fails',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'work', type: 'CODE', config: { code: "throw new Error('boom')" } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'work' },
+        { from: 'work', to: 'end' },
+      ],
+    };
+    writeFileSync(join(folder, 'fails.json'), JSON.stringify(fails));
+    // An earlier `dev` over the same data ran it; this one has no live run to ask.
+    const earlier = await startDevServer({ clients, workflowsDir: folder });
+    try {
+      const started = await fetch(`${earlier.url}/api/workflows/fails/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const { executionId } = (await started.json()) as { executionId: string };
+      await earlier.close();
+      const page = (await finished(executionId)) as Page & { error?: { code: string; message: string } };
+      expect(page.execution.status).toBe('FAILED');
+      expect(page.error).toEqual({
+        code: 'CODE_ERROR',
+        message: 'node work: Error: boom (line 1)',
+        nodeId: 'work',
+      });
+    } finally {
+      await earlier.close();
+      rmSync(join(folder, 'fails.json'));
+    }
+  });
+
+  it("lists fork children in their FORK's path order, a list's items by index", async () => {
+    writeFileSync(join(folder, 'many-forks.json'), JSON.stringify(manyForks));
+    try {
+      const started = await post<{ executionId: string }>('/api/workflows/many-forks/runs', {
+        input: manyForksInput,
+      });
+      const page = (await finished(started.body.executionId)) as Page & {
+        threads: { threadId: string; forkPathId?: string; children: string[] }[];
+      };
+      expect(page.execution.status).toBe('COMPLETED');
+      // They start in the same millisecond: the store's listing (by hashed id) ordered them.
+      expect(page.threads.map((thread) => thread.forkPathId ?? 'root')).toEqual([
+        'root',
+        ...manyForksPathOrder,
+      ]);
+      const pathOf = new Map(page.threads.map((thread) => [thread.threadId, thread.forkPathId]));
+      expect(page.threads[0]!.children.map((id) => pathOf.get(id))).toEqual(manyForksPathOrder);
+    } finally {
+      rmSync(join(folder, 'many-forks.json'));
+    }
+  });
+
   it('streams each node event with the thread it ran on, and a thread event as each thread of a run starts', async () => {
     const stream = await openEventStream();
     const started = await post<{ executionId: string; threadId: string }>(
@@ -531,6 +593,53 @@ describe('stepthread dev API', () => {
     const rerun = await post(`/api/threads/${copy.body.threadId}/run`, {});
     expect(rerun.status).toBe(409);
     expect(rerun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
+  });
+
+  it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {
+    const started = await post<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
+      input: { topic: 'ranges' },
+    });
+    const root = (await finished(started.body.executionId)).rootThreadId;
+    type Steps = { stepCount: number; from: number; steps: { step: number }[] };
+    const all = (await get<Steps>(`/api/threads/${root}/steps`)).body;
+    const report = all.steps.at(-2)!.step;
+    const copy = (await post<{ threadId: string }>(`/api/threads/${root}/copy`, { fromStep: report })).body;
+    // What the page asks after "Copy from here": the copy's own steps, none yet (was 500 with
+    // DynamoDB's "BETWEEN operator requires upper bound" text).
+    for (const query of ['', '?from=1', '?limit=5']) {
+      const own = await get<Steps>(`/api/threads/${copy.threadId}/steps${query}`);
+      expect({ query, status: own.status, stepCount: own.body.stepCount, steps: own.body.steps }).toEqual({
+        query,
+        status: 200,
+        stepCount: 0,
+        steps: [],
+      });
+    }
+    expect((await get(`/api/threads/${copy.threadId}/events`)).status).toBe(200);
+    // Past the end: nothing, not an error.
+    const past = await get<Steps>(`/api/threads/${root}/steps?from=${all.stepCount + 5}`);
+    expect([past.status, past.body.steps]).toEqual([200, []]);
+    const last = await get<Steps>(`/api/threads/${root}/steps?from=2&to=3`);
+    expect(last.body.steps.map((step) => step.step)).toEqual([2, 3]);
+    const refused: [string, string][] = [
+      ['steps?from=10&to=5', '"from" (10) is after "to" (5)'],
+      ['steps?from=-1', '"from" must be a whole number ≥ 1'],
+      ['steps?to=1.5', '"to" must be a whole number ≥ 1'],
+      ['steps?from=0', '"from" must be a whole number ≥ 1'],
+      ['steps?limit=0', '"limit" must be a whole number ≥ 1'],
+      ['steps?from=99999999999999999999', '"from" must be a whole number ≥ 1'],
+      ['events?from=-2', '"from" must be a whole number ≥ 1'],
+      ['events?limit=x', '"limit" must be a whole number ≥ 1'],
+    ];
+    for (const [query, message] of refused) {
+      const reply = await get<{ error: { code: string; message: string } }>(`/api/threads/${root}/${query}`);
+      expect({ query, status: reply.status, code: reply.body.error.code }).toEqual({
+        query,
+        status: 400,
+        code: 'API_BAD_REQUEST',
+      });
+      expect(reply.body.error.message).toContain(message);
+    }
   });
 
   it('answers malformed and unknown requests with 4xx and a coded JSON error', async () => {

@@ -6,14 +6,15 @@
  * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
  * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
-import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
+import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
+import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -56,6 +57,26 @@ function subgraphThatFails() {
   ]);
 }
 
+/** START, `count - 2` VARIABLE nodes in a row, END: a graph `count` nodes tall. */
+function chainOf(id: string, count: number) {
+  const nodes = [
+    { id: 'start', type: 'START' },
+    ...Array.from({ length: count - 2 }, (_, i) => ({
+      id: `step-${i + 1}`,
+      type: 'VARIABLE',
+      config: { variableName: 'n', variableType: 'number', expression: `${i + 1}` },
+    })),
+    { id: 'end', type: 'END' },
+  ];
+  return {
+    id,
+    version: 1,
+    variables: [{ name: 'n', type: 'number', scope: 'thread', initial: 0 }],
+    nodes,
+    edges: nodes.slice(1).map((node, i) => ({ from: nodes[i]!.id, to: node.id })),
+  };
+}
+
 const executablePath = findChromium();
 if (executablePath === undefined) {
   console.warn(
@@ -74,6 +95,8 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   let workflowsDir = '';
   /** A run left waiting by an earlier `dev` over the same data, stopped with Ctrl-C. */
   let interruptedId = '';
+  /** A run that failed under that earlier `dev`: this one never ran it. */
+  let failedElsewhereId = '';
 
   beforeAll(async () => {
     if (!existsSync(CONSOLE_DIST)) {
@@ -81,10 +104,20 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
     }
     mkdirSync(SHOTS, { recursive: true });
-    // The real command, in-process: `stepthread dev examples --port 0 --data-dir <tmp>`.
+    // The examples, and a copy of one under another file name: the same workflow id twice.
+    workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
+    cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
+    cpSync(join(ROOT, 'examples', 'route-loop.json'), join(workflowsDir, 'my-route-loop.json'));
+    // Two SUBGRAPHs that complete (two-reviews), and one whose child fails.
+    cpSync(join(ROOT, 'test', 'fixtures', 'valid', 'subgraph.json'), join(workflowsDir, 'two-reviews.json'));
+    writeFileSync(join(workflowsDir, 'review-fails.json'), JSON.stringify(subgraphThatFails()));
+    // The real command, in-process: `stepthread dev <folder> --port 0 --data-dir <tmp>`.
     dataDir = mkdtempSync(join(tmpdir(), 'stepthread-console-'));
-    const earlier = await startDevProcess(dataDir, dataDir);
+    const earlier = await startDevProcess(dataDir, dataDir, workflowsDir);
     try {
+      const failed = await runToEnd(earlier.url, 'review-fails');
+      expect(failed.status).toBe('FAILED');
+      failedElsewhereId = failed.executionId;
       interruptedId = await startWaitingTriage(earlier.url);
       expect(await earlier.interrupt()).toBe(130);
     } finally {
@@ -104,13 +137,6 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     const stopped = new Promise<void>((resolve) => {
       stop = resolve;
     });
-    // The examples, and a copy of one under another file name: the same workflow id twice.
-    workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
-    cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
-    cpSync(join(ROOT, 'examples', 'route-loop.json'), join(workflowsDir, 'my-route-loop.json'));
-    // Two SUBGRAPHs that complete (two-reviews), and one whose child fails.
-    cpSync(join(ROOT, 'test', 'fixtures', 'valid', 'subgraph.json'), join(workflowsDir, 'two-reviews.json'));
-    writeFileSync(join(workflowsDir, 'review-fails.json'), JSON.stringify(subgraphThatFails()));
     const { runDev } = await import('../../cli/commands/dev.ts');
     exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
     while (!/console at (\S+)/.test(output)) {
@@ -144,8 +170,67 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const executionStatus = (status: string) =>
     page.locator(`[data-testid="execution-status"][data-status="${status}"]`).waitFor();
+  /** Whether the graph panel shows the whole node (not cut off above or below). */
+  const inView = async (nodeId: string) => {
+    const panel = (await page.getByTestId('graph').boundingBox())!;
+    const node = (await page.getByTestId(`node-${nodeId}`).boundingBox())!;
+    return node.y >= panel.y && node.y + node.height <= panel.y + panel.height;
+  };
+  /**
+   * Turns the wheel over the graph a notch at a time until it shows `nodeId` (a notch scrolls 50 px,
+   * less than the panel, so it cannot scroll past the node; a notch turned before the graph listens
+   * is turned again).
+   */
+  const scrollGraphTo = (nodeId: string) =>
+    expect
+      .poll(async () => {
+        await page.getByTestId('graph').hover();
+        await page.mouse.wheel(0, 100);
+        return inView(nodeId);
+      })
+      .toBe(true);
 
   let forkExecutionUrl = '';
+
+  it('says the executions are loading until the list answers, and "No executions yet" only for an empty list', async () => {
+    let answer: (body: string) => void = () => {};
+    const answered = new Promise<string>((resolve) => {
+      answer = resolve;
+    });
+    const isList = (target: URL) => target.pathname === '/api/executions';
+    await page.route(isList, async (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: await answered }),
+    );
+    await page.goto(`${url}/#/`);
+    // The workflows answered; the executions have not: the page says so, not that there are none.
+    await page.getByTestId('workflow-file-support-triage.json').waitFor();
+    await page.getByTestId('executions-loading').waitFor();
+    expect(await page.getByTestId('no-executions').count()).toBe(0);
+    answer('[]');
+    await page.getByTestId('no-executions').waitFor();
+    expect(await page.getByTestId('executions-loading').count()).toBe(0);
+    await page.unroute(isList);
+    // The list as it is: the runs of the earlier `dev`.
+    await page.reload();
+    await page
+      .getByTestId('executions')
+      .locator('tr', { hasText: failedElsewhereId.slice(0, 8) })
+      .waitFor();
+    expect(await page.getByTestId('no-executions').count()).toBe(0);
+  });
+
+  it('says why a run failed under its title, for a run an earlier dev ran too', async () => {
+    await page.goto(`${url}/#/executions/${encodeURIComponent(failedElsewhereId)}`);
+    await executionStatus('FAILED');
+    const reason = page.getByTestId('execution-error');
+    await expect.poll(() => reason.innerText()).toBe('CODE_ERROR: node review.work: Error: boom (line 1)');
+    // Right under the title and its status line, before the graph.
+    expect(
+      await reason.evaluate((element) => element.previousElementSibling?.getAttribute('data-testid')),
+    ).toBe('execution-status');
+    await page.locator('[data-testid="node-review.work"][data-status="FAILED"]').waitFor();
+    await shot('failed-run');
+  });
 
   it('starts fork-join-research and sees every node completed in the graph', async () => {
     await page.goto(`${url}/#/workflows/fork-join-research`);
@@ -198,6 +283,14 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     // A node of the graph opens its configuration and filters the steps to its own.
     await page.getByTestId('node-compute-credit').click();
     await page.getByTestId('node-panel').getByText('"outputVariable": "credit"').waitFor();
+    // Its code as code: its own lines, not one escaped JSON string.
+    const triage = JSON.parse(readFileSync(join(ROOT, 'examples', 'support-triage.json'), 'utf8')) as {
+      nodes: { id: string; config?: { code?: string } }[];
+    };
+    const code = triage.nodes.find((node) => node.id === 'compute-credit')!.config!.code!;
+    expect(code).toContain('\n');
+    await expect.poll(() => page.getByTestId('node-code').innerText()).toBe(code);
+    expect(await page.getByTestId('node-panel').innerText()).not.toContain('\\n');
     // What its code printed, in the node panel.
     await page.getByTestId('node-logs').getByText('monthly fee 30 approved true').waitFor();
     await expect.poll(() => page.locator('tr[data-node]').count()).toBe(1);
@@ -296,14 +389,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     const subgraphBox = (id: string) => page.getByTestId(`subgraph-${id}`);
     await page.goto(`${url}/#/workflows/two-reviews`);
     await subgraphBox('first').waitFor();
-    // The whole graph fits the panel, tall as it is: its first and last nodes are in view.
-    const panel = (await page.getByTestId('graph').boundingBox())!;
-    const inView = async (nodeId: string) => {
-      const node = (await page.getByTestId(`node-${nodeId}`).boundingBox())!;
-      return node.y >= panel.y && node.y + node.height <= panel.y + panel.height;
-    };
+    // Too tall for the panel at a readable zoom: it shows its top, and the wheel scrolls to its end.
     await expect.poll(() => inView('start')).toBe(true);
-    expect(await inView('end')).toBe(true);
+    expect(await inView('end')).toBe(false);
+    await scrollGraphTo('end');
     // Not run yet: the boxes are there, without a status, and the child's START is a START.
     expect(await subgraphBox('second').getAttribute('data-status')).toBe('PENDING');
     expect(await page.getByTestId('node-first.begin').innerText()).toContain('start');
@@ -333,9 +422,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     const first = (await subgraphBox('first').boundingBox())!;
     expect(first.y + first.height).toBeLessThan((await subgraphBox('second').boundingBox())!.y);
     // Its START and END steps are listed as such (their records say SUBGRAPH).
-    const typeOfStep = (nodeId: string) => page.locator(`tr[data-node="${nodeId}"] td`).nth(1).innerText();
-    await expect.poll(() => typeOfStep('first.begin')).toBe('first.begin\nstart');
-    expect(await typeOfStep('first.finish')).toBe('first.finish\nend');
+    const typeOfStep = (nodeId: string) =>
+      page.locator(`tr[data-node="${nodeId}"]`).getByTestId('step-type').innerText();
+    await expect.poll(() => typeOfStep('first.begin')).toBe('start');
+    expect(await typeOfStep('first.finish')).toBe('end');
     await page.goto(`${url}/#/workflows/review-fails`);
     await page.getByTestId('start-run').click();
     await page.waitForURL(/#\/executions\//);
@@ -378,11 +468,42 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('step-slider').fill('2');
     await page.getByTestId('conversation').getByText('Plan: look at facts').waitFor();
     await expect.poll(() => page.getByTestId('conversation').innerText()).not.toContain('Report:');
+    // The output column has the width the narrow ones leave (it had ~30% of the table, its JSON
+    // broken mid-id), and its JSON wraps at its own line ends and spaces only.
+    const split = page.locator('tr[data-node="split"]');
+    await split.locator('pre').waitFor();
+    const layoutOfSplit = () =>
+      split.evaluate((row) => {
+        const pre = row.querySelector('pre')!;
+        const table = row.closest('table')!;
+        const text = pre.firstChild!;
+        const data = text.textContent ?? '';
+        const breaks: string[] = [];
+        let top: number | undefined;
+        for (let i = 0; i < data.length; i += 1) {
+          const range = row.ownerDocument.createRange();
+          range.setStart(text, i);
+          range.setEnd(text, i + 1);
+          const rect = range.getClientRects()[0];
+          if (rect === undefined || data[i] === '\n') continue;
+          // A character lower than the one before starts a line: where the text had no line end or
+          // space before it, a word was cut.
+          if (top !== undefined && rect.top > top + 2 && !/\s/.test(data[i - 1]!)) {
+            breaks.push(data.slice(Math.max(0, i - 8), i + 8));
+          }
+          top = rect.top;
+        }
+        const share = pre.closest('td')!.getBoundingClientRect().width / table.getBoundingClientRect().width;
+        return { wide: share > 0.5, breaks };
+      });
+    await expect.poll(layoutOfSplit).toEqual({ wide: true, breaks: [] });
     const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
     // A JOIN step offers no copy (it merges branches a copy would not have); each step shows the
     // tokens it used, beside the thread's running total.
     expect(await page.locator('tr[data-node="merge"] [data-testid^="copy-from-"]').count()).toBe(0);
-    expect(await page.locator('tr[data-node="report"] td').nth(4).innerText()).toMatch(/^\+\d+\n\d+ in all$/);
+    expect(await page.locator('tr[data-node="report"]').getByTestId('step-tokens').innerText()).toMatch(
+      /^\+\d+ tokens\n\d+ in all$/,
+    );
     await copyButton.click();
     await page.getByTestId('copied').waitFor();
     await shot('copy-from-step');
@@ -463,5 +584,45 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await expect.poll(() => started.count()).toBe(200);
     await page.getByTestId('node-hello').click();
     await page.getByTestId('node-logs-2').getByText('counting starts').waitFor();
+  });
+
+  it('draws a tall graph at a readable zoom from its top, scrolled to the rest, and a small one at its size', async () => {
+    writeFileSync(join(workflowsDir, 'chain-11.json'), JSON.stringify(chainOf('chain-11', 11)));
+    writeFileSync(join(workflowsDir, 'chain-3.json'), JSON.stringify(chainOf('chain-3', 3)));
+    // A node is 180 px wide at zoom 1.
+    const zoom = async () => (await page.getByTestId('node-start').boundingBox())!.width / 180;
+    await page.goto(`${url}/#/workflows/chain-11`);
+    await page.getByTestId('node-start').waitFor();
+    // Fitting 11 nodes took a zoom near 0.45 (6 px labels): it stops at 0.75, from the top.
+    await expect.poll(zoom).toBeGreaterThanOrEqual(0.74);
+    expect(await inView('start')).toBe(true);
+    expect(await inView('end')).toBe(false);
+    await shot('tall-graph');
+    // The wheel scrolls down to the rest.
+    await scrollGraphTo('end');
+
+    // Three nodes were drawn at twice their size: at most their own now, whole, in a panel their height.
+    await page.goto(`${url}/#/workflows/chain-3`);
+    await page.getByTestId('node-start').waitFor();
+    await expect.poll(zoom).toBeLessThanOrEqual(1.01);
+    expect(await zoom()).toBeGreaterThanOrEqual(0.74);
+    for (const nodeId of ['start', 'step-1', 'end']) expect(await inView(nodeId)).toBe(true);
+    expect((await page.getByTestId('graph').boundingBox())!.height).toBeLessThan(400);
+  });
+
+  it("lists fork threads in their FORK's path order, a list's items by index", async () => {
+    writeFileSync(join(workflowsDir, 'many-forks.json'), JSON.stringify(manyForks));
+    await page.goto(`${url}/#/workflows/many-forks`);
+    await page.getByTestId('run-input').fill(JSON.stringify(manyForksInput));
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('COMPLETED');
+    const threads = page.locator('.tree [data-testid^="thread-"]');
+    await expect
+      .poll(() =>
+        threads.evaluateAll((buttons) => buttons.map((button) => button.getAttribute('data-testid'))),
+      )
+      .toEqual(['thread-root', ...manyForksPathOrder.map((path) => `thread-${path}`)]);
+    await shot('fork-threads-in-order');
   });
 });

@@ -15,9 +15,13 @@ export interface DevProcess {
   kill(): void;
 }
 
-/** `stepthread dev examples --port 0 --data-dir <dataDir>` in `cwd`, once it serves. */
-export async function startDevProcess(dataDir: string, cwd: string): Promise<DevProcess> {
-  const child = spawn(process.execPath, [BIN, 'dev', EXAMPLES, '--port', '0', '--data-dir', dataDir], {
+/** `stepthread dev <workflowsDir> --port 0 --data-dir <dataDir>` in `cwd` (examples by default), once it serves. */
+export async function startDevProcess(
+  dataDir: string,
+  cwd: string,
+  workflowsDir: string = EXAMPLES,
+): Promise<DevProcess> {
+  const child = spawn(process.execPath, [BIN, 'dev', workflowsDir, '--port', '0', '--data-dir', dataDir], {
     cwd,
     env: envWithoutTarget(),
   });
@@ -65,6 +69,27 @@ export async function startWaitingTriage(url: string): Promise<string> {
   };
   await pollFor(asked);
   return executionId;
+}
+
+/** Starts `workflowId` over the API (no input) and waits until it ended; gives its execution id and status. */
+export async function runToEnd(
+  url: string,
+  workflowId: string,
+): Promise<{ executionId: string; status: string }> {
+  const response = await fetch(`${url}/api/workflows/${workflowId}/runs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  const { executionId } = (await response.json()) as { executionId: string };
+  const ended = async () => {
+    const page = (await (await fetch(`${url}/api/executions/${executionId}`)).json()) as {
+      execution?: { status: string };
+    };
+    const status = page.execution?.status;
+    return status === undefined || status === 'RUNNING' ? undefined : status;
+  };
+  return { executionId, status: await pollFor(ended) };
 }
 
 /** What `read` gives once it gives something, within 30 s (usable in a beforeAll, unlike expect.poll). */
