@@ -59,7 +59,38 @@ export interface RunJsonResult {
   conversation: Message[];
   /** Only when the run did not complete. */
   error?: { code: string; message: string; nodeId: string | null };
+  /** Only when the run stopped at a question (INTERRUPTED): the command that goes on with it. */
+  resume?: string;
 }
+
+/** The `--json` result, the same fields whatever the status (the conversation so far included). */
+function runJsonResult(
+  run: Pick<RunJsonResult, 'executionId' | 'threadId' | 'status' | 'conversation' | 'resume'> & {
+    output?: unknown;
+    error?: CodedError | undefined;
+  },
+): RunJsonResult {
+  return {
+    executionId: run.executionId,
+    threadId: run.threadId,
+    status: run.status,
+    output: run.output ?? null,
+    conversation: run.conversation,
+    ...(run.status !== 'COMPLETED' && run.error
+      ? { error: { code: run.error.code, message: run.error.message, nodeId: run.error.nodeId ?? null } }
+      : {}),
+    ...(run.resume === undefined ? {} : { resume: run.resume }),
+  };
+}
+
+/** A thread's conversation as stored so far; none when the thread cannot be read. */
+async function conversationSoFar(runtime: RunRuntime, threadId: string): Promise<Message[]> {
+  const { thread } = await runtime.stores.threads.getThread(threadId).catch(() => ({ thread: undefined }));
+  return thread ? await runtime.conversationOf(thread) : [];
+}
+
+/** What the run's output needs of the runtime: its stored threads and their conversations. */
+type RunRuntime = Pick<LocalRuntime, 'stores' | 'conversationOf'>;
 
 export type ParsedInput =
   | { ok: true; value: Record<string, unknown> }
@@ -219,7 +250,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const runOptions = { ...runOptionsFor(options, io, answers.source), workflowDir };
+      const runOptions = { ...runOptionsFor(options, io, answers.sourceFor(runtime)), workflowDir };
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
         // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
@@ -360,27 +391,9 @@ export async function finishRun(
     undo?.();
   }
   current = outcome.executionId;
-  const { thread } = await runtime.stores.threads
-    .getThread(outcome.threadId)
-    .catch(() => ({ thread: undefined }));
-  const conversation = thread ? await runtime.conversationOf(thread) : [];
   if (options.json) {
-    const result: RunJsonResult = {
-      executionId: outcome.executionId,
-      threadId: outcome.threadId,
-      status: outcome.status,
-      output: outcome.output ?? null,
-      conversation,
-      ...(outcome.status !== 'COMPLETED' && outcome.error
-        ? {
-            error: {
-              code: outcome.error.code,
-              message: outcome.error.message,
-              nodeId: outcome.error.nodeId ?? null,
-            },
-          }
-        : {}),
-    };
+    const conversation = await conversationSoFar(runtime, outcome.threadId);
+    const result = runJsonResult({ ...outcome, conversation });
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   } else {
     io.stdout(
@@ -441,7 +454,7 @@ export async function resumeExecution(
       ? rest
       : {
           ...rest,
-          answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options)),
+          answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options, runtime)),
         };
   const workflowFile = file === undefined ? local?.file : resolve(io.cwd ?? process.cwd(), file);
   if (workflowFile !== undefined) runOptions = { ...runOptions, workflowDir: dirname(workflowFile) };
@@ -499,7 +512,10 @@ export function refuseAnswers(
   return EXIT.usage;
 }
 
-type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };
+type AnswerSetup =
+  /** `sourceFor`: the source once the runtime is there (a run stopped at a question reads its conversation). */
+  | { ok: true; sourceFor: (runtime: RunRuntime) => AnswerSource; data?: unknown }
+  | { ok: false; message: string };
 
 /** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
 export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
@@ -528,7 +544,7 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
   const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
   return {
     ok: true,
-    source: firstAnswer(fromFile, fromTerminal, stopAtQuestion(io, options)),
+    sourceFor: (runtime) => firstAnswer(fromFile, fromTerminal, stopAtQuestion(io, options, runtime)),
     ...(data === undefined ? {} : { data }),
   };
 }
@@ -542,6 +558,7 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
 function stopAtQuestion(
   io: CliIo,
   options: Pick<RunCommandOptions, 'dataDir' | 'json'>,
+  runtime: RunRuntime,
 ): AnswerSource | undefined {
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
@@ -549,16 +566,16 @@ function stopAtQuestion(
     const resume = resumeCommand(interaction.executionId, [interaction], dataDirArgument(options));
     const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
     if (options.json) {
-      // As for a run that did not complete, with what it waits for; its conversation is the thread's
-      // (`inspect`), not read here on the way out.
-      const stopped = {
+      // As for a run that did not complete (its conversation so far included), with what it waits for.
+      const stopped = runJsonResult({
         executionId: interaction.executionId,
         threadId: interaction.rootThreadId,
         status: 'INTERRUPTED',
         output: null,
+        conversation: await conversationSoFar(runtime, interaction.rootThreadId),
         error: { code: 'USER_INPUT_REQUIRED', message, nodeId: interaction.nodeId },
         resume,
-      };
+      });
       io.stdout(`${JSON.stringify(stopped, null, 2)}\n`);
     }
     io.stderr(`\nstepthread: ${message}\n`);
@@ -574,7 +591,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     )
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
-    .option('--json', 'print only {"executionId","threadId","status","output","conversation"}')
+    .option(
+      '--json',
+      'print only {"executionId","threadId","status","output","conversation"}, with "error" when it did not complete and "resume" when it stopped at a question',
+    )
     .option(
       '--thread <threadId>',
       'run an existing thread: a copy from its current node, an interrupted run from the step it stopped at',
