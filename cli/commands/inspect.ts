@@ -91,10 +91,14 @@ export interface ThreadReport {
   /** The values; one stored by reference over 1 MB stays its reference (`{"$stepthread:ref", bytes}`). */
   input?: unknown;
   output?: unknown;
-  /** Each node's latest output on this thread, as a short preview (large values by their size). */
-  results?: Record<string, string>;
-  /** The thread's variables by scope (a fork child's global scope is its root's), previewed. */
-  variables?: Record<string, Record<string, string>>;
+  /** Each node's latest output on this thread (one over 1 MB stays its reference, as input does). */
+  results?: Record<string, unknown>;
+  /**
+   * The thread's variables by scope (a fork child's global scope is its root's), as stored: `global`
+   * and `thread` name → value, `loop` and `subgraph` a list of frames, innermost last. Empty scopes
+   * are left out.
+   */
+  variables?: Record<string, unknown>;
   /** What the thread waits for: the open questions (USER_INTERACTION) asked on it. */
   waitingFor?: {
     interactionId: string;
@@ -249,15 +253,7 @@ function variablesOf(thread: Thread): ThreadReport['variables'] {
   const scopes = Object.entries(thread.variables ?? {}).filter(
     ([, values]) => values !== null && typeof values === 'object' && Object.keys(values).length > 0,
   );
-  if (scopes.length === 0) return undefined;
-  return Object.fromEntries(
-    scopes.map(([scope, values]) => [
-      scope,
-      Object.fromEntries(
-        Object.entries(values as Record<string, unknown>).map(([name, value]) => [name, previewValue(value)]),
-      ),
-    ]),
-  );
+  return scopes.length === 0 ? undefined : Object.fromEntries(scopes);
 }
 
 /** The copy's own THREAD_COPIED event (a copy of a copy also reads its source's history). */
@@ -308,7 +304,7 @@ function reportOf(
           results: Object.fromEntries(
             Object.values(thread.nodeResults)
               .filter((result) => result.output !== undefined)
-              .map((result) => [result.nodeId, previewValue(result.output)]),
+              .map((result) => [result.nodeId, result.output]),
           ),
         }
       : {}),
@@ -615,15 +611,17 @@ export function printReport(report: InspectReport, io: CliIo): void {
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
     for (const [scope, values] of Object.entries(thread.variables ?? {})) {
-      for (const [name, preview] of Object.entries(values)) io.stdout(`  ${scope} ${name} = ${preview}\n`);
+      for (const [name, value] of Object.entries(values as object)) {
+        io.stdout(`  ${scope} ${name} = ${previewValue(value)}\n`);
+      }
     }
     for (const waiting of thread.waitingFor ?? []) {
       const asked = waiting.message ? ` "${waiting.message}"` : '';
       io.stdout(`  waiting for ${waiting.type} at ${waiting.nodeId}${asked} since ${waiting.requestedAt}\n`);
       io.stdout(`    answer with: ${waiting.answerWith}\n`);
     }
-    for (const [nodeId, preview] of Object.entries(thread.results ?? {})) {
-      io.stdout(`  result ${nodeId}: ${preview}\n`);
+    for (const [nodeId, value] of Object.entries(thread.results ?? {})) {
+      io.stdout(`  result ${nodeId}: ${previewValue(value)}\n`);
     }
     if (thread.output !== undefined) io.stdout(`  output: ${previewValue(thread.output)}\n`);
   }
