@@ -10,7 +10,13 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
-import { respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
+import {
+  type CommandForm,
+  commandLine,
+  PLAIN_COMMAND_FORM,
+  respondCommand,
+  resumeCommand,
+} from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
@@ -24,6 +30,7 @@ import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   codedOf,
+  commandForm,
   type DataDirOption,
   printErrors,
   STACK_OPTION_HELP,
@@ -363,13 +370,13 @@ async function interruptedExecutionId(
  */
 export function answerCommand(
   interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
-  storeArguments: string,
+  form: CommandForm,
   interrupted: { executionId: string; waiting: readonly Interaction[] } | undefined,
 ): string {
   if (interrupted !== undefined) {
-    return resumeCommand(interrupted.executionId, interrupted.waiting, storeArguments);
+    return resumeCommand(interrupted.executionId, interrupted.waiting, form);
   }
-  return respondCommand(interaction, storeArguments);
+  return respondCommand(interaction, form);
 }
 
 async function findExecution(
@@ -388,6 +395,8 @@ async function findExecution(
 export interface CommandHints {
   /** ` --stack <name>` / ` --data-dir <dir>` as inspect was given them (storeArguments). */
   readonly storeArguments: string;
+  /** How the user ran the CLI (cli/invocation.ts); default `stepthread`. */
+  readonly cli?: string;
   /** Local stores: the table of run records (run-registry.ts) that tell whether a run's process is gone. */
   readonly localRuns?: TableRef;
 }
@@ -402,6 +411,7 @@ export async function buildInspectReport(
   hints?: CommandHints,
   steps: StepSelection = 'all',
 ): Promise<InspectReport> {
+  const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
   let focus: Thread;
   if (execution) {
@@ -413,7 +423,7 @@ export async function buildInspectReport(
       if (error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND') {
         throw new StepthreadError(
           'EXECUTION_NOT_FOUND',
-          `execution or thread ${id} not found (stepthread runs lists the executions here)`,
+          `execution or thread ${id} not found (${commandLine(form, 'runs')} lists the executions here)`,
         );
       }
       throw error;
@@ -453,7 +463,6 @@ export async function buildInspectReport(
     execution && hints?.localRuns
       ? await interruptedExecutionId(runtime, hints.localRuns, execution)
       : undefined;
-  const storeArgs = hints?.storeArguments ?? '';
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
@@ -464,7 +473,7 @@ export async function buildInspectReport(
     interruptedId === undefined
       ? undefined
       : { executionId: interruptedId, waiting: [...open.values()].flat() };
-  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, storeArgs);
+  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, form);
   return {
     ...(execution
       ? {
@@ -484,7 +493,7 @@ export async function buildInspectReport(
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
-        (interaction) => answerCommand(interaction, storeArgs, interrupted),
+        (interaction) => answerCommand(interaction, form, interrupted),
       );
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
@@ -556,14 +565,15 @@ function notShownLine({ from, to }: HistoryRange, total: number): string {
 }
 
 /** What a copy not run yet is: its steps so far are its source's, whose run `inspect` shows. */
-function notRunLine(copy: ThreadReport): string {
-  const source = `stepthread inspect ${copy.copiedFrom} shows its source's run`;
+function notRunLine(copy: ThreadReport, form: CommandForm): string {
+  const source = `${commandLine(form, `inspect ${copy.copiedFrom}`)} shows its source's run`;
   // run --thread refuses a branch's copy (COPY_POINT_IN_FORK_BRANCH): its FORK runs a branch.
   if (copy.forkPathId) return `a fork branch's copy, which does not run on its own; ${source}`;
-  return `not run yet: stepthread run <workflow> --thread ${copy.threadId} runs it; ${source}`;
+  return `not run yet: ${commandLine(form, `run <workflow> --thread ${copy.threadId}`)} runs it; ${source}`;
 }
 
-export function printReport(report: InspectReport, io: CliIo): void {
+/** `form`: how the commands the report suggests are written (default: `stepthread`, no store arguments). */
+export function printReport(report: InspectReport, io: CliIo, form = PLAIN_COMMAND_FORM): void {
   if (report.executionId) {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
@@ -585,7 +595,7 @@ export function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
-    if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread)}\n`);
+    if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread, form)}\n`);
     // `step 1234` and longer still leave a space before the status.
     const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''}`.length + 1));
     const notShown = thread.stepsNotShown;
@@ -645,18 +655,20 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
+      const form = commandForm(io, storeArguments(options));
       const report = await buildInspectReport(
         runtime,
         id,
         {
-          storeArguments: storeArguments(options),
+          storeArguments: form.storeArguments,
+          cli: form.cli,
           // Only a local run has a process that may be gone.
           ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
         },
         steps,
       );
       if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else printReport(report, io);
+      else printReport(report, io, form);
       return EXIT.ok;
     },
   );

@@ -14,7 +14,7 @@ import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/e
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
-import { resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
+import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
@@ -28,6 +28,7 @@ import {
 import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT, withoutByteOrderMark } from '../io.ts';
 import {
+  commandForm,
   type DataDirOption,
   dataDirArgument,
   loadValidWorkflow,
@@ -382,7 +383,7 @@ export async function finishRun(
   let current = executionId;
   const undo = io.onInterrupt?.(
     () =>
-      `\nstepthread: interrupted${current ? `; resume with: stepthread resume ${current}${dataDirArgument(options)}` : ''}\n`,
+      `\nstepthread: interrupted${current ? `; resume with: ${commandLine(commandForm(io, dataDirArgument(options)), `resume ${current}`)}` : ''}\n`,
   );
   let outcome: RunOutcome;
   try {
@@ -563,7 +564,11 @@ function stopAtQuestion(
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
   return async (interaction) => {
-    const resume = resumeCommand(interaction.executionId, [interaction], dataDirArgument(options));
+    const resume = resumeCommand(
+      interaction.executionId,
+      [interaction],
+      commandForm(io, dataDirArgument(options)),
+    );
     const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
     if (options.json) {
       // As for a run that did not complete (its conversation so far included), with what it waits for.
