@@ -637,8 +637,33 @@ export function printReport(report: InspectReport, io: CliIo, form = PLAIN_COMMA
   }
   io.stdout(`\nconversation of ${report.conversation.threadId}:\n`);
   for (const message of report.conversation.messages) {
-    io.stdout(`  [${message.role}] ${message.content}\n`);
+    for (const line of messageLines(message)) io.stdout(`  ${line}\n`);
   }
+}
+
+/** Longest tool-call arguments shown; longer ones are cut with their size. */
+const ARGUMENTS_CHARS = 200;
+
+/**
+ * A message for a terminal: `[role] content`; an assistant's tool calls each on a line of their own
+ * under it (name, compact arguments, call id), and a tool result led by the tool it answers and the
+ * call, marked when it told the model of an error (the tool loop's `Error: ` results).
+ */
+export function messageLines(message: Message): string[] {
+  if (message.role === 'tool') {
+    const failed = message.content.startsWith('Error: ') ? ', failed' : '';
+    const call = message.toolCallId ? ` ${message.toolCallId}` : '';
+    return [`[tool result${message.name ? ` of ${message.name}` : ''}${call}${failed}] ${message.content}`];
+  }
+  const calls = (message.toolCalls ?? []).map((call) => {
+    const args = JSON.stringify(call.arguments) ?? 'undefined';
+    const shown =
+      args.length <= ARGUMENTS_CHARS
+        ? args
+        : `${args.slice(0, ARGUMENTS_CHARS)}… (${Buffer.byteLength(args).toLocaleString('en-US')} bytes)`;
+    return `  → tool call ${call.name}(${shown}) ${call.id}`;
+  });
+  return [`[${message.role}] ${message.content}`, ...calls];
 }
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {

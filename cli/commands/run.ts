@@ -13,6 +13,8 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import type { ToolCallCounts } from '../../engine/thread/types.ts';
+import type { NodeToolCallsEntry } from '../../functions/handlers/deps.ts';
 import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
 import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
@@ -170,9 +172,29 @@ function failureOf(event: LocalEvent): string {
   return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
 }
 
+/** Prints the progress of the events it is given; told of LLM nodes' tool calls as they commit. */
+export interface ProgressPrinter {
+  (event: LocalEvent): void;
+  /** Before its Task exits: a node whose tool calls failed is marked ⚠, not ✓. */
+  onNodeToolCalls(entry: NodeToolCallsEntry): void;
+}
+
+/** `2 of 2 tool calls failed`. */
+function toolCallsFailed({ calls, failed }: ToolCallCounts): string {
+  return `${failed} of ${calls} tool call${calls === 1 ? '' : 's'} failed`;
+}
+
+/** The thread a state's envelope (its input or output) runs on. */
+function threadOf(envelope: unknown): string | undefined {
+  const threadId = (envelope as { threadId?: unknown } | null | undefined)?.threadId;
+  return typeof threadId === 'string' ? threadId : undefined;
+}
+
 /** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
-export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
+export function progressPrinter(io: CliIo): ProgressPrinter {
   const entered = new Map<string, number>();
+  // By thread and node: an LLM node whose tool calls returned errors completed, but not as one would hope.
+  const toolCalls = new Map<string, ToolCallCounts>();
   // A state whose failure a Catch took exits like one that succeeded: its ✗ line says how it ended
   // (a retried one runs again, and says so).
   const failed = new Set<string>();
@@ -185,17 +207,26 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
     const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
     return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;
   };
-  return (event) => {
+  const print = (event: LocalEvent) => {
     const name = event.stateName ?? '';
     switch (event.type) {
       case 'StateEntered':
         entered.set(name, Date.parse(event.timestamp));
         if (shown(event)) io.stderr(`  → ${name}\n`);
         break;
-      case 'StateExited':
+      case 'StateExited': {
         if (failed.delete(name)) break;
-        if (shown(event)) io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
+        if (!shown(event)) break;
+        const key = `${threadOf(event.output)}/${name}`;
+        const calls = toolCalls.get(key);
+        toolCalls.delete(key);
+        if (calls !== undefined && calls.failed > 0) {
+          io.stderr(`  ⚠ ${name}${elapsed(event)}: ${toolCallsFailed(calls)}\n`);
+        } else {
+          io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
+        }
         break;
+      }
       case 'StateFailed':
         if (!shown(event)) break;
         // A branch that decides its join ends the Parallel through an error by design: not a failure.
@@ -217,6 +248,11 @@ export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
         break;
     }
   };
+  return Object.assign(print, {
+    onNodeToolCalls: (entry: NodeToolCallsEntry) => {
+      toolCalls.set(`${entry.threadId}/${entry.nodeId}`, entry);
+    },
+  });
 }
 
 export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
@@ -333,7 +369,9 @@ export function runOptionsFor(
         );
   return {
     answerInteraction,
-    ...(onEvent ? { onEvent, onNodeLogs: nodeLogsPrinter(io) } : {}),
+    ...(onEvent
+      ? { onEvent, onNodeLogs: nodeLogsPrinter(io), onNodeToolCalls: onEvent.onNodeToolCalls }
+      : {}),
     ...(onContinue ? { onContinue } : {}),
   };
 }

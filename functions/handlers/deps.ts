@@ -1,5 +1,5 @@
 /** What a handler needs from outside: stores, clock and ids, LLM providers, cancellation. */
-import type { EngineEnv, NodeLogs } from '../../engine/thread/types.ts';
+import type { EngineEnv, NodeLogs, ToolCallCounts } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
 import type { EventPublisher } from '../events/publisher.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
@@ -50,6 +50,15 @@ export interface HandlerDeps extends HandlerStores {
    * CLI's progress shows it, a Lambda logs it. Never called for a step replayed from its record.
    */
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
+  /** Told an LLM node's tool calls once its step committed (or replayed): the CLI's progress marks failed ones. */
+  readonly onNodeToolCalls?: (entry: NodeToolCallsEntry) => void;
+}
+
+/** A committed LLM step's tool calls: how many, and how many returned an error to the model. */
+export interface NodeToolCallsEntry extends ToolCallCounts {
+  readonly threadId: string;
+  readonly nodeId: string;
+  readonly step: number;
 }
 
 /** A committed step's console output and where it came from. */

@@ -32,6 +32,7 @@ import {
   type HandlerDeps,
   type HandlerStores,
   type NodeLogsEntry,
+  type NodeToolCallsEntry,
 } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
@@ -97,6 +98,8 @@ export interface RunOptions {
   readonly onEvent?: (event: LocalEvent) => void;
   /** What a CODE node printed, once its step committed (the step's record keeps it too). */
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
+  /** An LLM node's tool calls (how many failed), once its step committed. */
+  readonly onNodeToolCalls?: (entry: NodeToolCallsEntry) => void;
   /** Wraps each Task invocation; `invoke` runs the real handler (crash injection in tests). */
   readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
   /** Retry at once instead of after the definition's IntervalSeconds. */
@@ -659,6 +662,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
+          ...(runOptions.onNodeToolCalls ? { onNodeToolCalls: runOptions.onNodeToolCalls } : {}),
           // Else the handlers read the tool settings from the process environment (tool-runtime.ts).
           ...(runOptions.workflowDir === undefined
             ? {}
