@@ -1,8 +1,9 @@
 /**
- * `stepthread inspect <executionId|threadId> [--steps all|A-B] [--json]`: every thread of the
- * execution with its node runs (status, duration, attempts; on a long thread the first and last
- * ones, cli/step-window.ts) and child threads, plus the conversation of the thread named (the root
- * thread for an execution id).
+ * `stepthread inspect <executionId|threadId> [--steps all|A-B] [--last <n>] [--no-conversation]
+ * [--all-conversations] [--json]`: every thread of the execution with its node runs (status,
+ * duration, attempts; on a long thread the first and last ones, cli/step-window.ts) and child
+ * threads, plus the conversation of the thread named (the root thread for an execution id; every
+ * thread's with --all-conversations), whole or its last n messages.
  */
 import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -49,6 +50,12 @@ import {
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
+  /** The last n messages of each conversation shown (`--last <n>`); all by default. */
+  last?: string;
+  /** False with `--no-conversation`: no conversation shown. */
+  conversation?: boolean;
+  /** Every thread's conversation, not only the one inspected (`--all-conversations`). */
+  allConversations?: boolean;
   /** `all`, or a range of steps (`100-200`); by default the first and last ones (step-window.ts). */
   steps?: string;
 }
@@ -135,7 +142,49 @@ export interface InspectReport {
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
   threads: ThreadReport[];
-  conversation: { threadId: string; messages: Message[] };
+  /** The conversation of the thread inspected (the root thread for an execution id). */
+  conversation: ConversationShown;
+  /** With `--all-conversations`: every thread's, in the order of `threads`. */
+  conversations?: ConversationShown[];
+}
+
+/** A thread's conversation as the report shows it. */
+export interface ConversationShown {
+  threadId: string;
+  messages: Message[];
+  /** With `--last`: how many earlier messages are left out (absent when none is). */
+  omittedMessages?: number;
+}
+
+/** Which conversations a report shows, and how much of each. */
+export interface ConversationChoice {
+  /** The last this many messages of each; all when absent. */
+  last?: number;
+  /** Every thread's conversation (`conversations`), besides the one inspected. */
+  all?: boolean;
+}
+
+/** `--last <n>`: a whole number from 1; INVALID_MESSAGE_COUNT otherwise. */
+export function parseLast(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const count = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(Number.isSafeInteger(count) && count >= 1)) {
+    throw new StepthreadError(
+      'INVALID_MESSAGE_COUNT',
+      `--last takes how many of the last messages to show, a whole number from 1, got ${value} (--no-conversation shows none)`,
+    );
+  }
+  return count;
+}
+
+/** The last `last` messages (all without it), with how many earlier ones are left out. */
+function shownConversation(
+  threadId: string,
+  messages: Message[],
+  last: number | undefined,
+): ConversationShown {
+  if (last === undefined || messages.length <= last) return { threadId, messages };
+  return { threadId, messages: messages.slice(-last), omittedMessages: messages.length - last };
 }
 
 /**
@@ -410,6 +459,7 @@ export async function buildInspectReport(
   id: string,
   hints?: CommandHints,
   steps: StepSelection = 'all',
+  shown: ConversationChoice = {},
 ): Promise<InspectReport> {
   const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
@@ -498,7 +548,14 @@ export async function buildInspectReport(
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
     }),
-    conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
+    conversation: shownConversation(focus.id, conversations.get(focus.id) ?? [], shown.last),
+    ...(shown.all
+      ? {
+          conversations: threads.map((thread) =>
+            shownConversation(thread.id, conversations.get(thread.id) ?? [], shown.last),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -572,8 +629,16 @@ function notRunLine(copy: ThreadReport, form: CommandForm): string {
   return `not run yet: ${commandLine(form, `run <workflow> --thread ${copy.threadId}`)} runs it; ${source}`;
 }
 
-/** `form`: how the commands the report suggests are written (default: `stepthread`, no store arguments). */
-export function printReport(report: InspectReport, io: CliIo, form = PLAIN_COMMAND_FORM): void {
+/**
+ * `form`: how the commands the report suggests are written (default: `stepthread`, no store
+ * arguments); `conversations`: false leaves them out (`--no-conversation`).
+ */
+export function printReport(
+  report: InspectReport,
+  io: CliIo,
+  form = PLAIN_COMMAND_FORM,
+  conversations = true,
+): void {
   if (report.executionId) {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
@@ -635,8 +700,41 @@ export function printReport(report: InspectReport, io: CliIo, form = PLAIN_COMMA
     }
     if (thread.output !== undefined) io.stdout(`  output: ${previewValue(thread.output)}\n`);
   }
-  io.stdout(`\nconversation of ${report.conversation.threadId}:\n`);
-  for (const message of report.conversation.messages) {
+  if (!conversations) return;
+  for (const conversation of report.conversations ?? [report.conversation]) {
+    printConversation(conversation, report, io);
+  }
+  if (report.conversations === undefined) {
+    const others = report.threads.filter(
+      (thread) => thread.threadId !== report.conversation.threadId && thread.messageCount > 0,
+    );
+    if (others.length > 0) {
+      const inspect = commandLine(form, `inspect ${others[0]!.threadId}`);
+      const which =
+        others.length === 1 ? 'thread has a conversation of its' : 'threads have conversations of their';
+      io.stdout(
+        `\n${others.length} other ${which} own: ${inspect} shows ${others.length === 1 ? 'it' : 'the first'}, --all-conversations every one\n`,
+      );
+    }
+  }
+}
+
+/** `conversation of <thread>` (with the fork path it runs), a line for the messages left out, then the messages. */
+function printConversation(conversation: ConversationShown, report: InspectReport, io: CliIo): void {
+  const thread = report.threads.find((candidate) => candidate.threadId === conversation.threadId);
+  const path =
+    thread?.forkPathId && !thread.copiedFrom
+      ? ` (path ${thread.forkPathId} of ${thread.parentThreadId})`
+      : '';
+  io.stdout(`\nconversation of ${conversation.threadId}${path}:\n`);
+  const omitted = conversation.omittedMessages;
+  if (omitted !== undefined) {
+    const total = omitted + conversation.messages.length;
+    io.stdout(
+      `  … ${omitted.toLocaleString('en-US')} earlier message${omitted === 1 ? '' : 's'} of ${total.toLocaleString('en-US')} not shown (--last ${conversation.messages.length})\n`,
+    );
+  }
+  for (const message of conversation.messages) {
     for (const line of messageLines(message)) io.stdout(`  ${line}\n`);
   }
 }
@@ -668,10 +766,19 @@ export function messageLines(message: Message): string[] {
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
   let steps: StepSelection;
+  let last: number | undefined;
   try {
     steps = parseSteps(options.steps);
+    last = parseLast(options.last);
   } catch (error) {
     printErrors(io, `cannot inspect ${id}`, [codedOf(error)]);
+    return EXIT.usage;
+  }
+  const showConversation = options.conversation !== false;
+  if (!showConversation && (options.allConversations || last !== undefined)) {
+    io.stderr(
+      `stepthread: --no-conversation does not go with ${options.allConversations ? '--all-conversations' : '--last'} (it shows no conversation)\n`,
+    );
     return EXIT.usage;
   }
   return withStores(
@@ -691,9 +798,14 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
           ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
         },
         steps,
+        { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
       );
-      if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else printReport(report, io, form);
+      if (options.json) {
+        const { conversation, ...rest } = report;
+        io.stdout(`${JSON.stringify(showConversation ? report : rest, null, 2)}\n`);
+      } else {
+        printReport(report, io, form, showConversation);
+      }
       return EXIT.ok;
     },
   );
@@ -707,6 +819,12 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .option(
       '--steps <which>',
       `node runs listed per thread: all, or a range such as 100-200 (default: the first ${FIRST_STEPS} and last ${LAST_STEPS})`,
+    )
+    .option('--last <n>', 'show the last n messages of a conversation (default: all of them)')
+    .option('--no-conversation', 'show no conversation, only the threads and their node runs')
+    .option(
+      '--all-conversations',
+      "show every thread's conversation (fork branches and list items), not only the one inspected",
     )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
