@@ -6,19 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { FAIL_TASK } from '../../engine/asl/compile.ts';
 import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
-import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import type { ToolCallCounts } from '../../engine/thread/types.ts';
-import type { NodeToolCallsEntry } from '../../functions/handlers/deps.ts';
-import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
 import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
-import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import {
@@ -39,6 +33,7 @@ import {
   withStores,
 } from '../local-session.ts';
 import { nodeLogsPrinter } from '../node-logs.ts';
+import { progressPrinter } from '../progress.ts';
 
 // The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
 // store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
@@ -159,101 +154,7 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   return undefined;
 }
 
-/**
- * What a failed state's line says: a node's coded error (its code, and its message cut to one line),
- * which the Task's error carries as its cause; else the ASL error name.
- */
-function failureOf(event: LocalEvent): string {
-  if (event.error !== ASL_ERRORS.nodeFailed) return event.error ?? 'failed';
-  const coded = codedErrorFromAsl({ Error: event.error, Cause: event.cause as string | undefined });
-  // A cause that is no coded error comes back as the error name and the cause: the name says it.
-  if (coded.message.startsWith(event.error)) return event.error;
-  const message = coded.message.split('\n')[0]!;
-  return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
-}
-
-/** Prints the progress of the events it is given; told of LLM nodes' tool calls as they commit. */
-export interface ProgressPrinter {
-  (event: LocalEvent): void;
-  /** Before its Task exits: a node whose tool calls failed is marked ⚠, not ✓. */
-  onNodeToolCalls(entry: NodeToolCallsEntry): void;
-}
-
-/** `2 of 2 tool calls failed`. */
-function toolCallsFailed({ calls, failed }: ToolCallCounts): string {
-  return `${failed} of ${calls} tool call${calls === 1 ? '' : 's'} failed`;
-}
-
-/** The thread a state's envelope (its input or output) runs on. */
-function threadOf(envelope: unknown): string | undefined {
-  const threadId = (envelope as { threadId?: unknown } | null | undefined)?.threadId;
-  return typeof threadId === 'string' ? threadId : undefined;
-}
-
-/** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
-export function progressPrinter(io: CliIo): ProgressPrinter {
-  const entered = new Map<string, number>();
-  // By thread and node: an LLM node whose tool calls returned errors completed, but not as one would hope.
-  const toolCalls = new Map<string, ToolCallCounts>();
-  // A state whose failure a Catch took exits like one that succeeded: its ✗ line says how it ended
-  // (a retried one runs again, and says so).
-  const failed = new Set<string>();
-  // `stepthread:fail` records a failure the ✗ line above it has shown: its ✓ would read as success.
-  const shown = (event: LocalEvent) =>
-    (event.stateType === 'Task' && event.stateName !== FAIL_TASK) ||
-    event.stateType === 'Parallel' ||
-    event.stateType === 'Map';
-  const elapsed = (event: LocalEvent) => {
-    const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
-    return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;
-  };
-  const print = (event: LocalEvent) => {
-    const name = event.stateName ?? '';
-    switch (event.type) {
-      case 'StateEntered':
-        entered.set(name, Date.parse(event.timestamp));
-        if (shown(event)) io.stderr(`  → ${name}\n`);
-        break;
-      case 'StateExited': {
-        if (failed.delete(name)) break;
-        if (!shown(event)) break;
-        const key = `${threadOf(event.output)}/${name}`;
-        const calls = toolCalls.get(key);
-        toolCalls.delete(key);
-        if (calls !== undefined && calls.failed > 0) {
-          io.stderr(`  ⚠ ${name}${elapsed(event)}: ${toolCallsFailed(calls)}\n`);
-        } else {
-          io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
-        }
-        break;
-      }
-      case 'StateFailed':
-        if (!shown(event)) break;
-        // A branch that decides its join ends the Parallel through an error by design: not a failure.
-        if (event.error === ASL_ERRORS.joinDecided || event.error === ASL_ERRORS.joinTimeout) {
-          if (event.stateType === 'Task') {
-            const why = event.error === ASL_ERRORS.joinDecided ? 'join decided' : 'join timed out';
-            io.stderr(`  ⇥ ${name}${elapsed(event)}: ${why}\n`);
-          }
-          break;
-        }
-        io.stderr(`  ✗ ${name}${elapsed(event)}: ${failureOf(event)}\n`);
-        failed.add(name);
-        break;
-      case 'StateRetried':
-        failed.delete(name);
-        io.stderr(`  ↻ ${name}: retry ${event.retryAttempt ?? ''}\n`);
-        break;
-      default:
-        break;
-    }
-  };
-  return Object.assign(print, {
-    onNodeToolCalls: (entry: NodeToolCallsEntry) => {
-      toolCalls.set(`${entry.threadId}/${entry.nodeId}`, entry);
-    },
-  });
-}
+export { type ProgressPrinter, progressPrinter } from '../progress.ts';
 
 export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
   const input = await parseInput(options.input, io);
@@ -370,7 +271,12 @@ export function runOptionsFor(
   return {
     answerInteraction,
     ...(onEvent
-      ? { onEvent, onNodeLogs: nodeLogsPrinter(io), onNodeToolCalls: onEvent.onNodeToolCalls }
+      ? {
+          onEvent,
+          onDefinition: onEvent.onDefinition,
+          onNodeLogs: nodeLogsPrinter(io),
+          onNodeResult: onEvent.onNodeResult,
+        }
       : {}),
     ...(onContinue ? { onContinue } : {}),
   };

@@ -361,8 +361,7 @@ async function reportReplayedLogs(
   step: number,
   result: NodeResult,
 ): Promise<void> {
-  if (result.toolCalls)
-    deps.onNodeToolCalls?.({ threadId, nodeId: result.nodeId, step, ...result.toolCalls });
+  deps.onNodeResult?.({ threadId, step, result });
   if (result.logs === undefined || deps.onNodeLogs === undefined) return;
   const {
     data: [read],
@@ -643,8 +642,7 @@ async function executeStep(
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
   // Once committed, so an abandoned attempt's output never shows (its retry prints its own).
   if (result.logs) deps.onNodeLogs?.({ threadId: original.id, nodeId: node.id, step, logs: result.logs });
-  if (result.toolCalls)
-    deps.onNodeToolCalls?.({ threadId: original.id, nodeId: node.id, step, ...result.toolCalls });
+  deps.onNodeResult?.({ threadId: original.id, step, result });
 
   const committed: Thread = { ...after, step, lastEnvelope: next };
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);
