@@ -12,10 +12,11 @@ import { resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
 import { unreadableDataDir } from '../functions/local/data-dir-errors.ts';
 import { openDataDir } from '../functions/local/data-dir-server.ts';
-import { shellWord } from '../functions/local/interaction-hints.ts';
+import { type CommandForm, shellWord } from '../functions/local/interaction-hints.ts';
 import { checkWorkflow } from './check-workflow.ts';
 import { dataDirPath } from './early-stores.ts';
 import { formatCodedError } from './format.ts';
+import { cliInvocation } from './invocation.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
 import { deployedResourceNames } from './stack-names.ts';
@@ -54,6 +55,14 @@ export function dataDirArgument(options: Pick<DataDirOption, 'dataDir'>): string
 export function storeArguments(options: Pick<DataDirOption, 'dataDir' | 'stack'>): string {
   const stack = options.stack === undefined ? '' : ` --stack ${shellWord(options.stack)}`;
   return `${stack}${dataDirArgument(options)}`;
+}
+
+/**
+ * How a command printed for the user begins and ends: the CLI as they ran it, then `stores` (the
+ * command's dataDirArgument or storeArguments).
+ */
+export function commandForm(io: CliIo, stores: string): CommandForm {
+  return { cli: cliInvocation(io.env ?? process.env), storeArguments: stores };
 }
 
 export interface StoreSession {

@@ -14,6 +14,7 @@ import { type DeployedStack, startDevServer, workflowsFolderProblem } from '../d
 import { type CliIo, EXIT } from '../io.ts';
 import {
   codedOf,
+  commandForm,
   type DataDirOption,
   dataDirArgument,
   openStores,
@@ -86,7 +87,7 @@ export async function runDev(
       clients: session.clients,
       workflowsDir,
       port,
-      dataDirArgument: dataDirArgument(options),
+      commandForm: commandForm(io, dataDirArgument(options)),
       // What a CODE node prints, in this terminal too, as `run` shows it (the console shows it as well).
       onNodeLogs: nodeLogsPrinter(io),
       ...(options.host ? { host: options.host } : {}),
@@ -113,7 +114,7 @@ export async function runDev(
       const resume = unfinished
         .map((id) => {
           const waiting = open.filter((interaction) => interaction.executionId === id);
-          return `\n  ${resumeCommand(id, waiting, dataDirArgument(options))}`;
+          return `\n  ${resumeCommand(id, waiting, commandForm(io, dataDirArgument(options)))}`;
         })
         .join('');
       io.stderr(

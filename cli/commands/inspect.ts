@@ -1,8 +1,9 @@
 /**
- * `stepthread inspect <executionId|threadId> [--steps all|A-B] [--json]`: every thread of the
- * execution with its node runs (status, duration, attempts; on a long thread the first and last
- * ones, cli/step-window.ts) and child threads, plus the conversation of the thread named (the root
- * thread for an execution id).
+ * `stepthread inspect <executionId|threadId> [--steps all|A-B] [--last <n>] [--no-conversation]
+ * [--all-conversations] [--json]`: every thread of the execution with its node runs (status,
+ * duration, attempts; on a long thread the first and last ones, cli/step-window.ts) and child
+ * threads, plus the conversation of the thread named (the root thread for an execution id; every
+ * thread's with --all-conversations), whole or its last n messages.
  */
 import type { Command } from 'commander';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -11,7 +12,13 @@ import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
-import { respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
+import {
+  type CommandForm,
+  commandLine,
+  PLAIN_COMMAND_FORM,
+  respondCommand,
+  resumeCommand,
+} from '../../functions/local/interaction-hints.ts';
 import {
   detailsOfRun,
   getLocalRun,
@@ -30,6 +37,7 @@ import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   codedOf,
+  commandForm,
   type DataDirOption,
   printErrors,
   STACK_OPTION_HELP,
@@ -49,6 +57,12 @@ import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
+  /** The last n messages of each conversation shown (`--last <n>`); all by default. */
+  last?: string;
+  /** False with `--no-conversation`: no conversation shown. */
+  conversation?: boolean;
+  /** Every thread's conversation, not only the one inspected (`--all-conversations`). */
+  allConversations?: boolean;
   /** `all`, or a range of steps (`100-200`); by default the first and last ones (step-window.ts). */
   steps?: string;
 }
@@ -98,10 +112,14 @@ export interface ThreadReport {
   /** The values; one stored by reference over 1 MB stays its reference (`{"$stepthread:ref", bytes}`). */
   input?: unknown;
   output?: unknown;
-  /** Each node's latest output on this thread, as a short preview (large values by their size). */
-  results?: Record<string, string>;
-  /** The thread's variables by scope (a fork child's global scope is its root's), previewed. */
-  variables?: Record<string, Record<string, string>>;
+  /** Each node's latest output on this thread (one over 1 MB stays its reference, as input does). */
+  results?: Record<string, unknown>;
+  /**
+   * The thread's variables by scope (a fork child's global scope is its root's), as stored: `global`
+   * and `thread` name → value, `loop` and `subgraph` a list of frames, innermost last. Empty scopes
+   * are left out.
+   */
+  variables?: Record<string, unknown>;
   /** What the thread waits for: the open questions (USER_INTERACTION) asked on it. */
   waitingFor?: {
     interactionId: string;
@@ -131,7 +149,49 @@ export interface InspectReport {
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
   threads: ThreadReport[];
-  conversation: { threadId: string; messages: Message[] };
+  /** The conversation of the thread inspected (the root thread for an execution id). */
+  conversation: ConversationShown;
+  /** With `--all-conversations`: every thread's, in the order of `threads`. */
+  conversations?: ConversationShown[];
+}
+
+/** A thread's conversation as the report shows it. */
+export interface ConversationShown {
+  threadId: string;
+  messages: Message[];
+  /** With `--last`: how many earlier messages are left out (absent when none is). */
+  omittedMessages?: number;
+}
+
+/** Which conversations a report shows, and how much of each. */
+export interface ConversationChoice {
+  /** The last this many messages of each; all when absent. */
+  last?: number;
+  /** Every thread's conversation (`conversations`), besides the one inspected. */
+  all?: boolean;
+}
+
+/** `--last <n>`: a whole number from 1; INVALID_MESSAGE_COUNT otherwise. */
+export function parseLast(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const count = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(Number.isSafeInteger(count) && count >= 1)) {
+    throw new StepthreadError(
+      'INVALID_MESSAGE_COUNT',
+      `--last takes how many of the last messages to show, a whole number from 1, got ${value} (--no-conversation shows none)`,
+    );
+  }
+  return count;
+}
+
+/** The last `last` messages (all without it), with how many earlier ones are left out. */
+function shownConversation(
+  threadId: string,
+  messages: Message[],
+  last: number | undefined,
+): ConversationShown {
+  if (last === undefined || messages.length <= last) return { threadId, messages };
+  return { threadId, messages: messages.slice(-last), omittedMessages: messages.length - last };
 }
 
 /**
@@ -256,15 +316,7 @@ function variablesOf(thread: Thread): ThreadReport['variables'] {
   const scopes = Object.entries(thread.variables ?? {}).filter(
     ([, values]) => values !== null && typeof values === 'object' && Object.keys(values).length > 0,
   );
-  if (scopes.length === 0) return undefined;
-  return Object.fromEntries(
-    scopes.map(([scope, values]) => [
-      scope,
-      Object.fromEntries(
-        Object.entries(values as Record<string, unknown>).map(([name, value]) => [name, previewValue(value)]),
-      ),
-    ]),
-  );
+  return scopes.length === 0 ? undefined : Object.fromEntries(scopes);
 }
 
 /** The copy's own THREAD_COPIED event (a copy of a copy also reads its source's history). */
@@ -315,7 +367,7 @@ function reportOf(
           results: Object.fromEntries(
             Object.values(thread.nodeResults)
               .filter((result) => result.output !== undefined)
-              .map((result) => [result.nodeId, previewValue(result.output)]),
+              .map((result) => [result.nodeId, result.output]),
           ),
         }
       : {}),
@@ -395,13 +447,13 @@ async function interruptedExecutionId(
  */
 export function answerCommand(
   interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
-  storeArguments: string,
+  form: CommandForm,
   interrupted: { executionId: string; waiting: readonly Interaction[] } | undefined,
 ): string {
   if (interrupted !== undefined) {
-    return resumeCommand(interrupted.executionId, interrupted.waiting, storeArguments);
+    return resumeCommand(interrupted.executionId, interrupted.waiting, form);
   }
-  return respondCommand(interaction, storeArguments);
+  return respondCommand(interaction, form);
 }
 
 async function findExecution(
@@ -420,6 +472,8 @@ async function findExecution(
 export interface CommandHints {
   /** ` --stack <name>` / ` --data-dir <dir>` as inspect was given them (storeArguments). */
   readonly storeArguments: string;
+  /** How the user ran the CLI (cli/invocation.ts); default `stepthread`. */
+  readonly cli?: string;
   /**
    * Local stores: the run records (run-registry.ts) that tell whether a run's process is gone, and
    * the workflow it ran (its FORKs' path order).
@@ -436,7 +490,9 @@ export async function buildInspectReport(
   id: string,
   hints?: CommandHints,
   steps: StepSelection = 'all',
+  shown: ConversationChoice = {},
 ): Promise<InspectReport> {
+  const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
   let focus: Thread;
   if (execution) {
@@ -448,7 +504,7 @@ export async function buildInspectReport(
       if (error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND') {
         throw new StepthreadError(
           'EXECUTION_NOT_FOUND',
-          `execution or thread ${id} not found (stepthread runs lists the executions here)`,
+          `execution or thread ${id} not found (${commandLine(form, 'runs')} lists the executions here)`,
         );
       }
       throw error;
@@ -490,7 +546,6 @@ export async function buildInspectReport(
     execution && hints?.localRuns
       ? await interruptedExecutionId(runtime, hints.localRuns, execution)
       : undefined;
-  const storeArgs = hints?.storeArguments ?? '';
   const open = new Map<string, Interaction[]>();
   for (const thread of threads) {
     if (isTerminalStatus(thread.status) || runtime.stores.interactions === undefined) continue;
@@ -501,7 +556,7 @@ export async function buildInspectReport(
     interruptedId === undefined
       ? undefined
       : { executionId: interruptedId, waiting: [...open.values()].flat() };
-  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, storeArgs);
+  const resume = interrupted && resumeCommand(interrupted.executionId, interrupted.waiting, form);
   return {
     ...(execution
       ? {
@@ -521,12 +576,19 @@ export async function buildInspectReport(
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
-        (interaction) => answerCommand(interaction, storeArgs, interrupted),
+        (interaction) => answerCommand(interaction, form, interrupted),
       );
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
     }),
-    conversation: { threadId: focus.id, messages: conversations.get(focus.id) ?? [] },
+    conversation: shownConversation(focus.id, conversations.get(focus.id) ?? [], shown.last),
+    ...(shown.all
+      ? {
+          conversations: threads.map((thread) =>
+            shownConversation(thread.id, conversations.get(thread.id) ?? [], shown.last),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -593,14 +655,23 @@ function notShownLine({ from, to }: HistoryRange, total: number): string {
 }
 
 /** What a copy not run yet is: its steps so far are its source's, whose run `inspect` shows. */
-function notRunLine(copy: ThreadReport): string {
-  const source = `stepthread inspect ${copy.copiedFrom} shows its source's run`;
+function notRunLine(copy: ThreadReport, form: CommandForm): string {
+  const source = `${commandLine(form, `inspect ${copy.copiedFrom}`)} shows its source's run`;
   // run --thread refuses a branch's copy (COPY_POINT_IN_FORK_BRANCH): its FORK runs a branch.
   if (copy.forkPathId) return `a fork branch's copy, which does not run on its own; ${source}`;
-  return `not run yet: stepthread run <workflow> --thread ${copy.threadId} runs it; ${source}`;
+  return `not run yet: ${commandLine(form, `run <workflow> --thread ${copy.threadId}`)} runs it; ${source}`;
 }
 
-export function printReport(report: InspectReport, io: CliIo): void {
+/**
+ * `form`: how the commands the report suggests are written (default: `stepthread`, no store
+ * arguments); `conversations`: false leaves them out (`--no-conversation`).
+ */
+export function printReport(
+  report: InspectReport,
+  io: CliIo,
+  form = PLAIN_COMMAND_FORM,
+  conversations = true,
+): void {
   if (report.executionId) {
     io.stdout(
       `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
@@ -622,7 +693,7 @@ export function printReport(report: InspectReport, io: CliIo): void {
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
-    if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread)}\n`);
+    if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread, form)}\n`);
     // `step 1234` and longer still leave a space before the status.
     const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''}`.length + 1));
     const notShown = thread.stepsNotShown;
@@ -648,30 +719,99 @@ export function printReport(report: InspectReport, io: CliIo): void {
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
     for (const [scope, values] of Object.entries(thread.variables ?? {})) {
-      for (const [name, preview] of Object.entries(values)) io.stdout(`  ${scope} ${name} = ${preview}\n`);
+      for (const [name, value] of Object.entries(values as object)) {
+        io.stdout(`  ${scope} ${name} = ${previewValue(value)}\n`);
+      }
     }
     for (const waiting of thread.waitingFor ?? []) {
       const asked = waiting.message ? ` "${waiting.message}"` : '';
       io.stdout(`  waiting for ${waiting.type} at ${waiting.nodeId}${asked} since ${waiting.requestedAt}\n`);
       io.stdout(`    answer with: ${waiting.answerWith}\n`);
     }
-    for (const [nodeId, preview] of Object.entries(thread.results ?? {})) {
-      io.stdout(`  result ${nodeId}: ${preview}\n`);
+    for (const [nodeId, value] of Object.entries(thread.results ?? {})) {
+      io.stdout(`  result ${nodeId}: ${previewValue(value)}\n`);
     }
     if (thread.output !== undefined) io.stdout(`  output: ${previewValue(thread.output)}\n`);
   }
-  io.stdout(`\nconversation of ${report.conversation.threadId}:\n`);
-  for (const message of report.conversation.messages) {
-    io.stdout(`  [${message.role}] ${message.content}\n`);
+  if (!conversations) return;
+  for (const conversation of report.conversations ?? [report.conversation]) {
+    printConversation(conversation, report, io);
   }
+  if (report.conversations === undefined) {
+    const others = report.threads.filter(
+      (thread) => thread.threadId !== report.conversation.threadId && thread.messageCount > 0,
+    );
+    if (others.length > 0) {
+      const inspect = commandLine(form, `inspect ${others[0]!.threadId}`);
+      const which =
+        others.length === 1 ? 'thread has a conversation of its' : 'threads have conversations of their';
+      io.stdout(
+        `\n${others.length} other ${which} own: ${inspect} shows ${others.length === 1 ? 'it' : 'the first'}, --all-conversations every one\n`,
+      );
+    }
+  }
+}
+
+/** `conversation of <thread>` (with the fork path it runs), a line for the messages left out, then the messages. */
+function printConversation(conversation: ConversationShown, report: InspectReport, io: CliIo): void {
+  const thread = report.threads.find((candidate) => candidate.threadId === conversation.threadId);
+  const path =
+    thread?.forkPathId && !thread.copiedFrom
+      ? ` (path ${thread.forkPathId} of ${thread.parentThreadId})`
+      : '';
+  io.stdout(`\nconversation of ${conversation.threadId}${path}:\n`);
+  const omitted = conversation.omittedMessages;
+  if (omitted !== undefined) {
+    const total = omitted + conversation.messages.length;
+    io.stdout(
+      `  … ${omitted.toLocaleString('en-US')} earlier message${omitted === 1 ? '' : 's'} of ${total.toLocaleString('en-US')} not shown (--last ${conversation.messages.length})\n`,
+    );
+  }
+  for (const message of conversation.messages) {
+    for (const line of messageLines(message)) io.stdout(`  ${line}\n`);
+  }
+}
+
+/** Longest tool-call arguments shown; longer ones are cut with their size. */
+const ARGUMENTS_CHARS = 200;
+
+/**
+ * A message for a terminal: `[role] content`; an assistant's tool calls each on a line of their own
+ * under it (name, compact arguments, call id), and a tool result led by the tool it answers and the
+ * call, marked when it told the model of an error (the tool loop's `Error: ` results).
+ */
+export function messageLines(message: Message): string[] {
+  if (message.role === 'tool') {
+    const failed = message.content.startsWith('Error: ') ? ', failed' : '';
+    const call = message.toolCallId ? ` ${message.toolCallId}` : '';
+    return [`[tool result${message.name ? ` of ${message.name}` : ''}${call}${failed}] ${message.content}`];
+  }
+  const calls = (message.toolCalls ?? []).map((call) => {
+    const args = JSON.stringify(call.arguments) ?? 'undefined';
+    const shown =
+      args.length <= ARGUMENTS_CHARS
+        ? args
+        : `${args.slice(0, ARGUMENTS_CHARS)}… (${Buffer.byteLength(args).toLocaleString('en-US')} bytes)`;
+    return `  → tool call ${call.name}(${shown}) ${call.id}`;
+  });
+  return [`[${message.role}] ${message.content}`, ...calls];
 }
 
 export async function runInspect(id: string, options: InspectOptions, io: CliIo): Promise<number> {
   let steps: StepSelection;
+  let last: number | undefined;
   try {
     steps = parseSteps(options.steps);
+    last = parseLast(options.last);
   } catch (error) {
     printErrors(io, `cannot inspect ${id}`, [codedOf(error)]);
+    return EXIT.usage;
+  }
+  const showConversation = options.conversation !== false;
+  if (!showConversation && (options.allConversations || last !== undefined)) {
+    io.stderr(
+      `stepthread: --no-conversation does not go with ${options.allConversations ? '--all-conversations' : '--last'} (it shows no conversation)\n`,
+    );
     return EXIT.usage;
   }
   return withStores(
@@ -680,18 +820,25 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     (session) => (session ? `cannot inspect ${id} (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
+      const form = commandForm(io, storeArguments(options));
       const report = await buildInspectReport(
         runtime,
         id,
         {
-          storeArguments: storeArguments(options),
+          storeArguments: form.storeArguments,
+          cli: form.cli,
           // Only a local run has a process that may be gone.
           ...(session.dataDir === undefined ? {} : { localRuns: session.clients }),
         },
         steps,
+        { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
       );
-      if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else printReport(report, io);
+      if (options.json) {
+        const { conversation, ...rest } = report;
+        io.stdout(`${JSON.stringify(showConversation ? report : rest, null, 2)}\n`);
+      } else {
+        printReport(report, io, form, showConversation);
+      }
       return EXIT.ok;
     },
   );
@@ -705,6 +852,12 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .option(
       '--steps <which>',
       `node runs listed per thread: all, or a range such as 100-200 (default: the first ${FIRST_STEPS} and last ${LAST_STEPS})`,
+    )
+    .option('--last <n>', 'show the last n messages of a conversation (default: all of them)')
+    .option('--no-conversation', 'show no conversation, only the threads and their node runs')
+    .option(
+      '--all-conversations',
+      "show every thread's conversation (fork branches and list items), not only the one inspected",
     )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')

@@ -6,7 +6,13 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { otherAnswers, respondCommand, resumeCommand } from '../../functions/local/interaction-hints.ts';
+import {
+  type CommandForm,
+  commandLine,
+  otherAnswers,
+  respondCommand,
+  resumeCommand,
+} from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChainOf } from '../../functions/stores/execution-chain.ts';
@@ -19,6 +25,7 @@ import {
 import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
+  commandForm,
   type DataDirOption,
   dataDirArgument,
   STACK_OPTION_HELP,
@@ -65,7 +72,12 @@ export async function openInteractions(
  * EXECUTION_NOT_FOUND, as inspect says it, for a ref that names no execution or thread here: a
  * mistyped id must not read as "nothing waits". Asked only when nothing is open (one GetItem).
  */
-async function refuseUnknown(ref: string, table: TableRef, executions: ExecutionIndex): Promise<void> {
+async function refuseUnknown(
+  ref: string,
+  table: TableRef,
+  executions: ExecutionIndex,
+  form: CommandForm,
+): Promise<void> {
   const notFound = (code: string) => (error: unknown) => {
     if (error instanceof StepthreadError && error.code === code) return false;
     throw error;
@@ -78,7 +90,7 @@ async function refuseUnknown(ref: string, table: TableRef, executions: Execution
   if (!known) {
     throw new StepthreadError(
       'EXECUTION_NOT_FOUND',
-      `execution or thread ${ref} not found (stepthread runs lists the executions here)`,
+      `execution or thread ${ref} not found (${commandLine(form, 'runs')} lists the executions here)`,
     );
   }
 }
@@ -120,6 +132,7 @@ async function isInterrupted(
 async function howToAnswer(
   interaction: Interaction,
   options: PendingOptions,
+  io: CliIo,
   local: { table: TableRef; executions: ExecutionIndex; interactions: InteractionStore } | undefined,
 ): Promise<string> {
   if (local && (await isInterrupted(local.table, local.executions, interaction.executionId))) {
@@ -128,12 +141,12 @@ async function howToAnswer(
     const resume = resumeCommand(
       interaction.executionId,
       waiting.length > 0 ? waiting : [interaction],
-      dataDirArgument(options),
+      commandForm(io, dataDirArgument(options)),
     );
     return `its run's process is gone; resume it with the answer: ${resume}`;
   }
   const other = otherAnswers(interaction.interactionType);
-  return `${respondCommand(interaction, storeArguments(options))}${other ? `\n    (${other})` : ''}`;
+  return `${respondCommand(interaction, commandForm(io, storeArguments(options)))}${other ? `\n    (${other})` : ''}`;
 }
 
 export async function runPending(
@@ -151,7 +164,7 @@ export async function runPending(
       const open = await openInteractions(interactions, ref, executions);
       // Locally only: a deployed execution just started has no record until its START Task runs.
       if (open.length === 0 && ref !== undefined && session.dataDir !== undefined) {
-        await refuseUnknown(ref, session.clients, executions);
+        await refuseUnknown(ref, session.clients, executions, commandForm(io, dataDirArgument(options)));
       }
       if (options.json) {
         io.stdout(`${JSON.stringify(open.map(asJson), null, 2)}\n`);
@@ -176,7 +189,7 @@ export async function runPending(
         io.stdout(
           `  asked ${interaction.requestedAt}${interaction.deadline ? `, answer before ${interaction.deadline}` : ''}\n`,
         );
-        io.stdout(`  ${await howToAnswer(interaction, options, local)}\n`);
+        io.stdout(`  ${await howToAnswer(interaction, options, io, local)}\n`);
       }
       return EXIT.ok;
     },

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/clients.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
+import { commandLine, shellWord } from '../../functions/local/interaction-hints.ts';
 import { offerReply } from '../../functions/local/offered-replies.ts';
 import { answerFor, type InteractionReply, sendReply } from '../../functions/nodes/user-interaction.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
@@ -24,7 +25,13 @@ import {
 } from '../../functions/stores/interaction-store.ts';
 import { inputFromText } from '../answers.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import {
+  commandForm,
+  type DataDirOption,
+  dataDirArgument,
+  STACK_OPTION_HELP,
+  withStores,
+} from '../local-session.ts';
 import { openInteractions } from './pending.ts';
 import { type DeployedServices, deployedSfn } from './start.ts';
 
@@ -171,10 +178,11 @@ async function deliverLocalReply(
   interaction: Interaction,
   reply: InteractionReply,
   options: RespondOptions,
+  io: CliIo,
 ): Promise<RespondJson['result']> {
   const closed = alreadyClosed(interaction, reply);
   if (closed !== undefined) return closed;
-  await offerReply(store, interaction, reply, resumeHint(interaction, reply, options));
+  await offerReply(store, interaction, reply, resumeHint(interaction, reply, options, io));
   return reply.kind === 'fail' ? 'failed' : 'answered';
 }
 
@@ -183,12 +191,16 @@ export function resumeHint(
   interaction: Interaction,
   reply: InteractionReply,
   options: Pick<RespondOptions, 'dataDir'>,
+  io: CliIo,
 ): string {
-  const resume = `stepthread resume ${interaction.executionId}`;
   const value = answersValueOf(reply);
   const answers =
-    value === undefined ? '' : ` --answers '${JSON.stringify({ [interaction.nodeId]: value })}'`;
-  return `resume the run with \`${resume}${answers}${dataDirArgument(options)}\` (it asks again, or takes the answer given with --answers)`;
+    value === undefined ? '' : ` --answers ${shellWord(JSON.stringify({ [interaction.nodeId]: value }))}`;
+  const resume = commandLine(
+    commandForm(io, dataDirArgument(options)),
+    `resume ${interaction.executionId}${answers}`,
+  );
+  return `resume the run with \`${resume}\` (it asks again, or takes the answer given with --answers)`;
 }
 
 /** The reply as an `--answers` file gives it; undefined for a failure, which has none. */
@@ -245,7 +257,7 @@ export async function runRespond(
       );
       const result =
         sfn === undefined
-          ? await deliverLocalReply(store, interaction, parsed.reply, options)
+          ? await deliverLocalReply(store, interaction, parsed.reply, options, io)
           : await deliverReply(sfn, interaction, parsed.reply);
       if (options.json) {
         const json: RespondJson = { interactionId: interaction.interactionId, result };

@@ -52,7 +52,7 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
       });
       const executionId = (await getLocalRun(session.clients, id)) ? id : await executionIdOf(runtime, id);
       return resumeExecution(runtime, session, executionId, options, io, {
-        ...runOptionsFor(options, io, answers.source),
+        ...runOptionsFor(options, io, answers.sourceFor(runtime)),
         ...(answers.data === undefined ? {} : { answers: answers.data }),
         ...(options.continueAfterEvents === undefined ? {} : { continueAfterEvents: threshold.value }),
         ...(workflow?.ok ? { workflow: workflow.workflow } : {}),

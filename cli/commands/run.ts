@@ -6,17 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { FAIL_TASK } from '../../engine/asl/compile.ts';
 import { DEFAULT_CONTINUE_AFTER_EVENTS } from '../../engine/asl/continuation.ts';
-import { ASL_ERRORS } from '../../engine/asl/task-input.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
-import { codedErrorFromAsl } from '../../functions/handlers/task.ts';
-import { resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
+import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
-import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
 import {
@@ -28,6 +24,7 @@ import {
 import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT, withoutByteOrderMark } from '../io.ts';
 import {
+  commandForm,
   type DataDirOption,
   dataDirArgument,
   loadValidWorkflow,
@@ -36,6 +33,7 @@ import {
   withStores,
 } from '../local-session.ts';
 import { nodeLogsPrinter } from '../node-logs.ts';
+import { progressPrinter } from '../progress.ts';
 
 // The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
 // store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
@@ -59,7 +57,38 @@ export interface RunJsonResult {
   conversation: Message[];
   /** Only when the run did not complete. */
   error?: { code: string; message: string; nodeId: string | null };
+  /** Only when the run stopped at a question (INTERRUPTED): the command that goes on with it. */
+  resume?: string;
 }
+
+/** The `--json` result, the same fields whatever the status (the conversation so far included). */
+function runJsonResult(
+  run: Pick<RunJsonResult, 'executionId' | 'threadId' | 'status' | 'conversation' | 'resume'> & {
+    output?: unknown;
+    error?: CodedError | undefined;
+  },
+): RunJsonResult {
+  return {
+    executionId: run.executionId,
+    threadId: run.threadId,
+    status: run.status,
+    output: run.output ?? null,
+    conversation: run.conversation,
+    ...(run.status !== 'COMPLETED' && run.error
+      ? { error: { code: run.error.code, message: run.error.message, nodeId: run.error.nodeId ?? null } }
+      : {}),
+    ...(run.resume === undefined ? {} : { resume: run.resume }),
+  };
+}
+
+/** A thread's conversation as stored so far; none when the thread cannot be read. */
+async function conversationSoFar(runtime: RunRuntime, threadId: string): Promise<Message[]> {
+  const { thread } = await runtime.stores.threads.getThread(threadId).catch(() => ({ thread: undefined }));
+  return thread ? await runtime.conversationOf(thread) : [];
+}
+
+/** What the run's output needs of the runtime: its stored threads and their conversations. */
+type RunRuntime = Pick<LocalRuntime, 'stores' | 'conversationOf'>;
 
 export type ParsedInput =
   | { ok: true; value: Record<string, unknown> }
@@ -125,67 +154,7 @@ function refusedInput(text: string, value: unknown): { code: ErrorCode; message:
   return undefined;
 }
 
-/**
- * What a failed state's line says: a node's coded error (its code, and its message cut to one line),
- * which the Task's error carries as its cause; else the ASL error name.
- */
-function failureOf(event: LocalEvent): string {
-  if (event.error !== ASL_ERRORS.nodeFailed) return event.error ?? 'failed';
-  const coded = codedErrorFromAsl({ Error: event.error, Cause: event.cause as string | undefined });
-  // A cause that is no coded error comes back as the error name and the cause: the name says it.
-  if (coded.message.startsWith(event.error)) return event.error;
-  const message = coded.message.split('\n')[0]!;
-  return `${coded.code}: ${message.length > 120 ? `${message.slice(0, 120)}…` : message}`;
-}
-
-/** Readable progress: Task, Parallel and Map states entered / succeeded / failed, with durations. */
-export function progressPrinter(io: CliIo): (event: LocalEvent) => void {
-  const entered = new Map<string, number>();
-  // A state whose failure a Catch took exits like one that succeeded: its ✗ line says how it ended
-  // (a retried one runs again, and says so).
-  const failed = new Set<string>();
-  // `stepthread:fail` records a failure the ✗ line above it has shown: its ✓ would read as success.
-  const shown = (event: LocalEvent) =>
-    (event.stateType === 'Task' && event.stateName !== FAIL_TASK) ||
-    event.stateType === 'Parallel' ||
-    event.stateType === 'Map';
-  const elapsed = (event: LocalEvent) => {
-    const start = event.stateName === undefined ? undefined : entered.get(event.stateName);
-    return start === undefined ? '' : ` (${Date.parse(event.timestamp) - start} ms)`;
-  };
-  return (event) => {
-    const name = event.stateName ?? '';
-    switch (event.type) {
-      case 'StateEntered':
-        entered.set(name, Date.parse(event.timestamp));
-        if (shown(event)) io.stderr(`  → ${name}\n`);
-        break;
-      case 'StateExited':
-        if (failed.delete(name)) break;
-        if (shown(event)) io.stderr(`  ✓ ${name}${elapsed(event)}\n`);
-        break;
-      case 'StateFailed':
-        if (!shown(event)) break;
-        // A branch that decides its join ends the Parallel through an error by design: not a failure.
-        if (event.error === ASL_ERRORS.joinDecided || event.error === ASL_ERRORS.joinTimeout) {
-          if (event.stateType === 'Task') {
-            const why = event.error === ASL_ERRORS.joinDecided ? 'join decided' : 'join timed out';
-            io.stderr(`  ⇥ ${name}${elapsed(event)}: ${why}\n`);
-          }
-          break;
-        }
-        io.stderr(`  ✗ ${name}${elapsed(event)}: ${failureOf(event)}\n`);
-        failed.add(name);
-        break;
-      case 'StateRetried':
-        failed.delete(name);
-        io.stderr(`  ↻ ${name}: retry ${event.retryAttempt ?? ''}\n`);
-        break;
-      default:
-        break;
-    }
-  };
-}
+export { type ProgressPrinter, progressPrinter } from '../progress.ts';
 
 export async function runRun(file: string, options: RunCommandOptions, io: CliIo): Promise<number> {
   const input = await parseInput(options.input, io);
@@ -219,7 +188,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const runOptions = { ...runOptionsFor(options, io, answers.source), workflowDir };
+      const runOptions = { ...runOptionsFor(options, io, answers.sourceFor(runtime)), workflowDir };
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
         // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
@@ -301,7 +270,14 @@ export function runOptionsFor(
         );
   return {
     answerInteraction,
-    ...(onEvent ? { onEvent, onNodeLogs: nodeLogsPrinter(io) } : {}),
+    ...(onEvent
+      ? {
+          onEvent,
+          onDefinition: onEvent.onDefinition,
+          onNodeLogs: nodeLogsPrinter(io),
+          onNodeResult: onEvent.onNodeResult,
+        }
+      : {}),
     ...(onContinue ? { onContinue } : {}),
   };
 }
@@ -351,7 +327,7 @@ export async function finishRun(
   let current = executionId;
   const undo = io.onInterrupt?.(
     () =>
-      `\nstepthread: interrupted${current ? `; resume with: stepthread resume ${current}${dataDirArgument(options)}` : ''}\n`,
+      `\nstepthread: interrupted${current ? `; resume with: ${commandLine(commandForm(io, dataDirArgument(options)), `resume ${current}`)}` : ''}\n`,
   );
   let outcome: RunOutcome;
   try {
@@ -360,27 +336,9 @@ export async function finishRun(
     undo?.();
   }
   current = outcome.executionId;
-  const { thread } = await runtime.stores.threads
-    .getThread(outcome.threadId)
-    .catch(() => ({ thread: undefined }));
-  const conversation = thread ? await runtime.conversationOf(thread) : [];
   if (options.json) {
-    const result: RunJsonResult = {
-      executionId: outcome.executionId,
-      threadId: outcome.threadId,
-      status: outcome.status,
-      output: outcome.output ?? null,
-      conversation,
-      ...(outcome.status !== 'COMPLETED' && outcome.error
-        ? {
-            error: {
-              code: outcome.error.code,
-              message: outcome.error.message,
-              nodeId: outcome.error.nodeId ?? null,
-            },
-          }
-        : {}),
-    };
+    const conversation = await conversationSoFar(runtime, outcome.threadId);
+    const result = runJsonResult({ ...outcome, conversation });
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   } else {
     io.stdout(
@@ -441,7 +399,7 @@ export async function resumeExecution(
       ? rest
       : {
           ...rest,
-          answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options)),
+          answerInteraction: firstAnswer(fileAnswers(recorded), prompt, stopAtQuestion(io, options, runtime)),
         };
   const workflowFile = file === undefined ? local?.file : resolve(io.cwd ?? process.cwd(), file);
   if (workflowFile !== undefined) runOptions = { ...runOptions, workflowDir: dirname(workflowFile) };
@@ -499,7 +457,10 @@ export function refuseAnswers(
   return EXIT.usage;
 }
 
-type AnswerSetup = { ok: true; source: AnswerSource; data?: unknown } | { ok: false; message: string };
+type AnswerSetup =
+  /** `sourceFor`: the source once the runtime is there (a run stopped at a question reads its conversation). */
+  | { ok: true; sourceFor: (runtime: RunRuntime) => AnswerSource; data?: unknown }
+  | { ok: false; message: string };
 
 /** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
 export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
@@ -528,7 +489,7 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
   const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
   return {
     ok: true,
-    source: firstAnswer(fromFile, fromTerminal, stopAtQuestion(io, options)),
+    sourceFor: (runtime) => firstAnswer(fromFile, fromTerminal, stopAtQuestion(io, options, runtime)),
     ...(data === undefined ? {} : { data }),
   };
 }
@@ -542,23 +503,28 @@ export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Pr
 function stopAtQuestion(
   io: CliIo,
   options: Pick<RunCommandOptions, 'dataDir' | 'json'>,
+  runtime: RunRuntime,
 ): AnswerSource | undefined {
   const { exit } = io;
   if (io.prompt !== undefined || exit === undefined) return undefined;
   return async (interaction) => {
-    const resume = resumeCommand(interaction.executionId, [interaction], dataDirArgument(options));
+    const resume = resumeCommand(
+      interaction.executionId,
+      [interaction],
+      commandForm(io, dataDirArgument(options)),
+    );
     const message = `${waitingMessage(interaction)}; the run stops here, and goes on with: ${resume}`;
     if (options.json) {
-      // As for a run that did not complete, with what it waits for; its conversation is the thread's
-      // (`inspect`), not read here on the way out.
-      const stopped = {
+      // As for a run that did not complete (its conversation so far included), with what it waits for.
+      const stopped = runJsonResult({
         executionId: interaction.executionId,
         threadId: interaction.rootThreadId,
         status: 'INTERRUPTED',
         output: null,
+        conversation: await conversationSoFar(runtime, interaction.rootThreadId),
         error: { code: 'USER_INPUT_REQUIRED', message, nodeId: interaction.nodeId },
         resume,
-      };
+      });
       io.stdout(`${JSON.stringify(stopped, null, 2)}\n`);
     }
     io.stderr(`\nstepthread: ${message}\n`);
@@ -574,7 +540,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     )
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
-    .option('--json', 'print only {"executionId","threadId","status","output","conversation"}')
+    .option(
+      '--json',
+      'print only {"executionId","threadId","status","output","conversation"}, with "error" when it did not complete and "resume" when it stopped at a question',
+    )
     .option(
       '--thread <threadId>',
       'run an existing thread: a copy from its current node, an interrupted run from the step it stopped at',

@@ -12,7 +12,13 @@ import type { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirArgument, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import {
+  commandForm,
+  type DataDirOption,
+  dataDirArgument,
+  STACK_OPTION_HELP,
+  withStores,
+} from '../local-session.ts';
 import { parseLimit, parseStatusFilter, STATUS_FILTER_HELP } from '../run-filters.ts';
 import type { DeployedServices } from './start.ts';
 
@@ -137,7 +143,7 @@ export async function runRuns(
     (session) => (session ? `cannot list runs (${session.location})` : 'cannot open the stores'),
     async (session) => {
       const now = Date.now();
-      const runs = (await listRuns(session.clients, dataDirArgument(options)))
+      const runs = (await listRuns(session.clients, commandForm(io, dataDirArgument(options))))
         .filter((run) => wanted === undefined || run.status === wanted)
         .filter((run) => options.workflow === undefined || run.workflowId === options.workflow)
         .slice(0, limit);

@@ -21,7 +21,11 @@ import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { NodeLogsEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
-import { resumeCommand } from '../../functions/local/interaction-hints.ts';
+import {
+  type CommandForm,
+  PLAIN_COMMAND_FORM,
+  resumeCommand,
+} from '../../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
 import { detailsOfRun, getLocalRun, recordLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
@@ -77,10 +81,10 @@ export interface DevServerOptions {
    */
   readonly deployed?: DeployedStack;
   /**
-   * What a `stepthread` command it suggests needs to reach the same data (` --data-dir DIR`, as
-   * `dev` was given it), so the command can be pasted as it is.
+   * How a `stepthread` command it suggests is written to run as pasted: the CLI as `dev` was run, and
+   * ` --data-dir DIR` as it was given (default: `stepthread`, no arguments).
    */
-  readonly dataDirArgument?: string;
+  readonly commandForm?: CommandForm;
   /**
    * What a CODE node printed in a run this server started, once its step committed (`dev` prints it
    * in its terminal as `run` does).
@@ -816,7 +820,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (!gone) return undefined;
     // With `--answers` for the questions it stopped at, as `stepthread runs` gives it.
     const waiting = await interactions.listOpenOfExecution(record.executionId);
-    return resumeCommand(record.executionId, waiting, options.dataDirArgument ?? '');
+    return resumeCommand(record.executionId, waiting, options.commandForm ?? PLAIN_COMMAND_FORM);
   };
 
   /** The newest 200 from Step Functions, with what the table adds (`stepthread runs --stack` alike). */

@@ -64,6 +64,16 @@ export interface NodeResult {
    * step record (events carry no values), stored by reference when large like any value.
    */
   logs?: NodeLogs;
+  /**
+   * An LLM node's tool calls in this run, and how many of them returned an error to the model (an
+   * unknown tool, arguments that are no object, a tool that failed): the node completes either way.
+   */
+  toolCalls?: ToolCallCounts;
+}
+
+export interface ToolCallCounts {
+  calls: number;
+  failed: number;
 }
 
 /** A node's console output: the lines kept, and what the cap cut, when it cut anything. */

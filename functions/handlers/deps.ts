@@ -1,5 +1,5 @@
 /** What a handler needs from outside: stores, clock and ids, LLM providers, cancellation. */
-import type { EngineEnv, NodeLogs } from '../../engine/thread/types.ts';
+import type { EngineEnv, NodeLogs, NodeResult } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
 import type { EventPublisher } from '../events/publisher.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
@@ -50,6 +50,19 @@ export interface HandlerDeps extends HandlerStores {
    * CLI's progress shows it, a Lambda logs it. Never called for a step replayed from its record.
    */
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
+  /**
+   * Told a node's result once its step committed, or was replayed from its record (a value stored by
+   * reference stays its reference): the CLI's progress reads an LLM node's failed tool calls and a
+   * loop's iteration from it.
+   */
+  readonly onNodeResult?: (entry: NodeResultEntry) => void;
+}
+
+/** A committed step's result and where it came from. */
+export interface NodeResultEntry {
+  readonly threadId: string;
+  readonly step: number;
+  readonly result: NodeResult;
 }
 
 /** A committed step's console output and where it came from. */

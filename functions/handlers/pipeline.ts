@@ -27,7 +27,14 @@ import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
 import { deepCopy, isTerminalStatus, lineageOf, transitionThread } from '../../engine/thread/index.ts';
-import type { Envelope, NodeLogs, NodeResult, Thread, Variables } from '../../engine/thread/types.ts';
+import type {
+  Envelope,
+  NodeLogs,
+  NodeResult,
+  Thread,
+  ToolCallCounts,
+  Variables,
+} from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import { appendedPointer } from '../stores/conversation-store.ts';
@@ -221,6 +228,8 @@ export interface StepContext {
   tokenUsage?: TokenUsage;
   /** What the node's code printed (CODE): kept on its result, completed or failed. */
   logs?: NodeLogs;
+  /** An LLM node's tool calls, when it made any: kept on its result. */
+  toolCalls?: ToolCallCounts;
   /** What the next envelope carries for the state machine (route, loop, fork, ...). */
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
@@ -352,6 +361,7 @@ async function reportReplayedLogs(
   step: number,
   result: NodeResult,
 ): Promise<void> {
+  deps.onNodeResult?.({ threadId, step, result });
   if (result.logs === undefined || deps.onNodeLogs === undefined) return;
   const {
     data: [read],
@@ -568,7 +578,11 @@ async function executeStep(
     },
   });
   if (abandoned) throw abandoned.error;
-  const result: NodeResult = ctx.logs ? { ...lifecycle.result, logs: ctx.logs } : lifecycle.result;
+  const result: NodeResult = {
+    ...lifecycle.result,
+    ...(ctx.logs ? { logs: ctx.logs } : {}),
+    ...(ctx.toolCalls ? { toolCalls: ctx.toolCalls } : {}),
+  };
   const failed = result.status === 'FAILED';
   // A failed node changes nothing but its result: its partial work is dropped.
   const after: Thread = failed ? startedThread : ctx.thread;
@@ -628,6 +642,7 @@ async function executeStep(
   await publishCommitted(deps.events, events, { executionId: envelope.executionId });
   // Once committed, so an abandoned attempt's output never shows (its retry prints its own).
   if (result.logs) deps.onNodeLogs?.({ threadId: original.id, nodeId: node.id, step, logs: result.logs });
+  deps.onNodeResult?.({ threadId: original.id, step, result });
 
   const committed: Thread = { ...after, step, lastEnvelope: next };
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);

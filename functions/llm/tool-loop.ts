@@ -74,6 +74,8 @@ export interface ToolLoopResult {
   /** Summed over the model calls. */
   readonly usage: TokenCounts;
   readonly toolCallCount: number;
+  /** The tool calls whose result told the model of an error. */
+  readonly failedToolCallCount: number;
   readonly modelCallCount: number;
   /** The final reply's text. */
   readonly finalText: string;
@@ -109,6 +111,7 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
   let calls = input.calls ?? NO_CALLS;
   let usage: TokenCounts = { promptTokens: 0, completionTokens: 0 };
   let toolCallCount = 0;
+  let failedToolCallCount = 0;
 
   for (let modelCall = 0; ; modelCall++) {
     signal?.throwIfAborted();
@@ -140,6 +143,7 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
         appended,
         usage,
         toolCallCount,
+        failedToolCallCount,
         modelCallCount: modelCall + 1,
         finalText: reply.content,
         calls,
@@ -155,8 +159,9 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
     }
     // One at a time, in the model's order: deterministic, and tools with side effects never race.
     for (const call of requested) {
-      const result = await runToolCall(call, tools, input.executeTool, signal);
+      const { message: result, ok } = await runToolCall(call, tools, input.executeTool, signal);
       if (Object.hasOwn(tools, call.name)) ran.push(call.name);
+      if (!ok) failedToolCallCount++;
       transcript.push(result);
       appended.push(result);
     }
@@ -164,18 +169,16 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
   }
 }
 
-/** A tool call's result message; failures are reported to the model, not thrown. */
+/** A tool call's result message, and whether it is no error; failures are reported to the model, not thrown. */
 async function runToolCall(
   call: ToolCall,
   tools: ToolSpecs,
   executeTool: ExecuteTool,
   signal: AbortSignal | undefined,
-): Promise<Message> {
-  const result = (content: string): Message => ({
-    role: 'tool',
-    content,
-    toolCallId: call.id,
-    name: call.name,
+): Promise<{ message: Message; ok: boolean }> {
+  const result = (content: string, ok = false) => ({
+    message: { role: 'tool', content, toolCallId: call.id, name: call.name } satisfies Message,
+    ok,
   });
   if (!Object.hasOwn(tools, call.name)) {
     const available = Object.keys(tools);
@@ -202,7 +205,7 @@ async function runToolCall(
   if (outcome.failsRequest) throw outcome.failsRequest;
   const text =
     typeof outcome.content === 'string' ? outcome.content : (JSON.stringify(outcome.content) ?? 'null');
-  return result(outcome.ok ? text : `Error: ${text}`);
+  return outcome.ok ? result(text, true) : result(`Error: ${text}`);
 }
 
 function preview(value: unknown): string {

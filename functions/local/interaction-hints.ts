@@ -1,6 +1,25 @@
 /** How a local run names a question that waits for an answer, and an `--answers` value for it. */
 import type { Interaction } from '../stores/interaction-store.ts';
 
+/**
+ * How a command printed for the user to run begins and ends, so it runs as printed: the CLI as they
+ * ran it, and the stores the printing command read.
+ */
+export interface CommandForm {
+  /** `stepthread`, `npx stepthread` or `npm run stepthread --` (cli/invocation.ts). */
+  readonly cli: string;
+  /** ` --stack <name>` / ` --data-dir <dir>` as the printing command was given them, else ''. */
+  readonly storeArguments: string;
+}
+
+/** The installed bin, reading the default stores. */
+export const PLAIN_COMMAND_FORM: CommandForm = { cli: 'stepthread', storeArguments: '' };
+
+/** `<cli> <words><store arguments>`: every command printed for the user to run is written by this. */
+export function commandLine(form: CommandForm, words: string): string {
+  return `${form.cli} ${words}${form.storeArguments}`;
+}
+
 /** `node <id> (<type>) "<question>" needs an answer`. */
 export function waitingMessage(interaction: Interaction): string {
   const asked = interaction.message ? ` "${interaction.message}"` : '';
@@ -37,27 +56,24 @@ function exampleAnswersOf(questions: readonly Question[]): Record<string, unknow
 
 /**
  * The command that resumes an interrupted local run, answering the questions it stopped at: a bare
- * `resume` with no terminal to ask in stops at them again. `dataDirArgument` is ` --data-dir <dir>`
- * when the command that prints this was given one, else ''.
+ * `resume` with no terminal to ask in stops at them again. The form's store arguments are
+ * ` --data-dir <dir>` when the command that prints this was given one, else ''.
  */
-export function resumeCommand(
-  executionId: string,
-  waiting: readonly Question[],
-  dataDirArgument: string,
-): string {
+export function resumeCommand(executionId: string, waiting: readonly Question[], form: CommandForm): string {
   const answers =
     waiting.length === 0 ? '' : ` --answers ${shellWord(JSON.stringify(exampleAnswersOf(waiting)))}`;
-  return `stepthread resume ${executionId}${answers}${dataDirArgument}`;
+  return commandLine(form, `resume ${executionId}${answers}`);
 }
 
 /**
  * `stepthread respond <id> <flags>` with an example answer, runnable as printed: `--approve`,
- * `--select 0`, `--input '"your answer"'` (JSON, which respond's --input reads first). `storeArguments` is the
- * ` --stack …` or ` --data-dir …` the printing command was given, so respond reads the same stores.
+ * `--select 0`, `--input '"your answer"'` (JSON, which respond's --input reads first). The form's
+ * store arguments are the ` --stack …` or ` --data-dir …` the printing command was given, so respond
+ * reads the same stores.
  */
 export function respondCommand(
   interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
-  storeArguments: string,
+  form: CommandForm,
 ): string {
   const example = EXAMPLE_ANSWER[interaction.interactionType];
   const flags: Record<Interaction['interactionType'], string> = {
@@ -66,7 +82,7 @@ export function respondCommand(
     ask_for_selection: ` --select ${String(example)}`,
     show_message: '',
   };
-  return `stepthread respond ${interaction.interactionId}${flags[interaction.interactionType]}${storeArguments}`;
+  return commandLine(form, `respond ${interaction.interactionId}${flags[interaction.interactionType]}`);
 }
 
 /** What else `respond` takes for this kind of question than the example answer its command gives. */

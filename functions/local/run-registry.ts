@@ -19,7 +19,7 @@ import type { ObjectClient } from '../aws/s3-client.ts';
 import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
 import { createInteractionStore, type Interaction } from '../stores/interaction-store.ts';
-import { resumeCommand } from './interaction-hints.ts';
+import { PLAIN_COMMAND_FORM, resumeCommand } from './interaction-hints.ts';
 import { isSameProcessAlive, ownStamp } from './process-liveness.ts';
 import { lastActivityOf } from './run-activity.ts';
 
@@ -250,9 +250,9 @@ function stampField(): { stamp?: string } {
 
 /**
  * Every execution in the table with its local record, newest first (a Scan: for local data).
- * `dataDirArgument` (` --data-dir <dir>`, or '') goes into the resume commands.
+ * `form` (the CLI as the user ran it, and ` --data-dir <dir>` or '') writes the resume commands.
  */
-export async function listRuns(table: TableRef, dataDirArgument = ''): Promise<RunListing[]> {
+export async function listRuns(table: TableRef, form = PLAIN_COMMAND_FORM): Promise<RunListing[]> {
   const executions = new Map<string, ExecutionRecord>();
   const locals = new Map<string, LocalRunRecord>();
   let startKey: Record<string, unknown> | undefined;
@@ -313,7 +313,7 @@ export async function listRuns(table: TableRef, dataDirArgument = ''): Promise<R
       rootThreadId: execution.rootThreadId,
       ...(interrupted
         ? {
-            resume: resumeCommand(execution.executionId, waiting, dataDirArgument),
+            resume: resumeCommand(execution.executionId, waiting, form),
             lastActivityTime: await lastActivityOf(table, execution, {
               waiting,
               ...(claimedAt === undefined ? {} : { claimedAt }),
@@ -337,7 +337,7 @@ export async function listRuns(table: TableRef, dataDirArgument = ''): Promise<R
       ...(alive
         ? {}
         : {
-            resume: resumeCommand(local.executionId, [], dataDirArgument),
+            resume: resumeCommand(local.executionId, [], form),
             lastActivityTime: local.claimedAt,
           }),
     });

@@ -32,6 +32,7 @@ import {
   type HandlerDeps,
   type HandlerStores,
   type NodeLogsEntry,
+  type NodeResultEntry,
 } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
@@ -95,8 +96,12 @@ export interface RunOptions {
   readonly executionId?: string;
   /** Called with every execution event as it happens (progress output). */
   readonly onEvent?: (event: LocalEvent) => void;
+  /** Told the definition an execution runs, before its first event (progress output reads its states). */
+  readonly onDefinition?: (definition: AslDefinition) => void;
   /** What a CODE node printed, once its step committed (the step's record keeps it too). */
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
+  /** A node's result, once its step committed (or replayed). */
+  readonly onNodeResult?: (entry: NodeResultEntry) => void;
   /** Wraps each Task invocation; `invoke` runs the real handler (crash injection in tests). */
   readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
   /** Retry at once instead of after the definition's IntervalSeconds. */
@@ -659,6 +664,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
+          ...(runOptions.onNodeResult ? { onNodeResult: runOptions.onNodeResult } : {}),
           // Else the handlers read the tool settings from the process environment (tool-runtime.ts).
           ...(runOptions.workflowDir === undefined
             ? {}
@@ -674,6 +680,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       let execution: LocalExecutionResult;
       let events: readonly LocalEvent[];
       try {
+        runOptions.onDefinition?.(local.definition);
         const started = runner.start(input, {
           executionId,
           stateMachineId,

@@ -156,6 +156,9 @@ export const llmNode: NodeBehaviour = {
     }
 
     for (const message of result.appended) view.append(message);
+    if (result.toolCallCount > 0) {
+      ctx.toolCalls = { calls: result.toolCallCount, failed: result.failedToolCallCount };
+    }
     thread.contextData = { ...thread.contextData, [LLM_CALLS_KEY]: result.calls };
     ctx.tokenUsage = budget.state.tokenUsage;
     const events = limitEvents();

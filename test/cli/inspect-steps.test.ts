@@ -105,11 +105,11 @@ describe('inspect of a long run', () => {
     expect(all.threads[0]!.stepsNotShown).toBeUndefined();
     expect(whole(report)).toEqual(whole(all));
     expect(thread!.results).toEqual({
-      start: '{"count":1500}',
-      loop: '{"exit":true,"iterations":1500}',
-      inc: '1500',
-      lend: '{"exit":false,"index":1499}',
-      end: '{"n":1500}',
+      start: { count: 1500 },
+      loop: { exit: true, iterations: 1500 },
+      inc: 1500,
+      lend: { exit: false, index: 1499 },
+      end: { n: 1500 },
     });
 
     const lines = printed(report);

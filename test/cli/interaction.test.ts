@@ -25,7 +25,7 @@ import { type AwsClients, createAwsClients } from '../../functions/aws/clients.t
 import { createHandlerStores, type HandlerDeps } from '../../functions/handlers/deps.ts';
 import { dispatch } from '../../functions/handlers/dispatch.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
-import { respondCommand } from '../../functions/local/interaction-hints.ts';
+import { PLAIN_COMMAND_FORM, respondCommand } from '../../functions/local/interaction-hints.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { fullThread } from '../functions/fixtures.ts';
@@ -538,13 +538,14 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     expect(report.threads[0]!.waitingFor).toEqual([
       expect.objectContaining({ answerWith: `stepthread respond ${interactionId} --approve --stack Agents` }),
     ]);
-    expect(respondCommand({ interactionId, interactionType: 'ask_for_approval' }, stack)).toBe(
+    const form = { cli: 'stepthread', storeArguments: stack };
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_approval' }, form)).toBe(
       `stepthread respond ${interactionId} --approve --stack Agents`,
     );
-    expect(respondCommand({ interactionId, interactionType: 'ask_for_selection' }, stack)).toBe(
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_selection' }, form)).toBe(
       `stepthread respond ${interactionId} --select 0 --stack Agents`,
     );
-    expect(respondCommand({ interactionId, interactionType: 'ask_for_input' }, '')).toBe(
+    expect(respondCommand({ interactionId, interactionType: 'ask_for_input' }, PLAIN_COMMAND_FORM)).toBe(
       `stepthread respond ${interactionId} --input '"your answer"'`,
     );
   });
@@ -556,7 +557,7 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
       expect(pending.code).toBe(1);
       expect(pending.stdout).toBe('');
       expect(pending.stderr).toContain(
-        `EXECUTION_NOT_FOUND: execution or thread ${ref} not found (stepthread runs lists the executions here)`,
+        `EXECUTION_NOT_FOUND: execution or thread ${ref} not found (stepthread runs --data-dir ${dataDir()} lists the executions here)`,
       );
       expect(inspected.stderr).toContain(pending.stderr.split('\n')[1]!);
     }

@@ -106,7 +106,7 @@ describe('a shared data directory', () => {
     // Each run's node records are whole.
     for (const [i, id] of ids.entries()) {
       const report = JSON.parse((await cli('inspect', id, '--json', '--data-dir', dataDir)).stdout);
-      expect(report.threads[0].variables).toEqual({ thread: { greeting: JSON.stringify(`n${i}`) } });
+      expect(report.threads[0].variables).toEqual({ thread: { greeting: `n${i}` } });
       expect(report.threads[0].nodes.map((node: { nodeId: string }) => node.nodeId)).toEqual([
         'start',
         'greet',

@@ -1,7 +1,7 @@
 // Preloaded (`node --import`) into a `stepthread` process by test/e2e/resume-continued.test.ts: the
 // process SIGKILLs itself the moment it writes a chosen stderr line, so a test can stop a run at a
 // precise point of a continuation (`⤷ … continues as …` is written after an execution ended and before
-// its successor starts; `✓ stepthread:resume` once a successor claimed the thread).
+// its successor starts; `✓ resume at <node>` once a successor claimed the thread).
 //
 // STEPTHREAD_TEST_KILL_ON: JSON [[regex, count], ...]: each step waits for `count` lines matching its
 // regex (counted after the step before it completed); after the last one the process kills itself.

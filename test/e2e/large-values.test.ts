@@ -87,7 +87,7 @@ describe('large values', () => {
     // Over 1 MB: not read back, shown as its size.
     const unread = ' bytes, stored by reference; inspect reads values up to 1,048,576 bytes)';
     expect(previewValue(root.input)).toBe(`(${(5 * MB + 15).toLocaleString('en-US')}${unread}`);
-    expect(root.results?.fetch).toBe(`(${(20 * MB + 2).toLocaleString('en-US')}${unread}`);
+    expect(previewValue(root.results?.fetch)).toBe(`(${(20 * MB + 2).toLocaleString('en-US')}${unread}`);
     expect(root.output).toEqual(outcome.output);
   }, 120_000);
 

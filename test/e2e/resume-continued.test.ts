@@ -153,13 +153,13 @@ const KILLS: Kill[] = [
   // An execution ended CONTINUED; its successor never started.
   { command: 'resume first', on: [['⤷', 1]] },
   // The successor claimed the thread (and recorded itself); its first node did not commit.
-  { command: 'resume interrupted', on: [['✓ stepthread:resume', 1]] },
+  { command: 'resume interrupted', on: [['✓ resume at ', 1]] },
   // A successor started, its claim under way.
   {
     command: 'run --thread',
     on: [
       ['⤷', 1],
-      ['→ stepthread:resume', 1],
+      ['→ resume at ', 1],
     ],
   },
   { command: 'resume interrupted' },
@@ -167,7 +167,7 @@ const KILLS: Kill[] = [
     command: 'resume middle',
     on: [
       ['⤷', 1],
-      ['✓ stepthread:resume', 1],
+      ['✓ resume at ', 1],
     ],
   },
   { command: 'resume first', on: [['⤷', 2]] },
@@ -184,7 +184,7 @@ const KILLS: Kill[] = [
     command: 'resume interrupted',
     on: [
       ['⤷', 1],
-      ['→ next:continue', 1],
+      ['→ continue-as-new at next', 1],
     ],
   },
 ];

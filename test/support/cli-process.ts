@@ -5,7 +5,7 @@ import { join } from 'node:path';
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'stepthread.js');
 
 /** A progress line on stderr (`  → node`, `  ✓ node`, ...): how tests tell how far a run got. */
-export const PROGRESS_LINE = /^ {2}[→✓✗↻↪⇥]/gmu;
+export const PROGRESS_LINE = /^ {2}[→✓⚠✗↻↪⇥]/gmu;
 
 /** How many lines of `text` match `pattern` (a /gm pattern). */
 export function countLines(text: string, pattern: RegExp = PROGRESS_LINE): number {
