@@ -39,6 +39,9 @@ function shellWords(line: string): string[] {
   return [...line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
+/** What `npm run stepthread -- …` sets, as the documents show commands: the CLI prints its hints in that form. */
+const AS_NPM_RUN = { npm_lifecycle_event: 'stepthread', npm_command: 'run' };
+
 /**
  * The command as a user runs it: bin/stepthread.js in a process of its own (a run that stops at a
  * question exits, as only a real process does), stdout and stderr in one stream, in the order printed.
@@ -46,7 +49,7 @@ function shellWords(line: string): string[] {
 function stepthread(args: string[]): Promise<{ code: number | null; out: string }> {
   const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...args], {
     cwd: root,
-    env: { ...envWithoutTarget(), STEPTHREAD_DATA_DIR: dataDir },
+    env: { ...envWithoutTarget(), ...AS_NPM_RUN, STEPTHREAD_DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -60,7 +63,7 @@ function stepthread(args: string[]): Promise<{ code: number | null; out: string 
 async function devServes(args: string[]): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, [BIN, ...args, '--port', '0', '--data-dir', dataDir], {
     cwd: root,
-    env: envWithoutTarget(),
+    env: { ...envWithoutTarget(), ...AS_NPM_RUN },
   });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => {
