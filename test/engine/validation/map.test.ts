@@ -62,6 +62,54 @@ describe('validating a FORK over a list', () => {
     ]);
   });
 
+  it('reports item and index read where the FORK renamed its item, pointing at the renamed names', () => {
+    const result = validateWorkflow(listWorkflow({}, {}, '{{item.text}} ({{itemIndex}}, {{index}})'));
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        nodeId: 'read',
+        message: expect.stringMatching(
+          /reads "item".*did you mean "doc"\?.*FORK each's item \(itemVariable\)/,
+        ),
+      }),
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        message: expect.stringMatching(/reads "itemIndex".*did you mean "docIndex"\?/),
+      }),
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        message: expect.stringMatching(/reads "index".*did you mean "docIndex"\?/),
+      }),
+    ]);
+  });
+
+  it('reports item and index read in a workflow that iterates nowhere', () => {
+    const plain = {
+      id: 'plain',
+      version: 1,
+      profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: '{{item}} {{index}}' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(plain).errors.map(({ code, message }) => [code, message])).toEqual([
+      [
+        'UNKNOWN_VARIABLE_REFERENCE',
+        'node ask reads "item", which no variable declaration, node or loop defines',
+      ],
+      [
+        'UNKNOWN_VARIABLE_REFERENCE',
+        'node ask reads "index", which no variable declaration, node or loop defines',
+      ],
+    ]);
+  });
+
   it('reports bad concurrency, a non-name item variable, mainItem misuse and an unknown mode', () => {
     expect(codes(listWorkflow({ maxConcurrency: -1 }))).toEqual(['INVALID_MAX_CONCURRENCY']);
     expect(codes(listWorkflow({ maxConcurrency: 1.5 }))).toContain('INVALID_NODE_CONFIG');

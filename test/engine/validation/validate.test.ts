@@ -499,6 +499,45 @@ describe('validateWorkflow', () => {
     expect(validateWorkflow(workflow).errors).toEqual([]);
   });
 
+  it("reads a LOOP_START's renamed item only by its name, and index in any loop", () => {
+    const loop = (iterationVariable: string | undefined, prompt: string) => ({
+      id: 'loop',
+      version: 1,
+      profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ls',
+          type: 'LOOP_START',
+          config: {
+            loopId: 'L',
+            dataSource: ['a'],
+            maxIterations: 5,
+            ...(iterationVariable ? { iterationVariable } : {}),
+          },
+        },
+        { id: 'ask', type: 'LLM', config: { prompt } },
+        { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ls' },
+        { from: 'ls', to: 'ask' },
+        { from: 'ask', to: 'le' },
+        { from: 'le', to: 'end' },
+      ],
+    });
+    expect(validateWorkflow(loop(undefined, '{{item}} {{index}}')).errors).toEqual([]);
+    expect(validateWorkflow(loop('city', '{{city}} {{index}}')).errors).toEqual([]);
+    expect(validateWorkflow(loop('city', '{{item}} {{index}}')).errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        nodeId: 'ask',
+        message: expect.stringMatching(/reads "item".*did you mean "city"\?.*LOOP_START ls's item/),
+      }),
+    ]);
+  });
+
   it('never throws and always returns coded errors, whatever the input', () => {
     fc.assert(
       fc.property(fc.anything(), (data) => {
