@@ -23,7 +23,7 @@ import {
 } from '../model/schema.ts';
 import { closestKey } from '../model/unknown-keys.ts';
 import { type CodeSource, codeSourcesOf } from './code-sources.ts';
-import { checkGraph } from './graph-rules.ts';
+import { checkGraph, type StepLimit } from './graph-rules.ts';
 import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
@@ -52,7 +52,7 @@ export function validateWorkflow(data: unknown): ValidationResult {
     const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
     const view = viewWorkflow(data, []);
     errors.push(
-      ...checkLevel(view, root),
+      ...checkLevel(view, root, stepLimitOf(data)),
       ...checkIds(view),
       ...checkInlinedIds(view),
       ...checkNodeReferences(view),
@@ -291,8 +291,17 @@ function identifiersOf(source: string): readonly string[] {
   }
 }
 
-/** Checks one workflow level, then the child workflows of its SUBGRAPH nodes. */
-function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
+/** The run's maxSteps, when the file's value is usable (a wrong one is a SCHEMA_INVALID of its own). */
+function stepLimitOf(data: Record<string, unknown>): StepLimit | undefined {
+  const { maxSteps } = data;
+  if (maxSteps === undefined) return { maxSteps: DEFAULT_MAX_STEPS, defaulted: true };
+  return typeof maxSteps === 'number' && Number.isInteger(maxSteps) && maxSteps > 0
+    ? { maxSteps, defaulted: false }
+    : undefined;
+}
+
+/** Checks one workflow level, then the child workflows of its SUBGRAPH nodes (one run, one maxSteps). */
+function checkLevel(view: WorkflowView, enclosing: NodeScope, limit: StepLimit | undefined): CodedError[] {
   const scope: NodeScope = {
     profiles: union(enclosing.profiles, view.profiles),
     tools: union(enclosing.tools, view.tools),
@@ -308,9 +317,9 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
     if (node) errors.push(...checkNode(node, path, scope));
     if (node?.type === 'FORK')
       errors.push(...checkPathIdsUnique(node.id, node.config.forkPathIds, path, pathIdOwners));
-    if (child) errors.push(...checkLevel(child, scope));
+    if (child) errors.push(...checkLevel(child, scope, limit));
   }
-  errors.push(...checkGraph(view));
+  errors.push(...checkGraph(view, limit));
   return errors;
 }
 
