@@ -332,7 +332,13 @@ describe('VARIABLE, maxSteps and tools', () => {
     });
     const outcome = await run(long, { count: 100 });
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error?.code).toBe('MAX_STEPS_EXCEEDED');
+    // It names the setting, its value and where to raise it.
+    expect(outcome.error).toMatchObject({
+      code: 'MAX_STEPS_EXCEEDED',
+      nodeId: 'next',
+      message:
+        'the run exceeded maxSteps, 10 node executions: to allow more, raise "maxSteps" at the top of the workflow file (default 1000; no run option overrides it)',
+    });
   });
 
   it('runs a loop of fixed length in exactly the steps validate counts for it', async () => {
