@@ -81,6 +81,60 @@ describe('stepthread validate', () => {
     ]);
   });
 
+  it.each([
+    [
+      '°',
+      'a trailing comma',
+      '{\n  "description": "Temperature in °C",\n  "nodes": [1,]\n}\n',
+      3,
+      15,
+      "Unexpected token ']'",
+    ],
+    [
+      'é',
+      'a missing comma',
+      '{\n  "description": "café",\n  "id": "x" "version": 1\n}\n',
+      3,
+      13,
+      "Expected ',' or '}' after property value",
+    ],
+    [
+      'an emoji',
+      'a bad token on its line',
+      '{\n  "description": "ship 🚀", "id": tru\n}\n',
+      2,
+      37,
+      'Unexpected "\\n"',
+    ],
+    [
+      'é and an emoji',
+      'an early end',
+      '{"description": "é😀", "nodes": [',
+      1,
+      33,
+      'Unexpected end of JSON input',
+    ],
+  ])(
+    'names the line and column of a JSON syntax error after %s (%s)',
+    async (_chars, _mistake, text, line, column, problem) => {
+      const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+      try {
+        const file = join(dir, 'broken.json');
+        await writeFile(file, text);
+        const result = await run('validate', '--json', file);
+        expect(result.code).toBe(1);
+        expect(JSON.parse(result.out).errors).toEqual([
+          {
+            code: 'WORKFLOW_PARSE_ERROR',
+            message: `${file} is not valid JSON at line ${line}, column ${column}: ${problem}`,
+          },
+        ]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('exits 2 for a missing file, a missing argument or an unknown command', async () => {
     const missing = await run('validate', fixture('valid/does-not-exist.json'));
     expect(missing.code).toBe(2);
