@@ -53,7 +53,7 @@ describe('validateWorkflow', () => {
     ]);
   });
 
-  it('says a key the schema knows elsewhere is misplaced, rather than suggesting the key itself', () => {
+  it('says where a key the schema knows elsewhere belongs, rather than suggesting the key itself', () => {
     const workflow = {
       ...linear(),
       nodes: [
@@ -71,7 +71,7 @@ describe('validateWorkflow', () => {
       {
         code: 'UNKNOWN_KEY',
         message:
-          'nodes[1].config.keepLast: unknown key "keepLast" here: "keepLast" belongs in another object (misplaced?)',
+          'nodes[1].config.keepLast: unknown key "keepLast" here: "keepLast" belongs in "truncate" of the config of a CONTEXT_PROCESSOR node',
         path: 'nodes[1].config.keepLast',
         nodeId: 'ask',
       },
@@ -99,6 +99,40 @@ describe('validateWorkflow', () => {
     };
     expect(validateWorkflow(workflow).errors.map((error) => error.message)).toEqual([
       'nodes[1].config.breakCondition: unknown key "breakCondition" here: "breakCondition" belongs in the config of a LOOP_END node',
+    ]);
+  });
+
+  it('says where a known key put in the wrong place belongs: byPrompt in a reply, not the profile', () => {
+    const workflow = {
+      ...linear(),
+      maxIterations: 3,
+      profiles: {
+        default: { provider: 'scripted', byPrompt: [{ contains: 'refund', reply: 'yes' }] },
+        other: { provider: 'scripted', responses: ['ok'], apiKeyEnv: 'KEY' },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 'hi' }, breakCondition: 'true' },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map((error) => [error.code, error.message])).toEqual([
+      [
+        'UNKNOWN_KEY',
+        'profiles.default.byPrompt: unknown key "byPrompt" here: "byPrompt" belongs in a reply of a scripted profile, an entry of its "responses" or of a "byNode" list: "byNode": {"<node id>": [{"byPrompt": [{"contains": "…", "reply": "…"}], "otherwise": "…"}]}',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'profiles.other.apiKeyEnv: unknown key "apiKeyEnv" here: "apiKeyEnv" belongs in an entry of "profiles" with "provider": "openai"',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'nodes[1].breakCondition: unknown key "breakCondition" here: "breakCondition" belongs in the config of a LOOP_END node',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'maxIterations: unknown key "maxIterations" here: "maxIterations" belongs in the config of a LOOP_START node',
+      ],
     ]);
   });
 
