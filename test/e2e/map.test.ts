@@ -28,7 +28,8 @@ interface MapOptions {
   threshold?: number;
   timeout?: number;
   maxConcurrency?: number;
-  forkStrategy?: 'parallel' | 'serial';
+  /** null: left out (a list FORK then runs parallel). */
+  forkStrategy?: 'parallel' | 'serial' | null;
   mainItem?: number;
   mode?: 'inline' | 'distributed';
 }
@@ -45,7 +46,7 @@ function mapWorkflow(id: string, options: MapOptions = {}) {
         type: 'FORK',
         config: {
           forkPathIds: ['each'],
-          forkStrategy: options.forkStrategy ?? 'parallel',
+          ...(options.forkStrategy === null ? {} : { forkStrategy: options.forkStrategy ?? 'parallel' }),
           childNodeIds: ['work'],
           forEach: '{{input.items}}',
           itemVariable: 'x',
@@ -107,6 +108,13 @@ describe('FORK over a list', () => {
       Array.from({ length: 12 }, (_, i) => [`each[${i}]`, i]),
     );
     expect(outcome.events.some((event) => event.stateType === 'Map')).toBe(true);
+  });
+
+  it('runs without forkStrategy, as parallel', async () => {
+    const workflow = mapWorkflow('no-strategy', { forkStrategy: null });
+    expect(workflow.nodes[1]).not.toHaveProperty('config.forkStrategy');
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: items([], 3) });
+    expect(outcome).toMatchObject({ status: 'COMPLETED', output: { merged: [ok(0), ok(1), ok(2)] } });
   });
 
   it('an empty list joins at once with []', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { compileWorkflow } from '../../../engine/asl/compile.ts';
 import { validateWorkflow } from '../../../engine/validation/validate.ts';
 
 function listWorkflow(
@@ -107,6 +108,33 @@ describe('validating a FORK over a list', () => {
         'UNKNOWN_VARIABLE_REFERENCE',
         'node ask reads "index", which no variable declaration, node or loop defines',
       ],
+    ]);
+  });
+
+  it('lets a list FORK leave forkStrategy out: it runs as parallel, a Map limited by maxConcurrency alone', () => {
+    const defaulted = validateWorkflow(listWorkflow({ forkStrategy: undefined, maxConcurrency: 4 }));
+    expect(defaulted.errors).toEqual([]);
+    const parallel = validateWorkflow(listWorkflow({ forkStrategy: 'parallel', maxConcurrency: 4 }));
+    expect(compileWorkflow(defaulted.workflow!).definition).toEqual(
+      compileWorkflow(parallel.workflow!).definition,
+    );
+    expect(JSON.stringify(compileWorkflow(defaulted.workflow!).definition)).toContain('"MaxConcurrency":4');
+  });
+
+  it('still requires forkStrategy on a FORK over paths, saying which values it takes', () => {
+    const paths = listWorkflow(
+      { forkStrategy: undefined, forEach: undefined, itemVariable: undefined },
+      {},
+      'x',
+    );
+    expect(validateWorkflow(paths).errors).toEqual([
+      {
+        code: 'INVALID_NODE_CONFIG',
+        message:
+          'forkStrategy is required on a FORK over paths: "parallel" (the paths run at once) or "serial" (one after another, in order); only a FORK over a list (forEach) may leave it out, and then runs its items in parallel',
+        nodeId: 'each',
+        path: 'nodes[1].config.forkStrategy',
+      },
     ]);
   });
 
