@@ -5,8 +5,16 @@
  */
 import type { z } from 'zod';
 import type { CodedError } from '../errors.ts';
-import { formatPath, isRecord } from './paths.ts';
-import { nodeSchema, workflowSchema } from './schema.ts';
+import { formatPath, isRecord, type Path } from './paths.ts';
+import {
+  edgeSchema,
+  nodeSchema,
+  profileSchema,
+  toolSchema,
+  triggerSchema,
+  variableDeclarationSchema,
+  workflowSchema,
+} from './schema.ts';
 
 /** Every object key anywhere in the workflow schema: the vocabulary suggestions come from. */
 let vocabulary: readonly string[] | undefined;
@@ -199,8 +207,11 @@ function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): st
   return suggestion ? `; did you mean "${suggestion}"?` : '';
 }
 
-/** UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). */
-export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
+/**
+ * UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). With `at`, only
+ * the part of `raw` at that path, which `parsed` is the parse of (a node, a profile...).
+ */
+export function unknownKeys(raw: unknown, parsed: unknown, at: Path = []): CodedError[] {
   const errors: CodedError[] = [];
   const walk = (input: unknown, kept: unknown, path: (string | number)[], nodeId: string | undefined) => {
     if (Array.isArray(input) && Array.isArray(kept)) {
@@ -227,7 +238,87 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
       walk(value, kept[key], at, inNode);
     }
   };
-  walk(raw, parsed, [], undefined);
+  walk(valueAt(raw, at), parsed, [...at], nodeIdAt(raw, at));
+  return errors;
+}
+
+/** The value at `path` in `raw`, or undefined. */
+function valueAt(raw: unknown, path: Path): unknown {
+  let value: unknown = raw;
+  for (const step of path) {
+    if (Array.isArray(value) && typeof step === 'number') value = value[step];
+    else if (isRecord(value) && typeof step === 'string') value = value[step];
+    else return undefined;
+  }
+  return value;
+}
+
+/** The id of the innermost node `path` is inside (`nodes[2]` and below), if any. */
+function nodeIdAt(raw: unknown, path: Path): string | undefined {
+  for (let end = path.length; end >= 2; end -= 1) {
+    if (path[end - 2] !== 'nodes' || typeof path[end - 1] !== 'number') continue;
+    const node = valueAt(raw, path.slice(0, end));
+    return isRecord(node) && typeof node.id === 'string' ? node.id : undefined;
+  }
+  return undefined;
+}
+
+/** The keys a node of `type` takes, and its config's, as a parse result holding no values. */
+function nodeSkeleton(type: unknown): Record<string, unknown> | undefined {
+  const option = nodeSchema.options.find((candidate) => candidate.shape.type.value === type);
+  const configKeys = configKeysOf(type);
+  if (option === undefined || configKeys === undefined) return undefined;
+  const skeleton: Record<string, unknown> = Object.fromEntries(
+    Object.keys(option.shape).map((key) => [key, null]),
+  );
+  skeleton.config = Object.fromEntries(configKeys.map((key) => [key, null]));
+  return skeleton;
+}
+
+const SECTIONS: ReadonlyArray<readonly [string, z.ZodType]> = [
+  ['variables', variableDeclarationSchema],
+  ['profiles', profileSchema],
+  ['tools', toolSchema],
+  ['triggers', triggerSchema],
+  ['nodes', nodeSchema],
+  ['edges', edgeSchema],
+];
+
+/**
+ * UNKNOWN_KEY for a workflow file that failed the structural parse: each part (the top level, each
+ * node, edge, variable, profile, tool, trigger; a SUBGRAPH's child workflow when the node itself does
+ * not parse) is compared with its own parse, so an unknown key is reported beside the other errors
+ * instead of only once they are fixed. A part that does not parse has its errors reported already.
+ */
+export function unknownKeysByPart(raw: unknown, at: Path = []): CodedError[] {
+  const workflow = valueAt(raw, at);
+  if (!isRecord(workflow)) return [];
+  const known = Object.keys(workflowSchema.shape);
+  const top = Object.fromEntries(
+    Object.keys(workflow)
+      .filter((key) => known.includes(key))
+      .map((key) => [key, null]),
+  );
+  const errors = unknownKeys(raw, top, at);
+  for (const [section, schema] of SECTIONS) {
+    const value = workflow[section];
+    const entries: Array<[string | number, unknown]> = Array.isArray(value)
+      ? [...value.entries()]
+      : isRecord(value) && (section === 'profiles' || section === 'tools')
+        ? Object.entries(value)
+        : [];
+    for (const [key, part] of entries) {
+      const path = [...at, section, key];
+      const parsed = schema.safeParse(part);
+      if (parsed.success) errors.push(...unknownKeys(raw, parsed.data, path));
+      else if (section === 'nodes' && isRecord(part)) {
+        // Its own keys and its config's, against those of its type; a SUBGRAPH's child by parts.
+        const skeleton = nodeSkeleton(part.type);
+        if (skeleton) errors.push(...unknownKeys(raw, skeleton, path));
+        if (part.type === 'SUBGRAPH') errors.push(...unknownKeysByPart(raw, [...path, 'config', 'workflow']));
+      }
+    }
+  }
   return errors;
 }
 

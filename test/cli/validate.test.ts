@@ -275,6 +275,37 @@ describe('CODE that does not compile', () => {
   }, 60_000);
 });
 
+describe('every problem at once', () => {
+  it('reports code that does not compile beside an unknown key and a malformed field of its own CODE node', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const workflow = {
+        ...chain('both', [
+          { id: 'calc', type: 'CODE', config: { code: 'return input +;', outputVarible: 'total' } },
+          { id: 'slow', type: 'CODE', config: { code: 'if (input) {', timeoutMs: 'soon' } },
+          { id: 'ask', type: 'LLM', config: { prompt: '{{totl}}' } },
+        ]),
+        profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+      };
+      const file = join(dir, 'both.json');
+      await writeFile(file, JSON.stringify(workflow));
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      expect(
+        JSON.parse(result.out).errors.map(({ code, path }: { code: string; path?: string }) => [code, path]),
+      ).toEqual([
+        ['INVALID_NODE_CONFIG', 'nodes[2].config.timeoutMs'],
+        ['UNKNOWN_KEY', 'nodes[1].config.outputVarible'],
+        ['UNKNOWN_VARIABLE_REFERENCE', 'nodes[3]'],
+        ['CODE_SYNTAX_ERROR', 'nodes[1].config.code'],
+        ['CODE_SYNTAX_ERROR', 'nodes[2].config.code'],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('bin/stepthread.js (real process)', () => {
   it('returns the validate exit codes end to end', () => {
     const exec = (file: string) => cliProcessSync(['validate', file]);

@@ -53,6 +53,38 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('reports unknown keys beside structural errors elsewhere, in subgraphs too', () => {
+    const child = {
+      ...linear(),
+      id: 'child',
+      colour: 'red',
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 7, outputVarible: 'x' } },
+        { id: 'end', type: 'END', config: { outptu: 'x' } },
+      ],
+    };
+    const workflow = {
+      ...linear(),
+      maxStep: 10,
+      variables: [{ name: 'n', type: 'number', initial: 0, scpoe: 'thread' }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'SUBGRAPH', config: { workflow: child } },
+        { id: 'end', type: 'END', config: { output: 'x' } },
+      ],
+    };
+    // The LLM node that does not parse still has its unknown key named.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_NODE_CONFIG', 'nodes[1].config.workflow.nodes[1].config.prompt'],
+      ['UNKNOWN_KEY', 'maxStep'],
+      ['UNKNOWN_KEY', 'variables[0].scpoe'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.colour'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.nodes[1].config.outputVarible'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.nodes[2].config.outptu'],
+    ]);
+  });
+
   it('says where a key the schema knows elsewhere belongs, rather than suggesting the key itself', () => {
     const workflow = {
       ...linear(),
@@ -193,6 +225,11 @@ describe('validateWorkflow', () => {
         message: expect.stringMatching(
           /^nodes\[1\]\.config\.userInteractionType: required but missing \(.*\); the object has "interactionType": did you mean "userInteractionType"\?$/,
         ),
+      }),
+      // In the same run, the other key it does not take; "interactionType" is named above already.
+      expect.objectContaining({
+        code: 'UNKNOWN_KEY',
+        message: 'nodes[1].config.message: unknown key "message"; did you mean "showMessage"?',
       }),
     ]);
   });
