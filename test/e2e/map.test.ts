@@ -144,6 +144,17 @@ describe('FORK over a list', () => {
       expect(outcome.error?.code).toBe('JOIN_FAILED');
     });
 
+    it('JOIN_FAILED names the failed items by index and path, with their errors', async () => {
+      const workflow = mapWorkflow('failed-items', { joinStrategy: 'ANY_COMPLETED' });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 2, 3, 4]) });
+      expect(outcome.status).toBe('FAILED');
+      const item = (i: number) =>
+        `item ${i} \\(path "each\\[${i}\\]"\\): EXPRESSION_ERROR at node work: [^;]+`;
+      expect(outcome.error?.message).toMatch(
+        new RegExp(`^all 5 branches failed; ${item(0)}; ${item(1)}; ${item(2)}; and 2 more failed$`),
+      );
+    });
+
     it('ANY_COMPLETED completes with the failed slots holding their errors', async () => {
       const workflow = mapWorkflow('any-completed', { joinStrategy: 'ANY_COMPLETED', maxConcurrency: 1 });
       const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 3]) });
