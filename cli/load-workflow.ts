@@ -1,6 +1,7 @@
 /** Reads a workflow file (.json, .yaml, .yml; other names are sniffed) into plain data. */
 import type { CodedError } from '../engine/errors.ts';
 import { type CliIo, withoutByteOrderMark } from './io.ts';
+import { jsonErrorPosition } from './json-error-position.ts';
 import { parseYamlWorkflow } from './yaml-workflow.ts';
 
 export type LoadResult =
@@ -30,12 +31,26 @@ export function parseWorkflowText(source: string, fileName: string): LoadResult 
   try {
     return { kind: 'loaded', data: JSON.parse(text) };
   } catch (error) {
+    const { line, column } = jsonErrorPosition(text);
     return {
       kind: 'unparsable',
       error: {
         code: 'WORKFLOW_PARSE_ERROR',
-        message: `${fileName} is not valid JSON: ${(error as Error).message}`,
+        message: `${fileName} is not valid JSON at line ${line}, column ${column}: ${jsonProblem((error as Error).message)}`,
       },
     };
   }
+}
+
+/**
+ * What V8 says is wrong, without its position (given for some mistakes only, in UTF-16 units) or its
+ * quote of the text: the line and column come from jsonErrorPosition.
+ */
+function jsonProblem(message: string): string {
+  return message
+    .replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?$/, '')
+    .replace(/^Unexpected token '(.)', .* is not valid JSON$/su, (_, token: string) =>
+      // A line break or tab as the token would print as one: written as its escape instead.
+      /\s/.test(token) ? `Unexpected ${JSON.stringify(token)}` : `Unexpected token '${token}'`,
+    );
 }

@@ -13,6 +13,7 @@ import { resolveAwsTarget } from '../functions/aws/target.ts';
 import { unreadableDataDir } from '../functions/local/data-dir-errors.ts';
 import { openDataDir } from '../functions/local/data-dir-server.ts';
 import { type CommandForm, shellWord } from '../functions/local/interaction-hints.ts';
+import { awsAccessProblem } from './aws-errors.ts';
 import { checkWorkflow } from './check-workflow.ts';
 import { dataDirPath } from './early-stores.ts';
 import { formatCodedError } from './format.ts';
@@ -133,7 +134,7 @@ export async function withStores(
     whileOpening?.();
     session = await opening;
   } catch (error) {
-    printErrors(io, failure(undefined), [codedOf(error)]);
+    printErrors(io, failure(undefined), [codedOf(error, io.env ?? process.env)]);
     return EXIT.invalid;
   }
   try {
@@ -142,7 +143,9 @@ export async function withStores(
     return code;
   } catch (error) {
     const gone = session.dataDir !== undefined && !existsSync(session.dataDir);
-    printErrors(io, failure(session), [gone ? goneError(session.dataDir!).toJSON() : codedOf(error)]);
+    printErrors(io, failure(session), [
+      gone ? goneError(session.dataDir!).toJSON() : codedOf(error, io.env ?? process.env),
+    ]);
     return EXIT.invalid;
   } finally {
     await session.close();
@@ -182,9 +185,20 @@ export function printErrors(io: CliIo, headline: string, errors: readonly CodedE
   for (const error of errors) io.stderr(`  ${formatCodedError(error)}\n`);
 }
 
-/** A thrown error as a coded one, for output (StepthreadError carries its code). */
-export function codedOf(error: unknown): CodedError {
+/**
+ * A thrown error as a coded one, for output: StepthreadError carries its code; an AWS SDK failure to
+ * reach the stores gets the code of what to fix (cli/aws-errors.ts).
+ */
+export function codedOf(
+  error: unknown,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CodedError {
   const coded = error as Partial<CodedError> & { toJSON?: () => CodedError };
   if (typeof coded.toJSON === 'function') return coded.toJSON();
-  return { code: 'NODE_EXECUTION_FAILED', message: error instanceof Error ? error.message : String(error) };
+  return (
+    awsAccessProblem(error, env) ?? {
+      code: 'NODE_EXECUTION_FAILED',
+      message: error instanceof Error ? error.message : String(error),
+    }
+  );
 }

@@ -18,6 +18,7 @@ import {
   DEFAULT_TABLE_NAME,
   type ResourceNames,
 } from '../functions/aws/target.ts';
+import { awsAccessProblem } from './aws-errors.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -93,14 +94,30 @@ async function cachedOutputs(
   try {
     outputs = await (options.describe ?? describeStackOutputs)(stack, target);
   } catch (error) {
-    throw new StepthreadError(
-      'DEPLOY_CONFIG_INVALID',
-      `cannot read the outputs of stack ${stack}: ${(error as Error).message}`,
-    );
+    throw outputsUnreadable(error, stack, target, env);
   }
   if (file && outputs.TableName && outputs.BucketName) {
     mkdirSync(join(file, '..'), { recursive: true });
     writeFileSync(file, `${JSON.stringify(outputs, null, 2)}\n`);
   }
   return outputs;
+}
+
+/** Why DescribeStacks failed, coded for what to do: start or name the endpoint, set a region, deploy. */
+function outputsUnreadable(error: unknown, stack: string, target: AwsTarget, env: Env): StepthreadError {
+  const access = awsAccessProblem(error, env);
+  if (access)
+    return new StepthreadError(access.code, `cannot read the outputs of stack ${stack}: ${access.message}`);
+  const message = error instanceof Error ? error.message : String(error);
+  if (/does not exist/i.test(message)) {
+    const where =
+      target.kind === 'endpoint'
+        ? `at ${target.endpoint}`
+        : `in region ${env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'of your AWS profile'}`;
+    return new StepthreadError(
+      'STACK_NOT_FOUND',
+      `stack ${stack} does not exist ${where}: deploy it (npm run deploy), or name the deployed one with --stack or STEPTHREAD_STACK_NAME`,
+    );
+  }
+  return new StepthreadError('AWS_REQUEST_FAILED', `cannot read the outputs of stack ${stack}: ${message}`);
 }

@@ -9,13 +9,20 @@
  *   stepthread:removalPolicy                               `retain` (default) or `destroy` (dev, LocalStack)
  *   stepthread:continueAfterEvents / STEPTHREAD_CONTINUE_AFTER_EVENTS
  *                                      continue-as-new threshold in history events (default 20000; `off`)
+ *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
+ *                                      `true`: esbuild reports each bundle (default: errors only)
+ *
+ * An invalid workflow file (or setting) stops the app with its coded errors on stderr and exit 1,
+ * without a stack trace: the message says everything there is to fix.
  */
 import { resolve } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { CONTINUE_AFTER_EVENTS_ENV, continueAfterEventsFromEnv } from '../engine/asl/continuation.ts';
+import { StepthreadError } from '../engine/errors.ts';
 import { PROJECT_ROOT } from './handler-registry.ts';
 import { loadWorkflowsFromDir } from './load-workflows.ts';
 import { addNagChecks } from './nag.ts';
+import { VERBOSE_BUNDLING_CONTEXT } from './runtime.ts';
 import { StepthreadStack } from './stack.ts';
 
 export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.env): StepthreadStack {
@@ -23,6 +30,8 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
     const value: unknown = app.node.tryGetContext(`stepthread:${key}`);
     return value === undefined || value === null ? undefined : String(value);
   };
+  if (env.STEPTHREAD_VERBOSE_BUNDLING && app.node.tryGetContext(VERBOSE_BUNDLING_CONTEXT) === undefined)
+    app.node.setContext(VERBOSE_BUNDLING_CONTEXT, env.STEPTHREAD_VERBOSE_BUNDLING);
   const dir = resolve(PROJECT_ROOT, context('workflowsDir') ?? env.STEPTHREAD_WORKFLOWS_DIR ?? 'examples');
   const removal = context('removalPolicy') ?? 'retain';
   if (removal !== 'retain' && removal !== 'destroy') {
@@ -50,5 +59,11 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
 
 // Run as the CDK app (not when imported by tests); App synthesises on exit when the CLI runs it.
 if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
-  buildApp();
+  try {
+    buildApp();
+  } catch (error) {
+    if (!(error instanceof StepthreadError)) throw error;
+    process.stderr.write(`stepthread: ${error.code}: ${error.message}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -3,7 +3,7 @@
  * these settings, so the bench measures exactly what gets deployed.
  */
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 
 /** The newest Node.js Lambda runtime this aws-cdk-lib knows; arm64 is cheaper per GB-second. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
@@ -22,8 +22,14 @@ export const EXTERNAL_MODULES = ['@aws-sdk/*'] as const;
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __stepthreadCreateRequire } from 'node:module';const require = __stepthreadCreateRequire(import.meta.url);";
 
-export function lambdaBundling(): BundlingOptions {
+/**
+ * `verbose`: esbuild reports each bundle (its size, the time); otherwise only errors, so a synth or
+ * deploy prints no page of build output per function (`-c stepthread:verboseBundling=true` or
+ * STEPTHREAD_VERBOSE_BUNDLING=1 asks for it, infra/app.ts).
+ */
+export function lambdaBundling(verbose = false): BundlingOptions {
   return {
+    logLevel: verbose ? LogLevel.INFO : LogLevel.ERROR,
     format: OutputFormat.ESM,
     target: ESBUILD_TARGET,
     minify: true,

@@ -34,12 +34,16 @@ export function loadWorkflowsFromDir(dir: string): LoadedWorkflow[] {
     const file = relative(dir, path);
     const parsed = parseWorkflowText(readFileSync(path, 'utf8'), path);
     if (parsed.kind !== 'loaded') {
-      problems.push(`${file}: ${parsed.kind === 'unparsable' ? parsed.error.message : parsed.message}`);
+      problems.push(
+        parsed.kind === 'unparsable'
+          ? `${file}: ${parsed.error.code}: ${parsed.error.message}`
+          : `${file}: ${parsed.message}`,
+      );
       continue;
     }
     const result = validateWorkflow(parsed.data);
     if (!result.valid || !result.workflow) {
-      for (const error of result.errors) problems.push(`${file}: ${error.code} ${error.message}`);
+      for (const error of result.errors) problems.push(`${file}: ${error.code}: ${error.message}`);
       continue;
     }
     loaded.push({ file, workflow: result.workflow });

@@ -34,6 +34,13 @@ import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
 import { sandboxWorkerHooks } from './sandbox-bundling.ts';
 import { NO_TOOL_ACCESS, type ToolAccess, type ToolCallingType } from './tool-access.ts';
 
+/** Context key asking for esbuild's report of each bundle (quiet by default: infra/bundling.ts). */
+export const VERBOSE_BUNDLING_CONTEXT = 'stepthread:verboseBundling';
+
+function isTrue(value: unknown): boolean {
+  return value === true || (typeof value === 'string' && /^(1|true|yes)$/i.test(value.trim()));
+}
+
 export interface StepthreadRuntimeProps {
   /** Secrets and Bedrock models the LLM handler may use; derive them with `collectModelAccess(workflows)`. */
   readonly modelAccess?: ModelAccess;
@@ -424,6 +431,7 @@ export class StepthreadRuntime extends Construct {
     // The installed package ships its handlers prebuilt (esbuild at pack time, the same settings); from
     // the sources, NodejsFunction bundles them with the project's esbuild and lock file.
     const bundleDir = prebuilt ? prebuiltBundleDir(spec.type) : undefined;
+    const verbose = isTrue(this.node.tryGetContext(VERBOSE_BUNDLING_CONTEXT));
     const fn = bundleDir
       ? new LambdaFunction(this, `${name}Function`, {
           ...props,
@@ -437,8 +445,8 @@ export class StepthreadRuntime extends Construct {
           depsLockFilePath: `${root.replace(/\/$/, '')}/package-lock.json`,
           handler: 'handler',
           bundling: spec.sandboxWorker
-            ? { ...lambdaBundling(), commandHooks: sandboxWorkerHooks() }
-            : lambdaBundling(),
+            ? { ...lambdaBundling(verbose), commandHooks: sandboxWorkerHooks(verbose) }
+            : lambdaBundling(verbose),
         });
     if (tracing) {
       acknowledgeWildcardResources(

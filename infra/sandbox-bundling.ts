@@ -10,13 +10,14 @@ function quoted(path: string): string {
   return `'${path.replaceAll("'", `'\\''`)}'`;
 }
 
-export function sandboxWorkerHooks(): ICommandHooks {
+/** `verbose`: the build prints the worker's path; otherwise only its errors (stderr) show. */
+export function sandboxWorkerHooks(verbose = false): ICommandHooks {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
     // From the project root (the input dir), so npx finds the project's own tsx and esbuild.
     afterBundling: (inputDir, outputDir) => [
-      `cd ${quoted(inputDir)} && npx --no-install tsx functions/sandbox/build.ts ${quoted(outputDir)}`,
+      `cd ${quoted(inputDir)} && npx --no-install tsx functions/sandbox/build.ts ${quoted(outputDir)}${verbose ? '' : ' >/dev/null'}`,
     ],
   };
 }

@@ -12,10 +12,12 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
+import { StepthreadError } from '../../engine/errors.ts';
 import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
+import { awsAccessProblem } from '../aws-errors.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirOf, STACK_OPTION_HELP } from '../local-session.ts';
+import { type DataDirOption, dataDirOf, printErrors, STACK_OPTION_HELP } from '../local-session.ts';
 import { deployedResourceNames } from '../stack-names.ts';
 import { parseInput, reportInputRefused } from './run.ts';
 
@@ -162,7 +164,11 @@ export async function runStart(
       return EXIT.ok;
     }
   } catch (error) {
-    io.stderr(`stepthread: cannot start ${workflowOrArn}: ${(error as Error).message}\n`);
+    // Coded (the stack's outputs, the endpoint, the region): the code and what to do, on its own line.
+    const coded =
+      error instanceof StepthreadError ? error.toJSON() : awsAccessProblem(error, io.env ?? process.env);
+    if (coded) printErrors(io, `cannot start ${workflowOrArn}`, [coded]);
+    else io.stderr(`stepthread: cannot start ${workflowOrArn}: ${(error as Error).message}\n`);
     return EXIT.invalid;
   }
 }

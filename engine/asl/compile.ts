@@ -10,6 +10,7 @@ import { buildGraph } from '../graph/build.ts';
 import type { GraphForkPair, GraphJoinNode, GraphNode, Transition, WorkflowGraph } from '../graph/types.ts';
 import {
   type ForkConfig,
+  forkStrategyOf,
   NODE_TYPES,
   type NodeType,
   type UserInteractionConfig,
@@ -393,7 +394,7 @@ class Compiler {
   private forkStrategy(pair: GraphForkPair): 'serial' | 'parallel' {
     const fork = this.node(pair.forkId);
     if (fork.type !== 'FORK' || 'boundary' in fork) throw internal(`${pair.forkId} is not a FORK`);
-    return fork.config.forkStrategy;
+    return forkStrategyOf(fork.config);
   }
 
   /** The FORK's config when it iterates over a list (forEach), else undefined. */

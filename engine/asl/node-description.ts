@@ -15,7 +15,7 @@ import type {
   WorkflowGraph,
 } from '../graph/types.ts';
 import type { EnclosingSubgraph } from '../lifecycle.ts';
-import type { Hook, Profile, VariableDeclaration } from '../model/schema.ts';
+import { forkStrategyOf, type Hook, type Profile, type VariableDeclaration } from '../model/schema.ts';
 import type {
   FailDescription,
   JoinBookkeepingDescription,
@@ -185,7 +185,7 @@ function joinFacts(graph: WorkflowGraph, join: GraphJoinNode): Omit<JoinDescript
     authorForkPathIds: [...join.authorForkPathIds],
     authorMainPathId: join.authorMainPathId,
     forkId: fork.id,
-    forkStrategy: fork.config.forkStrategy,
+    forkStrategy: forkStrategyOf(fork.config),
     ...(fork.config.forEach === undefined ? {} : { overList: true as const }),
   };
 }

@@ -3,7 +3,15 @@
  * ids globally unique and deterministic, and resolves pairs, loops and transitions.
  */
 import { StepthreadError } from '../errors.ts';
-import type { Edge, Hook, Profile, ToolDefinition, Workflow, WorkflowNode } from '../model/schema.ts';
+import {
+  type Edge,
+  forkStrategyOf,
+  type Hook,
+  type Profile,
+  type ToolDefinition,
+  type Workflow,
+  type WorkflowNode,
+} from '../model/schema.ts';
 import { validateWorkflow } from '../validation/validate.ts';
 import { buildFlow, type Flow, implicitTargets, successorsOf, uniqueLoopStarts } from './flow.ts';
 import { analyzeForks } from './fork-regions.ts';
@@ -212,6 +220,8 @@ function inlineLevel(
           id,
           config: {
             ...node.config,
+            // Resolved here, so the compiled definition says what runs whether or not the file did.
+            forkStrategy: forkStrategyOf(node.config),
             forkPathIds: node.config.forkPathIds.map((pathId) => globalPathId(id, pathId)),
             childNodeIds: node.config.childNodeIds.map(entryOf),
           },

@@ -14,7 +14,7 @@ import {
   type Workflow,
   workflowSchema,
 } from './schema.ts';
-import { closestKey, unknownKeys } from './unknown-keys.ts';
+import { closestKey, unknownKeys, unknownKeysByPart } from './unknown-keys.ts';
 
 export interface ParseResult {
   workflow?: Workflow;
@@ -24,11 +24,28 @@ export interface ParseResult {
 export function parseWorkflow(data: unknown): ParseResult {
   const parsed = workflowSchema.safeParse(data);
   if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeys(data, parsed.data) };
-  return {
-    errors: parsed.error.issues.flatMap(
-      (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data)],
-    ),
-  };
+  const errors = parsed.error.issues.flatMap(
+    (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data)],
+  );
+  // Unknown keys in the parts that did parse, reported with the rest rather than after it; not a key
+  // an error on the same object names already ("the object has \"interactionType\": did you mean…").
+  const named = (key: CodedError) =>
+    errors.some(
+      (error) =>
+        error.path !== undefined &&
+        parentOf(error.path) === parentOf(key.path!) &&
+        error.message.includes(`"${lastSegment(key.path!)}"`),
+    );
+  return { errors: [...errors, ...unknownKeysByPart(data).filter((key) => !named(key))] };
+}
+
+/** `nodes[1].config` of `nodes[1].config.message`. */
+function parentOf(path: string): string {
+  return path.replace(/(\.[^.[\]]+|\[\d+\])$/, '');
+}
+
+function lastSegment(path: string): string {
+  return path.slice(parentOf(path).length).replace(/^\./, '');
 }
 
 const HANDLER_SCHEMAS = {

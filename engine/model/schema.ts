@@ -113,7 +113,8 @@ export const FORK_MODES = ['inline', 'distributed'] as const;
 
 export const forkConfigSchema = z.object({
   forkPathIds: z.array(id),
-  forkStrategy: z.enum(FORK_STRATEGIES),
+  /** Required on a FORK over paths; a FORK over a list (forEach) without it runs `parallel` (forkStrategyOf). */
+  forkStrategy: z.enum(FORK_STRATEGIES).optional(),
   childNodeIds: z.array(id),
   /**
    * Fan out over data: a `{{ }}` template or expression giving an array (a large value by reference
@@ -444,6 +445,14 @@ export type UserInteractionType = (typeof USER_INTERACTION_TYPES)[number];
 export type VariableConfig = z.infer<typeof variableConfigSchema>;
 export type CodeConfig = z.infer<typeof codeConfigSchema>;
 export type ForkConfig = z.infer<typeof forkConfigSchema>;
+
+/**
+ * How a FORK runs its branches. A FORK over paths must say (validation refuses it otherwise, seed
+ * 001); a FORK over a list defaults to `parallel`, a Map whose maxConcurrency is the limit.
+ */
+export function forkStrategyOf(config: Pick<ForkConfig, 'forkStrategy'>): ForkStrategy {
+  return config.forkStrategy ?? 'parallel';
+}
 export type JoinConfig = z.infer<typeof joinConfigSchema>;
 export type RouteConfig = z.infer<typeof routeConfigSchema>;
 export type LoopStartConfig = z.infer<typeof loopStartConfigSchema>;

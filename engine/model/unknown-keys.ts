@@ -5,36 +5,115 @@
  */
 import type { z } from 'zod';
 import type { CodedError } from '../errors.ts';
-import { formatPath, isRecord } from './paths.ts';
-import { nodeSchema, workflowSchema } from './schema.ts';
+import { formatPath, isRecord, type Path } from './paths.ts';
+import {
+  edgeSchema,
+  nodeSchema,
+  profileSchema,
+  toolSchema,
+  triggerSchema,
+  variableDeclarationSchema,
+  workflowSchema,
+} from './schema.ts';
 
 /** Every object key anywhere in the workflow schema: the vocabulary suggestions come from. */
 let vocabulary: readonly string[] | undefined;
+/** Where each of those keys belongs ("in the config of a LOOP_END node", "at the top of the workflow file"). */
+let places: ReadonlyMap<string, readonly string[]> | undefined;
+
+/** Fields whose literal value tells objects of one list apart: a node's type, a profile's provider, a handler's kind. */
+const DISCRIMINATORS = ['type', 'provider', 'kind'];
+
+function literalOf(schema: unknown): string | undefined {
+  const def = (schema as { _zod?: { def?: { type?: string; values?: unknown[] } } } | undefined)?._zod?.def;
+  const value = def?.type === 'literal' ? def.values?.[0] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+const TOP = 'at the top of the workflow file';
+
+/** The place of field `key`'s object, given where `key` itself is: `in "truncate" of the config of a …`. */
+function within(key: string, place: string): string {
+  if (place === TOP) return `in "${key}"`;
+  return `in "${key}" ${place.replace(/^(in|on) /, 'of ')}`;
+}
+
+/** `in "handler" of an entry of "tools"` with `"kind": "http"`: `in "handler" with "kind": "http" of …`. */
+function withDiscriminator(place: string, field: string): string {
+  const named = /^(in [^"]*"[^"]+")/.exec(place);
+  return named ? `${named[1]} with ${field}${place.slice(named[1]!.length)}` : `${place} with ${field}`;
+}
+
+/** The article before a node type's name as it is read: an LLM, an END, a USER_INTERACTION. */
+function article(nodeType: string): string {
+  return /^(LLM|[AEIO])/.test(nodeType) ? 'an' : 'a';
+}
 
 function schemaKeys(): readonly string[] {
   if (vocabulary) return vocabulary;
   const keys = new Set<string>();
+  const where = new Map<string, string[]>();
   const seen = new Set<unknown>();
-  const visit = (schema: unknown): void => {
+  const visit = (schema: unknown, place: string): void => {
     if (schema === null || typeof schema !== 'object' || seen.has(schema)) return;
     seen.add(schema);
     const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
     if (!def) return;
     if (isRecord(def.shape)) {
-      for (const [key, value] of Object.entries(def.shape)) {
+      const shape = def.shape;
+      const node =
+        literalOf(shape.type) !== undefined && 'config' in shape ? literalOf(shape.type) : undefined;
+      const discriminator = DISCRIMINATORS.find((field) => literalOf(shape[field]) !== undefined);
+      const here =
+        node !== undefined
+          ? 'on a node, beside "id" and "type"'
+          : discriminator === undefined
+            ? place
+            : withDiscriminator(place, `"${discriminator}": "${literalOf(shape[discriminator])}"`);
+      for (const [key, value] of Object.entries(shape)) {
         keys.add(key);
-        visit(value);
+        const list = where.get(key) ?? [];
+        if (!list.includes(here)) list.push(here);
+        where.set(key, list);
+        visit(
+          value,
+          node !== undefined && key === 'config'
+            ? `in the config of ${article(node)} ${node} node`
+            : within(key, here),
+        );
       }
     }
-    for (const field of ['innerType', 'element', 'valueType', 'in', 'out', 'left', 'right'])
-      visit(def[field]);
+    for (const field of ['innerType', 'in', 'out', 'left', 'right']) visit(def[field], place);
+    visit(def.element, place.replace(/^in "/, 'in an item of "'));
+    visit(def.valueType, place.replace(/^in "/, 'in an entry of "'));
     for (const field of ['options', 'items'])
-      if (Array.isArray(def[field])) for (const item of def[field]) visit(item);
-    if (typeof def.getter === 'function') visit((def.getter as () => unknown)());
+      if (Array.isArray(def[field])) for (const item of def[field]) visit(item, place);
+    if (typeof def.getter === 'function') visit((def.getter as () => unknown)(), place);
   };
-  visit(workflowSchema as z.ZodType);
+  visit(workflowSchema as z.ZodType, TOP);
   vocabulary = [...keys];
+  places = where;
   return vocabulary;
+}
+
+/**
+ * Keys of values the schema leaves open (`z.unknown()`) but that stepthread reads all the same: a
+ * scripted profile's reply entries (functions/llm/scripted.ts).
+ */
+const OPEN_VALUE_PLACES: Readonly<Record<string, string>> = {
+  byPrompt:
+    'in a reply of a scripted profile, an entry of its "responses" or of a "byNode" list: "byNode": {"<node id>": [{"byPrompt": [{"contains": "…", "reply": "…"}], "otherwise": "…"}]}',
+  otherwise:
+    'in a reply of a scripted profile beside "byPrompt": {"byPrompt": [{"contains": "…", "reply": "…"}], "otherwise": "…"}',
+};
+
+/** Where a key of the schema (or of a value it leaves open) belongs, or undefined when it is no such key. */
+function placeOf(key: string): string | undefined {
+  if (Object.hasOwn(OPEN_VALUE_PLACES, key)) return OPEN_VALUE_PLACES[key];
+  schemaKeys();
+  const list = places?.get(key);
+  if (list === undefined || list.length === 0) return undefined;
+  return list.length > 3 ? `${list.slice(0, 3).join(', ')} or elsewhere` : list.join(' or ');
 }
 
 /** Edit distance (insert, delete, substitute, swap adjacent), stopping early past `limit`. */
@@ -119,15 +198,20 @@ function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): st
   if (nodeConfigKeys !== undefined) {
     // A key of other node types' config (`breakCondition` on a LOOP_START): name them.
     const types = [...configKeysByType()].filter(([, keys]) => keys.includes(key)).map(([type]) => type);
-    if (types.length > 0) return ` here: "${key}" belongs in the config of a ${types.join(' or ')} node`;
+    if (types.length > 0)
+      return ` here: "${key}" belongs in the config of ${article(types[0]!)} ${types.join(' or ')} node`;
   }
-  if (schemaKeys().includes(key)) return ` here: "${key}" belongs in another object (misplaced?)`;
+  const place = placeOf(key);
+  if (place !== undefined) return ` here: "${key}" belongs ${place}`;
   const suggestion = closestKey(key);
   return suggestion ? `; did you mean "${suggestion}"?` : '';
 }
 
-/** UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). */
-export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
+/**
+ * UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). With `at`, only
+ * the part of `raw` at that path, which `parsed` is the parse of (a node, a profile...).
+ */
+export function unknownKeys(raw: unknown, parsed: unknown, at: Path = []): CodedError[] {
   const errors: CodedError[] = [];
   const walk = (input: unknown, kept: unknown, path: (string | number)[], nodeId: string | undefined) => {
     if (Array.isArray(input) && Array.isArray(kept)) {
@@ -154,7 +238,87 @@ export function unknownKeys(raw: unknown, parsed: unknown): CodedError[] {
       walk(value, kept[key], at, inNode);
     }
   };
-  walk(raw, parsed, [], undefined);
+  walk(valueAt(raw, at), parsed, [...at], nodeIdAt(raw, at));
+  return errors;
+}
+
+/** The value at `path` in `raw`, or undefined. */
+function valueAt(raw: unknown, path: Path): unknown {
+  let value: unknown = raw;
+  for (const step of path) {
+    if (Array.isArray(value) && typeof step === 'number') value = value[step];
+    else if (isRecord(value) && typeof step === 'string') value = value[step];
+    else return undefined;
+  }
+  return value;
+}
+
+/** The id of the innermost node `path` is inside (`nodes[2]` and below), if any. */
+function nodeIdAt(raw: unknown, path: Path): string | undefined {
+  for (let end = path.length; end >= 2; end -= 1) {
+    if (path[end - 2] !== 'nodes' || typeof path[end - 1] !== 'number') continue;
+    const node = valueAt(raw, path.slice(0, end));
+    return isRecord(node) && typeof node.id === 'string' ? node.id : undefined;
+  }
+  return undefined;
+}
+
+/** The keys a node of `type` takes, and its config's, as a parse result holding no values. */
+function nodeSkeleton(type: unknown): Record<string, unknown> | undefined {
+  const option = nodeSchema.options.find((candidate) => candidate.shape.type.value === type);
+  const configKeys = configKeysOf(type);
+  if (option === undefined || configKeys === undefined) return undefined;
+  const skeleton: Record<string, unknown> = Object.fromEntries(
+    Object.keys(option.shape).map((key) => [key, null]),
+  );
+  skeleton.config = Object.fromEntries(configKeys.map((key) => [key, null]));
+  return skeleton;
+}
+
+const SECTIONS: ReadonlyArray<readonly [string, z.ZodType]> = [
+  ['variables', variableDeclarationSchema],
+  ['profiles', profileSchema],
+  ['tools', toolSchema],
+  ['triggers', triggerSchema],
+  ['nodes', nodeSchema],
+  ['edges', edgeSchema],
+];
+
+/**
+ * UNKNOWN_KEY for a workflow file that failed the structural parse: each part (the top level, each
+ * node, edge, variable, profile, tool, trigger; a SUBGRAPH's child workflow when the node itself does
+ * not parse) is compared with its own parse, so an unknown key is reported beside the other errors
+ * instead of only once they are fixed. A part that does not parse has its errors reported already.
+ */
+export function unknownKeysByPart(raw: unknown, at: Path = []): CodedError[] {
+  const workflow = valueAt(raw, at);
+  if (!isRecord(workflow)) return [];
+  const known = Object.keys(workflowSchema.shape);
+  const top = Object.fromEntries(
+    Object.keys(workflow)
+      .filter((key) => known.includes(key))
+      .map((key) => [key, null]),
+  );
+  const errors = unknownKeys(raw, top, at);
+  for (const [section, schema] of SECTIONS) {
+    const value = workflow[section];
+    const entries: Array<[string | number, unknown]> = Array.isArray(value)
+      ? [...value.entries()]
+      : isRecord(value) && (section === 'profiles' || section === 'tools')
+        ? Object.entries(value)
+        : [];
+    for (const [key, part] of entries) {
+      const path = [...at, section, key];
+      const parsed = schema.safeParse(part);
+      if (parsed.success) errors.push(...unknownKeys(raw, parsed.data, path));
+      else if (section === 'nodes' && isRecord(part)) {
+        // Its own keys and its config's, against those of its type; a SUBGRAPH's child by parts.
+        const skeleton = nodeSkeleton(part.type);
+        if (skeleton) errors.push(...unknownKeys(raw, skeleton, path));
+        if (part.type === 'SUBGRAPH') errors.push(...unknownKeysByPart(raw, [...path, 'config', 'workflow']));
+      }
+    }
+  }
   return errors;
 }
 

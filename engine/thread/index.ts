@@ -26,7 +26,7 @@ export {
   type JoinItemsOptions,
   joinItems,
 } from './map.ts';
-export { recordNodeResult } from './results.ts';
+export { maxStepsExceeded, recordNodeResult } from './results.ts';
 export {
   canTransition,
   isTerminalStatus,

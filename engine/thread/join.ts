@@ -165,6 +165,44 @@ function pendingPaths(
     .join(', ');
 }
 
+/** How many failed branches a JOIN_FAILED names, and how much of each one's message. */
+const FAILED_BRANCHES_SHOWN = 3;
+const BRANCH_MESSAGE_LENGTH = 200;
+
+/**
+ * The failed branches behind a JOIN_FAILED, for its message: the first few, each with its path (the
+ * author's id; an item of a list FORK is `<path>[<index>]`, item <index>) and its error's code and
+ * message, cut to a bounded length. `labels` names each failed child as the message shows it.
+ */
+export function failedBranchesSummary(
+  strategy: JoinStrategy,
+  failed: ReadonlyArray<{ label: string; child: Thread }>,
+): string {
+  // ALL_FAILED and ANY_FAILED fail on branches that completed: the failed ones are not the reason.
+  if (failed.length === 0 || strategy === 'ALL_FAILED' || strategy === 'ANY_FAILED') return '';
+  const shown = failed.slice(0, FAILED_BRANCHES_SHOWN).map(({ label, child }) => {
+    const error = child.errors.at(-1);
+    if (error === undefined) return `${label}: ${child.status}`;
+    const message =
+      error.message.length > BRANCH_MESSAGE_LENGTH
+        ? `${error.message.slice(0, BRANCH_MESSAGE_LENGTH)}…`
+        : error.message;
+    return `${label}: ${error.code}${error.nodeId ? ` at node ${error.nodeId}` : ''}: ${message}`;
+  });
+  const more = failed.length - shown.length;
+  return `; ${shown.join('; ')}${more > 0 ? `; and ${more} more failed` : ''}`;
+}
+
+/** The failed branches of a join over paths, in path order, labelled by the author's path id. */
+function failedPaths(children: readonly Thread[]): Array<{ label: string; child: Thread }> {
+  return children
+    .filter((child) => branchStatusOf(child.status) === 'FAILED')
+    .map((child) => ({
+      label: `path "${child.contextData.authorForkPathId ?? child.contextData.forkPathId}"`,
+      child,
+    }));
+}
+
 /** Seed 000: no completed child → {}, one → its output, several → keyed by the author's path ids. */
 function mergeOutputs(completed: readonly Thread[]): unknown {
   if (completed.length === 0) return {};
@@ -313,7 +351,12 @@ export function joinThreads(options: JoinOptions): JoinResult {
     // Every strategy decides once all branches finished, so this means the runtime joined too early.
     return failure('FAILED', 'JOIN_FAILED', `join could not decide: ${pending} branches have not finished`);
   }
-  if (!decision.success) return failure('FAILED', 'JOIN_FAILED', decision.reason);
+  if (!decision.success)
+    return failure(
+      'FAILED',
+      'JOIN_FAILED',
+      decision.reason + failedBranchesSummary(config.joinStrategy, failedPaths(inOrder)),
+    );
 
   const main = selectMainChild(config, byPath, nodeOption);
   const conversation = main.child

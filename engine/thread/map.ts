@@ -16,7 +16,13 @@ import { restoreConversation } from '../conversation/index.ts';
 import { StepthreadError } from '../errors.ts';
 import { createEvent, type ThreadJoinedEvent } from '../events.ts';
 import type { JoinConfig, JoinStrategy } from '../model/schema.ts';
-import { type BranchOutcome, branchStatusOf, decideJoin, type JoinResult } from './join.ts';
+import {
+  type BranchOutcome,
+  branchStatusOf,
+  decideJoin,
+  failedBranchesSummary,
+  type JoinResult,
+} from './join.ts';
 import type { EngineEnv, Thread } from './types.ts';
 
 export const DEFAULT_ITEM_VARIABLE = 'item';
@@ -173,7 +179,23 @@ export function joinItems(options: JoinItemsOptions): JoinResult {
     }
     return failure('FAILED', 'JOIN_FAILED', `join could not decide: ${pending} items have not finished`);
   }
-  if (!decision.success) return failure('FAILED', 'JOIN_FAILED', decision.reason);
+  if (!decision.success) {
+    const failed = items.flatMap((child, index) =>
+      child && branchStatusOf(child.status) === 'FAILED'
+        ? [
+            {
+              label: `item ${index} (path "${child.contextData.authorForkPathId ?? itemPathId(pathId, index)}")`,
+              child,
+            },
+          ]
+        : [],
+    );
+    return failure(
+      'FAILED',
+      'JOIN_FAILED',
+      decision.reason + failedBranchesSummary(config.joinStrategy, failed),
+    );
+  }
   const main = config.mainItem === undefined ? undefined : items[config.mainItem];
   const conversation =
     main?.status === 'COMPLETED' ? restoreConversation(main.conversation, parent.id) : parent.conversation;

@@ -4,15 +4,25 @@ import { DEFAULT_MAX_STEPS } from '../model/schema.ts';
 import type { NodeResult, Thread } from './types.ts';
 
 /**
+ * The failure of the step past `maxSteps`, naming the setting to raise and where it is set (the
+ * workflow file's top-level field; no run option overrides it).
+ */
+export function maxStepsExceeded(maxSteps: number, nodeId: string): StepthreadError {
+  return new StepthreadError(
+    'MAX_STEPS_EXCEEDED',
+    `the run exceeded maxSteps, ${maxSteps} node executions: to allow more, raise "maxSteps" at the top of the workflow file (default ${DEFAULT_MAX_STEPS}; no run option overrides it)`,
+    { nodeId },
+  );
+}
+
+/**
  * Stores `result` as the latest result of its node and appends an execution-history entry.
  * Throws MAX_STEPS_EXCEEDED when the run would exceed `maxSteps` node executions.
  */
 export function recordNodeResult(thread: Thread, result: NodeResult, maxSteps = DEFAULT_MAX_STEPS): Thread {
   const step = thread.executionHistory.length + 1;
   if (step > maxSteps) {
-    throw new StepthreadError('MAX_STEPS_EXCEEDED', `the run exceeded ${maxSteps} node executions`, {
-      nodeId: result.nodeId,
-    });
+    throw maxStepsExceeded(maxSteps, result.nodeId);
   }
   return {
     ...thread,

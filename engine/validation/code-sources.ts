@@ -24,9 +24,9 @@ export function codeSourcesOf(view: WorkflowView): CodeSource[] {
     if (typeof handler !== 'string' && handler.kind === 'code')
       sources.push({ code: handler.code, path: [...path, 'handler', 'code'], tool: name });
   }
-  for (const { node, path, child } of view.nodes) {
-    if (node?.type === 'CODE')
-      sources.push({ code: node.config.code, path: [...path, 'config', 'code'], nodeId: node.id });
+  for (const { node, id, path, child, unparsedCode } of view.nodes) {
+    const code = node?.type === 'CODE' ? node.config.code : unparsedCode;
+    if (code !== undefined) sources.push({ code, path: [...path, 'config', 'code'], nodeId: id });
     if (child) sources.push(...codeSourcesOf(child));
   }
   return sources;

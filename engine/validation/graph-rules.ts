@@ -18,10 +18,17 @@ import { analyzeForks, type ForkProblem } from '../graph/fork-regions.ts';
 import { analyzeLoops, type LoopMarker, type LoopProblem } from '../graph/loops.ts';
 import type { Path } from '../model/paths.ts';
 import type { WorkflowNode } from '../model/schema.ts';
+import { checkLoopSteps } from './loop-steps.ts';
 import { codedError } from './report.ts';
 import type { NodeView, WorkflowView } from './view.ts';
 
-export function checkGraph(view: WorkflowView): CodedError[] {
+/** The run's step limit, for the loops whose length the file fixes (loop-steps.ts). */
+export interface StepLimit {
+  maxSteps: number;
+  defaulted: boolean;
+}
+
+export function checkGraph(view: WorkflowView, limit?: StepLimit): CodedError[] {
   const errors: CodedError[] = [];
   const byId = new Map<string, NodeView>();
   for (const nodeView of view.nodes) if (!byId.has(nodeView.id)) byId.set(nodeView.id, nodeView);
@@ -85,6 +92,10 @@ export function checkGraph(view: WorkflowView): CodedError[] {
   const unbounded = checkCycles(flow, at);
   checkPathsToEnd(flow, start?.id, unbounded, at);
   checkForks(flow, byId, at);
+  if (limit && loops.problems.length === 0) {
+    const nodes = new Map(parsed.map((node) => [node.id, node]));
+    checkLoopSteps({ flow, loops: loops.loops, nodes, ...limit, topLevel: view.path.length === 0 }, at);
+  }
   return errors;
 }
 

@@ -262,7 +262,15 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
 type Add = (code: CodedError['code'], message: string, at: Path) => void;
 
 function checkFork(node: NodeOfType<'FORK'>, config: Path, add: Add): void {
-  const { forkPathIds, childNodeIds, forEach, maxConcurrency, itemVariable, mode } = node.config;
+  const { forkPathIds, childNodeIds, forEach, maxConcurrency, itemVariable, mode, forkStrategy } =
+    node.config;
+  if (forEach === undefined && forkStrategy === undefined) {
+    add(
+      'INVALID_NODE_CONFIG',
+      'forkStrategy is required on a FORK over paths: "parallel" (the paths run at once) or "serial" (one after another, in order); only a FORK over a list (forEach) may leave it out, and then runs its items in parallel',
+      [...config, 'forkStrategy'],
+    );
+  }
   if (forEach !== undefined && forkPathIds.length !== 1) {
     add(
       'FORK_EACH_PATHS',

@@ -19,10 +19,11 @@ import {
   type VariableDeclaration,
   type VariableType,
   type Workflow,
+  type WorkflowNode,
 } from '../model/schema.ts';
 import { closestKey } from '../model/unknown-keys.ts';
 import { type CodeSource, codeSourcesOf } from './code-sources.ts';
-import { checkGraph } from './graph-rules.ts';
+import { checkGraph, type StepLimit } from './graph-rules.ts';
 import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
@@ -51,7 +52,7 @@ export function validateWorkflow(data: unknown): ValidationResult {
     const root: NodeScope = { profiles: new Set(), tools: new Set(), variables: [] };
     const view = viewWorkflow(data, []);
     errors.push(
-      ...checkLevel(view, root),
+      ...checkLevel(view, root, stepLimitOf(data)),
       ...checkIds(view),
       ...checkInlinedIds(view),
       ...checkNodeReferences(view),
@@ -99,12 +100,50 @@ function checkNodeReferences(view: WorkflowView, outer: (id: string) => boolean 
   return errors;
 }
 
-/** Names a node's expressions may read besides variables (engine/scope.ts; a loop's `index`, a list FORK's `item`). */
-const SCOPE_NAMES = ['input', 'nodes', 'thread', 'index', 'item'];
+/** Names a node's expressions may read besides variables (engine/scope.ts). */
+const SCOPE_NAMES = ['input', 'nodes', 'thread'];
 /** What an AFTER_EXECUTE hook reads besides: the node's outcome. */
 const AFTER_HOOK_NAMES = ['result'];
 /** Names only an http tool's templates read; in a node they would render as nothing. */
 const TOOL_ONLY_NAMES: ReadonlySet<string> = new Set(HTTP_TEMPLATE_SCOPE);
+
+/**
+ * The names iterations give: a LOOP_START's `iterationVariable` (default `item`) and `index`; a FORK
+ * over a list's `itemVariable` (default `item`) and `<itemVariable>Index` (functions/nodes/loop.ts,
+ * engine/thread/map.ts). `item` and `index` exist only as one of these, so each name is kept with
+ * what gives it, for the hint when a node reads the default name that was renamed.
+ */
+function iterationNames(node: WorkflowNode | undefined, type: string): Array<[string, string]> {
+  if (type === 'LOOP_START') {
+    // Unreadable: its names are unknown, so the defaults are assumed rather than refused.
+    const name = node?.type === 'LOOP_START' ? (node.config.iterationVariable ?? 'item') : 'item';
+    const loop = node ? `LOOP_START ${node.id}` : 'a LOOP_START';
+    return [
+      [name, `${loop}'s item`],
+      ['index', `${loop}'s index`],
+    ];
+  }
+  if (type === 'FORK' && (node?.type !== 'FORK' || node.config.forEach !== undefined)) {
+    const name = node?.type === 'FORK' ? (node.config.itemVariable ?? 'item') : 'item';
+    const fork = node ? `FORK ${node.id}` : 'a FORK';
+    return [
+      [name, `${fork}'s item (itemVariable)`],
+      [`${name}Index`, `${fork}'s item index`],
+    ];
+  }
+  return [];
+}
+
+/** The defaults a renamed iteration variable replaces, and what each was renamed to. */
+function renamedIterationHint(name: string, iterations: ReadonlyMap<string, string>): string | undefined {
+  const isIndex = /index$/i.test(name);
+  if (name !== 'item' && name !== 'index' && name !== 'itemIndex') return undefined;
+  const candidates = [...iterations].filter(([candidate]) => /Index$|^index$/.test(candidate) === isIndex);
+  if (candidates.length === 0) return undefined;
+  const [[first]] = candidates as [[string, string]];
+  const where = candidates.map(([candidate, origin]) => `"${candidate}" is ${origin}`).join(', ');
+  return `did you mean "${first}"? "${name}" is defined only where it is the iteration variable: ${where}`;
+}
 
 /**
  * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
@@ -114,20 +153,19 @@ const TOOL_ONLY_NAMES: ReadonlySet<string> = new Set(HTTP_TEMPLATE_SCOPE);
  */
 function checkVariableReferences(view: WorkflowView): CodedError[] {
   const defined = new Set(SCOPE_NAMES);
+  const iterations = new Map<string, string>();
   const collect = (level: WorkflowView) => {
     for (const { declaration } of level.variables) defined.add(declaration.name);
-    for (const { node, child } of level.nodes) {
+    for (const { node, type, child } of level.nodes) {
       const config = (node && 'config' in node ? node.config : undefined) as
         | Record<string, unknown>
         | undefined;
-      for (const field of ['variableName', 'outputVariable', 'iterationVariable']) {
+      for (const field of ['variableName', 'outputVariable']) {
         if (typeof config?.[field] === 'string') defined.add(config[field] as string);
       }
-      // A FORK over a list: each item's thread scope holds the item and its index.
-      if (node?.type === 'FORK' && typeof config?.forEach === 'string') {
-        const name = typeof config.itemVariable === 'string' ? config.itemVariable : 'item';
+      for (const [name, origin] of iterationNames(node, type)) {
         defined.add(name);
-        defined.add(`${name}Index`);
+        if (!iterations.has(name)) iterations.set(name, origin);
       }
       for (const field of ['inputMapping', 'outputMapping']) {
         if (isRecord(config?.[field]))
@@ -150,7 +188,8 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
       for (const name of identifiersOf(source)) {
         if (names.has(name) || reported.has(name)) continue;
         reported.add(name);
-        const suggestion = closestKey(name, [...names]);
+        const closest = closestKey(name, [...names]);
+        const suggestion = closest ? `did you mean "${closest}"?` : renamedIterationHint(name, iterations);
         errors.push(
           codedError(
             'UNKNOWN_VARIABLE_REFERENCE',
@@ -158,7 +197,7 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
               ? `node ${node.id} reads "${name}", which only an http tool's url, headers and body templates can read (${name === 'secrets' ? "secrets never enter a node's data" : 'the arguments of its call'})`
               : AFTER_HOOK_NAMES.includes(name)
                 ? `node ${node.id} reads "${name}", which only its AFTER_EXECUTE hooks can read (the node's outcome)`
-                : `node ${node.id} reads "${name}", which no variable declaration, node or loop defines${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+                : `node ${node.id} reads "${name}", which no variable declaration, node or loop defines${suggestion ? `; ${suggestion}` : ''}`,
             path,
             node.id,
           ),
@@ -252,8 +291,17 @@ function identifiersOf(source: string): readonly string[] {
   }
 }
 
-/** Checks one workflow level, then the child workflows of its SUBGRAPH nodes. */
-function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
+/** The run's maxSteps, when the file's value is usable (a wrong one is a SCHEMA_INVALID of its own). */
+function stepLimitOf(data: Record<string, unknown>): StepLimit | undefined {
+  const { maxSteps } = data;
+  if (maxSteps === undefined) return { maxSteps: DEFAULT_MAX_STEPS, defaulted: true };
+  return typeof maxSteps === 'number' && Number.isInteger(maxSteps) && maxSteps > 0
+    ? { maxSteps, defaulted: false }
+    : undefined;
+}
+
+/** Checks one workflow level, then the child workflows of its SUBGRAPH nodes (one run, one maxSteps). */
+function checkLevel(view: WorkflowView, enclosing: NodeScope, limit: StepLimit | undefined): CodedError[] {
   const scope: NodeScope = {
     profiles: union(enclosing.profiles, view.profiles),
     tools: union(enclosing.tools, view.tools),
@@ -269,9 +317,9 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope): CodedError[] {
     if (node) errors.push(...checkNode(node, path, scope));
     if (node?.type === 'FORK')
       errors.push(...checkPathIdsUnique(node.id, node.config.forkPathIds, path, pathIdOwners));
-    if (child) errors.push(...checkLevel(child, scope));
+    if (child) errors.push(...checkLevel(child, scope, limit));
   }
-  errors.push(...checkGraph(view));
+  errors.push(...checkGraph(view, limit));
   return errors;
 }
 

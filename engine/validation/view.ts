@@ -22,6 +22,11 @@ export interface NodeView {
   type: NodeType;
   /** The parsed node; undefined when its own fields failed the structural parse. */
   node?: WorkflowNode;
+  /**
+   * CODE only, when the node failed the structural parse for another field: its `code`, so whether
+   * it compiles is still checked in the same run.
+   */
+  unparsedCode?: string;
   /** SUBGRAPH only: the child workflow, read just as leniently. */
   child?: WorkflowView;
 }
@@ -112,6 +117,8 @@ function readNode(view: WorkflowView, raw: unknown, path: Path): void {
   const nodeView: NodeView = { path, id: raw.id, type: nodeType };
   if (parsed.success) nodeView.node = parsed.data as WorkflowNode;
   else if (FLOW_TYPES.has(nodeType)) view.incomplete = true;
+  else if (nodeType === 'CODE' && isRecord(raw.config) && typeof raw.config.code === 'string')
+    nodeView.unparsedCode = raw.config.code;
   if (nodeType === 'SUBGRAPH' && isRecord(raw.config) && isRecord(raw.config.workflow)) {
     nodeView.child = viewWorkflow(raw.config.workflow, [...path, 'config', 'workflow']);
   }

@@ -26,7 +26,13 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
-import { deepCopy, isTerminalStatus, lineageOf, transitionThread } from '../../engine/thread/index.ts';
+import {
+  deepCopy,
+  isTerminalStatus,
+  lineageOf,
+  maxStepsExceeded,
+  transitionThread,
+} from '../../engine/thread/index.ts';
 import type {
   Envelope,
   NodeLogs,
@@ -560,15 +566,7 @@ async function executeStep(
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     ...(startedAt === undefined ? {} : { startedAt }),
     logic: async () => {
-      if (step > envelope.maxSteps) {
-        throw new StepthreadError(
-          'MAX_STEPS_EXCEEDED',
-          `the run exceeded ${envelope.maxSteps} node executions`,
-          {
-            nodeId: node.id,
-          },
-        );
-      }
+      if (step > envelope.maxSteps) throw maxStepsExceeded(envelope.maxSteps, node.id);
       try {
         return await behaviour.logic(ctx);
       } catch (error) {

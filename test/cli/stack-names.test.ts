@@ -1,10 +1,12 @@
 /** Table and bucket of a deployed stack: variables, else the stack's outputs (cached), else defaults. */
 import { existsSync, mkdtempSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStores } from '../../cli/local-session.ts';
 import { type DescribeOutputs, deployedResourceNames } from '../../cli/stack-names.ts';
+import { cliProcessSync, envWithoutTarget } from '../support/cli-process.ts';
 
 const target = { kind: 'aws' } as const;
 const OUTPUTS = { TableName: 'Agents-RuntimeTable1A2B', BucketName: 'agents-runtimeconversations3c4d' };
@@ -71,4 +73,77 @@ describe('deployed table and bucket names', () => {
     expect(existsSync(dataDir)).toBe(false);
     await session.close();
   });
+});
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The environment without any AWS setting of this machine's, plus `extra`. */
+function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = envWithoutTarget();
+  for (const name of Object.keys(env))
+    if (name.startsWith('AWS_') || name.startsWith('STEPTHREAD_')) delete env[name];
+  return { ...env, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', ...extra };
+}
+
+describe('a deployed stack that cannot be read', () => {
+  it('is AWS_ENDPOINT_UNREACHABLE naming the endpoint when nothing listens there (not DEPLOY_CONFIG_INVALID)', async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const env = { AWS_ENDPOINT_URL: endpoint, AWS_REGION: 'us-east-1' };
+    await expect(
+      deployedResourceNames(env, { kind: 'endpoint', endpoint }, { stack: 'Agents' }),
+    ).rejects.toMatchObject({
+      code: 'AWS_ENDPOINT_UNREACHABLE',
+      message: `cannot read the outputs of stack Agents: cannot reach ${endpoint} (AWS_ENDPOINT_URL): ECONNREFUSED. Is LocalStack (or whatever serves it) running there? Start it, or set AWS_ENDPOINT_URL to where it listens; unset it to use AWS`,
+    });
+  });
+
+  it('is STACK_NOT_FOUND when CloudFormation has no such stack, saying where it looked', async () => {
+    const missing: DescribeOutputs = async (stack) => {
+      throw Object.assign(new Error(`Stack with id ${stack} does not exist`), { name: 'ValidationError' });
+    };
+    await expect(
+      deployedResourceNames({ AWS_REGION: 'eu-west-1' }, target, { stack: 'Agents', describe: missing }),
+    ).rejects.toMatchObject({
+      code: 'STACK_NOT_FOUND',
+      message:
+        'stack Agents does not exist in region eu-west-1: deploy it (npm run deploy), or name the deployed one with --stack or STEPTHREAD_STACK_NAME',
+    });
+  });
+
+  it('is AWS_REGION_MISSING saying to set AWS_REGION, from pending --stack and start (real processes)', () => {
+    const env = bareEnv({ STEPTHREAD_TARGET: 'aws', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y' });
+    const pending = cliProcessSync(['pending', '--stack', 'Agents'], { env, timeout: 60_000 });
+    expect(pending.status).toBe(1);
+    expect(pending.stderr).toBe(
+      'stepthread: cannot open the stores\n  AWS_REGION_MISSING: cannot read the outputs of stack Agents: no AWS region is set: set AWS_REGION (for example `export AWS_REGION=us-east-1`), or a region in your AWS profile\n',
+    );
+    const start = cliProcessSync(['start', 'triage'], { env, timeout: 60_000 });
+    expect(start.status).toBe(1);
+    expect(start.stderr).toMatch(
+      /^stepthread: cannot start triage\n {2}AWS_REGION_MISSING: no AWS region is set: /,
+    );
+  }, 120_000);
+
+  it('is AWS_ENDPOINT_UNREACHABLE from start and pending when LocalStack is not running (real processes)', async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const env = bareEnv({ AWS_ENDPOINT_URL: endpoint });
+    const start = cliProcessSync(['start', 'triage'], { env, timeout: 60_000 });
+    expect(start.status).toBe(1);
+    expect(start.stderr).toMatch(
+      new RegExp(
+        `^stepthread: cannot start triage\\n {2}AWS_ENDPOINT_UNREACHABLE: cannot reach ${endpoint} \\(AWS_ENDPOINT_URL\\): ECONNREFUSED\\.`,
+      ),
+    );
+    // Without a stack: the table itself is where the refusal comes from (it read NODE_EXECUTION_FAILED).
+    const pending = cliProcessSync(['pending'], { env, timeout: 60_000 });
+    expect(pending.status).toBe(1);
+    expect(pending.stderr).toContain(`AWS_ENDPOINT_UNREACHABLE: cannot reach ${endpoint} (AWS_ENDPOINT_URL)`);
+  }, 120_000);
 });

@@ -82,6 +82,60 @@ describe('stepthread validate', () => {
     ]);
   });
 
+  it.each([
+    [
+      '°',
+      'a trailing comma',
+      '{\n  "description": "Temperature in °C",\n  "nodes": [1,]\n}\n',
+      3,
+      15,
+      "Unexpected token ']'",
+    ],
+    [
+      'é',
+      'a missing comma',
+      '{\n  "description": "café",\n  "id": "x" "version": 1\n}\n',
+      3,
+      13,
+      "Expected ',' or '}' after property value",
+    ],
+    [
+      'an emoji',
+      'a bad token on its line',
+      '{\n  "description": "ship 🚀", "id": tru\n}\n',
+      2,
+      37,
+      'Unexpected "\\n"',
+    ],
+    [
+      'é and an emoji',
+      'an early end',
+      '{"description": "é😀", "nodes": [',
+      1,
+      33,
+      'Unexpected end of JSON input',
+    ],
+  ])(
+    'names the line and column of a JSON syntax error after %s (%s)',
+    async (_chars, _mistake, text, line, column, problem) => {
+      const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+      try {
+        const file = join(dir, 'broken.json');
+        await writeFile(file, text);
+        const result = await run('validate', '--json', file);
+        expect(result.code).toBe(1);
+        expect(JSON.parse(result.out).errors).toEqual([
+          {
+            code: 'WORKFLOW_PARSE_ERROR',
+            message: `${file} is not valid JSON at line ${line}, column ${column}: ${problem}`,
+          },
+        ]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('exits 2 for a missing file, a missing argument or an unknown command', async () => {
     const missing = await run('validate', fixture('valid/does-not-exist.json'));
     expect(missing.code).toBe(2);
@@ -260,6 +314,37 @@ describe('CODE that does not compile', () => {
       // Nothing of the code runs while it is checked: a loop that never ends is valid and quick to say so.
       await writeFile(file, JSON.stringify(chain('endless', [code('spin', 'while (true) {}')])));
       expect(await run('validate', file)).toMatchObject({ code: 0, out: expect.stringContaining('valid') });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('every problem at once', () => {
+  it('reports code that does not compile beside an unknown key and a malformed field of its own CODE node', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const workflow = {
+        ...chain('both', [
+          { id: 'calc', type: 'CODE', config: { code: 'return input +;', outputVarible: 'total' } },
+          { id: 'slow', type: 'CODE', config: { code: 'if (input) {', timeoutMs: 'soon' } },
+          { id: 'ask', type: 'LLM', config: { prompt: '{{totl}}' } },
+        ]),
+        profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+      };
+      const file = join(dir, 'both.json');
+      await writeFile(file, JSON.stringify(workflow));
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      expect(
+        JSON.parse(result.out).errors.map(({ code, path }: { code: string; path?: string }) => [code, path]),
+      ).toEqual([
+        ['INVALID_NODE_CONFIG', 'nodes[2].config.timeoutMs'],
+        ['UNKNOWN_KEY', 'nodes[1].config.outputVarible'],
+        ['UNKNOWN_VARIABLE_REFERENCE', 'nodes[3]'],
+        ['CODE_SYNTAX_ERROR', 'nodes[1].config.code'],
+        ['CODE_SYNTAX_ERROR', 'nodes[2].config.code'],
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

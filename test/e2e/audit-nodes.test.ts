@@ -5,6 +5,7 @@
  * types, maxSteps, and tools called with bad arguments — end to end on the embedded runtime.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateWorkflow } from '../../engine/validation/validate.ts';
 import { type E2e, startE2e, valid } from './helpers.ts';
 
 let e2e: E2e;
@@ -313,20 +314,66 @@ describe('VARIABLE, maxSteps and tools', () => {
   });
 
   it('ends a run past maxSteps with MAX_STEPS_EXCEEDED', async () => {
+    // The count comes from the input: a fixed one validate already refuses (the next test).
     const long = valid({
       ...linear(
         'max-steps',
         [
-          { id: 'each', type: 'LOOP_START', config: { loopId: 'l', dataSource: 100, maxIterations: 100 } },
+          {
+            id: 'each',
+            type: 'LOOP_START',
+            config: { loopId: 'l', dataSource: '{{input.count}}', maxIterations: 100 },
+          },
           { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
         ],
         'done',
       ),
       maxSteps: 10,
     });
-    const outcome = await run(long);
+    const outcome = await run(long, { count: 100 });
     expect(outcome.status).toBe('FAILED');
-    expect(outcome.error?.code).toBe('MAX_STEPS_EXCEEDED');
+    // It names the setting, its value and where to raise it.
+    expect(outcome.error).toMatchObject({
+      code: 'MAX_STEPS_EXCEEDED',
+      nodeId: 'next',
+      message:
+        'the run exceeded maxSteps, 10 node executions: to allow more, raise "maxSteps" at the top of the workflow file (default 1000; no run option overrides it)',
+    });
+  });
+
+  it('runs a loop of fixed length in exactly the steps validate counts for it', async () => {
+    // START, 5 × (LOOP_START, VARIABLE, LOOP_END), the exit LOOP_START, END: 18 steps.
+    const fixed = (maxSteps: number) => ({
+      id: 'fixed-steps',
+      version: 1,
+      maxSteps,
+      variables: [{ name: 'n', type: 'number', initial: 0 }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'each', type: 'LOOP_START', config: { loopId: 'l', dataSource: 5, maxIterations: 10 } },
+        {
+          id: 'inc',
+          type: 'VARIABLE',
+          config: { variableName: 'n', variableType: 'number', expression: 'n + 1' },
+        },
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END', config: { output: '{{n}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'each' },
+        { from: 'each', to: 'inc' },
+        { from: 'inc', to: 'next' },
+        { from: 'next', to: 'end' },
+      ],
+    });
+    expect(validateWorkflow(fixed(17)).errors).toEqual([
+      expect.objectContaining({
+        code: 'MAX_STEPS_EXCEEDED',
+        message: expect.stringContaining('at least 18 steps'),
+      }),
+    ]);
+    const outcome = await run(valid(fixed(18)));
+    expect(outcome).toMatchObject({ status: 'COMPLETED', output: 5 });
   });
 
   const add = {

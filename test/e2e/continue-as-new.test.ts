@@ -23,7 +23,7 @@ afterAll(() => e2e.close());
 const AFTER_CHECK = 9;
 
 /** An LLM turn, then LOOP_START → VARIABLE count+1 → LOOP_END `iterations` times, then another turn. */
-function countingWorkflow(iterations: number, extra: Partial<Workflow> = {}): Workflow {
+function countingWorkflow(iterations: number, extra: Partial<Workflow> = {}, dataSource?: string): Workflow {
   return valid({
     id: `count-${iterations}`,
     version: 1,
@@ -41,7 +41,11 @@ function countingWorkflow(iterations: number, extra: Partial<Workflow> = {}): Wo
     nodes: [
       { id: 'start', type: 'START' },
       { id: 'ask', type: 'LLM', config: { prompt: 'Count to {{input.n}}' } },
-      { id: 'loop', type: 'LOOP_START', config: { loopId: 'l', maxIterations: iterations } },
+      {
+        id: 'loop',
+        type: 'LOOP_START',
+        config: { loopId: 'l', maxIterations: iterations, ...(dataSource ? { dataSource } : {}) },
+      },
       {
         id: 'inc',
         type: 'VARIABLE',
@@ -232,7 +236,8 @@ describe('continue-as-new on the embedded runtime', () => {
   });
 
   it('keeps maxSteps for the whole run, not per execution', async () => {
-    const workflow = countingWorkflow(60, { maxSteps: 100 });
+    // The count comes from the input: a fixed one over maxSteps is refused by validate.
+    const workflow = countingWorkflow(60, { maxSteps: 100 }, '{{input.n}}');
     const single = await e2e.runtime.prepare(workflow).run({ n: 60 }, { noRetryWaits: true });
     const continued = await e2e.runtime
       .prepare(workflow, { continueAfterEvents: 200 })

@@ -231,3 +231,24 @@ describe('every strategy, the main path fast, slow or failing: the outcome never
     }
   }
 });
+
+describe('JOIN_FAILED names the branches that failed', () => {
+  it('gives the first three failed paths with their error code and message, and how many more', async () => {
+    const workflow = forkWorkflow('failed-branches', {
+      paths: ['a', 'b', 'c', 'd'],
+      // Decided once every branch has failed: which ones failed does not depend on timing.
+      join: { joinStrategy: 'ANY_COMPLETED' },
+      profiles: { a: 'broken', b: 'broken', c: 'broken', d: 'broken' },
+      extraProfiles: { broken: { provider: 'scripted', responses: [] } },
+    });
+    const outcome = await e2e.runtime.prepare(workflow).run();
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toMatchObject({ code: 'JOIN_FAILED', nodeId: 'merge' });
+    const branch = (path: string) => `path "${path}": LLM_PROVIDER_ERROR at node ${path}-work: [^;]+`;
+    expect(outcome.error?.message).toMatch(
+      new RegExp(
+        `^all 4 branches failed; ${branch('a')}; ${branch('b')}; ${branch('c')}; and 1 more failed$`,
+      ),
+    );
+  });
+});

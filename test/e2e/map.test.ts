@@ -28,7 +28,8 @@ interface MapOptions {
   threshold?: number;
   timeout?: number;
   maxConcurrency?: number;
-  forkStrategy?: 'parallel' | 'serial';
+  /** null: left out (a list FORK then runs parallel). */
+  forkStrategy?: 'parallel' | 'serial' | null;
   mainItem?: number;
   mode?: 'inline' | 'distributed';
 }
@@ -45,7 +46,7 @@ function mapWorkflow(id: string, options: MapOptions = {}) {
         type: 'FORK',
         config: {
           forkPathIds: ['each'],
-          forkStrategy: options.forkStrategy ?? 'parallel',
+          ...(options.forkStrategy === null ? {} : { forkStrategy: options.forkStrategy ?? 'parallel' }),
           childNodeIds: ['work'],
           forEach: '{{input.items}}',
           itemVariable: 'x',
@@ -109,6 +110,13 @@ describe('FORK over a list', () => {
     expect(outcome.events.some((event) => event.stateType === 'Map')).toBe(true);
   });
 
+  it('runs without forkStrategy, as parallel', async () => {
+    const workflow = mapWorkflow('no-strategy', { forkStrategy: null });
+    expect(workflow.nodes[1]).not.toHaveProperty('config.forkStrategy');
+    const outcome = await e2e.runtime.prepare(workflow).run({ items: items([], 3) });
+    expect(outcome).toMatchObject({ status: 'COMPLETED', output: { merged: [ok(0), ok(1), ok(2)] } });
+  });
+
   it('an empty list joins at once with []', async () => {
     const outcome = await e2e.runtime.prepare(mapWorkflow('empty')).run({ items: [] });
     expect(outcome.status).toBe('COMPLETED');
@@ -134,6 +142,17 @@ describe('FORK over a list', () => {
       const outcome = await e2e.runtime.prepare(mapWorkflow('all-completed')).run({ items: items([2]) });
       expect(outcome.status).toBe('FAILED');
       expect(outcome.error?.code).toBe('JOIN_FAILED');
+    });
+
+    it('JOIN_FAILED names the failed items by index and path, with their errors', async () => {
+      const workflow = mapWorkflow('failed-items', { joinStrategy: 'ANY_COMPLETED' });
+      const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 2, 3, 4]) });
+      expect(outcome.status).toBe('FAILED');
+      const item = (i: number) =>
+        `item ${i} \\(path "each\\[${i}\\]"\\): EXPRESSION_ERROR at node work: [^;]+`;
+      expect(outcome.error?.message).toMatch(
+        new RegExp(`^all 5 branches failed; ${item(0)}; ${item(1)}; ${item(2)}; and 2 more failed$`),
+      );
     });
 
     it('ANY_COMPLETED completes with the failed slots holding their errors', async () => {

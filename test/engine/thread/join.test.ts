@@ -141,7 +141,10 @@ describe('joinThreads outcomes', () => {
   it('fails with JOIN_FAILED at the first failure of ALL_COMPLETED, leaving the parent as it was', () => {
     const { parent, forkPathIds, children } = setup(['a', 'b', 'c']);
     const a = finish(children[0]!, 'COMPLETED', 'A');
-    const b = finish(children[1]!, 'FAILED');
+    const b = {
+      ...finish(children[1]!, 'FAILED'),
+      errors: [{ code: 'LLM_PROVIDER_ERROR' as const, message: 'the model said no', nodeId: 'b1' }],
+    };
     const {
       parent: after,
       result,
@@ -156,7 +159,12 @@ describe('joinThreads outcomes', () => {
     expect(result).toEqual({
       status: 'FAILED',
       output: 'A',
-      error: { code: 'JOIN_FAILED', message: '1 of 3 branches failed', nodeId: 'merge' },
+      // It names the failed branch and its error.
+      error: {
+        code: 'JOIN_FAILED',
+        message: '1 of 3 branches failed; path "b": LLM_PROVIDER_ERROR at node b1: the model said no',
+        nodeId: 'merge',
+      },
     });
     expect(events[0]).toMatchObject({ type: 'THREAD_JOINED', status: 'FAILED' });
     expect(events[0]).not.toHaveProperty('mainPathId');

@@ -53,7 +53,39 @@ describe('validateWorkflow', () => {
     ]);
   });
 
-  it('says a key the schema knows elsewhere is misplaced, rather than suggesting the key itself', () => {
+  it('reports unknown keys beside structural errors elsewhere, in subgraphs too', () => {
+    const child = {
+      ...linear(),
+      id: 'child',
+      colour: 'red',
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 7, outputVarible: 'x' } },
+        { id: 'end', type: 'END', config: { outptu: 'x' } },
+      ],
+    };
+    const workflow = {
+      ...linear(),
+      maxStep: 10,
+      variables: [{ name: 'n', type: 'number', initial: 0, scpoe: 'thread' }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'SUBGRAPH', config: { workflow: child } },
+        { id: 'end', type: 'END', config: { output: 'x' } },
+      ],
+    };
+    // The LLM node that does not parse still has its unknown key named.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_NODE_CONFIG', 'nodes[1].config.workflow.nodes[1].config.prompt'],
+      ['UNKNOWN_KEY', 'maxStep'],
+      ['UNKNOWN_KEY', 'variables[0].scpoe'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.colour'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.nodes[1].config.outputVarible'],
+      ['UNKNOWN_KEY', 'nodes[1].config.workflow.nodes[2].config.outptu'],
+    ]);
+  });
+
+  it('says where a key the schema knows elsewhere belongs, rather than suggesting the key itself', () => {
     const workflow = {
       ...linear(),
       nodes: [
@@ -71,7 +103,7 @@ describe('validateWorkflow', () => {
       {
         code: 'UNKNOWN_KEY',
         message:
-          'nodes[1].config.keepLast: unknown key "keepLast" here: "keepLast" belongs in another object (misplaced?)',
+          'nodes[1].config.keepLast: unknown key "keepLast" here: "keepLast" belongs in "truncate" of the config of a CONTEXT_PROCESSOR node',
         path: 'nodes[1].config.keepLast',
         nodeId: 'ask',
       },
@@ -99,6 +131,40 @@ describe('validateWorkflow', () => {
     };
     expect(validateWorkflow(workflow).errors.map((error) => error.message)).toEqual([
       'nodes[1].config.breakCondition: unknown key "breakCondition" here: "breakCondition" belongs in the config of a LOOP_END node',
+    ]);
+  });
+
+  it('says where a known key put in the wrong place belongs: byPrompt in a reply, not the profile', () => {
+    const workflow = {
+      ...linear(),
+      maxIterations: 3,
+      profiles: {
+        default: { provider: 'scripted', byPrompt: [{ contains: 'refund', reply: 'yes' }] },
+        other: { provider: 'scripted', responses: ['ok'], apiKeyEnv: 'KEY' },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 'hi' }, breakCondition: 'true' },
+        { id: 'end', type: 'END' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map((error) => [error.code, error.message])).toEqual([
+      [
+        'UNKNOWN_KEY',
+        'profiles.default.byPrompt: unknown key "byPrompt" here: "byPrompt" belongs in a reply of a scripted profile, an entry of its "responses" or of a "byNode" list: "byNode": {"<node id>": [{"byPrompt": [{"contains": "…", "reply": "…"}], "otherwise": "…"}]}',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'profiles.other.apiKeyEnv: unknown key "apiKeyEnv" here: "apiKeyEnv" belongs in an entry of "profiles" with "provider": "openai"',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'nodes[1].breakCondition: unknown key "breakCondition" here: "breakCondition" belongs in the config of a LOOP_END node',
+      ],
+      [
+        'UNKNOWN_KEY',
+        'maxIterations: unknown key "maxIterations" here: "maxIterations" belongs in the config of a LOOP_START node',
+      ],
     ]);
   });
 
@@ -159,6 +225,11 @@ describe('validateWorkflow', () => {
         message: expect.stringMatching(
           /^nodes\[1\]\.config\.userInteractionType: required but missing \(.*\); the object has "interactionType": did you mean "userInteractionType"\?$/,
         ),
+      }),
+      // In the same run, the other key it does not take; "interactionType" is named above already.
+      expect.objectContaining({
+        code: 'UNKNOWN_KEY',
+        message: 'nodes[1].config.message: unknown key "message"; did you mean "showMessage"?',
       }),
     ]);
   });
@@ -497,6 +568,45 @@ describe('validateWorkflow', () => {
       ],
     };
     expect(validateWorkflow(workflow).errors).toEqual([]);
+  });
+
+  it("reads a LOOP_START's renamed item only by its name, and index in any loop", () => {
+    const loop = (iterationVariable: string | undefined, prompt: string) => ({
+      id: 'loop',
+      version: 1,
+      profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ls',
+          type: 'LOOP_START',
+          config: {
+            loopId: 'L',
+            dataSource: ['a'],
+            maxIterations: 5,
+            ...(iterationVariable ? { iterationVariable } : {}),
+          },
+        },
+        { id: 'ask', type: 'LLM', config: { prompt } },
+        { id: 'le', type: 'LOOP_END', config: { loopId: 'L' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ls' },
+        { from: 'ls', to: 'ask' },
+        { from: 'ask', to: 'le' },
+        { from: 'le', to: 'end' },
+      ],
+    });
+    expect(validateWorkflow(loop(undefined, '{{item}} {{index}}')).errors).toEqual([]);
+    expect(validateWorkflow(loop('city', '{{city}} {{index}}')).errors).toEqual([]);
+    expect(validateWorkflow(loop('city', '{{item}} {{index}}')).errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        nodeId: 'ask',
+        message: expect.stringMatching(/reads "item".*did you mean "city"\?.*LOOP_START ls's item/),
+      }),
+    ]);
   });
 
   it('never throws and always returns coded errors, whatever the input', () => {
