@@ -32,7 +32,7 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
     io.stdout(`${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
     for (const error of errors) io.stdout(`  ${formatCodedError(error)}\n`);
   }
-  for (const warning of warnings) io.stdout(`  warning: ${formatCodedError(warning)}\n`);
+  if (!options.json) for (const warning of warnings) io.stdout(`  warning: ${formatCodedError(warning)}\n`);
   return valid ? EXIT.ok : EXIT.invalid;
 }
 
