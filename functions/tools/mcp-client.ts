@@ -45,6 +45,11 @@ interface Connection {
   client: Client;
   /** A coded failure the transport saw (egress refused, response too large), preferred over the SDK's. */
   failure?: ToolFailure;
+  /**
+   * Aborted with that failure: a broken response stream is not always a failed request to the SDK
+   * (it may wait for the rest of an SSE stream), so the request in flight is ended here.
+   */
+  failed: AbortController;
   stderr?: () => string;
 }
 
@@ -116,27 +121,39 @@ export class McpConnections {
     const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
     if (cancel?.aborted) throw new ToolFailure('TOOL_FAILED', `tool "${toolName}": the call was cancelled`);
     let connection: Connection | undefined;
+    const key = connectionKey(handler);
     try {
-      connection = await this.connection(toolName, handler, signal, timeoutMs);
-      return await run(connection.client, { signal, timeout: timeoutMs });
+      connection = await this.connection(key, toolName, handler, signal, timeoutMs);
+      const live = AbortSignal.any([signal, connection.failed.signal]);
+      return await run(connection.client, { signal: live, timeout: timeoutMs });
     } catch (error) {
-      throw await this.failure(error, { toolName, handler, what, connection, timeout, timeoutMs });
+      const failure = await this.failure(error, { toolName, handler, what, connection, timeout, timeoutMs });
+      // A connection whose transport failed is not used again: the next request connects afresh.
+      if (connection?.failure) this.evict(key, connection);
+      throw failure;
     }
   }
 
+  private evict(key: string, connection: Connection): void {
+    const pending = this.open.get(key);
+    if (pending === undefined) return;
+    void pending.then(
+      (open) => {
+        if (open !== connection) return;
+        if (this.open.get(key) === pending) this.open.delete(key);
+        return connection.client.close().catch(() => {});
+      },
+      () => {},
+    );
+  }
+
   private connection(
+    key: string,
     toolName: string,
     handler: McpToolHandler,
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<Connection> {
-    const key = JSON.stringify([
-      handler.url,
-      handler.command,
-      handler.headers,
-      handler.env,
-      handler.allowPrivateNetwork,
-    ]);
     let pending = this.open.get(key);
     if (pending === undefined) {
       pending = this.connect(toolName, handler, signal, timeoutMs);
@@ -157,13 +174,16 @@ export class McpConnections {
   ): Promise<Connection> {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const connection: Connection = { client };
+    const connection: Connection = { client, failed: new AbortController() };
     const transport =
       handler.url !== undefined
         ? await this.httpTransport(toolName, handler.url, handler, connection)
         : await this.stdioTransport(toolName, handler, connection);
     try {
-      await client.connect(transport, { signal, timeout: timeoutMs });
+      await client.connect(transport, {
+        signal: AbortSignal.any([signal, connection.failed.signal]),
+        timeout: timeoutMs,
+      });
     } catch (error) {
       await client.close().catch(() => {});
       throw new ConnectFailed(error, connection);
@@ -199,6 +219,7 @@ export class McpConnections {
       maxResponseBytes: this.options.env.maxOutputBytes ?? Number.POSITIVE_INFINITY,
       onFailure: (failure) => {
         connection.failure ??= failure;
+        connection.failed.abort(failure);
       },
     });
     const { StreamableHTTPClientTransport } = await import(
@@ -286,6 +307,17 @@ export class McpConnections {
       ? new ToolFailure('TOOL_FAILED', message, { cause })
       : new ToolFailure('TOOL_HTTP_ERROR', message, { status, cause });
   }
+}
+
+/** Requests with the same server settings share a connection. */
+function connectionKey(handler: McpToolHandler): string {
+  return JSON.stringify([
+    handler.url,
+    handler.command,
+    handler.headers,
+    handler.env,
+    handler.allowPrivateNetwork,
+  ]);
 }
 
 /** A failed connect, carrying the connection so its coded failure (if any) is not lost. */

@@ -26,6 +26,15 @@ export interface GuardedFetchOptions {
   onFailure: (failure: ToolFailure) => void;
 }
 
+function leavesOrigin(location: string | undefined, origin: string): boolean {
+  if (location === undefined) return false;
+  try {
+    return new URL(location, origin).origin !== origin;
+  } catch {
+    return true;
+  }
+}
+
 /** Statuses whose responses have no body (the Response constructor refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -86,8 +95,21 @@ function bodyOf(body: RequestInit['body']): string | undefined {
   throw new Error('the MCP transport sent a body that is not text');
 }
 
+/** Redirect statuses: one that leaves the origin is refused (the transport does not follow it). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 function toResponse(response: IncomingMessage, options: GuardedFetchOptions): Response {
   const status = response.statusCode ?? 0;
+  if (REDIRECTS.has(status) && leavesOrigin(response.headers.location, options.origin)) {
+    // The target is not named: a server could have spelled a secret into its host name.
+    options.onFailure(
+      new ToolFailure(
+        'TOOL_REDIRECT_REFUSED',
+        `tool "${options.policy.toolName}": HTTP ${status} from the MCP server redirects to another origin; only redirects within ${options.origin} are followed`,
+        { status },
+      ),
+    );
+  }
   const headers = new Headers();
   for (const [name, value] of Object.entries(response.headers)) {
     // The body is handed on decompressed, so its encoding and length no longer apply.

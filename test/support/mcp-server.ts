@@ -1,6 +1,7 @@
 /**
  * An MCP server built with the SDK (McpServer + StreamableHTTPServerTransport, stateless: one server
- * per request) on 127.0.0.1, recording every HTTP request (method, headers) and every tool call.
+ * per request) on 127.0.0.1 at /mcp, recording every HTTP request (method, headers) and every tool
+ * call. /moved redirects to /mcp (307), /away to the same server by another origin.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +33,13 @@ export async function startMcpServer(): Promise<McpTestServer> {
       headers: request.headers,
       ...(typeof body?.method === 'string' ? { rpc: body.method } : {}),
     });
+    // Redirects: within the origin (/moved), and to another origin (/away: localhost, not 127.0.0.1).
+    if (request.url === '/moved' || request.url === '/away') {
+      const port = (http.address() as AddressInfo).port;
+      const to = request.url === '/moved' ? '/mcp' : `http://localhost:${port}/mcp`;
+      response.writeHead(307, { location: to }).end();
+      return;
+    }
     if (!request.url?.startsWith('/mcp')) {
       response.writeHead(404).end();
       return;

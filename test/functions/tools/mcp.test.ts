@@ -140,6 +140,36 @@ describe('mcp tools over Streamable HTTP', () => {
     expect(result.ok ? undefined : result.error).toMatchObject({ code: 'TOOL_HTTP_ERROR', status: 404 });
   });
 
+  it('follows a redirect within the origin, and refuses one to another origin', async () => {
+    const moved = await call(
+      { sum: tool(mcp('add', { url: server.url.replace('/mcp', '/moved') })) },
+      'sum',
+      {
+        a: 1,
+        b: 2,
+      },
+    );
+    expect(moved).toMatchObject({ ok: true, output: { sum: 3 } });
+    server.requests.length = 0;
+    const away = await call({ sum: tool(mcp('add', { url: server.url.replace('/mcp', '/away') })) }, 'sum', {
+      a: 1,
+      b: 2,
+    });
+    expect(away.ok ? undefined : away.error).toMatchObject({ code: 'TOOL_REDIRECT_REFUSED', status: 307 });
+    // Only the redirect itself: the other origin was never called.
+    expect(server.requests.map((r) => r.path)).toEqual(['/away']);
+  });
+
+  it('caps what it reads of a response (TOOL_RESPONSE_TOO_LARGE)', async () => {
+    const executor = createToolExecutor({
+      tools: { sum: tool(mcp('add')) },
+      env: { target: 'local', maxOutputBytes: 100 },
+    });
+    const result = await executor.execute('sum', { a: 1, b: 2 });
+    await executor.close();
+    expect(result.ok ? undefined : result.error.code).toBe('TOOL_RESPONSE_TOO_LARGE');
+  });
+
   it('reports a tool the server does not have as the tool’s failure', async () => {
     const result = await call({ nope: tool(mcp('nope')) }, 'nope', {});
     expect(result.ok ? undefined : result.error.code).toBe('TOOL_FAILED');
