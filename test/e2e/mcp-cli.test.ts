@@ -149,6 +149,62 @@ describe('MCP tools through the CLI', () => {
     expect(found).toEqual([]);
   }, 120_000);
 
+  it('lists a server once for a run: the run resumed after a question uses the recorded definitions', async () => {
+    const file = join(dir, 'mcp-resume.json');
+    const shop = { kind: 'mcp', url: server.url, tools: ['greet', 'refund'], allowPrivateNetwork: true };
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: 'mcp-resume',
+        version: 1,
+        profiles: {
+          default: {
+            provider: 'scripted',
+            byNode: {
+              first: [{ toolCalls: [{ name: 'shop_greet', arguments: { name: 'Ada' } }] }, 'Greeted.'],
+              second: [
+                { toolCalls: [{ name: 'shop_refund', arguments: { order: 'A-1' } }] },
+                'Could not refund.',
+              ],
+            },
+          },
+        },
+        tools: { shop: { handler: shop } },
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'first', type: 'LLM', config: { prompt: 'Greet Ada', tools: ['shop'] } },
+          {
+            id: 'ask',
+            type: 'USER_INTERACTION',
+            config: { userInteractionType: 'ask_for_approval', showMessage: 'Refund?' },
+          },
+          { id: 'second', type: 'LLM', config: { prompt: 'Refund A-1', tools: ['shop'] } },
+          { id: 'end', type: 'END', config: { output: '{{nodes.second}}' } },
+        ],
+        edges: [
+          { from: 'start', to: 'first' },
+          { from: 'first', to: 'ask' },
+          { from: 'ask', to: 'second' },
+          { from: 'second', to: 'end' },
+        ],
+      }),
+    );
+    server.requests.length = 0;
+    server.calls.length = 0;
+    const run = await cli('run', file, '--json');
+    const { executionId } = JSON.parse(run.stdout) as { executionId: string };
+    expect(server.calls.map((c) => c.tool)).toEqual(['greet']);
+    const listings = () => server.methods().filter((m) => m === 'tools/list').length;
+    expect(listings()).toBe(1);
+    const resumed = await cli('resume', executionId, '--answers', '{"ask": true}', '--json');
+    expect(JSON.parse(resumed.stdout), resumed.stderr).toMatchObject({
+      status: 'COMPLETED',
+      output: 'Could not refund.',
+    });
+    expect(server.calls.map((c) => c.tool)).toEqual(['greet', 'refund']);
+    expect(listings()).toBe(1);
+  }, 120_000);
+
   it('runs a stdio server from the workflow’s folder, and validate warns it cannot be deployed', async () => {
     // A server script beside the workflow, as a user would have it.
     await writeFile(join(dir, 'server.mjs'), `import ${JSON.stringify(pathToFileURL(STDIO_SERVER).href)};\n`);
