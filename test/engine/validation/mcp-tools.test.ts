@@ -51,6 +51,18 @@ describe('validateWorkflow: mcp tools', () => {
     expect(result.errors).toEqual([]);
   });
 
+  it('names a misspelt field of an mcp handler, with the one it most likely meant', () => {
+    expect(
+      errors(withTools({ s: { handler: { kind: 'mcp', url: 'https://a.example/mcp', tol: 'x' } } })),
+    ).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        path: 'tools.s.handler.tol',
+        message: 'tools.s.handler.tol: unknown key "tol" for a mcp handler; did you mean "tool"?',
+      },
+    ]);
+  });
+
   it('still requires a description of every other kind of tool', () => {
     expect(errors(withTools({ echo: { handler: 'builtin:echo' } }))).toEqual([
       {
