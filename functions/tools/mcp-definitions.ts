@@ -79,7 +79,8 @@ export async function resolveMcpTools(
       continue;
     }
     let listed = Object.hasOwn(recorded, entry) ? recorded[entry] : undefined;
-    if (listed === undefined) {
+    // A record without a tool the entry now names (the workflow changed, then the run resumed): list again.
+    if (listed === undefined || !covers(listed, handler)) {
       listed = kept(entry, handler, await list(entry, handler));
       added = { ...(added ?? {}), [entry]: listed };
     }
@@ -111,6 +112,11 @@ export async function resolveMcpTools(
     }
   }
   return { tools: resolved, recorded: added === undefined ? undefined : { ...recorded, ...added } };
+}
+
+function covers(listed: readonly McpToolInfo[], handler: McpToolHandler): boolean {
+  const wanted = handler.tool !== undefined ? [handler.tool] : (handler.tools ?? []);
+  return wanted.every((name) => listed.some((info) => info.name === name));
 }
 
 /** What is recorded of a server's list: the tools the entry uses, each schema as an argument check can read. */

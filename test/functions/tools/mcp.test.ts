@@ -214,6 +214,14 @@ describe('definitions from tools/list', () => {
     expect(server.requests).toEqual([]);
   });
 
+  it('lists again when the record lacks a tool the entry names (the workflow changed before a resume)', async () => {
+    const recorded = { sum: [{ name: 'add', inputSchema: { type: 'object' } }] };
+    const opened = await step({ sum: { handler: mcp('greet') } }, { mcpTools: recorded });
+    await opened.close();
+    expect(opened.tools.sum?.description).toBe('Greets someone by name');
+    expect(opened.recorded?.sum?.map((t) => t.name)).toEqual(['greet']);
+  });
+
   it('does not list a server whose tools are declared in full', async () => {
     const opened = await step({ sum: tool(mcp('add')) });
     await opened.close();
