@@ -23,15 +23,22 @@ export function visible(text: string): string {
 }
 
 /** The `--json` report shape: exactly these keys, optional ones only when present. */
-export function jsonReport(valid: boolean, errors: readonly CodedError[]): string {
+export function jsonReport(
+  valid: boolean,
+  errors: readonly CodedError[],
+  warnings: readonly CodedError[] = [],
+): string {
+  const shape = (error: CodedError) => ({
+    code: error.code,
+    message: error.message,
+    ...(error.nodeId !== undefined ? { nodeId: error.nodeId } : {}),
+    ...(error.path !== undefined ? { path: error.path } : {}),
+  });
   const report = {
     valid,
-    errors: errors.map((error) => ({
-      code: error.code,
-      message: error.message,
-      ...(error.nodeId !== undefined ? { nodeId: error.nodeId } : {}),
-      ...(error.path !== undefined ? { path: error.path } : {}),
-    })),
+    errors: errors.map(shape),
+    // Only when there are some: what runs locally but a deploy refuses.
+    ...(warnings.length > 0 ? { warnings: warnings.map(shape) } : {}),
   };
   return `${JSON.stringify(report, null, 2)}\n`;
 }

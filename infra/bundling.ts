@@ -23,6 +23,14 @@ export const ESM_REQUIRE_BANNER =
   "import { createRequire as __stepthreadCreateRequire } from 'node:module';const require = __stepthreadCreateRequire(import.meta.url);";
 
 /**
+ * The MCP SDK imports `zod/v4`, our code `zod`: the same module, by two entry files. A bundle that is
+ * not split wraps what a dynamic import reaches (the SDK, loaded on first use) in lazy initialisers,
+ * and esbuild then misses initialising zod's classes re-exported through `zod`'s `export *` (the
+ * bundle fails at load: "... is not a constructor"). One entry file for both avoids it.
+ */
+export const ESBUILD_ALIASES: Readonly<Record<string, string>> = { 'zod/v4': 'zod' };
+
+/**
  * `verbose`: esbuild reports each bundle (its size, the time); otherwise only errors, so a synth or
  * deploy prints no page of build output per function (`-c stepthread:verboseBundling=true` or
  * STEPTHREAD_VERBOSE_BUNDLING=1 asks for it, infra/app.ts).
@@ -38,6 +46,9 @@ export function lambdaBundling(verbose = false): BundlingOptions {
     mainFields: ['module', 'main'],
     externalModules: [...EXTERNAL_MODULES],
     banner: ESM_REQUIRE_BANNER,
+    esbuildArgs: Object.fromEntries(
+      Object.entries(ESBUILD_ALIASES).map(([from, to]) => [`--alias:${from}`, to]),
+    ),
     // No Docker here or in CI: bundle with the esbuild in node_modules.
     forceDockerBundling: false,
   };
@@ -60,6 +71,7 @@ export function handlerEsbuildOptions(entry: string, outfile: string) {
     mainFields: ['module', 'main'],
     external: [...EXTERNAL_MODULES],
     banner: { js: ESM_REQUIRE_BANNER },
+    alias: { ...ESBUILD_ALIASES },
     logLevel: 'error' as const,
   };
 }

@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { parseWorkflowText } from '../cli/load-workflow.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
+import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 
 export interface LoadedWorkflow {
@@ -46,7 +47,10 @@ export function loadWorkflowsFromDir(dir: string): LoadedWorkflow[] {
       for (const error of result.errors) problems.push(`${file}: ${error.code}: ${error.message}`);
       continue;
     }
-    loaded.push({ file, workflow: result.workflow });
+    // Valid locally, but a Lambda has no stdio MCP server to start.
+    const local = stdioServerProblems(result.workflow);
+    for (const error of local) problems.push(`${file}: ${error.code} ${error.message}`);
+    if (local.length === 0) loaded.push({ file, workflow: result.workflow });
   }
   const seen = new Map<string, string>();
   for (const { file, workflow } of loaded) {

@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
+import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
 import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
 import { type CompiledWorkflow, compileForDeploy, definitionSubBody } from './compile.ts';
 import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
@@ -68,6 +69,13 @@ export class StepthreadWorkflow extends Construct {
       throw new StepthreadError(
         'DEPLOY_CONFIG_INVALID',
         `workflow ${workflow.id} has a USER_INTERACTION node, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
+      );
+    }
+    const stdio = stdioServerProblems(workflow);
+    if (stdio.length > 0) {
+      throw new StepthreadError(
+        'MCP_STDIO_NOT_DEPLOYABLE',
+        `workflow ${workflow.id} cannot be deployed: ${stdio.map((problem) => problem.message).join('; ')}`,
       );
     }
     const tooLong = executionType === 'EXPRESS' ? expressTimerProblems(workflow) : [];

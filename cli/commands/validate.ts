@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { compileProblems } from '../../engine/asl/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
+import { stdioServerProblems } from '../../engine/validation/mcp-rules.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
@@ -21,28 +22,33 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
     else io.stderr(`stepthread: ${loaded.message}\n`);
     return EXIT.usage;
   }
-  const errors: CodedError[] = loaded.kind === 'unparsable' ? [loaded.error] : await check(loaded.data);
+  const { errors, warnings } =
+    loaded.kind === 'unparsable' ? { errors: [loaded.error], warnings: [] } : await check(loaded.data);
   const valid = errors.length === 0;
   if (loaded.kind === 'loaded' && !options.json) {
     const note = schemaReferenceNote(file, loaded.data, io.cwd ?? process.cwd());
     if (note !== undefined) io.stderr(`${note}\n`);
   }
   if (options.json) {
-    io.stdout(jsonReport(valid, errors));
+    io.stdout(jsonReport(valid, errors, warnings));
   } else if (valid) {
-    io.stdout(`${file}: valid\n`);
+    io.stdout(`${file}: valid${warnings.length > 0 ? ' locally (it cannot be deployed as it is)' : ''}\n`);
   } else {
     io.stdout(`${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
     for (const error of errors) io.stdout(`  ${formatCodedError(error)}\n`);
   }
+  if (!options.json) for (const warning of warnings) io.stdout(`  warning: ${formatCodedError(warning)}\n`);
   return valid ? EXIT.ok : EXIT.invalid;
 }
 
-/** Validation, then what the compiler would still refuse (a definition over 1 MiB). */
-async function check(data: unknown): Promise<CodedError[]> {
+/**
+ * Validation, then what the compiler would still refuse (a definition over 1 MiB). Warnings: what
+ * runs locally but a deploy refuses (a stdio MCP server).
+ */
+async function check(data: unknown): Promise<{ errors: CodedError[]; warnings: CodedError[] }> {
   const result = await checkWorkflow(data);
-  if (!result.valid || !result.workflow) return result.errors;
-  return compileProblems(result.workflow);
+  if (!result.valid || !result.workflow) return { errors: result.errors, warnings: [] };
+  return { errors: compileProblems(result.workflow), warnings: stdioServerProblems(result.workflow) };
 }
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -50,7 +56,7 @@ export function registerValidate(program: Command, io: CliIo, setExit: (code: nu
     .command('validate')
     .description('check a workflow file (JSON or YAML) and print every problem found')
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
-    .option('--json', 'print a JSON report: {"valid": boolean, "errors": [...]}')
+    .option('--json', 'print a JSON report: {"valid": boolean, "errors": [...], "warnings"?: [...]}')
     .action(async (file: string, options: ValidateOptions) => {
       setExit(await runValidate(file, options, io));
     });

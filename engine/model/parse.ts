@@ -10,6 +10,7 @@ import {
   codeToolHandlerSchema,
   httpToolHandlerSchema,
   lambdaToolHandlerSchema,
+  mcpToolHandlerSchema,
   NODE_TYPES,
   type Workflow,
   workflowSchema,
@@ -53,10 +54,11 @@ const HANDLER_SCHEMAS = {
   http: httpToolHandlerSchema,
   code: codeToolHandlerSchema,
   builtin: builtinToolHandlerSchema,
+  mcp: mcpToolHandlerSchema,
 } as const;
 
 /**
- * A tool's handler object is one of four shapes, and zod's union says only "Invalid input" when it
+ * A tool's handler object is one of five shapes, and zod's union says only "Invalid input" when it
  * matches none: check it against the shape its `kind` names instead, so a typo gets its field
  * named (an unknown key with the one it most likely meant, as everywhere else).
  */

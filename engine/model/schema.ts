@@ -333,6 +333,31 @@ export const codeToolHandlerSchema = z.strictObject({
   timeoutMs: toolTimeoutMs.optional(),
   memoryLimitMb: z.number().int().positive().max(1024).optional(),
 });
+/**
+ * One tool (`tool`) or every tool (no `tool`; `tools` narrows them) of a Model Context Protocol
+ * server: a remote one over Streamable HTTP (`url`), or, locally only, one started as a process that
+ * speaks over stdio (`command`). `url`, `headers` and `env` are templates over `secrets` only
+ * (`{{secrets.NAME}}`); the url's scheme, host and port are literal text.
+ */
+export const mcpToolHandlerSchema = z.strictObject({
+  kind: z.literal('mcp'),
+  /** The server's Streamable HTTP endpoint, e.g. `https://mcp.example.com/mcp`. */
+  url: z.string().min(1).optional(),
+  /** A stdio server (`run` and `dev` only, never deployed): the program, then its arguments. */
+  command: z.array(z.string().min(1)).min(1).optional(),
+  /** Environment variables of a stdio server (beside a minimal inherited set: PATH, HOME, ...). */
+  env: z.record(z.string(), z.string()).optional(),
+  /** The server's tool this entry calls. Absent: the entry offers LLM nodes every tool, as `<entry>_<tool>`. */
+  tool: z.string().min(1).optional(),
+  /** Without `tool`: offer only these tools of the server. */
+  tools: z.array(z.string().min(1)).min(1).optional(),
+  /** Sent with every request to a `url` server. */
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Per request (connect, list, call); default 30000. */
+  timeoutMs: toolTimeoutMs.optional(),
+  /** As for http tools: let a `url` server be on a loopback, link-local or private address. */
+  allowPrivateNetwork: z.boolean().optional(),
+});
 /** Tools built into stepthread: `echo` returns its arguments (demos and tests). */
 export const builtinToolHandlerSchema = z.strictObject({
   kind: z.literal('builtin'),
@@ -343,10 +368,12 @@ export const toolHandlerObjectSchema = z.discriminatedUnion('kind', [
   httpToolHandlerSchema,
   codeToolHandlerSchema,
   builtinToolHandlerSchema,
+  mcpToolHandlerSchema,
 ]);
 
 export const toolSchema = z.object({
-  description: z.string(),
+  /** What the model reads about the tool. Required, except for `mcp` tools (the server's own by default). */
+  description: z.string().optional(),
   /** JSON Schema of the arguments (an object schema); they are checked against it before every call. */
   parameters: jsonRecord.optional(),
   handler: z.union([z.string().regex(new RegExp(TOOL_HANDLER_STRING_PATTERN)), toolHandlerObjectSchema]),
@@ -477,6 +504,7 @@ export type LambdaToolHandler = z.infer<typeof lambdaToolHandlerSchema>;
 export type HttpToolHandler = z.infer<typeof httpToolHandlerSchema>;
 export type CodeToolHandler = z.infer<typeof codeToolHandlerSchema>;
 export type BuiltinToolHandler = z.infer<typeof builtinToolHandlerSchema>;
+export type McpToolHandler = z.infer<typeof mcpToolHandlerSchema>;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];
 export type VariableDeclaration = z.infer<typeof variableDeclarationSchema>;

@@ -8,6 +8,7 @@ import {
   type BuiltinToolName,
   type CodeToolHandler,
   type HttpToolHandler,
+  type McpToolHandler,
   type ToolDefinition,
 } from './schema.ts';
 
@@ -29,6 +30,7 @@ export type ToolHandler =
   | ({ kind: 'lambda'; timeoutMs?: number } & LambdaTarget)
   | HttpToolHandler
   | CodeToolHandler
+  | McpToolHandler
   | { kind: 'builtin'; name: BuiltinToolName };
 
 export type ToolHandlerParse = { ok: true; handler: ToolHandler } | { ok: false; message: string };

@@ -33,6 +33,8 @@ export interface NodeScope {
   tools: ReadonlySet<string> | undefined;
   /** Each declared tool's `parameters`, this level's over enclosing ones'. */
   toolParameters?: ReadonlyMap<string, unknown>;
+  /** mcp server entries (no `tool`): a set of tools an LLM node offers, not one a TOOL node calls. */
+  toolServers?: ReadonlySet<string>;
   variables: readonly VariableDeclaration[];
 }
 
@@ -228,6 +230,13 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           ...config,
           'toolName',
         ]);
+      }
+      if (scope.toolServers?.has(node.config.toolName)) {
+        add(
+          'INVALID_NODE_CONFIG',
+          `tool "${node.config.toolName}" is an MCP server entry (no "tool"): a TOOL node calls one tool; declare an entry with "tool" for it`,
+          [...config, 'toolName'],
+        );
       }
       errors.push(...templateErrors(node.config.arguments, [...config, 'arguments'], node.id));
       if (scope.toolParameters?.has(node.config.toolName)) {

@@ -39,6 +39,9 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
     return errors;
   }
   const { handler } = parsed;
+  // The model reads it; only an MCP server describes its tools itself (mcp-rules.ts checks those).
+  if (definition.description === undefined && handler.kind !== 'mcp')
+    add('needs a "description" (only mcp tools may take theirs from the server)', [...path, 'description']);
   if (handler.kind !== 'http') return errors;
   const templates: Array<[string, Path]> = [[handler.url, [...path, 'handler', 'url']]];
   for (const [header, value] of Object.entries(handler.headers ?? {})) {

@@ -26,6 +26,7 @@ import { type CodeSource, codeSourcesOf } from './code-sources.ts';
 import { checkGraph, type StepLimit } from './graph-rules.ts';
 import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
+import { checkMcpTools } from './mcp-rules.ts';
 import { checkNode, type NodeScope } from './node-rules.ts';
 import { codedError } from './report.ts';
 import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
@@ -300,6 +301,13 @@ function stepLimitOf(data: Record<string, unknown>): StepLimit | undefined {
     : undefined;
 }
 
+/** The level's mcp server entries (no `tool`): LLM nodes may offer them, TOOL nodes cannot call one. */
+function serverEntries(view: WorkflowView): string[] {
+  return view.toolEntries.flatMap(({ name, definition: { handler } }) =>
+    typeof handler !== 'string' && handler.kind === 'mcp' && handler.tool === undefined ? [name] : [],
+  );
+}
+
 /** Checks one workflow level, then the child workflows of its SUBGRAPH nodes (one run, one maxSteps). */
 function checkLevel(view: WorkflowView, enclosing: NodeScope, limit: StepLimit | undefined): CodedError[] {
   const scope: NodeScope = {
@@ -310,8 +318,17 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope, limit: StepLimit |
       ...view.toolEntries.map(({ name, definition }): [string, unknown] => [name, definition.parameters]),
     ]),
     variables: view.variables.map(({ declaration }) => declaration),
+    // A level's own declaration hides an enclosing one of the same name.
+    toolServers: new Set([
+      ...[...(enclosing.toolServers ?? [])].filter((name) => !view.toolEntries.some((e) => e.name === name)),
+      ...serverEntries(view),
+    ]),
   };
-  const errors = [...checkDeclarations(view), ...checkTools(view.toolEntries)];
+  const errors = [
+    ...checkDeclarations(view),
+    ...checkTools(view.toolEntries),
+    ...checkMcpTools(view.toolEntries),
+  ];
   const pathIdOwners = new Map<string, string>();
   for (const { node, path, child } of view.nodes) {
     if (node) errors.push(...checkNode(node, path, scope));

@@ -5,7 +5,7 @@
  */
 import type { APIError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { z } from 'zod';
+import * as z from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import { Redactor, redactErrorText } from '../redaction/redactor.ts';
 import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';

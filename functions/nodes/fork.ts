@@ -1,7 +1,8 @@
 /**
  * FORK: one child thread per path, created idempotently (ids derived from the parent, the FORK and
  * the parent's step, so a retry recreates the same children), then `fork.children` in the envelope.
- * Children store no global scope (the root owns it) and start from the parent's LLM call counts.
+ * Children store no global scope (the root owns it) and start from the parent's LLM call counts and
+ * the MCP tool lists the run recorded.
  */
 import { HISTORY_EVENT_LIMIT, inlineMapOverflow } from '../../engine/asl/continuation.ts';
 import { StepthreadError } from '../../engine/errors.ts';
@@ -11,12 +12,20 @@ import { forEachItems, forkThread, itemPathId, itemVariables } from '../../engin
 import type { Thread } from '../../engine/thread/types.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
+import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { parseConfig } from './config.ts';
 import { childThreadIdsFor, joinKeyFor } from './ids.ts';
 import { LLM_CALLS_KEY } from './llm-calls.ts';
 
 /** Metadata key naming the join bookkeeping item a child reports to. */
 export const JOIN_KEY = 'joinKey';
+
+/** The MCP tool lists the run recorded, as stored (by reference), for a child to start with. */
+function recordedTools(ctx: StepContext): Record<string, unknown> {
+  const recorded = ctx.thread.contextData[MCP_TOOLS_KEY];
+  if (recorded === undefined) return {};
+  return ctx.storable({ contextData: { [MCP_TOOLS_KEY]: recorded } }).contextData ?? {};
+}
 
 /** Creates a child unless this fork already created it (a retry, whose clock read differently). */
 async function createChild(deps: HandlerDeps, child: Thread): Promise<void> {
@@ -129,6 +138,7 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
             ...child.contextData,
             [LIST_ITEM_KEY]: { index, total: items.length },
             ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
+            ...recordedTools(ctx),
           },
           events: [],
           step: 0,
@@ -175,7 +185,11 @@ export const forkNode: NodeBehaviour = {
         ...ctx.storable(child),
         variables: { ...child.variables, global: {} },
         metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
-        contextData: { ...child.contextData, ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }) },
+        contextData: {
+          ...child.contextData,
+          ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
+          ...recordedTools(ctx),
+        },
         events: [],
         step: 0,
       });

@@ -29,6 +29,8 @@ import { TokenBudget } from '../llm/token-budget.ts';
 import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { isDefinitionFailure } from '../tools/failure.ts';
+import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
+import { openToolStep, type ToolStep } from '../tools/mcp-step.ts';
 import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
@@ -57,7 +59,10 @@ function toolsOf(node: TaskNode, names: readonly string[]): Record<string, ToolD
 /** What the model is told about each tool: never its handler (URLs, ARNs, code). */
 function specsOf(tools: Readonly<Record<string, ToolDefinition>>): ToolSpecs {
   return Object.fromEntries(
-    Object.entries(tools).map(([name, { description, parameters }]) => [name, { description, parameters }]),
+    Object.entries(tools).map(([name, { description, parameters }]) => [
+      name,
+      { description: description ?? '', parameters },
+    ]),
   );
 }
 
@@ -65,13 +70,15 @@ function specsOf(tools: Readonly<Record<string, ToolDefinition>>): ToolSpecs {
  * Runs the model's tool calls. What `code` tools print goes on the step's result (`ctx.logs`) after
  * each call, under the tool's name and call id, so a request that fails later still keeps it.
  */
-function toolExecutor(ctx: StepContext, tools: Readonly<Record<string, ToolDefinition>>): ExecuteTool {
+function toolExecutor(ctx: StepContext, step: ToolStep): ExecuteTool {
   const { deps } = ctx;
   const runtime = toolRuntimeOf(deps);
   const executor = createToolExecutor({
-    tools,
+    tools: step.tools,
     env: runtime.env,
     secrets: runtime.secrets,
+    mcp: step.mcp,
+    redactor: step.redactor,
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   const printed = new ToolCallLogs();
@@ -132,14 +139,24 @@ export const llmNode: NodeBehaviour = {
         }),
       );
 
+    const runtime = toolRuntimeOf(deps);
+    // MCP tools are completed from their servers' lists (read once per run) before the model sees them.
+    const step = await openToolStep({
+      nodeId: node.id,
+      tools,
+      contextData: thread.contextData,
+      env: runtime.env,
+      secrets: runtime.secrets,
+      signal: deps.signal,
+    });
     let result: Awaited<ReturnType<typeof runToolLoop>>;
     try {
       result = await runToolLoop({
         provider: providerFactory(deps)(profile),
         nodeId: node.id,
         messages: view.visibleMessages(),
-        tools: specsOf(tools),
-        executeTool: toolExecutor(ctx, tools),
+        tools: specsOf(step.tools),
+        executeTool: toolExecutor(ctx, step),
         maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
         calls: llmCallsOf(thread),
         countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,
@@ -153,13 +170,19 @@ export const llmNode: NodeBehaviour = {
         throw new NodeLogicFailure(error, limitEvents());
       }
       throw error;
+    } finally {
+      await step.close();
     }
 
     for (const message of result.appended) view.append(message);
     if (result.toolCallCount > 0) {
       ctx.toolCalls = { calls: result.toolCallCount, failed: result.failedToolCallCount };
     }
-    thread.contextData = { ...thread.contextData, [LLM_CALLS_KEY]: result.calls };
+    thread.contextData = {
+      ...thread.contextData,
+      [LLM_CALLS_KEY]: result.calls,
+      ...(step.recorded ? { [MCP_TOOLS_KEY]: step.recorded } : {}),
+    };
     ctx.tokenUsage = budget.state.tokenUsage;
     const events = limitEvents();
     if (config.outputVariable !== undefined) {

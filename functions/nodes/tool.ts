@@ -7,6 +7,7 @@
 import { StepthreadError } from '../../engine/errors.ts';
 import { toolNodeConfigSchema } from '../../engine/model/schema.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { callToolForNode } from '../tools/tool-node.ts';
 import { parseConfig } from './config.ts';
 import { storeOutput } from './output-variable.ts';
@@ -38,6 +39,11 @@ export const toolNode: NodeBehaviour = {
         // Kept on the step's result as a CODE node's output is, failed or not.
         onLogs: (logs) => {
           ctx.logs = logs;
+        },
+        contextData: ctx.thread.contextData,
+        // The MCP tool list read for this call stays with the run, for its later steps and replays.
+        onMcpTools: (recorded) => {
+          ctx.thread.contextData = { ...ctx.thread.contextData, [MCP_TOOLS_KEY]: recorded };
         },
       });
     } catch (error) {

@@ -10,7 +10,8 @@
  *       once, in its segment.
  *
  * References sit only in the slots a thread's values live in (input, output, each variable, each
- * loop's items, a node result's output and its console output, `logs`), so the rest of an item is
+ * loop's items, each MCP tool list a run recorded, a node result's output and its console output,
+ * `logs`), so the rest of an item is
  * never scanned. `$stepthread:ref` is reserved: a value that is an object with that key is stored
  * by reference whatever its size, so it never reads back as someone else's reference.
  */
@@ -20,6 +21,8 @@ import type { Thread } from '../../engine/thread/types.ts';
 import { canonicalJson, shortHash } from './canonical-json.ts';
 
 export const REF_KEY = '$stepthread:ref';
+/** The contextData key whose entries are value slots (the MCP tool lists of a run). */
+export const MCP_TOOLS_SLOT = 'mcpTools';
 /** Values whose canonical JSON is longer go by reference. */
 export const INLINE_VALUE_BYTES = 256;
 
@@ -74,6 +77,14 @@ export function mapSlots<T extends Slotted>(data: T, fn: (value: unknown) => unk
       loops: loops.map((loop: Record<string, unknown>) =>
         loop.items === undefined ? loop : { ...loop, items: fn(loop.items) },
       ),
+    };
+  }
+  // The MCP tool lists a run recorded (functions/tools/mcp-definitions.ts), one slot per server entry.
+  const mcpTools = data.contextData?.[MCP_TOOLS_SLOT];
+  if (mcpTools !== null && typeof mcpTools === 'object' && !Array.isArray(mcpTools)) {
+    out.contextData = {
+      ...(out.contextData as Record<string, unknown>),
+      [MCP_TOOLS_SLOT]: mapRecord(mcpTools as Record<string, unknown>, fn),
     };
   }
   return out as T;

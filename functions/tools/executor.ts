@@ -13,6 +13,8 @@ import { systemResolveAll } from './egress.ts';
 import { ToolFailure, toToolError } from './failure.ts';
 import { callHttpTool } from './http.ts';
 import { callLambdaTool } from './lambda.ts';
+import { McpConnections } from './mcp-client.ts';
+import { McpToolOutput, mcpToolOutput } from './mcp-result.ts';
 import { contentOf, DEFAULT_MAX_OUTPUT_BYTES, toJsonOutput } from './output.ts';
 import type { ToolExecutor, ToolExecutorOptions, ToolResult } from './types.ts';
 
@@ -20,8 +22,18 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const { tools, env, secrets, signal } = options;
   const maxOutputBytes = env.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   // Every secret any call of this executor resolved is redacted from every later result too.
-  const redactor = new Redactor();
+  const redactor = options.redactor ?? new Redactor();
+  // MCP servers are connected on first use and stay open until close().
+  let mcp = options.mcp;
+  const servers = () => {
+    mcp ??= new McpConnections({ env, secrets, signal, redactor });
+    return mcp;
+  };
   return {
+    async close() {
+      // Only what this executor opened: connections it was given are their owner's to close.
+      if (options.mcp === undefined) await mcp?.close();
+    },
     async execute(name, args) {
       let result: ToolResult;
       let logs: NodeLogs | undefined;
@@ -33,8 +45,12 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
         const handler = handlerOf(name, definition);
         const checked = await checkArguments(name, definition, args ?? {});
         const raw = await run(name, handler, checked, redactor, printed);
-        const output = toJsonOutput(name, raw, maxOutputBytes);
-        result = { ok: true, output, content: contentOf(output) };
+        if (raw instanceof McpToolOutput) {
+          result = { ok: true, output: toJsonOutput(name, raw.output, maxOutputBytes), content: raw.content };
+        } else {
+          const output = toJsonOutput(name, raw, maxOutputBytes);
+          result = { ok: true, output, content: contentOf(output) };
+        }
       } catch (error) {
         result = { ok: false, error: toToolError(error, name) };
       }
@@ -75,6 +91,10 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
         return callCodeTool(name, handler, args, env, maxOutputBytes, onLogs);
       case 'builtin':
         return Promise.resolve(args);
+      case 'mcp':
+        return servers()
+          .callTool(name, handler, args)
+          .then((result) => mcpToolOutput(name, result));
     }
   }
 }

@@ -170,11 +170,19 @@ function send(outgoing: Outgoing, policy: EgressPolicy, signal: AbortSignal): Pr
   });
 }
 
-/** Only the secrets the templates name are fetched; see templateReferences. */
 async function resolveSecrets(call: HttpCall): Promise<Record<string, string>> {
-  const { toolName, handler } = call;
+  const { handler } = call;
+  return resolveTemplateSecrets(call, [handler.url, ...Object.values(handler.headers ?? {})]);
+}
+
+/** Only the secrets the templates name are fetched; see templateReferences. */
+export async function resolveTemplateSecrets(
+  call: Pick<HttpCall, 'toolName' | 'secrets' | 'signal' | 'redactor'>,
+  templates: readonly string[],
+): Promise<Record<string, string>> {
+  const { toolName } = call;
   const names = new Set<string>();
-  for (const template of [handler.url, ...Object.values(handler.headers ?? {})]) {
+  for (const template of templates) {
     const references = templateReferences(template);
     const [problem] = references.problems;
     if (problem !== undefined)
@@ -196,7 +204,7 @@ async function resolveSecrets(call: HttpCall): Promise<Record<string, string>> {
   return values;
 }
 
-function render(toolName: string, template: string, scope: Record<string, unknown>): string {
+export function render(toolName: string, template: string, scope: Record<string, unknown>): string {
   try {
     return renderString(template, scope);
   } catch (error) {
@@ -212,7 +220,7 @@ function render(toolName: string, template: string, scope: Record<string, unknow
  * URL component. A path segment that is only dots would climb (`..`) or vanish (`.`) however it is
  * encoded (URL parsers and servers decode `%2E`), so such a value is refused.
  */
-function renderUrl(
+export function renderUrl(
   toolName: string,
   template: string,
   args: unknown,
@@ -280,7 +288,7 @@ async function readBody(toolName: string, response: IncomingMessage, maxBytes: n
   return Buffer.concat(chunks, size).toString('utf8');
 }
 
-function decoded(response: IncomingMessage): AsyncIterable<Buffer> {
+export function decoded(response: IncomingMessage): AsyncIterable<Buffer> {
   const encoding = String(response.headers['content-encoding'] ?? '')
     .trim()
     .toLowerCase();

@@ -10,7 +10,7 @@ import { templateReferences } from '../../engine/validation/tool-rules.ts';
 export interface ToolRequirements {
   /** Function ARNs (or names) of `lambda` tools, sorted, each once. */
   lambdaArns: string[];
-  /** Secret names read by `http` tools (before any prefix), sorted, each once. */
+  /** Secret names read by `http` and `mcp` tools (before any prefix), sorted, each once. */
   secretNames: string[];
 }
 
@@ -23,8 +23,9 @@ export function toolRequirements(tools: Readonly<Record<string, ToolDefinition>>
     if (!parsed.ok) continue;
     const { handler } = parsed;
     if (handler.kind === 'lambda' && handler.arn !== undefined) arns.add(handler.arn);
-    if (handler.kind !== 'http') continue;
-    for (const template of [handler.url, ...Object.values(handler.headers ?? {})]) {
+    if (handler.kind !== 'http' && handler.kind !== 'mcp') continue;
+    // An mcp server's env is a stdio server's, which is never deployed.
+    for (const template of [handler.url ?? '', ...Object.values(handler.headers ?? {})]) {
       try {
         for (const name of templateReferences(template).secrets) secrets.add(name);
       } catch {

@@ -6,7 +6,7 @@ import type { ToolSpec } from './types.ts';
 export function toolSpecsForModel(tools: Readonly<Record<string, ToolDefinition>>): ToolSpec[] {
   return Object.entries(tools).map(([name, definition]) => ({
     name,
-    description: definition.description,
+    description: definition.description ?? '',
     // Providers require an object schema even for a tool without arguments.
     parameters: definition.parameters ?? { type: 'object', properties: {} },
   }));

@@ -9,6 +9,8 @@ import { renderTemplate } from '../../engine/expression/index.ts';
 import type { ToolDefinition, ToolNodeConfig } from '../../engine/model/schema.ts';
 import type { NodeLogs } from '../../engine/thread/types.ts';
 import { createToolExecutor } from './executor.ts';
+import type { RecordedMcpTools } from './mcp-definitions.ts';
+import { openToolStep } from './mcp-step.ts';
 import type { SecretResolver, ToolEnvironment } from './types.ts';
 
 export interface ToolNodeCall {
@@ -23,6 +25,10 @@ export interface ToolNodeCall {
   signal?: AbortSignal;
   /** Told what a `code` tool printed, whether the call succeeded or not (the node keeps it). */
   onLogs?: (logs: NodeLogs) => void;
+  /** The thread's contextData, where the MCP tool lists the run read are recorded. */
+  contextData?: Record<string, unknown>;
+  /** Told the thread's new record when the call listed an MCP server's tools (mcp-definitions.ts). */
+  onMcpTools?: (recorded: RecordedMcpTools) => void;
 }
 
 /**
@@ -42,13 +48,29 @@ export async function callToolForNode(call: ToolNodeCall): Promise<unknown> {
       cause: error,
     });
   }
-  const executor = createToolExecutor({
+  const step = await openToolStep({
+    nodeId,
     tools: { [config.toolName]: call.tool },
+    contextData: call.contextData ?? {},
     env: call.env,
+    secrets: call.secrets,
+    signal: call.signal,
+  });
+  const executor = createToolExecutor({
+    tools: step.tools,
+    env: call.env,
+    mcp: step.mcp,
+    redactor: step.redactor,
     ...(call.secrets ? { secrets: call.secrets } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
   });
-  const result = await executor.execute(config.toolName, args);
+  let result: Awaited<ReturnType<typeof executor.execute>>;
+  try {
+    result = await executor.execute(config.toolName, args);
+  } finally {
+    await step.close();
+  }
+  if (step.recorded) call.onMcpTools?.(step.recorded);
   if (result.logs) call.onLogs?.(result.logs);
   if (result.ok) return result.output;
   throw new StepthreadError(result.error.code, `node ${nodeId}: ${result.error.message}`, { nodeId });

@@ -2,8 +2,10 @@
 import type { CodedError } from '../../engine/errors.ts';
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import type { NodeLogs } from '../../engine/thread/types.ts';
+import type { Redactor } from '../redaction/redactor.ts';
 import type { SandboxRequest, SandboxResult } from '../sandbox/index.ts';
 import type { ResolveAll } from './egress.ts';
+import type { McpConnections } from './mcp-client.ts';
 
 /** A tool's failure. `status` is set for TOOL_HTTP_ERROR (the response's HTTP status). */
 export interface ToolError extends CodedError {
@@ -21,6 +23,8 @@ export type ToolResult =
 export interface ToolExecutor {
   /** Checks the arguments against the tool's schema, then calls it. Never rejects. */
   execute(name: string, args: unknown): Promise<ToolResult>;
+  /** Ends what the calls opened (MCP server connections, stdio servers). Never rejects. */
+  close(): Promise<void>;
 }
 
 /** What an LLM provider is told about a tool. */
@@ -68,4 +72,8 @@ export interface ToolExecutorOptions {
   secrets?: SecretResolver;
   /** Aborts calls in flight (run cancelled, join decided); they end with TOOL_FAILED. */
   signal?: AbortSignal;
+  /** Connections to MCP servers shared with the caller (which closes them); default the executor's own. */
+  mcp?: McpConnections;
+  /** Where resolved secrets are collected for redaction, when the caller shares one; default the executor's own. */
+  redactor?: Redactor;
 }

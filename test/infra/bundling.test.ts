@@ -1,13 +1,30 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import type { NodeType } from '../../engine/model/schema.ts';
-import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, EXTERNAL_MODULES } from '../../infra/bundling.ts';
+import {
+  ESBUILD_ALIASES,
+  ESBUILD_TARGET,
+  ESM_REQUIRE_BANNER,
+  EXTERNAL_MODULES,
+  handlerEsbuildOptions,
+} from '../../infra/bundling.ts';
 import { availableHandlerTypes, handlerEntryPath } from '../../infra/handler-registry.ts';
 import { StepthreadRuntime } from '../../infra/runtime.ts';
+import { startMcpServer } from '../support/mcp-server.ts';
 
 const entry = handlerEntryPath('VARIABLE');
 const available = existsSync(entry);
@@ -58,6 +75,7 @@ async function bundleFacts(type: NodeType): Promise<BundleFacts> {
     mainFields: ['module', 'main'],
     external: [...EXTERNAL_MODULES],
     banner: { js: ESM_REQUIRE_BANNER },
+    alias: { ...ESBUILD_ALIASES },
     metafile: true,
     logLevel: 'error',
   });
@@ -90,6 +108,10 @@ describe('each handler bundles only its own node type', () => {
       expect(f.bytes, type).toBeLessThanOrEqual(1024 * 1024);
       expect(f.packages.has('openai'), `${type} bundles openai`).toBe(type === 'LLM');
       expect(f.packages.has('ajv'), `${type} bundles ajv`).toBe(type === 'LLM' || type === 'TOOL');
+      // MCP tools (the SDK's client, loaded on first use) are called by TOOL and LLM nodes only.
+      expect(f.packages.has('@modelcontextprotocol/sdk'), `${type} bundles the MCP SDK`).toBe(
+        type === 'LLM' || type === 'TOOL',
+      );
       // zod is imported as a namespace: its classic API without the 40-odd locales.
       expect(f.packages.has('zod'), type).toBe(true);
       expect([...f.sdkAtInit].sort(), type).toEqual(DYNAMO_ONLY);
@@ -102,5 +124,47 @@ describe('each handler bundles only its own node type', () => {
     }
     expect(facts.get('VARIABLE')?.sdkOnUse.has('@aws-sdk/client-s3')).toBe(true);
     expect(facts.get('VARIABLE')!.bytes).toBeLessThan(300 * 1024);
+  }, 60_000);
+});
+
+describe('the MCP client in a bundle built as the deploy builds it', () => {
+  const root = join(import.meta.dirname, '..', '..');
+
+  it('loads the TOOL and LLM handlers, and calls a tool of an MCP server on first use', async () => {
+    // Beside the repository's node_modules, so the bundles find the AWS SDK they leave out.
+    const cache = join(root, 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(join(cache, 'stepthread-mcp-bundle-'));
+    const server = await startMcpServer();
+    try {
+      for (const type of ['TOOL', 'LLM'] as const)
+        await build(handlerEsbuildOptions(handlerEntryPath(type), join(dir, type, 'index.mjs')));
+      const entry = join(dir, 'call.ts');
+      writeFileSync(
+        entry,
+        [
+          `import { createToolExecutor } from ${JSON.stringify(join(root, 'functions', 'tools', 'executor.ts'))};`,
+          'const [url] = process.argv.slice(2);',
+          'for (const type of ["TOOL", "LLM"]) await import("./" + type + "/index.mjs");',
+          'const executor = createToolExecutor({',
+          '  tools: { sum: { handler: { kind: "mcp", url, tool: "add", allowPrivateNetwork: true } } },',
+          '  env: { target: "aws" },',
+          '});',
+          'console.log(JSON.stringify(await executor.execute("sum", { a: 20, b: 22 })));',
+          'await executor.close();',
+        ].join('\n'),
+      );
+      await build(handlerEsbuildOptions(entry, join(dir, 'call.mjs')));
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [join(dir, 'call.mjs'), server.url], (error, out, err) =>
+          error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out),
+        ),
+      );
+      expect(JSON.parse(stdout)).toEqual({ ok: true, output: { sum: 42 }, content: '42' });
+      expect(server.calls).toEqual([{ tool: 'add', args: { a: 20, b: 22 } }]);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

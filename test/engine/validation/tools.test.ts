@@ -100,7 +100,7 @@ describe('validateWorkflow: tools', () => {
       {
         code: 'SCHEMA_INVALID',
         message:
-          'tools.crm.handler.kind: must be one of "lambda", "http", "code", "builtin", got "htpp"; did you mean "http"?',
+          'tools.crm.handler.kind: must be one of "lambda", "http", "code", "builtin", "mcp", got "htpp"; did you mean "http"?',
       },
     ]);
     expect(errorsOf({ kind: 'http', url: 'https://x', method: 'get' })).toEqual([
