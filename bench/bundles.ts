@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import type { NodeType } from '../engine/model/schema.ts';
-import { ESBUILD_TARGET, ESM_REQUIRE_BANNER, EXTERNAL_MODULES } from '../infra/bundling.ts';
+import { ESBUILD_ALIASES, ESBUILD_TARGET, ESM_REQUIRE_BANNER, EXTERNAL_MODULES } from '../infra/bundling.ts';
 import { availableHandlerTypes, handlerEntryPath, PROJECT_ROOT } from '../infra/handler-registry.ts';
 
 const MAX_BYTES = 1024 * 1024;
@@ -60,6 +60,7 @@ export async function bundleHandler(type: NodeType): Promise<BuiltBundle> {
     mainFields: ['module', 'main'],
     external: [...EXTERNAL_MODULES],
     banner: { js: ESM_REQUIRE_BANNER },
+    alias: { ...ESBUILD_ALIASES },
     logLevel: 'error',
     metafile: true,
   });
