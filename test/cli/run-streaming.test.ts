@@ -79,11 +79,13 @@ describe('stepthread run: streamed replies', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    // Held before the last word (the finish reason and the usage follow it).
+    const lastWord = chunks.length - 3;
     let lastSent = false;
     model.reply({
       stream: chunks,
       beforeChunk: async (index) => {
-        if (index < chunks.length - 1) return;
+        if (index !== lastWord) return;
         await held;
         lastSent = true;
       },
