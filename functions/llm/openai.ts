@@ -115,7 +115,8 @@ type OpenAiClient = InstanceType<OpenAiSdk['OpenAI']>;
 
 /**
  * One streamed attempt, read to its end: the completion its chunks make, each piece of text handed
- * to `stream` as it comes. A connection lost mid-reply is retried like one lost before it.
+ * to `stream` as it comes. A connection lost mid-reply is retried like one lost before it. A server
+ * that ignores `stream: true` and answers with a whole completion is read as one.
  */
 async function streamedCompletion(
   client: OpenAiClient,
@@ -123,14 +124,24 @@ async function streamedCompletion(
   signal: AbortSignal,
   stream: ReplyStream & { flush(): void },
 ): Promise<unknown> {
-  const chunks = await client.chat.completions.create(
-    { ...body, stream: true, stream_options: { include_usage: true } },
-    { signal },
-  );
+  const response = await client.chat.completions
+    .create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal })
+    .asResponse();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const completion = (await response.json()) as { choices?: { message?: { content?: unknown } }[] };
+    const text = completion?.choices?.[0]?.message?.content;
+    if (typeof text === 'string' && text !== '') stream.text(text);
+    stream.flush();
+    return completion;
+  }
+  const { Stream } = await import('openai/streaming');
+  const controller = new AbortController();
+  signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  const chunks = Stream.fromSSEResponse<ChatChunk>(response, controller, client);
   const assembler = new ChatStreamAssembler();
   try {
     for await (const chunk of chunks) {
-      const text = assembler.add(chunk as ChatChunk);
+      const text = assembler.add(chunk);
       if (text !== '') stream.text(text);
     }
   } catch (error) {

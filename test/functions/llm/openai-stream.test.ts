@@ -105,15 +105,34 @@ describe('openai provider: streamed replies', () => {
 
   it('retries a stream cut off mid-reply, telling the watcher the reply starts over', async () => {
     const full = textReply('One two three.', { prompt: 5, completion: 3 });
+    const stream = recorder();
+    // Cut once the client has read what was sent (else what it never read is simply not shown).
+    const read = async () => {
+      while (!stream.seen.includes('tw')) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
     server.reply(
-      { stream: [chunk({ content: 'One ' }), chunk({ content: 'tw' })], cutAfterChunks: true },
+      {
+        stream: [chunk({ content: 'One ' }), chunk({ content: 'tw' })],
+        cutAfterChunks: true,
+        beforeChunk: async (index) => (index === 2 ? read() : undefined),
+      },
       full,
     );
-    const stream = recorder();
     const response = await provider().complete({ ...ask, stream });
     expect(response.message.content).toBe('One two three.');
     expect(stream.seen).toEqual(['One ', 'tw', '<restart>', 'One ', 'two ', 'three.']);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('reads a whole completion from a server that ignores stream: true, handing its text on at once', async () => {
+    const reply = textReply('Not streamed at all.', { prompt: 4, completion: 4 });
+    server.reply(reply);
+    const plain = await provider().complete(ask);
+    server.reply({ ...reply, ignoresStream: true });
+    const stream = recorder();
+    const streamed = await provider().complete({ ...ask, stream });
+    expect(JSON.stringify(streamed)).toBe(JSON.stringify(plain));
+    expect(stream.seen).toEqual(['Not streamed at all.']);
   });
 
   it('fails a streamed request refused by the server as a plain one fails', async () => {

@@ -39,10 +39,12 @@ export interface ScriptedReply {
   readonly delayMs?: number;
   /** The chunks of a streamed reply (sent as `data:` events, then `data: [DONE]`). */
   readonly stream?: readonly unknown[];
-  /** Awaited before chunk `index` of a streamed reply is sent. */
+  /** Awaited before chunk `index` of a streamed reply is sent (`index` = the chunk count: before its end). */
   readonly beforeChunk?: (index: number) => Promise<void>;
   /** A streamed reply sends its chunks, then closes the connection without `[DONE]` (a cut stream). */
   readonly cutAfterChunks?: boolean;
+  /** Answered as JSON even to a request that asks for a stream (a server that does not stream). */
+  readonly ignoresStream?: boolean;
 }
 
 export interface ScriptedServer {
@@ -69,6 +71,8 @@ async function sendEvents(
       (res as ServerResponse).write(`data: ${JSON.stringify(chunk)}\n\n`, () => resolve()),
     );
   }
+  await reply.beforeChunk?.(chunks.length);
+  if (res.destroyed) return;
   if (reply.cutAfterChunks) {
     (res as ServerResponse).socket?.destroy();
     return;
@@ -134,7 +138,7 @@ export async function startScriptedServer(options: { http2?: boolean } = {}): Pr
         return;
       }
       const streamed = (requests.at(-1)?.body as { stream?: unknown } | undefined)?.stream === true;
-      if (streamed && (next.status ?? 200) === 200) {
+      if (streamed && (next.status ?? 200) === 200 && !next.ignoresStream) {
         void sendEvents(res, next.stream ?? completionChunks(next.body), next);
         return;
       }
