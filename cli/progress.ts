@@ -27,6 +27,8 @@ export interface ProgressPrinter {
   onNodeResult(entry: NodeResultEntry): void;
   /** The definition the events come from, before its first event: what its states are (state-roles.ts). */
   onDefinition(definition: AslDefinition): void;
+  /** Where a thread runs, as its lines say it after the node's name (` [path facts]`), or ''. */
+  placeOf(threadId: string): string;
 }
 
 /**
@@ -246,5 +248,6 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
       rolesOf = definition;
       roles = stateRolesOf(definition);
     },
+    placeOf: (threadId: string) => where(threadId, []),
   });
 }

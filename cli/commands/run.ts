@@ -34,6 +34,7 @@ import {
 } from '../local-session.ts';
 import { nodeLogsPrinter } from '../node-logs.ts';
 import { progressPrinter } from '../progress.ts';
+import { streamedReplyPrinter } from '../streamed-replies.ts';
 
 // The runtime (interpreter, handlers, SDK) and the run registry load once the stores begin to open, so a
 // store server being started meanwhile starts in parallel with that work (withStores' whileOpening).
@@ -253,32 +254,36 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
 }
 
 /**
- * Progress (with what CODE nodes print) and continuation output as the flags ask, and the answer
- * source. `--json` prints neither: `inspect` has the output.
+ * Progress (with what CODE nodes print and LLM replies as they stream) and continuation output as the
+ * flags ask, and the answer source. `--json` prints none of them: `inspect` has the output.
  */
 export function runOptionsFor(
   options: Pick<RunCommandOptions, 'json'>,
   io: CliIo,
   answerInteraction: AnswerSource,
 ): RunOptions {
-  const onEvent = options.json ? undefined : progressPrinter(io);
-  const onContinue: RunOptions['onContinue'] = options.json
-    ? undefined
-    : (ended, successor) =>
-        io.stderr(
-          `  ⤷ execution ${ended.executionId} continues as ${successor} (${ended.historyEvents} history events)\n`,
-        );
+  if (options.json) return { answerInteraction };
+  // Streamed replies print under their node's progress line; every other line ends an open one first.
+  let placeOf: (threadId: string) => string = () => '';
+  const replies = streamedReplyPrinter(io, (threadId) => placeOf(threadId));
+  const lines = replies.io;
+  const onEvent = progressPrinter(lines);
+  placeOf = onEvent.placeOf;
+  const onContinue: RunOptions['onContinue'] = (ended, successor) =>
+    lines.stderr(
+      `  ⤷ execution ${ended.executionId} continues as ${successor} (${ended.historyEvents} history events)\n`,
+    );
   return {
     answerInteraction,
-    ...(onEvent
-      ? {
-          onEvent,
-          onDefinition: onEvent.onDefinition,
-          onNodeLogs: nodeLogsPrinter(io),
-          onNodeResult: onEvent.onNodeResult,
-        }
-      : {}),
-    ...(onContinue ? { onContinue } : {}),
+    onEvent,
+    onDefinition: onEvent.onDefinition,
+    onNodeLogs: nodeLogsPrinter(lines),
+    onNodeResult: (entry) => {
+      replies.onNodeDone(entry.threadId, entry.result.nodeId);
+      onEvent.onNodeResult(entry);
+    },
+    onReplyText: replies.onReplyText,
+    onContinue,
   };
 }
 

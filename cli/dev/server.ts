@@ -18,7 +18,7 @@ import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
-import type { NodeLogsEntry } from '../../functions/handlers/deps.ts';
+import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
 import {
@@ -59,6 +59,7 @@ import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
 import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
+import { createStreamingReplies } from './streaming-replies.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
 
 export { stepFunctionsConsoleUrl };
@@ -363,6 +364,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const visitKey = (interaction: Pick<Interaction, 'interactionId' | 'step'>) =>
     `${interaction.interactionId}@${interaction.step}`;
   const streams = new Set<{ res: ServerResponse; execution?: string }>();
+  /** The replies streaming in this server's runs, for pages opened mid-reply. */
+  const streaming = createStreamingReplies();
   let port = 0;
 
   // --- workflows -------------------------------------------------------------------------------
@@ -508,6 +511,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       onEvent: (event: LocalEvent) => void;
       answerInteraction: ReturnType<typeof answerSource>;
       onNodeLogs?: (entry: NodeLogsEntry) => void;
+      onNodeResult: (entry: NodeResultEntry) => void;
+      onReplyText: (entry: ReplyTextEntry) => void;
     }) => Promise<{ status: string; error?: CodedError }>,
     nodeOfState: ReadonlyMap<string, string>,
   ): LiveRun => {
@@ -556,8 +561,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
             onEvent,
             answerInteraction: answerSource(executionId),
             ...(options.onNodeLogs ? { onNodeLogs: options.onNodeLogs } : {}),
+            // Pieces of LLM replies as they stream, until their step commits.
+            onReplyText: (entry) => broadcast('token', { ...streaming.add(entry) }),
+            onNodeResult: ({ threadId, result }) => streaming.done(executionId, threadId, result.nodeId),
           }),
         )
+        .finally(() => streaming.ended(executionId))
         .then(
           (outcome) => {
             run.status = 'DONE';
@@ -1084,6 +1093,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ),
       ),
       copies,
+      // A run of this server's: the LLM replies streaming now, as far as they came (`seq` orders them
+      // with the token events).
+      ...(live?.status === 'RUNNING' ? { streaming: streaming.snapshot(executionId) } : {}),
     };
   };
 

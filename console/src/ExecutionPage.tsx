@@ -14,13 +14,17 @@ import {
   type Interaction,
   type JournalEvent,
   newestReads,
+  STATE_EVENTS,
   type StepFunctionsView,
+  type StreamingReply,
   subscribe,
   type ThreadReport,
   type ThreadSteps,
+  type TokenEvent,
 } from './api.ts';
 import { Graph } from './Graph.tsx';
 import { NodeLogs } from './NodeLogs.tsx';
+import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
 import { navigate, StatusBadge } from './ui.tsx';
 
 export function ExecutionView({ executionId }: { executionId: string }) {
@@ -33,6 +37,8 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   const [version, setVersion] = useState(0);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
   const [reads] = useState(newestReads);
+  /** LLM replies streaming now: from the page as read, and the token events since. */
+  const [replies, setReplies] = useState<LiveReplies>(NO_REPLIES);
 
   const refresh = useCallback(() => {
     const newest = reads();
@@ -40,6 +46,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
       (next) => {
         if (!newest()) return;
         setPage(next);
+        setReplies((current) => withSnapshot(current, next.streaming));
         setVersion((v) => v + 1);
       },
       (e: Error) => {
@@ -51,10 +58,19 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   useEffect(() => {
     refresh();
     // Live: every event of this execution schedules one re-read (events come in bursts).
-    return subscribe(executionId, () => {
-      clearTimeout(timer.current);
-      timer.current = setTimeout(refresh, 120);
-    });
+    return subscribe(
+      executionId,
+      (type, data) => {
+        // A reply grows with each token, with no re-read of the page.
+        if (type === 'token') {
+          setReplies((current) => withToken(current, data as TokenEvent));
+          return;
+        }
+        clearTimeout(timer.current);
+        timer.current = setTimeout(refresh, 120);
+      },
+      [...STATE_EVENTS, 'token'],
+    );
   }, [executionId, refresh]);
 
   const workflowId = page?.workflowId;
@@ -196,6 +212,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
               {...(graph ? { drawnTypes: drawnTypesOf(graph) } : {})}
               version={version}
               {...(selectedNode ? { selectedNode } : {})}
+              streaming={repliesOf(replies, currentThread)}
             />
           )}
         </div>
@@ -489,12 +506,15 @@ function ThreadPanel({
   drawnTypes,
   version,
   selectedNode,
+  streaming,
 }: {
   threadId: string;
   report: ThreadReport | undefined;
   drawnTypes?: Record<string, string>;
   version: number;
   selectedNode?: string;
+  /** The thread's LLM replies streaming now (shown after its latest step). */
+  streaming: StreamingReply[];
 }) {
   const [steps, setSteps] = useState<ThreadSteps>();
   /** The first step listed, once "show earlier steps" asked for more than the latest (the API's default). */
@@ -614,7 +634,10 @@ function ThreadPanel({
               ))}
             </div>
           ))}
-          {conversation && conversation.messages.length === 0 && <p className="muted">No messages yet.</p>}
+          {step === undefined && <StreamingMessages replies={streaming} />}
+          {conversation && conversation.messages.length === 0 && streaming.length === 0 && (
+            <p className="muted">No messages yet.</p>
+          )}
         </div>
         <h2>Variables</h2>
         <pre data-testid="variables">{JSON.stringify(conversation?.variables ?? null, null, 2)}</pre>
@@ -712,6 +735,25 @@ function ThreadPanel({
       </div>
       <EventsPanel events={events} selectedNode={selectedNode} />
     </div>
+  );
+}
+
+/** Replies arriving from the model now, growing as their tokens come; their step has not committed yet. */
+function StreamingMessages({ replies }: { replies: StreamingReply[] }) {
+  return replies.flatMap((reply) =>
+    reply.replies.map((text, index) => (
+      <div
+        // biome-ignore lint/suspicious/noArrayIndexKey: a node's replies are positional
+        key={`${reply.nodeId}/${index}`}
+        className="msg msg-assistant msg-streaming"
+        data-testid="streaming-reply"
+        data-node={reply.nodeId}
+      >
+        <div className="role">assistant · {reply.nodeId} · streaming…</div>
+        {index === 0 && reply.cutChars ? '… ' : ''}
+        {text}
+      </div>
+    )),
   );
 }
 

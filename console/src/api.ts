@@ -1,9 +1,11 @@
 /** The console's client of the `stepthread dev` JSON API (same origin). */
 
 import type { NodeStatus, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
+import type { StreamingReply } from '../../cli/dev/streaming-replies.ts';
 
 /** Declared once with the dev server that sends them (type-only: nothing of cli/ enters the bundle). */
 export type { NodeStatus, StateRun, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
+export type { StreamingReply, TokenEvent } from '../../cli/dev/streaming-replies.ts';
 
 export interface CodedError {
   code: string;
@@ -104,6 +106,8 @@ export interface ExecutionPage {
   stepFunctions?: StepFunctionsView;
   /** The workflow this execution ran, when recorded (the file may have changed since). */
   definition?: { workflow: unknown; graph: GraphView };
+  /** A run in flight on this server: its LLM replies streaming now, as far as they came. */
+  streaming?: { seq: number; replies: StreamingReply[] };
 }
 
 export interface Message {
@@ -246,10 +250,17 @@ export function newestReads(): () => () => boolean {
   };
 }
 
-/** Calls `onEvent` for every live event (of one execution, or all); returns the unsubscribe. */
-export function subscribe(execution: string | undefined, onEvent: (type: string, data: unknown) => void) {
+/** The live events that change what the pages read (`token` events only add to a reply in flight). */
+export const STATE_EVENTS = ['node', 'thread', 'execution', 'interaction'];
+
+/** Calls `onEvent` for every live event of `types` (of one execution, or all); returns the unsubscribe. */
+export function subscribe(
+  execution: string | undefined,
+  onEvent: (type: string, data: unknown) => void,
+  types: readonly string[] = STATE_EVENTS,
+) {
   const source = new EventSource(`/api/events${execution ? `?execution=${enc(execution)}` : ''}`);
-  for (const type of ['node', 'thread', 'execution', 'interaction']) {
+  for (const type of types) {
     source.addEventListener(type, (event) => onEvent(type, JSON.parse((event as MessageEvent).data)));
   }
   return () => source.close();

@@ -250,6 +250,8 @@ export const scriptedProfileSchema = z.object({
   responses: z.array(z.unknown()).optional(),
   byNode: z.record(z.string(), z.array(z.unknown())).optional(),
   delayMs: z.number().int().nonnegative().optional(),
+  /** Each reply comes a word at a time, this many ms apart, streamed to whoever watches (run, dev). */
+  streamChunkMs: z.number().int().nonnegative().max(60_000).optional(),
   tokenLimit: z.number().int().positive().optional(),
 });
 export const openaiProfileSchema = z.object({

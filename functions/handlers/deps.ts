@@ -56,6 +56,26 @@ export interface HandlerDeps extends HandlerStores {
    * loop's iteration from it.
    */
   readonly onNodeResult?: (entry: NodeResultEntry) => void;
+  /**
+   * Told each piece of an LLM node's reply as it streams, before its step commits (the CLI's progress
+   * prints it, dev's console shows it growing). Absent, the providers ask for whole replies; a Lambda
+   * has none yet. What the step commits is the same either way.
+   */
+  readonly onReplyText?: (entry: ReplyTextEntry) => void;
+}
+
+/** A piece of an LLM node's streamed reply, and where it belongs. */
+export interface ReplyTextEntry {
+  readonly executionId: string;
+  readonly threadId: string;
+  readonly nodeId: string;
+  /** The step the node runs as: its record's once it commits. */
+  readonly step: number;
+  /** Which model call of the node's request the reply answers (0 first; tool calls add one each round). */
+  readonly reply: number;
+  /** The reply begins here: the text before for this reply, and any later one, is void (a retry starts over). */
+  readonly restart: boolean;
+  readonly text: string;
 }
 
 /** A committed step's result and where it came from. */

@@ -3,11 +3,16 @@
  * included. Credentials are the Lambda role's (or the local AWS profile's), never the workflow's.
  * The SDK's own retries are off (maxAttempts 1) so retry.ts is the only retry layer.
  */
-import type { BedrockRuntimeClient, ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
+import type {
+  BedrockRuntimeClient,
+  ConverseCommandInput,
+  ConverseCommandOutput,
+} from '@aws-sdk/client-bedrock-runtime';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Profile } from '../../engine/model/schema.ts';
 import { redactErrorText } from '../redaction/redactor.ts';
-import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+import { ConverseStreamAssembler } from './converse-stream.ts';
+import type { LlmProvider, LlmRequest, LlmResponse, ReplyStream } from './provider.ts';
 import {
   AttemptTimeout,
   callProvider,
@@ -62,12 +67,19 @@ export function createBedrockProvider(
       const client = options.client ?? (await clientFor(profile.region));
       const { ConverseCommand } = await loadSdk();
       const input = converseInput(profile, request);
+      const stream = request.stream;
+      let attempts = 0;
       const output = await callProvider(
         profile,
         request,
         options,
         (error) => classifyBedrockError(error, where),
-        (abortSignal) => client.send(new ConverseCommand(input), { abortSignal }),
+        (abortSignal) => {
+          if (stream === undefined) return client.send(new ConverseCommand(input), { abortSignal });
+          // A retried attempt streams its reply again from the start.
+          if (attempts++ > 0) stream.restart();
+          return streamedConverse(client, input, abortSignal, stream);
+        },
       );
       if (output.output?.message === undefined) {
         throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no message`, {
@@ -82,6 +94,30 @@ export function createBedrockProvider(
           : {}),
       };
     },
+  };
+}
+
+/**
+ * One ConverseStream attempt, read to its end: the output Converse would have given (message and
+ * usage), each piece of text handed to `stream` as it comes.
+ */
+async function streamedConverse(
+  client: BedrockRuntimeClient,
+  input: ConverseCommandInput,
+  abortSignal: AbortSignal,
+  stream: ReplyStream,
+): Promise<{ output: ConverseCommandOutput['output']; usage?: ConverseCommandOutput['usage'] }> {
+  const { ConverseStreamCommand } = await loadSdk();
+  const response = await client.send(new ConverseStreamCommand(input), { abortSignal });
+  const assembler = new ConverseStreamAssembler();
+  for await (const event of response.stream ?? []) {
+    const text = assembler.add(event);
+    if (text !== '') stream.text(text);
+  }
+  const usage = assembler.usage();
+  return {
+    output: { message: assembler.message() },
+    ...(usage ? { usage: usage as ConverseCommandOutput['usage'] } : {}),
   };
 }
 
@@ -117,6 +153,8 @@ const UNAVAILABLE_ERRORS = new Set([
   'InternalServerException',
   'InternalFailure',
   'ModelNotReadyException',
+  // A streamed reply that broke off mid-way: asking again usually gets a whole one.
+  'ModelStreamErrorException',
 ]);
 const NETWORK_ERRORS = new Set([
   'ECONNREFUSED',

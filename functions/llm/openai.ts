@@ -4,11 +4,15 @@
  * the only retry layer (one policy, one Retry-After rule, countable attempts).
  */
 import type { APIError } from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessage,
+} from 'openai/resources/chat/completions';
 import * as z from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import { Redactor, redactErrorText } from '../redaction/redactor.ts';
-import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+import { type ChatChunk, ChatStreamAssembler } from './openai-stream.ts';
+import type { LlmProvider, LlmRequest, LlmResponse, ReplyStream } from './provider.ts';
 import {
   AttemptTimeout,
   callProvider,
@@ -19,6 +23,7 @@ import {
   type RetryPolicy,
 } from './retry.ts';
 import { forgetApiKey, type OpenAiProfile, type ResolveApiKeyOptions, resolveApiKey } from './secrets.ts';
+import { redactingStream } from './stream-redaction.ts';
 import { fromOpenAiMessage, toOpenAiMessages, toOpenAiTools } from './wire.ts';
 
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -55,13 +60,20 @@ export function createOpenAiProvider(
         project: null,
       });
       const body = requestBody(profile, request);
+      const stream = request.stream;
+      let attempts = 0;
       try {
         const completion = await callProvider(
           profile,
           request,
           options,
           (error) => classifyOpenAiError(sdk, error, where, apiKey),
-          (signal) => client.chat.completions.create(body, { signal }),
+          (signal) => {
+            if (stream === undefined) return client.chat.completions.create(body, { signal });
+            // A retried attempt streams its reply again from the start.
+            if (attempts++ > 0) stream.restart();
+            return streamedCompletion(client, body, signal, redactingStream(stream, apiKey));
+          },
         );
         // What the rest reads of the reply, checked: a server that is not quite OpenAI's may send
         // anything with a 200.
@@ -75,17 +87,17 @@ export function createOpenAiProvider(
             { nodeId: request.nodeId },
           );
         }
-        const choice = completion.choices[0];
+        const choice = reply.data.choices[0];
         if (choice === undefined) {
           throw new StepthreadError('LLM_PROVIDER_ERROR', `${where}: the response has no choices`, {
             nodeId: request.nodeId,
           });
         }
-        const usage = completion.usage;
+        const usage = reply.data.usage;
         // A server may echo what it was sent (the Authorization header included) in a successful
         // reply: the key is redacted, in every encoding, before the reply reaches the conversation.
         return {
-          message: new Redactor([apiKey]).value(fromOpenAiMessage(choice.message)),
+          message: new Redactor([apiKey]).value(fromOpenAiMessage(choice.message as ChatCompletionMessage)),
           ...(usage
             ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } }
             : {}),
@@ -97,6 +109,58 @@ export function createOpenAiProvider(
       }
     },
   };
+}
+
+type OpenAiClient = InstanceType<OpenAiSdk['OpenAI']>;
+
+/**
+ * One streamed attempt, read to its end: the completion its chunks make, each piece of text handed
+ * to `stream` as it comes. A connection lost mid-reply is retried like one lost before it. A server
+ * that ignores `stream: true` and answers with a whole completion is read as one.
+ */
+async function streamedCompletion(
+  client: OpenAiClient,
+  body: ChatCompletionCreateParamsNonStreaming,
+  signal: AbortSignal,
+  stream: ReplyStream & { flush(): void },
+): Promise<unknown> {
+  const response = await client.chat.completions
+    .create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal })
+    .asResponse();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const completion = (await response.json()) as { choices?: { message?: { content?: unknown } }[] };
+    const text = completion?.choices?.[0]?.message?.content;
+    if (typeof text === 'string' && text !== '') stream.text(text);
+    stream.flush();
+    return completion;
+  }
+  const { Stream } = await import('openai/streaming');
+  const controller = new AbortController();
+  signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  const chunks = Stream.fromSSEResponse<ChatChunk>(response, controller, client);
+  const assembler = new ChatStreamAssembler();
+  try {
+    for await (const chunk of chunks) {
+      const text = assembler.add(chunk);
+      if (text !== '') stream.text(text);
+    }
+  } catch (error) {
+    const sdk = await loadOpenAi();
+    if (error instanceof sdk.APIError || signal.aborted) throw error;
+    throw new StreamCut(error);
+  }
+  stream.flush();
+  return assembler.completion();
+}
+
+/** A streamed reply that broke off before its end (the connection closed, unreadable data). */
+class StreamCut extends Error {
+  constructor(cause: unknown) {
+    super(`the streamed reply broke off: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'StreamCut';
+  }
 }
 
 const tokenCount = z.number().int().nonnegative();
@@ -162,6 +226,9 @@ function classifyOpenAiError(sdk: OpenAiSdk, error: unknown, where: string, apiK
   const safe = (text: string) => redactErrorText(`${where}: ${text}`, [apiKey]);
   if (error instanceof AttemptTimeout || error instanceof APIConnectionTimeoutError) {
     return { code: 'LLM_TIMEOUT', retryable: true, message: safe('no response in time') };
+  }
+  if (error instanceof StreamCut) {
+    return { code: 'LLM_UNAVAILABLE', retryable: true, message: safe(error.message) };
   }
   if (error instanceof APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';

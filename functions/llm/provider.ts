@@ -34,6 +34,19 @@ export interface LlmRequest {
   calls: LlmCallCounts;
   /** Aborts a call that is no longer wanted (run ended, join decided). */
   signal?: AbortSignal;
+  /**
+   * Someone watches the reply as it comes (run's progress, dev's console): the provider asks for a
+   * streamed reply and hands it each piece of text. The response is the same message either way.
+   */
+  stream?: ReplyStream;
+}
+
+/** Where a streamed reply's text goes as it arrives. */
+export interface ReplyStream {
+  /** The next piece of the reply's text. */
+  text(delta: string): void;
+  /** The reply starts over (a retried attempt): the text given so far is void. */
+  restart(): void;
 }
 
 export interface LlmResponse {

@@ -1,7 +1,8 @@
 /**
  * The `scripted` provider: deterministic replies for offline runs and tests.
  *
- * `{"provider": "scripted", "responses": [...], "byNode": {"<nodeId>": [...]}, "delayMs": n}`.
+ * `{"provider": "scripted", "responses": [...], "byNode": {"<nodeId>": [...]}, "delayMs": n,
+ * "streamChunkMs": n}`.
  * A call from node N returns byNode[N][i], i = N's earlier calls in the thread, while there is one;
  * otherwise responses[j mod len], j = the thread's earlier calls. The counters live in the thread
  * (see LlmCallCounts), so a retried node gets the same reply and a fork child continues from its
@@ -15,18 +16,23 @@
  * "otherwise"?: <entry> }` is the first case whose text the node's prompt (the last user message)
  * contains, else `otherwise`; so a script can answer what the run decided (an approval, a route)
  * without a node per outcome.
+ *
+ * `streamChunkMs` makes a reply take its time as a model's does: its text comes a word at a time,
+ * that many ms apart (watched or not, so a run takes as long either way), each word handed to the
+ * request's stream when someone watches. The reply is the same message either way.
  */
 import * as z from 'zod';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Message } from '../../engine/model/schema.ts';
 import { messageSchema } from '../../engine/model/schema.ts';
-import type { LlmProvider, LlmRequest, LlmResponse } from './provider.ts';
+import type { LlmProvider, LlmRequest, LlmResponse, ReplyStream } from './provider.ts';
 
 export interface ScriptedProfile {
   provider: 'scripted';
   responses?: unknown[];
   byNode?: Record<string, unknown[]>;
   delayMs?: number;
+  streamChunkMs?: number;
 }
 
 /** The scripted entry a call gets, or undefined when the script has none for it. */
@@ -130,7 +136,28 @@ export function createScriptedProvider(profile: ScriptedProfile): LlmProvider {
           { nodeId: request.nodeId },
         );
       }
-      return { message: scriptedMessage(entry, `scripted_${request.calls.total}`) };
+      const message = scriptedMessage(entry, `scripted_${request.calls.total}`);
+      if (profile.streamChunkMs !== undefined) {
+        await streamWords(message.content, profile.streamChunkMs, request.stream, request.signal);
+      }
+      return { message };
     },
   };
+}
+
+/** The text cut after each word, its spaces kept: what `streamChunkMs` sends one piece at a time. */
+export function textChunks(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text]);
+}
+
+async function streamWords(
+  text: string,
+  chunkMs: number,
+  stream: ReplyStream | undefined,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (const [i, chunk] of textChunks(text).entries()) {
+    if (i > 0) await abortableDelay(chunkMs, signal);
+    stream?.text(chunk);
+  }
 }

@@ -19,7 +19,14 @@
 import { estimateTokens, type TokenCounts } from '../../engine/conversation/index.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Message, ToolCall } from '../../engine/model/schema.ts';
-import { countCall, type LlmCallCounts, type LlmProvider, NO_CALLS, type ToolSpecs } from './provider.ts';
+import {
+  countCall,
+  type LlmCallCounts,
+  type LlmProvider,
+  NO_CALLS,
+  type ReplyStream,
+  type ToolSpecs,
+} from './provider.ts';
 
 /** Used when the node sets no maxToolCallsPerRequest. */
 export const DEFAULT_MAX_TOOL_CALLS = 10;
@@ -66,6 +73,36 @@ export interface ToolLoopInput {
   readonly signal?: AbortSignal;
   /** Each model call's usage (reported, or estimated when the provider reports none). May throw to stop. */
   readonly onUsage?: (usage: TokenCounts, modelCall: number) => void | Promise<void>;
+  /** Someone watches the replies as they stream: each piece of their text (see ReplyText). */
+  readonly onReplyText?: (piece: ReplyText) => void;
+}
+
+/** A piece of a reply's text as it streams, before the request ends. */
+export interface ReplyText {
+  /** Which model call of the request the reply answers (0 first; each round of tool calls adds one). */
+  readonly reply: number;
+  /**
+   * The reply begins here: the text given before for this reply, and for any later one, is void (a
+   * retried attempt starts over). `text` is its first piece, possibly empty.
+   */
+  readonly restart: boolean;
+  readonly text: string;
+}
+
+/** The stream of model call `reply`: its first piece, and any after a retry, say the reply begins. */
+function replyStream(reply: number, onReplyText: (piece: ReplyText) => void): ReplyStream {
+  let begins = true;
+  return {
+    text(text) {
+      if (text === '') return;
+      onReplyText({ reply, restart: begins, text });
+      begins = false;
+    },
+    restart() {
+      onReplyText({ reply, restart: true, text: '' });
+      begins = false;
+    },
+  };
 }
 
 export interface ToolLoopResult {
@@ -122,6 +159,7 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
       ...(input.parameters ? { parameters: input.parameters } : {}),
       ...(offered ? { tools } : {}),
       ...(signal ? { signal } : {}),
+      ...(input.onReplyText ? { stream: replyStream(modelCall, input.onReplyText) } : {}),
     });
     const reply = withUniqueCallIds({ ...response.message, role: 'assistant' }, `${nodeId}_${calls.total}`);
     calls = countCall(calls, nodeId, input.countPerNode ?? true);

@@ -33,6 +33,7 @@ import {
   type HandlerStores,
   type NodeLogsEntry,
   type NodeResultEntry,
+  type ReplyTextEntry,
 } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
@@ -102,6 +103,8 @@ export interface RunOptions {
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
   /** A node's result, once its step committed (or replayed). */
   readonly onNodeResult?: (entry: NodeResultEntry) => void;
+  /** Each piece of an LLM node's reply as it streams (with it, the providers stream their replies). */
+  readonly onReplyText?: (entry: ReplyTextEntry) => void;
   /** Wraps each Task invocation; `invoke` runs the real handler (crash injection in tests). */
   readonly interceptTask?: (call: TaskCall, invoke: () => Promise<unknown>) => Promise<unknown>;
   /** Retry at once instead of after the definition's IntervalSeconds. */
@@ -665,6 +668,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           ...(options.providers ? { providers: options.providers } : {}),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
           ...(runOptions.onNodeResult ? { onNodeResult: runOptions.onNodeResult } : {}),
+          ...(runOptions.onReplyText ? { onReplyText: runOptions.onReplyText } : {}),
           // Else the handlers read the tool settings from the process environment (tool-runtime.ts).
           ...(runOptions.workflowDir === undefined
             ? {}

@@ -21,12 +21,12 @@ import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
 import { NodeLogicFailure } from '../../engine/lifecycle.ts';
 import { llmConfigSchema, type ToolDefinition } from '../../engine/model/schema.ts';
-import { providerFactory } from '../handlers/deps.ts';
+import { type HandlerDeps, providerFactory } from '../handlers/deps.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import type { TaskNode } from '../handlers/task.ts';
 import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
-import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, runToolLoop } from '../llm/tool-loop.ts';
+import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, type ReplyText, runToolLoop } from '../llm/tool-loop.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { isDefinitionFailure } from '../tools/failure.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
@@ -102,6 +102,28 @@ function toolExecutor(ctx: StepContext, step: ToolStep): ExecuteTool {
   };
 }
 
+/**
+ * Where the replies' text goes as it streams, when someone watches: the watcher is told which run,
+ * thread, node and step each piece belongs to. A watcher that throws never fails the step.
+ */
+function replyWatcher(ctx: StepContext): ((piece: ReplyText) => void) | undefined {
+  const watch: HandlerDeps['onReplyText'] = ctx.deps.onReplyText;
+  if (watch === undefined) return undefined;
+  const where = {
+    executionId: ctx.envelope.executionId,
+    threadId: ctx.thread.id,
+    nodeId: ctx.node.id,
+    step: (ctx.thread.step ?? 0) + 1,
+  };
+  return (piece) => {
+    try {
+      watch({ ...where, ...piece });
+    } catch {
+      // What is shown of a reply is no part of it.
+    }
+  };
+}
+
 export const llmNode: NodeBehaviour = {
   readsConversation: true,
   async logic(ctx) {
@@ -150,6 +172,7 @@ export const llmNode: NodeBehaviour = {
       signal: deps.signal,
     });
     let result: Awaited<ReturnType<typeof runToolLoop>>;
+    const onReplyText = replyWatcher(ctx);
     try {
       result = await runToolLoop({
         provider: providerFactory(deps)(profile),
@@ -161,6 +184,7 @@ export const llmNode: NodeBehaviour = {
         calls: llmCallsOf(thread),
         countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,
         onUsage: budget.record,
+        ...(onReplyText ? { onReplyText } : {}),
         ...(config.parameters ? { parameters: config.parameters } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
       });

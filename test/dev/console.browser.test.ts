@@ -12,6 +12,8 @@ import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
+import { completionChunks, textReply } from '../functions/llm/servers/openai-replies.ts';
+import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
 import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
@@ -624,5 +626,54 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       )
       .toEqual(['thread-root', ...manyForksPathOrder.map((path) => `thread-${path}`)]);
     await shot('fork-threads-in-order');
+  });
+  it('shows a streaming reply growing, still there after a reload, then the committed message', async () => {
+    // An OpenAI-compatible stand-in that holds the reply's last word back until the test lets it go.
+    const model = await startScriptedServer();
+    try {
+      writeFileSync(
+        join(workflowsDir, 'streaming-reply.json'),
+        JSON.stringify({
+          id: 'streaming-reply',
+          version: 1,
+          profiles: { default: { provider: 'openai', model: 'test-model', baseUrl: `${model.url}/v1` } },
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'explain', type: 'LLM', config: { prompt: 'What is a stream?' } },
+            { id: 'end', type: 'END', config: { output: '{{nodes.explain}}' } },
+          ],
+          edges: [
+            { from: 'start', to: 'explain' },
+            { from: 'explain', to: 'end' },
+          ],
+        }),
+      );
+      const reply = 'A stream is a list that arrives over time: you read each piece as it comes.';
+      const chunks = completionChunks(textReply(reply, { prompt: 9, completion: 17 }).body);
+      const lastWord = chunks.length - 3;
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      model.reply({ stream: chunks, beforeChunk: async (index) => (index === lastWord ? held : undefined) });
+      const sofar = 'A stream is a list that arrives over time: you read each piece as it';
+      await page.goto(`${url}/#/workflows/streaming-reply`);
+      await page.getByTestId('start-run').click();
+      await page.waitForURL(/#\/executions\//);
+      const streaming = page.getByTestId('streaming-reply');
+      await expect.poll(() => streaming.innerText()).toContain(sofar);
+      expect(await streaming.innerText()).not.toContain('comes.');
+      await page.locator('[data-testid="node-explain"][data-status="RUNNING"]').waitFor();
+      await shot('streaming-reply');
+      // A reload mid-reply reads what came so far from the server.
+      await page.reload();
+      await expect.poll(() => streaming.innerText()).toContain(sofar);
+      release();
+      await executionStatus('COMPLETED');
+      await page.getByTestId('conversation').locator('.msg-assistant', { hasText: reply }).waitFor();
+      await expect.poll(() => streaming.count()).toBe(0);
+    } finally {
+      await model.close();
+    }
   });
 });

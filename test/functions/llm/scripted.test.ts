@@ -114,3 +114,40 @@ describe('scripted tool-call replies', () => {
     ).rejects.toMatchObject({ code: 'LLM_PROVIDER_ERROR' });
   });
 });
+
+describe('scripted streamChunkMs', () => {
+  it('hands a watcher the reply a word at a time, each after the wait, and returns the same message', async () => {
+    const waits: string[] = [];
+    const profile = {
+      provider: 'scripted' as const,
+      responses: ['Hello  streaming\nworld'],
+      streamChunkMs: 1,
+    };
+    const plain = await createScriptedProvider({
+      provider: 'scripted',
+      responses: profile.responses,
+    }).complete({ nodeId: 'n', messages: [], calls: NO_CALLS });
+    const streamed = await createScriptedProvider(profile).complete({
+      nodeId: 'n',
+      messages: [],
+      calls: NO_CALLS,
+      stream: { text: (delta) => waits.push(delta), restart: () => waits.push('<restart>') },
+    });
+    expect(streamed).toEqual(plain);
+    expect(waits).toEqual(['Hello  ', 'streaming\n', 'world']);
+    expect(waits.join('')).toBe('Hello  streaming\nworld');
+  });
+
+  it('streams the text of a reply that asks for tools, and nothing of an empty one', async () => {
+    const seen: string[] = [];
+    const provider = createScriptedProvider({
+      provider: 'scripted',
+      responses: [{ content: 'Let me add.', toolCalls: [{ name: 'add' }] }, ''],
+      streamChunkMs: 0,
+    });
+    const stream = { text: (delta: string) => seen.push(delta), restart: () => {} };
+    await provider.complete({ nodeId: 'n', messages: [], calls: NO_CALLS, stream });
+    await provider.complete({ nodeId: 'n', messages: [], calls: countCall(NO_CALLS, 'n'), stream });
+    expect(seen).toEqual(['Let ', 'me ', 'add.']);
+  });
+});

@@ -239,3 +239,59 @@ describe('withUniqueCallIds', () => {
     expect(withUniqueCallIds(message, 'n_0').toolCalls?.map((c) => c.id)).toEqual(['a', 'n_0_1', 'n_0_2']);
   });
 });
+
+describe('runToolLoop: streamed replies', () => {
+  it('numbers each model call of the request and marks where each reply begins', async () => {
+    const provider = createScriptedProvider({
+      provider: 'scripted',
+      byNode: {
+        agent: [
+          { content: 'Adding now.', toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] },
+          'It is 3.',
+        ],
+      },
+      streamChunkMs: 0,
+    });
+    const pieces: unknown[] = [];
+    const result = await runToolLoop({
+      provider,
+      nodeId: 'agent',
+      messages: prompt,
+      tools,
+      executeTool: execute,
+      onReplyText: (piece) => pieces.push(piece),
+    });
+    expect(result.finalText).toBe('It is 3.');
+    expect(pieces).toEqual([
+      { reply: 0, restart: true, text: 'Adding ' },
+      { reply: 0, restart: false, text: 'now.' },
+      { reply: 1, restart: true, text: 'It ' },
+      { reply: 1, restart: false, text: 'is ' },
+      { reply: 1, restart: false, text: '3.' },
+    ]);
+  });
+
+  it("passes a provider's restart on as an empty piece that begins the reply again", async () => {
+    const provider: LlmProvider = {
+      complete: async (request) => {
+        request.stream?.text('Hal');
+        request.stream?.restart();
+        request.stream?.text('Whole');
+        return { message: { role: 'assistant', content: 'Whole' } };
+      },
+    };
+    const pieces: unknown[] = [];
+    await runToolLoop({
+      provider,
+      nodeId: 'agent',
+      messages: prompt,
+      executeTool: execute,
+      onReplyText: (p) => pieces.push(p),
+    });
+    expect(pieces).toEqual([
+      { reply: 0, restart: true, text: 'Hal' },
+      { reply: 0, restart: true, text: '' },
+      { reply: 0, restart: false, text: 'Whole' },
+    ]);
+  });
+});

@@ -45,3 +45,36 @@ export function converseError(
     body: { message },
   };
 }
+
+/**
+ * A Converse body as ConverseStream sends it: messageStart, each block (text a word at a time, a
+ * toolUse's id and name and then its input in two pieces), messageStop, and the usage last.
+ */
+export function converseEvents(body: unknown): unknown[] {
+  const { output, stopReason, usage } = body as {
+    output: { message: { content: Block[] } };
+    stopReason: string;
+    usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
+  };
+  const events: unknown[] = [{ messageStart: { role: 'assistant' } }];
+  for (const [contentBlockIndex, block] of output.message.content.entries()) {
+    if ('text' in block) {
+      for (const text of block.text.match(/\s*\S+\s*/g) ?? []) {
+        events.push({ contentBlockDelta: { contentBlockIndex, delta: { text } } });
+      }
+    } else {
+      const { toolUseId, name, input } = block.toolUse;
+      const json = JSON.stringify(input);
+      const half = Math.ceil(json.length / 2);
+      events.push(
+        { contentBlockStart: { contentBlockIndex, start: { toolUse: { toolUseId, name } } } },
+        { contentBlockDelta: { contentBlockIndex, delta: { toolUse: { input: json.slice(0, half) } } } },
+        { contentBlockDelta: { contentBlockIndex, delta: { toolUse: { input: json.slice(half) } } } },
+      );
+    }
+    events.push({ contentBlockStop: { contentBlockIndex } });
+  }
+  events.push({ messageStop: { stopReason } });
+  if (usage) events.push({ metadata: { usage, metrics: { latencyMs: 1 } } });
+  return events;
+}
