@@ -30,3 +30,20 @@ function firstWord(script: string | undefined): string | undefined {
   const word = script?.trim().split(/\s+/)[0];
   return word?.replace(/^'(.*)'$/, '$1').replace(/^"(.*)"$/, '$1');
 }
+
+/** The commands a message may tell the user to run. */
+const COMMAND_NAMES = 'copy|resume|respond|pending|run|runs|inspect|dev|validate|start|compile';
+
+/**
+ * `text` with each `stepthread <command>` it names written in the form the user ran (`cli`): messages
+ * made below the CLI (the local runtime's "copy it (stepthread copy …)", a stored error) cannot know
+ * it. A form already written out (`npx stepthread resume`, `npm run stepthread -- …`) is left as it is.
+ */
+export function inUserForm(text: string, cli: string): string {
+  if (cli === 'stepthread') return text;
+  const named = new RegExp(
+    `(?<=^|[\\s(\`'"])(?<!(?:npx|pnpm|yarn) )stepthread (?=(?:${COMMAND_NAMES})\\b)`,
+    'g',
+  );
+  return text.replace(named, `${cli} `);
+}

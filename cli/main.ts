@@ -10,6 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import type { DeployedServices } from './commands/start.ts';
+import { cliInvocation, inUserForm } from './invocation.ts';
 import { type CliIo, EXIT, processIo } from './io.ts';
 import { packageVersion } from './package-info.ts';
 
@@ -79,9 +80,13 @@ async function compiledSummaries(): Promise<CommandSummary[] | undefined> {
 /** `argv` is process.argv style: [node, script, ...args]; `services` replaces the Step Functions client (tests). */
 export async function main(
   argv: readonly string[],
-  io: CliIo = processIo,
+  given: CliIo = processIo,
   services: DeployedServices = {},
 ): Promise<number> {
+  // What reaches stderr from below the CLI names commands as the user ran it (invocation.ts).
+  const cli = cliInvocation(given.env ?? process.env);
+  const io: CliIo =
+    cli === 'stepthread' ? given : { ...given, stderr: (text) => given.stderr(inUserForm(text, cli)) };
   let exitCode: number = EXIT.ok;
   const program = newProgram(io);
   const setExit = (code: number): void => {

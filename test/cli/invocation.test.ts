@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliInvocation } from '../../cli/invocation.ts';
+import { cliInvocation, inUserForm } from '../../cli/invocation.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess } from '../support/cli-process.ts';
 
@@ -57,6 +57,27 @@ describe('cliInvocation', () => {
   });
 });
 
+describe('inUserForm', () => {
+  it('writes the commands a message names in the form the user ran, leaving forms already written out', () => {
+    const message =
+      'thread t-1 is COMPLETED; copy it (stepthread copy t-1) and run the copy; `stepthread pending` lists';
+    expect(inUserForm(message, 'npm run stepthread --')).toBe(
+      'thread t-1 is COMPLETED; copy it (npm run stepthread -- copy t-1) and run the copy; `npm run stepthread -- pending` lists',
+    );
+    expect(inUserForm(message, 'stepthread')).toBe(message);
+    expect(inUserForm('go on with: npx stepthread resume e-1', 'npx stepthread')).toBe(
+      'go on with: npx stepthread resume e-1',
+    );
+    expect(inUserForm('go on with: npm run stepthread -- resume e-1', 'npm run stepthread --')).toBe(
+      'go on with: npm run stepthread -- resume e-1',
+    );
+    // The program's own name before a colon, and words that are not its commands, stay.
+    expect(inUserForm('stepthread: run FAILED; stepthread stores', 'npx stepthread')).toBe(
+      'stepthread: run FAILED; stepthread stores',
+    );
+  });
+});
+
 describe('printed commands', () => {
   let dir: string;
   beforeAll(async () => {
@@ -92,5 +113,30 @@ describe('printed commands', () => {
     expect(unknown.stderr).toContain(
       `(npm run stepthread -- runs --data-dir ${dataDir} lists the executions here)`,
     );
+  }, 60_000);
+
+  it('a message made below the CLI names its command as the user ran it (run --thread of an ended thread)', async () => {
+    const dataDir = join(dir, 'ended');
+    const done = await runCli(
+      [
+        'run',
+        EXAMPLE,
+        '--json',
+        '--input',
+        JSON.stringify(TICKET),
+        '--answers',
+        '{"approve-credit": true}',
+        '--data-dir',
+        dataDir,
+      ],
+      { cwd: dir, env: {} },
+    );
+    const { threadId } = JSON.parse(done.stdout) as { threadId: string };
+    const again = await runCli(['run', EXAMPLE, '--thread', threadId, '--data-dir', dataDir], {
+      cwd: dir,
+      env: NPM_RUN,
+    });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(`copy it (npm run stepthread -- copy ${threadId})`);
   }, 60_000);
 });
