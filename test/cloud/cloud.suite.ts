@@ -22,6 +22,7 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
+import { deniedCalls } from './grants.ts';
 import type { MotoStack } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
 
@@ -71,6 +72,10 @@ const PLANS: Record<string, Plan> = {
   'failing-branch': { input: {}, status: 'FAILED', racingBranches: true },
   // `${...}` in CODE and in a prompt reaches the handlers unchanged (no DefinitionSubstitutions).
   'template-literal': { input: {}, status: 'COMPLETED' },
+  // A node after the JOIN reads both branches' own results: the JOIN writes them in one BatchWriteItem.
+  'join-reads-branches': { input: {}, status: 'COMPLETED' },
+  // A TOOL node (a code tool, in the TOOL function's sandbox).
+  'tool-call': { input: {}, status: 'COMPLETED' },
   // A FORK over a list: an inline Map state, one child thread per document.
   'map-reduce': {
     input: {
@@ -603,4 +608,15 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(await dev.stop()).toBe(0);
     }
   }, 240_000);
+
+  // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role
+  // (a refused call failed its run above already; this names it). permissions.suite.ts checks for
+  // unused grants over both suites' calls. ---
+
+  it("every SDK call of every function was allowed by that function's role as synthesized", async () => {
+    const calls = await stack.calls();
+    // The runs above reached the table, the bucket and the bus from every function they invoked.
+    expect(new Set(calls.map((call) => call.principal)).size).toBeGreaterThan(5);
+    expect(deniedCalls(calls)).toEqual([]);
+  });
 });

@@ -5,7 +5,8 @@
  * machine (the template's definition, its Fn::Sub resolved and any DefinitionSubstitutions applied, as
  * CloudFormation does).
  * Physical names are generated the way CloudFormation would (`<stack>-<logicalId>`), so nothing relies
- * on the defaults the CLI falls back to.
+ * on the defaults the CLI falls back to. Each function's role policy, resolved, goes to the bridge,
+ * which checks every SDK call the function makes against it (moto enforces no IAM).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,8 @@ import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-s
 import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+import type { PolicyStatement } from './iam.ts';
+import type { CheckedRequest } from './sdk-calls.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const ACCOUNT = '123456789012';
@@ -41,6 +44,12 @@ export interface MotoStack {
   readonly outputs: Record<string, string>;
   /** State machine ARN by state machine name. */
   readonly stateMachines: Map<string, string>;
+  /** Each function's role policy as deployed (resolved), by function name. */
+  readonly roles: Map<string, { logicalId: string; roleLogicalId: string; statements: PolicyStatement[] }>;
+  /** The operator managed policy's statements, resolved. */
+  readonly operatorStatements: PolicyStatement[];
+  /** Every authorisation the functions' SDK calls needed so far, checked against their roles. */
+  calls(): Promise<(CheckedRequest & { count: number })[]>;
   /** Fault injection in the bridge (see lambda-bridge.ts). */
   faults(mode: 'none' | 'fail-first' | 'crash-first'): Promise<{ injected: number }>;
   close(): Promise<void>;
@@ -136,6 +145,31 @@ function resolver(physical: Map<string, { ref: string; arn?: string }>) {
   return resolve;
 }
 
+/** The statements of every policy attached to a role (its AWS::IAM::Policy resources and inline Policies). */
+export function roleStatements(
+  template: Template,
+  roleLogicalId: string,
+  resolve: (value: unknown) => unknown,
+): PolicyStatement[] {
+  const statementsOf = (document: unknown) =>
+    ((resolve(document) as { Statement?: PolicyStatement | PolicyStatement[] }).Statement ?? []) as
+      | PolicyStatement
+      | PolicyStatement[];
+  const all: PolicyStatement[] = [];
+  const role = template.Resources[roleLogicalId];
+  for (const inline of (role?.Properties?.Policies ?? []) as { PolicyDocument: unknown }[]) {
+    all.push(...[statementsOf(inline.PolicyDocument)].flat());
+  }
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const roles = (resource.Properties?.Roles ?? []) as { Ref?: string }[];
+    if (roles.some((ref) => ref.Ref === roleLogicalId)) {
+      all.push(...[statementsOf(resource.Properties?.PolicyDocument)].flat());
+    }
+  }
+  return all;
+}
+
 /** What CloudFormation does with DefinitionSubstitutions: each `${key}` in the definition is replaced. */
 export function applySubstitutions(definition: string, substitutions: Record<string, string>): string {
   return definition.replace(/\$\{([^}]+)\}/g, (whole, key: string) => substitutions[key] ?? whole);
@@ -225,7 +259,8 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     const created = await events.send(new CreateEventBusCommand({ Name: name }));
     physical.set(id, { ref: name, ...(created.EventBusArn ? { arn: created.EventBusArn } : {}) });
   }
-  const bundles: Record<string, string> = {};
+  const bundles: Record<string, { dir: string; statements: PolicyStatement[] }> = {};
+  const roles: MotoStack['roles'] = new Map();
   for (const [id, resource] of ofType('AWS::Lambda::Function')) {
     const p = resolve(props(resource)) as Record<string, unknown>;
     const assetPath = resource.Metadata?.['aws:asset:path'];
@@ -244,7 +279,13 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
         Code: { ZipFile: readFileSync(join(assemblyDir, assetPath, 'index.mjs')) },
       }),
     );
-    bundles[name] = join(assemblyDir, assetPath);
+    const roleLogicalId = ((resource.Properties?.Role as { 'Fn::GetAtt'?: [string, string] })?.[
+      'Fn::GetAtt'
+    ] ?? [])[0];
+    if (!roleLogicalId) throw new Error(`function ${id} has no role of this template`);
+    const statements = roleStatements(template, roleLogicalId, resolve);
+    roles.set(name, { logicalId: id, roleLogicalId, statements });
+    bundles[name] = { dir: join(assemblyDir, assetPath), statements };
     physical.set(id, { ref: name, ...(created.FunctionArn ? { arn: created.FunctionArn } : {}) });
   }
   await bridgeCall('/register', bundles);
@@ -300,12 +341,22 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     }),
   );
   for (const client of [dynamo, s3, events, lambda, sfn, cloudformation]) client.destroy();
+  const operatorPolicy = Object.values(template.Resources).find(
+    (resource) => resource.Type === 'AWS::IAM::ManagedPolicy',
+  );
+  const operatorStatements = [
+    (resolve(operatorPolicy?.Properties?.PolicyDocument) as { Statement?: PolicyStatement[] })?.Statement ??
+      [],
+  ].flat();
 
   return {
     endpoint,
     env: clientEnv,
     outputs,
     stateMachines,
+    roles,
+    operatorStatements,
+    calls: async () => (await bridgeCall('/calls')) as unknown as (CheckedRequest & { count: number })[],
     faults: async (mode) => (await bridgeCall('/faults', { mode })) as { injected: number },
     async close() {
       for (const child of [moto, bridge]) {

@@ -303,6 +303,14 @@ describe('least privilege', () => {
     }
   });
 
+  it('lets only the JOIN handler batch-write: it keeps the branch results later nodes read in one BatchWriteItem', () => {
+    for (const type of NODE_TYPES) {
+      const actions = actionsOf(functionStatements(type));
+      if (type === 'JOIN') expect(actions, type).toContain('dynamodb:BatchWriteItem');
+      else expect(actions, type).not.toContain('dynamodb:BatchWriteItem');
+    }
+  });
+
   it('gives the LLM handler exactly the profiles’ secrets and Bedrock models', () => {
     const statements = functionStatements('LLM');
     const secrets = statements.find((s) => s.Sid === 'ProfileSecrets')!;
