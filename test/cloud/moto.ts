@@ -19,6 +19,7 @@ import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-s
 import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { cfnResolver } from '../support/cfn-resolve.ts';
 import type { PolicyStatement } from './iam.ts';
 import type { CheckedRequest } from './sdk-calls.ts';
 
@@ -102,49 +103,6 @@ async function iamCreateRole(endpoint: string, name: string, trustPolicy: string
   if (!response.ok) throw new Error(`CreateRole ${name}: ${response.status} ${await response.text()}`);
 }
 
-/** CloudFormation's intrinsic functions, as far as the stack uses them. */
-function resolver(physical: Map<string, { ref: string; arn?: string }>) {
-  const pseudo: Record<string, string> = {
-    'AWS::AccountId': ACCOUNT,
-    'AWS::Region': REGION,
-    'AWS::Partition': 'aws',
-    'AWS::URLSuffix': 'amazonaws.com',
-  };
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(resolve);
-    if (value === null || typeof value !== 'object') return value;
-    const object = value as Record<string, unknown>;
-    if ('Ref' in object) {
-      const name = String(object.Ref);
-      const found = pseudo[name] ?? physical.get(name)?.ref;
-      if (found === undefined) throw new Error(`cannot resolve Ref ${name}`);
-      return found;
-    }
-    if ('Fn::GetAtt' in object) {
-      const [name, attribute] = object['Fn::GetAtt'] as [string, string];
-      const found = attribute === 'Arn' ? physical.get(name)?.arn : undefined;
-      if (found === undefined) throw new Error(`cannot resolve GetAtt ${name}.${attribute}`);
-      return found;
-    }
-    if ('Fn::Join' in object) {
-      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
-      return parts.map((part) => String(resolve(part))).join(separator);
-    }
-    if ('Fn::Sub' in object) {
-      const [text, variables] = (
-        Array.isArray(object['Fn::Sub']) ? object['Fn::Sub'] : [object['Fn::Sub'], {}]
-      ) as [string, Record<string, unknown>];
-      // `${!x}` is a literal `${x}`; `${name}` a variable of the Sub, else a Ref.
-      return text.replace(/\$\{(!?)([^}]+)\}/g, (_whole, literal: string, name: string) => {
-        if (literal) return `\${${name}}`;
-        return String(resolve(name in variables ? variables[name] : { Ref: name }));
-      });
-    }
-    return Object.fromEntries(Object.entries(object).map(([key, inner]) => [key, resolve(inner)]));
-  };
-  return resolve;
-}
-
 /** The statements of every policy attached to a role (its AWS::IAM::Policy resources and inline Policies). */
 export function roleStatements(
   template: Template,
@@ -214,7 +172,7 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
   const sfn = new SFNClient(config);
 
   const physical = new Map<string, { ref: string; arn?: string }>();
-  const resolve = resolver(physical);
+  const resolve = cfnResolver(physical, { account: ACCOUNT, region: REGION });
   const generated = (logicalId: string) => `${stackName}-${logicalId}`;
   const ofType = (type: string) =>
     Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
