@@ -314,6 +314,36 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     }
   }, 180_000);
 
+  it('a throttled, timed-out or unknown Lambda invocation is retried too, and the run ends as without faults', async () => {
+    const plan = PLANS['fixture-readonly-set-once']!;
+    const clean = await runEmbedded(workflows.get('fixture-readonly-set-once')!, plan);
+    for (const error of [
+      'Lambda.TooManyRequestsException',
+      'Lambda.ClientExecutionTimeoutException',
+      'Lambda.Unknown',
+    ]) {
+      await stack.faults('fail-first', error);
+      try {
+        const remote = await runInMoto('fixture-readonly-set-once', plan, `retried-${error.slice(7)}`);
+        const { injected } = await stack.faults('none');
+        expect(remote.status, error).toBe('SUCCEEDED');
+        expect(injected, error).toBeGreaterThan(1);
+        const history = await sfn.send(
+          new GetExecutionHistoryCommand({ executionArn: remote.executionArn, maxResults: 1000 }),
+        );
+        const failed = (history.events ?? []).filter(
+          (event) => event.lambdaFunctionFailedEventDetails?.error === error,
+        );
+        expect(failed, error).toHaveLength(injected);
+        expect(await finalState(cloud, remote.executionArn)).toEqual(
+          await finalState(e2e.runtime, clean.outcome.executionId),
+        );
+      } finally {
+        await stack.faults('none');
+      }
+    }
+  }, 180_000);
+
   it("a crash after every handler's writes, retried, leaves the same state as a run without faults", async () => {
     const plan = PLANS['support-triage']!;
     const clean = await runEmbedded(workflows.get('support-triage')!, plan);
@@ -350,6 +380,13 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       status: 'COMPLETED',
       sfn: 'SUCCEEDED',
     });
+    for (const error of ['TooManyRequestsException', 'ClientExecutionTimeoutException', 'Unknown']) {
+      expected.set(`retried-${error}`, {
+        workflowId: 'fixture-readonly-set-once',
+        status: 'COMPLETED',
+        sfn: 'SUCCEEDED',
+      });
+    }
     expected.set('crashed-support-triage', {
       workflowId: 'support-triage',
       status: 'COMPLETED',

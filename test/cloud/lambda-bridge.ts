@@ -11,10 +11,10 @@
  * IAM as on AWS: each SDK call a bundle makes is checked against its function's role as synthesized
  * (sdk-calls.ts, iam.ts); a call the role does not allow fails with AccessDenied before it reaches
  * moto, which enforces no IAM itself.
- *   POST /faults    {mode: "none" | "fail-first" | "crash-first"}
+ *   POST /faults    {mode: "none" | "fail-first" | "crash-first", error?: "<Lambda error name>"}
  *     fail-first:  the first invocation with a given event fails before its handler runs
  *     crash-first: the first invocation with a given event runs its handler, then fails
- *     (both as Lambda.ServiceException, which the definitions' Retry covers)
+ *     (both as `error`, default Lambda.ServiceException: the errors the Lambda service reports)
  *     answers with the mode and number of faults injected before the switch
  *   GET  /faults    → {mode, injected: number}
  *
@@ -36,6 +36,7 @@ const loaded = new Map<string, Promise<Handler>>();
 const seen = new Set<string>();
 let mode: FaultMode = 'none';
 let injected = 0;
+let faultError = 'Lambda.ServiceException';
 
 /** The function whose handler is running, across its awaits: whose role an SDK call is checked against. */
 const invoking = new AsyncLocalStorage<string>();
@@ -83,9 +84,7 @@ function lambdaError(error: unknown): { errorType: string; errorMessage: string 
 }
 
 const serviceException = (when: string) =>
-  Object.assign(new Error(`injected: the Lambda service failed ${when}`), {
-    name: 'Lambda.ServiceException',
-  });
+  Object.assign(new Error(`injected: the Lambda service failed ${when}`), { name: faultError });
 
 async function invoke(request: {
   functionName: string;
@@ -150,6 +149,7 @@ const server = createServer((request, response) => {
         const before = { mode, injected };
         if (request.method === 'POST') {
           mode = (value as { mode: FaultMode }).mode;
+          faultError = (value as { error?: string }).error ?? 'Lambda.ServiceException';
           seen.clear();
           injected = 0;
         }

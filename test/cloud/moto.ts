@@ -52,7 +52,7 @@ export interface MotoStack {
   /** Every authorisation the functions' SDK calls needed so far, checked against their roles. */
   calls(): Promise<(CheckedRequest & { count: number })[]>;
   /** Fault injection in the bridge (see lambda-bridge.ts). */
-  faults(mode: 'none' | 'fail-first' | 'crash-first'): Promise<{ injected: number }>;
+  faults(mode: 'none' | 'fail-first' | 'crash-first', error?: string): Promise<{ injected: number }>;
   close(): Promise<void>;
 }
 
@@ -315,7 +315,7 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     roles,
     operatorStatements,
     calls: async () => (await bridgeCall('/calls')) as unknown as (CheckedRequest & { count: number })[],
-    faults: async (mode) => (await bridgeCall('/faults', { mode })) as { injected: number },
+    faults: async (mode, error) => (await bridgeCall('/faults', { mode, error })) as { injected: number },
     async close() {
       for (const child of [moto, bridge]) {
         child.stdin?.end();

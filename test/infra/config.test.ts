@@ -365,6 +365,22 @@ describe('the CDK app', () => {
     );
   });
 
+  it('reserves concurrency for the function types the context names, and refuses a bad entry with a code', () => {
+    const stack = buildApp(appWith({ 'stepthread:reservedConcurrency': 'LLM=50, TOOL=20' }), {});
+    const functions = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+    const reserved = Object.fromEntries(
+      functions
+        .filter((fn) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map((fn) => [fn.Properties.Description, fn.Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved).toEqual({ 'stepthread LLM node handler': 50, 'stepthread TOOL node handler': 20 });
+    for (const bad of ['LMM=5', 'LLM=0', 'LLM=2.5', 'LLM']) {
+      expect(() => buildApp(appWith({ 'stepthread:reservedConcurrency': bad }), {}), bad).toThrow(
+        expect.objectContaining({ code: 'DEPLOY_CONFIG_INVALID' }),
+      );
+    }
+  });
+
   it('rejects an unknown removal policy and express ids that are not deployed', () => {
     expect(() => buildApp(appWith({ 'stepthread:removalPolicy': 'keep' }), {})).toThrow(/retain or destroy/);
     expect(() => buildApp(appWith({ 'stepthread:express': 'nope' }), {})).toThrow(
