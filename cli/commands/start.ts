@@ -15,7 +15,12 @@ import type { Command } from 'commander';
 import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirOf, STACK_OPTION_HELP } from '../local-session.ts';
+import {
+  type DataDirOption,
+  NO_CACHE_OPTION_HELP,
+  STACK_OPTION_HELP,
+  stackCacheDir,
+} from '../local-session.ts';
 import { deployedResourceNames } from '../stack-names.ts';
 import { parseInput, reportInputRefused } from './run.ts';
 
@@ -83,9 +88,10 @@ async function largeInputStore(
   if (services.values) return { read: async () => new Map(), ...services.values };
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  const cacheDir = stackCacheDir(options, io);
   const names = await deployedResourceNames(env, target, {
     ...(options.stack ? { stack: options.stack } : {}),
-    cacheDir: dataDirOf(options, io),
+    ...(cacheDir ? { cacheDir } : {}),
   });
   const clients = createAwsClients(target, names);
   return createValueStore(clients, {
@@ -183,6 +189,7 @@ export function registerStart(
       'execution name; starting the same name again does not start a second run',
     )
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

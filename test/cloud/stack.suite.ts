@@ -1,3 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeEventBusCommand,
   EventBridgeClient,
@@ -19,6 +23,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
+import { tableDefinition } from '../../functions/stores/table.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
 import { type E2e, plain } from '../e2e/helpers.ts';
 import { ACCOUNT, type MotoStack, REGION, type Template } from './moto.ts';
@@ -284,6 +289,75 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       `dynamodb:BatchWriteItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
       `dynamodb:PutItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
     ]);
+  }, 120_000);
+
+  it('--stack after a redeploy: a cached table that is gone is looked up again, and the command runs once more', async () => {
+    const stackName = 'StepthreadRedeployed';
+    const cloudformation = new CloudFormationClient(setup.clientConfig);
+    const dynamo = new DynamoDBClient(setup.clientConfig);
+    /** A stand-in stack whose TableName output names a new table, as a deploy after a delete gives. */
+    const deploy = async (generation: number) => {
+      const tableName = `${stackName}-table-${generation}`;
+      await dynamo.send(new CreateTableCommand(tableDefinition(tableName)));
+      const { StackId } = await cloudformation.send(
+        new CreateStackCommand({
+          StackName: stackName,
+          TemplateBody: JSON.stringify({
+            Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+            Outputs: { TableName: { Value: tableName }, BucketName: { Value: stack.outputs.BucketName } },
+          }),
+        }),
+      );
+      return { tableName, stackId: StackId! };
+    };
+    const cachedEntry = () => {
+      const dir = join(setup.operatorEnv.STEPTHREAD_DATA_DIR!, 'stacks');
+      const file = readdirSync(dir).find((name) => name.startsWith(`${stackName}-`))!;
+      return JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+        stackId: string;
+        outputs: Record<string, string>;
+      };
+    };
+    const describeStacks = () =>
+      setup.operatorCalls.filter((call) => call.action === 'cloudformation:DescribeStacks').length;
+    try {
+      const first = await deploy(1);
+      expect(await cli(['pending', '--stack', stackName, '--json'])).toMatchObject({
+        code: 0,
+        stdout: '[]\n',
+      });
+      expect(cachedEntry()).toMatchObject({
+        stackId: first.stackId,
+        outputs: { TableName: first.tableName },
+      });
+
+      // Deleted and deployed again: a new StackId, a new table; the cached entry names the old one.
+      await cloudformation.send(new DeleteStackCommand({ StackName: stackName }));
+      await dynamo.send(new DeleteTableCommand({ TableName: first.tableName }));
+      const second = await deploy(2);
+      expect(second.stackId).not.toBe(first.stackId);
+      const before = describeStacks();
+      expect(await cli(['pending', '--stack', stackName, '--json'])).toMatchObject({
+        code: 0,
+        stdout: '[]\n',
+      });
+      expect(describeStacks() - before).toBe(1);
+      expect(cachedEntry()).toMatchObject({
+        stackId: second.stackId,
+        outputs: { TableName: second.tableName },
+      });
+
+      // Cached from now on; --no-cache asks CloudFormation every time.
+      const cached = describeStacks();
+      expect((await cli(['pending', '--stack', stackName, '--json'])).code).toBe(0);
+      expect(describeStacks()).toBe(cached);
+      expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
+      expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
+      expect(describeStacks()).toBe(cached + 2);
+    } finally {
+      cloudformation.destroy();
+      dynamo.destroy();
+    }
   }, 120_000);
 
   it('start: the same name never starts a second run, and another input under that name is refused', async () => {

@@ -175,7 +175,7 @@ describe('a runtime in a user’s own stack', () => {
     const names = await deployedResourceNames(
       {},
       { kind: 'aws' },
-      { stack: 'S', describe: async () => described },
+      { stack: 'S', describe: async () => ({ outputs: described }) },
     );
     expect(names).toEqual({
       tableName: `physical-${logicalIdOf(stack, runtime.table)}`,
