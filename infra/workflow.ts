@@ -117,7 +117,7 @@ export class StepthreadWorkflow extends Construct {
       // an Fn::Sub CloudFormation substitutes nothing. The linters' "a variable outside Fn::Sub" rule
       // (E1029, in CDK's own validation and cfn-lint) guesses otherwise; both are told here.
       const reason =
-        'The definition carries the workflow text verbatim in an Fn::Join; CloudFormation does not substitute ${…} outside Fn::Sub.';
+        'The definition carries the workflow text verbatim in an Fn::Join; CloudFormation substitutes variables only inside Fn::Sub.';
       acknowledge(this.stateMachine, 'CloudFormation-Validate::E1029', reason);
       (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', {
         config: { ignore_checks: ['E1029'] },
