@@ -74,6 +74,8 @@ const PLANS: Record<string, Plan> = {
   'template-literal': { input: {}, status: 'COMPLETED' },
   // A node after the JOIN reads both branches' own results: the JOIN writes them in one BatchWriteItem.
   'join-reads-branches': { input: {}, status: 'COMPLETED' },
+  // A question inside a fork branch, answered while the other branch has finished.
+  'fork-question': { input: {}, answers: [{ kind: 'approve' }], status: 'COMPLETED' },
   // A TOOL node (a code tool, in the TOOL function's sandbox).
   'tool-call': { input: {}, status: 'COMPLETED' },
   // A FORK over a list: an inline Map state, one child thread per document.
