@@ -9,7 +9,7 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateStateMachineCommand,
   DescribeExecutionCommand,
@@ -19,6 +19,7 @@ import {
   type HistoryEvent,
   ListExecutionsCommand,
   type SFNClient,
+  StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
@@ -298,17 +299,19 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     /** A stand-in stack whose TableName output names a new table, as a deploy after a delete gives. */
     const deploy = async (generation: number) => {
       const tableName = `${stackName}-table-${generation}`;
+      const bucketName = `${stackName.toLowerCase()}-bucket-${generation}`;
       await dynamo.send(new CreateTableCommand(tableDefinition(tableName)));
+      await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
       const { StackId } = await cloudformation.send(
         new CreateStackCommand({
           StackName: stackName,
           TemplateBody: JSON.stringify({
             Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
-            Outputs: { TableName: { Value: tableName }, BucketName: { Value: stack.outputs.BucketName } },
+            Outputs: { TableName: { Value: tableName }, BucketName: { Value: bucketName } },
           }),
         }),
       );
-      return { tableName, stackId: StackId! };
+      return { tableName, bucketName, stackId: StackId! };
     };
     const cachedEntry = () => {
       const dir = join(setup.operatorEnv.STEPTHREAD_DATA_DIR!, 'stacks');
@@ -317,6 +320,11 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
         stackId: string;
         outputs: Record<string, string>;
       };
+    };
+    const undeploy = async (deployed: { tableName: string; bucketName: string }) => {
+      await cloudformation.send(new DeleteStackCommand({ StackName: stackName }));
+      await dynamo.send(new DeleteTableCommand({ TableName: deployed.tableName }));
+      await s3.send(new DeleteBucketCommand({ Bucket: deployed.bucketName }));
     };
     const describeStacks = () =>
       setup.operatorCalls.filter((call) => call.action === 'cloudformation:DescribeStacks').length;
@@ -332,8 +340,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       });
 
       // Deleted and deployed again: a new StackId, a new table; the cached entry names the old one.
-      await cloudformation.send(new DeleteStackCommand({ StackName: stackName }));
-      await dynamo.send(new DeleteTableCommand({ TableName: first.tableName }));
+      await undeploy(first);
       const second = await deploy(2);
       expect(second.stackId).not.toBe(first.stackId);
       const before = describeStacks();
@@ -354,6 +361,31 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
       expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
       expect(describeStacks()).toBe(cached + 2);
+
+      // start with a large input: its upload meets the cached bucket gone, and goes to the new one.
+      await undeploy(second);
+      const third = await deploy(3);
+      const large = JSON.stringify({ detail: { subject: 'x'.repeat(10_000) } });
+      const started = await cli([
+        'start',
+        'approval',
+        '--stack',
+        stackName,
+        '--name',
+        'redeployed',
+        '--input',
+        large,
+      ]);
+      expect(started.code).toBe(0);
+      await sfn.send(new StopExecutionCommand({ executionArn: started.stdout.trim() })).catch(() => {});
+      const uploaded = await s3.send(
+        new ListObjectsV2Command({ Bucket: third.bucketName, Prefix: 'values/' }),
+      );
+      expect(uploaded.KeyCount).toBe(1);
+      expect(cachedEntry()).toMatchObject({
+        stackId: third.stackId,
+        outputs: { BucketName: third.bucketName },
+      });
     } finally {
       cloudformation.destroy();
       dynamo.destroy();
