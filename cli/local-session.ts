@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import type { AwsClients } from '../functions/aws/clients.ts';
-import { resolveAwsTarget } from '../functions/aws/target.ts';
+import { type ResourceNames, resolveAwsTarget } from '../functions/aws/target.ts';
 // The client's half only: no store code, no SDK (the directory's server runs in its own process).
 import { unreadableDataDir } from '../functions/local/data-dir-errors.ts';
 import { openDataDir } from '../functions/local/data-dir-server.ts';
@@ -20,7 +20,7 @@ import { formatCodedError } from './format.ts';
 import { cliInvocation } from './invocation.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
-import { deployedResourceNames } from './stack-names.ts';
+import { isMissingResource, resolveStackNames } from './stack-names.ts';
 
 export interface DataDirOption {
   dataDir?: string;
@@ -28,11 +28,22 @@ export interface DataDirOption {
   stack?: string;
   /** Read commands: a data directory that does not exist is an error, not a new empty store. */
   mustExist?: boolean;
+  /** `--no-cache` (false): read the stack's outputs from CloudFormation, never from the data directory. */
+  cache?: boolean;
 }
 
 /** `--stack`, for the commands that can read a deployed stack. */
 export const STACK_OPTION_HELP =
   'deployed stack whose outputs name the table and bucket (default: $STEPTHREAD_STACK_NAME; STEPTHREAD_TABLE/STEPTHREAD_BUCKET win)';
+
+/** `--no-cache`, beside `--stack`. */
+export const NO_CACHE_OPTION_HELP =
+  "read the stack's outputs from CloudFormation now, not from the copy cached under the data directory";
+
+/** Where a `--stack` command caches the stack's outputs: the data directory, unless `--no-cache`. */
+export function stackCacheDir(options: DataDirOption, io: CliIo): string | undefined {
+  return options.cache === false ? undefined : dataDirOf(options, io);
+}
 
 /** `--data-dir`, else STEPTHREAD_DATA_DIR, else `.stepthread` in the working directory. */
 export function dataDirOf(options: DataDirOption, io: CliIo): string {
@@ -72,6 +83,11 @@ export interface StoreSession {
   readonly location: string;
   /** The local data directory, when the stores are the embedded ones. */
   readonly dataDir?: string;
+  /**
+   * Names read from the cached outputs of a stack: asks CloudFormation again and gives a session on
+   * the names it answers now, or undefined when they are the same (then the cache was right).
+   */
+  refresh?(): Promise<StoreSession | undefined>;
   close(): Promise<void>;
 }
 
@@ -89,16 +105,29 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
   // (cli/main.ts). For the embedded stores they load while the directory's server is found or started.
   const clientsModule = import('../functions/aws/clients.ts');
   if (target.kind !== 'embedded') {
-    const names = await deployedResourceNames(env, target, {
+    const cacheDir = stackCacheDir(options, io);
+    const resolveOptions = {
       ...(options.stack ? { stack: options.stack } : {}),
-      cacheDir: dataDirOf(options, io),
-    });
-    const clients = (await clientsModule).createAwsClients(target, names);
-    return {
-      clients,
-      location: target.kind === 'endpoint' ? target.endpoint : 'AWS',
-      close: async () => {},
+      ...(cacheDir ? { cacheDir } : {}),
     };
+    const { createAwsClients } = await clientsModule;
+    const session = (names: ResourceNames, cached: boolean): StoreSession => ({
+      clients: createAwsClients(target, names),
+      location: target.kind === 'endpoint' ? target.endpoint : 'AWS',
+      ...(cached
+        ? {
+            refresh: async () => {
+              const fresh = await resolveStackNames(env, target, { ...resolveOptions, refresh: true });
+              const same =
+                fresh.names.tableName === names.tableName && fresh.names.bucketName === names.bucketName;
+              return same ? undefined : session(fresh.names, false);
+            },
+          }
+        : {}),
+      close: async () => {},
+    });
+    const resolved = await resolveStackNames(env, target, resolveOptions);
+    return session(resolved.names, resolved.cached);
   }
   const dataDir = dataDirOf(options, io);
   const unreadable = options.mustExist ? unreadableDataDir(dataDir) : undefined;
@@ -138,7 +167,18 @@ export async function withStores(
     return EXIT.invalid;
   }
   try {
-    const code = await work(session);
+    let code: number;
+    try {
+      code = await work(session);
+    } catch (error) {
+      // Names from a stack's cached outputs, and the table or bucket is gone: the stack was deployed
+      // again. With the names CloudFormation gives now, the command runs once more.
+      const fresh = isMissingResource(error) ? await session.refresh?.() : undefined;
+      if (!fresh) throw error;
+      await session.close();
+      session = fresh;
+      code = await work(session);
+    }
     if (session.dataDir !== undefined && !existsSync(session.dataDir)) throw goneError(session.dataDir);
     return code;
   } catch (error) {

@@ -4,7 +4,10 @@
  *   1. STEPTHREAD_TABLE / STEPTHREAD_BUCKET, when set, win;
  *   2. else the stack's `TableName` / `BucketName` outputs, the stack named by `--stack <name>` or
  *      $STEPTHREAD_STACK_NAME (the variable the CDK app reads too); read once with DescribeStacks and
- *      cached under the data directory (`stacks/`);
+ *      cached under the data directory (`stacks/`), keyed by stack, endpoint, region and credentials,
+ *      with the StackId they were read from. A redeploy (a stack deleted and created again) gives new
+ *      names: a command that meets a missing table or bucket refreshes the entry (`refresh`) and, when
+ *      the names changed, runs once more (local-session.ts). `--no-cache` reads the outputs every time;
  *   3. else the defaults (`stepthread`, `stepthread-conversations`).
  */
 import { createHash } from 'node:crypto';
@@ -22,8 +25,14 @@ import { awsAccessProblem } from './aws-errors.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** DescribeStacks' outputs of one stack (injectable for tests). */
-export type DescribeOutputs = (stackName: string, target: AwsTarget) => Promise<Record<string, string>>;
+/** One stack as DescribeStacks gives it: its id (a new one per create) and its outputs. */
+export interface StackDescription {
+  readonly stackId?: string;
+  readonly outputs: Record<string, string>;
+}
+
+/** DescribeStacks of one stack (injectable for tests). */
+export type DescribeOutputs = (stackName: string, target: AwsTarget) => Promise<StackDescription>;
 
 export const describeStackOutputs: DescribeOutputs = async (stackName, target) => {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
@@ -34,7 +43,7 @@ export const describeStackOutputs: DescribeOutputs = async (stackName, target) =
     for (const output of Stacks?.[0]?.Outputs ?? []) {
       if (output.OutputKey && output.OutputValue) outputs[output.OutputKey] = output.OutputValue;
     }
-    return outputs;
+    return { ...(Stacks?.[0]?.StackId ? { stackId: Stacks[0].StackId } : {}), outputs };
   } finally {
     client.destroy();
   }
@@ -45,6 +54,17 @@ export interface StackNamesOptions {
   /** Where resolved outputs are cached (the data directory); no cache without it. */
   readonly cacheDir?: string;
   readonly describe?: DescribeOutputs;
+  /** Ask CloudFormation even when the outputs are cached, and cache its answer (a name was not found). */
+  readonly refresh?: boolean;
+}
+
+/** Names, and where they came from: a cached description may be stale (the stack was deployed again). */
+export interface StackNames {
+  readonly names: ResourceNames;
+  /** The names came from the cache, not from CloudFormation just now. */
+  readonly cached: boolean;
+  /** The stack the outputs were read from (absent when the variables or defaults gave the names). */
+  readonly stackId?: string;
 }
 
 export async function deployedResourceNames(
@@ -52,55 +72,103 @@ export async function deployedResourceNames(
   target: AwsTarget,
   options: StackNamesOptions = {},
 ): Promise<ResourceNames> {
+  return (await resolveStackNames(env, target, options)).names;
+}
+
+export async function resolveStackNames(
+  env: Env,
+  target: AwsTarget,
+  options: StackNamesOptions = {},
+): Promise<StackNames> {
   const table = env.STEPTHREAD_TABLE?.trim();
   const bucket = env.STEPTHREAD_BUCKET?.trim();
   const stack = options.stack ?? env.STEPTHREAD_STACK_NAME?.trim();
   if ((table && bucket) || !stack) {
-    return { tableName: table || DEFAULT_TABLE_NAME, bucketName: bucket || DEFAULT_BUCKET_NAME };
+    return {
+      names: { tableName: table || DEFAULT_TABLE_NAME, bucketName: bucket || DEFAULT_BUCKET_NAME },
+      cached: false,
+    };
   }
-  const outputs = await cachedOutputs(stack, target, env, options);
-  const tableName = table || outputs.TableName;
-  const bucketName = bucket || outputs.BucketName;
+  const { description, cached } = await cachedDescription(stack, target, env, options);
+  const tableName = table || description.outputs.TableName;
+  const bucketName = bucket || description.outputs.BucketName;
   if (!tableName || !bucketName) {
     throw new StepthreadError(
       'DEPLOY_CONFIG_INVALID',
       `stack ${stack} has no TableName/BucketName outputs: is it a stepthread stack? (or set STEPTHREAD_TABLE and STEPTHREAD_BUCKET)`,
     );
   }
-  return { tableName, bucketName };
+  return {
+    names: { tableName, bucketName },
+    cached,
+    ...(description.stackId ? { stackId: description.stackId } : {}),
+  };
 }
 
-async function cachedOutputs(
+/**
+ * The cache file of a stack as these credentials see it: the same stack name on another endpoint, in
+ * another region or account (told apart by profile or access key, as no call names the account) is
+ * another stack.
+ */
+export function stackCacheFile(cacheDir: string, stack: string, target: AwsTarget, env: Env): string {
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? '';
+  const where = target.kind === 'endpoint' ? target.endpoint : 'aws';
+  const identity = env.AWS_PROFILE ?? env.AWS_ACCESS_KEY_ID ?? '';
+  const key = createHash('sha256')
+    .update(JSON.stringify([where, region, identity, stack]))
+    .digest('hex')
+    .slice(0, 16);
+  return join(cacheDir, 'stacks', `${stack}-${key}.json`);
+}
+
+async function cachedDescription(
   stack: string,
   target: AwsTarget,
   env: Env,
   options: StackNamesOptions,
-): Promise<Record<string, string>> {
-  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? '';
-  const where = target.kind === 'endpoint' ? target.endpoint : 'aws';
-  const key = createHash('sha256')
-    .update(JSON.stringify([where, region, stack]))
-    .digest('hex')
-    .slice(0, 16);
-  const file = options.cacheDir ? join(options.cacheDir, 'stacks', `${stack}-${key}.json`) : undefined;
-  if (file) {
+): Promise<{ description: StackDescription; cached: boolean }> {
+  const file = options.cacheDir ? stackCacheFile(options.cacheDir, stack, target, env) : undefined;
+  if (file && !options.refresh) {
     try {
-      return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+      const entry = JSON.parse(readFileSync(file, 'utf8')) as Partial<StackDescription>;
+      if (entry.outputs && typeof entry.outputs === 'object') {
+        return { description: entry as StackDescription, cached: true };
+      }
     } catch {
       // not cached yet (or unreadable): ask CloudFormation
     }
   }
-  let outputs: Record<string, string>;
+  let description: StackDescription;
   try {
-    outputs = await (options.describe ?? describeStackOutputs)(stack, target);
+    description = await (options.describe ?? describeStackOutputs)(stack, target);
   } catch (error) {
     throw outputsUnreadable(error, stack, target, env);
   }
-  if (file && outputs.TableName && outputs.BucketName) {
+  if (file && description.outputs.TableName && description.outputs.BucketName) {
     mkdirSync(join(file, '..'), { recursive: true });
-    writeFileSync(file, `${JSON.stringify(outputs, null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(description, null, 2)}\n`);
   }
-  return outputs;
+  return { description, cached: false };
+}
+
+/**
+ * Whether an error says the table or bucket does not exist (DynamoDB's ResourceNotFoundException,
+ * "Requested resource not found"; S3's NoSuchBucket), here or in its causes.
+ */
+export function isMissingResource(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth += 1) {
+    const { name, message, Code } = current as { name?: unknown; message?: unknown; Code?: unknown };
+    if (name === 'ResourceNotFoundException' || name === 'NoSuchBucket' || Code === 'NoSuchBucket')
+      return true;
+    if (
+      typeof message === 'string' &&
+      /Requested resource not found|specified bucket does not exist/.test(message)
+    ) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** Why DescribeStacks failed, coded for what to do: start or name the endpoint, set a region, deploy. */

@@ -9,6 +9,7 @@
  *   stepthread:removalPolicy                               `retain` (default) or `destroy` (dev, LocalStack)
  *   stepthread:continueAfterEvents / STEPTHREAD_CONTINUE_AFTER_EVENTS
  *                                      continue-as-new threshold in history events (default 20000; `off`)
+ *   stepthread:reservedConcurrency                         reserved concurrency per node type, `LLM=50,TOOL=20`
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -19,6 +20,7 @@ import { resolve } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { CONTINUE_AFTER_EVENTS_ENV, continueAfterEventsFromEnv } from '../engine/asl/continuation.ts';
 import { StepthreadError } from '../engine/errors.ts';
+import { NODE_TYPES, type NodeType } from '../engine/model/schema.ts';
 import { PROJECT_ROOT } from './handler-registry.ts';
 import { loadWorkflowsFromDir } from './load-workflows.ts';
 import { addNagChecks } from './nag.ts';
@@ -52,9 +54,31 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     ...(context('namePrefix') ? { namePrefix: context('namePrefix')! } : {}),
     ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
+    ...(context('reservedConcurrency')
+      ? { reservedConcurrency: parseReservedConcurrency(context('reservedConcurrency')!) }
+      : {}),
   });
   addNagChecks(app);
   return stack;
+}
+
+/** `LLM=50,TOOL=20`: a whole number of at least 1 per node type named. */
+export function parseReservedConcurrency(text: string): Partial<Record<NodeType, number>> {
+  const reserved: Partial<Record<NodeType, number>> = {};
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
+    const [type, count] = entry.split('=').map((part) => part.trim());
+    if (!NODE_TYPES.includes(type as NodeType) || !/^[1-9]\d*$/.test(count ?? '')) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `stepthread:reservedConcurrency entry "${entry}": expected <node type>=<whole number ≥ 1>, node types ${NODE_TYPES.join(', ')}`,
+      );
+    }
+    reserved[type as NodeType] = Number(count);
+  }
+  return reserved;
 }
 
 // Run as the CDK app (not when imported by tests); App synthesises on exit when the CLI runs it.

@@ -17,6 +17,7 @@ export type TableAction =
   | 'dynamodb:GetItem'
   | 'dynamodb:BatchGetItem'
   | 'dynamodb:PutItem'
+  | 'dynamodb:BatchWriteItem'
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query';
 
@@ -74,8 +75,10 @@ const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   CODE: { memoryMb: 1536, timeoutSeconds: 900, sandboxWorker: true },
   // Creates one child thread per path.
   FORK: { table: THREAD_STEP },
-  // Reads the children in one BatchGetItem and records branch outcomes on the join item.
-  JOIN: {},
+  // Reads the children in one BatchGetItem and records branch outcomes on the join item. Takes the
+  // branches' node results into the parent: when later nodes read more than one of them, it keeps
+  // them in one BatchWriteItem (thread-store.ts putNodeResults), the only handler that writes several.
+  JOIN: { table: [...THREAD_STEP, 'dynamodb:BatchWriteItem'] },
   ROUTE: {},
   LOOP_START: {},
   LOOP_END: {},

@@ -55,6 +55,12 @@ export interface StepthreadRuntimeProps {
   /** Table and buckets outlive the stack by default: they hold every thread and conversation. */
   readonly removalPolicy?: RemovalPolicy;
   readonly logRetention?: RetentionDays;
+  /**
+   * Reserved concurrency per node type's function (default none: the account's unreserved pool).
+   * Reserving guarantees those functions capacity and caps them, so a burst of one type cannot
+   * starve the others; a Task throttled at the cap is retried with backoff (Lambda.TooManyRequestsException).
+   */
+  readonly reservedConcurrency?: Readonly<Partial<Record<NodeType, number>>>;
   /** X-Ray on every function (default true; state machines always trace). */
   readonly tracing?: boolean;
   /**
@@ -118,6 +124,7 @@ export class StepthreadRuntime extends Construct {
           modelAccess,
           toolAccess,
           props.tracing ?? true,
+          props.reservedConcurrency?.[type],
         ),
       );
     }
@@ -379,6 +386,7 @@ export class StepthreadRuntime extends Construct {
     modelAccess: ModelAccess,
     toolAccess: ToolAccess,
     tracing: boolean,
+    reservedConcurrency: number | undefined,
   ): LambdaFunction {
     const name = pascalCase(spec.type);
     const logGroup = new LogGroup(this, `${name}Logs`, {
@@ -419,6 +427,7 @@ export class StepthreadRuntime extends Construct {
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+      ...(reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: reservedConcurrency }),
       description: `stepthread ${spec.type} node handler`,
       environment: {
         STEPTHREAD_TARGET: 'aws',

@@ -5,7 +5,7 @@
 import { CfnOutput, NestedStack, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
-import type { Trigger } from '../engine/model/schema.ts';
+import type { NodeType, Trigger } from '../engine/model/schema.ts';
 import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
@@ -27,6 +27,8 @@ export interface StepthreadStackProps extends StackProps {
   readonly projectRoot?: string;
   /** Continue-as-new threshold of the STANDARD state machines (default 20,000 history events; false: off). */
   readonly continueAfterEvents?: number | false;
+  /** Reserved concurrency per node type's function (StepthreadRuntimeProps.reservedConcurrency). */
+  readonly reservedConcurrency?: Readonly<Partial<Record<NodeType, number>>>;
 }
 
 export class StepthreadStack extends Stack {
@@ -51,6 +53,7 @@ export class StepthreadStack extends Stack {
       ...(props.removalPolicy ? { removalPolicy: props.removalPolicy } : {}),
       ...(props.triggerBus ? { triggerBus: props.triggerBus } : {}),
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
+      ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
     });
 
     const workflows = new Map<string, StepthreadWorkflow>();

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, STACK_OPTION_HELP, withStores } from '../local-session.ts';
+import { type DataDirOption, NO_CACHE_OPTION_HELP, STACK_OPTION_HELP, withStores } from '../local-session.ts';
 
 export interface CopyOptions extends DataDirOption {
   from?: string;
@@ -50,6 +50,7 @@ export function registerCopy(program: Command, io: CliIo, setExit: (code: number
     )
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .action(async (threadId: string, options: CopyOptions) => {
       setExit(await runCopy(threadId, options, io));
     });

@@ -17,6 +17,7 @@ import {
   commandForm,
   type DataDirOption,
   dataDirArgument,
+  NO_CACHE_OPTION_HELP,
   openStores,
   printErrors,
   STACK_OPTION_HELP,
@@ -154,6 +155,7 @@ export function registerDev(program: Command, io: CliIo, setExit: (code: number)
       'local',
     )
     .option('--stack <name>', `with --target aws: the ${STACK_OPTION_HELP}`)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'with --target aws: the state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

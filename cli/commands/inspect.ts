@@ -39,6 +39,7 @@ import {
   codedOf,
   commandForm,
   type DataDirOption,
+  NO_CACHE_OPTION_HELP,
   printErrors,
   STACK_OPTION_HELP,
   storeArguments,
@@ -862,6 +863,7 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .action(async (id: string, options: InspectOptions) => {
       setExit(await runInspect(id, options, io));
     });

@@ -28,6 +28,7 @@ import {
   commandForm,
   type DataDirOption,
   dataDirArgument,
+  NO_CACHE_OPTION_HELP,
   STACK_OPTION_HELP,
   storeArguments,
   withStores,
@@ -204,6 +205,7 @@ export function registerPending(program: Command, io: CliIo, setExit: (code: num
     .option('--json', 'print a JSON array')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .action(async (ref: string | undefined, options: PendingOptions) => {
       setExit(await runPending(ref, options, io));
     });

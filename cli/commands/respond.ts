@@ -29,6 +29,7 @@ import {
   commandForm,
   type DataDirOption,
   dataDirArgument,
+  NO_CACHE_OPTION_HELP,
   STACK_OPTION_HELP,
   withStores,
 } from '../local-session.ts';
@@ -297,6 +298,7 @@ export function registerRespond(
     .option('--json', 'print {"interactionId","result"}')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .action(async (ref: string, options: RespondOptions) => {
       setExit(await runRespond(ref, options, io, services));
     });

@@ -16,6 +16,7 @@ import {
   commandForm,
   type DataDirOption,
   dataDirArgument,
+  NO_CACHE_OPTION_HELP,
   STACK_OPTION_HELP,
   withStores,
 } from '../local-session.ts';
@@ -228,6 +229,7 @@ export function registerRuns(
     .option('--json', 'print the list as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', `list a deployed stack's executions: the ${STACK_OPTION_HELP}`)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'deployed: the state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

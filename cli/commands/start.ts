@@ -13,12 +13,23 @@ import {
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
-import { createAwsClients, resolveAwsTarget, resolveResourceNames } from '../../functions/aws/clients.ts';
+import {
+  createAwsClients,
+  type ResourceNames,
+  resolveAwsTarget,
+  resolveResourceNames,
+} from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { awsAccessProblem } from '../aws-errors.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, dataDirOf, printErrors, STACK_OPTION_HELP } from '../local-session.ts';
-import { deployedResourceNames } from '../stack-names.ts';
+import {
+  type DataDirOption,
+  NO_CACHE_OPTION_HELP,
+  printErrors,
+  STACK_OPTION_HELP,
+  stackCacheDir,
+} from '../local-session.ts';
+import { isMissingResource, resolveStackNames } from '../stack-names.ts';
 import { parseInput, reportInputRefused } from './run.ts';
 
 /** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
@@ -76,23 +87,41 @@ export function executionArnOf(stateMachineArn: string, executionName: string): 
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 
-/** The value store a large input is uploaded to: S3 of the stack the environment (or --stack) names. */
-async function largeInputStore(
+/**
+ * The input as StartExecution takes it: over 8 KB, stored in the bucket of the stack the environment
+ * (or --stack) names, by reference. With the bucket's name from a stack's cached outputs and that
+ * bucket gone (the stack was deployed again), the outputs are read again and the upload runs once more.
+ */
+async function claimCheckedInput(
   io: CliIo,
   services: DeployedServices,
   options: StartOptions,
-): Promise<ValueStore> {
-  if (services.values) return { read: async () => new Map(), ...services.values };
+  value: unknown,
+): Promise<unknown> {
+  if (services.values) return claimCheck({ read: async () => new Map(), ...services.values }, value);
   const env = io.env ?? process.env;
   const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
-  const names = await deployedResourceNames(env, target, {
+  const cacheDir = stackCacheDir(options, io);
+  const resolveOptions = {
     ...(options.stack ? { stack: options.stack } : {}),
-    cacheDir: dataDirOf(options, io),
-  });
-  const clients = createAwsClients(target, names);
-  return createValueStore(clients, {
-    readMessage: () => Promise.reject(new Error('start reads no messages')),
-  });
+    ...(cacheDir ? { cacheDir } : {}),
+  };
+  const upload = (names: ResourceNames) =>
+    claimCheck(
+      createValueStore(createAwsClients(target, names), {
+        readMessage: () => Promise.reject(new Error('start reads no messages')),
+      }),
+      value,
+    );
+  const resolved = await resolveStackNames(env, target, resolveOptions);
+  try {
+    return await upload(resolved.names);
+  } catch (error) {
+    if (!resolved.cached || !isMissingResource(error)) throw error;
+    const fresh = await resolveStackNames(env, target, { ...resolveOptions, refresh: true });
+    if (fresh.names.bucketName === resolved.names.bucketName) throw error;
+    return upload(fresh.names);
+  }
 }
 
 /** Whether the state machine is EXPRESS (best effort: false when it cannot be described). */
@@ -132,7 +161,7 @@ export async function runStart(
     const name = options.name ?? randomUUID();
     // Over 8 KB the input goes to the stack's bucket and the execution starts with a reference to it
     // (content-addressed: the same input gives the same reference, so a repeated start still matches).
-    const checked = await claimCheck(await largeInputStore(io, services, options), input.value);
+    const checked = await claimCheckedInput(io, services, options, input.value);
     const body = JSON.stringify({ input: checked });
     try {
       const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
@@ -189,6 +218,7 @@ export function registerStart(
       'execution name; starting the same name again does not start a second run',
     )
     .option('--stack <name>', STACK_OPTION_HELP)
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
     .option(
       '--prefix <prefix>',
       'state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',

@@ -122,13 +122,34 @@ export function compileGraph(graph: WorkflowGraph, options: CompileOptions = {})
   return new Compiler(graph, options).compile();
 }
 
+/**
+ * What a Task retries: the Lambda service's failures (throttling above all; an invoke that timed out on
+ * Step Functions' side or ended without a known error) and the handlers' `stepthread.Transient` (write
+ * conflicts, throttled storage). Every step is idempotent, so repeating one is always safe.
+ */
 const TRANSIENT_ERRORS = [
+  'Lambda.TooManyRequestsException',
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.Unknown',
   ASL_ERRORS.transient,
 ];
+
+/**
+ * Backoff that rides out a throttling burst (1,000 concurrent runs starting together): waits of up to
+ * 1, 2, 4, 8, 16, then 30 s, ten retries, about 3 minutes in all at most. Full jitter draws each wait
+ * at random below that, so throttled Tasks do not come back in step; a write conflict is still
+ * retried within a second. The local runtime's tests skip the waits (noRetryWaits).
+ */
+const TASK_RETRY = {
+  IntervalSeconds: 1,
+  BackoffRate: 2,
+  MaxAttempts: 10,
+  MaxDelaySeconds: 30,
+  JitterStrategy: 'FULL',
+} as const satisfies Omit<AslRetrier, 'ErrorEquals'>;
 
 /** Where states are emitted: the whole machine, or one fork path's branch. */
 interface Scope {
@@ -759,7 +780,7 @@ class Compiler {
       // (a retry after the successor ended, improbable) means the run did continue.
       Retry: [
         { ...retry()[0]!, ErrorEquals: [EXECUTION_ALREADY_EXISTS], MaxAttempts: 0 },
-        { ...retry()[0]!, ErrorEquals: ['States.ALL'], MaxAttempts: 5 },
+        { ...retry()[0]!, ErrorEquals: ['States.ALL'] },
       ],
       Catch: [
         { ErrorEquals: [EXECUTION_ALREADY_EXISTS], ResultPath: '$.error', Next: continued },
@@ -881,15 +902,7 @@ function nextOf(transition: Transition, id: string): string {
 }
 
 function retry(): AslRetrier[] {
-  return [
-    {
-      ErrorEquals: [...TRANSIENT_ERRORS],
-      IntervalSeconds: 1,
-      BackoffRate: 2,
-      MaxAttempts: 3,
-      JitterStrategy: 'FULL',
-    },
-  ];
+  return [{ ErrorEquals: [...TRANSIENT_ERRORS], ...TASK_RETRY }];
 }
 
 function catchAll(next: string): AslCatcher {

@@ -12,6 +12,8 @@ export interface AslRetrier {
   IntervalSeconds: number;
   BackoffRate: number;
   MaxAttempts: number;
+  /** Caps each wait (IntervalSeconds × BackoffRate^n). */
+  MaxDelaySeconds?: number;
   JitterStrategy: 'FULL' | 'NONE';
 }
 

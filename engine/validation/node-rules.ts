@@ -21,10 +21,10 @@ import { codedError } from './report.ts';
 import { toolArgumentProblems } from './tool-arguments.ts';
 import { VALUE_TYPE_OF } from './variable-types.ts';
 
-/** Step Functions' largest Wait `Seconds` (a JOIN timeout becomes one). */
-export const MAX_WAIT_SECONDS = 99_999_999;
 /** A person is waited for within one execution, and a STANDARD execution lasts at most a year. */
 export const MAX_INTERACTION_TIMEOUT_SECONDS = 31_536_000;
+/** A JOIN's timer runs inside the execution too. */
+export const MAX_JOIN_TIMEOUT_SECONDS = MAX_INTERACTION_TIMEOUT_SECONDS;
 
 /** Names visible to a node: its own workflow's declarations plus those of enclosing workflows. */
 export interface NodeScope {
@@ -382,11 +382,12 @@ function checkJoin(node: NodeOfType<'JOIN'>, config: Path, add: Add): void {
       `timeout must be 0 (wait forever) or a whole number of seconds, got ${timeout}`,
       [...config, 'timeout'],
     );
-  } else if (timeout !== undefined && timeout > MAX_WAIT_SECONDS) {
-    // The timeout becomes a Wait state's Seconds, at most 99,999,999 in Step Functions.
+  } else if (timeout !== undefined && timeout > MAX_JOIN_TIMEOUT_SECONDS) {
+    // The timeout is a Wait state in the execution: past a year (a STANDARD execution's longest run;
+    // Step Functions' Wait allows 99,999,999 s) the execution ends first and the timeout never fires.
     add(
       'INVALID_JOIN_TIMEOUT',
-      `timeout must be at most ${MAX_WAIT_SECONDS.toLocaleString('en-US')} seconds (Step Functions' Wait limit), got ${timeout}`,
+      `timeout must be at most ${MAX_JOIN_TIMEOUT_SECONDS.toLocaleString('en-US')} seconds (one year, the longest a STANDARD execution runs: a longer one could never fire), got ${timeout}`,
       [...config, 'timeout'],
     );
   }

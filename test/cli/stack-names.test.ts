@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStores } from '../../cli/local-session.ts';
-import { type DescribeOutputs, deployedResourceNames } from '../../cli/stack-names.ts';
+import {
+  type DescribeOutputs,
+  deployedResourceNames,
+  isMissingResource,
+  resolveStackNames,
+} from '../../cli/stack-names.ts';
 import { cliProcessSync, envWithoutTarget } from '../support/cli-process.ts';
 
 const target = { kind: 'aws' } as const;
@@ -15,7 +20,7 @@ function recording(outputs: Record<string, string> = OUTPUTS) {
   const asked: string[] = [];
   const describe: DescribeOutputs = async (stack) => {
     asked.push(stack);
-    return outputs;
+    return { stackId: `arn:aws:cloudformation:eu-west-1:123456789012:stack/${stack}/1`, outputs };
   };
   return { asked, describe };
 }
@@ -31,6 +36,46 @@ describe('deployed table and bucket names', () => {
     const again = await deployedResourceNames({}, target, { stack: 'Agents', cacheDir, describe });
     expect(again.tableName).toBe(OUTPUTS.TableName);
     expect(asked).toEqual(['Agents']);
+  });
+
+  it('caches per endpoint, region and credentials, with the StackId; refresh asks again and replaces the entry', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'stepthread-stack-'));
+    const { asked, describe } = recording();
+    const options = { stack: 'Agents', cacheDir, describe };
+    const resolved = await resolveStackNames({ AWS_REGION: 'eu-west-1', AWS_PROFILE: 'a' }, target, options);
+    expect(resolved).toMatchObject({ cached: false, stackId: expect.stringContaining(':stack/Agents/') });
+    expect(
+      (await resolveStackNames({ AWS_REGION: 'eu-west-1', AWS_PROFILE: 'a' }, target, options)).cached,
+    ).toBe(true);
+    // Another region, another account's credentials, another endpoint: another stack.
+    await resolveStackNames({ AWS_REGION: 'us-east-1', AWS_PROFILE: 'a' }, target, options);
+    await resolveStackNames({ AWS_REGION: 'eu-west-1', AWS_PROFILE: 'b' }, target, options);
+    await resolveStackNames(
+      { AWS_REGION: 'eu-west-1', AWS_PROFILE: 'a' },
+      { kind: 'endpoint', endpoint: 'http://localhost:4566' },
+      options,
+    );
+    expect(asked).toHaveLength(4);
+    const refreshed = await resolveStackNames({ AWS_REGION: 'eu-west-1', AWS_PROFILE: 'a' }, target, {
+      ...options,
+      refresh: true,
+    });
+    expect(refreshed.cached).toBe(false);
+    expect(asked).toHaveLength(5);
+  });
+
+  it('tells a missing table or bucket (a redeployed stack) from other errors, through causes', () => {
+    const dynamo = Object.assign(new Error('Requested resource not found'), {
+      name: 'ResourceNotFoundException',
+    });
+    const s3 = Object.assign(new Error('The specified bucket does not exist'), { name: 'NoSuchBucket' });
+    expect(isMissingResource(dynamo)).toBe(true);
+    expect(isMissingResource(s3)).toBe(true);
+    expect(isMissingResource(new Error('reading the thread', { cause: dynamo }))).toBe(true);
+    expect(
+      isMissingResource(Object.assign(new Error('no'), { name: 'ConditionalCheckFailedException' })),
+    ).toBe(false);
+    expect(isMissingResource(undefined)).toBe(false);
   });
 
   it('takes the stack from STEPTHREAD_STACK_NAME; STEPTHREAD_TABLE and STEPTHREAD_BUCKET win', async () => {

@@ -22,6 +22,7 @@ import type { Thread } from '../../engine/thread/types.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
+import { deniedCalls } from './grants.ts';
 import type { MotoStack } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
 
@@ -71,6 +72,12 @@ const PLANS: Record<string, Plan> = {
   'failing-branch': { input: {}, status: 'FAILED', racingBranches: true },
   // `${...}` in CODE and in a prompt reaches the handlers unchanged (no DefinitionSubstitutions).
   'template-literal': { input: {}, status: 'COMPLETED' },
+  // A node after the JOIN reads both branches' own results: the JOIN writes them in one BatchWriteItem.
+  'join-reads-branches': { input: {}, status: 'COMPLETED' },
+  // A question inside a fork branch, answered while the other branch has finished.
+  'fork-question': { input: {}, answers: [{ kind: 'approve' }], status: 'COMPLETED' },
+  // A TOOL node (a code tool, in the TOOL function's sandbox).
+  'tool-call': { input: {}, status: 'COMPLETED' },
   // A FORK over a list: an inline Map state, one child thread per document.
   'map-reduce': {
     input: {
@@ -309,6 +316,36 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     }
   }, 180_000);
 
+  it('a throttled, timed-out or unknown Lambda invocation is retried too, and the run ends as without faults', async () => {
+    const plan = PLANS['fixture-readonly-set-once']!;
+    const clean = await runEmbedded(workflows.get('fixture-readonly-set-once')!, plan);
+    for (const error of [
+      'Lambda.TooManyRequestsException',
+      'Lambda.ClientExecutionTimeoutException',
+      'Lambda.Unknown',
+    ]) {
+      await stack.faults('fail-first', error);
+      try {
+        const remote = await runInMoto('fixture-readonly-set-once', plan, `retried-${error.slice(7)}`);
+        const { injected } = await stack.faults('none');
+        expect(remote.status, error).toBe('SUCCEEDED');
+        expect(injected, error).toBeGreaterThan(1);
+        const history = await sfn.send(
+          new GetExecutionHistoryCommand({ executionArn: remote.executionArn, maxResults: 1000 }),
+        );
+        const failed = (history.events ?? []).filter(
+          (event) => event.lambdaFunctionFailedEventDetails?.error === error,
+        );
+        expect(failed, error).toHaveLength(injected);
+        expect(await finalState(cloud, remote.executionArn)).toEqual(
+          await finalState(e2e.runtime, clean.outcome.executionId),
+        );
+      } finally {
+        await stack.faults('none');
+      }
+    }
+  }, 180_000);
+
   it("a crash after every handler's writes, retried, leaves the same state as a run without faults", async () => {
     const plan = PLANS['support-triage']!;
     const clean = await runEmbedded(workflows.get('support-triage')!, plan);
@@ -345,6 +382,13 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       status: 'COMPLETED',
       sfn: 'SUCCEEDED',
     });
+    for (const error of ['TooManyRequestsException', 'ClientExecutionTimeoutException', 'Unknown']) {
+      expected.set(`retried-${error}`, {
+        workflowId: 'fixture-readonly-set-once',
+        status: 'COMPLETED',
+        sfn: 'SUCCEEDED',
+      });
+    }
     expected.set('crashed-support-triage', {
       workflowId: 'support-triage',
       status: 'COMPLETED',
@@ -603,4 +647,15 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(await dev.stop()).toBe(0);
     }
   }, 240_000);
+
+  // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role
+  // (a refused call failed its run above already; this names it). permissions.suite.ts checks for
+  // unused grants over both suites' calls. ---
+
+  it("every SDK call of every function was allowed by that function's role as synthesized", async () => {
+    const calls = await stack.calls();
+    // The runs above reached the table, the bucket and the bus from every function they invoked.
+    expect(new Set(calls.map((call) => call.principal)).size).toBeGreaterThan(5);
+    expect(deniedCalls(calls)).toEqual([]);
+  });
 });

@@ -5,7 +5,8 @@
  * machine (the template's definition, its Fn::Sub resolved and any DefinitionSubstitutions applied, as
  * CloudFormation does).
  * Physical names are generated the way CloudFormation would (`<stack>-<logicalId>`), so nothing relies
- * on the defaults the CLI falls back to.
+ * on the defaults the CLI falls back to. Each function's role policy, resolved, goes to the bridge,
+ * which checks every SDK call the function makes against it (moto enforces no IAM).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,9 @@ import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-s
 import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { cfnResolver } from '../support/cfn-resolve.ts';
+import type { PolicyStatement } from './iam.ts';
+import type { CheckedRequest } from './sdk-calls.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const ACCOUNT = '123456789012';
@@ -41,8 +45,14 @@ export interface MotoStack {
   readonly outputs: Record<string, string>;
   /** State machine ARN by state machine name. */
   readonly stateMachines: Map<string, string>;
+  /** Each function's role policy as deployed (resolved), by function name. */
+  readonly roles: Map<string, { logicalId: string; roleLogicalId: string; statements: PolicyStatement[] }>;
+  /** The operator managed policy's statements, resolved. */
+  readonly operatorStatements: PolicyStatement[];
+  /** Every authorisation the functions' SDK calls needed so far, checked against their roles. */
+  calls(): Promise<(CheckedRequest & { count: number })[]>;
   /** Fault injection in the bridge (see lambda-bridge.ts). */
-  faults(mode: 'none' | 'fail-first' | 'crash-first'): Promise<{ injected: number }>;
+  faults(mode: 'none' | 'fail-first' | 'crash-first', error?: string): Promise<{ injected: number }>;
   close(): Promise<void>;
 }
 
@@ -93,47 +103,29 @@ async function iamCreateRole(endpoint: string, name: string, trustPolicy: string
   if (!response.ok) throw new Error(`CreateRole ${name}: ${response.status} ${await response.text()}`);
 }
 
-/** CloudFormation's intrinsic functions, as far as the stack uses them. */
-function resolver(physical: Map<string, { ref: string; arn?: string }>) {
-  const pseudo: Record<string, string> = {
-    'AWS::AccountId': ACCOUNT,
-    'AWS::Region': REGION,
-    'AWS::Partition': 'aws',
-    'AWS::URLSuffix': 'amazonaws.com',
-  };
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(resolve);
-    if (value === null || typeof value !== 'object') return value;
-    const object = value as Record<string, unknown>;
-    if ('Ref' in object) {
-      const name = String(object.Ref);
-      const found = pseudo[name] ?? physical.get(name)?.ref;
-      if (found === undefined) throw new Error(`cannot resolve Ref ${name}`);
-      return found;
+/** The statements of every policy attached to a role (its AWS::IAM::Policy resources and inline Policies). */
+export function roleStatements(
+  template: Template,
+  roleLogicalId: string,
+  resolve: (value: unknown) => unknown,
+): PolicyStatement[] {
+  const statementsOf = (document: unknown) =>
+    ((resolve(document) as { Statement?: PolicyStatement | PolicyStatement[] }).Statement ?? []) as
+      | PolicyStatement
+      | PolicyStatement[];
+  const all: PolicyStatement[] = [];
+  const role = template.Resources[roleLogicalId];
+  for (const inline of (role?.Properties?.Policies ?? []) as { PolicyDocument: unknown }[]) {
+    all.push(...[statementsOf(inline.PolicyDocument)].flat());
+  }
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const roles = (resource.Properties?.Roles ?? []) as { Ref?: string }[];
+    if (roles.some((ref) => ref.Ref === roleLogicalId)) {
+      all.push(...[statementsOf(resource.Properties?.PolicyDocument)].flat());
     }
-    if ('Fn::GetAtt' in object) {
-      const [name, attribute] = object['Fn::GetAtt'] as [string, string];
-      const found = attribute === 'Arn' ? physical.get(name)?.arn : undefined;
-      if (found === undefined) throw new Error(`cannot resolve GetAtt ${name}.${attribute}`);
-      return found;
-    }
-    if ('Fn::Join' in object) {
-      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
-      return parts.map((part) => String(resolve(part))).join(separator);
-    }
-    if ('Fn::Sub' in object) {
-      const [text, variables] = (
-        Array.isArray(object['Fn::Sub']) ? object['Fn::Sub'] : [object['Fn::Sub'], {}]
-      ) as [string, Record<string, unknown>];
-      // `${!x}` is a literal `${x}`; `${name}` a variable of the Sub, else a Ref.
-      return text.replace(/\$\{(!?)([^}]+)\}/g, (_whole, literal: string, name: string) => {
-        if (literal) return `\${${name}}`;
-        return String(resolve(name in variables ? variables[name] : { Ref: name }));
-      });
-    }
-    return Object.fromEntries(Object.entries(object).map(([key, inner]) => [key, resolve(inner)]));
-  };
-  return resolve;
+  }
+  return all;
 }
 
 /** What CloudFormation does with DefinitionSubstitutions: each `${key}` in the definition is replaced. */
@@ -180,7 +172,7 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
   const sfn = new SFNClient(config);
 
   const physical = new Map<string, { ref: string; arn?: string }>();
-  const resolve = resolver(physical);
+  const resolve = cfnResolver(physical, { account: ACCOUNT, region: REGION });
   const generated = (logicalId: string) => `${stackName}-${logicalId}`;
   const ofType = (type: string) =>
     Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
@@ -225,7 +217,8 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     const created = await events.send(new CreateEventBusCommand({ Name: name }));
     physical.set(id, { ref: name, ...(created.EventBusArn ? { arn: created.EventBusArn } : {}) });
   }
-  const bundles: Record<string, string> = {};
+  const bundles: Record<string, { dir: string; statements: PolicyStatement[] }> = {};
+  const roles: MotoStack['roles'] = new Map();
   for (const [id, resource] of ofType('AWS::Lambda::Function')) {
     const p = resolve(props(resource)) as Record<string, unknown>;
     const assetPath = resource.Metadata?.['aws:asset:path'];
@@ -244,7 +237,13 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
         Code: { ZipFile: readFileSync(join(assemblyDir, assetPath, 'index.mjs')) },
       }),
     );
-    bundles[name] = join(assemblyDir, assetPath);
+    const roleLogicalId = ((resource.Properties?.Role as { 'Fn::GetAtt'?: [string, string] })?.[
+      'Fn::GetAtt'
+    ] ?? [])[0];
+    if (!roleLogicalId) throw new Error(`function ${id} has no role of this template`);
+    const statements = roleStatements(template, roleLogicalId, resolve);
+    roles.set(name, { logicalId: id, roleLogicalId, statements });
+    bundles[name] = { dir: join(assemblyDir, assetPath), statements };
     physical.set(id, { ref: name, ...(created.FunctionArn ? { arn: created.FunctionArn } : {}) });
   }
   await bridgeCall('/register', bundles);
@@ -300,13 +299,23 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     }),
   );
   for (const client of [dynamo, s3, events, lambda, sfn, cloudformation]) client.destroy();
+  const operatorPolicy = Object.values(template.Resources).find(
+    (resource) => resource.Type === 'AWS::IAM::ManagedPolicy',
+  );
+  const operatorStatements = [
+    (resolve(operatorPolicy?.Properties?.PolicyDocument) as { Statement?: PolicyStatement[] })?.Statement ??
+      [],
+  ].flat();
 
   return {
     endpoint,
     env: clientEnv,
     outputs,
     stateMachines,
-    faults: async (mode) => (await bridgeCall('/faults', { mode })) as { injected: number },
+    roles,
+    operatorStatements,
+    calls: async () => (await bridgeCall('/calls')) as unknown as (CheckedRequest & { count: number })[],
+    faults: async (mode, error) => (await bridgeCall('/faults', { mode, error })) as { injected: number },
     async close() {
       for (const child of [moto, bridge]) {
         child.stdin?.end();

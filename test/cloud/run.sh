@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # npm run test:cloud: the deployed stack, proved without AWS. Synthesizes the app over every example and
-# test workflow, lints every template with cfn-lint, then runs cloud.suite.ts against the template stood
-# up in moto. Skipped, with a message, where python3, moto or cfn-lint is missing.
+# test workflow, lints every template with cfn-lint, then runs cloud.suite.ts and stack.suite.ts against
+# the template stood up in moto (each SDK call checked against its caller's policy as synthesized), and
+# last permissions.suite.ts over the calls both made. Skipped, with a message, where python3, moto or
+# cfn-lint is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -31,4 +33,6 @@ templates=("$STEPTHREAD_CLOUD_ASSEMBLY"/*.template.json)
 echo "cfn-lint: ${#templates[@]} template(s), ignoring ${IGNORED[*]}"
 cfn-lint --non-zero-exit-code error --ignore-checks "${IGNORED[@]}" -- "${templates[@]}"
 
+rm -rf "$WORK/calls"
 npx vitest run --config test/cloud/vitest.config.ts
+STEPTHREAD_CLOUD_PERMISSIONS=1 npx vitest run --config test/cloud/vitest.config.ts test/cloud/permissions.suite.ts

@@ -3,7 +3,8 @@
  * synthesized template in moto (moto.ts), the embedded runtime to compare with, a runtime reading the
  * stack's table and bucket, and the CLI in-process with an operator's environment.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -13,11 +14,25 @@ import { createLocalRuntime, type LocalRuntime } from '../../functions/local/run
 import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
 import { type E2e, startE2e } from '../e2e/helpers.ts';
 import { type CliResult, runCli } from '../support/cli.ts';
-import { type MotoStack, REGION, startMotoStack, type Template } from './moto.ts';
+import type { Checked } from './grants.ts';
+import type { PolicyStatement } from './iam.ts';
+import { ACCOUNT, type MotoStack, REGION, startMotoStack, type Template } from './moto.ts';
+import { checkCall, interceptSdkCalls } from './sdk-calls.ts';
 
 export const ASSEMBLY = process.env.STEPTHREAD_CLOUD_ASSEMBLY;
 export const WORKFLOWS = process.env.STEPTHREAD_CLOUD_WORKFLOWS;
 export const STACK = process.env.STEPTHREAD_CLOUD_STACK ?? 'StepthreadCloud';
+/**
+ * Where each suite leaves the SDK calls its functions and its CLI commands made, each checked against
+ * the caller's policy (`<suite>.json`); permissions.suite.ts reads them all once both suites ran.
+ */
+export const CALLS_DIR = ASSEMBLY ? join(ASSEMBLY, '..', 'calls') : undefined;
+export interface CallsFile {
+  roles: [string, { logicalId: string; roleLogicalId: string; statements: PolicyStatement[] }][];
+  operatorStatements: PolicyStatement[];
+  functions: Checked[];
+  operator: Checked[];
+}
 /** False outside `npm run test:cloud`: the suites are skipped. */
 export const SYNTHESIZED = Boolean(ASSEMBLY && WORKFLOWS);
 
@@ -40,6 +55,11 @@ export interface Cloud {
   sfn: SFNClient;
   /** An operator's environment on top of this process's: moto's endpoint and credentials, a data directory. */
   operatorEnv: Record<string, string>;
+  /**
+   * The SDK calls the in-process CLI made so far, each checked against the operator policy (recorded,
+   * not refused: `--stack` reads CloudFormation, which the policy leaves out on purpose).
+   */
+  operatorCalls: Checked[];
   /**
    * `stepthread ...args` in-process, with `operatorEnv` (`--stack` finds the table and bucket from the
    * stack's outputs, not from variables), plus `env`.
@@ -75,6 +95,16 @@ export async function startCloud(name: string): Promise<Cloud> {
   // The CLI caches the stack's outputs here.
   const dataDir = mkdtempSync(join(tmpdir(), `stepthread-${name}-`));
   const operatorEnv = { ...stack.env, STEPTHREAD_DATA_DIR: dataDir };
+  // The CLI's calls, attributed by async context (the suite's own clients are not an operator's).
+  const operatorCalls: Checked[] = [];
+  const operating = new AsyncLocalStorage<boolean>();
+  const stopIntercepting = interceptSdkCalls((call) => {
+    if (!operating.getStore()) return undefined;
+    checkCall('operator', stack.operatorStatements, call, { account: ACCOUNT, region: REGION }, (checked) => {
+      operatorCalls.push({ ...checked, count: 1 });
+    });
+    return undefined;
+  });
   return {
     stack,
     template,
@@ -84,13 +114,27 @@ export async function startCloud(name: string): Promise<Cloud> {
     clientConfig,
     sfn: new SFNClient(clientConfig),
     operatorEnv,
+    operatorCalls,
     cli: (args, env = {}) =>
-      runCli(args, {
-        env: { ...process.env, ...operatorEnv, ...env },
-        readFile: () => Promise.reject(new Error('no files')),
-      }),
+      operating.run(true, () =>
+        runCli(args, {
+          env: { ...process.env, ...operatorEnv, ...env },
+          readFile: () => Promise.reject(new Error('no files')),
+        }),
+      ),
     async close() {
       try {
+        stopIntercepting();
+        if (CALLS_DIR) {
+          mkdirSync(CALLS_DIR, { recursive: true });
+          const calls: CallsFile = {
+            roles: [...stack.roles],
+            operatorStatements: stack.operatorStatements,
+            functions: await stack.calls(),
+            operator: operatorCalls,
+          };
+          writeFileSync(join(CALLS_DIR, `${name}.json`), JSON.stringify(calls));
+        }
         await stack.close();
         await e2e.close();
       } finally {

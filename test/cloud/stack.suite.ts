@@ -1,4 +1,7 @@
-import { createServer, request, type Server } from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeEventBusCommand,
   EventBridgeClient,
@@ -6,7 +9,7 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateStateMachineCommand,
   DescribeExecutionCommand,
@@ -16,10 +19,12 @@ import {
   type HistoryEvent,
   ListExecutionsCommand,
   type SFNClient,
+  StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
+import { tableDefinition } from '../../functions/stores/table.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
 import { type E2e, plain } from '../e2e/helpers.ts';
 import { ACCOUNT, type MotoStack, REGION, type Template } from './moto.ts';
@@ -179,78 +184,28 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
   afterAll(() => setup?.close());
 
   /**
-   * The AWS actions a CLI command calls, seen on the wire: a loopback proxy in front of moto names each
-   * request by its protocol (the JSON target header, the query `Action`, or S3's method and key).
+   * The authorisations a CLI command's SDK calls needed, each checked against the operator policy as
+   * synthesized (actions and resources: setup.ts records them), and those the policy does not allow.
    */
-  async function actionsOf(
-    args: string[],
-  ): Promise<{ result: Awaited<ReturnType<typeof cli>>; actions: Set<string> }> {
-    const actions = new Set<string>();
-    const target = new URL(stack.endpoint);
-    const proxy: Server = createServer((incoming, outgoing) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const amzTarget = incoming.headers['x-amz-target'];
-        const queryAction = /(?:^|&)Action=([A-Za-z]+)/.exec(body.toString())?.[1];
-        if (typeof amzTarget === 'string') {
-          const [service, operation] = amzTarget.split('.') as [string, string];
-          actions.add(
-            `${service.startsWith('DynamoDB') ? 'dynamodb' : service === 'AWSStepFunctions' ? 'states' : service}:${operation}`,
-          );
-        } else if (queryAction) {
-          actions.add(`cloudformation:${queryAction}`);
-        } else {
-          // Path-style S3: /<bucket>/<key>; a GET or HEAD of an object needs s3:GetObject.
-          const [, , ...key] = (incoming.url ?? '').split('?')[0]!.split('/');
-          const method = incoming.method ?? 'GET';
-          actions.add(
-            key.join('/') === '' ? 's3:ListBucket' : method === 'PUT' ? 's3:PutObject' : 's3:GetObject',
-          );
-        }
-        const forwarded = request(
-          {
-            host: target.hostname,
-            port: target.port,
-            method: incoming.method,
-            path: incoming.url,
-            headers: incoming.headers,
-          },
-          (answer) => {
-            outgoing.writeHead(answer.statusCode ?? 500, answer.headers);
-            answer.pipe(outgoing);
-          },
-        );
-        forwarded.end(body);
-      });
-    });
-    await new Promise<void>((ready) => proxy.listen(0, '127.0.0.1', ready));
-    const address = proxy.address() as { port: number };
-    try {
-      const result = await cli(args, { AWS_ENDPOINT_URL: `http://127.0.0.1:${address.port}` });
-      return { result, actions };
-    } finally {
-      await new Promise((closed) => proxy.close(closed));
-    }
-  }
-
-  it('the operator policy allows every action `start`, `pending` and `respond` call, S3 for a large input included', async () => {
-    const policy = Object.values(template.Resources).find(
-      (resource) => resource.Type === 'AWS::IAM::ManagedPolicy',
-    )!;
-    const allowed = new Set(
-      (policy.Properties!.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement.flatMap(
-        (statement) => statement.Action,
+  async function checked(args: string[]) {
+    const before = setup.operatorCalls.length;
+    const result = await cli(args);
+    const calls = setup.operatorCalls.slice(before);
+    const beyond = [
+      ...new Set(
+        calls
+          .filter((call) => !call.allowed)
+          .map((call) => `${call.action} ${call.resources.join(' ').replace(/[0-9a-f]{64}/g, '<hash>')}`),
       ),
-    );
-    // --stack reads the stack's outputs (DescribeStacks), which the README leaves out of the policy.
-    const beyond = (actions: Set<string>) =>
-      [...actions]
-        .filter((action) => !allowed.has(action) && action !== 'cloudformation:DescribeStacks')
-        .sort();
+    ].sort();
+    return { result, calls, beyond };
+  }
+  /** `--stack` reads the stack's outputs (DescribeStacks), which the policy leaves out on purpose. */
+  const describeStacks = `cloudformation:DescribeStacks arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK}/*`;
+
+  it('the operator policy allows every call of start, pending, respond, inspect and runs, on the resources they touch', async () => {
     const input = JSON.stringify({ detail: { subject: 'Password reset' } });
-    const start = await actionsOf([
+    const start = await checked([
       'start',
       'approval',
       '--stack',
@@ -261,23 +216,32 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       input,
     ]);
     expect(start.result.code).toBe(0);
-    expect(beyond(start.actions)).toEqual([]);
+    // Its first `--stack` command reads the outputs; the others use the cached names.
+    expect(start.beyond).toEqual([describeStacks]);
+    expect(start.calls.map((call) => call.action)).toContain('states:StartExecution');
     const executionArn = start.result.stdout.trim();
-    let pending: Awaited<ReturnType<typeof actionsOf>>;
+    let pending: Awaited<ReturnType<typeof checked>>;
     for (;;) {
-      pending = await actionsOf(['pending', executionArn, '--stack', STACK, '--json']);
+      pending = await checked(['pending', executionArn, '--stack', STACK, '--json']);
       if ((JSON.parse(pending.result.stdout) as unknown[]).length > 0) break;
       await sleep(250);
     }
-    expect(beyond(pending.actions)).toEqual([]);
+    expect(pending.beyond).toEqual([]);
     const [open] = JSON.parse(pending.result.stdout) as { interactionId: string }[];
-    const respond = await actionsOf(['respond', open!.interactionId, '--stack', STACK, '--approve']);
+    const respond = await checked(['respond', open!.interactionId, '--stack', STACK, '--approve']);
     expect(respond.result.code).toBe(0);
-    expect(beyond(respond.actions)).toEqual([]);
+    expect(respond.beyond).toEqual([]);
+    expect(respond.calls.map((call) => call.action)).toContain('states:SendTaskSuccess');
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const inspect = await checked(['inspect', executionArn, '--stack', STACK, '--json']);
+    expect(inspect.result.code).toBe(0);
+    expect(inspect.beyond).toEqual([]);
+    const runs = await checked(['runs', '--stack', STACK, '--json']);
+    expect(runs.result.code).toBe(0);
+    expect(runs.beyond).toEqual([]);
     // Starting with an input over 8 KB also writes it to the bucket under values/: in the policy too.
     const large = JSON.stringify({ detail: { subject: 'x'.repeat(10_000) } });
-    const largeStart = await actionsOf([
+    const largeStart = await checked([
       'start',
       'approval',
       '--stack',
@@ -288,7 +252,144 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       large,
     ]);
     expect(largeStart.result.code).toBe(0);
-    expect(beyond(largeStart.actions)).toEqual([]);
+    expect(largeStart.beyond).toEqual([]);
+    expect(largeStart.calls.map((call) => call.action)).toContain('s3:PutObject');
+    // `respond --fail` fails the run with SendTaskFailure: in the policy too.
+    let asked: { interactionId: string }[] = [];
+    while (asked.length === 0) {
+      await sleep(250);
+      asked = JSON.parse(
+        (await cli(['pending', largeStart.result.stdout.trim(), '--stack', STACK, '--json'])).stdout,
+      );
+    }
+    const fail = await checked(['respond', asked[0]!.interactionId, '--stack', STACK, '--fail']);
+    expect(fail.result.code).toBe(0);
+    expect(fail.beyond).toEqual([]);
+    expect(fail.calls.map((call) => call.action)).toContain('states:SendTaskFailure');
+    expect((await finished(largeStart.result.stdout.trim())).status).toBe('FAILED');
+  }, 120_000);
+
+  it('copy --stack writes the copy to the table: exactly the writes docs/deploy.md lists beyond the operator policy', async () => {
+    const input = JSON.stringify({ topic: 'caching' });
+    const started = await cli([
+      'start',
+      'fork-join-research',
+      '--stack',
+      STACK,
+      '--name',
+      'to-copy',
+      '--input',
+      input,
+    ]);
+    const done = await finished(started.stdout.trim());
+    const { rootThreadId } = JSON.parse(done.output!) as { rootThreadId: string };
+    const copy = await checked(['copy', rootThreadId, '--from', 'report', '--stack', STACK]);
+    expect(copy.result.code).toBe(0);
+    const table = stack.outputs.TableName!;
+    expect(copy.beyond).toEqual([
+      `dynamodb:BatchWriteItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
+      `dynamodb:PutItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
+    ]);
+  }, 120_000);
+
+  it('--stack after a redeploy: a cached table that is gone is looked up again, and the command runs once more', async () => {
+    const stackName = 'StepthreadRedeployed';
+    const cloudformation = new CloudFormationClient(setup.clientConfig);
+    const dynamo = new DynamoDBClient(setup.clientConfig);
+    /** A stand-in stack whose TableName output names a new table, as a deploy after a delete gives. */
+    const deploy = async (generation: number) => {
+      const tableName = `${stackName}-table-${generation}`;
+      const bucketName = `${stackName.toLowerCase()}-bucket-${generation}`;
+      await dynamo.send(new CreateTableCommand(tableDefinition(tableName)));
+      await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+      const { StackId } = await cloudformation.send(
+        new CreateStackCommand({
+          StackName: stackName,
+          TemplateBody: JSON.stringify({
+            Resources: { Placeholder: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+            Outputs: { TableName: { Value: tableName }, BucketName: { Value: bucketName } },
+          }),
+        }),
+      );
+      return { tableName, bucketName, stackId: StackId! };
+    };
+    const cachedEntry = () => {
+      const dir = join(setup.operatorEnv.STEPTHREAD_DATA_DIR!, 'stacks');
+      const file = readdirSync(dir).find((name) => name.startsWith(`${stackName}-`))!;
+      return JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+        stackId: string;
+        outputs: Record<string, string>;
+      };
+    };
+    const undeploy = async (deployed: { tableName: string; bucketName: string }) => {
+      await cloudformation.send(new DeleteStackCommand({ StackName: stackName }));
+      await dynamo.send(new DeleteTableCommand({ TableName: deployed.tableName }));
+      await s3.send(new DeleteBucketCommand({ Bucket: deployed.bucketName }));
+    };
+    const describeStacks = () =>
+      setup.operatorCalls.filter((call) => call.action === 'cloudformation:DescribeStacks').length;
+    try {
+      const first = await deploy(1);
+      expect(await cli(['pending', '--stack', stackName, '--json'])).toMatchObject({
+        code: 0,
+        stdout: '[]\n',
+      });
+      expect(cachedEntry()).toMatchObject({
+        stackId: first.stackId,
+        outputs: { TableName: first.tableName },
+      });
+
+      // Deleted and deployed again: a new StackId, a new table; the cached entry names the old one.
+      await undeploy(first);
+      const second = await deploy(2);
+      expect(second.stackId).not.toBe(first.stackId);
+      const before = describeStacks();
+      expect(await cli(['pending', '--stack', stackName, '--json'])).toMatchObject({
+        code: 0,
+        stdout: '[]\n',
+      });
+      expect(describeStacks() - before).toBe(1);
+      expect(cachedEntry()).toMatchObject({
+        stackId: second.stackId,
+        outputs: { TableName: second.tableName },
+      });
+
+      // Cached from now on; --no-cache asks CloudFormation every time.
+      const cached = describeStacks();
+      expect((await cli(['pending', '--stack', stackName, '--json'])).code).toBe(0);
+      expect(describeStacks()).toBe(cached);
+      expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
+      expect((await cli(['pending', '--stack', stackName, '--json', '--no-cache'])).code).toBe(0);
+      expect(describeStacks()).toBe(cached + 2);
+
+      // start with a large input: its upload meets the cached bucket gone, and goes to the new one.
+      await undeploy(second);
+      const third = await deploy(3);
+      const large = JSON.stringify({ detail: { subject: 'x'.repeat(10_000) } });
+      const started = await cli([
+        'start',
+        'approval',
+        '--stack',
+        stackName,
+        '--name',
+        'redeployed',
+        '--input',
+        large,
+      ]);
+      expect(started.code).toBe(0);
+      await sfn.send(new StopExecutionCommand({ executionArn: started.stdout.trim() })).catch(() => {});
+      const uploaded = await s3.send(
+        new ListObjectsV2Command({ Bucket: third.bucketName, Prefix: 'values/' }),
+      );
+      expect(uploaded.KeyCount).toBe(1);
+      expect(cachedEntry()).toMatchObject({
+        stackId: third.stackId,
+        outputs: { BucketName: third.bucketName },
+      });
+    } finally {
+      cloudformation.destroy();
+      dynamo.destroy();
+    }
   }, 120_000);
 
   it('start: the same name never starts a second run, and another input under that name is refused', async () => {

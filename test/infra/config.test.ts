@@ -175,7 +175,7 @@ describe('a runtime in a user’s own stack', () => {
     const names = await deployedResourceNames(
       {},
       { kind: 'aws' },
-      { stack: 'S', describe: async () => described },
+      { stack: 'S', describe: async () => ({ outputs: described }) },
     );
     expect(names).toEqual({
       tableName: `physical-${logicalIdOf(stack, runtime.table)}`,
@@ -363,6 +363,22 @@ describe('the CDK app', () => {
     expect(() => buildApp(appWith({ 'stepthread:continueAfterEvents': '30000' }), {})).toThrow(
       /from 100 to 24000/,
     );
+  });
+
+  it('reserves concurrency for the function types the context names, and refuses a bad entry with a code', () => {
+    const stack = buildApp(appWith({ 'stepthread:reservedConcurrency': 'LLM=50, TOOL=20' }), {});
+    const functions = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+    const reserved = Object.fromEntries(
+      functions
+        .filter((fn) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map((fn) => [fn.Properties.Description, fn.Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved).toEqual({ 'stepthread LLM node handler': 50, 'stepthread TOOL node handler': 20 });
+    for (const bad of ['LMM=5', 'LLM=0', 'LLM=2.5', 'LLM']) {
+      expect(() => buildApp(appWith({ 'stepthread:reservedConcurrency': bad }), {}), bad).toThrow(
+        expect.objectContaining({ code: 'DEPLOY_CONFIG_INVALID' }),
+      );
+    }
   });
 
   it('rejects an unknown removal policy and express ids that are not deployed', () => {

@@ -4,10 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compileWorkflow } from '../../engine/asl/index.ts';
 import { NODE_TYPES, type NodeType } from '../../engine/model/schema.ts';
 import { TTL_ATTRIBUTE, tableDefinition } from '../../functions/stores/table.ts';
-import { compileForDeploy, definitionSubBody } from '../../infra/compile.ts';
 import { HANDLER_SPECS } from '../../infra/handler-registry.ts';
 import type { StepthreadStack } from '../../infra/stack.ts';
-import { valid } from '../e2e/helpers.ts';
 import { buildTestStack, testWorkflows } from './helpers.ts';
 
 type Json = Record<string, unknown>;
@@ -303,6 +301,14 @@ describe('least privilege', () => {
     }
   });
 
+  it('lets only the JOIN handler batch-write: it keeps the branch results later nodes read in one BatchWriteItem', () => {
+    for (const type of NODE_TYPES) {
+      const actions = actionsOf(functionStatements(type));
+      if (type === 'JOIN') expect(actions, type).toContain('dynamodb:BatchWriteItem');
+      else expect(actions, type).not.toContain('dynamodb:BatchWriteItem');
+    }
+  });
+
   it('gives the LLM handler exactly the profiles’ secrets and Bedrock models', () => {
     const statements = functionStatements('LLM');
     const secrets = statements.find((s) => s.Sid === 'ProfileSecrets')!;
@@ -580,7 +586,8 @@ describe('state machines', () => {
       const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
       const statements = roleStatements(roleId);
       const sid = (name: string) => statements.find((s) => s.Sid === name);
-      const [body] = (sm.Properties.DefinitionString as { 'Fn::Sub': [string, Json] })['Fn::Sub'];
+      const [, parts] = (sm.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+      const body = parts.filter((part) => typeof part === 'string').join('');
       const distributed = body.includes('"Mode":"DISTRIBUTED"');
       if (!distributed) {
         expect(sid('DistributedMapChildren'), id).toBeUndefined();
@@ -608,7 +615,7 @@ describe('state machines', () => {
         Action: ['s3:PutObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
         Resource: { 'Fn::Join': ['', [bucket, '/map/results/*']] },
       });
-      const definition = JSON.parse(renderSub(body)) as {
+      const definition = JSON.parse(body) as {
         States: Record<string, Record<string, unknown>>;
       };
       expect(definition.States['each:items']).toMatchObject({
@@ -624,49 +631,24 @@ describe('state machines', () => {
     expect(withMaps).toEqual(['distributed-map']);
   });
 
-  it('deploys exactly the compiled ASL, with every placeholder bound to its function by an Fn::Sub', () => {
+  it('deploys the definition as an Fn::Join of its text and its functions’ ARNs (definition.test.ts resolves it)', () => {
     for (const { workflow } of testWorkflows()) {
       const compiled = compileWorkflow(workflow);
       const sm = resources[logicalId(stack.workflows.get(workflow.id)!.stateMachine)]!;
-      // No DefinitionSubstitutions: CloudFormation would substitute `${…}` in user text too.
       expect(sm.Properties.DefinitionSubstitutions).toBeUndefined();
-      const [body, variables] = (sm.Properties.DefinitionString as { 'Fn::Sub': [string, Json] })['Fn::Sub'];
-      expect(variables).toEqual(
-        Object.fromEntries(
-          compiled.substitutionKeys.map((key) => [
-            key,
-            { 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] },
-          ]),
+      const [separator, parts] = (sm.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })[
+        'Fn::Join'
+      ];
+      expect(separator).toBe('');
+      const functions = parts.filter((part) => typeof part !== 'string');
+      expect(new Set(functions.map((part) => JSON.stringify(part)))).toEqual(
+        new Set(
+          compiled.substitutionKeys.map((key) =>
+            JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] }),
+          ),
         ),
       );
-      expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
     }
-  });
-
-  it('never substitutes a placeholder in workflow text: CloudFormation gets it escaped', () => {
-    const workflow = valid({
-      id: 'literal',
-      version: 1,
-      nodes: [
-        { id: 'start', type: 'START' },
-        // A template literal naming a variable and, on purpose, one of the compiler's own placeholders.
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: user code with a literal ${…} is the point
-        { id: 'greet', type: 'CODE', config: { code: 'const who = 1; return `${who} ${Fn_LLM}`;' } },
-        { id: 'end', type: 'END' },
-      ],
-      edges: [
-        { from: 'start', to: 'greet' },
-        { from: 'greet', to: 'end' },
-      ],
-    });
-    const compiled = compileForDeploy(workflow);
-    const body = definitionSubBody(compiled);
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's escaped form, literally
-    expect(body).toContain('${!who} ${!Fn_LLM}');
-    // The only unescaped `${…}` are the Task resources' placeholders.
-    const unescaped = new Set([...body.matchAll(/\$\{(?!!)([^}]+)\}/g)].map((m) => m[1]));
-    expect(unescaped).toEqual(new Set(compiled.substitutionKeys));
-    expect(JSON.parse(renderSub(body))).toEqual(compiled.definition);
   });
 
   it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
@@ -759,8 +741,3 @@ describe('state machines', () => {
     });
   });
 });
-
-/** An Fn::Sub body as CloudFormation renders it, with each variable left as its `${name}` placeholder. */
-function renderSub(body: string): string {
-  return body.replace(/\$\{!/g, '${');
-}
