@@ -1,0 +1,110 @@
+/**
+ * A data directory whose database is damaged is refused before dynalite opens it, with a coded error
+ * naming what is wrong: LevelDB (under dynalite) opened with createIfMissing starts a fresh, empty
+ * database when `dynamodb/CURRENT` is gone and deletes the old table files as obsolete, so a mere
+ * `stepthread runs` said "no runs" and destroyed every run. And a table file with garbage in it
+ * opened fine, then failed the first read that reached it with an error dynalite throws uncaught,
+ * killing the store server at each command ("socket hang up").
+ */
+import { readdirSync } from 'node:fs';
+import { copyFile, link, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StepthreadError } from '../../engine/errors.ts';
+
+/** LevelDB's files that hold data: without CURRENT they are orphans a fresh open would delete. */
+const DATABASE_FILE = /^(\d+\.(ldb|sst|log)|MANIFEST-\d+)$/;
+
+function entriesOf(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
+function whatToDo(dataDir: string): string {
+  return `stepthread did not open it; restore ${dataDir} from a backup, or move it aside (its runs are then lost to stepthread) and run again to start a fresh store`;
+}
+
+/**
+ * LOCAL_DATA_DAMAGED when `dataDir` was used (its database has files, or its S3 folder has buckets)
+ * but its database cannot be found whole: no `dynamodb/CURRENT`. A directory never used, or made but
+ * left before its database was (s3/ still empty), is fine: a fresh store starts there.
+ */
+export function missingDatabase(dataDir: string): StepthreadError | undefined {
+  const dynamoDir = join(dataDir, 'dynamodb');
+  const files = entriesOf(dynamoDir);
+  if (files.includes('CURRENT')) return undefined;
+  const orphans = files.filter((name) => DATABASE_FILE.test(name));
+  if (orphans.length > 0) {
+    return new StepthreadError(
+      'LOCAL_DATA_DAMAGED',
+      `the database in ${dynamoDir} is damaged: its CURRENT file is missing (${orphans.length} database files remain, ${orphans.slice(0, 3).join(', ')}); ${whatToDo(dataDir)}`,
+    );
+  }
+  const buckets = entriesOf(join(dataDir, 's3'));
+  if (buckets.length > 0) {
+    return new StepthreadError(
+      'LOCAL_DATA_DAMAGED',
+      `the database of ${dataDir} is missing: ${dynamoDir}${files.length === 0 ? '' : '/CURRENT'} is gone while ${join(dataDir, 's3')} holds stored objects (${buckets.slice(0, 3).join(', ')}); ${whatToDo(dataDir)}`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Reads the whole database of `dataDir` once before dynalite opens it: LOCAL_DATA_CORRUPT naming the
+ * directory when a file in it is damaged (LevelDB checks each block as it reads it). Nothing to read
+ * (a fresh directory): nothing to check.
+ *
+ * It reads a twin, `dynamodb.check/`, of hard links to the database's files: opening a LevelDB writes
+ * (a new MANIFEST, CURRENT and log, the old ones removed), and a database found damaged must be left
+ * exactly as it was. LevelDB never writes into an existing table or log file (it writes new ones and
+ * renames), so the links keep the originals untouched; where links cannot be made, copies are.
+ */
+export async function verifyDatabase(dataDir: string): Promise<void> {
+  const dynamoDir = join(dataDir, 'dynamodb');
+  const files = entriesOf(dynamoDir);
+  if (!files.includes('CURRENT')) return;
+  const twin = join(dataDir, 'dynamodb.check');
+  await rm(twin, { recursive: true, force: true });
+  await mkdir(twin);
+  try {
+    for (const name of files) {
+      if (!DATABASE_FILE.test(name) && name !== 'CURRENT') continue;
+      await link(join(dynamoDir, name), join(twin, name)).catch(() =>
+        copyFile(join(dynamoDir, name), join(twin, name)),
+      );
+    }
+    await readWhole(twin, dataDir, dynamoDir);
+  } finally {
+    await rm(twin, { recursive: true, force: true });
+  }
+}
+
+async function readWhole(path: string, dataDir: string, dynamoDir: string): Promise<void> {
+  const { ClassicLevel } = await import('classic-level');
+  const db = new ClassicLevel<Buffer, Buffer>(path, {
+    createIfMissing: false,
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+  });
+  try {
+    await db.open();
+    for await (const _ of db.iterator({ fillCache: false })) {
+      // Reading is the check.
+    }
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const text = [error, cause]
+      .filter((part): part is Error => part instanceof Error)
+      .map((part) => part.message.replaceAll(path, dynamoDir))
+      .join(': ');
+    throw new StepthreadError(
+      'LOCAL_DATA_CORRUPT',
+      `the database in ${dynamoDir} is damaged and cannot be read (${text}); ${whatToDo(dataDir)}`,
+    );
+  } finally {
+    await db.close().catch(() => {});
+  }
+}
