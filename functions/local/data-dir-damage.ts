@@ -137,7 +137,9 @@ function tableFingerprints(dataDir: string): string[] {
 async function tablesAsLeft(dataDir: string): Promise<boolean> {
   try {
     const left = new Set(JSON.parse(await readFile(join(dataDir, TABLES_FILE), 'utf8')) as unknown[]);
-    return tableFingerprints(dataDir).every((fingerprint) => left.has(fingerprint));
+    const now = tableFingerprints(dataDir);
+    // The same set: a table file removed is damage too.
+    return now.length === left.size && now.every((fingerprint) => left.has(fingerprint));
   } catch {
     return false;
   }

@@ -39,7 +39,7 @@ describe('missingDatabase', () => {
 });
 
 describe('verifyDatabase', () => {
-  it('does not read again table files as the last server left them, and reads them once changed', async () => {
+  it('does not read again table files as the last server left them, and reads them once changed or gone', async () => {
     const dataDir = join(dir, 'left');
     // Opened twice: the second open moves the log into a table file.
     for (let open = 0; open < 2; open += 1) {
@@ -63,5 +63,11 @@ describe('verifyDatabase', () => {
     await verifyDatabase(dataDir);
     await recordTables(dataDir);
     expect(await readdir(dataDir)).toEqual(['dynamodb', 's3']);
+    // One of the files left gone: read, and found damaged.
+    await rm(path);
+    await expect(verifyDatabase(dataDir)).rejects.toMatchObject({
+      code: 'LOCAL_DATA_CORRUPT',
+      message: expect.stringContaining(`missing files; e.g.: ${path}`),
+    });
   });
 });
