@@ -6,7 +6,7 @@
  * opened fine, then failed the first read that reached it with an error dynalite throws uncaught,
  * killing the store server at each command ("socket hang up").
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { copyFile, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
@@ -142,6 +142,19 @@ async function tablesAsLeft(dataDir: string): Promise<boolean> {
     return now.length === left.size && now.every((fingerprint) => left.has(fingerprint));
   } catch {
     return false;
+  }
+}
+
+/**
+ * Forgets how the table files were left, so that the next server reads the whole database: for a
+ * server failing while it serves (a read that found a table damaged though its size and time are as
+ * left, such as a disk's bit rot), which would otherwise fail again at every start.
+ */
+export function forgetTables(dataDir: string): void {
+  try {
+    rmSync(join(dataDir, TABLES_FILE), { force: true });
+  } catch {
+    // The directory is gone or unusable: the next server finds out for itself.
   }
 }
 

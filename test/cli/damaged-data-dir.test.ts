@@ -10,7 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,4 +239,24 @@ describe.each(DAMAGES)('a data directory with $name', (damage) => {
     },
     30_000,
   );
+});
+
+describe('a table file damaged with its size and time as the last server left them (bit rot)', () => {
+  it('fails the command that reads it, then is LOCAL_DATA_CORRUPT, not the same failure at every start', async () => {
+    const dataDir = join(dir, 'bit-rot');
+    await cp(prepared, dataDir, { recursive: true, preserveTimestamps: true });
+    const dynamoDir = join(dataDir, 'dynamodb');
+    const table = (await readdir(dynamoDir)).find((name) => name.endsWith('.ldb'))!;
+    const { mtime } = await stat(join(dynamoDir, table));
+    const bytes = await readFile(join(dynamoDir, table));
+    await writeFile(join(dynamoDir, table), bytes.fill(0x67, 0, Math.min(350, bytes.length)));
+    await utimes(join(dynamoDir, table), mtime, mtime);
+    // The server took the table as left and failed on reading it, while serving.
+    // (It left its lock behind, as a killed server does: the next command takes it over.)
+    expect((await runCli(['runs', '--data-dir', dataDir], { cwd: dir })).code).toBe(1);
+    const again = await runCli(['runs', '--data-dir', dataDir], { cwd: dir });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`LOCAL_DATA_CORRUPT: the database in ${dynamoDir} is damaged`);
+    expect((await readdir(dynamoDir)).filter((name) => name.endsWith('.ldb'))).toEqual([table]);
+  }, 60_000);
 });
