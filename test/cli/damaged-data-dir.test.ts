@@ -253,7 +253,11 @@ describe('a table file damaged with its size and time as the last server left th
     await utimes(join(dynamoDir, table), mtime, mtime);
     // The server took the table as left and failed on reading it, while serving.
     // (It left its lock behind, as a killed server does: the next command takes it over.)
-    expect((await runCli(['runs', '--data-dir', dataDir], { cwd: dir })).code).toBe(1);
+    const first = await runCli(['runs', '--data-dir', dataDir], { cwd: dir });
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain(
+      `LOCAL_STORE_SERVER_FAILED: the store server for ${dataDir} stopped while this command used it`,
+    );
     const again = await runCli(['runs', '--data-dir', dataDir], { cwd: dir });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`LOCAL_DATA_CORRUPT: the database in ${dynamoDir} is damaged`);
