@@ -184,12 +184,30 @@ export async function withStores(
   } catch (error) {
     const gone = session.dataDir !== undefined && !existsSync(session.dataDir);
     printErrors(io, failure(session), [
-      gone ? goneError(session.dataDir!).toJSON() : codedOf(error, io.env ?? process.env),
+      gone ? goneError(session.dataDir!).toJSON() : localCodedOf(error, session, io.env ?? process.env),
     ]);
     return EXIT.invalid;
   } finally {
     await session.close();
   }
+}
+
+/**
+ * `error` as codedOf gives it, but for the embedded stores a connection cut is their server having
+ * stopped (a damaged table it read, or it was killed), not AWS out of reach.
+ */
+function localCodedOf(
+  error: unknown,
+  session: StoreSession,
+  env: Readonly<Record<string, string | undefined>>,
+): CodedError {
+  const coded = codedOf(error, env);
+  if (session.dataDir === undefined || coded.code !== 'AWS_ENDPOINT_UNREACHABLE') return coded;
+  const cause = error instanceof Error ? ` (${error.message})` : '';
+  return {
+    code: 'LOCAL_STORE_SERVER_FAILED',
+    message: `the store server for ${session.dataDir} stopped while this command used it${cause}; run the command again: a damaged database is then named (LOCAL_DATA_CORRUPT)`,
+  };
 }
 
 /** The data directory was removed while the command used it: what it wrote there is gone. */

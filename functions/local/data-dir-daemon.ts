@@ -8,6 +8,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StepthreadError } from '../../engine/errors.ts';
+import { forgetTables } from './data-dir-damage.ts';
 import { dataDirError } from './data-dir-errors.ts';
 import { type ReadyLine, readServerInfo, SERVER_FILE, type ServerInfo } from './data-dir-info.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
@@ -46,8 +47,11 @@ export async function serveDataDir(dataDir: string, options: ServeOptions = {}):
     process.stdout.write(`${JSON.stringify(line)}\n`);
   };
   // dynalite reports a LevelDB it cannot open as an uncaught error: the starter gets it, coded.
+  // Once serving, it is a read that failed (a damaged table): the next server reads the whole
+  // database before it serves, and refuses it coded, instead of failing the same way at each start.
   process.on('uncaughtException', (error) => {
     if (!ready) say({ error: dataDirError(error, dataDir) });
+    else forgetTables(dataDir);
     process.exit(1);
   });
   let services: LocalServices;

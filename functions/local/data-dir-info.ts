@@ -26,10 +26,39 @@ export interface ServerInfo {
 /** The daemon's one line to the process that started it. */
 export type ReadyLine = { ready: ServerInfo } | { locked: true } | { error: CodedError };
 
+/**
+ * The server `<dataDir>/stepthread.server.json` describes; undefined when there is none, or it is not
+ * one a server wrote (truncated, edited, of another version): such a file is stale, and the next
+ * server replaces it. Read as it was, it made every command fail with Node's own "port" argument error.
+ */
 export async function readServerInfo(dataDir: string): Promise<ServerInfo | undefined> {
   try {
-    return JSON.parse(await readFile(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
+    const info: unknown = JSON.parse(await readFile(join(dataDir, SERVER_FILE), 'utf8'));
+    return isServerInfo(info) ? info : undefined;
   } catch {
     return undefined;
   }
+}
+
+function isServerInfo(value: unknown): value is ServerInfo {
+  if (typeof value !== 'object' || value === null) return false;
+  const info = value as Partial<Record<keyof ServerInfo, unknown>>;
+  const names = info.names as Partial<Record<keyof ResourceNames, unknown>> | null | undefined;
+  return (
+    Number.isInteger(info.pid) &&
+    (info.pid as number) > 0 &&
+    Number.isInteger(info.controlPort) &&
+    (info.controlPort as number) > 0 &&
+    (info.controlPort as number) < 65536 &&
+    isLoopbackUrl(info.dynamoEndpoint) &&
+    isLoopbackUrl(info.s3Endpoint) &&
+    typeof names === 'object' &&
+    names !== null &&
+    typeof names.tableName === 'string' &&
+    typeof names.bucketName === 'string'
+  );
+}
+
+function isLoopbackUrl(value: unknown): boolean {
+  return typeof value === 'string' && /^http:\/\/127\.0\.0\.1:\d{1,5}$/.test(value);
 }

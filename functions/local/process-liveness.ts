@@ -9,8 +9,13 @@ import { readFileSync } from 'node:fs';
 
 /** `<pid>` or `<pid> <stamp>`: how this process names itself in a lock file. */
 export function ownHolderText(): string {
-  const stamp = processStamp(process.pid);
-  return stamp === undefined ? String(process.pid) : `${process.pid} ${stamp}`;
+  return holderTextOf(process.pid);
+}
+
+/** How process `pid` would name itself in a lock file (`ownHolderText`). */
+export function holderTextOf(pid: number): string {
+  const stamp = processStamp(pid);
+  return stamp === undefined ? String(pid) : `${pid} ${stamp}`;
 }
 
 /** This process's stamp, to record beside its pid; undefined where the system gives none. */
@@ -18,11 +23,16 @@ export function ownStamp(): string | undefined {
   return processStamp(process.pid);
 }
 
-/** The pid a holder text (`ownHolderText`) names, when it is alive and the same process. */
+/**
+ * The pid a holder text (`ownHolderText`) names, when it is alive and the same process. Where the
+ * system gives stamps, every holder writes one, so a text without it was not written by a holder (an
+ * edited or foreign file naming some live process): stale, not a reason to wait for that process.
+ */
 export function liveHolderOf(text: string): number | undefined {
   const [pidText = '', stamp] = text.trim().split(/\s+/);
   const pid = Number.parseInt(pidText, 10);
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (stamp === undefined && ownStamp() !== undefined) return undefined;
   return isSameProcessAlive(pid, stamp) ? pid : undefined;
 }
 

@@ -14,6 +14,7 @@ import { releaseAwsClients } from '../aws/client-cache.ts';
 // Types only: a store server loads no SDK client (local-provision.ts).
 import type { AwsTarget } from '../aws/clients.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
+import { missingDatabase, recordTables, verifyDatabase } from './data-dir-damage.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
@@ -69,6 +70,14 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       // when it cannot open its store: refuse up front, with a code and the holder's pid.
       const release = options.heldLock ?? (await acquireDataDirLock(options.dataDir));
       cleanups.push(release);
+      // Before anything opens or creates the database: LevelDB would replace a damaged one by an
+      // empty one, deleting its files (data-dir-damage.ts).
+      const missing = missingDatabase(options.dataDir);
+      if (missing) throw missing;
+      await verifyDatabase(options.dataDir);
+      const { dataDir } = options;
+      // Found whole: recorded once the database has closed (cleanups run in reverse), lock still held.
+      cleanups.push(() => recordTables(dataDir));
       dynamoPath = join(options.dataDir, 'dynamodb');
       s3Dir = join(options.dataDir, 's3');
       await mkdir(s3Dir, { recursive: true });

@@ -4,7 +4,7 @@
  * earlier build's), and starts from that cache the next time (the cache file is then left as it is).
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -101,5 +101,29 @@ describe('the built store server', () => {
     expect(await second.exited).toBe(0);
     expect((await stat(join(cacheDir, cacheFile!))).mtimeMs).toBe(written.mtimeMs);
     expect(await readdir(cacheDir)).toEqual([cacheFile]);
+  }, 60_000);
+
+  it('reads a database it did not leave through LevelDB as installed, and refuses a damaged one, coded', async () => {
+    const cacheHome = join(work, 'cache-damaged');
+    const dataDir = join(work, 'damaged');
+    // Twice: opened again, LevelDB moves its log into a table file.
+    for (let start = 0; start < 2; start += 1) {
+      const server = startServer(outdir, dataDir, cacheHome);
+      await server.ready;
+      server.release();
+      expect(await server.exited).toBe(0);
+    }
+    const database = join(dataDir, 'dynamodb');
+    const table = (await readdir(database)).find((name) => name.endsWith('.ldb'))!;
+    const bytes = await readFile(join(database, table));
+    await writeFile(join(database, table), bytes.fill(0x67, 0, Math.min(350, bytes.length)));
+    const damaged = startServer(outdir, dataDir, cacheHome);
+    expect(await damaged.ready).toEqual({
+      error: {
+        code: 'LOCAL_DATA_CORRUPT',
+        message: expect.stringContaining(`the database in ${database} is damaged`),
+      },
+    });
+    expect(await damaged.exited).toBe(1);
   }, 60_000);
 });

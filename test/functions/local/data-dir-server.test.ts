@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holderTextOf } from '../../../functions/local/process-liveness.ts';
 import { cliProcess } from '../../support/cli-process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -91,6 +92,17 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
 /** A process that only lives until killed, to stand for a lock's holder. */
 function liveProcess(): ChildProcess {
   return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+}
+
+/** A server file as a server writes it, naming process `pid` and its control port. */
+function serverFile(pid: number | undefined, controlPort: number): string {
+  return JSON.stringify({
+    pid,
+    controlPort,
+    dynamoEndpoint: 'http://127.0.0.1:1',
+    s3Endpoint: 'http://127.0.0.1:2',
+    names: { tableName: 'stepthread', bucketName: 'stepthread' },
+  });
 }
 
 /** A loopback port that nothing listens on. */
@@ -183,11 +195,8 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     await mkdir(dataDir);
     // A server on its way out: it holds the lock, and its file names a control port that refuses.
     const holder = liveProcess();
-    await writeFile(join(dataDir, 'stepthread.lock'), String(holder.pid));
-    await writeFile(
-      join(dataDir, 'stepthread.server.json'),
-      JSON.stringify({ pid: holder.pid, controlPort: await closedPort() }),
-    );
+    await writeFile(join(dataDir, 'stepthread.lock'), holderTextOf(holder.pid!));
+    await writeFile(join(dataDir, 'stepthread.server.json'), serverFile(holder.pid, await closedPort()));
     const command = cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
     // The command's first server finds the lock held, says so and exits.
     await until(() => serverProcesses(dataDir).length === 1, 'the first server');
@@ -209,7 +218,7 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     await mkdir(dataDir);
     // A server starting very slowly: it holds the lock, and has no file yet.
     const holder = liveProcess();
-    await writeFile(join(dataDir, 'stepthread.lock'), String(holder.pid));
+    await writeFile(join(dataDir, 'stepthread.lock'), holderTextOf(holder.pid!));
     const command = cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
     await sleep(25_000);
     holder.kill('SIGKILL');
@@ -236,7 +245,7 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     await writeFile(join(dataDir, 'stepthread.lock'), String(zombie));
     await writeFile(
       join(dataDir, 'stepthread.server.json'),
-      JSON.stringify({ pid: zombie, controlPort: (silent.address() as { port: number }).port }),
+      serverFile(zombie, (silent.address() as { port: number }).port),
     );
     try {
       const result = await cliProcess(['runs', '--json', '--data-dir', dataDir], { cwd: dir });
@@ -256,11 +265,8 @@ describe('a command on a directory whose server is leaving or was killed', () =>
     const silent: Server = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
-    await writeFile(join(dataDir, 'stepthread.lock'), String(holder.pid));
-    await writeFile(
-      join(dataDir, 'stepthread.server.json'),
-      JSON.stringify({ pid: holder.pid, controlPort: port }),
-    );
+    await writeFile(join(dataDir, 'stepthread.lock'), holderTextOf(holder.pid!));
+    await writeFile(join(dataDir, 'stepthread.server.json'), serverFile(holder.pid, port));
     try {
       const result = await cliProcess(['runs', '--json', '--data-dir', dataDir], {
         cwd: dir,

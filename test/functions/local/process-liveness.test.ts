@@ -20,7 +20,8 @@ const linux = process.platform === 'linux';
 describe('process liveness', () => {
   it('knows this process by its holder text, and a gone pid as gone', () => {
     expect(liveHolderOf(ownHolderText())).toBe(process.pid);
-    expect(liveHolderOf(String(process.pid))).toBe(process.pid);
+    // Without a stamp, a live pid counts only where the system gives none (else see below).
+    expect(liveHolderOf(String(process.pid))).toBe(ownStamp() === undefined ? process.pid : undefined);
     // Pids are bounded by pid_max (≤ 2^22 on Linux).
     expect(liveHolderOf('99999999')).toBeUndefined();
     expect(liveHolderOf('')).toBeUndefined();
@@ -30,6 +31,8 @@ describe('process liveness', () => {
   it.runIf(linux)('takes a live pid stamped as another process (another boot) for gone', () => {
     expect(ownStamp()).toMatch(/^[0-9a-f-]+:\d+$/);
     expect(liveHolderOf(`${process.pid} 00000000-another-boot:12345`)).toBeUndefined();
+    // A live pid without its stamp was not written by a holder: stale, not waited on.
+    expect(liveHolderOf(String(process.pid))).toBeUndefined();
     expect(isSameProcessAlive(process.pid, ownStamp())).toBe(true);
     expect(isRunnerAlive({ pid: process.pid, host: hostname(), stamp: '00000000-another-boot:1' })).toBe(
       false,
