@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completionChunks, textReply, toolCallReply } from '../functions/llm/servers/openai-replies.ts';
+import { heldBeforeLastWord, textReply, toolCallReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess, runningCli } from '../support/cli-process.ts';
@@ -74,28 +74,14 @@ describe('stepthread run: streamed replies', () => {
   it('prints the first words before the server sends the last chunk, and commits what a plain run commits', async () => {
     const workflow = await openAiWorkflow();
     const reply = textReply(REPLY, { prompt: 11, completion: 9 });
-    const chunks = completionChunks(reply.body);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    // Held before the last word (the finish reason and the usage follow it).
-    const lastWord = chunks.length - 3;
-    let lastSent = false;
-    model.reply({
-      stream: chunks,
-      beforeChunk: async (index) => {
-        if (index !== lastWord) return;
-        await held;
-        lastSent = true;
-      },
-    });
+    const held = heldBeforeLastWord(REPLY, { prompt: 11, completion: 9 });
+    model.reply(held.reply);
     const run = runningCli(['run', workflow, '--data-dir', dataDir()], { cwd: dir });
     // The first words, under the node's line, while the server holds the end of the reply back.
     await run.after(1, /^ {4}explain │ Streams/gmu);
-    expect(lastSent).toBe(false);
+    expect(held.lastSent()).toBe(false);
     expect(run.stderr()).toMatch(/^ {2}→ explain\n {4}explain │ Streams/mu);
-    release();
+    held.release();
     expect((await run.exited).code).toBe(0);
     const stderr = run.stderr();
     expect(stderr).toContain(`    explain │ ${REPLY}\n  ✓ explain`);

@@ -12,7 +12,7 @@ import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../cli/io.ts';
-import { completionChunks, textReply } from '../functions/llm/servers/openai-replies.ts';
+import { heldBeforeLastWord } from '../functions/llm/servers/openai-replies.ts';
 import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
@@ -649,13 +649,8 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
         }),
       );
       const reply = 'A stream is a list that arrives over time: you read each piece as it comes.';
-      const chunks = completionChunks(textReply(reply, { prompt: 9, completion: 17 }).body);
-      const lastWord = chunks.length - 3;
-      let release: () => void = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      model.reply({ stream: chunks, beforeChunk: async (index) => (index === lastWord ? held : undefined) });
+      const held = heldBeforeLastWord(reply, { prompt: 9, completion: 17 });
+      model.reply(held.reply);
       const sofar = 'A stream is a list that arrives over time: you read each piece as it';
       await page.goto(`${url}/#/workflows/streaming-reply`);
       await page.getByTestId('start-run').click();
@@ -668,7 +663,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       // A reload mid-reply reads what came so far from the server.
       await page.reload();
       await expect.poll(() => streaming.innerText()).toContain(sofar);
-      release();
+      held.release();
       await executionStatus('COMPLETED');
       await page.getByTestId('conversation').locator('.msg-assistant', { hasText: reply }).waitFor();
       await expect.poll(() => streaming.count()).toBe(0);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
-import { completionChunks, textReply } from '../functions/llm/servers/openai-replies.ts';
+import { heldBeforeLastWord } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -164,27 +164,13 @@ const conversation = async (threadId: string) =>
 
 describe('stepthread dev: streamed replies', () => {
   it('sends token events before the server sends the last chunk, and a page opened mid-reply has the text so far', async () => {
-    const chunks = completionChunks(textReply(REPLY, { prompt: 9, completion: 9 }).body);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    // Held before the last word (the finish reason and the usage follow it).
-    const lastWord = chunks.length - 3;
-    let lastSent = false;
-    model.reply({
-      stream: chunks,
-      beforeChunk: async (index) => {
-        if (index !== lastWord) return;
-        await held;
-        lastSent = true;
-      },
-    });
+    const held = heldBeforeLastWord(REPLY, { prompt: 9, completion: 9 });
+    model.reply(held.reply);
     const events = await openEventStream();
     try {
       const executionId = await start('explain');
       await events.until(() => events.tokens(executionId).some((token) => token.text === 'they '));
-      expect(lastSent).toBe(false);
+      expect(held.lastSent()).toBe(false);
       const [first] = events.tokens(executionId);
       expect(first).toMatchObject({ nodeId: 'explain', text: 'Streams ' });
       // The page as a reload reads it: what came so far, on the node's thread.
@@ -198,7 +184,7 @@ describe('stepthread dev: streamed replies', () => {
       ]);
       expect(midway.streaming!.seq).toBeGreaterThanOrEqual(events.tokens(executionId).at(-1)!.seq);
 
-      release();
+      held.release();
       await events.until(events.ended(executionId));
       const tokens = events.tokens(executionId);
       expect(tokens.map((token) => token.text).join('')).toBe(REPLY);

@@ -7,8 +7,9 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BedrockProfile, createBedrockProvider } from '../../../functions/llm/bedrock.ts';
 import { ConverseStreamAssembler } from '../../../functions/llm/converse-stream.ts';
-import { NO_CALLS, type ReplyStream } from '../../../functions/llm/provider.ts';
+import { NO_CALLS } from '../../../functions/llm/provider.ts';
 import { converseText, converseToolUse } from './servers/converse-replies.ts';
+import { replyRecorder as recorder } from './servers/reply-recorder.ts';
 import { type ScriptedServer, startScriptedServer } from './servers/scripted-server.ts';
 
 const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
@@ -36,11 +37,6 @@ const profile: BedrockProfile = { provider: 'bedrock', model: MODEL };
 const provider = () =>
   createBedrockProvider(profile, { client, retryEffects: { sleep: async () => {}, random: () => 0 } });
 const ask = { nodeId: 'n', calls: NO_CALLS, messages: [{ role: 'user' as const, content: 'hi' }] };
-
-function recorder(): ReplyStream & { seen: string[] } {
-  const seen: string[] = [];
-  return { seen, text: (delta) => seen.push(delta), restart: () => seen.push('<restart>') };
-}
 
 describe('bedrock provider: streamed replies (ConverseStream)', () => {
   it('posts /converse-stream, hands on each piece, and returns what Converse returns', async () => {

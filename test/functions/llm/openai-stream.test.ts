@@ -6,9 +6,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAiProvider } from '../../../functions/llm/openai.ts';
 import { ChatStreamAssembler } from '../../../functions/llm/openai-stream.ts';
-import { NO_CALLS, type ReplyStream } from '../../../functions/llm/provider.ts';
+import { NO_CALLS } from '../../../functions/llm/provider.ts';
 import type { OpenAiProfile } from '../../../functions/llm/secrets.ts';
 import { chunk, errorReply, textReply, toolCallReply, usageChunk } from './servers/openai-replies.ts';
+import { replyRecorder as recorder } from './servers/reply-recorder.ts';
 import { type ScriptedServer, startScriptedServer } from './servers/scripted-server.ts';
 
 const KEY = 'sk-test-0123456789abcdefSECRET';
@@ -34,12 +35,6 @@ const provider = (extra: Partial<OpenAiProfile> = {}) =>
     retryEffects: { sleep: async () => {}, random: () => 0 },
   });
 const ask = { nodeId: 'n', messages: [{ role: 'user' as const, content: 'hi' }], calls: NO_CALLS };
-
-/** A stream that records what it is given: `text` pieces and `restart` marks, in order. */
-function recorder(): ReplyStream & { seen: string[] } {
-  const seen: string[] = [];
-  return { seen, text: (delta) => seen.push(delta), restart: () => seen.push('<restart>') };
-}
 
 describe('openai provider: streamed replies', () => {
   it('asks for a stream with usage, hands on each piece, and returns what a plain request returns', async () => {

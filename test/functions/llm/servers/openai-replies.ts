@@ -140,3 +140,35 @@ export function completionChunks(body: unknown): unknown[] {
   if (usage) chunks.push(usageChunk({ prompt: usage.prompt_tokens, completion: usage.completion_tokens }));
   return chunks;
 }
+
+/** A streamed reply the server holds before its last word, until `release()`: a model mid-reply. */
+export interface HeldReply {
+  readonly reply: ScriptedReply;
+  /** Lets the server send the rest of the reply. */
+  release(): void;
+  /** Whether the server has gone on past the hold. */
+  lastSent(): boolean;
+}
+
+/** `text` streamed word by word, held before its last word (the finish reason and the usage follow it). */
+export function heldBeforeLastWord(text: string, usage: Usage): HeldReply {
+  const chunks = completionChunks(textReply(text, usage).body);
+  const lastWord = chunks.length - 3;
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let sent = false;
+  return {
+    reply: {
+      stream: chunks,
+      beforeChunk: async (index) => {
+        if (index !== lastWord) return;
+        await held;
+        sent = true;
+      },
+    },
+    release: () => release(),
+    lastSent: () => sent,
+  };
+}
