@@ -25,7 +25,7 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 const DEFAULT_METHOD: HttpMethod = 'POST';
 const QUERY_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'DELETE']);
 const ERROR_BODY_CHARS = 500;
-const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 export const MAX_REDIRECTS = 5;
 
 export interface HttpCall {
@@ -41,11 +41,9 @@ export interface HttpCall {
   redactor: Redactor;
 }
 
-interface Outgoing {
-  url: URL;
+interface Outgoing extends GuardedRequest {
   method: HttpMethod;
   headers: Record<string, string>;
-  body: string | undefined;
 }
 
 export async function callHttpTool(call: HttpCall): Promise<unknown> {
@@ -122,7 +120,7 @@ async function follow(
 ): Promise<IncomingMessage> {
   let outgoing = first;
   for (let hop = 0; ; hop++) {
-    const response = await send(outgoing, policy, signal);
+    const response = await sendGuarded(outgoing, policy, signal);
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (!REDIRECT_STATUSES.has(status) || location === undefined) return response;
@@ -152,7 +150,20 @@ async function follow(
   }
 }
 
-function send(outgoing: Outgoing, policy: EgressPolicy, signal: AbortSignal): Promise<IncomingMessage> {
+/** One request as the egress policy allows it (an http tool's, an MCP server's): no redirect followed. */
+export interface GuardedRequest {
+  url: URL;
+  method: string;
+  headers: Readonly<Record<string, string>>;
+  body: string | undefined;
+}
+
+/** Sends `outgoing` through the egress policy: its literal host and every address it resolves to are checked. */
+export function sendGuarded(
+  outgoing: GuardedRequest,
+  policy: EgressPolicy,
+  signal: AbortSignal | undefined,
+): Promise<IncomingMessage> {
   const { url, method, body } = outgoing;
   checkLiteralHost(policy, url.hostname);
   const headers: OutgoingHttpHeaders = { ...outgoing.headers };
@@ -162,7 +173,7 @@ function send(outgoing: Outgoing, policy: EgressPolicy, signal: AbortSignal): Pr
     // No shared agent: a pooled socket would skip the lookup, and with it the egress check.
     const outgoingRequest = request(
       url,
-      { method, headers, signal, agent: false, lookup: guardedLookup(policy) },
+      { method, headers, agent: false, lookup: guardedLookup(policy), ...(signal ? { signal } : {}) },
       resolve,
     );
     outgoingRequest.on('error', reject);

@@ -7,12 +7,10 @@
  * It never follows a redirect itself: the SDK's transport follows one only within the request's
  * origin (its default `redirectPolicy`), and each hop comes back here, to the origin check.
  */
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { checkLiteralHost, type EgressPolicy, guardedLookup } from './egress.ts';
+import type { IncomingMessage } from 'node:http';
+import type { EgressPolicy } from './egress.ts';
 import { ToolFailure } from './failure.ts';
-import { decoded } from './http.ts';
+import { decoded, REDIRECT_STATUSES, sendGuarded } from './http.ts';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -52,40 +50,18 @@ export function guardedFetch(options: GuardedFetchOptions): FetchLike {
       throw failure;
     }
     try {
-      checkLiteralHost(policy, url.hostname);
-      const response = await send(url, init, policy);
+      const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' };
+      new Headers(init.headers).forEach((value, name) => {
+        headers[name] = value;
+      });
+      const outgoing = { url, method: init.method ?? 'GET', headers, body: bodyOf(init.body) };
+      const response = await sendGuarded(outgoing, policy, init.signal ?? undefined);
       return toResponse(response, options);
     } catch (error) {
       if (error instanceof ToolFailure) options.onFailure(error);
       throw error;
     }
   };
-}
-
-function send(url: URL, init: RequestInit, policy: EgressPolicy): Promise<IncomingMessage> {
-  const headers: OutgoingHttpHeaders = { 'accept-encoding': 'gzip, deflate, br' };
-  new Headers(init.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
-  const body = bodyOf(init.body);
-  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    // No shared agent: a pooled socket would skip the lookup, and with it the egress check.
-    const outgoing = request(
-      url,
-      {
-        method: init.method ?? 'GET',
-        headers,
-        agent: false,
-        lookup: guardedLookup(policy),
-        ...(init.signal ? { signal: init.signal } : {}),
-      },
-      resolve,
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
 }
 
 /** The transport sends JSON text; anything else is not something it does. */
@@ -95,12 +71,10 @@ function bodyOf(body: RequestInit['body']): string | undefined {
   throw new Error('the MCP transport sent a body that is not text');
 }
 
-/** Redirect statuses: one that leaves the origin is refused (the transport does not follow it). */
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
 function toResponse(response: IncomingMessage, options: GuardedFetchOptions): Response {
   const status = response.statusCode ?? 0;
-  if (REDIRECTS.has(status) && leavesOrigin(response.headers.location, options.origin)) {
+  // A redirect that leaves the origin is refused (the transport does not follow it).
+  if (REDIRECT_STATUSES.has(status) && leavesOrigin(response.headers.location, options.origin)) {
     // The target is not named: a server could have spelled a secret into its host name.
     options.onFailure(
       new ToolFailure(
