@@ -67,14 +67,6 @@ export interface StackNames {
   readonly stackId?: string;
 }
 
-export async function deployedResourceNames(
-  env: Env,
-  target: AwsTarget,
-  options: StackNamesOptions = {},
-): Promise<ResourceNames> {
-  return (await resolveStackNames(env, target, options)).names;
-}
-
 export async function resolveStackNames(
   env: Env,
   target: AwsTarget,

@@ -5,13 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStores } from '../../cli/local-session.ts';
-import {
-  type DescribeOutputs,
-  deployedResourceNames,
-  isMissingResource,
-  resolveStackNames,
-} from '../../cli/stack-names.ts';
+import { type DescribeOutputs, isMissingResource, resolveStackNames } from '../../cli/stack-names.ts';
 import { cliProcessSync, envWithoutTarget } from '../support/cli-process.ts';
+
+/** The table and bucket names alone. */
+const deployedResourceNames = async (...args: Parameters<typeof resolveStackNames>) =>
+  (await resolveStackNames(...args)).names;
 
 const target = { kind: 'aws' } as const;
 const OUTPUTS = { TableName: 'Agents-RuntimeTable1A2B', BucketName: 'agents-runtimeconversations3c4d' };

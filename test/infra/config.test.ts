@@ -5,7 +5,7 @@ import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
-import { deployedResourceNames } from '../../cli/stack-names.ts';
+import { resolveStackNames } from '../../cli/stack-names.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { buildApp } from '../../infra/app.ts';
 import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
@@ -172,7 +172,7 @@ describe('a runtime in a user’s own stack', () => {
     const described = Object.fromEntries(
       Object.entries(outputs).map(([key, { Value }]) => [key, `physical-${(Value as { Ref: string }).Ref}`]),
     );
-    const names = await deployedResourceNames(
+    const { names } = await resolveStackNames(
       {},
       { kind: 'aws' },
       { stack: 'S', describe: async () => ({ outputs: described }) },
