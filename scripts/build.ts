@@ -19,7 +19,6 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { COMMAND_SUMMARIES_FILE, commandSummaries } from '../cli/main.ts';
-import { assertNoCommonJsDynamicImports } from '../functions/local/split-bundle-check.ts';
 import { buildStoreServer } from '../functions/local/store-server-build.ts';
 import { buildSandboxWorker } from '../functions/sandbox/build.ts';
 import { handlerEsbuildOptions } from '../infra/bundling.ts';
@@ -31,6 +30,7 @@ import {
   PROJECT_ROOT,
 } from '../infra/handler-registry.ts';
 import { cliBundleOptions } from './cli-bundle.ts';
+import { assertNoCommonJsDynamicImports } from './split-bundle-check.ts';
 
 const root = PROJECT_ROOT;
 const dist = join(root, 'dist');

@@ -25,7 +25,7 @@ export function cliBundleOptions(root: string, outdir: string) {
     plugins: [localRunnerStubs()],
     banner: { js: ESM_REQUIRE_BANNER },
     logLevel: 'error',
-    // For assertNoCommonJsDynamicImports (functions/local/split-bundle-check.ts).
+    // For assertNoCommonJsDynamicImports (scripts/split-bundle-check.ts).
     metafile: true,
   } satisfies BuildOptions;
 }

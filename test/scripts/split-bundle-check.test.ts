@@ -2,7 +2,7 @@
  * The CLI bundle is split per import() (scripts/cli-bundle.ts), and esbuild gives a split CommonJS
  * module only a `default` export: `import('ajv')` found no `Ajv` there, and every tool with
  * `parameters` failed in the installed package only. The bundle's import()s reach no CommonJS module
- * (functions/local/split-bundle-check.ts, which fails the build otherwise), and a tool's arguments
+ * (scripts/split-bundle-check.ts, which fails the build otherwise), and a tool's arguments
  * are checked in a split bundle as from the sources.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,12 +10,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertNoCommonJsDynamicImports,
-  commonJsDynamicImports,
-} from '../../functions/local/split-bundle-check.ts';
 import type { checkArguments } from '../../functions/tools/arguments.ts';
 import { cliBundleOptions } from '../../scripts/cli-bundle.ts';
+import { assertNoCommonJsDynamicImports, commonJsDynamicImports } from '../../scripts/split-bundle-check.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
