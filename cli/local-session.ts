@@ -20,7 +20,7 @@ import { formatCodedError } from './format.ts';
 import { cliInvocation } from './invocation.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { loadWorkflowFile } from './load-workflow.ts';
-import { isMissingResource, resolveStackNames } from './stack-names.ts';
+import { isMissingResource, namesAfterRedeploy, resolveStackNames } from './stack-names.ts';
 
 export interface DataDirOption {
   dataDir?: string;
@@ -117,10 +117,8 @@ export async function openStores(options: DataDirOption, io: CliIo): Promise<Sto
       ...(cached
         ? {
             refresh: async () => {
-              const fresh = await resolveStackNames(env, target, { ...resolveOptions, refresh: true });
-              const same =
-                fresh.names.tableName === names.tableName && fresh.names.bucketName === names.bucketName;
-              return same ? undefined : session(fresh.names, false);
+              const fresh = await namesAfterRedeploy(env, target, resolveOptions, names);
+              return fresh && session(fresh, false);
             },
           }
         : {}),

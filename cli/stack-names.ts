@@ -98,6 +98,22 @@ export async function resolveStackNames(
 }
 
 /**
+ * The names the stack's outputs give now, read past the cache, when they differ from `previous`: a
+ * command whose cached names met a gone table or bucket (the stack was deployed again) runs once more
+ * with them. Undefined when they are the same (the resource is gone for another reason).
+ */
+export async function namesAfterRedeploy(
+  env: Env,
+  target: AwsTarget,
+  options: StackNamesOptions,
+  previous: ResourceNames,
+): Promise<ResourceNames | undefined> {
+  const { names } = await resolveStackNames(env, target, { ...options, refresh: true });
+  const same = names.tableName === previous.tableName && names.bucketName === previous.bucketName;
+  return same ? undefined : names;
+}
+
+/**
  * The cache file of a stack as these credentials see it: the same stack name on another endpoint, in
  * another region or account (told apart by profile or access key, as no call names the account) is
  * another stack.

@@ -29,7 +29,7 @@ import {
   STACK_OPTION_HELP,
   stackCacheDir,
 } from '../local-session.ts';
-import { isMissingResource, resolveStackNames } from '../stack-names.ts';
+import { isMissingResource, namesAfterRedeploy, resolveStackNames } from '../stack-names.ts';
 import { parseInput, reportInputRefused } from './run.ts';
 
 /** The part of SFNClient the deployed-stack commands use; tests pass a stub recording commands. */
@@ -117,10 +117,12 @@ async function claimCheckedInput(
   try {
     return await upload(resolved.names);
   } catch (error) {
-    if (!resolved.cached || !isMissingResource(error)) throw error;
-    const fresh = await resolveStackNames(env, target, { ...resolveOptions, refresh: true });
-    if (fresh.names.bucketName === resolved.names.bucketName) throw error;
-    return upload(fresh.names);
+    const fresh =
+      resolved.cached && isMissingResource(error)
+        ? await namesAfterRedeploy(env, target, resolveOptions, resolved.names)
+        : undefined;
+    if (!fresh) throw error;
+    return upload(fresh);
   }
 }
 
