@@ -13,3 +13,9 @@ export {
   toCdkEventPattern,
   type WorkflowExecutionType,
 } from './workflow.ts';
+export {
+  ACCOUNT_QUOTAS,
+  addStepthreadWorkflows,
+  type StepthreadWorkflows,
+  type StepthreadWorkflowsProps,
+} from './workflow-set.ts';

@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
+import { deployLimitProblems } from '../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
 import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
 import { type CompiledWorkflow, compileForDeploy, definitionParts } from './compile.ts';
@@ -90,6 +91,13 @@ export class StepthreadWorkflow extends Construct {
     this.compiled =
       props.compiled ??
       compileForDeploy(workflow, continueAfterEvents === undefined ? {} : { continueAfterEvents });
+    const limits = deployLimitProblems(workflow, this.compiled.definition);
+    if (limits.length > 0) {
+      throw new StepthreadError(
+        'DEPLOY_LIMIT_EXCEEDED',
+        `workflow ${workflow.id} cannot be deployed: ${limits.map((problem) => problem.message).join('; ')}`,
+      );
+    }
     const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
     this.nodeTypes = substitutions.map(({ type }) => type);
 

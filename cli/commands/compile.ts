@@ -1,12 +1,14 @@
 /** `stepthread compile <workflow>`: validate, then print the ASL definition (exit 1 when invalid). */
 import type { Command } from 'commander';
 import { compileWorkflow } from '../../engine/asl/index.ts';
+import { deployLimitProblems } from '../../engine/validation/deploy-limits.ts';
 import {
   CONTINUE_AFTER_HELP,
   type ContinueAfterOption,
   continueAfterEventsOf,
   reportThresholdRefused,
 } from '../continuation.ts';
+import { formatCodedError } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { codedOf, loadValidWorkflow, printErrors } from '../local-session.ts';
 
@@ -25,6 +27,9 @@ export async function runCompile(
       threshold.value === undefined ? {} : { continueAfterEvents: threshold.value },
     );
     io.stdout(`${JSON.stringify(definition, null, 2)}\n`);
+    // It runs locally as printed; a deploy would refuse it (the deploy names the file and exits 1).
+    for (const problem of deployLimitProblems(loaded.workflow, definition))
+      io.stderr(`stepthread: warning: ${formatCodedError(problem)}\n`);
     return EXIT.ok;
   } catch (error) {
     printErrors(io, `${file} could not be compiled`, [codedOf(error)]);

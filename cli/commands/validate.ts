@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { compileProblems } from '../../engine/asl/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
+import { deployProblems } from '../../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../../engine/validation/mcp-rules.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
@@ -43,12 +44,15 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
 
 /**
  * Validation, then what the compiler would still refuse (a definition over 1 MiB). Warnings: what
- * runs locally but a deploy refuses (a stdio MCP server).
+ * runs locally but a deploy refuses (a stdio MCP server, a limit of CloudFormation or EventBridge).
  */
 async function check(data: unknown): Promise<{ errors: CodedError[]; warnings: CodedError[] }> {
   const result = await checkWorkflow(data);
   if (!result.valid || !result.workflow) return { errors: result.errors, warnings: [] };
-  return { errors: compileProblems(result.workflow), warnings: stdioServerProblems(result.workflow) };
+  const errors = compileProblems(result.workflow);
+  const warnings = stdioServerProblems(result.workflow);
+  if (errors.length === 0) warnings.push(...deployProblems(result.workflow));
+  return { errors, warnings };
 }
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
