@@ -81,6 +81,17 @@ export const S3_PUT_OBJECT = 'arn:aws:states:::s3:putObject';
 export const MAP_TOLERANCE_EXCEEDED = 'States.ExceedToleratedFailureThreshold';
 /** Express executions run at most 5 minutes: an item path waiting this long runs as Standard. */
 const EXPRESS_MAX_WAIT_SECONDS = 240;
+/**
+ * Node types whose one step may outlast an Express execution: a model call with its tool loop (the LLM
+ * function allows 15 minutes) or a tool call (5). A SUBGRAPH's nodes are inlined and count as theirs.
+ */
+const LONG_STEP_TYPES: ReadonlySet<string> = new Set(['LLM', 'TOOL']);
+/**
+ * Items of a distributed FORK run at once when its `maxConcurrency` is absent. AWS's own default is
+ * 10,000 child executions, which would meet the account's 1,000 concurrent Lambdas and the model's
+ * rate limits at once; an explicit 0 still means no limit of ours.
+ */
+export const DEFAULT_DISTRIBUTED_CONCURRENCY = 100;
 
 /** Names of the top-level failure states. */
 export const FAIL_TASK = 'stepthread:fail';
@@ -427,7 +438,8 @@ class Compiler {
 
   /**
    * Whether a distributed FORK's items may run as Express child executions: not when the path waits for
-   * a person (waitForTaskToken is Standard only) or for a JOIN timeout near Express's 5-minute limit.
+   * a person (waitForTaskToken is Standard only), for a JOIN timeout near Express's 5-minute limit, or
+   * on a step that may take longer (a model or tool call, a CODE node with a long timeoutMs).
    */
   private expressAllowed(pair: GraphForkPair): boolean {
     const nodes = pair.paths.flatMap((path) => [...path.nodeIds]);
@@ -435,7 +447,8 @@ class Compiler {
       const node = this.node(id);
       if (node.type === 'USER_INTERACTION' && !('boundary' in node)) return !waitsForAnswer(node.config);
       if (node.type === 'JOIN') return (node.config.timeout ?? 0) < EXPRESS_MAX_WAIT_SECONDS;
-      return true;
+      if (node.type === 'CODE') return (node.config.timeoutMs ?? 0) < EXPRESS_MAX_WAIT_SECONDS * 1000;
+      return !LONG_STEP_TYPES.has(node.type);
     });
   }
 
@@ -475,8 +488,11 @@ class Compiler {
     const list = this.overList(pair);
     if (list) {
       const mapName = this.helper(`${pair.forkId}:items`);
-      const concurrency = this.forkStrategy(pair) === 'serial' ? 1 : (list.maxConcurrency ?? 0);
       const distributed = list.mode === 'distributed';
+      const concurrency =
+        this.forkStrategy(pair) === 'serial'
+          ? 1
+          : (list.maxConcurrency ?? (distributed ? DEFAULT_DISTRIBUTED_CONCURRENCY : 0));
       const catches = joinCatch();
       // A Distributed Map reports an item execution's failure (the deciding item's JoinDecided) as this.
       if (distributed) catches[0]!.ErrorEquals.push(MAP_TOLERANCE_EXCEEDED);

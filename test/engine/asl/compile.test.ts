@@ -18,6 +18,7 @@ import { unescapeStaticKeys } from '../../../engine/asl/static-keys.ts';
 import { StepthreadError } from '../../../engine/errors.ts';
 import { buildGraph } from '../../../engine/graph/build.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
+import { valid } from '../../e2e/helpers.ts';
 import { compiledOf, corpus, loadWorkflow } from './corpus.ts';
 import { awkwardNames, distributedList, everyNodeType, listWithTimeout, routesInFork } from './workflows.ts';
 
@@ -940,5 +941,54 @@ describe('FORK over a list', () => {
     expect(map.Catch?.[0]?.ErrorEquals).toContain('States.ExceedToleratedFailureThreshold');
     // The nested list is an inline Map inside each item.
     expect(mapState(definition, 'parts:items').ItemProcessor.ProcessorConfig).toEqual({ Mode: 'INLINE' });
+  });
+
+  it('runs distributed items as Express only when every step fits its 5 minutes, at most 100 at once unless maxConcurrency says', () => {
+    const over = (itemNode: Record<string, unknown>, maxConcurrency?: number) =>
+      valid({
+        id: 'over',
+        version: 1,
+        profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+        nodes: [
+          { id: 'start', type: 'START' },
+          {
+            id: 'each',
+            type: 'FORK',
+            config: {
+              forkPathIds: ['one'],
+              childNodeIds: ['work'],
+              forEach: '{{input.list}}',
+              mode: 'distributed',
+              ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
+            },
+          },
+          { id: 'work', ...itemNode },
+          { id: 'done', type: 'JOIN', config: { forkPathIds: ['one'], joinStrategy: 'ALL_COMPLETED' } },
+          { id: 'end', type: 'END' },
+        ],
+        edges: [
+          { from: 'start', to: 'each' },
+          { from: 'work', to: 'done' },
+          { from: 'done', to: 'end' },
+        ],
+      });
+    const itemMap = (workflow: Workflow) => mapState(compileWorkflow(workflow).definition, 'each:items');
+    const quick = itemMap(
+      over({ type: 'VARIABLE', config: { variableName: 'x', variableType: 'number', expression: '1' } }),
+    );
+    expect(quick.ItemProcessor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'EXPRESS' });
+    expect(quick.MaxConcurrency).toBe(100);
+    for (const slow of [
+      over({ type: 'LLM', config: { prompt: 'hi' } }),
+      over({ type: 'CODE', config: { code: 'return 1', timeoutMs: 600_000 } }),
+    ]) {
+      expect(itemMap(slow).ItemProcessor.ProcessorConfig).toEqual({
+        Mode: 'DISTRIBUTED',
+        ExecutionType: 'STANDARD',
+      });
+    }
+    // An explicit 0 is no limit of ours (AWS's own applies).
+    const unlimited = itemMap(over({ type: 'CODE', config: { code: 'return 1' } }, 0));
+    expect(unlimited.MaxConcurrency).toBeUndefined();
   });
 });
