@@ -8,7 +8,13 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Code, Function as LambdaFunction, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Code,
+  type IVersion,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -169,6 +175,14 @@ export class StepthreadRuntime extends Construct {
       );
     }
     return fn;
+  }
+
+  /**
+   * The function version a state machine invokes for a node type: published when its code or
+   * configuration changes, kept after later deploys (so a run finishes on the code it started with).
+   */
+  versionFor(type: NodeType): IVersion {
+    return this.functionFor(type).currentVersion;
   }
 
   /**
@@ -429,6 +443,12 @@ export class StepthreadRuntime extends Construct {
       tracing: tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       ...(reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: reservedConcurrency }),
       description: `stepthread ${spec.type} node handler`,
+      // State machines invoke the version published with each deploy (versionFor), and a run waiting a
+      // year for an answer still invokes the one it started with: old versions are kept, not deleted.
+      currentVersionOptions: {
+        removalPolicy: RemovalPolicy.RETAIN,
+        description: `stepthread ${spec.type} node handler, as deployed`,
+      },
       environment: {
         STEPTHREAD_TARGET: 'aws',
         STEPTHREAD_TABLE: this.table.tableName,

@@ -4,7 +4,7 @@
  * and tracing, and one EventBridge
  * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
  */
-import { ArnFormat, type CfnResource, Duration, Fn, Stack } from 'aws-cdk-lib';
+import { ArnFormat, type CfnResource, Duration, Fn, Names, Stack } from 'aws-cdk-lib';
 import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -111,8 +111,10 @@ export class StepthreadWorkflow extends Construct {
     // An Fn::Join puts each function's ARN where its `${Fn_<TYPE>}` was and leaves all other text as
     // it is. Not Fn::Sub (no escaping of `${` survives a nested template literal), nor
     // DefinitionSubstitutions (they would also take any `${name}` in the workflow's own text).
+    // Each Task invokes its function's version of this deploy (pinned: a later deploy does not change
+    // the code under a run that started before it).
     const functionArns = new Map(
-      substitutions.map(({ key, type }) => [key, runtime.functionFor(type).functionArn]),
+      substitutions.map(({ key, type }) => [key, runtime.versionFor(type).functionArn]),
     );
     const definition = Fn.join(
       '',
@@ -139,15 +141,29 @@ export class StepthreadWorkflow extends Construct {
         config: { ignore_checks: ['E1029'] },
       });
     }
-    // Only the functions this definition names, by unqualified ARN (which is what the Tasks invoke).
+    // Only the functions this definition names, each in any of its versions: a run started before the
+    // latest deploy invokes the versions it started with.
     if (substitutions.length > 0) {
+      const versions = substitutions.map(({ type }) => `${runtime.functionFor(type).functionArn}:*`);
       this.stateMachine.addToRolePolicy(
         new PolicyStatement({
           sid: 'InvokeNodeHandlers',
           actions: ['lambda:InvokeFunction'],
-          resources: substitutions.map(({ type }) => runtime.functionFor(type).functionArn),
+          resources: versions,
         }),
       );
+      const reason =
+        'Every published version of the node functions this definition names: runs that started before a deploy invoke the versions they started with (pinned), so older versions must stay invocable.';
+      for (const { type } of substitutions) {
+        const fn = runtime.functionFor(type);
+        if (Stack.of(fn) === Stack.of(this)) {
+          acknowledgeWildcardResources(this.stateMachine, [`${fn.functionArn}:*`], reason);
+        } else {
+          // From a nested stack the ARN arrives as the parameter CDK names after the function.
+          const parameter = `referenceto${Names.uniqueId(fn.node.defaultChild!)}Arn`;
+          acknowledge(this.stateMachine, `AwsSolutions-IAM5[Resource::<${parameter}>:*]`, reason);
+        }
+      }
     }
     if (continuesRuns(this.compiled)) {
       // Continue-as-new starts this same state machine (states:startExecution, fire and forget). Its

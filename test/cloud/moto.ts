@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-sdk/client-eventbridge';
-import { CreateFunctionCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { CreateFunctionCommand, LambdaClient, PublishVersionCommand } from '@aws-sdk/client-lambda';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { cfnResolver } from '../support/cfn-resolve.ts';
@@ -247,6 +247,14 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     physical.set(id, { ref: name, ...(created.FunctionArn ? { arn: created.FunctionArn } : {}) });
   }
   await bridgeCall('/register', bundles);
+  // Each function's version of this deploy, which the definitions invoke (pinned runs).
+  for (const [id, resource] of ofType('AWS::Lambda::Version')) {
+    const functionName = String(resolve(props(resource).FunctionName));
+    const published = await lambda.send(new PublishVersionCommand({ FunctionName: functionName }));
+    if (!published.FunctionArn?.endsWith(`:${published.Version}`))
+      throw new Error(`moto published no qualified version of ${functionName}`);
+    physical.set(id, { ref: published.FunctionArn, arn: published.FunctionArn });
+  }
 
   const stateMachines = new Map<string, string>();
   for (const [id, resource] of ofType('AWS::StepFunctions::StateMachine')) {

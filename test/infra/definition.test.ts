@@ -73,11 +73,21 @@ const functionArn = (logicalId: string) => `arn:aws:lambda:${REGION}:${ACCOUNT}:
 function deployedDefinition(workflowId: string): AslDefinition {
   const construct = stack.workflows.get(workflowId)!;
   const logicalId = stack.getLogicalId(construct.stateMachine.node.defaultChild as never);
+  // A function version's Ref is its qualified ARN (the version each deploy publishes).
   const physical = new Map(
-    Object.entries(resources).map(([id, resource]) => [
-      id,
-      { ref: id, arn: resource.Type === 'AWS::Lambda::Function' ? functionArn(id) : `arn:aws:test:::${id}` },
-    ]),
+    Object.entries(resources).map(([id, resource]) => {
+      if (resource.Type === 'AWS::Lambda::Version') {
+        const { FunctionName } = resource.Properties as { FunctionName: { Ref: string } };
+        return [id, { ref: `${functionArn(FunctionName.Ref)}:7` }];
+      }
+      return [
+        id,
+        {
+          ref: id,
+          arn: resource.Type === 'AWS::Lambda::Function' ? functionArn(id) : `arn:aws:test:::${id}`,
+        },
+      ];
+    }),
   );
   const properties = resources[logicalId]!.Properties;
   // DefinitionSubstitutions would also replace any `${name}` of the workflow's own text.
@@ -87,7 +97,7 @@ function deployedDefinition(workflowId: string): AslDefinition {
 }
 
 describe('the deployed definition', () => {
-  it('is the compiled ASL with each placeholder bound to its function, for every workflow', () => {
+  it('is the compiled ASL with each placeholder bound to its function version, for every workflow', () => {
     const workflows = everyWorkflow();
     expect(workflows.length).toBeGreaterThan(20);
     for (const { workflow } of workflows) {
@@ -97,7 +107,7 @@ describe('the deployed definition', () => {
           const type = nodeTypeOfSubstitutionKey(key)!;
           return [
             key,
-            functionArn(stack.getLogicalId(stack.runtime.functionFor(type).node.defaultChild as never)),
+            `${functionArn(stack.getLogicalId(stack.runtime.functionFor(type).node.defaultChild as never))}:7`,
           ];
         }),
       );

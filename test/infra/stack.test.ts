@@ -333,8 +333,9 @@ describe('least privilege', () => {
       const sm = resources[logicalId(wf.stateMachine)]!;
       const roleId = (sm.Properties.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
       const invoke = roleStatements(roleId).find((s) => s.Sid === 'InvokeNodeHandlers')!;
+      // Any version of each (runs started before a deploy invoke theirs), no other function.
       const expected = wf.compiled.substitutionKeys.map((key) => ({
-        'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'],
+        'Fn::Join': ['', [{ 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] }, ':*']],
       }));
       expect(invoke.Resource, id).toEqual(expected.length === 1 ? expected[0] : expected);
     }
@@ -479,6 +480,11 @@ describe('cdk-nag acknowledgements', () => {
       readme: 'IAM5 on `stateMachine:stepthread-*` and `execution:stepthread-*` in the operator policy',
       matches: ({ rule, path }) =>
         path.endsWith('/OperatorPolicy') && /:(stateMachine|execution):stepthread-\*\]$/.test(rule),
+    },
+    {
+      readme: 'IAM5 on `<function ARN>:*` (each state machine',
+      matches: ({ rule, path }) =>
+        /\/StateMachine$/.test(path) && rule.startsWith('AwsSolutions-IAM5[') && rule.endsWith('Arn>:*]'),
     },
     {
       readme: 'IAM5 on `<bucket>/map/items/*` (the FORK function',
@@ -631,7 +637,7 @@ describe('state machines', () => {
     expect(withMaps).toEqual(['distributed-map']);
   });
 
-  it('deploys the definition as an Fn::Join of its text and its functions’ ARNs (definition.test.ts resolves it)', () => {
+  it('deploys the definition as an Fn::Join of its text and its functions’ version ARNs (definition.test.ts resolves it)', () => {
     for (const { workflow } of testWorkflows()) {
       const compiled = compileWorkflow(workflow);
       const sm = resources[logicalId(stack.workflows.get(workflow.id)!.stateMachine)]!;
@@ -640,14 +646,21 @@ describe('state machines', () => {
         'Fn::Join'
       ];
       expect(separator).toBe('');
-      const functions = parts.filter((part) => typeof part !== 'string');
-      expect(new Set(functions.map((part) => JSON.stringify(part)))).toEqual(
-        new Set(
-          compiled.substitutionKeys.map((key) =>
-            JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(key.slice(3) as NodeType), 'Arn'] }),
-          ),
-        ),
+      // Each a Ref to the function version of this deploy (CDK suffixes its logical id with a code hash).
+      const refs = parts
+        .filter((part) => typeof part !== 'string')
+        .map((part) => (part as { Ref: string }).Ref);
+      const versions = compiled.substitutionKeys.map((key) =>
+        logicalId(stack.runtime.versionFor(key.slice(3) as NodeType)),
       );
+      expect(new Set(refs.map((ref) => versions.find((id) => ref.startsWith(id))))).toEqual(
+        new Set(versions),
+      );
+      for (const ref of refs) {
+        expect(resources[ref]?.Type, ref).toBe('AWS::Lambda::Version');
+        // Kept when a later deploy publishes the next one: a waiting run still invokes it.
+        expect((resources[ref] as { DeletionPolicy?: string }).DeletionPolicy, ref).toBe('Retain');
+      }
     }
   });
 
