@@ -10,6 +10,7 @@ import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
 import { StepthreadRuntime } from './runtime.ts';
+import { StepthreadStreaming } from './streaming.ts';
 import { collectToolAccess } from './tool-access.ts';
 import { StepthreadWorkflow, type WorkflowExecutionType } from './workflow.ts';
 
@@ -29,10 +30,17 @@ export interface StepthreadStackProps extends StackProps {
   readonly continueAfterEvents?: number | false;
   /** Reserved concurrency per node type's function (StepthreadRuntimeProps.reservedConcurrency). */
   readonly reservedConcurrency?: Readonly<Partial<Record<NodeType, number>>>;
+  /**
+   * Publish the replies LLM nodes stream to an AppSync Events API of the stack, for `stepthread watch`
+   * and `dev --target aws` (default true; infra/streaming.ts). Off, replies are asked for whole.
+   */
+  readonly streaming?: boolean;
 }
 
 export class StepthreadStack extends Stack {
   readonly runtime: StepthreadRuntime;
+  /** The Events API streamed replies are published to (absent with `streaming: false`). */
+  readonly streaming?: StepthreadStreaming;
   readonly workflows: ReadonlyMap<string, StepthreadWorkflow>;
   /** The nested stacks holding the workflows when they do not fit in this one (else empty). */
   readonly workflowStacks: NestedStack[];
@@ -55,6 +63,9 @@ export class StepthreadStack extends Stack {
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
     });
+    if ((props.streaming ?? true) && this.runtime.nodeTypes.includes('LLM')) {
+      this.streaming = new StepthreadStreaming(this, 'Streaming', { runtime: this.runtime });
+    }
 
     const workflows = new Map<string, StepthreadWorkflow>();
     const planned = props.workflows.map(({ workflow, file }) => {
@@ -110,7 +121,7 @@ export class StepthreadStack extends Stack {
  */
 export const STACK_BUDGET = { resources: 400, outputs: 150, templateBytes: 600_000 } as const;
 /** What the runtime itself puts in the top-level stack (14 functions with roles, logs, ...), rounded up. */
-const RUNTIME_COST: WorkflowCost = { resources: 90, outputs: 10, templateBytes: 120_000 };
+const RUNTIME_COST: WorkflowCost = { resources: 95, outputs: 10, templateBytes: 125_000 };
 
 export interface WorkflowCost {
   readonly resources: number;
