@@ -8,8 +8,9 @@
  * (the HTTP publish API's limit). Each request is SigV4-signed with the Lambda's own credentials.
  *
  * Best effort: what is published is no part of the step (the step record holds the reply). A publish
- * that fails or times out is logged, by ids and counts only, and that batch is dropped; the node goes
- * on. Nothing here throws into the node.
+ * the API refuses is logged, by ids and counts only, and that batch is dropped; the node goes on. One
+ * that cannot reach the API (a network error, a timeout) ends publishing for the rest of the Task, so
+ * an unreachable endpoint costs one timeout, not one per batch. Nothing here throws into the node.
  */
 
 import type { ReplyTextEntry } from '../handlers/deps.ts';
@@ -101,8 +102,8 @@ export function createReplyPublisher(options: ReplyPublisherOptions): ReplyPubli
   const warn = options.warn ?? consoleWarn;
   const send = options.fetch ?? fetch;
 
-  /** One publish request; never throws. */
-  const publish = async (channel: string, events: readonly ReplyEvent[]): Promise<void> => {
+  /** One publish request; never throws. False when the API could not be reached. */
+  const publish = async (channel: string, events: readonly ReplyEvent[]): Promise<boolean> => {
     const ids = { channel, count: events.length };
     try {
       const body = JSON.stringify({ channel, events: events.map((event) => JSON.stringify(event)) });
@@ -119,11 +120,13 @@ export function createReplyPublisher(options: ReplyPublisherOptions): ReplyPubli
       if (!response.ok) warn('streamed reply not published', { ...ids, status: response.status });
       else if (Array.isArray(answer?.failed) && answer.failed.length > 0)
         warn('streamed reply partly published', { ...ids, failed: answer.failed.length });
+      return true;
     } catch (error) {
       warn('streamed reply not published', {
         ...ids,
         errorName: error instanceof Error ? error.name : 'unknown',
       });
+      return false;
     }
   };
 
@@ -135,6 +138,13 @@ export function createReplyPublisher(options: ReplyPublisherOptions): ReplyPubli
       /** Requests go out one after the other, in order: a subscriber sees the text as it was written. */
       let sent: Promise<void> = Promise.resolve();
       const streamed: ReplyEvent[] = [];
+      /** The API could not be reached: the rest is dropped, and counted. */
+      let unreachable = false;
+      let dropped = 0;
+      const send = async (channel: string, events: ReplyEvent[]) => {
+        if (unreachable) dropped += events.length;
+        else if (!(await publish(channel, events))) unreachable = true;
+      };
 
       const flush = () => {
         if (timer !== undefined) clearTimeout(timer);
@@ -154,7 +164,7 @@ export function createReplyPublisher(options: ReplyPublisherOptions): ReplyPubli
           }
           batch.push(event);
         }
-        for (const { channel: to, events: chunk } of batches) sent = sent.then(() => publish(to, chunk));
+        for (const { channel: to, events: chunk } of batches) sent = sent.then(() => send(to, chunk));
       };
 
       return {
@@ -196,6 +206,8 @@ export function createReplyPublisher(options: ReplyPublisherOptions): ReplyPubli
           pending.push(...streamed.splice(0));
           flush();
           await sent;
+          if (dropped > 0)
+            warn('streamed reply not published', { reason: 'unreachable', droppedEvents: dropped });
         },
       };
     },

@@ -172,20 +172,24 @@ describe('the AppSync Events reply publisher', () => {
     expect(warnings).toEqual([expect.objectContaining({ status: 401 })]);
   });
 
-  it('gives up on an endpoint that does not answer, without failing the node', async () => {
-    const warnings: string[] = [];
+  it('gives up on an endpoint it cannot reach after one try, without failing the node', async () => {
+    const warnings: Array<[string, Record<string, unknown>]> = [];
     const gone = await startEventsStandIn();
     await gone.close();
     const runner: TaskRunner = async (_event, deps) => {
-      deps.onReplyText?.(entry('spoken into the void'));
+      // Three batches' worth: only the first is tried, the rest are dropped and counted.
+      for (let i = 0; i < 30; i++) deps.onReplyText?.(entry('z'.repeat(100)));
       return { executionId: EXECUTION } as never;
     };
     const run = publishingReplies(
       runner,
-      publisher({ http: gone.url, warn: (message) => warnings.push(message) }),
+      publisher({ http: gone.url, warn: (message, fields) => warnings.push([message, fields]) }),
     );
     await expect(run({} as never, {} as HandlerDeps)).resolves.toEqual({ executionId: EXECUTION });
-    expect(warnings).toEqual(['streamed reply not published']);
+    expect(warnings).toEqual([
+      ['streamed reply not published', expect.objectContaining({ count: 1, errorName: 'TypeError' })],
+      ['streamed reply not published', { reason: 'unreachable', droppedEvents: 3 }],
+    ]);
   });
 });
 
