@@ -114,6 +114,26 @@ export async function namesAfterRedeploy(
 }
 
 /**
+ * The outputs of the stack `--stack` (or $STEPTHREAD_STACK_NAME) names, read and cached as the table
+ * and bucket are; read again past the cache when it lacks one of `wanted` (the stack was deployed
+ * again since, with more outputs). Undefined when no stack is named.
+ */
+export async function stackOutputs(
+  env: Env,
+  target: AwsTarget,
+  options: StackNamesOptions,
+  wanted: readonly string[],
+): Promise<Record<string, string> | undefined> {
+  const stack = options.stack ?? env.STEPTHREAD_STACK_NAME?.trim();
+  if (!stack) return undefined;
+  let { description, cached } = await cachedDescription(stack, target, env, options);
+  if (cached && wanted.some((name) => description.outputs[name] === undefined)) {
+    ({ description, cached } = await cachedDescription(stack, target, env, { ...options, refresh: true }));
+  }
+  return description.outputs;
+}
+
+/**
  * The cache file of a stack as these credentials see it: the same stack name on another endpoint, in
  * another region or account (told apart by profile or access key, as no call names the account) is
  * another stack.

@@ -10,6 +10,8 @@
  *   stepthread:continueAfterEvents / STEPTHREAD_CONTINUE_AFTER_EVENTS
  *                                      continue-as-new threshold in history events (default 20000; `off`)
  *   stepthread:reservedConcurrency                         reserved concurrency per node type, `LLM=50,TOOL=20`
+ *   stepthread:streaming                                   `off` (or `false`): no AppSync Events API for streamed
+ *                                      replies (default on; infra/streaming.ts)
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -39,6 +41,13 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   if (removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`stepthread:removalPolicy must be retain or destroy, not ${removal}`);
   }
+  const streaming = context('streaming') ?? 'on';
+  if (!/^(on|off|true|false)$/i.test(streaming)) {
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      `stepthread:streaming must be on or off, not ${streaming}`,
+    );
+  }
   const threshold = context('continueAfterEvents');
   const continueAfterEvents = continueAfterEventsFromEnv(
     threshold === undefined ? env : { [CONTINUE_AFTER_EVENTS_ENV]: threshold },
@@ -52,6 +61,7 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
       .map((id) => id.trim())
       .filter(Boolean),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    streaming: /^(on|true)$/i.test(streaming),
     ...(context('namePrefix') ? { namePrefix: context('namePrefix')! } : {}),
     ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
     ...(context('reservedConcurrency')

@@ -6,6 +6,7 @@ export { collectModelAccess, type ModelAccess } from './model-access.ts';
 export { acknowledge, acknowledgeWildcardResources, addNagChecks, wildcardFinding } from './nag.ts';
 export { StepthreadRuntime, type StepthreadRuntimeProps } from './runtime.ts';
 export { StepthreadStack, type StepthreadStackProps } from './stack.ts';
+export { STREAMING_OUTPUT_NAMES, StepthreadStreaming, type StepthreadStreamingProps } from './streaming.ts';
 export { collectToolAccess, type ToolAccess } from './tool-access.ts';
 export {
   StepthreadWorkflow,

@@ -10,6 +10,7 @@ import type { NodeType, Trigger } from '../engine/model/schema.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
 import { StepthreadRuntime } from './runtime.ts';
+import { StepthreadStreaming } from './streaming.ts';
 import { collectToolAccess } from './tool-access.ts';
 import type { StepthreadWorkflow } from './workflow.ts';
 import { addStepthreadWorkflows } from './workflow-set.ts';
@@ -30,10 +31,17 @@ export interface StepthreadStackProps extends StackProps {
   readonly continueAfterEvents?: number | false;
   /** Reserved concurrency per node type's function (StepthreadRuntimeProps.reservedConcurrency). */
   readonly reservedConcurrency?: Readonly<Partial<Record<NodeType, number>>>;
+  /**
+   * Publish the replies LLM nodes stream to an AppSync Events API of the stack, for `stepthread watch`
+   * and `dev --target aws` (default true; infra/streaming.ts). Off, replies are asked for whole.
+   */
+  readonly streaming?: boolean;
 }
 
 export class StepthreadStack extends Stack {
   readonly runtime: StepthreadRuntime;
+  /** The Events API streamed replies are published to (absent with `streaming: false`). */
+  readonly streaming?: StepthreadStreaming;
   readonly workflows: ReadonlyMap<string, StepthreadWorkflow>;
   /** The nested stacks holding the workflows when they do not fit in this one (else empty). */
   readonly workflowStacks: NestedStack[];
@@ -49,6 +57,9 @@ export class StepthreadStack extends Stack {
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
     });
+    if ((props.streaming ?? true) && this.runtime.nodeTypes.includes('LLM')) {
+      this.streaming = new StepthreadStreaming(this, 'Streaming', { runtime: this.runtime });
+    }
 
     const added = addStepthreadWorkflows(this, {
       runtime: this.runtime,

@@ -8,8 +8,10 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { resumeCommand } from '../../functions/local/interaction-hints.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+import { deployedReplyWatch, type ReplyWatch } from '../dev/remote-replies.ts';
 import { type DeployedStack, startDevServer, workflowsFolderProblem } from '../dev/server.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -21,6 +23,7 @@ import {
   openStores,
   printErrors,
   STACK_OPTION_HELP,
+  stackCacheDir,
 } from '../local-session.ts';
 import { nodeLogsPrinter } from '../node-logs.ts';
 import { type DeployedServices, deployedSfn, NO_DEPLOYED_STACK } from './start.ts';
@@ -32,6 +35,20 @@ export interface DevOptions extends DataDirOption {
   target?: string;
   /** The deployed state machines' name prefix (`<prefix>-<workflowId>`). */
   prefix?: string;
+}
+
+/** The stack's streamed replies for the console, when it has an Events API (a note on stderr if not). */
+async function deployedReplies(options: DevOptions, io: CliIo): Promise<ReplyWatch | undefined> {
+  const env = io.env ?? process.env;
+  const target = resolveAwsTarget(env, { dynamoEndpoint: 'embedded', s3Endpoint: 'embedded' });
+  if (target.kind === 'embedded') return undefined;
+  const cacheDir = stackCacheDir(options, io);
+  return deployedReplyWatch(
+    env,
+    target,
+    { ...(options.stack ? { stack: options.stack } : {}), ...(cacheDir ? { cacheDir } : {}) },
+    (text) => io.stderr(`note: ${text}`),
+  );
 }
 
 /** Serves until `stop` resolves, then shuts the server down and closes the stores. */
@@ -66,7 +83,12 @@ export async function runDev(
       io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
       return EXIT.usage;
     }
-    deployed = { sfn, prefix: options.prefix ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread' };
+    const replies = await deployedReplies(options, storeIo);
+    deployed = {
+      sfn,
+      prefix: options.prefix ?? env.STEPTHREAD_NAME_PREFIX ?? 'stepthread',
+      ...(replies ? { replies } : {}),
+    };
   }
   // Checked before the stores open, so a mistyped folder leaves no data directory behind.
   const workflowsDir = resolve(io.cwd ?? process.cwd(), folder);

@@ -59,6 +59,7 @@ import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
 import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
+import { createRemoteReplies, type ReplyWatch } from './remote-replies.ts';
 import { createStreamingReplies } from './streaming-replies.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
 
@@ -99,6 +100,8 @@ export interface DeployedStack {
   readonly prefix: string;
   /** How often the status of a run in flight is read again (it has no local events). Default 2000 ms. */
   readonly pollMs?: number;
+  /** The replies its executions stream (the stack's Events API); absent, none are shown. */
+  readonly replies?: ReplyWatch;
 }
 
 /** Steps (and their events) the thread APIs give when not asked for a range: the latest ones. */
@@ -443,6 +446,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       stream.res.write(frame);
     }
   };
+  /** Replies a deployed execution streams, as `token` events like a local run's (remote-replies.ts). */
+  const remoteReplies = createRemoteReplies(options.deployed?.replies, streaming, (token) =>
+    broadcast('token', { ...token }),
+  );
 
   // --- runs ------------------------------------------------------------------------------------
 
@@ -694,6 +701,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     // Only runs shown on a page are capped: a run started here must be seen to end (close waits for it).
     if (done === undefined && remote.size >= MAX_WATCHED_EXECUTIONS) return;
     remote.set(executionId, done ?? (() => {}));
+    remoteReplies.follow(executionId);
     polling ??= setInterval(() => void pollRemote(stack), stack.pollMs ?? 2000);
     polling.unref();
   };
@@ -713,6 +721,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         broadcast('execution', { executionId, workflowId: record?.workflowId, status });
         if (status !== 'RUNNING') {
           remote.delete(executionId);
+          remoteReplies.stop(executionId);
           done();
         }
       }
@@ -1095,7 +1104,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       copies,
       // A run of this server's: the LLM replies streaming now, as far as they came (`seq` orders them
       // with the token events).
-      ...(live?.status === 'RUNNING' ? { streaming: streaming.snapshot(executionId) } : {}),
+      ...(live?.status === 'RUNNING' || remoteReplies.following(executionId)
+        ? { streaming: streaming.snapshot(executionId) }
+        : {}),
     };
   };
 
@@ -1607,6 +1618,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     port,
     async close() {
       if (polling) clearInterval(polling);
+      remoteReplies.closeAll();
       for (const finish of remote.values()) finish();
       remote.clear();
       for (const waiter of waiters.values()) {

@@ -358,6 +358,9 @@ describe('least privilege', () => {
     const statements = (policy.Properties.PolicyDocument as { Statement: Json[] }).Statement;
     const actions = new Set(actionsOf(statements));
     expect([...actions].sort()).toEqual([
+      // `watch` and `dev --target aws` subscribe to streamed replies (infra/streaming.ts).
+      'appsync:EventConnect',
+      'appsync:EventSubscribe',
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:Query',
@@ -396,6 +399,19 @@ describe('the operator policy', () => {
     const objects = (pattern: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, `/${pattern}`]],
     });
+    const apiId = { 'Fn::GetAtt': [logicalId(stack.streaming!.api), 'ApiId'] };
+    const appsync = (rest: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':appsync:eu-west-1:123456789012:apis/',
+          apiId,
+          ...(rest ? [rest] : []),
+        ],
+      ],
+    });
     expect(statements.map(({ Sid, Action, Resource }) => ({ Sid, Action, Resource }))).toEqual([
       {
         Sid: 'ReadThreads',
@@ -411,6 +427,13 @@ describe('the operator policy', () => {
         Sid: 'ReadConversations',
         Action: 's3:GetObject',
         Resource: [objects('values/*'), objects('segments/*')],
+      },
+      // The stack's Events API: connect, and subscribe to the replies namespace (never publish).
+      { Sid: 'WatchRepliesConnect', Action: 'appsync:EventConnect', Resource: appsync('') },
+      {
+        Sid: 'WatchRepliesSubscribe',
+        Action: 'appsync:EventSubscribe',
+        Resource: appsync('/channelNamespace/replies'),
       },
       {
         Sid: 'StartPrefixed',
