@@ -9,6 +9,7 @@ import type { NodeType, Trigger } from '../engine/model/schema.ts';
 import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
+import type { OpenTelemetryProps } from './open-telemetry.ts';
 import { StepthreadRuntime } from './runtime.ts';
 import { collectToolAccess } from './tool-access.ts';
 import { StepthreadWorkflow, type WorkflowExecutionType } from './workflow.ts';
@@ -29,6 +30,8 @@ export interface StepthreadStackProps extends StackProps {
   readonly continueAfterEvents?: number | false;
   /** Reserved concurrency per node type's function (StepthreadRuntimeProps.reservedConcurrency). */
   readonly reservedConcurrency?: Readonly<Partial<Record<NodeType, number>>>;
+  /** OpenTelemetry traces from every function (StepthreadRuntimeProps.openTelemetry). */
+  readonly openTelemetry?: OpenTelemetryProps;
 }
 
 export class StepthreadStack extends Stack {
@@ -54,16 +57,17 @@ export class StepthreadStack extends Stack {
       ...(props.triggerBus ? { triggerBus: props.triggerBus } : {}),
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
+      ...(props.openTelemetry ? { openTelemetry: props.openTelemetry } : {}),
     });
 
     const workflows = new Map<string, StepthreadWorkflow>();
     const planned = props.workflows.map(({ workflow, file }) => {
       const executionType: WorkflowExecutionType = express.has(workflow.id) ? 'EXPRESS' : 'STANDARD';
       const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
-      const compiled = compileForDeploy(
-        workflow,
-        continueAfterEvents === undefined ? {} : { continueAfterEvents },
-      );
+      const compiled = compileForDeploy(workflow, {
+        ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
+        ...(this.runtime.traceContext ? { traceContext: true } : {}),
+      });
       const triggers = (workflow.triggers?.length ?? 0) + (props.extraTriggers?.[workflow.id]?.length ?? 0);
       return { workflow, file, executionType, compiled, cost: workflowCost(compiled, triggers) };
     });

@@ -89,7 +89,10 @@ export class StepthreadWorkflow extends Construct {
     const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
     this.compiled =
       props.compiled ??
-      compileForDeploy(workflow, continueAfterEvents === undefined ? {} : { continueAfterEvents });
+      compileForDeploy(workflow, {
+        ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
+        ...(runtime.traceContext ? { traceContext: true } : {}),
+      });
     const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
     this.nodeTypes = substitutions.map(({ type }) => type);
 
