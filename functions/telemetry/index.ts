@@ -63,7 +63,14 @@ export function currentTracing(): Promise<Tracing | undefined> | undefined {
 export async function tracedTask<R>(event: unknown, deps: HandlerDeps, run: TaskRun<R>): Promise<R> {
   const tracing = await currentTracing();
   if (tracing !== undefined) return tracing.step(event, deps, run);
-  return withTraceContext(taskInfoOf(event), await run(event, deps), false);
+  const result = await run(event, deps);
+  return carriesTraceContext(event) ? withTraceContext(taskInfoOf(event), result, false) : result;
+}
+
+/** A Task of a run that carries a trace context (a traced one, or a definition compiled for it). */
+function carriesTraceContext(event: unknown): boolean {
+  const e = event as { traceContext?: unknown; envelope?: { traceparent?: unknown } } | null;
+  return e?.traceContext === true || typeof e?.envelope?.traceparent === 'string';
 }
 
 /** Exports the spans ended so far (a Lambda before it returns, a local run as it ends). Never rejects. */
