@@ -12,6 +12,9 @@
  *   stepthread:reservedConcurrency                         reserved concurrency per node type, `LLM=50,TOOL=20`
  *   stepthread:streaming                                   `off` (or `false`): no AppSync Events API for streamed
  *                                      replies (default on; infra/streaming.ts)
+ *   stepthread:otelEndpoint                                OTLP/HTTP endpoint the functions export traces to
+ *   stepthread:otelEnvironment                             JSON object of more OTEL_* variables for them
+ *   stepthread:otelLayers                                  layer ARNs for every function (an ADOT collector)
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -26,6 +29,7 @@ import { NODE_TYPES, type NodeType } from '../engine/model/schema.ts';
 import { PROJECT_ROOT } from './handler-registry.ts';
 import { loadWorkflowsFromDir } from './load-workflows.ts';
 import { addNagChecks } from './nag.ts';
+import { openTelemetryFromContext } from './open-telemetry.ts';
 import { VERBOSE_BUNDLING_CONTEXT } from './runtime.ts';
 import { StepthreadStack } from './stack.ts';
 
@@ -52,6 +56,7 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   const continueAfterEvents = continueAfterEventsFromEnv(
     threshold === undefined ? env : { [CONTINUE_AFTER_EVENTS_ENV]: threshold },
   );
+  const openTelemetry = openTelemetryFromContext(context);
   const stack = new StepthreadStack(app, context('stackName') ?? env.STEPTHREAD_STACK_NAME ?? 'Stepthread', {
     description: 'stepthread: LLM-agent workflows as Step Functions state machines',
     env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
@@ -67,6 +72,7 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
     ...(context('reservedConcurrency')
       ? { reservedConcurrency: parseReservedConcurrency(context('reservedConcurrency')!) }
       : {}),
+    ...(openTelemetry ? { openTelemetry } : {}),
   });
   addNagChecks(app);
   return stack;

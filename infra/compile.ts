@@ -8,10 +8,13 @@ import type { Workflow } from '../engine/model/schema.ts';
 
 export type { CompiledWorkflow };
 
-/** `continueAfterEvents`: continue-as-new's threshold (default 20,000 history events; false: off). */
+/**
+ * `continueAfterEvents`: continue-as-new's threshold (default 20,000 history events; false: off);
+ * `traceContext`: fork branches and Map items carry the trace context (the runtime exports traces).
+ */
 export function compileForDeploy(
   workflow: Workflow,
-  options: { continueAfterEvents?: number | false } = {},
+  options: { continueAfterEvents?: number | false; traceContext?: boolean } = {},
 ): CompiledWorkflow {
   return compileWorkflow(workflow, { resources: 'placeholders', ...options });
 }

@@ -4,6 +4,7 @@ export { HANDLER_SPECS, type HandlerSpec, substitutionKey } from './handler-regi
 export { type LoadedWorkflow, loadWorkflowsFromDir } from './load-workflows.ts';
 export { collectModelAccess, type ModelAccess } from './model-access.ts';
 export { acknowledge, acknowledgeWildcardResources, addNagChecks, wildcardFinding } from './nag.ts';
+export type { OpenTelemetryProps } from './open-telemetry.ts';
 export { StepthreadRuntime, type StepthreadRuntimeProps } from './runtime.ts';
 export { StepthreadStack, type StepthreadStackProps } from './stack.ts';
 export { STREAMING_OUTPUT_NAMES, StepthreadStreaming, type StepthreadStreamingProps } from './streaming.ts';

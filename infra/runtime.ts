@@ -10,8 +10,10 @@ import { EventBus as EventBusTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Code,
+  type ILayerVersion,
   type IVersion,
   Function as LambdaFunction,
+  LayerVersion,
   LoggingFormat,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
@@ -37,6 +39,7 @@ import {
 } from './handler-registry.ts';
 import { bedrockResources, type ModelAccess } from './model-access.ts';
 import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
+import { checkOpenTelemetry, type OpenTelemetryProps } from './open-telemetry.ts';
 import { sandboxWorkerHooks } from './sandbox-bundling.ts';
 import { NO_TOOL_ACCESS, type ToolAccess, type ToolCallingType } from './tool-access.ts';
 
@@ -80,6 +83,12 @@ export interface StepthreadRuntimeProps {
    * holds them once: give a second runtime in the same stack `false`.
    */
   readonly stackOutputs?: boolean;
+  /**
+   * OpenTelemetry traces (docs/deploy.md): the `OTEL_*` variables every function gets (a trace
+   * endpoint among them) and layers to add (an ADOT collector); the workflows on this runtime then
+   * carry the trace context into fork branches and Map items. Default: no traces.
+   */
+  readonly openTelemetry?: OpenTelemetryProps;
 }
 
 /** The output names the CLI finds a deployed stack's table and bucket by (cli/stack-names.ts). */
@@ -97,6 +106,9 @@ export class StepthreadRuntime extends Construct {
   readonly namePrefix: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Whether the functions export traces: workflows compile with the trace context then. */
+  readonly traceContext: boolean;
+  private readonly telemetry: { environment: Record<string, string>; layers: ILayerVersion[] } | undefined;
   private readonly functions = new Map<NodeType, LambdaFunction>();
   /** State machines registered under a name outside `<namePrefix>-…` (user CDK apps). */
   private readonly otherStateMachineArns: string[] = [];
@@ -109,6 +121,13 @@ export class StepthreadRuntime extends Construct {
     this.removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const root = props.projectRoot ?? PROJECT_ROOT;
     const prebuilt = props.projectRoot === undefined;
+    this.traceContext = props.openTelemetry !== undefined;
+    this.telemetry = props.openTelemetry && {
+      environment: checkOpenTelemetry(props.openTelemetry),
+      layers: (props.openTelemetry.layerArns ?? []).map((arn, i) =>
+        LayerVersion.fromLayerVersionArn(this, `OpenTelemetryLayer${i + 1}`, arn),
+      ),
+    };
 
     this.table = this.createTable();
     this.accessLogsBucket = this.createAccessLogsBucket();
@@ -455,7 +474,9 @@ export class StepthreadRuntime extends Construct {
         STEPTHREAD_BUCKET: this.bucket.bucketName,
         STEPTHREAD_EVENT_BUS: this.eventBus.eventBusName,
         POWERTOOLS_SERVICE_NAME: 'stepthread',
+        ...this.telemetry?.environment,
       },
+      ...(this.telemetry?.layers.length ? { layers: this.telemetry.layers } : {}),
     };
     // The installed package ships its handlers prebuilt (esbuild at pack time, the same settings); from
     // the sources, NodejsFunction bundles them with the project's esbuild and lock file.

@@ -9,6 +9,7 @@ import type { Construct } from 'constructs';
 import type { NodeType, Trigger } from '../engine/model/schema.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import { collectModelAccess } from './model-access.ts';
+import type { OpenTelemetryProps } from './open-telemetry.ts';
 import { StepthreadRuntime } from './runtime.ts';
 import { StepthreadStreaming } from './streaming.ts';
 import { collectToolAccess } from './tool-access.ts';
@@ -36,6 +37,8 @@ export interface StepthreadStackProps extends StackProps {
    * and `dev --target aws` (default true; infra/streaming.ts). Off, replies are asked for whole.
    */
   readonly streaming?: boolean;
+  /** OpenTelemetry traces from every function (StepthreadRuntimeProps.openTelemetry). */
+  readonly openTelemetry?: OpenTelemetryProps;
 }
 
 export class StepthreadStack extends Stack {
@@ -56,6 +59,7 @@ export class StepthreadStack extends Stack {
       ...(props.triggerBus ? { triggerBus: props.triggerBus } : {}),
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
+      ...(props.openTelemetry ? { openTelemetry: props.openTelemetry } : {}),
     });
     if ((props.streaming ?? true) && this.runtime.nodeTypes.includes('LLM')) {
       this.streaming = new StepthreadStreaming(this, 'Streaming', { runtime: this.runtime });

@@ -51,10 +51,10 @@ export function addStepthreadWorkflows(stack: Stack, props: StepthreadWorkflowsP
   const planned = props.workflows.map(({ workflow, file }) => {
     const executionType: WorkflowExecutionType = express.has(workflow.id) ? 'EXPRESS' : 'STANDARD';
     const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
-    const compiled = compileForDeploy(
-      workflow,
-      continueAfterEvents === undefined ? {} : { continueAfterEvents },
-    );
+    const compiled = compileForDeploy(workflow, {
+      ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
+      ...(props.runtime.traceContext ? { traceContext: true } : {}),
+    });
     const triggers = (workflow.triggers?.length ?? 0) + (props.extraTriggers?.[workflow.id]?.length ?? 0);
     return { workflow, file, executionType, compiled, cost: workflowCost(compiled, triggers) };
   });

@@ -90,7 +90,10 @@ export class StepthreadWorkflow extends Construct {
     const continueAfterEvents = executionType === 'EXPRESS' ? false : props.continueAfterEvents;
     this.compiled =
       props.compiled ??
-      compileForDeploy(workflow, continueAfterEvents === undefined ? {} : { continueAfterEvents });
+      compileForDeploy(workflow, {
+        ...(continueAfterEvents === undefined ? {} : { continueAfterEvents }),
+        ...(runtime.traceContext ? { traceContext: true } : {}),
+      });
     const limits = deployLimitProblems(workflow, this.compiled.definition);
     if (limits.length > 0) {
       throw new StepthreadError(

@@ -67,6 +67,12 @@ export interface CompileOptions {
    * measurement that runs locally what could not deploy raises it (bench/long-runs.ts).
    */
   maxDefinitionBytes?: number;
+  /**
+   * Carry the trace context (OpenTelemetry) into fork branches and Map items: each FORK Task says so
+   * (`traceContext: true`, so its handler always gives `fork.traceparent`) and each branch's and item's
+   * envelope takes `traceparent` from it. Off (the default), the definition is the same as before.
+   */
+  traceContext?: boolean;
 }
 
 export interface CompiledWorkflow {
@@ -507,7 +513,7 @@ class Compiler {
               },
             }
           : { ItemsPath: '$.fork.items' }),
-        ItemSelector: { ...itemEnvelope(), ...this.counted(0, 'history') },
+        ItemSelector: { ...itemEnvelope(), ...this.counted(0, 'history'), ...this.traced() },
         ItemProcessor: {
           ProcessorConfig: distributed
             ? { Mode: 'DISTRIBUTED', ExecutionType: this.expressAllowed(pair) ? 'EXPRESS' : 'STANDARD' }
@@ -608,7 +614,7 @@ class Compiler {
       ? { Type: 'Pass', Next: this.target(scope, path.entryId) }
       : {
           Type: 'Pass',
-          Parameters: { ...childEnvelope(index), ...this.counted(0, 'history') },
+          Parameters: { ...childEnvelope(index), ...this.counted(0, 'history'), ...this.traced() },
           Next: this.target(scope, path.entryId),
         };
     this.emitRegion(scope, path.entryId);
@@ -665,6 +671,7 @@ class Compiler {
         node: staticNode,
         'envelope.$': '$',
         ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
+        ...(description.type === 'FORK' && this.options.traceContext ? { traceContext: true } : {}),
       },
       Retry: retry(),
       Catch: [catchAll(scope.failure())],
@@ -749,6 +756,11 @@ class Compiler {
   // ---- continue-as-new (continuation.ts) ----
 
   /** `{ [key]: events }` when this definition counts history, else nothing. */
+  /** A fork branch's or Map item's trace parent, the FORK's step (see CompileOptions.traceContext). */
+  private traced(): Record<string, string> {
+    return this.options.traceContext ? { 'traceparent.$': '$.fork.traceparent' } : {};
+  }
+
   private counted(
     events: number,
     key: 'historyEvents' | 'history' = 'historyEvents',

@@ -264,6 +264,8 @@ export interface ResumeDescription {
  */
 interface Counted {
   historyEvents?: number;
+  /** A FORK compiled with CompileOptions.traceContext: its envelope always carries `fork.traceparent`. */
+  traceContext?: true;
 }
 
 export type StartTaskParameters = Counted & {
@@ -332,6 +334,12 @@ export interface ExecutionInput {
   input?: Record<string, unknown>;
   /** Run on this root thread id instead of one derived from the execution id. */
   threadId?: string;
+  /**
+   * A W3C trace context (`00-<trace id>-<span id>-<flags>`): the run's trace joins the caller's, its
+   * span a child of that span (functions/telemetry). Without it a run's trace id derives from its
+   * execution id.
+   */
+  traceparent?: string;
 }
 
 export type TaskEvent =

@@ -109,6 +109,8 @@ export interface ThreadMetadata {
   lineage?: string[];
   /** The execution running this thread (a root thread moves to each successor when a run continues). */
   executionId?: string;
+  /** A root thread whose execution input gave a W3C trace context: its run's trace parent (functions/telemetry). */
+  traceparent?: string;
   /** Root threads of a run that continued: the run's first execution, and how often it continued. */
   firstExecutionId?: string;
   continuations?: number;
@@ -202,6 +204,8 @@ export interface Envelope {
     /** Distributed: how many items, and the item list in S3 (ItemReader) and the results prefix. */
     count?: number;
     list?: { bucket: string; key: string; results: string };
+    /** The FORK step's trace context, its branches' and items' trace parent (functions/telemetry). */
+    traceparent?: string;
   };
   /**
    * Step Functions history events this execution has recorded by the time the state that received this
@@ -210,4 +214,9 @@ export interface Envelope {
    */
   history?: number;
   last?: { nodeId: string; status: 'COMPLETED' | 'FAILED' };
+  /**
+   * W3C trace context whose span is the parent of this thread's step spans (the run's span on the
+   * root thread, the FORK step's on a branch): set only while tracing (functions/telemetry).
+   */
+  traceparent?: string;
 }

@@ -11,6 +11,7 @@ import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
 import { createThreadStore, type ThreadStore, type ThreadStoreOptions } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
+import type { StepTelemetry } from '../telemetry/types.ts';
 import type { ToolRuntime } from '../tools/runtime.ts';
 
 export interface HandlerStores {
@@ -62,6 +63,8 @@ export interface HandlerDeps extends HandlerStores {
    * has none yet. What the step commits is the same either way.
    */
   readonly onReplyText?: (entry: ReplyTextEntry) => void;
+  /** Spans for the step's model and tool calls: set by the dispatch while tracing (functions/telemetry). */
+  readonly telemetry?: StepTelemetry;
 }
 
 /** A piece of an LLM node's streamed reply, and where it belongs. */

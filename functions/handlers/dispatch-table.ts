@@ -8,6 +8,7 @@
 import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeType } from '../../engine/model/schema.ts';
 import type { Envelope } from '../../engine/thread/types.ts';
+import { tracedTask } from '../telemetry/index.ts';
 import type { HandlerDeps } from './deps.ts';
 import { toTaskError } from './errors.ts';
 import { type NodeBehaviour, runNodeStep } from './pipeline.ts';
@@ -99,11 +100,13 @@ function nodeIdOf(event: unknown): string | undefined {
  * `stepthread.JoinTimeout`), or unexpected errors unchanged.
  */
 export function createDispatch(table: DispatchTable): Dispatch {
-  return async (event, deps) => {
+  const run = async (event: unknown, deps: HandlerDeps): Promise<TaskResult> => {
     try {
       return await route(table, event, deps);
     } catch (error) {
       throw toTaskError(error, nodeIdOf(event));
     }
   };
+  // A step span around it while tracing; the run's trace context passed on either way.
+  return (event, deps) => tracedTask(event, deps, run);
 }

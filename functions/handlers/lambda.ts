@@ -11,6 +11,7 @@ import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts
 import { createJoinStore } from '../stores/join-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
+import { flushTracing } from '../telemetry/index.ts';
 import type { HandlerDeps, NodeLogsEntry } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
 import { systemEnv } from './system-env.ts';
@@ -157,6 +158,9 @@ export function createNodeHandler<T extends NodeType>(
         durationMs: Math.round(performance.now() - started),
       });
       throw error;
+    } finally {
+      // A Lambda may be frozen once it returns: its spans go out before (nothing loaded without tracing).
+      await flushTracing();
     }
   });
 }

@@ -54,6 +54,8 @@ export interface LlmResponse {
   message: Message;
   /** Token counts the provider reported; absent = estimate from the messages. */
   usage?: { promptTokens: number; completionTokens: number };
+  /** Why the model stopped, as the provider said (`stop`, `length`, `tool_calls`, …), when it did. */
+  finishReason?: string;
 }
 
 export interface LlmProvider {

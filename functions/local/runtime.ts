@@ -50,6 +50,7 @@ import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
+import { flushTracing, tracingConfigured } from '../telemetry/index.ts';
 import { toolRuntimeFromEnv } from '../tools/runtime.ts';
 import { definitionStartingAt, withAwsTaskTimeouts, withLocalDistributedMaps } from './definition.ts';
 import { awsHistoryEvents } from './history.ts';
@@ -412,6 +413,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       ...(prepareOptions.maxDefinitionBytes === undefined
         ? {}
         : { maxDefinitionBytes: prepareOptions.maxDefinitionBytes }),
+      // Exporting traces: fork branches and Map items carry the run's trace context.
+      ...(tracingConfigured() ? { traceContext: true } : {}),
     }).definition;
     const fullIndex = taskStateIndex(compiled);
     const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
@@ -700,6 +703,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         controller.abort(Object.assign(new Error(`execution ${executionId} ended`), { name: 'AbortError' }));
         while (context.pending.size > 0) await Promise.allSettled([...context.pending]);
         runs.delete(executionId);
+        // The execution's spans go out before the caller goes on (or the process exits).
+        await flushTracing();
       }
       return {
         execution,

@@ -27,6 +27,7 @@ import type { TaskNode } from '../handlers/task.ts';
 import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
 import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, type ReplyText, runToolLoop } from '../llm/tool-loop.ts';
+import { tracedModelCalls, tracedToolCalls } from '../telemetry/index.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { isDefinitionFailure } from '../tools/failure.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
@@ -175,11 +176,11 @@ export const llmNode: NodeBehaviour = {
     const onReplyText = replyWatcher(ctx);
     try {
       result = await runToolLoop({
-        provider: providerFactory(deps)(profile),
+        provider: tracedModelCalls(deps, providerFactory(deps)(profile), profile, node.id),
         nodeId: node.id,
         messages: view.visibleMessages(),
         tools: specsOf(step.tools),
-        executeTool: toolExecutor(ctx, step),
+        executeTool: tracedToolCalls(deps, toolExecutor(ctx, step), step.tools, step.redactor),
         maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
         calls: llmCallsOf(thread),
         countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,

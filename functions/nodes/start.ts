@@ -18,6 +18,7 @@ import type { ExecutionRecord } from '../stores/execution-index.ts';
 import type { StepRecord } from '../stores/thread-store.ts';
 import { createSpiller, mapSlots } from '../stores/value-refs.ts';
 import { hydrateAll } from '../stores/value-store.ts';
+import { parseTraceparent } from '../telemetry/trace-context.ts';
 import { rootThreadIdFor } from './ids.ts';
 
 function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
@@ -30,6 +31,11 @@ function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord
     status: 'RUNNING',
     startTime: thread.startTime,
   };
+}
+
+/** The caller's trace context, kept for the run's span (functions/telemetry); only a well-formed one. */
+function callerTrace(traceparent: unknown): { traceparent?: string } {
+  return parseTraceparent(traceparent) ? { traceparent: traceparent as string } : {};
 }
 
 export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promise<Envelope> {
@@ -54,7 +60,7 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     input,
     env: deps.env,
     conversation: createConversation({ threadId, logId: EMPTY_LOG_ID }),
-    metadata: { executionId },
+    metadata: { executionId, ...callerTrace(event.input?.traceparent) },
   });
   const started = transitionThread(created.thread, 'RUNNING', deps.env);
   const lifecycle = await executeNodeLifecycle({

@@ -7,6 +7,7 @@
 import { StepthreadError } from '../../engine/errors.ts';
 import { toolNodeConfigSchema } from '../../engine/model/schema.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
+import { tracedToolNodeCall } from '../telemetry/index.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { callToolForNode } from '../tools/tool-node.ts';
 import { parseConfig } from './config.ts';
@@ -28,24 +29,27 @@ export const toolNode: NodeBehaviour = {
     const { signal } = deps;
     let output: unknown;
     try {
-      output = await callToolForNode({
-        nodeId: node.id,
-        config,
-        tool: node.tool,
-        scope: ctx.scope(),
-        env: runtime.env,
-        secrets: runtime.secrets,
-        ...(signal ? { signal } : {}),
-        // Kept on the step's result as a CODE node's output is, failed or not.
-        onLogs: (logs) => {
-          ctx.logs = logs;
-        },
-        contextData: ctx.thread.contextData,
-        // The MCP tool list read for this call stays with the run, for its later steps and replays.
-        onMcpTools: (recorded) => {
-          ctx.thread.contextData = { ...ctx.thread.contextData, [MCP_TOOLS_KEY]: recorded };
-        },
-      });
+      const tool = node.tool;
+      output = await tracedToolNodeCall(deps, config.toolName, tool, () =>
+        callToolForNode({
+          nodeId: node.id,
+          config,
+          tool,
+          scope: ctx.scope(),
+          env: runtime.env,
+          secrets: runtime.secrets,
+          ...(signal ? { signal } : {}),
+          // Kept on the step's result as a CODE node's output is, failed or not.
+          onLogs: (logs) => {
+            ctx.logs = logs;
+          },
+          contextData: ctx.thread.contextData,
+          // The MCP tool list read for this call stays with the run, for its later steps and replays.
+          onMcpTools: (recorded) => {
+            ctx.thread.contextData = { ...ctx.thread.contextData, [MCP_TOOLS_KEY]: recorded };
+          },
+        }),
+      );
     } catch (error) {
       // Cancelled because the run ended: abandon the step (a plain error), don't record a failure.
       if (signal?.aborted) throw signal.reason ?? error;
