@@ -4,10 +4,14 @@
  * and the run stops with USER_INPUT_REQUIRED.
  */
 
+import { asksApproval } from '../engine/asl/compile.ts';
+import { describeNode } from '../engine/asl/node-description.ts';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
+import type { GraphNode, WorkflowGraph } from '../engine/graph/types.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
+import { toolCallLines } from '../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../functions/local/offered-replies.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
@@ -57,7 +61,16 @@ export function fileAnswers(data: unknown): AnswerSource {
 export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
   if (!isRecord(data)) return [];
   const questions = new Map<string, { type: string; options?: readonly string[] }>();
-  for (const node of buildGraph(workflow).nodes.values()) {
+  const graph = buildGraph(workflow);
+  let approvals = false;
+  for (const node of graph.nodes.values()) {
+    if (asksToolApproval(graph, node)) {
+      approvals = true;
+      // An LLM node whose tool calls may wait for approval: answered as an ask_for_approval.
+      questions.set(node.id, { type: 'ask_for_approval' });
+      if (!questions.has(node.authorId)) questions.set(node.authorId, { type: 'ask_for_approval' });
+      continue;
+    }
     if (node.type !== 'USER_INTERACTION') continue;
     const config = node.config as { userInteractionType: string; options?: string[] };
     const question = {
@@ -74,7 +87,7 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
       const known = [...questions.keys()];
       errors.push({
         code: 'INVALID_INTERACTION_ANSWER',
-        message: `--answers names "${key}", which is no USER_INTERACTION node of ${workflow.id}${known.length > 0 ? ` (they are: ${known.join(', ')})` : ' (it has none)'}`,
+        message: `--answers names "${key}", which is no USER_INTERACTION node${approvals ? ' (nor LLM node with a tool that requires approval)' : ''} of ${workflow.id}${known.length > 0 ? ` (they are: ${known.join(', ')})` : ' (it has none)'}`,
         nodeId: key,
       });
       continue;
@@ -120,6 +133,13 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
     }
   }
   return errors;
+}
+
+/** Whether a node is an LLM node offering a tool whose calls may wait for approval (`requiresApproval`). */
+function asksToolApproval(graph: WorkflowGraph, node: GraphNode): boolean {
+  if (node.type !== 'LLM' || 'boundary' in node) return false;
+  const description = describeNode(graph, node);
+  return description.type === 'LLM' && asksApproval(description);
 }
 
 /** The first source that has an answer. */
@@ -192,6 +212,7 @@ export function terminalAnswers(
       write(
         `\n? ${interaction.message ?? `node ${interaction.nodeId}`}  [${interaction.nodeId}, ${interaction.interactionType}]\n`,
       );
+      for (const line of toolCallLines(interaction)) write(`  ${line}\n`);
       if (interaction.interactionType === 'ask_for_selection') {
         (interaction.options ?? []).forEach((option, i) => {
           write(`  ${i}) ${option}\n`);
