@@ -344,8 +344,10 @@ function executionIdOf(event: unknown): string | undefined {
 }
 
 function attemptKey(entry: TaskStateEntry, event: unknown): string {
-  const e = event as { envelope?: { threadId?: unknown; step?: unknown } };
-  return `${entry.stateName}\n${String(e.envelope?.threadId ?? '')}\n${String(e.envelope?.step ?? '')}`;
+  const e = event as { envelope?: { threadId?: unknown; step?: unknown; approval?: { ask?: unknown } } };
+  // An LLM node back from a tool call's approval runs its Task anew, not as a retry.
+  const ask = e.envelope?.approval?.ask;
+  return `${entry.stateName}\n${String(e.envelope?.threadId ?? '')}\n${String(e.envelope?.step ?? '')}${ask === undefined ? '' : `\n${String(ask)}`}`;
 }
 
 function jsonBytes(value: unknown): number {
