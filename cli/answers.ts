@@ -4,11 +4,9 @@
  * and the run stops with USER_INPUT_REQUIRED.
  */
 
-import { asksApproval } from '../engine/asl/compile.ts';
-import { describeNode } from '../engine/asl/node-description.ts';
+import { nodesAskingApproval } from '../engine/asl/compile.ts';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
-import type { GraphNode, WorkflowGraph } from '../engine/graph/types.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { toolCallLines } from '../functions/local/interaction-hints.ts';
@@ -62,10 +60,10 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
   if (!isRecord(data)) return [];
   const questions = new Map<string, { type: string; options?: readonly string[] }>();
   const graph = buildGraph(workflow);
-  let approvals = false;
+  const asking = new Set(nodesAskingApproval(graph));
+  const approvals = asking.size > 0;
   for (const node of graph.nodes.values()) {
-    if (asksToolApproval(graph, node)) {
-      approvals = true;
+    if (asking.has(node)) {
       // An LLM node whose tool calls may wait for approval: answered as an ask_for_approval.
       questions.set(node.id, { type: 'ask_for_approval' });
       if (!questions.has(node.authorId)) questions.set(node.authorId, { type: 'ask_for_approval' });
@@ -133,13 +131,6 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
     }
   }
   return errors;
-}
-
-/** Whether a node is an LLM node offering a tool whose calls may wait for approval (`requiresApproval`). */
-function asksToolApproval(graph: WorkflowGraph, node: GraphNode): boolean {
-  if (node.type !== 'LLM' || 'boundary' in node) return false;
-  const description = describeNode(graph, node);
-  return description.type === 'LLM' && asksApproval(description);
 }
 
 /** The first source that has an answer. */

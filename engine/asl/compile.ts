@@ -111,6 +111,15 @@ export function asksApproval(node: Pick<LlmDescription, 'tools'>): boolean {
   );
 }
 
+/** The LLM nodes of a built graph (subgraphs' included) whose tool calls may wait for approval. */
+export function nodesAskingApproval(graph: WorkflowGraph): GraphNode[] {
+  return [...graph.nodes.values()].filter((node) => {
+    if (node.type !== 'LLM' || 'boundary' in node) return false;
+    const description = describeNode(graph, node);
+    return description.type === 'LLM' && asksApproval(description);
+  });
+}
+
 /** Validates and builds the workflow (coded StepthreadError when invalid), then compiles it. */
 export function compileWorkflow(workflow: Workflow, options: CompileOptions = {}): CompiledWorkflow {
   return compileGraph(buildGraph(workflow), options);
@@ -446,10 +455,8 @@ class Compiler {
     return nodes.every((id) => {
       const node = this.node(id);
       if (node.type === 'USER_INTERACTION' && !('boundary' in node)) return !waitsForAnswer(node.config);
-      if (node.type === 'LLM' && !('boundary' in node)) {
-        const description = describeNode(this.graph, node);
-        return !(description.type === 'LLM' && asksApproval(description));
-      }
+      if (node.type === 'LLM' && !('boundary' in node))
+        return !nodesAskingApproval(this.graph).includes(node);
       if (node.type === 'JOIN') return (node.config.timeout ?? 0) < EXPRESS_MAX_WAIT_SECONDS;
       return true;
     });
