@@ -258,3 +258,54 @@ describe('an approval in a fork branch', () => {
     expect(shop.requests).toHaveLength(1);
   });
 });
+
+describe('approvals in the items of a FORK over a list', () => {
+  it('each item asks on its own thread, and each approved call runs once', async () => {
+    const base = refundWorkflow('map-refunds');
+    const workflow = valid({
+      ...base,
+      profiles: {
+        default: {
+          provider: 'scripted',
+          byNode: {
+            agent: [{ toolCalls: [{ name: 'refund', arguments: { order: 'A-1', amount: 5 } }] }, 'Refunded.'],
+          },
+        },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'fan',
+          type: 'FORK',
+          config: {
+            forkPathIds: ['each'],
+            forkStrategy: 'parallel',
+            childNodeIds: ['agent'],
+            forEach: '{{input.orders}}',
+            itemVariable: 'order',
+          },
+        },
+        { id: 'agent', type: 'LLM', config: { prompt: 'Refund {{order}}.', tools: ['refund'] } },
+        {
+          id: 'merge',
+          type: 'JOIN',
+          config: { forkPathIds: ['each'], joinStrategy: 'ALL_COMPLETED', timeout: 0 },
+        },
+        { id: 'end', type: 'END', config: { output: '{{nodes.merge}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'fan' },
+        { from: 'agent', to: 'merge' },
+        { from: 'merge', to: 'end' },
+      ],
+    });
+    shop.reply({ body: { refunded: 5 } }, { body: { refunded: 5 } }, { body: { refunded: 5 } });
+    const source = answering({ kind: 'approve' }, { kind: 'approve' }, { kind: 'approve' });
+    const outcome = await e2e.runtime.prepare(workflow).run({ orders: ['A-1', 'B-2', 'C-3'] }, source);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toEqual(['Refunded.', 'Refunded.', 'Refunded.']);
+    expect(new Set(source.asked.map((i) => i.threadId)).size).toBe(3);
+    expect(source.asked.every((i) => i.threadId !== i.rootThreadId && i.ask === 1)).toBe(true);
+    expect(shop.requests).toHaveLength(3);
+  });
+});
