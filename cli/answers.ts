@@ -4,10 +4,12 @@
  * and the run stops with USER_INPUT_REQUIRED.
  */
 
+import { nodesAskingApproval } from '../engine/asl/compile.ts';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
+import { toolCallLines } from '../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../functions/local/offered-replies.ts';
 import { type InteractionReply, replyFromValue } from '../functions/nodes/interaction-reply.ts';
 import type { Interaction } from '../functions/stores/interaction-store.ts';
@@ -57,7 +59,16 @@ export function fileAnswers(data: unknown): AnswerSource {
 export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
   if (!isRecord(data)) return [];
   const questions = new Map<string, { type: string; options?: readonly string[] }>();
-  for (const node of buildGraph(workflow).nodes.values()) {
+  const graph = buildGraph(workflow);
+  const asking = new Set(nodesAskingApproval(graph));
+  const approvals = asking.size > 0;
+  for (const node of graph.nodes.values()) {
+    if (asking.has(node)) {
+      // An LLM node whose tool calls may wait for approval: answered as an ask_for_approval.
+      questions.set(node.id, { type: 'ask_for_approval' });
+      if (!questions.has(node.authorId)) questions.set(node.authorId, { type: 'ask_for_approval' });
+      continue;
+    }
     if (node.type !== 'USER_INTERACTION') continue;
     const config = node.config as { userInteractionType: string; options?: string[] };
     const question = {
@@ -74,7 +85,7 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
       const known = [...questions.keys()];
       errors.push({
         code: 'INVALID_INTERACTION_ANSWER',
-        message: `--answers names "${key}", which is no USER_INTERACTION node of ${workflow.id}${known.length > 0 ? ` (they are: ${known.join(', ')})` : ' (it has none)'}`,
+        message: `--answers names "${key}", which is no USER_INTERACTION node${approvals ? ' (nor LLM node with a tool that requires approval)' : ''} of ${workflow.id}${known.length > 0 ? ` (they are: ${known.join(', ')})` : ' (it has none)'}`,
         nodeId: key,
       });
       continue;
@@ -192,6 +203,7 @@ export function terminalAnswers(
       write(
         `\n? ${interaction.message ?? `node ${interaction.nodeId}`}  [${interaction.nodeId}, ${interaction.interactionType}]\n`,
       );
+      for (const line of toolCallLines(interaction)) write(`  ${line}\n`);
       if (interaction.interactionType === 'ask_for_selection') {
         (interaction.options ?? []).forEach((option, i) => {
           write(`  ${i}) ${option}\n`);

@@ -192,12 +192,14 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
     const skipLoop = role.nodeType === 'LOOP_START' ? role.loopId : undefined;
     switch (event.type) {
       case 'StateEntered':
-        if (!role.enters) break;
+        // An LLM node back from a tool call's approval goes on: it was shown entering already.
+        if (!role.enters || approvalOf(event.input)?.answered) break;
         started.set(key, Date.parse(event.timestamp));
         io.stderr(`  → ${role.nodeId}${where(thread, [], skipLoop)}\n`);
         break;
       case 'StateExited': {
-        if (!role.exits) break;
+        // An LLM node stopped before a tool call held for approval has not ended: its question says so.
+        if (!role.exits || approvalOf(event.output) !== undefined) break;
         const time = elapsed(key, event);
         // Told before the Task exits (START's thread is in its output only).
         const resultKey = `${thread ?? threadOf(event.output)}/${role.nodeId}`;
@@ -250,4 +252,10 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
     },
     placeOf: (threadId: string) => where(threadId, []),
   });
+}
+
+/** An LLM node's envelope marked for a tool call's approval; `answered` once the answer is in it. */
+function approvalOf(envelope: unknown): { answered: boolean } | undefined {
+  if (typeof envelope !== 'object' || envelope === null || !('approval' in envelope)) return undefined;
+  return { answered: 'answer' in envelope || 'error' in envelope };
 }

@@ -12,8 +12,10 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { nodesAskingApproval } from '../engine/asl/compile.ts';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
+import { buildGraph } from '../engine/graph/build.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
 import { deployLimitProblems } from '../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
@@ -70,6 +72,13 @@ export class StepthreadWorkflow extends Construct {
       throw new StepthreadError(
         'DEPLOY_CONFIG_INVALID',
         `workflow ${workflow.id} has a USER_INTERACTION node, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
+      );
+    }
+    const asking = executionType === 'EXPRESS' ? nodesAskingApproval(buildGraph(workflow)) : [];
+    if (asking.length > 0) {
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `workflow ${workflow.id}: LLM node ${asking[0]!.id} offers a tool that requires approval, which needs a STANDARD state machine (EXPRESS cannot wait for a task token)`,
       );
     }
     const stdio = stdioServerProblems(workflow);

@@ -12,6 +12,7 @@ import {
   otherAnswers,
   respondCommand,
   resumeCommand,
+  toolCallLines,
 } from '../../functions/local/interaction-hints.ts';
 import { getLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
@@ -50,6 +51,8 @@ export interface PendingJson {
   options?: readonly string[];
   requestedAt: string;
   deadline?: string;
+  /** An LLM node's tool call held for approval: the tool, its arguments and the model's message. */
+  toolCall?: { id: string; name: string; arguments: unknown; message: string };
 }
 
 /**
@@ -110,6 +113,7 @@ function asJson(interaction: Interaction): PendingJson {
     ...(interaction.options === undefined ? {} : { options: interaction.options }),
     requestedAt,
     ...(interaction.deadline === undefined ? {} : { deadline: interaction.deadline }),
+    ...(interaction.toolCall === undefined ? {} : { toolCall: { ...interaction.toolCall } }),
   };
 }
 
@@ -183,7 +187,9 @@ export async function runPending(
         io.stdout(
           `  ${interaction.interactionType} at node ${interaction.nodeId} of ${interaction.workflowId}\n`,
         );
-        if (interaction.message !== undefined) io.stdout(`  ${interaction.message}\n`);
+        if (interaction.toolCall === undefined && interaction.message !== undefined)
+          io.stdout(`  ${interaction.message}\n`);
+        for (const line of toolCallLines(interaction)) io.stdout(`  ${line}\n`);
         (interaction.options ?? []).forEach((option, i) => {
           io.stdout(`    ${i}) ${option}\n`);
         });

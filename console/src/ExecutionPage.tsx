@@ -384,6 +384,24 @@ function NotAnswerableHere({
   );
 }
 
+/** A tool call an LLM node holds for approval: which tool, with what arguments, and what the model said. */
+function HeldToolCall({ call }: { call: NonNullable<Interaction['toolCall']> }) {
+  return (
+    <div data-testid="tool-call">
+      <p>
+        Call tool <code data-testid="tool-name">{call.name}</code>?
+      </p>
+      <pre data-testid="tool-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+      {call.message.trim() !== '' && (
+        <p>
+          <span className="muted">The model said: </span>
+          <q data-testid="tool-message">{call.message}</q>
+        </p>
+      )}
+    </div>
+  );
+}
+
 function InteractionForm({
   interaction,
   resume,
@@ -395,6 +413,7 @@ function InteractionForm({
   onDone: () => void;
 }) {
   const [value, setValue] = useState('""');
+  const [reason, setReason] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const send = async (body: unknown) => {
@@ -417,7 +436,11 @@ function InteractionForm({
       <div>
         <strong>{interaction.nodeId}</strong> <span className="muted">{interaction.interactionType}</span>
       </div>
-      {interaction.message && <p>{interaction.message}</p>}
+      {interaction.toolCall ? (
+        <HeldToolCall call={interaction.toolCall} />
+      ) : (
+        interaction.message && <p>{interaction.message}</p>
+      )}
       {!interaction.answerable && <NotAnswerableHere interaction={interaction} resume={resume} />}
       {interaction.interactionType === 'ask_for_approval' && (
         <div className="row">
@@ -430,12 +453,21 @@ function InteractionForm({
           >
             Approve
           </button>
+          <input
+            type="text"
+            aria-label="reason (optional)"
+            placeholder="reason (optional)"
+            data-testid="reason"
+            value={reason}
+            disabled={disabled}
+            onChange={(event) => setReason(event.target.value)}
+          />
           <button
             type="button"
             className="danger"
             data-testid="reject"
             disabled={disabled}
-            onClick={() => send({ reject: true })}
+            onClick={() => send({ reject: true, ...(reason.trim() === '' ? {} : { reason: reason.trim() }) })}
           >
             Reject
           </button>

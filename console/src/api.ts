@@ -92,6 +92,8 @@ export interface Interaction {
   options?: string[];
   requestedAt: string;
   answerable: boolean;
+  /** An LLM node's tool call held for approval: the tool, its arguments, the model's message. */
+  toolCall?: { id: string; name: string; arguments: unknown; message: string };
 }
 
 export interface ExecutionPage {

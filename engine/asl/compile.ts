@@ -33,7 +33,12 @@ import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
 import { resourceFor, substitutionKey } from './resources.ts';
 import { ESCAPED_KEYS, escapeStaticKeys, needsKeyEscape } from './static-keys.ts';
-import { ASL_ERRORS, type EnvelopeTaskParameters, type UserInteractionDescription } from './task-input.ts';
+import {
+  ASL_ERRORS,
+  type EnvelopeTaskParameters,
+  type LlmDescription,
+  type UserInteractionDescription,
+} from './task-input.ts';
 import {
   type AslCatcher,
   type AslChoiceRule,
@@ -114,6 +119,22 @@ export function waitsForAnswer(
   config: Pick<UserInteractionConfig, 'userInteractionType' | 'userInput'>,
 ): boolean {
   return config.userInteractionType !== 'show_message' && config.userInput === undefined;
+}
+
+/** Whether an LLM node offers a tool whose calls may wait for a person's approval (`requiresApproval`). */
+export function asksApproval(node: Pick<LlmDescription, 'tools'>): boolean {
+  return Object.values(node.tools ?? {}).some(
+    (tool) => tool.requiresApproval !== undefined && tool.requiresApproval !== false,
+  );
+}
+
+/** The LLM nodes of a built graph (subgraphs' included) whose tool calls may wait for approval. */
+export function nodesAskingApproval(graph: WorkflowGraph): GraphNode[] {
+  return [...graph.nodes.values()].filter((node) => {
+    if (node.type !== 'LLM' || 'boundary' in node) return false;
+    const description = describeNode(graph, node);
+    return description.type === 'LLM' && asksApproval(description);
+  });
 }
 
 /** Validates and builds the workflow (coded StepthreadError when invalid), then compiles it. */
@@ -454,6 +475,7 @@ class Compiler {
       if (node.type === 'USER_INTERACTION' && !('boundary' in node)) return !waitsForAnswer(node.config);
       if (node.type === 'JOIN') return (node.config.timeout ?? 0) < EXPRESS_MAX_WAIT_SECONDS;
       if (node.type === 'CODE') return (node.config.timeoutMs ?? 0) < EXPRESS_MAX_WAIT_SECONDS * 1000;
+      // An LLM node asking approval of a tool call is covered: LLM steps run Standard anyway.
       return !LONG_STEP_TYPES.has(node.type);
     });
   }
@@ -663,6 +685,9 @@ class Compiler {
     if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) {
       return this.interactionTasks(scope, node.id, staticNode as UserInteractionDescription, flow);
     }
+    if (description.type === 'LLM' && asksApproval(description)) {
+      return this.approvalTasks(scope, node.id, staticNode as LlmDescription, flow, follow);
+    }
     return {
       Type: 'Task',
       Resource: this.resource(description.type),
@@ -722,6 +747,64 @@ class Compiler {
       ...flow,
     };
     return wait;
+  }
+
+  /**
+   * An LLM node with a tool that asks for approval: its Task `<id>` runs the request; when a call
+   * waits for approval it ends with the envelope marked (`$.approval`) instead of a step, and the
+   * Choice `<id>:asks` sends it to the waitForTaskToken Task `<id>:approval`, which records the
+   * question. The answer (`$.answer`), or a failure or timeout (`$.error`), goes back to `<id>`, which
+   * goes on with the request from where it stopped (functions/nodes/tool-approval.ts).
+   */
+  private approvalTasks(
+    scope: Scope,
+    nodeId: string,
+    node: LlmDescription,
+    flow: AslFlow,
+    follow: number,
+  ): AslState {
+    const name = this.nodeName(nodeId);
+    const asks = this.helper(`${nodeId}:asks`);
+    const wait = this.helper(`${nodeId}:approval`);
+    let done = flow.Next;
+    if (done === undefined) {
+      done = this.helper(`${nodeId}:done`);
+      scope.states[done] = { Type: 'Pass', End: true };
+    }
+    const task: AslState = {
+      Type: 'Task',
+      Resource: this.resource('LLM'),
+      Parameters: {
+        action: 'execute',
+        node,
+        'envelope.$': '$',
+        ...this.counted(HISTORY_EVENTS.lambdaTask + HISTORY_EVENTS.choice + follow),
+      },
+      Retry: retry(),
+      Catch: [catchAll(scope.failure())],
+      Next: asks,
+    };
+    // Emitted here (the caller sets the same key again) so the definition lists the Task first.
+    scope.states[name] = task;
+    scope.states[asks] = {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.approval', IsPresent: true, Next: wait }],
+      Default: done,
+    };
+    scope.states[wait] = {
+      Type: 'Task',
+      Resource: WAIT_FOR_TASK_TOKEN,
+      Parameters: {
+        FunctionName: this.resource('LLM'),
+        Payload: { action: 'approval', node, 'envelope.$': '$', 'taskToken.$': '$$.Task.Token' },
+      },
+      ResultPath: INTERACTION_ANSWER_PATH,
+      TimeoutSeconds: DEFAULT_INTERACTION_TIMEOUT_SECONDS,
+      Retry: retry(),
+      Catch: [catchAll(name)],
+      Next: name,
+    };
+    return task;
   }
 
   /**

@@ -27,12 +27,13 @@ import type { ResumePoint } from './continuation.ts';
 
 /**
  * `execute` runs the node; `answer` commits a USER_INTERACTION's answer after its waitForTaskToken
- * Task; `resume` (START's function) claims the thread for an execution that continues a run; the others
+ * Task; `approval` asks for a person's approval of an LLM node's tool call (its waitForTaskToken Task); `resume` (START's function) claims the thread for an execution that continues a run; the others
  * are fork/join and failure bookkeeping.
  */
 export const TASK_ACTIONS = [
   'execute',
   'answer',
+  'approval',
   'fail',
   'branch-done',
   'branch-failed',
@@ -310,12 +311,19 @@ export interface StartExecutionParameters {
 
 export interface WaitForTokenParameters {
   FunctionName: string;
-  Payload: {
-    action: 'execute';
-    node: UserInteractionDescription;
-    'envelope.$': '$';
-    'taskToken.$': '$$.Task.Token';
-  };
+  Payload:
+    | {
+        action: 'execute';
+        node: UserInteractionDescription;
+        'envelope.$': '$';
+        'taskToken.$': '$$.Task.Token';
+      }
+    | {
+        action: 'approval';
+        node: LlmDescription;
+        'envelope.$': '$';
+        'taskToken.$': '$$.Task.Token';
+      };
 }
 
 // ---- What a handler receives once Step Functions has resolved those paths ----
@@ -327,7 +335,22 @@ export interface AslErrorOutput {
 }
 
 /** An envelope as a Task receives it: after a Catch it also carries the caught error. */
-export type IncomingEnvelope = Envelope & { error?: AslErrorOutput; joinEnd?: AslErrorOutput };
+export type IncomingEnvelope = Envelope & {
+  error?: AslErrorOutput;
+  joinEnd?: AslErrorOutput;
+  /** An LLM node's tool call waits for approval: the Choice after its Task goes to the wait. */
+  approval?: ApprovalMark;
+  /** What the approval's waitForTaskToken Task received (SendTaskSuccess), back at the LLM node. */
+  answer?: unknown;
+};
+
+/** Set by an LLM node's Task that stopped before a tool call held for approval. */
+export interface ApprovalMark {
+  /** Which question of the node's visit, from 1 (one approval after the other). */
+  ask: number;
+  /** The tool the held call calls. */
+  tool: string;
+}
 
 /** The execution input (what `stepthread run` / StartExecution sends). */
 export interface ExecutionInput {
@@ -358,6 +381,8 @@ export type TaskEvent =
   | { action: 'execute'; node: UserInteractionDescription; envelope: IncomingEnvelope; taskToken: string }
   /** After the waitForTaskToken Task: its result (or the error its Catch recorded) is in the envelope. */
   | { action: 'answer'; node: UserInteractionDescription; envelope: IncomingEnvelope & { answer?: unknown } }
+  /** An LLM node's approval wait, after unwrapping the Lambda invoke `Payload`. */
+  | { action: 'approval'; node: LlmDescription; envelope: IncomingEnvelope; taskToken: string }
   | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; envelope: IncomingEnvelope }
   | { action: 'timeout'; node: JoinTimeoutDescription; envelope: IncomingEnvelope }
   | { action: 'fail'; node: FailDescription; envelope: IncomingEnvelope & { error: AslErrorOutput } };

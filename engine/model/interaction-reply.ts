@@ -25,7 +25,7 @@ const REJECT_WORDS = new Set<unknown>(['reject', 'rejected', 'no', 'n', 'false']
 
 /**
  * A reply from a plain JSON value (an `--answers` file entry, a config `userInput`): approval takes
- * true/false, "approve"/"reject" (or "approved", "yes", "y", "true" / "rejected", "no", "n", "false", in any case) or {approved, reason}; input takes any value; selection an index or
+ * true/false, "approve"/"reject" (or "approved", "yes", "y", "true" / "rejected", "no", "n", "false", in any case), {approved, reason} or {reject: true, reason}; input takes any value; selection an index or
  * an option. `{ "fail": "reason" }` fails the run at an approval or a selection, whose answers are
  * never such an object; an input's answer may be any JSON, that object included, so there it is the
  * answer (an input question is failed by `respond --fail`).
@@ -52,9 +52,18 @@ export function replyFromValue(interactionType: UserInteractionType, value: unkn
           ...(typeof reason === 'string' ? { reason } : {}),
         };
       }
+      // `{"reject": true, "reason": "…"}` (or `{"approve": true}`): the form the console sends.
+      const marked = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+      if ((marked.reject === true) !== (marked.approve === true) && !('approved' in marked)) {
+        const { reason } = marked;
+        return {
+          kind: marked.reject === true ? 'reject' : 'approve',
+          ...(typeof reason === 'string' ? { reason } : {}),
+        };
+      }
       throw new StepthreadError(
         'INVALID_INTERACTION_ANSWER',
-        `an approval answer must be true, false, "approve", "reject" (or yes/no, y/n, approved/rejected) or {"approved": boolean, "reason"?: string}; got ${JSON.stringify(value)}`,
+        `an approval answer must be true, false, "approve", "reject" (or yes/no, y/n, approved/rejected) {"approved": boolean, "reason"?: string} or {"reject": true, "reason"?: string}; got ${JSON.stringify(value)}`,
       );
     }
     case 'ask_for_selection':

@@ -379,6 +379,11 @@ export const toolSchema = z.object({
   /** JSON Schema of the arguments (an object schema); they are checked against it before every call. */
   parameters: jsonRecord.optional(),
   handler: z.union([z.string().regex(new RegExp(TOOL_HANDLER_STRING_PATTERN)), toolHandlerObjectSchema]),
+  /**
+   * An LLM node stops before calling this tool until a person approves the call: `true` for every
+   * call, or an expression over the call's `args` (`"args.amount > 100"`) for the calls it holds for.
+   */
+  requiresApproval: z.union([z.boolean(), z.string().min(1)]).optional(),
 });
 
 export const edgeSchema = z.object({ from: id, to: id });

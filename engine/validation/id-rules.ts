@@ -25,6 +25,8 @@ const SUFFIX_LENGTH: Partial<Record<NodeType, number>> = {
   LOOP_START: ':choice'.length,
   LOOP_END: ':continue'.length,
   USER_INTERACTION: ':answer'.length,
+  // Only with a tool that requires approval; counted for every LLM node, so adding one never breaks the id.
+  LLM: ':approval'.length,
   FORK: ':paths'.length,
   JOIN: ':timed-out'.length,
 };

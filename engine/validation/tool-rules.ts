@@ -33,6 +33,7 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
   if (definition.parameters !== undefined) {
     for (const problem of parameterProblems(definition.parameters)) add(problem, [...path, 'parameters']);
   }
+  errors.push(...approvalProblems(name, definition.requiresApproval, [...path, 'requiresApproval']));
   const parsed = parseToolHandler(definition.handler);
   if (!parsed.ok) {
     add(parsed.message, [...path, 'handler']);
@@ -62,6 +63,33 @@ function checkTool({ name, path, definition }: ToolEntry): CodedError[] {
   const origin = httpUrlOrigin(handler.url);
   if (!origin.ok) add(origin.message, [...path, 'handler', 'url']);
   return errors;
+}
+
+/** Names a `requiresApproval` expression may read: the call's arguments. */
+export const APPROVAL_SCOPE = ['args'] as const;
+
+/**
+ * A `requiresApproval` expression parses and reads only `args` (it is evaluated on each call the
+ * model asks for, with nothing else in scope).
+ */
+function approvalProblems(name: string, rule: ToolDefinition['requiresApproval'], at: Path): CodedError[] {
+  if (typeof rule !== 'string') return [];
+  let expression: ReturnType<typeof parseExpression>;
+  try {
+    expression = parseExpression(rule);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return [codedError('INVALID_EXPRESSION', `tool "${name}": requiresApproval: ${why}`, at)];
+  }
+  return expression.identifiers
+    .filter((identifier) => !(APPROVAL_SCOPE as readonly string[]).includes(identifier))
+    .map((identifier) =>
+      codedError(
+        'INVALID_TOOL_DEFINITION',
+        `tool "${name}": requiresApproval reads "${identifier}"; only args (the call's arguments) is available`,
+        at,
+      ),
+    );
 }
 
 export type HttpUrlOrigin =

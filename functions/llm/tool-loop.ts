@@ -75,6 +75,60 @@ export interface ToolLoopInput {
   readonly onUsage?: (usage: TokenCounts, modelCall: number) => void | Promise<void>;
   /** Someone watches the replies as they stream: each piece of their text (see ReplyText). */
   readonly onReplyText?: (piece: ReplyText) => void;
+  /**
+   * Whether a call of a known tool, with object arguments, waits for a person before it runs (the
+   * tool's `requiresApproval`). The loop then stops with ApprovalNeeded, holding where it was.
+   */
+  readonly needsApproval?: (name: string, args: Record<string, unknown>) => boolean;
+  /** Goes on from where a request stopped for an approval, with the person's decision on that call. */
+  readonly resume?: { readonly state: ToolLoopState; readonly decision: ApprovalDecision };
+}
+
+/** A person's decision on one tool call held for approval. */
+export type ApprovalDecision =
+  | { readonly approved: true }
+  | { readonly approved: false; readonly reason?: string };
+
+/**
+ * Where a request stopped for an approval (plain JSON, stored until the answer comes): everything
+ * appended so far — the reply holding the call last but for the results of the calls before it — so
+ * the model is not asked that turn again.
+ */
+export interface ToolLoopState {
+  readonly appended: readonly Message[];
+  readonly calls: LlmCallCounts;
+  readonly usage: TokenCounts;
+  /** Each model call's usage, in order (a resumed request records them again on its budget). */
+  readonly usages: readonly TokenCounts[];
+  /** Tool calls run before the held call's reply. */
+  readonly toolCallCount: number;
+  readonly failedToolCallCount: number;
+  /** The model call whose reply holds the call. */
+  readonly modelCall: number;
+  /** The held call's index among that reply's tool calls. */
+  readonly nextCall: number;
+  /** The tools run so far in the request, by name (for a failure's summary). */
+  readonly ran: readonly string[];
+}
+
+/**
+ * The loop stopped before a call that waits for approval. Not a StepthreadError: the step is left
+ * uncommitted (nothing of it stored on the thread) until the answer comes.
+ */
+export class ApprovalNeeded extends Error {
+  readonly state: ToolLoopState;
+  readonly call: ToolCall;
+  constructor(state: ToolLoopState, call: ToolCall) {
+    super(`tool call ${call.id} (${call.name}) waits for approval`);
+    this.name = 'ApprovalNeeded';
+    this.state = state;
+    this.call = call;
+  }
+}
+
+/** What the model reads instead of a result when a person rejected the call: the tool did not run. */
+export function refusalContent(name: string, reason: string | undefined): string {
+  return `Rejected: a person did not approve this call of ${name}, so the tool did not run.${reason ? ` Reason: ${reason}` : ''}`;
 }
 
 /** A piece of a reply's text as it streams, before the request ends. */
@@ -143,14 +197,72 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
   const tools = input.tools ?? {};
   const offered = Object.keys(tools).length > 0;
   const maxToolCalls = input.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
-  const transcript: Message[] = [...input.messages];
-  const appended: Message[] = [];
-  let calls = input.calls ?? NO_CALLS;
-  let usage: TokenCounts = { promptTokens: 0, completionTokens: 0 };
-  let toolCallCount = 0;
-  let failedToolCallCount = 0;
+  const held = input.resume?.state;
+  const transcript: Message[] = [...input.messages, ...(held?.appended ?? [])];
+  const appended: Message[] = [...(held?.appended ?? [])];
+  let calls = held?.calls ?? input.calls ?? NO_CALLS;
+  let usage: TokenCounts = held?.usage ?? { promptTokens: 0, completionTokens: 0 };
+  const usages: TokenCounts[] = [...(held?.usages ?? [])];
+  let toolCallCount = held?.toolCallCount ?? 0;
+  let failedToolCallCount = held?.failedToolCallCount ?? 0;
+  if (held) ran.push(...held.ran);
 
-  for (let modelCall = 0; ; modelCall++) {
+  /** Runs the reply's calls from `from`, in the model's order; `decision` is the person's on call `from`. */
+  const runCalls = async (
+    modelCall: number,
+    requested: readonly ToolCall[],
+    from: number,
+    decision?: ApprovalDecision,
+  ): Promise<void> => {
+    // One at a time, in the model's order: deterministic, and tools with side effects never race.
+    for (let index = from; index < requested.length; index++) {
+      const call = requested[index]!;
+      const decided = index === from ? decision : undefined;
+      if (decided === undefined && holdsFor(call, tools, input.needsApproval)) {
+        throw new ApprovalNeeded(
+          {
+            appended: [...appended],
+            calls,
+            usage,
+            usages: [...usages],
+            toolCallCount,
+            failedToolCallCount,
+            modelCall,
+            nextCall: index,
+            ran: [...ran],
+          },
+          call,
+        );
+      }
+      const { message: result, ok } =
+        decided?.approved === false
+          ? {
+              message: {
+                role: 'tool',
+                content: refusalContent(call.name, decided.reason),
+                toolCallId: call.id,
+                name: call.name,
+              } satisfies Message,
+              ok: true,
+            }
+          : await runToolCall(call, tools, input.executeTool, signal);
+      if (Object.hasOwn(tools, call.name) && decided?.approved !== false) ran.push(call.name);
+      if (!ok) failedToolCallCount++;
+      transcript.push(result);
+      appended.push(result);
+    }
+    toolCallCount += requested.length;
+  };
+
+  let modelCall = 0;
+  if (held) {
+    // The reply that holds the call, followed by the results of the calls before it.
+    const reply = appended[appended.length - 1 - held.nextCall];
+    await runCalls(held.modelCall, reply?.toolCalls ?? [], held.nextCall, input.resume!.decision);
+    modelCall = held.modelCall + 1;
+  }
+
+  for (; ; modelCall++) {
     signal?.throwIfAborted();
     const response = await provider.complete({
       nodeId,
@@ -171,6 +283,7 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
       promptTokens: usage.promptTokens + used.promptTokens,
       completionTokens: usage.completionTokens + used.completionTokens,
     };
+    usages.push(used);
     await input.onUsage?.(used, modelCall);
     transcript.push(reply);
     appended.push(reply);
@@ -195,16 +308,16 @@ async function toolLoop(input: ToolLoopInput, ran: string[]): Promise<ToolLoopRe
         { nodeId },
       );
     }
-    // One at a time, in the model's order: deterministic, and tools with side effects never race.
-    for (const call of requested) {
-      const { message: result, ok } = await runToolCall(call, tools, input.executeTool, signal);
-      if (Object.hasOwn(tools, call.name)) ran.push(call.name);
-      if (!ok) failedToolCallCount++;
-      transcript.push(result);
-      appended.push(result);
-    }
-    toolCallCount += requested.length;
+    await runCalls(modelCall, requested, 0);
   }
+}
+
+/** Whether a call waits for approval: only a call that could run (a known tool, object arguments). */
+function holdsFor(call: ToolCall, tools: ToolSpecs, needsApproval: ToolLoopInput['needsApproval']): boolean {
+  if (needsApproval === undefined || !Object.hasOwn(tools, call.name)) return false;
+  const args = call.arguments;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return false;
+  return needsApproval(call.name, args as Record<string, unknown>);
 }
 
 /** A tool call's result message, and whether it is no error; failures are reported to the model, not thrown. */

@@ -26,6 +26,20 @@ export function waitingMessage(interaction: Interaction): string {
   return `node ${interaction.nodeId} (${interaction.interactionType})${asked} needs an answer`;
 }
 
+/**
+ * How a tool call held for approval reads in the terminal (`pending`, the prompt of `run`): the
+ * tool, its arguments, and what the model said when it asked for the call; none for other questions.
+ */
+export function toolCallLines(interaction: Pick<Interaction, 'toolCall'>): string[] {
+  const call = interaction.toolCall;
+  if (call === undefined) return [];
+  const lines = [
+    `tool ${call.name} (call ${call.id}), arguments: ${JSON.stringify(call.arguments) ?? 'null'}`,
+  ];
+  if (call.message.trim() !== '') lines.push(`the model said: ${JSON.stringify(call.message)}`);
+  return lines;
+}
+
 type Question = Pick<Interaction, 'authorNodeId' | 'interactionType'>;
 
 const EXAMPLE_ANSWER: Record<Interaction['interactionType'], unknown> = {

@@ -345,8 +345,10 @@ function executionIdOf(event: unknown): string | undefined {
 }
 
 function attemptKey(entry: TaskStateEntry, event: unknown): string {
-  const e = event as { envelope?: { threadId?: unknown; step?: unknown } };
-  return `${entry.stateName}\n${String(e.envelope?.threadId ?? '')}\n${String(e.envelope?.step ?? '')}`;
+  const e = event as { envelope?: { threadId?: unknown; step?: unknown; approval?: { ask?: unknown } } };
+  // An LLM node back from a tool call's approval runs its Task anew, not as a retry.
+  const ask = e.envelope?.approval?.ask;
+  return `${entry.stateName}\n${String(e.envelope?.threadId ?? '')}\n${String(e.envelope?.step ?? '')}${ask === undefined ? '' : `\n${String(ask)}`}`;
 }
 
 function jsonBytes(value: unknown): number {
@@ -362,7 +364,8 @@ export function largestPayloadBytes(events: readonly LocalEvent[]): number {
 
 interface InteractionEvent {
   node: { id: string };
-  envelope: { executionId: string; threadId: string; step: number };
+  /** `approval`: an LLM node's held tool call, question `ask` of its visit. */
+  envelope: { executionId: string; threadId: string; step: number; approval?: { ask: number } };
 }
 
 /** A waiting Task's failure, as SendTaskFailure would report it: its Catch hands it to `<id>:answer`. */
@@ -517,7 +520,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     ): Promise<InteractionTaskResult> => {
       const { threadId, executionId, step } = event.envelope;
       // The library hands every Task the same $$.Task.Token; make one per thread step and node.
-      const taskToken = `local:${executionId}:${threadId}:${step}:${event.node.id}`;
+      const ask = event.envelope.approval?.ask;
+      const taskToken = `local:${executionId}:${threadId}:${step}:${event.node.id}${ask === undefined ? '' : `:${ask}`}`;
       const { thread: current } = await stores.threads.getThread(threadId);
       if ((current.step ?? 0) > step) {
         // A resumed run passing a question answered before: `<id>:answer` replays the committed step.

@@ -4,12 +4,12 @@
  */
 import { END_ACTIONS } from '../handlers/actions/end.ts';
 import { JOIN_ACTIONS } from '../handlers/actions/join.ts';
+import { LLM_ACTIONS } from '../handlers/actions/llm.ts';
 import { USER_INTERACTION_ACTIONS } from '../handlers/actions/user-interaction.ts';
 import { type DispatchTable, stepOf } from '../handlers/dispatch-table.ts';
 import { codeNode } from './code.ts';
 import { contextProcessorNode } from './context-processor.ts';
 import { forkNode } from './fork.ts';
-import { llmNode } from './llm.ts';
 import { loopEndNode, loopStartNode } from './loop.ts';
 import { runResume } from './resume.ts';
 import { routeNode } from './route.ts';
@@ -29,7 +29,7 @@ export const ALL_FUNCTIONS: Required<DispatchTable> = {
   ROUTE: { execute: stepOf(routeNode) },
   LOOP_START: { execute: stepOf(loopStartNode) },
   LOOP_END: { execute: stepOf(loopEndNode) },
-  LLM: { execute: stepOf(llmNode) },
+  LLM: LLM_ACTIONS,
   TOOL: { execute: stepOf(toolNode) },
   USER_INTERACTION: USER_INTERACTION_ACTIONS,
   CONTEXT_PROCESSOR: { execute: stepOf(contextProcessorNode) },

@@ -26,7 +26,13 @@ import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import type { TaskNode } from '../handlers/task.ts';
 import type { ToolSpecs } from '../llm/provider.ts';
 import { TokenBudget } from '../llm/token-budget.ts';
-import { DEFAULT_MAX_TOOL_CALLS, type ExecuteTool, type ReplyText, runToolLoop } from '../llm/tool-loop.ts';
+import {
+  ApprovalNeeded,
+  DEFAULT_MAX_TOOL_CALLS,
+  type ExecuteTool,
+  type ReplyText,
+  runToolLoop,
+} from '../llm/tool-loop.ts';
 import { tracedModelCalls, tracedToolCalls } from '../telemetry/index.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { isDefinitionFailure } from '../tools/failure.ts';
@@ -36,6 +42,7 @@ import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
+import { approvalResumeOf, approvalRule, holdTurn } from './tool-approval.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
 /** The definitions of the tools the config names, from those the compiler baked into the node. */
@@ -136,6 +143,8 @@ export const llmNode: NodeBehaviour = {
       throw new StepthreadError('UNKNOWN_PROFILE', `LLM node ${node.id} has no profile`, { nodeId: node.id });
     }
     const tools = toolsOf(node, config.tools ?? []);
+    // A request held for a tool call's approval goes on from where it stopped (or asks again).
+    const resumed = approvalRule(tools) === undefined ? undefined : await approvalResumeOf(ctx);
     const scope = ctx.scope();
     if (config.systemPrompt !== undefined) {
       const system = renderString(config.systemPrompt, scope);
@@ -174,6 +183,9 @@ export const llmNode: NodeBehaviour = {
     });
     let result: Awaited<ReturnType<typeof runToolLoop>>;
     const onReplyText = replyWatcher(ctx);
+    // The model calls before the question count again, as in the request that asked it.
+    for (const used of resumed?.state.usages ?? []) budget.record(used);
+    const needsApproval = approvalRule(step.tools);
     try {
       result = await runToolLoop({
         provider: tracedModelCalls(deps, providerFactory(deps)(profile), profile, node.id),
@@ -188,8 +200,11 @@ export const llmNode: NodeBehaviour = {
         ...(onReplyText ? { onReplyText } : {}),
         ...(config.parameters ? { parameters: config.parameters } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(needsApproval ? { needsApproval } : {}),
+        ...(resumed ? { resume: { state: resumed.state, decision: resumed.decision } } : {}),
       });
     } catch (error) {
+      if (error instanceof ApprovalNeeded) await holdTurn(ctx, error, (resumed?.ask ?? 0) + 1);
       // The limit events happened even though the node fails: keep them on the record.
       if (error instanceof StepthreadError && budget.events.length > 0) {
         throw new NodeLogicFailure(error, limitEvents());

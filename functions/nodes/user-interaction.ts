@@ -411,7 +411,7 @@ export function parseReply(value: unknown): InteractionReply | undefined {
 }
 
 /** What the task result or the caught error says about the interaction, as its resolution. */
-function resolutionOf(
+export function resolutionOf(
   node: TaskNode,
   config: UserInteractionConfig,
   envelope: IncomingEnvelope & { answer?: unknown },

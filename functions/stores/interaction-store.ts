@@ -25,6 +25,7 @@ import {
 } from './table.ts';
 
 export const INTERACTION_KIND = 'interaction';
+export const HELD_TURN_KIND = 'held-turn';
 
 export type InteractionStatus = 'PENDING' | 'ANSWERED' | 'FAILED';
 
@@ -94,6 +95,40 @@ export interface Interaction {
   readonly status: InteractionStatus;
   readonly resolution?: StoredResolution;
   readonly resolvedAt?: string;
+  /**
+   * An LLM node's tool call held for approval (an `ask_for_approval`): which call, what the model
+   * asked it with, and the text of the model's message that asked.
+   */
+  readonly toolCall?: HeldToolCall;
+  /**
+   * Which question of the visit this is, from 1, when one visit asks several (an LLM node asks one
+   * approval after the other); absent for a USER_INTERACTION, which asks once.
+   */
+  readonly ask?: number;
+}
+
+export interface HeldToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: unknown;
+  /** The text of the model's message that asked for the call ('' when it said nothing). */
+  readonly message: string;
+}
+
+/**
+ * An LLM node's request stopped before a tool call that waits for approval: where it was (`turn`,
+ * JSON of the tool loop's state, or `turnRef` to it in the value store when large), so the answer
+ * continues it without asking the model that turn again. One item per (thread, node), replaced by
+ * each later question of the visit; `step` and `ask` say which.
+ */
+export interface HeldTurn {
+  readonly threadId: string;
+  readonly nodeId: string;
+  readonly step: number;
+  readonly ask: number;
+  readonly call: HeldToolCall;
+  readonly turn?: string;
+  readonly turnRef?: unknown;
 }
 
 /** Which visit of which interaction: the item of (thread, node) as asked at `step`. */
@@ -101,6 +136,8 @@ export interface InteractionVisit {
   readonly threadId: string;
   readonly nodeId: string;
   readonly step: number;
+  /** Which question of the visit, when it asks several (Interaction.ask). */
+  readonly ask?: number;
 }
 
 export interface InteractionStore {
@@ -116,6 +153,10 @@ export interface InteractionStore {
    * already closed, was replaced by a later visit, or is gone.
    */
   close(visit: InteractionVisit, resolution: InteractionResolution, at: string): Promise<boolean>;
+  /** Keeps where an LLM node's request stopped for an approval (replacing the node's earlier one). */
+  holdTurn(turn: HeldTurn, options?: { expiresAt?: number }): Promise<void>;
+  /** The held turn of (thread, node), whichever visit it is of; undefined when there is none. */
+  getHeldTurn(threadId: string, nodeId: string): Promise<HeldTurn | undefined>;
   /** Open interactions of a thread (one Query on its partition). */
   listOpenOfThread(threadId: string): Promise<Interaction[]>;
   /** Open interactions of an execution, oldest first (one GSI1 Query, eventually consistent). */
@@ -247,16 +288,28 @@ export function createInteractionStore(table: TableRef): InteractionStore {
         kind: INTERACTION_KIND,
         ...(options.expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: options.expiresAt }),
       };
+      const ask = interaction.ask;
       try {
         await dynamo.send(
           new PutCommand({
             TableName: tableName,
             Item: item,
-            // A new visit (higher step) replaces the item; the same visit only while it is still open.
+            // A new visit (higher step) replaces the item; the same visit only while it is still open,
+            // or — for a visit that asks several questions — with a later question of it.
             ConditionExpression:
-              'attribute_not_exists(pk) OR #step < :step OR (#step = :step AND #status = :pending)',
-            ExpressionAttributeNames: { '#status': 'status', '#step': 'step' },
-            ExpressionAttributeValues: { ':step': interaction.step, ':pending': 'PENDING' },
+              ask === undefined
+                ? 'attribute_not_exists(pk) OR #step < :step OR (#step = :step AND #status = :pending)'
+                : 'attribute_not_exists(pk) OR #step < :step OR (#step = :step AND (attribute_not_exists(#ask) OR #ask < :ask OR (#ask = :ask AND #status = :pending)))',
+            ExpressionAttributeNames: {
+              '#status': 'status',
+              '#step': 'step',
+              ...(ask === undefined ? {} : { '#ask': 'ask' }),
+            },
+            ExpressionAttributeValues: {
+              ':step': interaction.step,
+              ':pending': 'PENDING',
+              ...(ask === undefined ? {} : { ':ask': ask }),
+            },
           }),
         );
         return interaction;
@@ -288,12 +341,16 @@ export function createInteractionStore(table: TableRef): InteractionStore {
             Key: itemKeys.pendingInteraction(visit.threadId, visit.nodeId),
             UpdateExpression:
               'SET #status = :status, resolution = :resolution, resolvedAt = :at REMOVE #gpk, #gsk',
-            ConditionExpression: '#status = :pending AND #step = :step',
+            ConditionExpression:
+              visit.ask === undefined
+                ? '#status = :pending AND #step = :step'
+                : '#status = :pending AND #step = :step AND #ask = :ask',
             ExpressionAttributeNames: {
               '#status': 'status',
               '#step': 'step',
               '#gpk': GSI1_PARTITION_KEY,
               '#gsk': GSI1_SORT_KEY,
+              ...(visit.ask === undefined ? {} : { '#ask': 'ask' }),
             },
             ExpressionAttributeValues: {
               ':status': resolution.outcome,
@@ -301,6 +358,7 @@ export function createInteractionStore(table: TableRef): InteractionStore {
               ':at': at,
               ':pending': 'PENDING',
               ':step': visit.step,
+              ...(visit.ask === undefined ? {} : { ':ask': visit.ask }),
             },
           }),
         );
@@ -309,6 +367,37 @@ export function createInteractionStore(table: TableRef): InteractionStore {
         if (!isConditionalCheckFailed(error)) throw error;
         return false;
       }
+    },
+
+    async holdTurn(turn, options = {}) {
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...turn,
+            ...itemKeys.heldTurn(turn.threadId, turn.nodeId),
+            kind: HELD_TURN_KIND,
+            ...(options.expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: options.expiresAt }),
+          },
+        }),
+      );
+    },
+
+    async getHeldTurn(threadId, nodeId) {
+      const { Item } = await dynamo.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: itemKeys.heldTurn(threadId, nodeId),
+          ConsistentRead: true,
+        }),
+      );
+      if (Item === undefined) return undefined;
+      const {
+        kind: _kind,
+        [TTL_ATTRIBUTE]: _ttl,
+        ...turn
+      } = entityOf<HeldTurn & { kind?: string; [TTL_ATTRIBUTE]?: number }>(Item);
+      return turn;
     },
 
     async listOpenOfThread(threadId) {

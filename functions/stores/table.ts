@@ -71,6 +71,11 @@ export const itemKeys = {
     pk: `THREAD#${threadId}`,
     sk: `INTERACTION#${nodeId}`,
   }),
+  /** An LLM node's request held for a tool call's approval (see interaction-store.ts, HeldTurn). */
+  heldTurn: (threadId: string, nodeId: string): ItemKey => ({
+    pk: `THREAD#${threadId}`,
+    sk: `HELD#${nodeId}`,
+  }),
 } as const;
 
 const OPEN_INTERACTIONS = 'INTERACTIONS#OPEN';

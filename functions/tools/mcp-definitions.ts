@@ -108,6 +108,10 @@ export async function resolveMcpTools(
         description: info.description ?? '',
         parameters: info.inputSchema,
         handler: { ...server, tool: toolName },
+        // The entry's approval rule holds for each tool it offers.
+        ...(definition.requiresApproval === undefined
+          ? {}
+          : { requiresApproval: definition.requiresApproval }),
       });
     }
   }

@@ -50,6 +50,14 @@ const PLANS: Record<string, Plan> = {
     answers: [{ kind: 'approve' }],
     status: 'COMPLETED',
   },
+  // The agent's refund waits for approval (a task token wait on the LLM function), then runs once.
+  'refund-approval': {
+    input: { customer: 'Ada', order: 'A-17' },
+    answers: [{ kind: 'approve' }],
+    status: 'COMPLETED',
+  },
+  // A held tool call inside a fork branch, rejected with a reason: the model reads the refusal.
+  'fork-tool-approval': { input: {}, answers: [{ kind: 'reject', reason: 'not now' }], status: 'COMPLETED' },
   'fixture-context-pipeline': { input: {}, status: 'COMPLETED' },
   'fixture-research-brief': { input: { topic: 'caching' }, status: 'COMPLETED' },
   // Three loop iterations score 3, the ROUTE goes to the selection, a person picks "publish".

@@ -126,6 +126,25 @@ const expected: Record<
       user('Approved.'),
     ],
   },
+  'refund-approval': {
+    input: { customer: 'Ada', order: 'A-17' },
+    // The refund of 80 EUR is over the rule's 50: approved, it runs once.
+    answers: [{ kind: 'approve' }],
+    output: {
+      reply: 'I have dealt with the double charge on order A-17; the tool result above says what was done.',
+    },
+    conversation: [
+      system('You handle billing complaints. Refund duplicate charges.'),
+      user('Customer Ada says order A-17 was charged twice.'),
+      assistant('Looking up order A-17.'),
+      { role: 'tool', content: '{"order":"A-17","charges":[80,80],"currency":"EUR"}' },
+      assistant('Order A-17 was charged twice: refunding the duplicate 80 EUR.'),
+      { role: 'tool', content: '{"refunded":80,"order":"A-17","currency":"EUR"}' },
+      assistant(
+        'I have dealt with the double charge on order A-17; the tool result above says what was done.',
+      ),
+    ],
+  },
   'route-loop': {
     input: {},
     output: { escalated: 2, routine: [0, 2] },

@@ -43,6 +43,19 @@ describe('workflow construct', () => {
     ).toThrow(expect.objectContaining({ code: 'DEPLOY_CONFIG_INVALID' }));
   });
 
+  it('refuses EXPRESS for a workflow whose LLM node offers a tool that requires approval', () => {
+    const { runtime } = runtimeStack();
+    const example = JSON.parse(readFileSync('examples/refund-approval.json', 'utf8')) as Workflow;
+    expect(
+      () => new StepthreadWorkflow(runtime, 'R', { runtime, workflow: example, executionType: 'EXPRESS' }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'DEPLOY_CONFIG_INVALID',
+        message: expect.stringContaining('LLM node agent offers a tool that requires approval'),
+      }),
+    );
+  });
+
   it('refuses EXPRESS for a workflow whose timers can outlast its five minutes', () => {
     const { runtime } = runtimeStack();
     const flow = (nodes: unknown[]) =>

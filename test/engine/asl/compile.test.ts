@@ -132,7 +132,13 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
       ]);
       expect(longestBackoffSeconds(state.Retry![0]!)).toBeGreaterThanOrEqual(120);
       const action = input(state).action;
-      if (action === 'execute' || action === 'answer' || action === 'fail' || action === 'resume') {
+      if (
+        action === 'execute' ||
+        action === 'answer' ||
+        action === 'approval' ||
+        action === 'fail' ||
+        action === 'resume'
+      ) {
         expect(state.Catch, stateName).toEqual([
           expect.objectContaining({
             ErrorEquals: ['States.ALL'],
@@ -213,7 +219,10 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
         continue;
       }
       const expectedType =
-        entry.action === 'execute' || entry.action === 'answer' || entry.action === 'resume'
+        entry.action === 'execute' ||
+        entry.action === 'answer' ||
+        entry.action === 'resume' ||
+        entry.action === 'approval'
           ? (input(state).node as { type: string }).type
           : entry.action === 'fail'
             ? 'END'
@@ -359,6 +368,45 @@ describe('node types', () => {
     });
     const approve = task(compiledOf('test/fixtures/valid/route-loop.yaml').definition, 'approve');
     expect(approve).toMatchObject({ TimeoutSeconds: 86_400 });
+  });
+
+  it('runs an LLM node with a tool that requires approval as its Task, a Choice on $.approval and a waitForTaskToken Task back to it', () => {
+    const compiled = compiledOf('examples/refund-approval.json').definition;
+    const retry = task(compiled, 'agent').Retry;
+    expect(task(compiled, 'agent')).toEqual({
+      Type: 'Task',
+      Resource: `\${Fn_LLM}`,
+      Parameters: { action: 'execute', node: node(compiled, 'agent'), 'envelope.$': '$' },
+      Retry: retry,
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAIL_TASK }],
+      Next: 'agent:asks',
+    });
+    expect(stateOf(compiled, 'agent:asks')).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.approval', IsPresent: true, Next: 'agent:approval' }],
+      Default: 'end',
+    });
+    expect(task(compiled, 'agent:approval')).toEqual({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: {
+        FunctionName: `\${Fn_LLM}`,
+        Payload: {
+          action: 'approval',
+          node: node(compiled, 'agent'),
+          'envelope.$': '$',
+          'taskToken.$': '$$.Task.Token',
+        },
+      },
+      ResultPath: '$.answer',
+      TimeoutSeconds: 86_400,
+      Retry: retry,
+      // The answer, a SendTaskFailure or a timeout: back to the LLM Task, which goes on or fails the node.
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'agent' }],
+      Next: 'agent',
+    });
+    // Without such a tool, an LLM node is one Task as before.
+    expect(JSON.stringify(compiledOf('examples/support-triage.json').definition)).not.toContain('$.approval');
   });
 
   it('runs a USER_INTERACTION that needs nobody (show_message, a config userInput) as one plain Task', () => {

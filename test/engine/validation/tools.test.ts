@@ -212,3 +212,45 @@ const _typed: ToolDefinition[] = [
   { description: 'b', handler: { kind: 'http', url: 'https://x' } },
 ];
 void _typed;
+
+describe('validateWorkflow: requiresApproval', () => {
+  const gated = (requiresApproval: unknown) =>
+    withTools({ crm: { description: 'CRM lookup', handler: 'builtin:echo', requiresApproval } });
+  const errorsOf = (requiresApproval: unknown) =>
+    validateWorkflow(gated(requiresApproval)).errors.map(({ code, message, path }) => ({
+      code,
+      message,
+      path,
+    }));
+
+  it('takes true, false or an expression over args', () => {
+    for (const rule of [true, false, 'args.amount > 100', "contains(args.id, 'VIP') || len(args) > 2"]) {
+      expect(errorsOf(rule), JSON.stringify(rule)).toEqual([]);
+    }
+  });
+
+  it('refuses an expression that does not parse (INVALID_EXPRESSION) or reads more than args, naming the field', () => {
+    expect(errorsOf('args.amount >')).toEqual([
+      {
+        code: 'INVALID_EXPRESSION',
+        message: expect.stringMatching(/^tool "crm": requiresApproval: /),
+        path: 'tools.crm.requiresApproval',
+      },
+    ]);
+    expect(errorsOf('amount > 100 && input.vip')).toEqual([
+      {
+        code: 'INVALID_TOOL_DEFINITION',
+        message:
+          'tool "crm": requiresApproval reads "amount"; only args (the call\'s arguments) is available',
+        path: 'tools.crm.requiresApproval',
+      },
+      {
+        code: 'INVALID_TOOL_DEFINITION',
+        message: 'tool "crm": requiresApproval reads "input"; only args (the call\'s arguments) is available',
+        path: 'tools.crm.requiresApproval',
+      },
+    ]);
+    expect(errorsOf('')).toEqual([expect.objectContaining({ code: 'SCHEMA_INVALID' })]);
+    expect(errorsOf(1)).toEqual([expect.objectContaining({ code: 'SCHEMA_INVALID' })]);
+  });
+});
