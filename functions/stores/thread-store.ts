@@ -143,6 +143,12 @@ export interface ThreadStore {
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
   /**
+   * The thread a copy was made from, as its journal and time travel read it: its head, or, when
+   * `stepthread prune` removed it while a copy still pointed at it, the head the prune kept for the
+   * copies (`itemKeys.prunedHead`). THREAD_NOT_FOUND when neither is there.
+   */
+  getCopySource(threadId: string): Promise<VersionedThread>;
+  /**
    * Applies `change` if the thread is at `expectedVersion`, in one UpdateItem (after the PutItem of
    * its step record), and returns the new version. VERSION_CONFLICT otherwise.
    */
@@ -569,6 +575,16 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       return versioned(item);
     },
 
+    async getCopySource(threadId) {
+      const item = await readItem(threadId);
+      if (item) return versioned(item);
+      const { Item: kept } = await dynamo.send(
+        new GetCommand({ TableName: tableName, Key: itemKeys.prunedHead(threadId), ConsistentRead: true }),
+      );
+      if (!kept) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
+      return versioned(kept);
+    },
+
     async getThreads(threadIds) {
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
@@ -745,7 +761,8 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async readStepResults(threadId) {
-      const { thread } = await store.getThread(threadId);
+      // A copy's source (time travel) may be a pruned thread its copies still read.
+      const { thread } = await store.getCopySource(threadId);
       // Each node's latest step, in the order the nodes first ran (a Map keeps first insertion's place).
       const latest = new Map<string, { threadId: string; step: number }>();
       for (const segment of await segmentsOf(thread, thread.step ?? 0)) {
@@ -800,7 +817,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   ): Promise<HistorySegment[]> {
     const source = copySourceOf(thread);
     const before = source
-      ? await segmentsOf((await store.getThread(source.threadId)).thread, source.step)
+      ? await segmentsOf((await store.getCopySource(source.threadId)).thread, source.step)
       : [];
     return [...before, { threadId: thread.id, steps: step, created }];
   }
