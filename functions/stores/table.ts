@@ -25,6 +25,8 @@ export const RESERVED_ATTRIBUTES = [
   // The head's latest batch of events recorded outside steps, and the version that committed it.
   'recentEvents',
   'recentEventsAt',
+  // The steps copies pinned on a source's head (retention.ts).
+  'retentionPins',
 ] as const;
 
 export interface ItemKey {

@@ -35,6 +35,7 @@ import {
   queryGsi1Partition,
   type TableRef,
 } from './dynamo-items.ts';
+import { expireThread, pinForCopy } from './retention.ts';
 import {
   EVENTS_PREFIX,
   gsi1Keys,
@@ -165,6 +166,10 @@ export interface ThreadStore {
   ): Promise<{ version: number }>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
+  /** Sets the expiry (TTL) of each of the thread's items but those a copy pinned (retention.ts). */
+  expireThread(threadId: string, expiresAt: number): Promise<void>;
+  /** A copy was made at `copiedAtStep`: keeps what it reads of this thread from expiring (retention.ts). */
+  pinForCopy(threadId: string, copiedAtStep: number): Promise<void>;
   /** Sets the latest result of each node (plain PutItems: writing them again changes nothing). */
   putNodeResults(threadId: string, results: readonly NodeResult[]): Promise<void>;
   /**
@@ -649,6 +654,9 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       // The index is eventually consistent: keep only threads still listed under this execution.
       return threads.filter((entry) => entry.thread.metadata.executionId === executionId);
     },
+
+    expireThread: (threadId, expiresAt) => expireThread(table, threadId, expiresAt),
+    pinForCopy: (threadId, copiedAtStep) => pinForCopy(table, threadId, copiedAtStep),
 
     async putNodeResults(threadId, results) {
       if (results.length === 0) return;
