@@ -10,6 +10,7 @@
  *   stepthread:continueAfterEvents / STEPTHREAD_CONTINUE_AFTER_EVENTS
  *                                      continue-as-new threshold in history events (default 20000; `off`)
  *   stepthread:reservedConcurrency                         reserved concurrency per node type, `LLM=50,TOOL=20`
+ *   stepthread:retentionDays / STEPTHREAD_RETENTION_DAYS   days an ended run is kept (default: forever)
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -57,9 +58,22 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
     ...(context('reservedConcurrency')
       ? { reservedConcurrency: parseReservedConcurrency(context('reservedConcurrency')!) }
       : {}),
+    ...retentionSetting(context('retentionDays') ?? env.STEPTHREAD_RETENTION_DAYS),
   });
   addNagChecks(app);
   return stack;
+}
+
+/** `stepthread:retentionDays`: a whole number of days from 1; unset or empty keeps runs forever. */
+export function retentionSetting(text: string | undefined): { retentionDays?: number } {
+  if (text === undefined || text.trim() === '') return {};
+  if (!/^[1-9]\d*$/.test(text.trim())) {
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      `stepthread:retentionDays must be a whole number of days from 1 (unset: keep runs forever), not "${text}"`,
+    );
+  }
+  return { retentionDays: Number(text.trim()) };
 }
 
 /** `LLM=50,TOOL=20`: a whole number of at least 1 per node type named. */

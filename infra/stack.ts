@@ -22,6 +22,8 @@ export interface StepthreadStackProps extends StackProps {
   /** Triggers from stack configuration, per workflow id, added to those in the workflow files. */
   readonly extraTriggers?: Readonly<Record<string, readonly Trigger[]>>;
   readonly removalPolicy?: RemovalPolicy;
+  /** Days an ended run is kept (default: forever); see StepthreadRuntimeProps.retentionDays. */
+  readonly retentionDays?: number;
   readonly triggerBus?: IEventBus;
   /** Root the handler entries are resolved against (default: this repository). */
   readonly projectRoot?: string;
@@ -54,6 +56,7 @@ export class StepthreadStack extends Stack {
       ...(props.triggerBus ? { triggerBus: props.triggerBus } : {}),
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
+      ...(props.retentionDays === undefined ? {} : { retentionDays: props.retentionDays }),
     });
 
     const workflows = new Map<string, StepthreadWorkflow>();
