@@ -21,7 +21,8 @@ export STEPTHREAD_CLOUD_STACK=$STACK
 npx tsx test/cloud/workflows.ts "$STEPTHREAD_CLOUD_WORKFLOWS"
 rm -rf "$STEPTHREAD_CLOUD_ASSEMBLY"
 npx cdk synth --quiet -o "$STEPTHREAD_CLOUD_ASSEMBLY" \
-  -c "stepthread:workflowsDir=$STEPTHREAD_CLOUD_WORKFLOWS" -c "stepthread:stackName=$STACK"
+  -c "stepthread:workflowsDir=$STEPTHREAD_CLOUD_WORKFLOWS" -c "stepthread:stackName=$STACK" \
+  -c "stepthread:retentionDays=30"
 
 # Errors fail the suite; warnings are printed. Rules ignored, each with its reason:
 #   W3005  a DependsOn also implied by a GetAtt: CDK adds it so a role's policy exists before the
