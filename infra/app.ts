@@ -15,6 +15,7 @@
  *   stepthread:otelEndpoint                                OTLP/HTTP endpoint the functions export traces to
  *   stepthread:otelEnvironment                             JSON object of more OTEL_* variables for them
  *   stepthread:otelLayers                                  layer ARNs for every function (an ADOT collector)
+ *   stepthread:retentionDays / STEPTHREAD_RETENTION_DAYS   days an ended run is kept (default: forever)
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -73,9 +74,22 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
       ? { reservedConcurrency: parseReservedConcurrency(context('reservedConcurrency')!) }
       : {}),
     ...(openTelemetry ? { openTelemetry } : {}),
+    ...retentionSetting(context('retentionDays') ?? env.STEPTHREAD_RETENTION_DAYS),
   });
   addNagChecks(app);
   return stack;
+}
+
+/** `stepthread:retentionDays`: a whole number of days from 1; unset or empty keeps runs forever. */
+export function retentionSetting(text: string | undefined): { retentionDays?: number } {
+  if (text === undefined || text.trim() === '') return {};
+  if (!/^[1-9]\d*$/.test(text.trim())) {
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      `stepthread:retentionDays must be a whole number of days from 1 (unset: keep runs forever), not "${text}"`,
+    );
+  }
+  return { retentionDays: Number(text.trim()) };
 }
 
 /** `LLM=50,TOOL=20`: a whole number of at least 1 per node type named. */

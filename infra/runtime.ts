@@ -24,7 +24,8 @@ import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
-import { ITEM_LIST_PREFIX } from '../functions/stores/item-lists.ts';
+import { ITEM_LIST_PREFIX, MAP_PREFIX } from '../functions/stores/item-lists.ts';
+import { RETENTION_DAYS_ENV } from '../functions/stores/retention.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
 import { VALUES_PREFIX } from '../functions/stores/value-store.ts';
 import type { ToolRequirements } from '../functions/tools/requirements.ts';
@@ -78,6 +79,13 @@ export interface StepthreadRuntimeProps {
    */
   readonly projectRoot?: string;
   /**
+   * Days an ended run is kept (default: forever). When a run ends, its END function sets DynamoDB's
+   * TTL on the run's items, this many days after the end; a lifecycle rule expires the distributed
+   * FORKs' item lists and result files under `map/` after as many days. Conversation segments and
+   * large values are shared between threads and never expire (functions/stores/README.md, "Retention").
+   */
+  readonly retentionDays?: number;
+  /**
    * Add the outputs `stepthread … --stack <name>` reads to the runtime's stack (default true):
    * `TableName`, `BucketName`, `EventBusName` and `OperatorPolicyArn`, under those names. A stack
    * holds them once: give a second runtime in the same stack `false`.
@@ -109,6 +117,7 @@ export class StepthreadRuntime extends Construct {
   /** Whether the functions export traces: workflows compile with the trace context then. */
   readonly traceContext: boolean;
   private readonly telemetry: { environment: Record<string, string>; layers: ILayerVersion[] } | undefined;
+  readonly retentionDays: number | undefined;
   private readonly functions = new Map<NodeType, LambdaFunction>();
   /** State machines registered under a name outside `<namePrefix>-…` (user CDK apps). */
   private readonly otherStateMachineArns: string[] = [];
@@ -119,6 +128,13 @@ export class StepthreadRuntime extends Construct {
     this.namePrefix = props.namePrefix ?? 'stepthread';
     this.logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    if (
+      props.retentionDays !== undefined &&
+      !(Number.isSafeInteger(props.retentionDays) && props.retentionDays >= 1)
+    ) {
+      throw new Error(`retentionDays must be a whole number of days from 1, not ${props.retentionDays}`);
+    }
+    this.retentionDays = props.retentionDays;
     const root = props.projectRoot ?? PROJECT_ROOT;
     const prebuilt = props.projectRoot === undefined;
     this.traceContext = props.openTelemetry !== undefined;
@@ -364,9 +380,20 @@ export class StepthreadRuntime extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'conversations/',
-      // Only cleans up uploads that never completed; no stored object is ever expired.
+      // Cleans up uploads that never completed. With retentionDays, a distributed FORK's item list and
+      // result files (`map/`, read only by the Map state that starts right after the FORK) expire too;
+      // segments and values never do: they are shared, and their age says nothing about their use.
       lifecycleRules: [
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...(this.retentionDays === undefined
+          ? []
+          : [
+              {
+                id: 'expire-fork-item-lists',
+                prefix: MAP_PREFIX,
+                expiration: Duration.days(this.retentionDays),
+              },
+            ]),
       ],
       removalPolicy: this.removalPolicy,
     });
@@ -475,6 +502,7 @@ export class StepthreadRuntime extends Construct {
         STEPTHREAD_EVENT_BUS: this.eventBus.eventBusName,
         POWERTOOLS_SERVICE_NAME: 'stepthread',
         ...this.telemetry?.environment,
+        ...(this.retentionDays === undefined ? {} : { [RETENTION_DAYS_ENV]: String(this.retentionDays) }),
       },
       ...(this.telemetry?.layers.length ? { layers: this.telemetry.layers } : {}),
     };
@@ -514,6 +542,16 @@ export class StepthreadRuntime extends Construct {
     role.addToPolicy(
       new PolicyStatement({ sid: 'ThreadTable', actions: [...spec.table], resources: [this.table.tableArn] }),
     );
+    // With retentionDays, END (which ends runs, and fails them) lists a run's threads to expire them.
+    if (this.retentionDays !== undefined && spec.type === 'END') {
+      role.addToPolicy(
+        new PolicyStatement({
+          sid: 'ListThreadsOfEndedRuns',
+          actions: ['dynamodb:Query'],
+          resources: [`${this.table.tableArn}/index/${GSI1_NAME}`],
+        }),
+      );
+    }
   }
 
   private grantConversation(role: Role, spec: HandlerSpec): void {

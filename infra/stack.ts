@@ -25,6 +25,8 @@ export interface StepthreadStackProps extends StackProps {
   /** Triggers from stack configuration, per workflow id, added to those in the workflow files. */
   readonly extraTriggers?: Readonly<Record<string, readonly Trigger[]>>;
   readonly removalPolicy?: RemovalPolicy;
+  /** Days an ended run is kept (default: forever); see StepthreadRuntimeProps.retentionDays. */
+  readonly retentionDays?: number;
   readonly triggerBus?: IEventBus;
   /** Root the handler entries are resolved against (default: this repository). */
   readonly projectRoot?: string;
@@ -60,6 +62,7 @@ export class StepthreadStack extends Stack {
       ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrency: props.reservedConcurrency } : {}),
       ...(props.openTelemetry ? { openTelemetry: props.openTelemetry } : {}),
+      ...(props.retentionDays === undefined ? {} : { retentionDays: props.retentionDays }),
     });
     if ((props.streaming ?? true) && this.runtime.nodeTypes.includes('LLM')) {
       this.streaming = new StepthreadStreaming(this, 'Streaming', { runtime: this.runtime });

@@ -33,7 +33,7 @@ export interface NodeRunsSummary {
 /** Threads whose fold is kept (least recently shown dropped first): a long-lived `dev` holds no more. */
 export const MAX_CACHED_THREADS = 1000;
 
-type Store = Pick<ThreadStore, 'getThread' | 'readSteps' | 'readJournal'>;
+type Store = Pick<ThreadStore, 'getThread' | 'getCopySource' | 'readSteps' | 'readJournal'>;
 
 const isNodeEvent = (event: StepthreadEvent) =>
   event.type === 'NODE_STARTED' || event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED';
@@ -157,7 +157,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
   const sourcesOf = async (thread: Thread): Promise<Segment[]> => {
     const source = copySourceOf(thread);
     if (source === undefined) return [];
-    const before = await sourcesOf((await store.getThread(source.threadId)).thread);
+    const before = await sourcesOf((await store.getCopySource(source.threadId)).thread);
     return [...before, { threadId: source.threadId, steps: source.step }];
   };
 

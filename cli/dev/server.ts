@@ -1167,8 +1167,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     messages: Message[];
     variables: unknown;
   }
-  const conversationAt = async (threadId: string, stepParam: string | null): Promise<ConversationAt> => {
-    const { thread } = await stores.threads.getThread(threadId);
+  const conversationAt = async (
+    threadId: string,
+    stepParam: string | null,
+    /** Read as a copy's source: a pruned thread its copies still read is found too. */
+    asSource = false,
+  ): Promise<ConversationAt> => {
+    const { thread } = await (asSource
+      ? stores.threads.getCopySource(threadId)
+      : stores.threads.getThread(threadId));
     const stepCount = thread.step ?? 0;
     const step = stepParam === null ? stepCount : Number(stepParam);
     if (!Number.isInteger(step) || step < 0) throw badRequest('"step" must be a whole number ≥ 0');
@@ -1183,7 +1190,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           ? { threadId: parentThreadId, step: forkStep }
           : undefined);
       if (from === undefined) return { threadId, step, stepCount, messages: [], variables: null };
-      const source = await conversationAt(from.threadId, String(from.step));
+      const source = await conversationAt(from.threadId, String(from.step), true);
       return { ...source, threadId, step, stepCount };
     }
     // As the thread was after step `step`: before step `step + 1` ran.

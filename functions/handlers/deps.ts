@@ -34,6 +34,11 @@ export interface TaskTokenSender {
 }
 
 export interface HandlerDeps extends HandlerStores {
+  /**
+   * Days an ended run's items are kept (the stack's `retentionDays`, STEPTHREAD_RETENTION_DAYS in the
+   * Lambdas): the step that ends a run sets their TTL (functions/nodes/run-expiry.ts). Absent: forever.
+   */
+  readonly retentionDays?: number;
   /** Clock and id source; engine results depend on nothing else. */
   readonly env: EngineEnv;
   /** LLM provider per profile (default: the built-in providers). */

@@ -9,6 +9,7 @@ import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore } from '../stores/join-store.ts';
+import { retentionDaysFromEnv } from '../stores/retention.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import { flushTracing } from '../telemetry/index.ts';
@@ -74,6 +75,11 @@ function lazyItemListStore(clients: LambdaClients): ItemListStore {
   };
 }
 
+function retentionOf(env: NodeJS.ProcessEnv): { retentionDays?: number } {
+  const days = retentionDaysFromEnv(env);
+  return days === undefined ? {} : { retentionDays: days };
+}
+
 /** Deps for a deployed Lambda: clients for the target named by the environment (cached per container). */
 export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
   const clients = environmentClients();
@@ -88,6 +94,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     itemLists: lazyItemListStore(clients),
     env: systemEnv,
     events: environmentEvents(clients),
+    ...retentionOf(process.env),
     ...(signal ? { signal } : {}),
   };
 }

@@ -48,6 +48,7 @@ import {
 } from '../nodes/user-interaction.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import type { Interaction } from '../stores/interaction-store.ts';
+import { copySourceOf } from '../stores/thread-store.ts';
 import { type CopyPoint, threadBefore } from '../stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../stores/value-store.ts';
 import { flushTracing, tracingConfigured } from '../telemetry/index.ts';
@@ -77,6 +78,11 @@ export interface LocalRuntimeOptions {
   /** Clock and ids for the handlers; defaults to the system clock and random UUIDs. */
   readonly env?: EngineEnv;
   readonly providers?: ProviderFactory;
+  /**
+   * Days an ended run's items are kept, set as their TTL when the run ends, as a stack with
+   * `retentionDays` does (dynalite ignores TTL: tests delete expired items themselves). Default: none.
+   */
+  readonly retentionDays?: number;
   /**
    * Continue-as-new threshold of the definitions this runtime compiles: a number of history events, or
    * `false` for never. Default: `$STEPTHREAD_CONTINUE_AFTER_EVENTS`, else the compiler's 20,000.
@@ -673,6 +679,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           env,
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
+          ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
           ...(runOptions.onNodeResult ? { onNodeResult: runOptions.onNodeResult } : {}),
           ...(runOptions.onReplyText ? { onReplyText: runOptions.onReplyText } : {}),
@@ -1065,6 +1072,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
     }
     await stores.threads.createThread(thread);
+    // Keeps what the copy reads of its source (and of the source's own source) from expiring.
+    for (let from = copySourceOf(thread); from !== undefined; ) {
+      await stores.threads.pinForCopy(from.threadId, from.step);
+      const next = await stores.threads.getCopySource(from.threadId).catch(() => undefined);
+      from = next === undefined ? undefined : copySourceOf(next.thread);
+    }
     return thread;
   };
 

@@ -5,6 +5,7 @@ import { transitionThread } from '../../engine/thread/index.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
 import { isRootThread } from '../handlers/pipeline.ts';
 import { parseConfig } from './config.ts';
+import { expireEndedRun } from './run-expiry.ts';
 
 export const endNode: NodeBehaviour = {
   logic(ctx) {
@@ -19,6 +20,11 @@ export const endNode: NodeBehaviour = {
     if (!isRootThread(event.envelope) || thread.status !== 'COMPLETED') return;
     await deps.executions.setExecutionStatus(event.envelope.executionId, 'COMPLETED', {
       ...(thread.endTime ? { endTime: thread.endTime } : {}),
+    });
+    await expireEndedRun(deps, {
+      executionId: event.envelope.executionId,
+      rootThreadId: thread.id,
+      endTime: thread.endTime,
     });
   },
 };

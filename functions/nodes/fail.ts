@@ -2,6 +2,7 @@
  * The `fail` action: a Catch routed a failure here. Marks the thread FAILED with the caught error
  * (and the execution, for the root). Idempotent by status: a thread already finished is left as is.
  */
+
 import type { CodedError } from '../../engine/errors.ts';
 import { isTerminalStatus, transitionThread } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
@@ -9,6 +10,7 @@ import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { isRootThread, loadThread } from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, type IncomingEnvelope, type TaskEvent } from '../handlers/task.ts';
+import { expireEndedRun } from './run-expiry.ts';
 
 function sameError(a: CodedError | undefined, b: CodedError): boolean {
   return a !== undefined && a.code === b.code && a.message === b.message && a.nodeId === b.nodeId;
@@ -52,6 +54,11 @@ export async function runFail(event: TaskEvent, deps: HandlerDeps): Promise<Inco
   if (isRootThread(envelope) && after.status === 'FAILED') {
     await deps.executions.setExecutionStatus(envelope.executionId, 'FAILED', {
       ...(after.endTime ? { endTime: after.endTime } : {}),
+    });
+    await expireEndedRun(deps, {
+      executionId: envelope.executionId,
+      rootThreadId: after.id,
+      endTime: after.endTime,
     });
   }
   // The Fail state after this task reads the error from `$.error`.

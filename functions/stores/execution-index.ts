@@ -54,6 +54,8 @@ export interface ExecutionIndex {
     status: ExecutionStatus,
     options?: { endTime?: string; fromStatus?: ExecutionStatus; continuedAs?: string },
   ): Promise<void>;
+  /** Sets the item's expiry (DynamoDB TTL, epoch seconds), if the item exists (retention.ts). */
+  expireExecution(executionId: string, expiresAt: number): Promise<void>;
   /** The records of those executions that have one, by id (BatchGetItem: consistent, 100 per request). */
   getExecutions(executionIds: readonly string[]): Promise<Map<string, ExecutionRecord>>;
   /**
@@ -142,6 +144,23 @@ export function createExecutionIndex(table: TableRef): ExecutionIndex {
           `execution ${executionId} is ${String(existing.status)}, not ${String(options.fromStatus)}`,
           { cause: error },
         );
+      }
+    },
+
+    async expireExecution(executionId, expiresAt) {
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.execution(executionId),
+            UpdateExpression: 'SET #ttl = :ttl',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+            ExpressionAttributeValues: { ':ttl': expiresAt },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
 

@@ -9,6 +9,8 @@ import type { ObjectClient } from '../aws/s3-client.ts';
 /** Loaded on first use, so a handler that never fans out does not load the S3 client. */
 const s3Commands = once(() => import('@aws-sdk/client-s3'));
 
+/** Everything distributed FORKs keep in the bucket (per run: expired with `retentionDays`). */
+export const MAP_PREFIX = 'map/';
 export const ITEM_LIST_PREFIX = 'map/items/';
 export const MAP_RESULTS_PREFIX = 'map/results/';
 

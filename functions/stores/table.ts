@@ -25,6 +25,8 @@ export const RESERVED_ATTRIBUTES = [
   // The head's latest batch of events recorded outside steps, and the version that committed it.
   'recentEvents',
   'recentEventsAt',
+  // The steps copies pinned on a source's head (retention.ts).
+  'retentionPins',
 ] as const;
 
 export interface ItemKey {
@@ -42,6 +44,8 @@ export const STEP_PREFIX = 'STEP#';
 export const NODE_RESULT_PREFIX = 'NODE#';
 /** Batches of events recorded outside steps, moved off the head (see thread-store.ts). */
 export const EVENTS_PREFIX = 'EVENTS#';
+/** Sort key of a pruned thread's head kept for its copies (`itemKeys.prunedHead`). */
+export const PRUNED_HEAD_SORT_KEY = 'PRUNED';
 /** Zero-padded so records sort by step. */
 const STEP_DIGITS = 10;
 
@@ -67,6 +71,11 @@ export const itemKeys = {
     pk: `THREAD#${threadId}`,
     sk: `${NODE_RESULT_PREFIX}${nodeId}`,
   }),
+  /**
+   * What stays of a pruned thread that a copy still reads through `copiedFrom` (prune.ts): its head
+   * as it was, under another sort key, so nothing that reads heads finds the thread.
+   */
+  prunedHead: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: PRUNED_HEAD_SORT_KEY }),
   pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
     pk: `THREAD#${threadId}`,
     sk: `INTERACTION#${nodeId}`,

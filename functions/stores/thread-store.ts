@@ -35,6 +35,7 @@ import {
   queryGsi1Partition,
   type TableRef,
 } from './dynamo-items.ts';
+import { expireThread, pinForCopy } from './retention.ts';
 import {
   EVENTS_PREFIX,
   gsi1Keys,
@@ -143,6 +144,12 @@ export interface ThreadStore {
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
   /**
+   * The thread a copy was made from, as its journal and time travel read it: its head, or, when
+   * `stepthread prune` removed it while a copy still pointed at it, the head the prune kept for the
+   * copies (`itemKeys.prunedHead`). THREAD_NOT_FOUND when neither is there.
+   */
+  getCopySource(threadId: string): Promise<VersionedThread>;
+  /**
    * Applies `change` if the thread is at `expectedVersion`, in one UpdateItem (after the PutItem of
    * its step record), and returns the new version. VERSION_CONFLICT otherwise.
    */
@@ -159,6 +166,10 @@ export interface ThreadStore {
   ): Promise<{ version: number }>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
+  /** Sets the expiry (TTL) of each of the thread's items but those a copy pinned (retention.ts). */
+  expireThread(threadId: string, expiresAt: number): Promise<void>;
+  /** A copy was made at `copiedAtStep`: keeps what it reads of this thread from expiring (retention.ts). */
+  pinForCopy(threadId: string, copiedAtStep: number): Promise<void>;
   /** Sets the latest result of each node (plain PutItems: writing them again changes nothing). */
   putNodeResults(threadId: string, results: readonly NodeResult[]): Promise<void>;
   /**
@@ -569,6 +580,16 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       return versioned(item);
     },
 
+    async getCopySource(threadId) {
+      const item = await readItem(threadId);
+      if (item) return versioned(item);
+      const { Item: kept } = await dynamo.send(
+        new GetCommand({ TableName: tableName, Key: itemKeys.prunedHead(threadId), ConsistentRead: true }),
+      );
+      if (!kept) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
+      return versioned(kept);
+    },
+
     async getThreads(threadIds) {
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
@@ -633,6 +654,9 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       // The index is eventually consistent: keep only threads still listed under this execution.
       return threads.filter((entry) => entry.thread.metadata.executionId === executionId);
     },
+
+    expireThread: (threadId, expiresAt) => expireThread(table, threadId, expiresAt),
+    pinForCopy: (threadId, copiedAtStep) => pinForCopy(table, threadId, copiedAtStep),
 
     async putNodeResults(threadId, results) {
       if (results.length === 0) return;
@@ -745,7 +769,8 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async readStepResults(threadId) {
-      const { thread } = await store.getThread(threadId);
+      // A copy's source (time travel) may be a pruned thread its copies still read.
+      const { thread } = await store.getCopySource(threadId);
       // Each node's latest step, in the order the nodes first ran (a Map keeps first insertion's place).
       const latest = new Map<string, { threadId: string; step: number }>();
       for (const segment of await segmentsOf(thread, thread.step ?? 0)) {
@@ -800,7 +825,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   ): Promise<HistorySegment[]> {
     const source = copySourceOf(thread);
     const before = source
-      ? await segmentsOf((await store.getThread(source.threadId)).thread, source.step)
+      ? await segmentsOf((await store.getCopySource(source.threadId)).thread, source.step)
       : [];
     return [...before, { threadId: thread.id, steps: step, created }];
   }

@@ -80,7 +80,7 @@ async function copiedState(
   copy: Thread,
   origin: { threadId: string; step: number },
 ): Promise<{ fields: Record<string, unknown>; nodeResults: Record<string, NodeResult> }> {
-  const { thread: from } = await store.getThread(origin.threadId);
+  const { thread: from } = await store.getCopySource(origin.threadId);
   const movedOn = origin.step < (from.step ?? 0);
   const then = movedOn ? (await threadBefore(store, from, { step: origin.step + 1 })).thread : from;
   const nodeResults = movedOn ? then.nodeResults : await store.readStepResults(from.id);

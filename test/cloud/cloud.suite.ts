@@ -16,9 +16,11 @@ import {
   type SFNClient,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { Thread } from '../../engine/thread/types.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
@@ -659,6 +661,52 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
   // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role
   // (a refused call failed its run above already; this names it). permissions.suite.ts checks for
   // unused grants over both suites' calls. ---
+
+  // After the listing and dev tests, which list the runs made before them.
+  it('retentionDays (30 here): an ended run is set to expire; after what TTL deletes, a copy made before still reads its history and conversation', async () => {
+    const remote = await runInMoto('route-loop', PLANS['route-loop']!, 'expiring-route-loop');
+    expect(remote.status).toBe('SUCCEEDED');
+    const { rootThreadId, endTime } = await cloud.stores.executions.getExecution(remote.executionArn);
+    const expiry = Math.floor(Date.parse(endTime!) / 1000) + 30 * 86_400;
+    const tableName = stack.outputs.TableName!;
+    const { dynamo } = createAwsClients(
+      { kind: 'endpoint', endpoint: stack.endpoint },
+      {
+        tableName,
+        bucketName: stack.outputs.BucketName!,
+      },
+    );
+    const scan = async () =>
+      ((await dynamo.send(new ScanCommand({ TableName: tableName }))).Items ?? []) as Record<
+        string,
+        unknown
+      >[];
+    const runItems = (await scan()).filter(
+      (item) => item.pk === `THREAD#${rootThreadId}` || item.pk === `EXEC#${remote.executionArn}`,
+    );
+    expect(runItems.length).toBeGreaterThan(3);
+    expect(runItems.map((item) => item.expiresAt).filter((at) => at !== expiry)).toEqual([]);
+    const conversation = await cloud.conversationOf(
+      (await cloud.stores.threads.getThread(rootThreadId)).thread,
+    );
+    const copy = await cloud.copyThread(rootThreadId);
+    // What DynamoDB's TTL does a month and a day later: delete every item whose expiry has passed.
+    const expired = (await scan()).filter(
+      (item) => typeof item.expiresAt === 'number' && item.expiresAt <= expiry + 86_400,
+    );
+    for (const item of expired) {
+      await dynamo.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
+    }
+    expect(expired.length).toBeGreaterThan(0);
+    await expect(cloud.stores.executions.getExecution(remote.executionArn)).rejects.toMatchObject({
+      code: 'EXECUTION_NOT_FOUND',
+    });
+    const journal = await cloud.stores.threads.readJournal(copy.id);
+    expect(journal.executionHistory).toHaveLength(copy.metadata.copiedAtStep!);
+    expect(await cloud.conversationOf((await cloud.stores.threads.getThread(copy.id)).thread)).toEqual(
+      conversation,
+    );
+  }, 120_000);
 
   it("every SDK call of every function was allowed by that function's role as synthesized", async () => {
     const calls = await stack.calls();

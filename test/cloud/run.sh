@@ -24,7 +24,7 @@ rm -rf "$STEPTHREAD_CLOUD_ASSEMBLY"
 # synthesizes it, with cdk-nag and cfn-lint).
 npx cdk synth --quiet -o "$STEPTHREAD_CLOUD_ASSEMBLY" \
   -c "stepthread:workflowsDir=$STEPTHREAD_CLOUD_WORKFLOWS" -c "stepthread:stackName=$STACK" \
-  -c "stepthread:streaming=off"
+  -c "stepthread:streaming=off" -c "stepthread:retentionDays=30"
 
 # Errors fail the suite; warnings are printed. Rules ignored, each with its reason:
 #   W3005  a DependsOn also implied by a GetAtt: CDK adds it so a role's policy exists before the

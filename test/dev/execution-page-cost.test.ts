@@ -421,6 +421,7 @@ describe('createNodeRunsCache', () => {
     let recordsRead = 0;
     const store = {
       getThread: () => Promise.reject(new Error('no copies here')),
+      getCopySource: () => Promise.reject(new Error('no copies here')),
       readJournal: async (threadId: string) => ({
         executionHistory: [],
         events: [{ type: 'THREAD_COMPLETED', threadId }] as StepthreadEvent[],
