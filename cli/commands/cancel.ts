@@ -71,18 +71,22 @@ function sfnOf(session: StoreSession, services: DeployedServices): SfnLike | und
   return services.sfn ?? (session.clients.sfn as unknown as SfnLike);
 }
 
+/** A cancelled run as `--json` (and dev's API) gives it. */
+export function cancelJsonOf(outcome: CancelOutcome): CancelJson {
+  return {
+    executionId: outcome.executionId,
+    threadId: outcome.rootThreadId,
+    status: 'CANCELLED',
+    reason: outcome.reason ?? null,
+    alreadyCancelled: outcome.alreadyCancelled,
+    threadsCancelled: outcome.threadsCancelled,
+    interactionsClosed: outcome.interactionsClosed,
+  };
+}
+
 function printOutcome(outcome: CancelOutcome, options: CancelOptions, io: CliIo): void {
   if (options.json) {
-    const json: CancelJson = {
-      executionId: outcome.executionId,
-      threadId: outcome.rootThreadId,
-      status: 'CANCELLED',
-      reason: outcome.reason ?? null,
-      alreadyCancelled: outcome.alreadyCancelled,
-      threadsCancelled: outcome.threadsCancelled,
-      interactionsClosed: outcome.interactionsClosed,
-    };
-    io.stdout(`${JSON.stringify(json, null, 2)}\n`);
+    io.stdout(`${JSON.stringify(cancelJsonOf(outcome), null, 2)}\n`);
     return;
   }
   const why = outcome.reason === undefined ? '' : ` (${outcome.reason})`;
