@@ -85,6 +85,10 @@ describe('stepthread cancel', () => {
 
     const runs = JSON.parse((await cli('runs', '--json')).stdout) as RunsJsonEntry[];
     expect(runs.find((row) => row.executionId === executionId)?.status).toBe('CANCELLED');
+    const onlyCancelled = JSON.parse(
+      (await cli('runs', '--status', 'cancelled', '--json')).stdout,
+    ) as RunsJsonEntry[];
+    expect(onlyCancelled.map((row) => row.executionId)).toEqual([executionId]);
     const inspected = await cli('inspect', executionId, '--json');
     const report = JSON.parse(inspected.stdout) as InspectReport;
     expect(report.executionStatus).toBe('CANCELLED');
