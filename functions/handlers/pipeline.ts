@@ -427,7 +427,9 @@ export async function runNodeStep(
       return commitFromRecord(loaded, event, deps, behaviour);
     }
     if (isTerminalStatus(loaded.thread.status)) {
-      const cancelled = loaded.thread.status === 'CANCELLED';
+      // The run's cancel (its root CANCELLED), not a join's cancel of a branch it no longer needed.
+      const root = loaded.root?.thread ?? loaded.thread;
+      const cancelled = loaded.thread.status === 'CANCELLED' && root.status === 'CANCELLED';
       throw new StepthreadError(
         cancelled ? 'RUN_CANCELLED' : 'INVALID_STATUS_TRANSITION',
         `thread ${loaded.thread.id} is ${loaded.thread.status}; node ${node.id} cannot run on it`,

@@ -133,6 +133,45 @@ describe('cancel', () => {
     expect((await e2e.thread(outcome.threadId)).step).toBe(2);
   });
 
+  it('a run cancelled by another runtime between its steps stops at its next step, which leaves no trace', async () => {
+    const workflow = valid({
+      id: 'cancel-between-steps',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'first', type: 'CODE', config: { code: 'return 1' } },
+        { id: 'second', type: 'CODE', config: { code: 'return 2' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'first' },
+        { from: 'first', to: 'second' },
+        { from: 'second', to: 'end' },
+      ],
+    });
+    const elsewhere = createLocalRuntime({
+      clients: createAwsClients(e2e.services.target, e2e.services.names),
+    });
+    const executionId = 'cancel-between-steps';
+    // Nothing waits on a model here: the cancel lands between two steps, and only the records say it.
+    const interceptTask = async (call: TaskCall, invoke: () => Promise<unknown>) => {
+      if (call.entry.nodeId === 'second' && call.attempt === 1) {
+        expect((await elsewhere.cancel(executionId, { reason: 'from elsewhere' })).status).toBe('CANCELLED');
+      }
+      return invoke();
+    };
+    const outcome = await e2e.runtime.prepare(workflow).run({}, { executionId, interceptTask });
+    expect(outcome.status).toBe('CANCELLED');
+    expect(outcome.error).toEqual({
+      code: 'RUN_CANCELLED',
+      message: 'the run was cancelled: from elsewhere',
+    });
+    const thread = await e2e.thread(outcome.threadId);
+    expect(thread.executionHistory.map((entry) => entry.nodeId)).toEqual(['start', 'first']);
+    expect(thread.errors).toEqual([]);
+    expect((await e2e.runtime.stores.executions.getExecution(executionId)).status).toBe('CANCELLED');
+  });
+
   it('refuses a run that already ended, and changes nothing', async () => {
     model.reply(textReply('Done.'));
     const done = await e2e.runtime.prepare(askWorkflow('cancel-ended')).run({});
