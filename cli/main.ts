@@ -34,6 +34,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   start: async () => (await import('./commands/start.ts')).registerStart,
   pending: async () => (await import('./commands/pending.ts')).registerPending,
   respond: async () => (await import('./commands/respond.ts')).registerRespond,
+  cancel: async () => (await import('./commands/cancel.ts')).registerCancel,
   watch: async () => (await import('./commands/watch.ts')).registerWatch,
   dev: async () => (await import('./commands/dev.ts')).registerDev,
   version: async () => (await import('./commands/version.ts')).registerVersion,

@@ -14,7 +14,14 @@ import { SFN_EXECUTION_STATUSES } from './deployed/sfn-statuses.ts';
 export type RunStatus = ExecutionStatus | 'INTERRUPTED' | 'TIMED_OUT' | 'ABORTED';
 
 /** What `--status` accepts locally: exactly the statuses a local listing shows. */
-export const LOCAL_STATUS_FILTERS = ['RUNNING', 'COMPLETED', 'FAILED', 'CONTINUED', 'INTERRUPTED'] as const;
+export const LOCAL_STATUS_FILTERS = [
+  'RUNNING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'CONTINUED',
+  'INTERRUPTED',
+] as const;
 
 /**
  * What `--status` accepts on a deployed stack: the statuses it shows (cli/deployed/runs.ts
@@ -25,6 +32,7 @@ export const DEPLOYED_STATUS_FILTERS: readonly string[] = [
     'RUNNING',
     'COMPLETED',
     'FAILED',
+    'CANCELLED',
     'CONTINUED',
     'TIMED_OUT',
     'ABORTED',

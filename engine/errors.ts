@@ -92,6 +92,9 @@ export const ERROR_CODES = [
   'LOCAL_DATA_GONE',
   'LOCAL_STORE_SERVER_FAILED',
   'RUN_NOT_RESUMABLE',
+  // Cancelling a run (stepthread cancel, dev's Stop)
+  'RUN_CANCELLED',
+  'RUN_ALREADY_ENDED',
   'INVALID_STATE_MACHINE',
   'DEPLOY_CONFIG_INVALID',
   // Reaching a deployed stack (AWS or LocalStack)

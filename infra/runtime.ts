@@ -307,6 +307,8 @@ export class StepthreadRuntime extends Construct {
         actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
         resources: [executions],
       }),
+      // `cancel` stops the execution; its records are cancelled in the table (CancelRuns).
+      new PolicyStatement({ sid: `Stop${sid}`, actions: ['states:StopExecution'], resources: [executions] }),
     );
     // No Step Functions grant for the USER_INTERACTION function: interactions that need nobody
     // compile to plain Tasks, so it never completes a task token itself.
@@ -401,7 +403,8 @@ export class StepthreadRuntime extends Construct {
 
   private createOperatorPolicy(): ManagedPolicy {
     const policy = new ManagedPolicy(this, 'OperatorPolicy', {
-      description: 'stepthread operators: start executions, list pending interactions, answer them.',
+      description:
+        'stepthread operators: start executions, list pending interactions, answer them, cancel runs.',
     });
     // Reads only: `pending` and `respond` Query/GetItem interaction items (open ones sit in a
     // sparse GSI1 partition, so no Scan); the answer is committed by the workflow's own function.
@@ -410,6 +413,14 @@ export class StepthreadRuntime extends Construct {
         sid: 'ReadThreads',
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         resources: [this.table.tableArn, `${this.table.tableArn}/index/${GSI1_NAME}`],
+      }),
+      // `cancel` writes the run's cancel mark (PutItem) and moves its threads, open questions and
+      // execution record to CANCELLED (conditional UpdateItems; a thread's earlier events batch moves
+      // off its head with a PutItem). The only table writes an operator makes.
+      new PolicyStatement({
+        sid: 'CancelRuns',
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
       }),
       // `start <workflowId>` finds the state machine by name; the action has no resource-level scope.
       new PolicyStatement({

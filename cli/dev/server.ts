@@ -39,6 +39,7 @@ import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { checkWorkflow } from '../check-workflow.ts';
+import { type CancelJson, cancelJsonOf, stopDeployedExecution } from '../commands/cancel.ts';
 import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
@@ -228,6 +229,8 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INTERACTION_NOT_DELIVERED: 409,
   INTERACTION_TIMED_OUT: 409,
   INVALID_STATUS_TRANSITION: 409,
+  RUN_ALREADY_ENDED: 409,
+  RUN_CANCELLED: 409,
   INVALID_STATE_MACHINE: 409,
   INVALID_TASK_INPUT: 409,
 };
@@ -370,6 +373,29 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   /** The replies streaming in this server's runs, for pages opened mid-reply. */
   const streaming = createStreamingReplies();
   let port = 0;
+
+  // --- cancel --------------------------------------------------------------------------------
+
+  /**
+   * Cancels a run (the console's Stop): a run of this server stops at once, one of another process on
+   * the data directory at its next look at the cancel mark, a deployed one by StopExecution. What it
+   * returns is what `stepthread cancel --json` prints.
+   */
+  const cancelExecution = async (executionId: string, reason: string | undefined): Promise<CancelJson> => {
+    const outcome = await runtime.cancel(executionId, {
+      ...(reason === undefined ? {} : { reason }),
+      ...(options.deployed ? { stop: stopDeployedExecution(options.deployed.sfn) } : {}),
+    });
+    if (outcome.status !== 'CANCELLED') {
+      throw new ApiError(
+        409,
+        'RUN_ALREADY_ENDED',
+        `execution ${outcome.executionId} ended ${outcome.status} before it could be cancelled`,
+      );
+    }
+    broadcast('execution', { executionId: outcome.executionId, status: 'CANCELLED' });
+    return cancelJsonOf(outcome);
+  };
 
   // --- workflows -------------------------------------------------------------------------------
 
@@ -1421,6 +1447,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
 
   route('GET', '/api/executions/:id', async (_req, _url, [id]) => [200, await executionPage(id!)]);
+
+  route('POST', '/api/executions/:id/cancel', async (req, _url, [id]) => {
+    const body = await readJson(req);
+    if (!isRecord(body)) throw badRequest('the body must be a JSON object');
+    const { reason } = body;
+    if (reason !== undefined && typeof reason !== 'string') throw badRequest('"reason" must be a string');
+    return [200, await cancelExecution(id!, reason)];
+  });
 
   route('GET', '/api/threads/:id', async (_req, _url, [id]) => {
     const { thread } = await stores.threads.getThread(id!);

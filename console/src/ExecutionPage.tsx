@@ -27,6 +27,46 @@ import { NodeLogs } from './NodeLogs.tsx';
 import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
 import { navigate, StatusBadge } from './ui.tsx';
 
+/** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
+const STOPPABLE: ReadonlySet<string> = new Set(['RUNNING', 'INTERRUPTED']);
+
+/** Stop: the run ends CANCELLED for good (POST /api/executions/:id/cancel). */
+function StopButton({ executionId, onStopped }: { executionId: string; onStopped: () => void }) {
+  const [stopping, setStopping] = useState(false);
+  const [failure, setFailure] = useState<string>();
+  const stop = () => {
+    setStopping(true);
+    setFailure(undefined);
+    api.cancel(executionId, 'stopped from the console').then(
+      () => onStopped(),
+      (e: Error) => {
+        setStopping(false);
+        setFailure(e.message);
+      },
+    );
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="danger"
+        data-testid="stop-execution"
+        disabled={stopping}
+        title="End this run CANCELLED: its model and tool calls are closed, and it cannot be resumed"
+        onClick={stop}
+      >
+        {stopping ? 'Stopping…' : 'Stop'}
+      </button>
+      {failure && (
+        <span className="error" data-testid="stop-error">
+          {' '}
+          {failure}
+        </span>
+      )}
+    </>
+  );
+}
+
 export function ExecutionView({ executionId }: { executionId: string }) {
   const [page, setPage] = useState<ExecutionPage>();
   const [graph, setGraph] = useState<GraphView>();
@@ -95,7 +135,10 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   return (
     <>
       <h1>
-        Execution {execution.executionId.slice(0, 8)} <StatusBadge status={execution.status} />
+        Execution {execution.executionId.slice(0, 8)} <StatusBadge status={execution.status} />{' '}
+        {STOPPABLE.has(execution.status) && (
+          <StopButton executionId={execution.executionId} onStopped={refresh} />
+        )}
       </h1>
       <p className="muted" data-testid="execution-status" data-status={execution.status}>
         workflow <a href={`#/workflows/${encodeURIComponent(page.workflowId)}`}>{page.workflowId}</a> ·

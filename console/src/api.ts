@@ -234,6 +234,12 @@ export const api = {
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
   copy: (threadId: string, fromStep: number) =>
     call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body: { fromStep } }),
+  /** Stops a run for good (`stepthread cancel`): it ends CANCELLED, its calls in flight closed. */
+  cancel: (executionId: string, reason?: string) =>
+    call<{ executionId: string; status: 'CANCELLED'; threadsCancelled: number }>(
+      `/api/executions/${enc(executionId)}/cancel`,
+      { method: 'POST', body: reason === undefined ? {} : { reason } },
+    ),
   run: (threadId: string) =>
     call<{ executionId: string }>(`/api/threads/${enc(threadId)}/run`, { method: 'POST', body: {} }),
 };

@@ -1,6 +1,7 @@
 /** What a handler needs from outside: stores, clock and ids, LLM providers, cancellation. */
 import type { EngineEnv, NodeLogs, NodeResult } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
+import type { CancelWatch } from '../cancel/watch.ts';
 import type { EventPublisher } from '../events/publisher.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { providerForProfile } from '../llm/providers.ts';
@@ -45,6 +46,11 @@ export interface HandlerDeps extends HandlerStores {
   readonly providers?: ProviderFactory;
   /** Aborts slow work (an LLM call) when the run ends or the join no longer needs the branch. */
   readonly signal?: AbortSignal;
+  /**
+   * Where the run's cancel mark is looked for while a step waits on a model, a tool or a person
+   * (functions/cancel/watch.ts): its waits then also end when the run is cancelled.
+   */
+  readonly cancelWatch?: CancelWatch;
   /** The Task attempt, when known (recorded on node results). */
   readonly attempt?: number;
   /** Where tools run and where their secrets come from (default: read from the process environment). */

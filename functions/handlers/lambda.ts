@@ -3,6 +3,8 @@ import middy from '@middy/core';
 import type { NodeType } from '../../engine/model/schema.ts';
 import { createLambdaClients, type LambdaClients } from '../aws/lambda-clients.ts';
 import { resolveAwsTarget, resolveResourceNames } from '../aws/target.ts';
+import { createCancelMarks } from '../cancel/marks.ts';
+import { rootThreadIdOf, waitsOutside, withCancelWatch } from '../cancel/watch.ts';
 import { type EventPublisher, publisherFromEnvironment } from '../events/publisher.ts';
 import { type ConversationStore, createConversationStore } from '../stores/conversation-store.ts';
 import { createExecutionIndex } from '../stores/execution-index.ts';
@@ -95,9 +97,17 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     env: systemEnv,
     events: environmentEvents(clients),
     ...retentionOf(process.env),
+    cancelWatch: { marks: createCancelMarks(clients), intervalMs: LAMBDA_CANCEL_POLL_MS },
     ...(signal ? { signal } : {}),
   };
 }
+
+/**
+ * How often an LLM or TOOL function looks for its run's cancel mark while the model or tool works:
+ * one eventually consistent GetItem (half a read unit) per 2 s of waiting, so a cancelled run's call
+ * is closed within a few seconds of `stepthread cancel`.
+ */
+export const LAMBDA_CANCEL_POLL_MS = 2000;
 
 interface LoggedFields {
   action?: unknown;
@@ -152,7 +162,12 @@ export function createNodeHandler<T extends NodeType>(
     });
     const started = performance.now();
     try {
-      const next = await dispatch(event, { onNodeLogs: logCodeOutput(logger), ...makeDeps(opts?.signal) });
+      const deps: HandlerDeps = { onNodeLogs: logCodeOutput(logger), ...makeDeps(opts?.signal) };
+      // A model or tool call ends early when its run is cancelled (functions/cancel/watch.ts).
+      const watch = waitsOutside(nodeType) ? deps.cancelWatch : undefined;
+      const next = await withCancelWatch(watch, rootThreadIdOf(event), deps.signal, (signal) =>
+        dispatch(event, signal ? { ...deps, signal } : deps),
+      );
       logger.info('task completed', {
         durationMs: Math.round(performance.now() - started),
         nextStep: next.step,

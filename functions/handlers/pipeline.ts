@@ -427,8 +427,11 @@ export async function runNodeStep(
       return commitFromRecord(loaded, event, deps, behaviour);
     }
     if (isTerminalStatus(loaded.thread.status)) {
+      // The run's cancel (its root CANCELLED), not a join's cancel of a branch it no longer needed.
+      const root = loaded.root?.thread ?? loaded.thread;
+      const cancelled = loaded.thread.status === 'CANCELLED' && root.status === 'CANCELLED';
       throw new StepthreadError(
-        'INVALID_STATUS_TRANSITION',
+        cancelled ? 'RUN_CANCELLED' : 'INVALID_STATUS_TRANSITION',
         `thread ${loaded.thread.id} is ${loaded.thread.status}; node ${node.id} cannot run on it`,
         { nodeId: node.id },
       );
@@ -689,6 +692,16 @@ async function writeRootGlobals(
       'JOIN_ALREADY_DECIDED',
       `this branch's join (${joinKey}) decided without it; its global writes are dropped`,
       { nodeId: loaded.thread.currentNodeId },
+    );
+  }
+  // A cancelled run's root takes no more writes: the branch's step leaves no trace.
+  if (root.thread.status === 'CANCELLED') {
+    throw new StepthreadError(
+      'RUN_CANCELLED',
+      `thread ${root.thread.id} was cancelled; its global writes are dropped`,
+      {
+        nodeId: loaded.thread.currentNodeId,
+      },
     );
   }
   const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };

@@ -27,6 +27,9 @@ import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
+import { type CancelOutcome, cancelRun, cancelRunRecords } from '../cancel/cancel-run.ts';
+import { type CancelMark, createCancelMarks } from '../cancel/marks.ts';
+import { RunCancelled, rootThreadIdOf, waitsOutside, withCancelWatch } from '../cancel/watch.ts';
 import {
   createHandlerStores,
   type HandlerDeps,
@@ -256,7 +259,23 @@ export interface LocalRuntime {
    * planned from START.
    */
   resumePlanOf(executionId: string, unstarted?: { workflowId: string }): Promise<ResumePlan>;
+  /**
+   * Cancels the run an execution or thread id names (functions/cancel/cancel-run.ts): a run of this
+   * runtime stops at once, a run of another process within LOCAL_CANCEL_POLL_MS of its next look;
+   * `stop` also stops it elsewhere (StopExecution on AWS).
+   */
+  cancel(
+    ref: string,
+    options?: { reason?: string; stop?: (mark: CancelMark) => Promise<void> },
+  ): Promise<CancelOutcome>;
 }
+
+/**
+ * How often a local run waiting on a model, a tool or a person looks for its cancel mark (a cancel
+ * from another process: `stepthread cancel` beside `stepthread run`); a cancel in this process stops
+ * it at once.
+ */
+export const LOCAL_CANCEL_POLL_MS = 250;
 
 /**
  * The node a stored thread runs from on its own (`run --thread`, the console's run), or a coded error
@@ -311,6 +330,8 @@ interface RunContext {
    */
   readonly stoppedMaps: Set<string>;
   invocations: number;
+  /** The run's cancel mark, once it was cancelled while this execution ran. */
+  cancelled?: CancelMark;
   /** The execution a `<node>:continue` Task started (locally: asked for; it runs once this one ends). */
   successor?: { name: string; input: ResumeInput; startDate: string };
 }
@@ -405,6 +426,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   // thread): a head another writer moved on costs a VERSION_CONFLICT and a retry, never a wrong step.
   const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
+  const marks = createCancelMarks(options.clients);
+  /** How each execution running in this runtime is stopped when its run is cancelled, by execution id. */
+  const cancellers = new Map<string, (mark: CancelMark) => void>();
 
   const conversationOf = async (thread: Thread): Promise<Message[]> => {
     const log = await stores.conversations.readLog(thread.conversation.log);
@@ -469,12 +493,19 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       context.attempts.set(key, attempt);
       context.invocations += 1;
       const deps: HandlerDeps = { ...context.deps, attempt };
+      // Waits on a model, a tool or a person end when the run is cancelled from another process.
+      const watched = (work: (watchedDeps: HandlerDeps) => Promise<unknown>) => () =>
+        withCancelWatch(deps.cancelWatch, rootThreadIdOf(event), deps.signal, (signal) =>
+          work(signal ? { ...deps, signal } : deps),
+        );
       const call =
         entry.invocation === 'waitForTaskToken'
-          ? () => awaitInteraction(event as InteractionEvent, deps, context)
+          ? watched((watchedDeps) => awaitInteraction(event as InteractionEvent, watchedDeps, context))
           : entry.invocation === 'startExecution'
             ? () => startSuccessor(raw as StartExecutionInput, context)
-            : () => dispatch(event, deps);
+            : waitsOutside(entry.nodeType)
+              ? watched((watchedDeps) => dispatch(event, watchedDeps))
+              : () => dispatch(event, deps);
       const intercept = context.options.interceptTask;
       const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
       context.pending.add(promise);
@@ -554,14 +585,17 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       } catch (error) {
         if (deps.signal?.aborted) {
           // Nobody can answer it any more: close it so it is not listed as pending.
+          const cancelled = deps.signal.reason instanceof RunCancelled ? deps.signal.reason : undefined;
           await stores.interactions
             ?.close(
               interaction,
-              {
-                outcome: 'FAILED',
-                code: 'USER_INTERACTION_FAILED',
-                reason: 'the run ended before it was answered',
-              },
+              cancelled
+                ? { outcome: 'FAILED', code: 'RUN_CANCELLED', reason: cancelled.message }
+                : {
+                    outcome: 'FAILED',
+                    code: 'USER_INTERACTION_FAILED',
+                    reason: 'the run ended before it was answered',
+                  },
               env.now(),
             )
             .catch(() => {});
@@ -645,6 +679,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       for (;;) {
         const one = await executeOne(current.input, current.executionId, runOptions);
         for (const event of one.events) events.push(event);
+        const cancelled = await cancelledRun(one, rootThreadId);
         invocations += one.invocations;
         const continued = one.successor !== undefined && one.execution.status === 'SUCCEEDED';
         const summary: ExecutionSummary = {
@@ -655,11 +690,38 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         };
         executions.push(summary);
         if (!continued) {
-          return summarise(one.execution, events, rootThreadId, current.executionId, invocations, executions);
+          return summarise(
+            one.execution,
+            events,
+            rootThreadId,
+            current.executionId,
+            invocations,
+            executions,
+            cancelled,
+          );
         }
         runOptions.onContinue?.(summary, one.successor!.name);
         current = { input: one.successor!.input, executionId: one.successor!.name };
       }
+    };
+
+    /**
+     * The run's cancel mark when it was cancelled (here, or by another process whose cancel failed its
+     * steps): its records are cancelled once more now that every handler has settled, which takes in
+     * what a step in flight left (a question it asked, a child it created). Only a run that did not
+     * succeed is looked up.
+     */
+    const cancelledRun = async (
+      one: { execution: LocalExecutionResult; cancelled?: CancelMark },
+      rootThreadId: string,
+    ): Promise<CancelMark | undefined> => {
+      const mark =
+        one.cancelled ??
+        (one.execution.status === 'SUCCEEDED'
+          ? undefined
+          : await marks.get(rootThreadId, { consistent: true }).catch(() => undefined));
+      if (mark !== undefined) await cancelRunRecords({ ...stores, marks }, mark, env);
+      return mark;
     };
 
     const executeOne = async (
@@ -671,13 +733,24 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       events: readonly LocalEvent[];
       invocations: number;
       successor?: RunContext['successor'];
+      cancelled?: CancelMark;
     }> => {
       const controller = new AbortController();
+      let started: ReturnType<LocalRunner['start']> | undefined;
+      // Stops the execution: its waits are aborted (their steps abandoned uncommitted), and the
+      // state machine starts no further state.
+      const cancel = (mark: CancelMark) => {
+        if (context.cancelled !== undefined) return;
+        context.cancelled = mark;
+        controller.abort(new RunCancelled(mark));
+        started?.abort();
+      };
       const context: RunContext = {
         deps: {
           ...stores,
           env,
           signal: controller.signal,
+          cancelWatch: { marks, intervalMs: LOCAL_CANCEL_POLL_MS, onCancelled: cancel },
           ...(options.providers ? { providers: options.providers } : {}),
           ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
@@ -695,19 +768,22 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         invocations: 0,
       };
       runs.set(executionId, context);
+      cancellers.set(executionId, cancel);
       let execution: LocalExecutionResult;
       let events: readonly LocalEvent[];
       try {
         runOptions.onDefinition?.(local.definition);
-        const started = runner.start(input, {
+        started = runner.start(input, {
           executionId,
           stateMachineId,
           ...(runOptions.noRetryWaits ? { noRetryWaits: true } : {}),
           ...(runOptions.onEvent ? { onEvent: runOptions.onEvent } : {}),
         });
+        if (context.cancelled !== undefined) started.abort();
         execution = await started.result;
         events = started.events;
       } finally {
+        cancellers.delete(executionId);
         // Branches the join no longer needed may still be waiting on a model: stop them, and let
         // their handlers settle before anyone closes the stores under them.
         // A plain error, not a coded one: an aborted step is abandoned uncommitted, not a node failure.
@@ -722,6 +798,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         events,
         invocations: context.invocations,
         ...(context.successor ? { successor: context.successor } : {}),
+        ...(context.cancelled ? { cancelled: context.cancelled } : {}),
       };
     };
 
@@ -732,6 +809,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       executionId: string,
       taskInvocations: number,
       executions: readonly ExecutionSummary[],
+      cancelled?: CancelMark,
     ): Promise<RunOutcome> => {
       const base = {
         executionId,
@@ -764,7 +842,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           },
         };
       }
-      const error = executionError ?? (thread.status === 'COMPLETED' ? undefined : thread.errors.at(-1));
+      const error =
+        thread.status === 'CANCELLED' && cancelled !== undefined
+          ? { code: 'RUN_CANCELLED' as const, message: new RunCancelled(cancelled).message }
+          : (executionError ?? (thread.status === 'COMPLETED' ? undefined : thread.errors.at(-1)));
       const output = (await hydrateAll(stores.values, [{ output: thread.output }])).data[0]?.output;
       return {
         ...base,
@@ -957,6 +1038,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       );
     }
     const { current, chain } = run;
+    await refuseCancelled(executionId, thread);
     // Ended while its execution still shows RUNNING: the process died between the thread's last
     // commit and the execution's end (END's after-commit work). Resuming replays the run to that
     // step, which records the end.
@@ -1081,7 +1163,33 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return thread;
   };
 
-  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf };
+  /** RUN_CANCELLED for a run that was cancelled (or whose cancel is under way: its mark is there). */
+  const refuseCancelled = async (executionId: string, thread: Thread): Promise<void> => {
+    const cancelled =
+      thread.status === 'CANCELLED'
+        ? await marks.get(thread.id, { consistent: true }).then((mark) => mark ?? { reason: undefined })
+        : isTerminalStatus(thread.status)
+          ? undefined
+          : await marks.get(thread.id, { consistent: true });
+    if (cancelled === undefined) return;
+    const why = cancelled.reason === undefined ? '' : ` (${cancelled.reason})`;
+    throw new StepthreadError(
+      'RUN_CANCELLED',
+      `execution ${executionId} was cancelled${why} and cannot be resumed; to run it again, copy its thread (stepthread copy ${thread.id} --from <node>) and run the copy`,
+    );
+  };
+
+  const cancel: LocalRuntime['cancel'] = (ref, cancelOptions = {}) =>
+    cancelRun({ ...stores, marks }, ref, {
+      ...(cancelOptions.reason === undefined ? {} : { reason: cancelOptions.reason }),
+      env,
+      stop: async (mark) => {
+        cancellers.get(mark.executionId)?.(mark);
+        await cancelOptions.stop?.(mark);
+      },
+    });
+
+  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel };
 }
 
 /** `work`, unless the signal aborts first. */

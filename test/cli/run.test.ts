@@ -338,7 +338,7 @@ describe('stepthread run', () => {
     const sfn = await cli('runs', '--status', 'SUCCEEDED', ...dataDir());
     expect(sfn.code).toBe(2);
     expect(sfn.stdout).toBe('');
-    const local = 'RUNNING, COMPLETED, FAILED, CONTINUED, INTERRUPTED';
+    const local = 'RUNNING, COMPLETED, FAILED, CANCELLED, CONTINUED, INTERRUPTED';
     expect(sfn.stderr).toBe(
       `stepthread: INVALID_RUNS_FILTER: --status SUCCEEDED is not a status runs shows locally (SUCCEEDED is shown only for a deployed stack: --stack): use one of ${local}\n`,
     );

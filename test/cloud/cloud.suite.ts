@@ -101,6 +101,9 @@ const PLANS: Record<string, Plan> = {
   },
 };
 
+/** Workflows deployed only to be cancelled (the last test): no plan runs them to their end. */
+const CANCELLED_ONLY = ['slow-model'];
+
 /** A row of `runs --json` (and of the dev server's executions list). */
 interface RunRow {
   executionId: string;
@@ -284,7 +287,7 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
   afterAll(() => setup?.close());
 
   it('deploys a plan for every workflow of the folder', () => {
-    expect([...workflows.keys()].sort()).toEqual(Object.keys(PLANS).sort());
+    expect([...workflows.keys()].sort()).toEqual([...Object.keys(PLANS), ...CANCELLED_ONLY].sort());
   });
 
   for (const [id, plan] of Object.entries(PLANS)) {
@@ -657,6 +660,67 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(await dev.stop()).toBe(0);
     }
   }, 240_000);
+
+  it('cancel --stack stops an execution whose model call is in flight: the LLM function sees the cancel mark and returns, the run ends CANCELLED', async () => {
+    const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const executionArn = (
+      await cli(['start', 'slow-model', '--stack', STACK, '--name', 'cancelled-slow-model', '--input', '{}'])
+    ).trim();
+    // The model call is in flight: the LLM function runs (its scripted model answers after 300 s).
+    for (let tries = 0; ((await stack.running())[llm] ?? 0) === 0; tries++) {
+      if (tries > 600) throw new Error('the LLM function was never invoked');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    const cancelled = JSON.parse(
+      await cli(['cancel', executionArn, '--stack', STACK, '--reason', 'over budget', '--json']),
+    ) as Record<string, unknown>;
+    expect(cancelled).toMatchObject({
+      executionId: executionArn,
+      status: 'CANCELLED',
+      reason: 'over budget',
+      alreadyCancelled: false,
+      threadsCancelled: 1,
+    });
+    // Stopped. AWS keeps a stopped execution ABORTED; moto stops it at its next step, and the LLM
+    // Task's own failure (its call aborted) then overwrites that with FAILED (its environment's
+    // set_error replaces a stop), so either ends it here. The table says CANCELLED either way.
+    for (let tries = 0; ; tries++) {
+      const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (status !== 'RUNNING' || tries > 200) {
+        expect(['ABORTED', 'FAILED']).toContain(status);
+        break;
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    // The function polls the mark every 2 s: it returns long before its model would have answered.
+    for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
+      if (tries > 200) throw new Error('the LLM function still waits on its model 20 s after the cancel');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(await stack.calls()).toContainEqual(
+      expect.objectContaining({ principal: llm, action: 'dynamodb:GetItem', allowed: true }),
+    );
+    const { rootThreadId } = await cloud.stores.executions.getExecution(executionArn);
+    expect((await cloud.stores.executions.getExecution(executionArn)).status).toBe('CANCELLED');
+    const { thread } = await cloud.stores.threads.getThread(rootThreadId);
+    expect(thread.status).toBe('CANCELLED');
+    expect(thread.step).toBe(1);
+    const inspected = JSON.parse(await cli(['inspect', executionArn, '--stack', STACK, '--json'])) as {
+      executionStatus: string;
+      threads: { status: string }[];
+    };
+    expect(inspected.executionStatus).toBe('CANCELLED');
+    expect(inspected.threads.map((entry) => entry.status)).toEqual(['CANCELLED']);
+    expect((await runsJson('--status', 'CANCELLED')).map(nameOf)).toEqual(['cancelled-slow-model']);
+    // What the operator policy allowed: the mark, the records, StopExecution.
+    const operator = setup.operatorCalls.filter((call) => call.allowed).map((call) => call.action);
+    expect(operator).toEqual(
+      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'states:StopExecution']),
+    );
+    expect(
+      setup.operatorCalls.filter((call) => !call.allowed && call.action.startsWith('dynamodb:')),
+    ).toEqual([]);
+  }, 120_000);
 
   // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role
   // (a refused call failed its run above already; this names it). permissions.suite.ts checks for

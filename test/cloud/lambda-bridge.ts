@@ -7,6 +7,7 @@
  *   POST /register  {"<function name>": {dir: "<asset directory>", statements: [<its role's policy>]}, ...}
  *   POST /invoke    {functionName, environment, event}  → {payload, errored, logs}
  *   GET  /calls     → every authorisation the bundles' SDK calls needed, and the role's answer
+ *   GET  /running   → invocations under way, by function name
  *
  * IAM as on AWS: each SDK call a bundle makes is checked against its function's role as synthesized
  * (sdk-calls.ts, iam.ts); a call the role does not allow fails with AccessDenied before it reaches
@@ -37,6 +38,8 @@ const seen = new Set<string>();
 let mode: FaultMode = 'none';
 let injected = 0;
 let faultError = 'Lambda.ServiceException';
+/** Invocations under way, by function name (a cancelled run's LLM function must return early). */
+const running = new Map<string, number>();
 
 /** The function whose handler is running, across its awaits: whose role an SDK call is checked against. */
 const invoking = new AsyncLocalStorage<string>();
@@ -108,7 +111,10 @@ async function invoke(request: {
       throw serviceException('before the handler ran');
     }
     const handler = await handlerOf(request.functionName);
-    const payload = await invoking.run(request.functionName, () => handler(request.event, context));
+    running.set(request.functionName, (running.get(request.functionName) ?? 0) + 1);
+    const payload = await invoking
+      .run(request.functionName, () => handler(request.event, context))
+      .finally(() => running.set(request.functionName, running.get(request.functionName)! - 1));
     if (mode === 'crash-first' && first) {
       injected++;
       throw serviceException('after the handler returned');
@@ -144,6 +150,9 @@ const server = createServer((request, response) => {
         return reply(200, { functions: bundles.size });
       }
       if (request.method === 'GET' && request.url === '/calls') return reply(200, [...calls.values()]);
+      if (request.method === 'GET' && request.url === '/running') {
+        return reply(200, Object.fromEntries(running));
+      }
       if (request.url === '/faults') {
         // Answers with the faults injected so far, then (POST) switches to the new mode and resets.
         const before = { mode, injected };

@@ -51,6 +51,8 @@ export interface MotoStack {
   readonly operatorStatements: PolicyStatement[];
   /** Every authorisation the functions' SDK calls needed so far, checked against their roles. */
   calls(): Promise<(CheckedRequest & { count: number })[]>;
+  /** Invocations under way now, by function name. */
+  running(): Promise<Record<string, number>>;
   /** Fault injection in the bridge (see lambda-bridge.ts). */
   faults(mode: 'none' | 'fail-first' | 'crash-first', error?: string): Promise<{ injected: number }>;
   close(): Promise<void>;
@@ -323,6 +325,7 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     roles,
     operatorStatements,
     calls: async () => (await bridgeCall('/calls')) as unknown as (CheckedRequest & { count: number })[],
+    running: async () => (await bridgeCall('/running')) as Record<string, number>,
     faults: async (mode, error) => (await bridgeCall('/faults', { mode, error })) as { injected: number },
     async close() {
       for (const child of [moto, bridge]) {

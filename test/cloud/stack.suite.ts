@@ -286,11 +286,9 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     const copy = await checked(['copy', rootThreadId, '--from', 'report', '--stack', STACK]);
     expect(copy.result.code).toBe(0);
     const table = stack.outputs.TableName!;
+    // Its PutItems are within the policy since `cancel` needs PutItem (CancelRuns).
     expect(copy.beyond).toEqual([
       `dynamodb:BatchWriteItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
-      `dynamodb:PutItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
-      // The copy pins what it reads of its source (retentionDays: it must not expire under the copy).
-      `dynamodb:UpdateItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
     ]);
   }, 120_000);
 

@@ -353,7 +353,7 @@ describe('least privilege', () => {
     expect(answering.map((p) => p.Type)).toEqual(['AWS::IAM::ManagedPolicy']);
   });
 
-  it('gives operators start, describe, the task-token answers, table reads and the bucket objects their commands use: no table writes, no Scan', () => {
+  it('gives operators start, describe, the task-token answers, table reads, cancel and the bucket objects their commands use: no table writes but cancel’s, no Scan', () => {
     const policy = resources[logicalId(stack.runtime.operatorPolicy)]!;
     const statements = (policy.Properties.PolicyDocument as { Statement: Json[] }).Statement;
     const actions = new Set(actionsOf(statements));
@@ -363,7 +363,9 @@ describe('least privilege', () => {
       'appsync:EventSubscribe',
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
+      'dynamodb:UpdateItem',
       's3:GetObject',
       's3:PutObject',
       'states:DescribeExecution',
@@ -374,7 +376,11 @@ describe('least privilege', () => {
       'states:SendTaskFailure',
       'states:SendTaskSuccess',
       'states:StartExecution',
+      'states:StopExecution',
     ]);
+    // The table writes are cancel's alone (CancelRuns): no BatchWriteItem, no DeleteItem.
+    const writes = statements.filter((st) => /dynamodb:(Put|Update)Item/.test(JSON.stringify(st.Action)));
+    expect(writes.map((st) => st.Sid)).toEqual(['CancelRuns']);
     // Task tokens are accepted only for the stack's own state machines (all named stepthread-…), and
     // the policy is the same size whatever the number of workflows.
     const answers = statements.filter((st) => JSON.stringify(st.Action).includes('states:SendTask'));
@@ -418,6 +424,8 @@ describe('the operator policy', () => {
         Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         Resource: [table, { 'Fn::Join': ['', [table, '/index/gsi1']] }],
       },
+      // `cancel`: the run's mark, its threads, questions and execution record; nothing else writes.
+      { Sid: 'CancelRuns', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: table },
       // ListStateMachines has no resource-level scope.
       { Sid: 'FindStateMachines', Action: 'states:ListStateMachines', Resource: '*' },
       // `start` writes an input over 8 KB to values/; `inspect` and `dev --target aws` read
@@ -450,6 +458,7 @@ describe('the operator policy', () => {
         Action: ['states:DescribeExecution', 'states:GetExecutionHistory'],
         Resource: arn('execution:stepthread-*'),
       },
+      { Sid: 'StopPrefixed', Action: 'states:StopExecution', Resource: arn('execution:stepthread-*') },
     ]);
     // No CloudFormation: `--stack` needs DescribeStacks, which operators get elsewhere (or use the variables).
     expect(JSON.stringify(statements)).not.toContain('cloudformation:');

@@ -51,6 +51,8 @@ export interface ScriptedServer {
   /** http://127.0.0.1:<port> */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /** Requests whose connection the client closed before their reply was complete (a call aborted). */
+  readonly abandoned: RecordedRequest[];
   /** Queues replies, answered in order; an empty queue answers 599. */
   reply(...replies: ScriptedReply[]): void;
   close(): Promise<void>;
@@ -120,16 +122,21 @@ async function sendConverseEvents(
 export async function startScriptedServer(options: { http2?: boolean } = {}): Promise<ScriptedServer> {
   const queue: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
+  const abandoned: RecordedRequest[] = [];
   const handle = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      requests.push({
+      const recorded: RecordedRequest = {
         method: req.method ?? '',
         path: req.url ?? '',
         headers: req.headers,
         body: text === '' ? undefined : JSON.parse(text),
+      };
+      requests.push(recorded);
+      res.on('close', () => {
+        if (!res.writableFinished) abandoned.push(recorded);
       });
       const next = queue.shift() ?? { status: 599, body: { message: 'no scripted reply left' } };
       const path = req.url ?? '';
@@ -166,6 +173,7 @@ export async function startScriptedServer(options: { http2?: boolean } = {}): Pr
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    abandoned,
     reply: (...replies) => queue.push(...replies),
     close: () =>
       new Promise((resolve) => {
