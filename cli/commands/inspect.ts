@@ -573,7 +573,14 @@ export async function buildInspectReport(
     threads: threads.map((thread) => {
       const report = reportOf(
         thread,
-        journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [], length: 0, positions: [] },
+        journals.get(thread.id) ?? {
+          events: [],
+          executionHistory: [],
+          logs: [],
+          usage: [],
+          length: 0,
+          positions: [],
+        },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],

@@ -5,6 +5,7 @@
  */
 import type { EnclosingSubgraph } from '../lifecycle.ts';
 import type {
+  Budget,
   CodeConfig,
   ContextProcessorConfig,
   ForkConfig,
@@ -87,7 +88,13 @@ interface WritesVariables {
 
 export interface StartDescription extends Described {
   type: 'START';
-  workflow: { id: string; version: number; maxSteps: number; variables: VariableDeclaration[] };
+  workflow: {
+    id: string;
+    version: number;
+    maxSteps: number;
+    budget?: Budget;
+    variables: VariableDeclaration[];
+  };
 }
 
 export interface EndDescription extends Described {
@@ -332,6 +339,8 @@ export interface ExecutionInput {
   input?: Record<string, unknown>;
   /** Run on this root thread id instead of one derived from the execution id. */
   threadId?: string;
+  /** This run's budget, each limit over the workflow's (`run --budget`, `start --budget`). */
+  budget?: Budget;
 }
 
 export type TaskEvent =

@@ -9,6 +9,7 @@ import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore } from '../stores/join-store.ts';
+import { createSpendStore } from '../stores/spend-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps, NodeLogsEntry } from './deps.ts';
@@ -85,6 +86,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
     itemLists: lazyItemListStore(clients),
+    spend: createSpendStore(clients),
     env: systemEnv,
     events: environmentEvents(clients),
     ...(signal ? { signal } : {}),

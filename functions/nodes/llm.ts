@@ -16,6 +16,7 @@
  * provider still answers the same, because its call counts come from the stored thread.
  */
 
+import type { TokenCounts } from '../../engine/conversation/index.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
@@ -35,6 +36,7 @@ import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
+import { runBudgetFor } from './run-budget.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
 /** The definitions of the tools the config names, from those the compiler baked into the node. */
@@ -173,30 +175,45 @@ export const llmNode: NodeBehaviour = {
     });
     let result: Awaited<ReturnType<typeof runToolLoop>>;
     const onReplyText = replyWatcher(ctx);
+    // The run's budget (tokens, cost, tool calls over the whole run): asked before each call, told after.
+    const runBudget = runBudgetFor(ctx, profile);
+    const onUsage = async (usage: TokenCounts) => {
+      let limitError: unknown;
+      try {
+        budget.record(usage);
+      } catch (error) {
+        limitError = error;
+      }
+      await runBudget?.afterModelCall(usage);
+      if (limitError !== undefined) throw limitError;
+    };
+    const provider = providerFactory(deps)(profile);
+    const executeTool = toolExecutor(ctx, step);
     try {
       result = await runToolLoop({
-        provider: providerFactory(deps)(profile),
+        provider: runBudget ? runBudget.guardProvider(provider) : provider,
         nodeId: node.id,
         messages: view.visibleMessages(),
         tools: specsOf(step.tools),
-        executeTool: toolExecutor(ctx, step),
+        executeTool: runBudget ? runBudget.guardTools(executeTool) : executeTool,
         maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
         calls: llmCallsOf(thread),
         countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,
-        onUsage: budget.record,
+        onUsage,
         ...(onReplyText ? { onReplyText } : {}),
         ...(config.parameters ? { parameters: config.parameters } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
       });
     } catch (error) {
-      // The limit events happened even though the node fails: keep them on the record.
-      if (error instanceof StepthreadError && budget.events.length > 0) {
-        throw new NodeLogicFailure(error, limitEvents());
-      }
+      // The tokens were spent and the limit events happened even though the node fails: keep them.
+      if (runBudget?.usage) ctx.usage = runBudget.usage;
+      const kept = [...limitEvents(), ...(runBudget?.warnings ?? [])];
+      if (error instanceof StepthreadError && kept.length > 0) throw new NodeLogicFailure(error, kept);
       throw error;
     } finally {
       await step.close();
     }
+    if (runBudget?.usage) ctx.usage = runBudget.usage;
 
     for (const message of result.appended) view.append(message);
     if (result.toolCallCount > 0) {
@@ -208,7 +225,7 @@ export const llmNode: NodeBehaviour = {
       ...(step.recorded ? { [MCP_TOOLS_KEY]: step.recorded } : {}),
     };
     ctx.tokenUsage = budget.state.tokenUsage;
-    const events = limitEvents();
+    const events: StepthreadEvent[] = [...limitEvents(), ...(runBudget?.warnings ?? [])];
     if (config.outputVariable !== undefined) {
       events.push(storeOutput(ctx, config.outputVariable, result.finalText));
     }

@@ -67,6 +67,8 @@ export const itemKeys = {
     pk: `THREAD#${threadId}`,
     sk: `${NODE_RESULT_PREFIX}${nodeId}`,
   }),
+  /** What a run spent (tokens, cost, tool calls) and its budget, on its root thread's partition. */
+  spend: (rootThreadId: string): ItemKey => ({ pk: `THREAD#${rootThreadId}`, sk: 'SPEND' }),
   pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
     pk: `THREAD#${threadId}`,
     sk: `INTERACTION#${nodeId}`,
