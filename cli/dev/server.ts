@@ -1236,6 +1236,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           ...(record.result.error ? { error: record.result.error } : {}),
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),
+          ...(record.result.usage ? { usage: record.result.usage } : {}),
           events: record.events.map((event) => event.type),
         };
       }),
