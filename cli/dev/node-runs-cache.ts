@@ -195,7 +195,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       for (const part of entry.sources) {
         if (part.steps < 1) continue;
         const records = await store.readSteps(part.threadId, { from: 1, to: part.steps });
-        for (const record of records) entry.fold.push(record.events, record.result.usage);
+        for (const record of records) entry.fold.push(record.events, record.result?.usage);
       }
       if (copied) entry.fold.separate();
       entry.folded = sourceSteps;
@@ -205,7 +205,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       from: entry.folded - sourceSteps + 1,
       to: length - sourceSteps,
     });
-    for (const record of records) entry.fold.push(record.events, record.result.usage);
+    for (const record of records) entry.fold.push(record.events, record.result?.usage);
     entry.folded = length;
   };
 
