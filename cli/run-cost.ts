@@ -73,7 +73,7 @@ export function costLines(cost: RunCost): string[] {
   const unpriced =
     cost.unpricedCalls > 0 ? ` (${cost.unpricedCalls} call(s) of a model with no price not counted)` : '';
   const lines = [
-    `cost      ${formatUsd(cost.costUsd)}${unpriced}: ${cost.tokens} tokens (${cost.inputTokens} in, ${cost.outputTokens} out) in ${cost.modelCalls} model calls, ${cost.toolCalls} tool calls`,
+    `cost      ${formatUsd(cost.costUsd)}${unpriced}: ${cost.tokens} tokens (${cost.inputTokens} in, ${cost.outputTokens} out) in ${counted(cost.modelCalls, 'model call')}, ${counted(cost.toolCalls, 'tool call')}`,
   ];
   for (const [name, entry] of Object.entries(cost.spent ?? {})) {
     const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));
@@ -82,6 +82,10 @@ export function costLines(cost: RunCost): string[] {
     );
   }
   return lines;
+}
+
+function counted(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
 
 /** Two usages added (a node's runs); cost only while every part has one. */
