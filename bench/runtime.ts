@@ -46,7 +46,7 @@ export interface RunFigures {
 }
 
 /** The inputs the docs run the examples with (docs/cli.md, README.md). */
-const EXAMPLE_INPUTS: Record<string, Record<string, unknown>> = {
+export const EXAMPLE_INPUTS: Record<string, Record<string, unknown>> = {
   'fork-join-research': { topic: 'our payments API' },
   'route-loop': { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] },
   'support-triage': { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
@@ -184,7 +184,7 @@ function printTable(figures: readonly RunFigures[]): void {
 }
 
 /** us-east-1 list prices (USD) used for the cost estimate; see the README's cost section. */
-const PRICES = {
+export const PRICES = {
   transition: 0.025 / 1000, // Step Functions Standard
   lambdaRequest: 0.2 / 1e6,
   lambdaGbSecond: 0.0000133334, // arm64

@@ -77,6 +77,9 @@ export const ERROR_CODES = [
   'NODE_EXECUTION_FAILED',
   'CONVERSATION_LOG_MISMATCH',
   'INVALID_TOKEN_USAGE',
+  // Budgets (issue 27): a run's spend past its budget, a --budget that is no budget
+  'BUDGET_EXCEEDED',
+  'INVALID_BUDGET',
   // Storage and local runtime (functions/)
   'VERSION_CONFLICT',
   'CREATE_CONFLICT',

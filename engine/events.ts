@@ -38,6 +38,7 @@ export const EVENT_TYPES = [
   'USER_INTERACTION_RESPONDED',
   'TOKEN_LIMIT_WARNING',
   'TOKEN_LIMIT_EXCEEDED',
+  'BUDGET_WARNING',
   'CONTEXT_PROCESSED',
   'VARIABLE_CHANGED',
   'HOOK_TRIGGERED',
@@ -159,6 +160,13 @@ export interface TokenLimitWarningEvent extends TokenEventBase {
 export interface TokenLimitExceededEvent extends TokenEventBase {
   type: 'TOKEN_LIMIT_EXCEEDED';
 }
+/** A run's spend reached 80% of one of its budget's limits (once per limit, raised by the step that did). */
+export interface BudgetWarningEvent extends NodeEventBase {
+  type: 'BUDGET_WARNING';
+  budget: 'maxTokens' | 'maxCostUsd' | 'maxToolCalls';
+  spent: number;
+  limit: number;
+}
 export interface ContextProcessedEvent extends NodeEventBase {
   type: 'CONTEXT_PROCESSED';
   operation: ContextOperation;
@@ -203,6 +211,7 @@ export type StepthreadEvent =
   | UserInteractionRespondedEvent
   | TokenLimitWarningEvent
   | TokenLimitExceededEvent
+  | BudgetWarningEvent
   | ContextProcessedEvent
   | VariableChangedEvent
   | HookTriggeredEvent

@@ -11,7 +11,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
-import type { ExecutionHistoryEntry, NodeLogs, Thread } from '../../engine/thread/types.ts';
+import type { ExecutionHistoryEntry, ModelUsage, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import {
   type CommandForm,
   commandLine,
@@ -46,6 +46,7 @@ import {
   withStores,
 } from '../local-session.ts';
 import { terminalLogLines } from '../node-logs.ts';
+import { costLines, type RunCost, runCostOf, usageText } from '../run-cost.ts';
 import {
   FIRST_STEPS,
   LAST_STEPS,
@@ -97,6 +98,8 @@ export interface NodeRun {
   copied?: true;
   /** What a CODE node's code printed in this run (one over 1 MB stays its reference). */
   logs?: NodeLogs | ValueRef;
+  /** An LLM node's model calls in this run: tokens, and their cost when the model has a price. */
+  usage?: ModelUsage;
 }
 
 export interface ThreadReport {
@@ -149,6 +152,8 @@ export interface InspectReport {
   rootThreadId?: string;
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
+  /** What the whole run spent (all its threads and executions), and its budget. */
+  cost?: RunCost;
   threads: ThreadReport[];
   /** The conversation of the thread inspected (the root thread for an execution id). */
   conversation: ConversationShown;
@@ -204,8 +209,9 @@ export function nodeRunsOf(
   events: readonly StepthreadEvent[],
   history: readonly ExecutionHistoryEntry[] = [],
   logs: readonly unknown[] = [],
+  usage: readonly (ModelUsage | undefined)[] = [],
 ): NodeRun[] {
-  return nodeRunsAt(events, history, logs).runs;
+  return nodeRunsAt(events, history, logs, usage).runs;
 }
 
 /**
@@ -216,6 +222,7 @@ function nodeRunsAt(
   events: readonly StepthreadEvent[],
   history: readonly ExecutionHistoryEntry[],
   logs: readonly unknown[],
+  usage: readonly (ModelUsage | undefined)[] = [],
 ): { runs: NodeRun[]; entries: (number | undefined)[] } {
   const runs: NodeRun[] = [];
   const entries: (number | undefined)[] = [];
@@ -256,6 +263,8 @@ function nodeRunsAt(
       entries[indexOf.get(run)!] = at;
       const printed = logs[at] as NodeRun['logs'];
       if (printed !== undefined) run.logs = printed;
+      const used = usage[at];
+      if (used !== undefined) run.usage = used;
     }
   }
   return { runs, entries };
@@ -332,7 +341,7 @@ function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<Thre
 
 function reportOf(
   thread: Thread,
-  { events, executionHistory, logs, length, positions }: JournalWindow,
+  { events, executionHistory, logs, usage, length, positions }: JournalWindow,
   all: readonly Thread[],
   messageCount: number,
   open: readonly Interaction[],
@@ -340,7 +349,7 @@ function reportOf(
 ): ThreadReport {
   const { metadata } = thread;
   const variables = variablesOf(thread);
-  const { runs, entries } = nodeRunsAt(events, executionHistory, logs);
+  const { runs, entries } = nodeRunsAt(events, executionHistory, logs, usage);
   // A copy's history starts with its source's steps: every position before its own.
   const inherited = metadata.copiedFrom ? length - (thread.step ?? 0) : 0;
   for (const [index, at] of entries.entries()) {
@@ -568,12 +577,20 @@ export async function buildInspectReport(
           ...(chain.length > 1
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
+          cost: runCostOf(await runtime.stores.spend?.get(execution.rootThreadId)),
         }
       : {}),
     threads: threads.map((thread) => {
       const report = reportOf(
         thread,
-        journals.get(thread.id) ?? { events: [], executionHistory: [], logs: [], length: 0, positions: [] },
+        journals.get(thread.id) ?? {
+          events: [],
+          executionHistory: [],
+          logs: [],
+          usage: [],
+          length: 0,
+          positions: [],
+        },
         threads,
         conversations.get(thread.id)?.length ?? 0,
         open.get(thread.id) ?? [],
@@ -683,6 +700,7 @@ export function printReport(
     const run = report.executions.map(({ executionId, status }) => `${executionId} (${status})`);
     io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
   }
+  for (const line of report.cost ? costLines(report.cost) : []) io.stdout(`${line}\n`);
   for (const thread of report.threads) {
     const path =
       thread.forkPathId && !thread.copiedFrom
@@ -712,7 +730,8 @@ export function printReport(
         stepWidth,
       );
       const type = run.subgraphNodeId ? `${run.nodeType} in SUBGRAPH ${run.subgraphNodeId}` : run.nodeType;
-      io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}\n`);
+      const usage = run.usage ? `  ${usageText(run.usage)}` : '';
+      io.stdout(`  ${step}${run.status.padEnd(9)} ${run.nodeId} (${type})${duration}${attempt}${usage}\n`);
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
     }
     printNotShown(thread.nodes.length);

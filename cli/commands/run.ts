@@ -15,6 +15,7 @@ import { commandLine, resumeCommand, waitingMessage } from '../../functions/loca
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
+import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import {
   CONTINUE_AFTER_HELP,
   type ContinueAfterOption,
@@ -43,6 +44,8 @@ const registryModule = () => import('../../functions/local/run-registry.ts');
 
 export interface RunCommandOptions extends DataDirOption, ContinueAfterOption {
   input?: string;
+  /** This run's budget, as JSON (`--budget`). */
+  budget?: string;
   json?: boolean;
   thread?: string;
   /** A JSON file answering USER_INTERACTIONs by node id. */
@@ -171,6 +174,8 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   }
   const threshold = continueAfterEventsOf(options, io);
   if (!threshold.ok) return reportThresholdRefused(threshold, io);
+  const budget = budgetOption(options.budget, io);
+  if (!budget.ok) return budget.exitCode;
   const loaded = await loadValidWorkflow(file, io);
   if (!loaded.ok) return loaded.exitCode;
   const badAnswers = answers.data === undefined ? [] : checkAnswers(answers.data, loaded.workflow);
@@ -189,7 +194,11 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const runOptions = { ...runOptionsFor(options, io, answers.sourceFor(runtime)), workflowDir };
+      const runOptions = {
+        ...runOptionsFor(options, io, answers.sourceFor(runtime)),
+        workflowDir,
+        ...(budget.value === undefined ? {} : { budget: budget.value }),
+      };
       if (options.thread !== undefined) {
         const { thread } = await runtime.stores.threads.getThread(options.thread);
         // A thread whose run was interrupted (killed, Ctrl-C, closed pipe) goes on where it stopped,
@@ -558,6 +567,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
       'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',
     )
     .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
+    .option('--budget <json>', BUDGET_OPTION_HELP)
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));

@@ -11,6 +11,8 @@ import type { Command } from 'commander';
 import type { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
+import type { TableRef } from '../../functions/stores/dynamo-items.ts';
+import { createSpendStore } from '../../functions/stores/spend-store.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   commandForm,
@@ -20,6 +22,7 @@ import {
   STACK_OPTION_HELP,
   withStores,
 } from '../local-session.ts';
+import { type RunCost, runCostOf } from '../run-cost.ts';
 import { parseLimit, parseStatusFilter, STATUS_FILTER_HELP } from '../run-filters.ts';
 import type { DeployedServices } from './start.ts';
 
@@ -57,6 +60,22 @@ export interface RunsJsonEntry {
   /** Deployed: how Step Functions sees the execution, and its page in the Step Functions console. */
   stepFunctionsStatus?: string;
   consoleUrl?: string;
+  /** `--json`: what the whole run spent (every thread and execution of it) and its budget. */
+  cost?: RunCost;
+}
+
+/** The entries with their runs' costs: one BatchGetItem per 100 runs, only for `--json`. */
+async function withCosts(
+  entries: RunsJsonEntry[],
+  clients: TableRef,
+  json: boolean | undefined,
+): Promise<RunsJsonEntry[]> {
+  if (!json) return entries;
+  const roots = entries.flatMap((entry) => (entry.rootThreadId === undefined ? [] : [entry.rootThreadId]));
+  const spends = await createSpendStore(clients).getMany(roots);
+  return entries.map((entry) =>
+    entry.rootThreadId === undefined ? entry : { ...entry, cost: runCostOf(spends.get(entry.rootThreadId)) },
+  );
 }
 
 /** Up to its end, or for an interrupted run its last activity (its process is gone), else now. */
@@ -149,7 +168,11 @@ export async function runRuns(
         .filter((run) => options.workflow === undefined || run.workflowId === options.workflow)
         .slice(0, limit);
       printRuns(
-        runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+        await withCosts(
+          runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+          session.clients,
+          options.json,
+        ),
         options.json,
         io,
       );
@@ -202,7 +225,11 @@ async function listDeployed(
         );
       }
       printRuns(
-        result.runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+        await withCosts(
+          result.runs.map((run) => ({ ...run, durationMs: durationOf(run, now) })),
+          session.clients,
+          options.json,
+        ),
         options.json,
         io,
       );

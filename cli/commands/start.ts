@@ -21,6 +21,7 @@ import {
 } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { awsAccessProblem } from '../aws-errors.ts';
+import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -45,6 +46,8 @@ export interface DeployedServices {
 
 export interface StartOptions extends DataDirOption {
   input?: string;
+  /** This run's budget, as JSON (`--budget`). */
+  budget?: string;
   name?: string;
   prefix?: string;
 }
@@ -146,6 +149,8 @@ export async function runStart(
 ): Promise<number> {
   const input = await parseInput(options.input, io);
   if (!input.ok) return reportInputRefused(input, io);
+  const budget = budgetOption(options.budget, io);
+  if (!budget.ok) return budget.exitCode;
   const sfn = deployedSfn(io, services);
   if (sfn === undefined) {
     io.stderr(`stepthread: ${NO_DEPLOYED_STACK}\n`);
@@ -164,7 +169,11 @@ export async function runStart(
     // Over 8 KB the input goes to the stack's bucket and the execution starts with a reference to it
     // (content-addressed: the same input gives the same reference, so a repeated start still matches).
     const checked = await claimCheckedInput(io, services, options, input.value);
-    const body = JSON.stringify({ input: checked });
+    // START reads the run's budget from the execution input, beside the input itself.
+    const body = JSON.stringify({
+      input: checked,
+      ...(budget.value === undefined ? {} : { budget: budget.value }),
+    });
     try {
       const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
         executionArn?: string;
@@ -215,6 +224,7 @@ export function registerStart(
     .description('start an execution of a deployed workflow (AWS or LocalStack) and print its ARN')
     .argument('<workflow>', 'workflow id (state machine <prefix>-<id>) or state machine ARN')
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option('--budget <json>', BUDGET_OPTION_HELP)
     .option(
       '--name <executionName>',
       'execution name; starting the same name again does not start a second run',

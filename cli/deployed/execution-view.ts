@@ -3,7 +3,6 @@
  * (cli/dev/deployed-view.ts, cli/deployed/history.ts) and the console reads (console/src/api.ts).
  * Types only, with no imports, so the console's bundle can take them without Node code.
  */
-
 /** How one entry into a state ended, so far. */
 export type StateRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
 
@@ -50,4 +49,6 @@ export interface NodeStatus {
   attempt?: number;
   runs: number;
   threadId?: string;
+  /** An LLM node's model calls over all its runs, in every thread (tokens, and cost when priced). */
+  usage?: { modelCalls: number; inputTokens: number; outputTokens: number; costUsd?: number };
 }

@@ -16,9 +16,10 @@
  */
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/status.ts';
-import type { Thread } from '../../engine/thread/types.ts';
+import type { ModelUsage, Thread } from '../../engine/thread/types.ts';
 import { copySourceOf, type ThreadStore } from '../../functions/stores/thread-store.ts';
 import { type NodeRun, runTypeOf, subgraphOf } from '../commands/inspect.ts';
+import { addUsage } from '../run-cost.ts';
 
 /** What the page shows of a thread's node runs. */
 export interface NodeRunsSummary {
@@ -26,8 +27,15 @@ export interface NodeRunsSummary {
   readonly latest: NodeRun[];
   /** How many runs it has in all. */
   readonly total: number;
-  /** Per node, in the order the nodes first ran: how many runs, and the latest of them. */
-  readonly byNode: Map<string, { runs: number; last: NodeRun }>;
+  /** Per node, in the order the nodes first ran: how many runs, the latest of them, and their model calls in all. */
+  readonly byNode: Map<string, NodeRunsOfNode>;
+}
+
+export interface NodeRunsOfNode {
+  runs: number;
+  last: NodeRun;
+  /** The node's model calls over all its runs on the thread (LLM nodes). */
+  usage?: ModelUsage;
 }
 
 /** Threads whose fold is kept (least recently shown dropped first): a long-lived `dev` holds no more. */
@@ -41,7 +49,7 @@ const isNodeEvent = (event: StepthreadEvent) =>
 interface FoldState {
   latest: NodeRun[];
   total: number;
-  byNode: Map<string, { runs: number; last: NodeRun }>;
+  byNode: Map<string, NodeRunsOfNode>;
   /** Runs started and not ended, by node (a node's new start replaces its open run, as in inspect). */
   open: Map<string, NodeRun>;
   /** The event before `pending`: a SUBGRAPH's start is typed by its neighbours. */
@@ -67,8 +75,11 @@ export class NodeRunFold {
 
   constructor(private readonly keep: number) {}
 
-  push(events: readonly StepthreadEvent[]): void {
-    for (const event of events) {
+  /** One step's events (`usage`: the step's model calls, which belong to the run its events end). */
+  push(events: readonly StepthreadEvent[], usage?: ModelUsage): void {
+    const ends = usage === undefined ? -1 : events.findLastIndex(isRunEnd);
+    for (const [index, given] of events.entries()) {
+      const event = index === ends ? ({ ...given, usage } as unknown as StepthreadEvent) : given;
       const { pending } = this.state;
       if (pending !== undefined) this.fold(this.state, pending, event);
       this.state.previous = pending;
@@ -108,7 +119,11 @@ export class NodeRunFold {
       if (state.latest.length >= 2 * this.keep) state.latest.splice(0, state.latest.length - this.keep);
       state.total += 1;
       const seen = state.byNode.get(event.nodeId);
-      state.byNode.set(event.nodeId, { runs: (seen?.runs ?? 0) + 1, last: run });
+      state.byNode.set(event.nodeId, {
+        runs: (seen?.runs ?? 0) + 1,
+        last: run,
+        ...(seen?.usage ? { usage: seen.usage } : {}),
+      });
     } else if (event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED') {
       const run = state.open.get(event.nodeId);
       if (run === undefined) return;
@@ -116,9 +131,17 @@ export class NodeRunFold {
       run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
       run.endedAt = event.at;
       run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
+      const { usage } = event as { usage?: ModelUsage };
+      if (usage !== undefined) {
+        run.usage = usage;
+        const seen = state.byNode.get(event.nodeId);
+        if (seen) seen.usage = addUsage(seen.usage, usage);
+      }
     }
   }
 }
+
+const isRunEnd = (event: StepthreadEvent) => event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED';
 
 /** One part of a copy's history before its own steps: steps 1..`steps` of its source `threadId`. */
 interface Segment {
@@ -172,7 +195,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       for (const part of entry.sources) {
         if (part.steps < 1) continue;
         const records = await store.readSteps(part.threadId, { from: 1, to: part.steps });
-        for (const record of records) entry.fold.push(record.events);
+        for (const record of records) entry.fold.push(record.events, record.result?.usage);
       }
       if (copied) entry.fold.separate();
       entry.folded = sourceSteps;
@@ -182,7 +205,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       from: entry.folded - sourceSteps + 1,
       to: length - sourceSteps,
     });
-    for (const record of records) entry.fold.push(record.events);
+    for (const record of records) entry.fold.push(record.events, record.result?.usage);
     entry.folded = length;
   };
 

@@ -55,6 +55,7 @@ import {
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
+import { addUsage, runCostOf } from '../run-cost.ts';
 import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
@@ -1065,13 +1066,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
     for (const index of byStartTime) {
       const thread = report.threads[index]!;
-      for (const [nodeId, { runs, last }] of report.byNode[index]!) {
+      for (const [nodeId, { runs, last, usage }] of report.byNode[index]!) {
+        const before = nodeStatus[nodeId]?.usage;
+        const used = usage === undefined ? before : addUsage(before, usage);
         nodeStatus[nodeId] = {
           status: last.status,
           ...(last.durationMs === undefined ? {} : { durationMs: last.durationMs }),
           attempt: last.attempt,
           runs: (nodeStatus[nodeId]?.runs ?? 0) + runs,
           threadId: thread.threadId,
+          ...(used === undefined ? {} : { usage: used }),
         };
       }
     }
@@ -1118,6 +1122,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(live?.error ? { error: live.error } : failureOf(execution, report.heads)),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
+      // What the whole run spent, and its budget (all threads and executions of it).
+      ...(report.rootThreadId === undefined
+        ? {}
+        : { cost: runCostOf(await stores.spend?.get(report.rootThreadId)) }),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
       threads,
       nodeStatus,
@@ -1272,6 +1280,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           ...(record.result.error ? { error: record.result.error } : {}),
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),
+          ...(record.result.usage ? { usage: record.result.usage } : {}),
           events: record.events.map((event) => event.type),
         };
       }),

@@ -10,10 +10,12 @@ import {
   type ExecutionPage,
   formatDuration,
   formatTime,
+  formatUsd,
   type GraphView,
   type Interaction,
   type JournalEvent,
   newestReads,
+  type RunCost,
   STATE_EVENTS,
   type StepFunctionsView,
   type StreamingReply,
@@ -154,6 +156,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           </>
         )}
       </p>
+      {page.cost && <RunCostLine cost={page.cost} />}
       {page.error && (
         <p className="error execution-error" data-testid="execution-error">
           <strong>{page.error.code}</strong>: {page.error.message}
@@ -781,6 +784,15 @@ function ThreadPanel({
                   {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
                   <div data-testid="step-time">{formatDuration(row.durationMs)}</div>
                   <StepTokens tokens={tokensOfStep.get(row.step)} />
+                  {row.usage && (
+                    <div
+                      data-testid="step-cost"
+                      title="this step's model calls: tokens in and out, and their cost"
+                    >
+                      {row.usage.inputTokens} in · {row.usage.outputTokens} out ·{' '}
+                      {row.usage.costUsd === undefined ? 'no price' : formatUsd(row.usage.costUsd)}
+                    </div>
+                  )}
                 </td>
                 <td className="output">
                   {row.error ? (
@@ -833,6 +845,28 @@ function StreamingMessages({ replies }: { replies: StreamingReply[] }) {
 }
 
 /** The tokens a step used, and the thread's total after it (the first such step: the total only). */
+/** The run's cost (all its threads), and each limit of its budget with what is spent of it. */
+function RunCostLine({ cost }: { cost: RunCost }) {
+  return (
+    <div className="muted" data-testid="run-cost">
+      cost <strong data-testid="run-cost-usd">{formatUsd(cost.costUsd)}</strong> · {cost.tokens} tokens (
+      {cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls · {cost.toolCalls} tool
+      calls
+      {cost.unpricedCalls > 0 && ` · ${cost.unpricedCalls} call(s) of a model with no price not counted`}
+      {Object.entries(cost.spent ?? {}).map(([name, { spent, limit, fraction }]) => {
+        const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));
+        return (
+          <div key={name} data-testid={`budget-${name}`} className={fraction >= 1 ? 'error' : ''}>
+            budget {name} {shown(limit)}: {shown(spent)} spent{' '}
+            <meter min={0} max={1} low={0.8} high={0.99} value={Math.min(fraction, 1)} />{' '}
+            {Math.round(fraction * 100)}%
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
 function StepTokens({ tokens }: { tokens: { used?: number; total: number } | undefined }) {
   // Before the thread's first model call its total is 0: nothing to say.
   if (tokens === undefined || (tokens.used === undefined && tokens.total === 0)) return null;

@@ -17,7 +17,7 @@ import {
   ReactFlow,
 } from '@xyflow/react';
 import { useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { formatDuration, type GraphView, type NodeStatus } from './api.ts';
+import { formatDuration, formatUsd, type GraphView, type NodeStatus } from './api.ts';
 
 const NODE_WIDTH = 180;
 const NODE_HEIGHT = 54;
@@ -63,6 +63,18 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
           {runs}
         </span>
       </div>
+      {data.status?.usage && (
+        <div
+          className="step-node-meta"
+          data-testid={`node-cost-${id}`}
+          title="model calls over all its runs: tokens and cost"
+        >
+          <span>{data.status.usage.inputTokens + data.status.usage.outputTokens} tokens</span>
+          <span>
+            {data.status.usage.costUsd === undefined ? 'no price' : formatUsd(data.status.usage.costUsd)}
+          </span>
+        </div>
+      )}
       <Handle type="source" position={Position.Bottom} />
     </div>
   );

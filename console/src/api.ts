@@ -103,6 +103,8 @@ export interface ExecutionPage {
   error?: CodedError;
   threads: ThreadReport[];
   nodeStatus: Record<string, NodeStatus>;
+  /** What the whole run spent, and its budget. */
+  cost?: RunCost;
   pending: Interaction[];
   copies: { threadId: string; copiedFrom: string; executionId: string; status: string }[];
   stepFunctions?: StepFunctionsView;
@@ -139,6 +141,34 @@ export interface StepRow {
   logs?: StepLogs;
   error?: CodedError;
   tokenUsage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** An LLM step's own model calls: tokens, and their cost when the model has a price. */
+  usage?: ModelUsage;
+}
+
+/** Model calls' tokens, and their cost in US dollars when the model has a price. */
+export interface ModelUsage {
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd?: number;
+}
+
+/** What a whole run spent (all its threads and executions), and its budget (cli/run-cost.ts). */
+export interface RunCost {
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  tokens: number;
+  costUsd: number;
+  unpricedCalls: number;
+  toolCalls: number;
+  budget?: { maxTokens?: number; maxCostUsd?: number; maxToolCalls?: number };
+  spent?: Record<string, { spent: number; limit: number; fraction: number }>;
+}
+
+/** Dollars to the micro-dollar: model calls cost fractions of a cent. */
+export function formatUsd(usd: number): string {
+  return `$${usd.toFixed(6)}`;
 }
 
 export interface StepLogs {

@@ -54,6 +54,7 @@ export function describeNode(graph: WorkflowGraph, node: GraphNode): NodeDescrip
           id: graph.workflowId,
           version: graph.version,
           maxSteps: graph.maxSteps,
+          ...(graph.budget !== undefined ? { budget: graph.budget } : {}),
           variables: [...graph.variables],
         },
       } satisfies StartDescription;

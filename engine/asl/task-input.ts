@@ -5,6 +5,7 @@
  */
 import type { EnclosingSubgraph } from '../lifecycle.ts';
 import type {
+  Budget,
   CodeConfig,
   ContextProcessorConfig,
   ForkConfig,
@@ -88,7 +89,13 @@ interface WritesVariables {
 
 export interface StartDescription extends Described {
   type: 'START';
-  workflow: { id: string; version: number; maxSteps: number; variables: VariableDeclaration[] };
+  workflow: {
+    id: string;
+    version: number;
+    maxSteps: number;
+    budget?: Budget;
+    variables: VariableDeclaration[];
+  };
 }
 
 export interface EndDescription extends Described {
@@ -363,6 +370,8 @@ export interface ExecutionInput {
    * execution id.
    */
   traceparent?: string;
+  /** This run's budget, each limit over the workflow's (`run --budget`, `start --budget`). */
+  budget?: Budget;
 }
 
 export type TaskEvent =

@@ -72,6 +72,7 @@ export function buildGraph(workflow: Workflow): WorkflowGraph {
     version: valid.version,
     ...(valid.description !== undefined ? { description: valid.description } : {}),
     maxSteps: valid.maxSteps!,
+    ...(valid.budget !== undefined ? { budget: valid.budget } : {}),
     startId,
     endIds,
     order: flow.order,

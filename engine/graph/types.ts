@@ -3,6 +3,7 @@
  * id globally unique. The ASL compiler and the runtime consume this, never the raw workflow file.
  */
 import type {
+  Budget,
   Hook,
   JoinConfig,
   NodeOfType,
@@ -146,6 +147,8 @@ export interface WorkflowGraph {
   description?: string;
   /** The workflow's maxSteps, or DEFAULT_MAX_STEPS. */
   maxSteps: number;
+  /** The top-level workflow's budget (a subgraph file's own is not used). */
+  budget?: Budget;
   startId: string;
   endIds: readonly string[];
   /** Every node id, in a deterministic order (declaration order, subgraph nodes where the SUBGRAPH was). */

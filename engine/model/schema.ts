@@ -245,6 +245,25 @@ export const variableDeclarationSchema = z.object({
   description: z.string().optional(),
 });
 
+/**
+ * List prices of a profile's model, in US dollars per million tokens (README "Cost and limits"):
+ * overrides the built-in table (functions/llm/prices.ts), and prices a model the table lacks.
+ */
+export const pricingSchema = z.object({
+  inputPerMTok: z.number().nonnegative().max(1_000_000),
+  outputPerMTok: z.number().nonnegative().max(1_000_000),
+});
+
+/**
+ * What one run may spend, counted over its whole tree (fork children, list items, subgraphs,
+ * continuations): model tokens, dollars (tokens at the profiles' prices) and tool calls. Each optional.
+ */
+export const budgetSchema = z.object({
+  maxTokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  maxCostUsd: z.number().positive().max(1_000_000_000).optional(),
+  maxToolCalls: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
 export const scriptedProfileSchema = z.object({
   provider: z.literal('scripted'),
   responses: z.array(z.unknown()).optional(),
@@ -253,6 +272,7 @@ export const scriptedProfileSchema = z.object({
   /** Each reply comes a word at a time, this many ms apart, streamed to whoever watches (run, dev). */
   streamChunkMs: z.number().int().nonnegative().max(60_000).optional(),
   tokenLimit: z.number().int().positive().optional(),
+  pricing: pricingSchema.optional(),
 });
 export const openaiProfileSchema = z.object({
   provider: z.literal('openai'),
@@ -266,6 +286,7 @@ export const openaiProfileSchema = z.object({
   apiKeySsmParameter: z.string().optional(),
   parameters: jsonRecord.optional(),
   tokenLimit: z.number().int().positive().optional(),
+  pricing: pricingSchema.optional(),
   /** Per-attempt request timeout in milliseconds (default 60000). */
   timeoutMs: z.number().int().positive().optional(),
   /** Retries of transient failures (429, 5xx, timeouts), default 3. */
@@ -277,6 +298,7 @@ export const bedrockProfileSchema = z.object({
   region: z.string().optional(),
   parameters: jsonRecord.optional(),
   tokenLimit: z.number().int().positive().optional(),
+  pricing: pricingSchema.optional(),
   /** Per-attempt request timeout in milliseconds (default 60000). */
   timeoutMs: z.number().int().positive().optional(),
   /** Retries of transient failures (throttling, 5xx, timeouts), default 3. */
@@ -457,6 +479,8 @@ export const workflowSchema = z.object({
   description: z.string().optional(),
   /** Upper bound on node executions in one run (default 1000). */
   maxSteps: z.number().int().positive().optional(),
+  /** What one run may spend (tokens, dollars, tool calls); `run --budget` overrides it per run. */
+  budget: budgetSchema.optional(),
   variables: z.array(variableDeclarationSchema).optional(),
   profiles: z.record(z.string(), profileSchema).optional(),
   tools: z.record(z.string(), toolSchema).optional(),
@@ -505,6 +529,8 @@ export type WorkflowNode = z.infer<typeof nodeSchema>;
 export type NodeOfType<T extends NodeType> = Extract<WorkflowNode, { type: T }>;
 export type Edge = z.infer<typeof edgeSchema>;
 export type Profile = z.infer<typeof profileSchema>;
+export type Pricing = z.infer<typeof pricingSchema>;
+export type Budget = z.infer<typeof budgetSchema>;
 export type ToolDefinition = z.infer<typeof toolSchema>;
 export type ToolHandlerObject = z.infer<typeof toolHandlerObjectSchema>;
 export type LambdaToolHandler = z.infer<typeof lambdaToolHandlerSchema>;
@@ -524,6 +550,7 @@ export interface Workflow {
   version: number;
   description?: string;
   maxSteps?: number;
+  budget?: Budget;
   variables?: VariableDeclaration[];
   profiles?: Record<string, Profile>;
   tools?: Record<string, ToolDefinition>;

@@ -69,6 +69,19 @@ export interface NodeResult {
    * unknown tool, arguments that are no object, a tool that failed): the node completes either way.
    */
   toolCalls?: ToolCallCounts;
+  /**
+   * An LLM node's model calls in this step (the failed ones too: their tokens were spent), and their
+   * cost at the profile's prices when the model has one (functions/llm/prices.ts).
+   */
+  usage?: ModelUsage;
+}
+
+export interface ModelUsage {
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** US dollars; absent when the model has no price (not in the table, no `pricing` on its profile). */
+  costUsd?: number;
 }
 
 export interface ToolCallCounts {

@@ -10,6 +10,7 @@ import { createExecutionIndex, type ExecutionIndex } from '../stores/execution-i
 import { createInteractionStore, type InteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
+import { createSpendStore, type SpendStore } from '../stores/spend-store.ts';
 import { createThreadStore, type ThreadStore, type ThreadStoreOptions } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { StepTelemetry } from '../telemetry/types.ts';
@@ -26,6 +27,8 @@ export interface HandlerStores {
   readonly interactions?: InteractionStore;
   /** Item lists of distributed FORKs over a list (optional: only those need it). */
   readonly itemLists?: ItemListStore;
+  /** What each run spent, and its budget (optional so hand-built test stores need not stub it). */
+  readonly spend?: SpendStore;
 }
 
 /** Completes a waitForTaskToken Task (SendTaskSuccess / SendTaskFailure): what `respond` sends. */
@@ -117,6 +120,7 @@ export function createHandlerStores(clients: AwsClients, options: ThreadStoreOpt
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
     itemLists: createItemListStore(clients),
+    spend: createSpendStore(clients),
   };
 }
 

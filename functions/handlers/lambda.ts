@@ -12,6 +12,7 @@ import { createInteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore } from '../stores/join-store.ts';
 import { retentionDaysFromEnv } from '../stores/retention.ts';
+import { createSpendStore } from '../stores/spend-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import { flushTracing } from '../telemetry/index.ts';
@@ -94,6 +95,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     executions: createExecutionIndex(clients),
     interactions: createInteractionStore(clients),
     itemLists: lazyItemListStore(clients),
+    spend: createSpendStore(clients),
     env: systemEnv,
     events: environmentEvents(clients),
     ...retentionOf(process.env),

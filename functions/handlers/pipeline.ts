@@ -35,6 +35,7 @@ import {
 } from '../../engine/thread/index.ts';
 import type {
   Envelope,
+  ModelUsage,
   NodeLogs,
   NodeResult,
   Thread,
@@ -236,6 +237,8 @@ export interface StepContext {
   logs?: NodeLogs;
   /** An LLM node's tool calls, when it made any: kept on its result. */
   toolCalls?: ToolCallCounts;
+  /** An LLM node's model calls (tokens, cost), when it made any: kept on its result, failed or not. */
+  usage?: ModelUsage;
   /** What the next envelope carries for the state machine (route, loop, fork, ...). */
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
@@ -583,6 +586,7 @@ async function executeStep(
     ...lifecycle.result,
     ...(ctx.logs ? { logs: ctx.logs } : {}),
     ...(ctx.toolCalls ? { toolCalls: ctx.toolCalls } : {}),
+    ...(ctx.usage ? { usage: ctx.usage } : {}),
   };
   const failed = result.status === 'FAILED';
   // A failed node changes nothing but its result: its partial work is dropped.

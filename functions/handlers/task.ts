@@ -16,6 +16,7 @@ import {
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import type { EnclosingSubgraph } from '../../engine/lifecycle.ts';
 import type {
+  Budget,
   Hook,
   JoinConfig,
   NodeType,
@@ -45,6 +46,8 @@ export interface TaskNode {
     id: string;
     version: number;
     maxSteps?: number;
+    /** What one run may spend (issue 27), before the run's own `budget` in the execution input. */
+    budget?: Budget;
     variables?: VariableDeclaration[];
   };
   /** Declarations of the variables the node writes (VARIABLE, outputVariable, mappings). */

@@ -23,7 +23,7 @@ import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import { checkValueDepth } from '../../engine/model/json-values.ts';
-import { DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
+import { type Budget, DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
@@ -43,6 +43,7 @@ import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
+import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
 import {
   answerFor,
   type InteractionReply,
@@ -105,6 +106,8 @@ export interface TaskCall {
 export interface RunOptions {
   /** Defaults to a random UUID. */
   readonly executionId?: string;
+  /** This run's budget, each limit over the workflow's (`run --budget`); checked (INVALID_BUDGET). */
+  readonly budget?: Budget;
   /** Called with every execution event as it happens (progress output). */
   readonly onEvent?: (event: LocalEvent) => void;
   /** Told the definition an execution runs, before its first event (progress output reads its states). */
@@ -890,15 +893,17 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           );
         }
         // Refused before anything runs or is stored (START refuses it too, on AWS).
+        let budget: Budget | undefined;
         try {
           checkValueDepth(input, 'the run input', startNodeId);
+          budget = runOptions.budget === undefined ? undefined : parseBudget(runOptions.budget);
         } catch (error) {
           return Promise.reject(error);
         }
         const executionId = runOptions.executionId ?? randomUUID();
         const started = claimCheck(stores.values, input).then((checked) =>
           execute(
-            { input: checked as Record<string, unknown> },
+            { input: checked as Record<string, unknown>, ...(budget ? { budget } : {}) },
             rootThreadIdFor(executionId),
             executionId,
             runOptions,
@@ -939,6 +944,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           continuedAt: _at,
           ...metadata
         } = thread.metadata;
+        // START sets a run's budget; a run from a copy's node has none, so the budget is set here.
+        const budget = runBudgetOf(workflow.budget, runOptions.budget);
+        if (budget !== undefined) await requireSpend(stores).setBudget(threadId, budget);
         const runFrom: RunFrom = { executionId, nodeId: startNodeId, step: thread.step ?? 0 };
         await stores.threads.updateThread(threadId, version, {
           set: { metadata: { ...metadata, executionId, [RUN_FROM_KEY]: runFrom } },

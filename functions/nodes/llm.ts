@@ -16,6 +16,7 @@
  * provider still answers the same, because its call counts come from the stored thread.
  */
 
+import type { TokenCounts } from '../../engine/conversation/index.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type StepthreadEvent } from '../../engine/events.ts';
 import { renderString } from '../../engine/expression/index.ts';
@@ -42,6 +43,7 @@ import { ToolCallLogs } from '../tools/tool-logs.ts';
 import { parseConfig } from './config.ts';
 import { LLM_CALLS_KEY, llmCallsOf } from './llm-calls.ts';
 import { storeOutput } from './output-variable.ts';
+import { runBudgetFor } from './run-budget.ts';
 import { approvalResumeOf, approvalRule, holdTurn } from './tool-approval.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
@@ -186,17 +188,32 @@ export const llmNode: NodeBehaviour = {
     // The model calls before the question count again, as in the request that asked it.
     for (const used of resumed?.state.usages ?? []) budget.record(used);
     const needsApproval = approvalRule(step.tools);
+    // The run's budget (tokens, cost, tool calls over the whole run): asked before each call, told after.
+    const runBudget = runBudgetFor(ctx, profile);
+    const onUsage = async (usage: TokenCounts) => {
+      let limitError: unknown;
+      try {
+        budget.record(usage);
+      } catch (error) {
+        limitError = error;
+      }
+      await runBudget?.afterModelCall(usage);
+      if (limitError !== undefined) throw limitError;
+    };
+    // Traced inside the budget's guard: a call the budget refuses never starts, so it has no span.
+    const provider = tracedModelCalls(deps, providerFactory(deps)(profile), profile, node.id);
+    const executeTool = tracedToolCalls(deps, toolExecutor(ctx, step), step.tools, step.redactor);
     try {
       result = await runToolLoop({
-        provider: tracedModelCalls(deps, providerFactory(deps)(profile), profile, node.id),
+        provider: runBudget ? runBudget.guardProvider(provider) : provider,
         nodeId: node.id,
         messages: view.visibleMessages(),
         tools: specsOf(step.tools),
-        executeTool: tracedToolCalls(deps, toolExecutor(ctx, step), step.tools, step.redactor),
+        executeTool: runBudget ? runBudget.guardTools(executeTool) : executeTool,
         maxToolCalls: config.maxToolCallsPerRequest ?? DEFAULT_MAX_TOOL_CALLS,
         calls: llmCallsOf(thread),
         countPerNode: profile.provider === 'scripted' && profile.byNode?.[node.id] !== undefined,
-        onUsage: budget.record,
+        onUsage,
         ...(onReplyText ? { onReplyText } : {}),
         ...(config.parameters ? { parameters: config.parameters } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
@@ -205,14 +222,15 @@ export const llmNode: NodeBehaviour = {
       });
     } catch (error) {
       if (error instanceof ApprovalNeeded) await holdTurn(ctx, error, (resumed?.ask ?? 0) + 1);
-      // The limit events happened even though the node fails: keep them on the record.
-      if (error instanceof StepthreadError && budget.events.length > 0) {
-        throw new NodeLogicFailure(error, limitEvents());
-      }
+      // The tokens were spent and the limit events happened even though the node fails: keep them.
+      if (runBudget?.usage) ctx.usage = runBudget.usage;
+      const kept = [...limitEvents(), ...(runBudget?.warnings ?? [])];
+      if (error instanceof StepthreadError && kept.length > 0) throw new NodeLogicFailure(error, kept);
       throw error;
     } finally {
       await step.close();
     }
+    if (runBudget?.usage) ctx.usage = runBudget.usage;
 
     for (const message of result.appended) view.append(message);
     if (result.toolCallCount > 0) {
@@ -224,7 +242,7 @@ export const llmNode: NodeBehaviour = {
       ...(step.recorded ? { [MCP_TOOLS_KEY]: step.recorded } : {}),
     };
     ctx.tokenUsage = budget.state.tokenUsage;
-    const events = limitEvents();
+    const events: StepthreadEvent[] = [...limitEvents(), ...(runBudget?.warnings ?? [])];
     if (config.outputVariable !== undefined) {
       events.push(storeOutput(ctx, config.outputVariable, result.finalText));
     }

@@ -20,6 +20,7 @@ import { createSpiller, mapSlots } from '../stores/value-refs.ts';
 import { hydrateAll } from '../stores/value-store.ts';
 import { parseTraceparent } from '../telemetry/trace-context.ts';
 import { rootThreadIdFor } from './ids.ts';
+import { requireSpend, runBudgetOf } from './run-budget.ts';
 
 function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
   return {
@@ -115,6 +116,10 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     if (deps.values === undefined) throw new Error('a large input needs the value store (deps.values)');
     spiller.resolve(await deps.values.putValues(spiller.pending));
   }
+
+  // The run's budget, where every step of its tree reads it (a retry sets the same again).
+  const budget = runBudgetOf(workflow.budget, event.input?.budget, node.id);
+  if (budget !== undefined) await requireSpend(deps).setBudget(threadId, budget);
 
   let events = record.events;
   let stored: Thread = thread;

@@ -5,6 +5,7 @@
  * tool prints is kept on the step's result (`logs`), as a CODE node's is.
  */
 import { StepthreadError } from '../../engine/errors.ts';
+import type { StepthreadEvent } from '../../engine/events.ts';
 import { toolNodeConfigSchema } from '../../engine/model/schema.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
 import { tracedToolNodeCall } from '../telemetry/index.ts';
@@ -12,6 +13,7 @@ import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { callToolForNode } from '../tools/tool-node.ts';
 import { parseConfig } from './config.ts';
 import { storeOutput } from './output-variable.ts';
+import { runBudgetFor } from './run-budget.ts';
 import { toolRuntimeOf } from './tool-runtime.ts';
 
 export const toolNode: NodeBehaviour = {
@@ -27,6 +29,9 @@ export const toolNode: NodeBehaviour = {
     }
     const runtime = toolRuntimeOf(deps);
     const { signal } = deps;
+    // Counted toward the run's maxToolCalls before it runs; refused once that is spent.
+    const runBudget = runBudgetFor(ctx);
+    await runBudget?.beforeToolCall();
     let output: unknown;
     try {
       const tool = node.tool;
@@ -55,8 +60,8 @@ export const toolNode: NodeBehaviour = {
       if (signal?.aborted) throw signal.reason ?? error;
       throw error;
     }
-    const events =
-      config.outputVariable === undefined ? [] : [storeOutput(ctx, config.outputVariable, output)];
+    const events: StepthreadEvent[] = [...(runBudget?.warnings ?? [])];
+    if (config.outputVariable !== undefined) events.push(storeOutput(ctx, config.outputVariable, output));
     return { output, events };
   },
 };

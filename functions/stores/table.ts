@@ -76,6 +76,8 @@ export const itemKeys = {
    * as it was, under another sort key, so nothing that reads heads finds the thread.
    */
   prunedHead: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: PRUNED_HEAD_SORT_KEY }),
+  /** What a run spent (tokens, cost, tool calls) and its budget, on its root thread's partition. */
+  spend: (rootThreadId: string): ItemKey => ({ pk: `THREAD#${rootThreadId}`, sk: 'SPEND' }),
   pendingInteraction: (threadId: string, nodeId: string): ItemKey => ({
     pk: `THREAD#${threadId}`,
     sk: `INTERACTION#${nodeId}`,

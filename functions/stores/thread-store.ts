@@ -26,7 +26,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
-import type { ExecutionHistoryEntry, NodeResult, Thread } from '../../engine/thread/types.ts';
+import type { ExecutionHistoryEntry, ModelUsage, NodeResult, Thread } from '../../engine/thread/types.ts';
 import { contentHash } from './canonical-json.ts';
 import {
   ExpressionBuilder,
@@ -58,6 +58,8 @@ export interface ThreadJournal {
    * by step: a copy's own steps are numbered from 1 after its source's.)
    */
   readonly logs: unknown[];
+  /** Each history entry's model calls (an LLM node's tokens and cost), at the same index; undefined for others. */
+  readonly usage: (ModelUsage | undefined)[];
 }
 
 /** Positions in a thread's history, 1-based and inclusive (a copy's history starts with its source's steps). */
@@ -855,6 +857,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       executionHistory: parts.flatMap(({ steps }) => steps.map(historyEntryOf)),
       events: parts.flatMap(({ steps }, i) => [...segments[i]!.created, ...steps.flatMap((s) => s.events)]),
       logs: parts.flatMap(({ steps }) => steps.map((record) => record.result.logs)),
+      usage: parts.flatMap(({ steps }) => steps.map((record) => record.result.usage)),
       positions: parts.flatMap(({ start, steps }) => steps.map((record) => start + record.step)),
     };
   }

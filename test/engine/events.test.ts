@@ -23,6 +23,7 @@ describe('events', () => {
       'USER_INTERACTION_RESPONDED',
       'TOKEN_LIMIT_WARNING',
       'TOKEN_LIMIT_EXCEEDED',
+      'BUDGET_WARNING',
       'CONTEXT_PROCESSED',
       'VARIABLE_CHANGED',
       'HOOK_TRIGGERED',

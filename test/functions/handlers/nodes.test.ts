@@ -496,12 +496,18 @@ describe('request counts', () => {
     expect((await fullThread(h.stores.threads, next.threadId)).thread.nodeResults.w?.output).toBe(2);
   });
 
-  it('LLM: three DynamoDB requests and exactly one S3 write', async () => {
+  it('LLM: three DynamoDB requests for the step, two on the run spend item per model call, one S3 write', async () => {
     const env = await start('exec-meter-llm');
     h.dynamoMeter.reset();
     h.s3Meter.reset();
     await run(h.deps(), { ...llm('ask', 'hello'), resultUnread: true }, env);
-    expect(h.dynamoMeter.requests()).toBe(3);
+    // The head's GetItem, the record's PutItem, the commit's UpdateItem; and the spend item read
+    // before the model call (the budget) and added to after it (tokens, cost).
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      GetItemCommand: expect.objectContaining({ requests: 2 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 2 }),
+    });
     expect(h.s3Meter.requests('PutObjectCommand')).toBe(1);
   });
 });
