@@ -92,6 +92,7 @@ export const ERROR_CODES = [
   'LOCAL_DATA_GONE',
   'LOCAL_STORE_SERVER_FAILED',
   'RUN_NOT_RESUMABLE',
+  'EXECUTION_BUSY',
   'INVALID_STATE_MACHINE',
   'DEPLOY_CONFIG_INVALID',
   // Reaching a deployed stack (AWS or LocalStack)
