@@ -63,6 +63,7 @@ import {
 import { hydrateAll, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
+import { withNodeBudget } from './node-budget.ts';
 import { subgraphBoundaryOf, subgraphsEntered } from './subgraph-lifecycle.ts';
 import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
 import { nodeFailed } from './task.ts';
@@ -435,7 +436,10 @@ export async function runNodeStep(
     }
     assertHeadFits(loaded.thread, loaded.headBytes, node.id);
     try {
-      return await executeStep(loaded, event, deps, behaviour);
+      // A step run again after a sibling's global write evaluates afresh, with a budget of its own.
+      return await (attempt === 1
+        ? executeStep(loaded, event, deps, behaviour)
+        : withNodeBudget(node.id, () => executeStep(loaded, event, deps, behaviour)));
     } catch (error) {
       if (!(error instanceof GlobalsChanged) || attempt >= GLOBAL_WRITE_ATTEMPTS) throw error;
       // Spread the siblings out: each retry re-evaluates against the globals as they are now.
