@@ -81,6 +81,8 @@ export interface LocalRuntimeOptions {
    * `false` for never. Default: `$STEPTHREAD_CONTINUE_AFTER_EVENTS`, else the compiler's 20,000.
    */
   readonly continueAfterEvents?: number | false;
+  /** How long a fork branch keeps writing contended globals (HandlerDeps.globalWritePatienceMs). */
+  readonly globalWritePatienceMs?: number;
 }
 
 /** One Task invocation, as an interceptor sees it. */
@@ -666,6 +668,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           env,
           signal: controller.signal,
           ...(options.providers ? { providers: options.providers } : {}),
+          ...(options.globalWritePatienceMs === undefined
+            ? {}
+            : { globalWritePatienceMs: options.globalWritePatienceMs }),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
           ...(runOptions.onNodeResult ? { onNodeResult: runOptions.onNodeResult } : {}),
           ...(runOptions.onReplyText ? { onReplyText: runOptions.onReplyText } : {}),
