@@ -74,6 +74,7 @@ export const ERROR_CODES = [
   'JOIN_TIMEOUT',
   'JOIN_FAILED',
   'JOIN_ALREADY_DECIDED',
+  'GLOBAL_WRITE_CONTENDED',
   'NODE_EXECUTION_FAILED',
   'CONVERSATION_LOG_MISMATCH',
   'INVALID_TOKEN_USAGE',
@@ -98,6 +99,7 @@ export const ERROR_CODES = [
   // Cancelling a run (stepthread cancel, dev's Stop)
   'RUN_CANCELLED',
   'RUN_ALREADY_ENDED',
+  'EXECUTION_BUSY',
   'INVALID_STATE_MACHINE',
   'DEPLOY_CONFIG_INVALID',
   // Reaching a deployed stack (AWS or LocalStack)

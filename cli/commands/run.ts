@@ -12,6 +12,7 @@ import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/e
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
+import type { LocalRunRecord } from '../../functions/local/run-registry.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
@@ -218,7 +219,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         const prepared = runtime.prepare(loaded.workflow, { startNodeId });
         if (!options.json) io.stderr(`running thread ${thread.id} from node ${startNodeId}\n`);
         const newExecutionId = randomUUID();
-        await startedRun(session, io, {
+        const held = await startedRun(session, io, {
           ...(answers.data === undefined ? {} : { answers: answers.data }),
           executionId: newExecutionId,
           threadId: thread.id,
@@ -232,11 +233,12 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
           options,
           () => prepared.runThread(thread.id, { ...runOptions, executionId: newExecutionId }),
           newExecutionId,
+          { session, held },
         );
       }
       const prepared = runtime.prepare(loaded.workflow);
       const executionId = randomUUID();
-      await startedRun(session, io, {
+      const held = await startedRun(session, io, {
         ...(answers.data === undefined ? {} : { answers: answers.data }),
         executionId,
         input: input.value,
@@ -251,6 +253,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         options,
         () => prepared.run(input.value, { ...runOptions, executionId }),
         executionId,
+        { session, held },
       );
     },
     () => {
@@ -314,10 +317,12 @@ export async function startedRun(
     /** The continue-as-new threshold the run is compiled with, recorded so a resume uses it again. */
     continueAfterEvents?: number | false;
     resumed?: boolean;
+    /** A resume: what it found recorded at `executionId`, taken over only if no other process did meanwhile. */
+    takingOver?: { held: LocalRunRecord | undefined };
   },
-): Promise<void> {
+): Promise<LocalRunRecord> {
   const { recordLocalRun } = await registryModule();
-  await recordLocalRun(session.clients, {
+  const held = await recordLocalRun(session.clients, {
     ...(run.input === undefined ? {} : { input: run.input }),
     ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
     executionId: run.executionId,
@@ -325,18 +330,24 @@ export async function startedRun(
     ...(run.answers === undefined ? {} : { answers: run.answers }),
     ...(run.file === undefined ? {} : { file: resolve(io.cwd ?? process.cwd(), run.file) }),
     now: new Date().toISOString(),
+    ...(run.takingOver === undefined ? {} : { takingOver: run.takingOver }),
   });
   const verb = run.resumed ? 'resuming' : 'started';
   io.stderr(`${verb} execution ${run.executionId} (thread ${run.threadId})\n`);
+  return held;
 }
 
-/** Runs `start` (SIGINT/SIGTERM say how to resume), then prints the outcome as `run` does. */
+/**
+ * Runs `start` (SIGINT/SIGTERM say how to resume), lets go of the run this process `held` once it
+ * returns, then prints the outcome as `run` does.
+ */
 export async function finishRun(
   runtime: LocalRuntime,
   io: CliIo,
   options: Pick<RunCommandOptions, 'json' | 'dataDir'>,
   start: () => Promise<RunOutcome>,
   executionId?: string,
+  taken?: { session: StoreSession; held: LocalRunRecord },
 ): Promise<number> {
   let current = executionId;
   const undo = io.onInterrupt?.(
@@ -348,6 +359,7 @@ export async function finishRun(
     outcome = await start();
   } finally {
     undo?.();
+    if (taken) await (await registryModule()).releaseLocalRun(taken.session.clients, taken.held);
   }
   current = outcome.executionId;
   if (options.json) {
@@ -392,15 +404,16 @@ export async function resumeExecution(
     continueAfterEvents?: number | false | undefined;
   },
 ): Promise<number> {
-  const { detailsOfRun, getLocalRun, isRunnerAlive, latestLocalRun } = await registryModule();
+  const { detailsOfRun, executionBusy, getLocalRun, isRunnerAlive, latestLocalRun } = await registryModule();
   const asked = await getLocalRun(session.clients, executionId);
   const plan = await runtime.resumePlanOf(executionId, asked ? { workflowId: asked.workflowId } : undefined);
   const local = (await latestLocalRun(session.clients, plan.chain)) ?? asked;
-  if (local !== undefined && isRunnerAlive(local)) {
-    throw new StepthreadError(
-      'RUN_NOT_RESUMABLE',
-      `execution ${local.executionId} is running in process ${local.pid}; wait for it, or stop it first`,
-    );
+  // The record this resume takes over (startedRun's conditional write): another resume started at the
+  // same moment finds the same one, and only one of the two writes lands.
+  const held =
+    plan.executionId === executionId ? asked : await getLocalRun(session.clients, plan.executionId);
+  for (const record of [local, held]) {
+    if (record !== undefined && isRunnerAlive(record)) throw executionBusy(record.executionId, record);
   }
   const { workflow: given, file, answers: givenAnswers, continueAfterEvents: givenThreshold, ...rest } = run;
   const prompt = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
@@ -437,7 +450,7 @@ export async function resumeExecution(
     ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
   });
   const { input } = details;
-  await startedRun(session, io, {
+  const taken = await startedRun(session, io, {
     executionId: plan.executionId,
     threadId: plan.rootThreadId,
     workflow,
@@ -446,6 +459,7 @@ export async function resumeExecution(
     ...(input === undefined ? {} : { input }),
     ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
     resumed: true,
+    takingOver: { held },
   });
   return finishRun(
     runtime,
@@ -453,6 +467,7 @@ export async function resumeExecution(
     options,
     () => prepared.resume(plan.executionId, runOptions, input),
     plan.executionId,
+    { session, held: taken },
   );
 }
 

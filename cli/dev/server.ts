@@ -252,6 +252,15 @@ function httpStatusOf(error: unknown): { status: number; body: Record<string, un
 
 const badRequest = (message: string) => new ApiError(400, 'API_BAD_REQUEST', message);
 
+/** A path segment's percent-decoding; a malformed escape (`%zz`) is the client's error, not the server's. */
+function decodePath(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw badRequest(`the path ${JSON.stringify(part)} has a malformed percent-escape`);
+  }
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -1588,7 +1597,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   };
 
   const serveStatic = async (res: ServerResponse, pathname: string): Promise<void> => {
-    const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '');
+    const relative = normalize(decodePath(pathname)).replace(/^([/\\])+/, '');
     let file = resolve(consoleDir, relative);
     if (!file.startsWith(consoleDir + sep) && file !== consoleDir) {
       throw new ApiError(404, 'API_NOT_FOUND', `no file ${pathname}`);
@@ -1639,7 +1648,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     let params: string[] | undefined;
     const matching = routes.filter((candidate) => {
       const match = candidate.path.exec(url.pathname);
-      if (match) params = match.slice(1).map((part) => decodeURIComponent(part));
+      if (match) params = match.slice(1).map(decodePath);
       return match !== null;
     });
     if (matching.length === 0) throw new ApiError(404, 'API_NOT_FOUND', `no API at ${url.pathname}`);

@@ -89,28 +89,79 @@ export function characterAt(text: string, index: number): string | undefined {
 }
 
 /**
- * A pattern matching `needle` only on whole characters, for a needle that could otherwise match half
- * of a pair (it starts with a low surrogate or ends with a high one); undefined for any other needle,
- * which plain string search already matches on whole characters only.
+ * Whether a match of `needle` could cut a character in half (it starts with a low surrogate or ends
+ * with a high one), so each match must be checked for the pair around it.
  */
-export function wholeCharacterPattern(needle: string, flags = ''): RegExp | undefined {
-  if (needle === '') return undefined;
-  if (!isLow(needle.charCodeAt(0)) && !isHigh(needle.charCodeAt(needle.length - 1))) return undefined;
-  // The `u` flag matches by code point, so a lone surrogate never matches inside a pair.
-  return new RegExp(needle.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'), `u${flags}`);
+function mayCutPair(needle: string): boolean {
+  return needle !== '' && (isLow(needle.charCodeAt(0)) || isHigh(needle.charCodeAt(needle.length - 1)));
+}
+
+/**
+ * Past this many code units a needle is searched for here, not natively: V8's Boyer-Moore tables
+ * cover a needle's last 250 units only and compare the rest one position at a time, so a crafted
+ * 2,000-character query took seconds per call over a few MB (bench/expressions.ts).
+ */
+const NATIVE_NEEDLE_UNITS = 250;
+
+/**
+ * Code-unit offsets of the leftmost non-overlapping matches of `needle` (not empty) in `text` that
+ * cut no pair, at most `limit`: Knuth-Morris-Pratt, so time grows with the two lengths added, never
+ * multiplied, whatever the texts (a lone-surrogate needle over lone surrogates included).
+ */
+function wholeMatches(text: string, needle: string, limit: number): number[] {
+  const m = needle.length;
+  const fallback = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i += 1) {
+    const unit = needle.charCodeAt(i);
+    while (k > 0 && needle.charCodeAt(k) !== unit) k = fallback[k - 1]!;
+    if (needle.charCodeAt(k) === unit) k += 1;
+    fallback[i] = k;
+  }
+  const startsLow = isLow(needle.charCodeAt(0));
+  const endsHigh = isHigh(needle.charCodeAt(m - 1));
+  const offsets: number[] = [];
+  for (let i = 0, k = 0; i < text.length && offsets.length < limit; i += 1) {
+    const unit = text.charCodeAt(i);
+    while (k > 0 && needle.charCodeAt(k) !== unit) k = fallback[k - 1]!;
+    if (needle.charCodeAt(k) === unit) k += 1;
+    if (k < m) continue;
+    const start = i - m + 1;
+    const cuts =
+      (startsLow && start > 0 && isHigh(text.charCodeAt(start - 1))) ||
+      (endsHigh && isLow(text.charCodeAt(i + 1)));
+    if (cuts) {
+      k = fallback[m - 1]!;
+    } else {
+      offsets.push(start);
+      k = 0;
+    }
+  }
+  return offsets;
+}
+
+/** Whether the native search is both right (no pair to check) and linear (a short needle). */
+function nativeSearch(needle: string): boolean {
+  return needle.length <= NATIVE_NEEDLE_UNITS && !mayCutPair(needle);
 }
 
 /** `text.split(separator, limit)` on whole characters (an empty separator splits into characters). */
 export function splitCharacters(text: string, separator: string, limit?: number): string[] {
   if (separator === '') return Array.from(text).slice(0, limit);
-  const pattern = wholeCharacterPattern(separator);
-  return pattern === undefined ? text.split(separator, limit) : text.split(pattern, limit);
+  if (nativeSearch(separator)) return text.split(separator, limit);
+  const parts: string[] = [];
+  let from = 0;
+  for (const offset of wholeMatches(text, separator, limit ?? Number.POSITIVE_INFINITY)) {
+    parts.push(text.slice(from, offset));
+    from = offset + separator.length;
+  }
+  parts.push(text.slice(from));
+  return parts.slice(0, limit);
 }
 
 /** Whether `needle` occurs in `text` on whole characters. */
 export function containsCharacters(text: string, needle: string): boolean {
-  const pattern = wholeCharacterPattern(needle);
-  return pattern === undefined ? text.includes(needle) : pattern.test(text);
+  if (nativeSearch(needle)) return text.includes(needle);
+  return needle.length <= text.length && wholeMatches(text, needle, 1).length > 0;
 }
 
 /** Whether `text` starts with `prefix`, which may not end inside one of its characters. */

@@ -18,5 +18,11 @@ export const MAX_TEMPLATE_DEPTH = 64;
  * evaluated plus characters read and built, and 8 per element or key. Under a second of work.
  */
 export const MAX_EVALUATION_WORK = 10_000_000;
+/**
+ * Work all the evaluations of one node step may do together (budget.ts): about 1.2 s on one core
+ * (bench/expressions.ts), so well inside the 30 s of a ROUTE or VARIABLE Lambda even at the fraction
+ * of a core its 256 MB buys.
+ */
+export const MAX_NODE_WORK = 30_000_000;
 /** Parsed expressions kept in the LRU cache. */
 export const PARSE_CACHE_SIZE = 512;

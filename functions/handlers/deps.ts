@@ -56,6 +56,11 @@ export interface HandlerDeps extends HandlerStores {
   readonly cancelWatch?: CancelWatch;
   /** The Task attempt, when known (recorded on node results). */
   readonly attempt?: number;
+  /**
+   * How long a fork branch's step keeps writing globals other branches keep changing before it fails
+   * with GLOBAL_WRITE_CONTENDED (default GLOBAL_WRITE_PATIENCE_MS).
+   */
+  readonly globalWritePatienceMs?: number;
   /** Where tools run and where their secrets come from (default: read from the process environment). */
   readonly tools?: ToolRuntime;
   /** Where committed events are published (default: nowhere; they are still recorded on the thread). */

@@ -11,6 +11,7 @@ import type { Envelope } from '../../engine/thread/types.ts';
 import { tracedTask } from '../telemetry/index.ts';
 import type { HandlerDeps } from './deps.ts';
 import { toTaskError } from './errors.ts';
+import { withNodeBudget } from './node-budget.ts';
 import { type NodeBehaviour, runNodeStep } from './pipeline.ts';
 import {
   type IncomingEnvelope,
@@ -102,7 +103,8 @@ function nodeIdOf(event: unknown): string | undefined {
 export function createDispatch(table: DispatchTable): Dispatch {
   const run = async (event: unknown, deps: HandlerDeps): Promise<TaskResult> => {
     try {
-      return await route(table, event, deps);
+      // Every expression the Task evaluates shares one budget; a step run again (runNodeStep) gets a new one.
+      return await withNodeBudget(nodeIdOf(event) ?? '(unknown)', () => route(table, event, deps));
     } catch (error) {
       throw toTaskError(error, nodeIdOf(event));
     }

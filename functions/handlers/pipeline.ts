@@ -64,6 +64,13 @@ import {
 import { hydrateAll, type ValueStore } from '../stores/value-store.ts';
 import type { HandlerDeps } from './deps.ts';
 import { isTransient } from './errors.ts';
+import {
+  contentionWaitMs,
+  GLOBAL_WRITE_PATIENCE_MS,
+  GlobalsChanged,
+  globalsContended,
+} from './global-contention.ts';
+import { withNodeBudget } from './node-budget.ts';
 import { subgraphBoundaryOf, subgraphsEntered } from './subgraph-lifecycle.ts';
 import type { IncomingEnvelope, TaskEvent, TaskNode } from './task.ts';
 import { nodeFailed } from './task.ts';
@@ -398,12 +405,6 @@ async function finishCommitted(
   });
 }
 
-/** A sibling changed the globals between this step's load and its write: the step runs again. */
-class GlobalsChanged extends Error {}
-
-/** How often a step that writes globals runs again after a sibling's write got in first. */
-const GLOBAL_WRITE_ATTEMPTS = 200;
-
 /** Runs one node execution on the envelope's thread and returns the next envelope. */
 export async function runNodeStep(
   event: TaskEvent,
@@ -411,6 +412,8 @@ export async function runNodeStep(
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
   const { node, envelope } = event;
+  const patienceMs = deps.globalWritePatienceMs ?? GLOBAL_WRITE_PATIENCE_MS;
+  let firstLoss: number | undefined;
   for (let attempt = 1; ; attempt += 1) {
     const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
       nodes: neededNodeResults(node),
@@ -441,11 +444,20 @@ export async function runNodeStep(
     }
     assertHeadFits(loaded.thread, loaded.headBytes, node.id);
     try {
-      return await executeStep(loaded, event, deps, behaviour);
+      // A step run again after a sibling's global write evaluates afresh, with a budget of its own.
+      return await (attempt === 1
+        ? executeStep(loaded, event, deps, behaviour)
+        : withNodeBudget(node.id, () => executeStep(loaded, event, deps, behaviour)));
     } catch (error) {
-      if (!(error instanceof GlobalsChanged) || attempt >= GLOBAL_WRITE_ATTEMPTS) throw error;
+      if (!(error instanceof GlobalsChanged)) throw error;
+      firstLoss ??= performance.now();
+      const wait = contentionWaitMs(attempt);
+      if (performance.now() + wait - firstLoss > patienceMs) {
+        throw globalsContended(node.id, error.names, attempt, patienceMs);
+      }
       // Spread the siblings out: each retry re-evaluates against the globals as they are now.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, attempt * 5)));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      deps.signal?.throwIfAborted();
     }
   }
 }
@@ -639,7 +651,7 @@ async function executeStep(
     // makes the step run again against the new values), then its own commit.
     const { step: record, ...rest } = change;
     await deps.threads.putStepRecord(original.id, { ...record!, out: ctx.out });
-    await writeRootGlobals(deps, loaded, globals, step);
+    await writeRootGlobals(deps, loaded, globals, changedNames(original.variables.global, globals), step);
     await deps.threads.updateThread(original.id, loaded.version, rest);
   }
   // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
@@ -684,6 +696,7 @@ async function writeRootGlobals(
   deps: HandlerDeps,
   loaded: LoadedThread,
   global: Variables,
+  names: readonly string[],
   step: number,
 ): Promise<void> {
   const root = loaded.root!;
@@ -714,9 +727,16 @@ async function writeRootGlobals(
       set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
     });
   } catch (error) {
-    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT') throw new GlobalsChanged();
+    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')
+      throw new GlobalsChanged(names);
     throw error;
   }
+}
+
+/** The global variables a step changed (or added, or removed). */
+function changedNames(before: Variables, after: Variables): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...names].filter((name) => changed(before[name], after[name])).sort();
 }
 
 /** The change as stored: large values in its head fields and its record by reference. */

@@ -7,16 +7,22 @@
  * run that continued (continue-as-new) is a later one than the first: the newest record along a run's
  * chain of executions names the process that ran it last.
  *
+ * The record is also the execution's lock: one process holds a run at a time. A resume takes it with a
+ * conditional write against the record it found dead (its `claim`), so of two resumes started
+ * together one wins and the other is refused with EXECUTION_BUSY naming the holder; the holder lets go
+ * when its run returns (`releasedAt`) or by dying.
+ *
  * The workflow, the answers and the input go in the item when they are small, else together in one
  * S3 object beside it (`runs/<executionId>.json`): an item holds 400 KB at most, and a run with a
  * large input or answers must start, and resume, like any other.
  */
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
-import { entityOf, type TableRef } from '../stores/dynamo-items.ts';
+import { entityOf, isConditionalCheckFailed, type TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../stores/execution-index.ts';
 import { createInteractionStore, type Interaction } from '../stores/interaction-store.ts';
 import { PLAIN_COMMAND_FORM, resumeCommand } from './interaction-hints.ts';
@@ -47,6 +53,10 @@ export interface LocalRunRecord {
   readonly continueAfterEvents?: number | false;
   /** The S3 key of the object holding `workflow`, `answers` and `input`, when too large for the item. */
   readonly detailsKey?: string;
+  /** Unique to this taking of the run: what a later one's conditional write compares (records since issue 31). */
+  readonly claim?: string;
+  /** When its process let the run go (its run returned): no longer held, though the process lives. */
+  readonly releasedAt?: string;
 }
 
 /** A local run's workflow, answers and input, parsed. */
@@ -98,8 +108,13 @@ export async function recordLocalRun(
     input?: Record<string, unknown>;
     continueAfterEvents?: number | false;
     now: string;
+    /**
+     * Take the run over from this record (what the resume found at `executionId`, undefined for none):
+     * refused with EXECUTION_BUSY when another process took it meanwhile. Absent: a new run's record.
+     */
+    takingOver?: { held: LocalRunRecord | undefined };
   },
-): Promise<void> {
+): Promise<LocalRunRecord> {
   const details = {
     workflow: JSON.stringify(run.workflow),
     ...(run.answers === undefined ? {} : { answers: JSON.stringify(run.answers) }),
@@ -130,13 +145,65 @@ export async function recordLocalRun(
     ...(run.file === undefined ? {} : { file: run.file }),
     claimedAt: run.now,
     ...(run.continueAfterEvents === undefined ? {} : { continueAfterEvents: run.continueAfterEvents }),
+    claim: randomUUID(),
   };
-  await stores.dynamo.send(
-    new PutCommand({
-      TableName: stores.tableName,
-      Item: { ...record, ...keyOf(run.executionId), kind: LOCAL_KIND },
-    }),
+  try {
+    await stores.dynamo.send(
+      new PutCommand({
+        TableName: stores.tableName,
+        Item: { ...record, ...keyOf(run.executionId), kind: LOCAL_KIND },
+        ...(run.takingOver === undefined ? {} : unchangedSince(run.takingOver.held)),
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    throw executionBusy(run.executionId, await getLocalRun(stores, run.executionId));
+  }
+  return record;
+}
+
+/** The condition that the record at a key is still `held` (no record: still none). */
+function unchangedSince(held: LocalRunRecord | undefined) {
+  if (held === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  // Records written before claims existed are told apart by their process and time.
+  return held.claim === undefined
+    ? {
+        ConditionExpression: 'attribute_not_exists(claim) AND pid = :pid AND claimedAt = :claimedAt',
+        ExpressionAttributeValues: { ':pid': held.pid, ':claimedAt': held.claimedAt },
+      }
+    : { ConditionExpression: 'claim = :claim', ExpressionAttributeValues: { ':claim': held.claim } };
+}
+
+/** EXECUTION_BUSY: another process holds the run (`holder`, when its record could be read). */
+export function executionBusy(executionId: string, holder: LocalRunRecord | undefined): StepthreadError {
+  const who =
+    holder === undefined
+      ? 'another process'
+      : `process ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`}`;
+  return new StepthreadError(
+    'EXECUTION_BUSY',
+    `execution ${executionId} is being run by ${who}; wait for it to end, or stop it, then resume`,
   );
+}
+
+/**
+ * Lets go of a run this process took (`record`), once its run returned: a later `resume` from this
+ * same process (a test, a console) may take it then. A record another process took since is left.
+ */
+export async function releaseLocalRun(table: TableRef, record: LocalRunRecord): Promise<void> {
+  try {
+    await table.dynamo.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: keyOf(record.executionId),
+        UpdateExpression: 'SET releasedAt = :now',
+        ConditionExpression: 'claim = :claim',
+        ExpressionAttributeValues: { ':now': new Date().toISOString(), ':claim': record.claim },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
 }
 
 export async function getLocalRun(table: TableRef, executionId: string): Promise<LocalRunRecord | undefined> {
@@ -236,8 +303,12 @@ export async function detailsOfRun(stores: RegistryStores, run: LocalRunRecord):
   };
 }
 
-/** Whether the process that ran a local run is still alive, not a zombie (on this host; another host's: assumed so). */
-export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host' | 'stamp'>): boolean {
+/**
+ * Whether the process that ran a local run still holds it: has not released it, and is alive, not a
+ * zombie (on this host; another host's: assumed so).
+ */
+export function isRunnerAlive(run: Pick<LocalRunRecord, 'pid' | 'host' | 'stamp' | 'releasedAt'>): boolean {
+  if (run.releasedAt !== undefined) return false;
   if (run.host !== hostname()) return true;
   if (run.pid === process.pid && run.stamp === ownStamp()) return true;
   return isSameProcessAlive(run.pid, run.stamp);

@@ -92,6 +92,8 @@ export interface LocalRuntimeOptions {
    * `false` for never. Default: `$STEPTHREAD_CONTINUE_AFTER_EVENTS`, else the compiler's 20,000.
    */
   readonly continueAfterEvents?: number | false;
+  /** How long a fork branch keeps writing contended globals (HandlerDeps.globalWritePatienceMs). */
+  readonly globalWritePatienceMs?: number;
 }
 
 /** One Task invocation, as an interceptor sees it. */
@@ -756,6 +758,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           cancelWatch: { marks, intervalMs: LOCAL_CANCEL_POLL_MS, onCancelled: cancel },
           ...(options.providers ? { providers: options.providers } : {}),
           ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
+          ...(options.globalWritePatienceMs === undefined
+            ? {}
+            : { globalWritePatienceMs: options.globalWritePatienceMs }),
           ...(runOptions.onNodeLogs ? { onNodeLogs: runOptions.onNodeLogs } : {}),
           ...(runOptions.onNodeResult ? { onNodeResult: runOptions.onNodeResult } : {}),
           ...(runOptions.onReplyText ? { onReplyText: runOptions.onReplyText } : {}),

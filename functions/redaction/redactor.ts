@@ -14,9 +14,22 @@
  *   text kept inside a JSON string);
  * - base64 and base64url: the run of characters a secret always encodes to, at each of the three
  *   alignments it can have inside a longer encoded value (e.g. `user:secret` in Basic auth).
+ *
+ * Text with escapes in it is then decoded (decoded.ts: percent escapes of any character in either
+ * case, `+` as a space, `\uXXXX` and other JSON and JavaScript escapes, HTML character references, up
+ * to three layers, base64 wrapped over lines joined) and the span of the original that decodes to a
+ * form is redacted too, however its characters were escaped.
+ *
+ * What no redactor can catch: a secret split over two values (two replies of a model, two fields of
+ * a response) or transformed beyond encoding (reversed, hashed, spelled out). Secrets belong in
+ * headers and urls a tool sends, never in anything a model sees.
  */
+import { decodedReadings } from './decoded.ts';
 
 export const REDACTED = '[REDACTED]';
+
+/** What any escape or wrapped line starts with: text without them has no other reading. */
+const ESCAPE_SIGNS = /[%&\\+\n]/;
 
 /** Base64 runs shorter than this are not matched: they would match unrelated text too often. */
 const MIN_BASE64_RUN = 8;
@@ -25,6 +38,13 @@ export class Redactor {
   readonly #secrets = new Set<string>();
   /** Every form of every secret, longest first so a secret containing another is replaced whole. */
   #forms: string[] = [];
+  /**
+   * What is looked for in decoded text: each secret and its base64 runs. Each layer of escapes is
+   * decoded and read in turn, so the url and JSON forms are found as the secret at the layer below.
+   */
+  #decodedForms: string[] = [];
+  /** Whether a secret has a space (form encoding writes it `+`). */
+  #spaced = false;
 
   constructor(secrets: Iterable<string | undefined> = []) {
     for (const secret of secrets) this.add(secret);
@@ -37,6 +57,8 @@ export class Redactor {
     const forms = new Set(this.#forms);
     for (const form of secretForms(secret)) forms.add(form);
     this.#forms = [...forms].sort((a, b) => b.length - a.length);
+    this.#decodedForms = [...new Set([...this.#decodedForms, secret, ...base64Runs(secret)])];
+    this.#spaced ||= secret.includes(' ');
     return this;
   }
 
@@ -45,11 +67,38 @@ export class Redactor {
     return this.#secrets.size === 0;
   }
 
-  /** The text with every form of every secret replaced. */
+  /** The text with every form of every secret replaced, written plainly or escaped. */
   text(text: string): string {
     let out = text;
     for (const form of this.#forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    return out;
+    return ESCAPE_SIGNS.test(out) ? this.#redactDecoded(out) : out;
+  }
+
+  /** The text with each span that decodes to a form of a secret replaced. */
+  #redactDecoded(text: string): string {
+    const spans: [number, number][] = [];
+    for (const reading of decodedReadings(text, this.#spaced)) {
+      for (const form of this.#decodedForms) {
+        for (
+          let at = reading.text.indexOf(form);
+          at >= 0;
+          at = reading.text.indexOf(form, at + form.length)
+        ) {
+          spans.push([reading.starts[at]!, reading.ends[at + form.length - 1]!]);
+        }
+      }
+    }
+    if (spans.length === 0) return text;
+    spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+    let out = '';
+    let from = 0;
+    for (const [start, end] of spans) {
+      if (end <= from) continue;
+      // A span that overlaps the one before extends it.
+      if (start >= from) out += text.slice(from, start) + REDACTED;
+      from = end;
+    }
+    return out + text.slice(from);
   }
 
   /** A copy of JSON data with every string (object keys included) redacted. */

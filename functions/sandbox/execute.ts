@@ -292,7 +292,8 @@ class GuestRun {
   }
 
   /**
-   * QuickJS reports a failed allocation as InternalError "out of memory". When it cannot allocate
+   * QuickJS reports a failed allocation as InternalError "out of memory" (…"in regexp execution" from
+   * a regular expression's backtracking). When it cannot allocate
    * even that error it throws null instead (or, short of room for the message, an InternalError
    * without one), which promise jobs then pass on like any rejection. Those count as running out of
    * memory only if the heap did run out during this job, so code's own `throw null` or
@@ -300,7 +301,8 @@ class GuestRun {
    * that: then it is taken for the out-of-memory null).
    */
   private isOutOfMemory(thrown: QuickJSHandle, fields: ErrorFields): boolean {
-    if (fields.name === 'InternalError' && fields.message === 'out of memory') return true;
+    // The regexp engine says "out of memory in regexp execution" when its backtracking stack is full.
+    if (fields.name === 'InternalError' && /^out of memory\b/.test(fields.message ?? '')) return true;
     if (!this.state.heapRanOut()) return false;
     const vm = this.vm;
     if (vm.typeof(thrown) === 'undefined' || vm.sameValue(thrown, vm.null)) return true;

@@ -229,7 +229,8 @@ export function render(toolName: string, template: string, scope: Record<string,
 /**
  * The url: the declared origin, then the path and query with each template's value encoded as one
  * URL component. A path segment that is only dots would climb (`..`) or vanish (`.`) however it is
- * encoded (URL parsers and servers decode `%2E`), so such a value is refused.
+ * encoded (URL parsers and servers decode `%2E`), so such a value is refused; a backslash counts as a
+ * separator, as some servers read it.
  */
 export function renderUrl(
   toolName: string,
@@ -253,10 +254,12 @@ export function renderUrl(
         : encodeURIComponent(render(toolName, `{{${segment.source}}}`, { args, secrets }));
   }
   const path = rest.split(/[?#]/, 1)[0] ?? '';
-  if (path.split('/').some((part) => /^(?:\.|%2e){1,2}$/i.test(part))) {
+  // Some servers (IIS, and frameworks normalising Windows paths) take `\` as `/`, so a backslash,
+  // literal or encoded, also ends a segment here.
+  if (path.split(/\/|\\|%5c/i).some((part) => /^(?:\.|%2e){1,2}$/i.test(part))) {
     throw new ToolFailure(
       'TOOL_ARGUMENTS_INVALID',
-      `tool "${toolName}": a url path segment may not be "." or ".." (it would leave its place in the path)`,
+      `tool "${toolName}": a url path segment may not be "." or ".." (it would leave its place in the path; "\\" counts as "/")`,
     );
   }
   const url = new URL(`${origin}${rest}`);

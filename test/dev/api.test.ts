@@ -645,6 +645,9 @@ describe('stepthread dev API', () => {
   it('answers malformed and unknown requests with 4xx and a coded JSON error', async () => {
     const cases: [Promise<Reply>, number, string][] = [
       [get('/api/nothing-here'), 404, 'API_NOT_FOUND'],
+      // A malformed percent-escape, in the console's paths and in an API parameter.
+      [get('/%zz'), 400, 'API_BAD_REQUEST'],
+      [get('/api/executions/%E0%A4%A'), 400, 'API_BAD_REQUEST'],
       [get('/api/workflows/no-such-workflow'), 404, 'WORKFLOW_NOT_FOUND'],
       [get('/api/executions/no-such-execution'), 404, 'EXECUTION_NOT_FOUND'],
       [get('/api/threads/t-nothing'), 404, 'THREAD_NOT_FOUND'],

@@ -6,7 +6,9 @@
  * successful replies, tool-call arguments included; a CODE node then prints all it can read.
  * Afterwards every DynamoDB item, every S3 object, `inspect --json` and `inspect`, and the CLI's
  * stdout and stderr (where the embedded runtime's logs and CODE output go) are scanned for every
- * encoding of both secrets.
+ * encoding of both secrets. The CRM also writes the key back as other languages' encoders do (issue 31
+ * item 5: Python's, Go's and PHP's percent escapes of `!*'()~`, hex in mixed case, HTML entities,
+ * `\u0026`-style escapes inside text, base64 wrapped over lines), each of which must be redacted too.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -22,15 +24,57 @@ import { cliProcess, type ProcessResult } from '../support/cli-process.ts';
 // For its one setting: the SDK's Node version warning off, here and in the CLI processes.
 import './helpers.ts';
 
-/** Spaces, a slash, an equals sign, a quote, a plus: each changes under some encoding. */
-const TOOL_SECRET = 'abc /="SECRET789" x+y';
+/** Spaces, a slash, an equals sign, quotes, a plus, `!*'()~` and `&<>`: each changes under some encoding. */
+const TOOL_SECRET = `abc /="SECRET789" x+y!*'()~&<>`;
 const MODEL_KEY = 'sk-echo-4f9/Zq+Kv=KEY123';
+
+/** How servers in other languages write a value back (none of them encodeURIComponent's forms). */
+function otherEncodings(secret: string): Record<string, string> {
+  const bytes = [...Buffer.from(secret, 'utf8')];
+  const hex = (byte: number) => byte.toString(16).toUpperCase().padStart(2, '0');
+  const percent = (keep: RegExp, plus: boolean) =>
+    bytes
+      .map((byte) => {
+        const ch = String.fromCharCode(byte);
+        if (plus && ch === ' ') return '+';
+        return keep.test(ch) ? ch : `%${hex(byte)}`;
+      })
+      .join('');
+  const entities: Record<string, string> = {
+    '&': '&amp;',
+    '<': '&lt;',
+    '>': '&gt;',
+    '"': '&quot;',
+    "'": '&#39;',
+  };
+  const basic = Buffer.from(`user:${secret}`).toString('base64');
+  return {
+    python: percent(/[A-Za-z0-9_.~-]/, false),
+    go: percent(/[A-Za-z0-9_.~-]/, true),
+    php: percent(/[A-Za-z0-9_.-]/, true),
+    mixedCase: bytes.map((byte, i) => `%${i % 2 ? hex(byte).toLowerCase() : hex(byte)}`).join(''),
+    html: [...secret].map((ch) => entities[ch] ?? ch).join(''),
+    htmlNumeric: [...secret]
+      .map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : `&#x${ch.charCodeAt(0).toString(16)};`))
+      .join(''),
+    unicodeEscapes: [...secret]
+      .map((ch) =>
+        /[A-Za-z0-9]/.test(ch) ? ch : `\\u${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+      )
+      .join(''),
+    wrappedBase64: basic.replace(/(.{12})/g, '$1\r\n'),
+  };
+}
 
 /** Every form in which a secret could be written back, as a scanner would look for it. */
 function forms(secret: string): Record<string, string> {
   const form = new URLSearchParams({ s: secret }).toString().slice(2);
   const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+  const others = Object.entries(otherEncodings(secret));
   return {
+    // Each as written, and as stored inside JSON text.
+    ...Object.fromEntries(others),
+    ...Object.fromEntries(others.map(([name, text]) => [`${name}InJson`, JSON.stringify(text).slice(1, -1)])),
     raw: secret,
     component: encodeURIComponent(secret),
     componentLower: lower(encodeURIComponent(secret)),
@@ -63,6 +107,10 @@ function reflect(secret: string): Record<string, string> {
     form,
     lower: form.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()),
     base64: Buffer.from(`user:${secret}`).toString('base64'),
+    // Inside text, as a page or a log line would carry it.
+    ...Object.fromEntries(
+      Object.entries(otherEncodings(secret)).map(([name, text]) => [name, `key=${text}; more`]),
+    ),
   };
 }
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../../engine/expression/index.ts';
 import { loopItems } from '../../../functions/nodes/loop.ts';
+import { generator } from '../../support/seeded-random.ts';
 
 const text = 'a😀b𝄞c';
 const high = '\uD83D';
@@ -78,5 +79,61 @@ describe('strings count characters, as a LOOP over a string does', () => {
     expect(() => evaluate(counts, big)).toThrowError(
       expect.objectContaining({ code: 'EXPRESSION_BUDGET_EXCEEDED' }),
     );
+  });
+});
+
+/**
+ * The searches as the language means them, by the `u` flag's whole-character matching: how they ran
+ * before (issue 31 item 3), which took 63 s over 4M lone surrogates with a 2,000-character query.
+ */
+const escaped = (needle: string) => needle.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+const reference = {
+  contains: (text: string, needle: string) => needle === '' || new RegExp(escaped(needle), 'u').test(text),
+  split: (text: string, needle: string) => text.split(new RegExp(escaped(needle), 'u')),
+  replace: (text: string, needle: string, by: string) =>
+    text.split(new RegExp(escaped(needle), 'u')).join(by),
+};
+
+describe('contains, split and replace search in linear time, on whole characters', () => {
+  const random = generator(20261128);
+  const alphabet = ['a', 'b', high, low, '😀'];
+  const textOf = (length: number) => Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
+  /** A piece of `text` (a needle that occurs) or, half the time, one changed at one place. */
+  const needleFrom = (text: string, length: number) => {
+    const from = random(Math.max(1, text.length - length));
+    const piece = text.slice(from, from + length);
+    if (random(2) === 0 || piece === '') return piece;
+    const at = random(piece.length);
+    return piece.slice(0, at) + alphabet[random(alphabet.length)] + piece.slice(at + 1);
+  };
+
+  it('agrees with whole-character matching on short and long needles (over 250 units: searched here)', () => {
+    const cases: [string, string][] = [];
+    for (let i = 0; i < 400; i += 1) {
+      const text = textOf(1 + random(40));
+      cases.push([text, needleFrom(text, 1 + random(4))]);
+    }
+    for (let i = 0; i < 60; i += 1) {
+      // Few distinct units, so a long needle nearly matches in many places.
+      const text = Array.from({ length: 900 }, () => [high, low, 'a'][random(random(4) === 0 ? 3 : 2)]).join(
+        '',
+      );
+      cases.push([text, needleFrom(text, 251 + random(60))]);
+    }
+    // Matches that overlap, that all cut a pair, and the issue's shape (a near match everywhere).
+    cases.push(
+      ['a'.repeat(1000), 'a'.repeat(300)],
+      [low.repeat(700), low.repeat(300)],
+      [`${high}${low}`.repeat(400), low + `${high}${low}`.repeat(150)],
+      [`x${high}${low}`.repeat(300), `${high}${low}x`.repeat(90) + high],
+      [low.repeat(2000), `${low.repeat(299)}x`],
+    );
+    for (const [text, needle] of cases) {
+      if (needle === '') continue;
+      const scope = { text, needle };
+      expect(evaluate('contains(text, needle)', scope)).toBe(reference.contains(text, needle));
+      expect(evaluate('split(text, needle)', scope)).toEqual(reference.split(text, needle));
+      expect(evaluate("replace(text, needle, '|')", scope)).toBe(reference.replace(text, needle, '|'));
+    }
   });
 });

@@ -4,7 +4,8 @@
  * jobs) ends with CODE_MEMORY_LIMIT while this process grows by at most the limit plus a small
  * constant; so does running out in a promise job with no room left for QuickJS's own error (it
  * throws null then), while code's own `throw null` stays CODE_ERROR; and the pool runs jobs
- * concurrently up to a worker count bounded by its memory budget.
+ * concurrently up to a worker count bounded by its memory budget. A regular expression whose
+ * backtracking runs out of memory is CODE_MEMORY_LIMIT too (issue 31 item 7).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox, type SandboxResult } from '../../../functions/sandbox/index.ts';
@@ -73,6 +74,16 @@ describe('the CODE memory limit', () => {
       ok: true,
       output: 2,
     });
+  }, 120_000);
+
+  it("ends a regular expression whose backtracking fills the heap with CODE_MEMORY_LIMIT, as QuickJS's own out-of-memory", async () => {
+    for (const code of [
+      "return /(a|b)*c/.test('a'.repeat(2000000))",
+      "return /^(?:a(?=a|$))*$/.test('a'.repeat(4000000))",
+    ]) {
+      const result = await sandbox.run({ code, input: null, memoryLimitMb: LIMIT_MB, timeoutMs: 30_000 });
+      expect({ code, error: codeOf(result) }).toEqual({ code, error: 'CODE_MEMORY_LIMIT' });
+    }
   }, 120_000);
 });
 

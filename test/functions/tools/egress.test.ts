@@ -234,7 +234,8 @@ describe('templated url parts', () => {
 
   it('refuses "." and ".." as a path segment instead of letting them climb', async () => {
     const definition = tool({ url: `${home.base}/tool/echo/{{args.id}}`, allowPrivateNetwork: true });
-    for (const id of ['..', '.']) {
+    // A backslash is a separator to some servers: `..\\..` climbs there (issue 31 item 7).
+    for (const id of ['..', '.', '..\\..', 'a\\..', '..\\', '.\\x']) {
       const error = failure(await run(definition, { id }));
       expect(error.code, id).toBe('TOOL_ARGUMENTS_INVALID');
     }
