@@ -156,12 +156,13 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           </>
         )}
       </p>
-      {page.cost && <RunCostLine cost={page.cost} />}
       {page.error && (
         <p className="error execution-error" data-testid="execution-error">
           <strong>{page.error.code}</strong>: {page.error.message}
         </p>
       )}
+      {/* Why a run failed comes first, under its title; then what it cost. */}
+      {page.cost && <RunCostLine cost={page.cost} />}
       {execution.resume && (
         <p className="panel" data-testid="interrupted">
           The process that ran it stopped before it ended: resume it with <code>{execution.resume}</code>
@@ -786,11 +787,16 @@ function ThreadPanel({
                   <StepTokens tokens={tokensOfStep.get(row.step)} />
                   {row.usage && (
                     <div
+                      className="step-cost"
                       data-testid="step-cost"
                       title="this step's model calls: tokens in and out, and their cost"
                     >
-                      {row.usage.inputTokens} in · {row.usage.outputTokens} out ·{' '}
-                      {row.usage.costUsd === undefined ? 'no price' : formatUsd(row.usage.costUsd)}
+                      {/* Short pieces that wrap, so the output column keeps its width. */}
+                      <span className="nowrap">{row.usage.inputTokens} in</span> ·{' '}
+                      <span className="nowrap">{row.usage.outputTokens} out</span> ·{' '}
+                      <span className="nowrap">
+                        {row.usage.costUsd === undefined ? 'no price' : formatUsd(row.usage.costUsd)}
+                      </span>
                     </div>
                   )}
                 </td>

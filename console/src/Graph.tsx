@@ -66,7 +66,7 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
       {data.status?.usage && (
         <div
           className="step-node-meta"
-          data-testid={`node-cost-${id}`}
+          data-testid={`cost-of-node-${id}`}
           title="model calls over all its runs: tokens and cost"
         >
           <span>{data.status.usage.inputTokens + data.status.usage.outputTokens} tokens</span>

@@ -250,7 +250,7 @@ describe('a deployed stack: the executions `runs` lists', () => {
       ['DONE', 'deployed'],
       ['INTERRUPTED', 'deployed'],
       ['SUCCEEDED', 'local'],
-      ['CANCELLED', 'local'],
+      ['ABORTED', 'local'],
     ] as const) {
       expect(() => parseStatusFilter(status, where), status).toThrow(
         expect.objectContaining({ code: 'INVALID_RUNS_FILTER' }),

@@ -154,7 +154,7 @@ describe('cost and budget in stepthread dev', () => {
         expect(await tab.getByTestId('budget-maxTokens').textContent()).toContain(
           `budget maxTokens 10000: ${cost.tokens} spent`,
         );
-        const node = (await tab.getByTestId('node-cost-chat').textContent()) ?? '';
+        const node = (await tab.getByTestId('cost-of-node-chat').textContent()) ?? '';
         expect(node).toContain(`${cost.tokens} tokens`);
         expect(node).toContain(usd);
         await expect.poll(() => tab.getByTestId('step-cost').count()).toBe(3);
