@@ -93,6 +93,21 @@ export interface DiffReport {
   /** Variables whose final values differ: `scope` and `name` (a loop or subgraph scope as a whole). */
   variables: { scope: string; name: string; a?: unknown; b?: unknown }[];
   final: { same: boolean; a?: unknown; b?: unknown };
+  /**
+   * The fork children (fork paths, list items) of each side, paired by forkPathId (`path`, or
+   * `path[i]` for a list's item i) and occurrence, each with its own diff; null on a side without it.
+   */
+  forks: ForkDiff[];
+}
+
+export interface ForkDiff {
+  forkPathId: string;
+  occurrence: number;
+  a: string | null;
+  b: string | null;
+  /** Both sides' children alike: no step, variable or output differs (nor any of their own children). */
+  same: boolean;
+  diff?: Omit<DiffReport, 'a' | 'b'>;
 }
 
 /** Step records read per Query while digesting a history. */
@@ -134,9 +149,16 @@ async function segmentsOf(runtime: Runtime, thread: Thread, steps: number): Prom
   return [...before, { threadId: thread.id, steps }];
 }
 
-/** What is compared of a step: its status and output. */
+/**
+ * What is compared of a step: its status and output, but for the ids of the child threads a FORK or
+ * a list starts (new threads on each run, so they always differ; the children are compared by path).
+ */
 function hashOf(status: string, output: unknown): string {
-  return contentHash({ status, output: output ?? null });
+  const compared =
+    output !== null && typeof output === 'object' && !Array.isArray(output) && 'childThreadIds' in output
+      ? { ...output, childThreadIds: undefined }
+      : output;
+  return contentHash({ status, output: compared ?? null });
 }
 
 /** Each step after position `from`, as a digest (a page of records at a time), and its model usage summed. */
@@ -323,7 +345,63 @@ export async function buildDiffReport(
       ...(valuesA.output === undefined ? {} : { a: valuesA.output }),
       ...(valuesB.output === undefined ? {} : { b: valuesB.output }),
     },
+    forks: await forkDiffs(runtime, threadA, threadB, runsCommand),
   };
+}
+
+/** A thread's fork children (not copies), oldest first. */
+async function forkChildrenOf(runtime: Runtime, thread: Thread): Promise<Thread[]> {
+  const executionId = thread.metadata.executionId;
+  if (executionId === undefined) return [];
+  const listed = await runtime.stores.threads.listThreadsOfExecution(executionId);
+  return listed
+    .map((entry) => entry.thread)
+    .filter(
+      (child) =>
+        child.metadata.parentThreadId === thread.id &&
+        child.metadata.forkPathId !== undefined &&
+        child.metadata.copiedFrom === undefined,
+    )
+    .sort((x, y) => x.startTime.localeCompare(y.startTime));
+}
+
+/** Each side's fork children paired by forkPathId and occurrence (a FORK in a loop runs a path again). */
+async function forkDiffs(runtime: Runtime, a: Thread, b: Thread, runsCommand: string): Promise<ForkDiff[]> {
+  const byPath = (children: readonly Thread[]) => {
+    const paths = new Map<string, Thread[]>();
+    for (const child of children) {
+      const list = paths.get(child.metadata.forkPathId!) ?? [];
+      list.push(child);
+      paths.set(child.metadata.forkPathId!, list);
+    }
+    return paths;
+  };
+  const left = byPath(await forkChildrenOf(runtime, a));
+  const right = byPath(await forkChildrenOf(runtime, b));
+  const forks: ForkDiff[] = [];
+  for (const forkPathId of new Set([...left.keys(), ...right.keys()])) {
+    const x = left.get(forkPathId) ?? [];
+    const y = right.get(forkPathId) ?? [];
+    for (let i = 0; i < Math.max(x.length, y.length); i++) {
+      const pair = { forkPathId, occurrence: i + 1, a: x[i]?.id ?? null, b: y[i]?.id ?? null };
+      if (pair.a === null || pair.b === null) {
+        forks.push({ ...pair, same: false });
+        continue;
+      }
+      const { a: _a, b: _b, ...diff } = await buildDiffReport(runtime, pair.a, pair.b, runsCommand);
+      forks.push({ ...pair, same: isSame(diff), diff });
+    }
+  }
+  return forks;
+}
+
+function isSame(diff: Omit<DiffReport, 'a' | 'b'>): boolean {
+  return (
+    diff.partsAt === null &&
+    diff.variables.length === 0 &&
+    diff.final.same &&
+    diff.forks.every((fork) => fork.same)
+  );
 }
 
 async function withOccurrence(
@@ -380,8 +458,17 @@ function stepText(step: DiffStep | null): string {
 export function printDiff(report: DiffReport, io: CliIo): void {
   io.stdout(sideLine('a', report.a));
   io.stdout(sideLine('b', report.b));
+  printDiffBody(report, io);
+}
+
+/** Everything under the sides' header lines. */
+function printDiffBody(report: Omit<DiffReport, 'a' | 'b'>, io: CliIo): void {
   if (report.sharedSteps > 0) {
-    io.stdout(`the first ${report.sharedSteps} steps are the same records on both (the copy point)\n`);
+    const steps =
+      report.sharedSteps === 1
+        ? 'step is the same record'
+        : `${report.sharedSteps} steps are the same records`;
+    io.stdout(`the first ${steps} on both (the copy point)\n`);
   }
   const same = report.sameUpTo;
   io.stdout(same ? `same up to step ${same.position} (${same.nodeId})\n` : 'different from the first step\n');
@@ -419,6 +506,24 @@ export function printDiff(report: DiffReport, io: CliIo): void {
     io.stdout(`  a: ${'a' in report.final ? previewValue(report.final.a) : '(none)'}\n`);
     io.stdout(`  b: ${'b' in report.final ? previewValue(report.final.b) : '(none)'}\n`);
   }
+  for (const fork of report.forks) printFork(fork, io);
+}
+
+/** A fork child pair: alike in a line; else where it parts and what differs, indented. */
+function printFork(fork: ForkDiff, io: CliIo): void {
+  const which = `fork child ${fork.forkPathId}${fork.occurrence > 1 ? ` #${fork.occurrence}` : ''}`;
+  if (fork.diff === undefined) {
+    io.stdout(`${which}: only ${fork.a ? `a has it (${fork.a})` : `b has it (${fork.b})`}\n`);
+    return;
+  }
+  if (fork.same) {
+    io.stdout(`${which}: the same (${fork.a}, ${fork.b})\n`);
+    return;
+  }
+  io.stdout(`${which}: ${fork.a} and ${fork.b} differ\n`);
+  let text = '';
+  printDiffBody(fork.diff, { ...io, stdout: (chunk: string) => (text += chunk) });
+  for (const line of text.trimEnd().split('\n')) io.stdout(`  ${line}\n`);
 }
 
 export async function runDiff(idA: string, idB: string, options: DiffOptions, io: CliIo): Promise<number> {

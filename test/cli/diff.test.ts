@@ -14,6 +14,7 @@ import { runCli } from '../support/cli.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 const ROUTE_LOOP = join(ROOT, 'examples', 'route-loop.json');
 const TRIAGE = join(ROOT, 'examples', 'support-triage.json');
+const VENDOR = join(ROOT, 'examples', 'vendor-review.json');
 const TICKET = { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } };
 
 let dir: string;
@@ -138,6 +139,26 @@ describe('stepthread diff', () => {
     expect(text.stdout).toContain('parts at step 4: approve-credit (USER_INTERACTION) gave another output\n');
   }, 120_000);
 
+  it('fork children are paired by forkPathId, each with its own diff (vendor-review copied before its FORK)', async () => {
+    const input = '{"vendor": "Acme Analytics", "monthlyFee": 1200}';
+    const source = await run(VENDOR, '--input', input, '--answers', '{"approve": true}');
+    const copyId = (await cli('copy', source.threadId, '--from', 'research')).stdout.trim();
+    await run(VENDOR, '--thread', copyId, '--answers', '{"approve": false}');
+    const report = await diffJson(source.threadId, copyId);
+    // The FORK's output names new child threads: not a difference; the answer is.
+    expect(report.partsAt).toMatchObject({ position: 5, a: { nodeId: 'approve' }, b: { nodeId: 'approve' } });
+    expect(report.outputs.map((entry) => entry.nodeId)).toEqual(['approve', 'end']);
+    expect(report.forks.map((fork) => fork.forkPathId).sort()).toEqual(['split/cost', 'split/security']);
+    for (const fork of report.forks) {
+      expect(fork).toMatchObject({ occurrence: 1, same: true, diff: { partsAt: null, outputs: [] } });
+      expect(fork.a).not.toBe(fork.b);
+    }
+    const text = await cli('diff', source.threadId, copyId);
+    expect(text.stdout).toContain(
+      `fork child split/security: the same (${report.forks.find((f) => f.forkPathId === 'split/security')!.a}, `,
+    );
+  }, 120_000);
+
   it('--json: a stable object with a, b, partsAt, outputs, variables and final', async () => {
     const report = await diffJson(three.threadId, four.threadId);
     expect(Object.keys(report)).toEqual([
@@ -149,6 +170,7 @@ describe('stepthread diff', () => {
       'outputs',
       'variables',
       'final',
+      'forks',
     ]);
     for (const side of [report.a, report.b]) {
       expect(Object.keys(side)).toEqual(
