@@ -10,6 +10,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
+import { copyEditsOf, type RecordedCopyEdit } from '../../engine/thread/copy-edits.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, ModelUsage, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import {
@@ -33,7 +34,7 @@ import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
-import { formatCodedError } from '../format.ts';
+import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   codedOf,
@@ -109,6 +110,8 @@ export interface ThreadReport {
   copiedFrom?: string;
   /** A copy's THREAD_COPIED event (seed 002): its source and when it was made. */
   copied?: { type: 'THREAD_COPIED'; sourceThreadId: string; at: string };
+  /** A copy's edits before its first step (copy --set, --input), in the order they were applied. */
+  edits?: RecordedCopyEdit[];
   status: string;
   currentNodeId?: string;
   startTime: string;
@@ -366,6 +369,7 @@ function reportOf(
     ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
     ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
     ...copiedOf(thread, events),
+    ...(copyEditsOf(thread).length > 0 ? { edits: copyEditsOf(thread) } : {}),
     status: thread.status,
     ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
     startTime: thread.startTime,
@@ -712,6 +716,7 @@ export function printReport(
     io.stdout(
       `\nthread ${thread.threadId}  ${thread.status}${path}${copy}  (${thread.messageCount} messages)\n`,
     );
+    for (const edit of thread.edits ?? []) io.stdout(`  ${editLine(edit)}\n`);
     if (thread.copiedFrom && report.executionId === undefined) io.stdout(`  ${notRunLine(thread, form)}\n`);
     // `step 1234` and longer still leave a space before the status.
     const stepWidth = Math.max(9, ...thread.nodes.map((run) => `step ${run.step ?? ''}`.length + 1));
@@ -886,4 +891,12 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .action(async (id: string, options: InspectOptions) => {
       setExit(await runInspect(id, options, io));
     });
+}
+
+/** One edit a copy was made with, as `copy --set` or `--input` would give it (long values cut). */
+function editLine(edit: RecordedCopyEdit): string {
+  const json = JSON.stringify(edit.value) ?? 'undefined';
+  const value = json.length > 120 ? `${json.slice(0, 119)}…` : json;
+  const what = edit.kind === 'input' ? `input = ${value}` : `${edit.scope} variable ${edit.name} = ${value}`;
+  return `edited before its first step: ${visible(what)} (${edit.at})`;
 }

@@ -16,6 +16,7 @@ import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/e
 import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
+import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
@@ -225,6 +226,11 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   NODE_NOT_FOUND: 400,
   COPY_POINT_NOT_FOUND: 400,
   COPY_POINT_IN_FORK_BRANCH: 400,
+  // A copy's edits (`set`, `input`) that the workflow refuses.
+  INVALID_COPY_EDIT: 400,
+  UNKNOWN_VARIABLE_REFERENCE: 400,
+  INVALID_VARIABLE: 400,
+  INPUT_INVALID: 400,
   INVALID_INTERACTION_ANSWER: 400,
   INTERACTION_ALREADY_ANSWERED: 409,
   INTERACTION_NOT_DELIVERED: 409,
@@ -235,6 +241,24 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INVALID_STATE_MACHINE: 409,
   INVALID_TASK_INPUT: 409,
 };
+
+/** A copy request's edits: `set` (variable name → JSON value) and `input` (an object). */
+function copyEditsOfBody(body: Record<string, unknown>): CopyEdit[] {
+  const { set, input } = body;
+  if (set !== undefined && !isRecord(set)) {
+    throw new ApiError(400, 'INVALID_COPY_EDIT', '"set" must be an object of variable names to values');
+  }
+  if (input !== undefined && !isRecord(input)) {
+    throw new ApiError(400, 'INPUT_INVALID', '"input" must be a JSON object');
+  }
+  const edits: CopyEdit[] = Object.entries(set ?? {}).map(([name, value]) => ({
+    kind: 'variable',
+    name,
+    value,
+  }));
+  if (input !== undefined) edits.push({ kind: 'input', value: input });
+  return edits;
+}
 
 function httpStatusOf(error: unknown): { status: number; body: Record<string, unknown> } {
   if (error instanceof ApiError) {
@@ -1507,9 +1531,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (fromNodeId !== undefined && typeof fromNodeId !== 'string') {
       throw badRequest('"fromNodeId" must be a node id');
     }
+    const edits = copyEditsOfBody(body);
+    // The edits are checked against the workflow the folder runs the copy with, when it has it.
+    const workflow =
+      edits.length === 0
+        ? undefined
+        : ownerOfId(await loadWorkflows(), (await stores.threads.getThread(id!)).thread.workflowId)?.workflow;
     const copy = await runtime.copyThread(id!, {
       ...(fromStep === undefined ? {} : { fromStep: fromStep as number }),
       ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
+      ...(edits.length === 0 ? {} : { edits }),
+      ...(workflow === undefined ? {} : { workflow }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
     return [201, await threadJson(copy)];

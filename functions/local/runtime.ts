@@ -24,6 +24,12 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import { checkValueDepth } from '../../engine/model/json-values.ts';
 import { type Budget, DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
+import {
+  COPY_EDITS_KEY,
+  type CopyEdit,
+  checkCopyEdits,
+  withCopyEdits,
+} from '../../engine/thread/copy-edits.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../aws/clients.ts';
@@ -62,6 +68,7 @@ import { awsHistoryEvents } from './history.ts';
 import { exampleAnswers, waitingMessage } from './interaction-hints.ts';
 import { AnsweredElsewhere, offeredReply } from './offered-replies.ts';
 import { pendingSuccessor, runChainOf, successorInputOf } from './resume-chain.ts';
+import { detailsOfRun, getLocalRun } from './run-registry.ts';
 import {
   createLocalRunner,
   type LocalEvent,
@@ -73,6 +80,13 @@ import {
 export interface CopyOptions {
   readonly fromNodeId?: string;
   readonly fromStep?: number;
+  /** Edits applied to the copy before its first step, and recorded on it (engine/thread/copy-edits.ts). */
+  readonly edits?: readonly CopyEdit[];
+  /**
+   * The workflow whose declarations check the edits; default: the one the source's local run
+   * recorded. Without either, an edit may only set a variable the thread holds, of any type.
+   */
+  readonly workflow?: Workflow;
 }
 
 export interface LocalRuntimeOptions {
@@ -1151,9 +1165,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       continuations: _continuations,
       continuedAt: _at,
       [RUN_FROM_KEY]: _runFrom,
+      // A copy's edits are its own: a copy of it holds their effect, not the edits.
+      [COPY_EDITS_KEY]: _edits,
       ...metadata
     } = rest.metadata;
-    const thread: Thread = {
+    let thread: Thread = {
       ...rest,
       metadata: { ...metadata, copiedAtStep: past ? past.step - 1 : (current.step ?? 0) },
       step: 0,
@@ -1165,6 +1181,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const { rootThreadId } = await stores.executions.getExecution(sourceExecution);
       const root = (await stores.threads.getThread(rootThreadId)).thread;
       thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
+    }
+    if (copyOptions.edits !== undefined && copyOptions.edits.length > 0) {
+      const workflow = copyOptions.workflow ?? (await recordedWorkflowOf(options.clients, current));
+      const edits = checkCopyEdits(thread, copyOptions.edits, workflow?.variables, env.now());
+      thread = { ...withCopyEdits(thread, edits), metadata: { ...thread.metadata, [COPY_EDITS_KEY]: edits } };
     }
     await stores.threads.createThread(thread);
     // Keeps what the copy reads of its source (and of the source's own source) from expiring.
@@ -1203,6 +1224,20 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     });
 
   return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel };
+}
+
+/**
+ * The workflow a thread's run was recorded with locally (run-registry.ts), if any: under its
+ * execution, else its run's first (a run that continued records itself where it started).
+ */
+async function recordedWorkflowOf(clients: AwsClients, thread: Thread): Promise<Workflow | undefined> {
+  const { executionId, firstExecutionId } = thread.metadata;
+  for (const id of [executionId, firstExecutionId]) {
+    if (typeof id !== 'string') continue;
+    const run = await getLocalRun(clients, id);
+    if (run !== undefined) return (await detailsOfRun(clients, run)).workflow;
+  }
+  return undefined;
 }
 
 /** `work`, unless the signal aborts first. */

@@ -5,6 +5,7 @@
  * nothing is written, so a copy from any step costs the same to store.
  */
 import { StepthreadError } from '../../engine/errors.ts';
+import { copyEditsOf, withCopyEdits } from '../../engine/thread/copy-edits.ts';
 import type { NodeResult, Thread } from '../../engine/thread/types.ts';
 import { copySourceOf, type StepRecord, type ThreadStore } from './thread-store.ts';
 
@@ -88,6 +89,10 @@ async function copiedState(
   for (const field of COPIED_FIELDS) if (then[field] !== undefined) fields[field] = then[field];
   // The conversation is the copy's own (seed 002), pointing at the same log.
   fields.conversation = { ...then.conversation, threadId: copy.id };
+  // The edits the copy was made with (copy --set, --input) are in no step record: apply them again.
+  const edited = withCopyEdits(then, copyEditsOf(copy));
+  fields.variables = edited.variables;
+  fields.input = edited.input;
   return { fields, nodeResults };
 }
 

@@ -595,6 +595,48 @@ describe('stepthread dev API', () => {
     expect(rerun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
   });
 
+  it('copies with edits (`set`, `input`): the copy runs with them and records them; a refused edit is a coded 400 and no copy', async () => {
+    const { executionId, waiting } = await startWaitingTriage();
+    const root = waiting.rootThreadId;
+    const answer = `/api/interactions/${encodeURIComponent(waiting.pending[0]!.interactionId)}/answer`;
+    expect((await post(answer, { reject: true })).status).toBe(202);
+    expect((await finished(executionId)).execution.status).toBe('COMPLETED');
+    const copyOf = (body: Record<string, unknown>) =>
+      post<{ threadId: string; metadata: { edits?: unknown[] }; error?: { code: string } }>(
+        `/api/threads/${root}/copy`,
+        { fromNodeId: 'compute-credit', ...body },
+      );
+    const copiesBefore = (await get<Page>(`/api/executions/${executionId}`)).body.copies;
+    for (const [body, code] of [
+      [{ set: { aproved: true } }, 'UNKNOWN_VARIABLE_REFERENCE'],
+      [{ set: { approved: 'yes' } }, 'INVALID_VARIABLE'],
+      [{ set: ['approved'] }, 'INVALID_COPY_EDIT'],
+      [{ input: 'x' }, 'INPUT_INVALID'],
+    ] as const) {
+      const refused = await copyOf(body);
+      expect([refused.status, refused.body.error?.code]).toEqual([400, code]);
+    }
+    expect((await get<Page>(`/api/executions/${executionId}`)).body.copies).toEqual(copiesBefore);
+
+    const input = { ticket: { ...TICKET.ticket, monthlyFee: 50 } };
+    const copy = await copyOf({ set: { approved: true }, input });
+    expect(copy.status).toBe(201);
+    expect(copy.body.metadata.edits).toEqual([
+      { kind: 'variable', name: 'approved', scope: 'thread', value: true, at: expect.any(String) },
+      { kind: 'input', value: input, at: expect.any(String) },
+    ]);
+    const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
+    expect(run.status).toBe(202);
+    expect((await finished(run.body.executionId)).execution.status).toBe('COMPLETED');
+    const head = await get<{ variables: { thread: Record<string, unknown> } }>(
+      `/api/threads/${copy.body.threadId}`,
+    );
+    expect(head.body.variables.thread).toMatchObject({
+      approved: true,
+      credit: { amount: 10, currency: 'EUR' },
+    });
+  });
+
   it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {
     const started = await post<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
       input: { topic: 'ranges' },
