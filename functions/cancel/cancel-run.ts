@@ -18,6 +18,7 @@ import { type EventPublisher, publishCommitted } from '../events/publisher.ts';
 import type { ExecutionIndex, ExecutionRecord } from '../stores/execution-index.ts';
 import type { InteractionStore } from '../stores/interaction-store.ts';
 import type { ThreadStore, VersionedThread } from '../stores/thread-store.ts';
+import { traceCancelledRun } from '../telemetry/index.ts';
 import type { CancelMark, CancelMarks } from './marks.ts';
 
 export interface CancelStores {
@@ -128,6 +129,17 @@ export async function cancelRun(
   await options.stop?.(mark);
   const records = await cancelRunRecords(stores, mark, options.env);
   const alreadyCancelled = earlier !== undefined || root.thread.status === 'CANCELLED';
+  if (!alreadyCancelled && records.status === 'CANCELLED') {
+    await traceCancelledRun(
+      {
+        executionId,
+        rootThreadId,
+        workflowId: root.thread.workflowId,
+        ...(mark.reason === undefined ? {} : { reason: mark.reason }),
+      },
+      stores.threads,
+    );
+  }
   return { ...base, ...records, alreadyCancelled, ...reasonOf(mark) };
 }
 

@@ -12,6 +12,7 @@ import type { HandlerDeps } from '../handlers/deps.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import type { ExecuteTool } from '../llm/tool-loop.ts';
 import type { Redactor } from '../redaction/redactor.ts';
+import type { ThreadStore } from '../stores/thread-store.ts';
 import { type TelemetryConfig, telemetryConfig } from './config.ts';
 import { taskInfoOf } from './task-info.ts';
 import { withTraceContext } from './trace-context.ts';
@@ -26,6 +27,8 @@ export interface Tracing {
   readonly config: TelemetryConfig;
   /** Runs the Task inside its step span (and, for the Task that ends the run, emits the run's span). */
   step<R>(event: unknown, deps: HandlerDeps, run: TaskRun<R>): Promise<R>;
+  /** The run's span for a run cancelled outside its Tasks (`stepthread cancel`, dev's Stop). */
+  runCancelled(run: CancelledRun, threads: ThreadStore): Promise<void>;
   /** Exports every span ended so far. Never rejects. */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -71,6 +74,30 @@ export async function tracedTask<R>(event: unknown, deps: HandlerDeps, run: Task
 function carriesTraceContext(event: unknown): boolean {
   const e = event as { traceContext?: unknown; envelope?: { traceparent?: unknown } } | null;
   return e?.traceContext === true || typeof e?.envelope?.traceparent === 'string';
+}
+
+/** A run ended by a cancel: what its run span names. */
+export interface CancelledRun {
+  readonly executionId: string;
+  readonly rootThreadId: string;
+  readonly workflowId?: string;
+  readonly reason?: string;
+}
+
+/**
+ * The run span of a cancelled run (status CANCELLED, the reason), exported at once: no END or failure
+ * Task ends such a run, so without it its steps would point at a run span that never arrives.
+ * Nothing is loaded without a trace endpoint. Never rejects: a cancel never fails for its trace.
+ */
+export async function traceCancelledRun(run: CancelledRun, threads: ThreadStore): Promise<void> {
+  try {
+    const tracing = await currentTracing();
+    if (tracing === undefined) return;
+    await tracing.runCancelled(run, threads);
+    await tracing.flush();
+  } catch {
+    // The trace is best effort; the cancel itself has happened.
+  }
 }
 
 /** Exports the spans ended so far (a Lambda before it returns, a local run as it ends). Never rejects. */

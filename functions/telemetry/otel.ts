@@ -89,6 +89,7 @@ const ST = {
   status: 'stepthread.step.status',
   errorCode: 'stepthread.error.code',
   runStatus: 'stepthread.run.status',
+  cancelReason: 'stepthread.run.cancel_reason',
   usageEstimated: 'stepthread.usage.estimated',
   toolKind: 'stepthread.tool.kind',
 } as const;
@@ -132,6 +133,20 @@ export function createTracing(config: TelemetryConfig): Tracing {
   return {
     config,
     step: (event, deps, run) => traceStep(tracer, ids, config, event, deps, run),
+    runCancelled: (run, threads) =>
+      emitRunSpan(
+        tracer,
+        ids,
+        {
+          action: 'cancel',
+          executionId: run.executionId,
+          rootThreadId: run.rootThreadId,
+          ...(run.workflowId === undefined ? {} : { workflowId: run.workflowId }),
+          traceContext: false,
+        },
+        { threads } as HandlerDeps,
+        { status: 'CANCELLED', ...(run.reason === undefined ? {} : { reason: run.reason }) },
+      ),
     async flush() {
       await provider.forceFlush().catch(() => undefined);
     },
@@ -247,7 +262,7 @@ async function emitRunSpan(
   ids: PresetIds,
   info: TaskInfo,
   deps: HandlerDeps,
-  outcome: { status: 'COMPLETED' | 'FAILED'; error?: CodedError },
+  outcome: { status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; error?: CodedError; reason?: string },
 ): Promise<void> {
   const own = stepParentOf(info);
   let startTime: Date | undefined;
@@ -272,6 +287,7 @@ async function emitRunSpan(
         [ST.executionId]: info.executionId,
         [ST.rootThreadId]: info.rootThreadId,
         [ST.runStatus]: outcome.status,
+        [ST.cancelReason]: outcome.reason === undefined ? undefined : redactErrorText(outcome.reason),
         [ST.errorCode]: outcome.error?.code,
         [ATTR_ERROR_TYPE]: outcome.error?.code,
       }),

@@ -12,6 +12,7 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import { createLocalRuntime, type TaskCall } from '../../functions/local/runtime.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
+import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { type E2e, startE2e, valid } from './helpers.ts';
 
 let e2e: E2e;
@@ -244,4 +245,35 @@ describe('cancel', () => {
     expect(root.status).toBe('CANCELLED');
     expect(root.executionHistory.map((entry) => entry.nodeId)).toEqual(['start', 'each']);
   }, 60_000);
+  it('exports the cancelled run span (status CANCELLED, the reason) that its step spans point at, with a trace endpoint set', async () => {
+    const receiver = await startOtlpReceiver();
+    const saved = { ...process.env };
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+    try {
+      const executionId = 'cancel-traced';
+      const { running } = await runWaitingOnModel(askWorkflow('cancel-traced'), executionId);
+      await e2e.runtime.cancel(executionId, { reason: 'over budget' });
+      expect((await running).status).toBe('CANCELLED');
+      const runSpan = () => receiver.spans.find((span) => span.name === 'invoke_workflow cancel-traced');
+      await vi.waitFor(() => expect(runSpan()).toBeDefined(), SOON);
+      expect(runSpan()!.attributes).toMatchObject({
+        'stepthread.run.status': 'CANCELLED',
+        'stepthread.run.cancel_reason': 'over budget',
+        'stepthread.execution.id': executionId,
+      });
+      // The run's steps (START and the CODE before the model call) are children of that span.
+      await vi.waitFor(
+        () => expect(receiver.spans.filter((span) => span.name === 'step topic')).toHaveLength(1),
+        SOON,
+      );
+      const step = receiver.spans.find((span) => span.name === 'step topic')!;
+      expect(step.traceId).toBe(runSpan()!.traceId);
+      expect(step.parentSpanId).toBe(runSpan()!.spanId);
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+      await receiver.close();
+    }
+  });
 });
