@@ -62,9 +62,13 @@ async function storedFiles(dataDir: string): Promise<Record<string, string>> {
   for (const entry of entries) {
     if (!entry.isFile() || /^(LOG|LOG\.old|LOCK)$|^stepthread\./.test(entry.name)) continue;
     const path = join(entry.parentPath, entry.name);
-    files[relative(dataDir, path)] = createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
+    // A file renamed into place meanwhile (a table file's temporary copy) was never stored data.
+    const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (bytes === undefined) continue;
+    files[relative(dataDir, path)] = createHash('sha256').update(bytes).digest('hex');
   }
   return files;
 }

@@ -24,7 +24,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (idle === undefined) delete process.env.STEPTHREAD_STORE_IDLE_MS;
   else process.env.STEPTHREAD_STORE_IDLE_MS = idle;
-  await rm(dir, { recursive: true, force: true });
+  // A standby store server may still be writing its last table file as it leaves: retry the removal.
+  await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 function io(): CliIo {
