@@ -242,6 +242,21 @@ export function printErrors(io: CliIo, headline: string, errors: readonly CodedE
 }
 
 /**
+ * What a command on a deployed stack prints when it fails: a coded error (its own code, or what to fix
+ * to reach AWS) with what to do, else the error's message on one line.
+ */
+export function printDeployedFailure(
+  io: CliIo,
+  headline: string,
+  error: unknown,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): void {
+  const coded = error instanceof StepthreadError ? error.toJSON() : awsAccessProblem(error, env);
+  if (coded) printErrors(io, headline, [coded]);
+  else io.stderr(`stepthread: ${headline}: ${(error as Error).message}\n`);
+}
+
+/**
  * A thrown error as a coded one, for output: StepthreadError carries its code; an AWS SDK failure to
  * reach the stores gets the code of what to fix (cli/aws-errors.ts).
  */

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { parseWorkflowText } from '../cli/load-workflow.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import type { Workflow } from '../engine/model/schema.ts';
-import { deployProblems } from '../engine/validation/deploy-limits.ts';
+import { compiledProblems } from '../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 
@@ -48,8 +48,9 @@ export function loadWorkflowsFromDir(dir: string): LoadedWorkflow[] {
       for (const error of result.errors) problems.push(`${file}: ${error.code}: ${error.message}`);
       continue;
     }
-    // Valid locally, but a Lambda has no stdio MCP server to start, or a limit of AWS's is passed.
-    const local = [...stdioServerProblems(result.workflow), ...deployProblems(result.workflow)];
+    // Valid, but the compiler refuses it, a Lambda has no stdio MCP server to start, or an AWS limit is passed.
+    const compiled = compiledProblems(result.workflow);
+    const local = [...stdioServerProblems(result.workflow), ...compiled.errors, ...compiled.deploy];
     for (const error of local) problems.push(`${file}: ${error.code} ${error.message}`);
     if (local.length === 0) loaded.push({ file, workflow: result.workflow });
   }

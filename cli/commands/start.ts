@@ -12,7 +12,6 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
-import { StepthreadError } from '../../engine/errors.ts';
 import {
   createAwsClients,
   type ResourceNames,
@@ -20,13 +19,12 @@ import {
   resolveResourceNames,
 } from '../../functions/aws/clients.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
-import { awsAccessProblem } from '../aws-errors.ts';
 import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
   NO_CACHE_OPTION_HELP,
-  printErrors,
+  printDeployedFailure,
   STACK_OPTION_HELP,
   stackCacheDir,
 } from '../local-session.ts';
@@ -205,10 +203,7 @@ export async function runStart(
     }
   } catch (error) {
     // Coded (the stack's outputs, the endpoint, the region): the code and what to do, on its own line.
-    const coded =
-      error instanceof StepthreadError ? error.toJSON() : awsAccessProblem(error, io.env ?? process.env);
-    if (coded) printErrors(io, `cannot start ${workflowOrArn}`, [coded]);
-    else io.stderr(`stepthread: cannot start ${workflowOrArn}: ${(error as Error).message}\n`);
+    printDeployedFailure(io, `cannot start ${workflowOrArn}`, error, io.env ?? process.env);
     return EXIT.invalid;
   }
 }

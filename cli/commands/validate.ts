@@ -1,8 +1,7 @@
 /** `stepthread validate [--json] <file>`: exit 0 valid, 1 invalid, 2 unreadable file. */
 import type { Command } from 'commander';
-import { compileProblems } from '../../engine/asl/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
-import { deployProblems } from '../../engine/validation/deploy-limits.ts';
+import { compiledProblems } from '../../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../../engine/validation/mcp-rules.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { formatCodedError, jsonReport } from '../format.ts';
@@ -49,10 +48,8 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
 async function check(data: unknown): Promise<{ errors: CodedError[]; warnings: CodedError[] }> {
   const result = await checkWorkflow(data);
   if (!result.valid || !result.workflow) return { errors: result.errors, warnings: [] };
-  const errors = compileProblems(result.workflow);
-  const warnings = stdioServerProblems(result.workflow);
-  if (errors.length === 0) warnings.push(...deployProblems(result.workflow));
-  return { errors, warnings };
+  const { errors, deploy } = compiledProblems(result.workflow);
+  return { errors, warnings: [...stdioServerProblems(result.workflow), ...deploy] };
 }
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {

@@ -12,13 +12,12 @@ import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { type CredentialSource, credentialsFrom } from '../../functions/events/appsync-signing.ts';
 import type { ReplyEvent } from '../../functions/events/reply-channel.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
-import { awsAccessProblem } from '../aws-errors.ts';
 import { type ReplySubscription, replyStreamEndpoints, subscribeReplies } from '../deployed/reply-stream.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
   NO_CACHE_OPTION_HELP,
-  printErrors,
+  printDeployedFailure,
   STACK_OPTION_HELP,
   stackCacheDir,
 } from '../local-session.ts';
@@ -134,9 +133,7 @@ export async function runWatch(
     return status === 'SUCCEEDED' ? EXIT.ok : EXIT.invalid;
   } catch (error) {
     subscription?.close();
-    const coded = error instanceof StepthreadError ? error.toJSON() : awsAccessProblem(error, env);
-    if (coded) printErrors(io, `cannot watch ${executionArn}`, [coded]);
-    else io.stderr(`stepthread: cannot watch ${executionArn}: ${(error as Error).message}\n`);
+    printDeployedFailure(io, `cannot watch ${executionArn}`, error, env);
     return EXIT.invalid;
   }
 }

@@ -64,12 +64,15 @@ export function deployLimitProblems(workflow: Workflow, definition: unknown): Co
   return problems;
 }
 
-/** deployLimitProblems of a valid workflow; none when it does not compile (compileProblems says why). */
-export function deployProblems(workflow: Workflow): CodedError[] {
+/**
+ * One compile of a valid workflow: what the compiler refuses (`errors`, DEFINITION_TOO_LARGE above all),
+ * else the deploy limits its definition passes (`deploy`, DEPLOY_LIMIT_EXCEEDED).
+ */
+export function compiledProblems(workflow: Workflow): { errors: CodedError[]; deploy: CodedError[] } {
   try {
-    return deployLimitProblems(workflow, compileWorkflow(workflow).definition);
+    return { errors: [], deploy: deployLimitProblems(workflow, compileWorkflow(workflow).definition) };
   } catch (error) {
-    if (error instanceof StepthreadError) return [];
+    if (error instanceof StepthreadError) return { errors: [error.toJSON()], deploy: [] };
     throw error;
   }
 }

@@ -44,13 +44,10 @@ import {
   interactionIdOf,
 } from '../stores/interaction-store.ts';
 import { isValueRef, type ValueRef } from '../stores/value-refs.ts';
-import { resolutionOf } from './user-interaction.ts';
+import { RESOLVED_RETENTION_SECONDS, resolutionOf } from './user-interaction.ts';
 
 /** How long a held call waits for its answer (as a USER_INTERACTION without timeoutSeconds). */
 export const APPROVAL_TIMEOUT_SECONDS = DEFAULT_INTERACTION_TIMEOUT_SECONDS;
-
-/** Kept after the answer for a week, as interactions are. */
-const RETENTION_SECONDS = 7 * 86_400;
 
 /** A held turn's JSON above this goes to the value store (a DynamoDB item holds 400 KB). */
 const INLINE_TURN_BYTES = 200_000;
@@ -121,7 +118,7 @@ export async function holdTurn(ctx: StepContext, needed: ApprovalNeeded, ask: nu
       } satisfies ValueRef,
     };
   }
-  const expires = Date.parse(deps.env.now()) / 1000 + APPROVAL_TIMEOUT_SECONDS + RETENTION_SECONDS;
+  const expires = Date.parse(deps.env.now()) / 1000 + APPROVAL_TIMEOUT_SECONDS + RESOLVED_RETENTION_SECONDS;
   await requireStore(deps).holdTurn(
     { threadId: ctx.thread.id, nodeId: node.id, step: envelope.step, ask, call, ...stored },
     { expiresAt: Math.floor(expires) },
@@ -279,7 +276,7 @@ export async function requestApproval(event: TaskEvent, deps: HandlerDeps): Prom
     status: 'PENDING',
   };
   const stored = await store.recordPending(interaction, {
-    expiresAt: epochSeconds(deadline) + RETENTION_SECONDS,
+    expiresAt: epochSeconds(deadline) + RESOLVED_RETENTION_SECONDS,
   });
   if (stored.status === 'PENDING') {
     const requested = createEvent('USER_INTERACTION_REQUESTED', {

@@ -78,7 +78,7 @@ export interface InteractionTaskResult {
 export type InteractionTaskEvent = TaskEvent & { taskToken: string };
 
 /** Kept after the answer for a week, so `pending`/inspect can still show what happened. */
-const RESOLVED_RETENTION_SECONDS = 7 * 86_400;
+export const RESOLVED_RETENTION_SECONDS = 7 * 86_400;
 
 function invalidAnswer(
   interaction: Pick<Interaction, 'nodeId' | 'interactionType'>,
