@@ -31,12 +31,13 @@ import {
 } from './continuation.ts';
 import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
+import { type CompiledNodeTable, compiledNodeTable, type NodeRef } from './node-table.ts';
 import { resourceFor, substitutionKey } from './resources.ts';
-import { ESCAPED_KEYS, escapeStaticKeys, needsKeyEscape } from './static-keys.ts';
 import {
   ASL_ERRORS,
   type EnvelopeTaskParameters,
   type LlmDescription,
+  type NodeDescription,
   type UserInteractionDescription,
 } from './task-input.ts';
 import {
@@ -84,6 +85,10 @@ export interface CompiledWorkflow {
   definition: AslDefinition;
   /** The placeholders the definition uses (`Fn_LLM`, ...), in node-type order. */
   substitutionKeys: string[];
+  /** The nodes' descriptions the definition's Tasks name by `{ id, ref }` (node-table.ts). */
+  nodeTable: CompiledNodeTable;
+  /** The definition's size as Step Functions counts it: UTF-8 bytes, each function ARN at its longest. */
+  definitionBytes: number;
 }
 
 /** Service integrations and errors of a Distributed Map. */
@@ -212,6 +217,9 @@ class Compiler {
   private readonly continuationPoints: ReadonlySet<string>;
   /** `<node>:choice` states a successor may resume at, in definition order. */
   private readonly resumePoints: string[] = [];
+  /** The node table's descriptions, in definition order, and the references naming them. */
+  private readonly described: Record<string, NodeDescription> = {};
+  private readonly references: NodeRef[] = [];
 
   constructor(
     private readonly graph: WorkflowGraph,
@@ -306,8 +314,27 @@ class Compiler {
       definition.States = { ...this.resumeStates(failed), ...states };
     }
     const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
-    checkDefinitionSize(definition, this.graph.workflowId, this.options.maxDefinitionBytes);
-    return { definition, substitutionKeys };
+    const nodeTable = compiledNodeTable({
+      workflowId: this.graph.workflowId,
+      version: this.graph.version,
+      nodes: this.described,
+    });
+    // Every reference was handed out before the table was whole: it learns its name now.
+    for (const reference of this.references) reference.ref = nodeTable.ref;
+    const definitionBytes = checkDefinitionSize(
+      definition,
+      this.graph.workflowId,
+      this.options.maxDefinitionBytes,
+    );
+    return { definition, substitutionKeys, nodeTable, definitionBytes };
+  }
+
+  /** The node's description goes to the node table; its Tasks name it (the same object for all of them). */
+  private reference(description: NodeDescription): NodeRef {
+    this.described[description.id] = description;
+    const reference: NodeRef = { id: description.id, ref: '' };
+    this.references.push(reference);
+    return reference;
   }
 
   // ---- regions ----
@@ -362,7 +389,7 @@ class Compiler {
         Resource: this.resource('START'),
         Parameters: {
           action: 'execute',
-          node: checkedStatic(description, id),
+          node: this.reference(description),
           'executionId.$': '$$.Execution.Id',
           'input.$': '$',
           ...this.counted(HISTORY_EVENTS.execution + HISTORY_EVENTS.choice + HISTORY_EVENTS.lambdaTask),
@@ -680,20 +707,20 @@ class Compiler {
   private nodeTask(scope: Scope, node: GraphNode, flow: AslFlow, follow = 0): AslState {
     const description = describeNode(this.graph, node);
     if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
-    const staticNode = checkedStatic(description, node.id);
+    const reference = this.reference(description);
     this.usedTypes.add(description.type);
     if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) {
-      return this.interactionTasks(scope, node.id, staticNode as UserInteractionDescription, flow);
+      return this.interactionTasks(scope, node.id, description, reference, flow);
     }
     if (description.type === 'LLM' && asksApproval(description)) {
-      return this.approvalTasks(scope, node.id, staticNode as LlmDescription, flow, follow);
+      return this.approvalTasks(scope, node.id, reference, flow, follow);
     }
     return {
       Type: 'Task',
       Resource: this.resource(description.type),
       Parameters: {
         action: 'execute',
-        node: staticNode,
+        node: reference,
         'envelope.$': '$',
         ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
         ...(description.type === 'FORK' && this.options.traceContext ? { traceContext: true } : {}),
@@ -713,7 +740,8 @@ class Compiler {
   private interactionTasks(
     scope: Scope,
     nodeId: string,
-    node: UserInteractionDescription,
+    description: UserInteractionDescription,
+    node: NodeRef,
     flow: AslFlow,
   ): AslState {
     const answer = this.helper(`${nodeId}:answer`);
@@ -725,7 +753,7 @@ class Compiler {
         Payload: { action: 'execute', node, 'envelope.$': '$', 'taskToken.$': '$$.Task.Token' },
       },
       ResultPath: INTERACTION_ANSWER_PATH,
-      TimeoutSeconds: node.config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS,
+      TimeoutSeconds: description.config.timeoutSeconds ?? DEFAULT_INTERACTION_TIMEOUT_SECONDS,
       Retry: retry(),
       Catch: [catchAll(answer)],
       Next: answer,
@@ -759,7 +787,7 @@ class Compiler {
   private approvalTasks(
     scope: Scope,
     nodeId: string,
-    node: LlmDescription,
+    node: NodeRef,
     flow: AslFlow,
     follow: number,
   ): AslState {
@@ -1059,29 +1087,21 @@ function itemEnvelope(): Record<string, string | number> {
 }
 
 /**
- * Static data inside Parameters must not have keys ending in `.$`: Step Functions would read the value
- * as a path. ASL has no escape for it, so the compiler escapes such keys itself (escapeStaticKeys) and
- * marks the description; the handler's task parsing undoes it.
- */
-function checkedStatic<T>(description: T, _nodeId: string): T {
-  return needsKeyEscape(description)
-    ? ({ ...escapeStaticKeys(description), [ESCAPED_KEYS]: true } as T)
-    : description;
-}
-
-/**
  * The Step Functions quota on a state machine definition. Placeholders become function ARNs on deploy
  * (DefinitionSubstitutions), so each counts as the longest ARN a function can have.
  */
 export const MAX_DEFINITION_BYTES = 1_048_576;
 const MAX_FUNCTION_ARN_LENGTH = 140;
 
-/** DEFINITION_TOO_LARGE when the definition (with ARNs in place of placeholders) passes the quota. */
+/**
+ * The definition's size with ARNs in place of placeholders; DEFINITION_TOO_LARGE when it passes the
+ * quota. Node configs are in the node table, so only the graph (its nodes, edges and forks) counts.
+ */
 function checkDefinitionSize(
   definition: AslDefinition,
   workflowId: string,
   maxBytes = MAX_DEFINITION_BYTES,
-): void {
+): number {
   let text: string;
   try {
     text = JSON.stringify(definition);
@@ -1094,12 +1114,13 @@ function checkDefinitionSize(
   const placeholders = text.match(/\$\{Fn_[A-Z_]+\}/g) ?? [];
   for (const placeholder of placeholders) bytes += MAX_FUNCTION_ARN_LENGTH - placeholder.length;
   if (bytes > maxBytes) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
+  return bytes;
 }
 
 function tooLarge(workflowId: string, size: string): StepthreadError {
   return new StepthreadError(
     'DEFINITION_TOO_LARGE',
-    `workflow ${workflowId} compiles to a state machine definition of ${size} (with function ARNs in place), over Step Functions' limit of 1,048,576 bytes; split it into smaller workflows, or share large tool schemas, prompts and profiles less widely`,
+    `workflow ${workflowId} compiles to a state machine definition of ${size} (with function ARNs in place), over Step Functions' limit of 1,048,576 bytes; node configs are not part of it (they are in the node table), so it is the graph that is too large: split it into smaller workflows (a SUBGRAPH inlines its nodes, a wide FORK adds states per path)`,
   );
 }
 

@@ -1,6 +1,8 @@
 /**
- * What each Task state hands its Lambda: `{ action, node, envelope }` (runtime-design.md). `node` is
- * static data the compiler bakes into the definition, so a handler never loads the workflow file; these
+ * What each Task state hands its Lambda: `{ action, node, envelope }` (runtime-design.md). A node's own
+ * Tasks name it as `{ id, ref }`, its description in the compiled node table `ref` (node-table.ts), which
+ * the dispatch puts in its place before a handler runs; join bookkeeping, `fail` and `resume` carry their
+ * small, constant-size descriptions inline. Either way a handler never loads the workflow file; these
  * types are the contract between engine/asl and functions/handlers.
  */
 import type { EnclosingSubgraph } from '../lifecycle.ts';
@@ -25,6 +27,7 @@ import type {
 } from '../model/schema.ts';
 import type { Envelope } from '../thread/types.ts';
 import type { ResumePoint } from './continuation.ts';
+import type { NodeRef } from './node-table.ts';
 
 /**
  * `execute` runs the node; `answer` commits a USER_INTERACTION's answer after its waitForTaskToken
@@ -278,7 +281,7 @@ interface Counted {
 
 export type StartTaskParameters = Counted & {
   action: 'execute';
-  node: StartDescription;
+  node: NodeRef;
   'executionId.$': '$$.Execution.Id';
   /** The execution input, `{ input?, threadId? }`. */
   'input.$': '$';
@@ -286,8 +289,8 @@ export type StartTaskParameters = Counted & {
 
 export type EnvelopeTaskParameters = Counted &
   (
-    | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; 'envelope.$': '$' }
-    | { action: 'answer'; node: UserInteractionDescription; 'envelope.$': '$' }
+    | { action: 'execute'; node: NodeRef; 'envelope.$': '$' }
+    | { action: 'answer'; node: NodeRef; 'envelope.$': '$' }
     | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
     | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
     | { action: 'fail'; node: FailDescription; 'envelope.$': '$' }
@@ -321,13 +324,13 @@ export interface WaitForTokenParameters {
   Payload:
     | {
         action: 'execute';
-        node: UserInteractionDescription;
+        node: NodeRef;
         'envelope.$': '$';
         'taskToken.$': '$$.Task.Token';
       }
     | {
         action: 'approval';
-        node: LlmDescription;
+        node: NodeRef;
         'envelope.$': '$';
         'taskToken.$': '$$.Task.Token';
       };

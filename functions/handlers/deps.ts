@@ -15,6 +15,7 @@ import { createThreadStore, type ThreadStore, type ThreadStoreOptions } from '..
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { StepTelemetry } from '../telemetry/types.ts';
 import type { ToolRuntime } from '../tools/runtime.ts';
+import type { NodeTableSource } from './node-tables.ts';
 
 export interface HandlerStores {
   readonly threads: ThreadStore;
@@ -43,6 +44,11 @@ export interface HandlerDeps extends HandlerStores {
    * Lambdas): the step that ends a run sets their TTL (functions/nodes/run-expiry.ts). Absent: forever.
    */
   readonly retentionDays?: number;
+  /**
+   * The node tables of the definitions whose Tasks name their nodes by reference (engine/asl/node-table.ts);
+   * absent, only Tasks that carry their node's description can run.
+   */
+  readonly nodeTables?: NodeTableSource;
   /** Clock and id source; engine results depend on nothing else. */
   readonly env: EngineEnv;
   /** LLM provider per profile (default: the built-in providers). */

@@ -12,6 +12,7 @@ import { tracedTask } from '../telemetry/index.ts';
 import type { HandlerDeps } from './deps.ts';
 import { toTaskError } from './errors.ts';
 import { withNodeBudget } from './node-budget.ts';
+import { withNodeDescription } from './node-tables.ts';
 import { type NodeBehaviour, runNodeStep } from './pipeline.ts';
 import {
   type IncomingEnvelope,
@@ -109,6 +110,15 @@ export function createDispatch(table: DispatchTable): Dispatch {
       throw toTaskError(error, nodeIdOf(event));
     }
   };
-  // A step span around it while tracing; the run's trace context passed on either way.
-  return (event, deps) => tracedTask(event, deps, run);
+  return async (event, deps) => {
+    // A node named by reference gets its description first: everything after reads the event whole.
+    let described: unknown;
+    try {
+      described = await withNodeDescription(event, deps.nodeTables);
+    } catch (error) {
+      throw toTaskError(error, nodeIdOf(event));
+    }
+    // A step span around it while tracing; the run's trace context passed on either way.
+    return tracedTask(described, deps, run);
+  };
 }

@@ -4,7 +4,6 @@
  */
 
 import type { ResumePoint } from '../../engine/asl/continuation.ts';
-import { ESCAPED_KEYS, unescapeStaticKeys } from '../../engine/asl/static-keys.ts';
 import {
   ASL_ERRORS,
   type AslErrorOutput,
@@ -116,18 +115,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The compiler escapes keys ending in `.$` in a node's static data (engine/asl/static-keys.ts). */
-function withUnescapedKeys(value: Record<string, unknown>): Record<string, unknown> {
-  const { node } = value;
-  if (!isRecord(node) || node[ESCAPED_KEYS] !== true) return value;
-  const { [ESCAPED_KEYS]: _flag, ...rest } = node;
-  return { ...value, node: unescapeStaticKeys(rest) };
-}
-
 /** Checks the parts every handler relies on; node configs are checked by each node type. */
 export function parseTaskEvent(input: unknown): AnyTaskEvent {
   if (!isRecord(input)) throw invalid('the task input must be an object');
-  const value = withUnescapedKeys(input);
+  const value = input;
   const { action, node, envelope } = value;
   if (action !== undefined && !(TASK_ACTIONS as readonly unknown[]).includes(action)) {
     throw invalid(`unknown action ${JSON.stringify(action)} (expected one of ${TASK_ACTIONS.join(', ')})`);

@@ -45,6 +45,7 @@ import {
   type ReplyTextEntry,
 } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
+import { memoryNodeTables } from '../handlers/node-tables.ts';
 import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
@@ -460,14 +461,18 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       prepareOptions.continueAfterEvents ??
       options.continueAfterEvents ??
       continueAfterEventsFromEnv(process.env);
-    const compiled = compileWorkflow(workflow, {
+    const compiledWorkflow = compileWorkflow(workflow, {
       ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
       ...(prepareOptions.maxDefinitionBytes === undefined
         ? {}
         : { maxDefinitionBytes: prepareOptions.maxDefinitionBytes }),
       // Exporting traces: fork branches and Map items carry the run's trace context.
       ...(tracingConfigured() ? { traceContext: true } : {}),
-    }).definition;
+    });
+    const compiled = compiledWorkflow.definition;
+    // The Tasks name their nodes in this table: the runtime serves it from memory, as compiled.
+    const nodeTables = memoryNodeTables();
+    nodeTables.add(compiledWorkflow.nodeTable.ref, compiledWorkflow.nodeTable.json);
     const fullIndex = taskStateIndex(compiled);
     const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
     const startNodeId = prepareOptions.startNodeId ?? startEntry?.nodeId ?? '';
@@ -767,6 +772,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const context: RunContext = {
         deps: {
           ...stores,
+          nodeTables,
           env,
           signal: controller.signal,
           cancelWatch: { marks, intervalMs: LOCAL_CANCEL_POLL_MS, onCancelled: cancel },

@@ -1,7 +1,9 @@
 /** USER_INTERACTION end to end on the embedded runtime: waiting, answering, rejecting, failing, forks. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileWorkflow } from '../../engine/asl/compile.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { memoryNodeTables } from '../../functions/handlers/node-tables.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
@@ -353,7 +355,15 @@ describe('interactions in parallel fork branches', () => {
 describe('the answer Task', () => {
   it('commits once: a second, different answer for the same step and a retry after a crash change nothing', async () => {
     const { dispatch } = await import('../../functions/handlers/dispatch.ts');
-    const deps = { ...e2e.runtime.stores, env: { now: () => '2030-01-01T00:00:00.000Z', newId: () => 'x' } };
+    // The Task names its node in the workflow's node table, which the same compile gives again.
+    const nodeTables = memoryNodeTables();
+    const { nodeTable } = compileWorkflow(askWorkflow('answer-once', approval));
+    nodeTables.add(nodeTable.ref, nodeTable.json);
+    const deps = {
+      ...e2e.runtime.stores,
+      nodeTables,
+      env: { now: () => '2030-01-01T00:00:00.000Z', newId: () => 'x' },
+    };
     let duplicate: unknown;
     let committed: unknown;
     const crashed: string[] = [];

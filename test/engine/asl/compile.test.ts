@@ -6,7 +6,6 @@ import {
   type AslState,
   type AslStateMachine,
   type AslTaskState,
-  compileWorkflow,
   FAIL_TASK,
   FAILED_STATE,
   MAX_STATE_NAME_LENGTH,
@@ -14,12 +13,11 @@ import {
   substituteResources,
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
-import { unescapeStaticKeys } from '../../../engine/asl/static-keys.ts';
 import { StepthreadError } from '../../../engine/errors.ts';
 import { buildGraph } from '../../../engine/graph/build.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
 import { valid } from '../../e2e/helpers.ts';
-import { compiledOf, corpus, loadWorkflow } from './corpus.ts';
+import { compiledOf, compileWorkflow, corpus, describedNode, loadWorkflow } from './corpus.ts';
 import { awkwardNames, distributedList, everyNodeType, listWithTimeout, routesInFork } from './workflows.ts';
 
 interface Located {
@@ -58,14 +56,26 @@ function parallel(definition: AslDefinition, name: string): AslParallelState {
   return state;
 }
 
-/** The Task's input template, unwrapping a waitForTaskToken Payload. */
-function input(state: AslTaskState): Record<string, unknown> {
+/** The Task's input template, unwrapping a waitForTaskToken Payload, as written in the definition. */
+function written(state: AslTaskState): Record<string, unknown> {
   const parameters = state.Parameters as unknown as Record<string, unknown>;
   return (parameters.Payload as Record<string, unknown> | undefined) ?? parameters;
 }
 
+/** The Task's input template with its node described, as the handler sees it. */
+function input(state: AslTaskState): Record<string, unknown> {
+  const template = written(state);
+  return 'node' in template ? { ...template, node: describedNode(template.node) } : template;
+}
+
+/** The node description the Task's handler gets. */
 function node(definition: AslDefinition, name: string): Record<string, unknown> {
   return input(task(definition, name)).node as Record<string, unknown>;
+}
+
+/** The Task's `node` as written: a `{ id, ref }` reference into the node table, or a bookkeeping description. */
+function writtenNode(definition: AslDefinition, name: string): unknown {
+  return written(task(definition, name)).node;
 }
 
 /** What a Task retries: the Lambda service's failures (throttling above all) and the handlers' transient ones. */
@@ -249,7 +259,27 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
 });
 
 describe('node types', () => {
-  const { definition, substitutionKeys } = compiledOf('own:everyNodeType');
+  const { definition, substitutionKeys, nodeTable } = compiledOf('own:everyNodeType');
+
+  it("names each node's description in the node table, by content: a Task carries only { id, ref }", () => {
+    const table = JSON.parse(nodeTable.json) as { workflowId: string; version: number; nodes: object };
+    expect(table).toMatchObject({ workflowId: 'every-node-type', version: 1 });
+    expect(nodeTable.ref).toMatch(/^[0-9a-f]{16}$/);
+    for (const entry of taskStateIndex(definition)) {
+      if (entry.action !== 'execute' && entry.action !== 'answer' && entry.action !== 'approval') continue;
+      const reference = writtenNode(definition, entry.stateName);
+      expect(reference, entry.stateName).toEqual({ id: entry.nodeId, ref: nodeTable.ref });
+      expect(Object.keys(table.nodes)).toContain(entry.nodeId);
+    }
+    // No prompt, message or code of the workflow is in the definition.
+    expect(JSON.stringify(definition)).not.toContain('Look up {{n}}');
+    expect(JSON.stringify(definition)).not.toContain('return input.n * 2;');
+    // The same workflow compiles to the same table; any change to a config names another.
+    expect(compileWorkflow(everyNodeType).nodeTable).toEqual(nodeTable);
+    const changed = structuredClone(everyNodeType);
+    (changed.nodes.find((n) => n.id === 'calc')!.config as { code: string }).code = 'return 1;';
+    expect(compileWorkflow(changed).nodeTable.ref).not.toBe(nodeTable.ref);
+  });
 
   it('lists one placeholder per node type that occurs, in node-type order', () => {
     expect(substitutionKeys).toEqual([
@@ -276,11 +306,12 @@ describe('node types', () => {
       action: 'execute',
       'executionId.$': '$$.Execution.Id',
       'input.$': '$',
-      node: {
-        id: 'start',
-        type: 'START',
-        workflow: { id: 'every-node-type', version: 1, maxSteps: 1000, variables: everyNodeType.variables },
-      },
+    });
+    expect(writtenNode(definition, 'start')).toEqual({ id: 'start', ref: nodeTable.ref });
+    expect(node(definition, 'start')).toMatchObject({
+      id: 'start',
+      type: 'START',
+      workflow: { id: 'every-node-type', version: 1, maxSteps: 1000, variables: everyNodeType.variables },
     });
     // START may fail before any thread exists: straight to the Fail state.
     expect(start.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAILED_STATE }]);
@@ -340,7 +371,7 @@ describe('node types', () => {
         FunctionName: `\${Fn_USER_INTERACTION}`,
         Payload: {
           action: 'execute',
-          node: node(definition, 'confirm'),
+          node: { id: 'confirm', ref: nodeTable.ref },
           'envelope.$': '$',
           'taskToken.$': '$$.Task.Token',
         },
@@ -358,7 +389,7 @@ describe('node types', () => {
       // The wait Task's history events (6) are counted with this one (5): its result is not the envelope.
       Parameters: {
         action: 'answer',
-        node: node(definition, 'confirm'),
+        node: { id: 'confirm', ref: nodeTable.ref },
         'envelope.$': '$',
         historyEvents: 11,
       },
@@ -372,11 +403,12 @@ describe('node types', () => {
 
   it('runs an LLM node with a tool that requires approval as its Task, a Choice on $.approval and a waitForTaskToken Task back to it', () => {
     const compiled = compiledOf('examples/refund-approval.json').definition;
+    const agent = { id: 'agent', ref: compiledOf('examples/refund-approval.json').nodeTable.ref };
     const retry = task(compiled, 'agent').Retry;
     expect(task(compiled, 'agent')).toEqual({
       Type: 'Task',
       Resource: `\${Fn_LLM}`,
-      Parameters: { action: 'execute', node: node(compiled, 'agent'), 'envelope.$': '$' },
+      Parameters: { action: 'execute', node: agent, 'envelope.$': '$' },
       Retry: retry,
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: FAIL_TASK }],
       Next: 'agent:asks',
@@ -393,7 +425,7 @@ describe('node types', () => {
         FunctionName: `\${Fn_LLM}`,
         Payload: {
           action: 'approval',
-          node: node(compiled, 'agent'),
+          node: agent,
           'envelope.$': '$',
           'taskToken.$': '$$.Task.Token',
         },
@@ -534,10 +566,8 @@ describe('node types', () => {
   });
 
   it('ends at END Tasks and sends failures to stepthread:fail, which keeps $.error for the Fail state', () => {
-    expect(task(definition, 'end')).toMatchObject({
-      End: true,
-      Parameters: { node: { config: { output: { n: '{{n}}' } } } },
-    });
+    expect(task(definition, 'end')).toMatchObject({ End: true, Parameters: { node: { id: 'end' } } });
+    expect(node(definition, 'end')).toMatchObject({ config: { output: { n: '{{n}}' } } });
     expect(task(definition, 'stepthread:fail')).toMatchObject({
       Resource: `\${Fn_END}`,
       Parameters: { action: 'fail', 'envelope.$': '$' },
@@ -849,7 +879,7 @@ describe('refusals', () => {
     expect(() => compileWorkflow(invalid)).toThrowError(expect.objectContaining({ code: 'UNPAIRED_FORK' }));
   });
 
-  it('escapes static node data with a key ending in ".$", which Step Functions would read as a path', () => {
+  it('keeps node data with a key ending in ".$" out of the definition: the node table holds it as written', () => {
     const workflow: Workflow = {
       id: 'dollar-keys',
       version: 1,
@@ -860,12 +890,10 @@ describe('refusals', () => {
       ],
       edges: [{ from: 'start', to: 'end' }],
     };
-    const end = stateOf(compileWorkflow(workflow).definition, 'end') as AslTaskState;
-    const node = (end.Parameters as unknown as { node: Record<string, unknown> }).node;
-    expect(node.config).toEqual({ output: { 'total.$~': '{{n}}' } });
-    expect(node['stepthread:escapedKeys']).toBe(true);
-    expect(unescapeStaticKeys(node.config)).toEqual({ output: { 'total.$': '{{n}}' } });
-    expect(JSON.stringify(compileWorkflow(workflow).definition)).not.toMatch(/total\.\$"/);
+    const { definition } = compileWorkflow(workflow);
+    // Step Functions would read such a key in Parameters as a path; the table is not Parameters.
+    expect(JSON.stringify(definition)).not.toContain('total');
+    expect(node(definition, 'end')).toMatchObject({ config: { output: { 'total.$': '{{n}}' } } });
   });
 
   it('keeps the definition linear in fork width: each path adds the same bytes', () => {
@@ -876,8 +904,14 @@ describe('refusals', () => {
     expect(definitionBytes(forkOf(150))).toBeLessThan(530_000);
   });
 
+  it("leaves the nodes' text out of the definition size: only the graph can make it too large", () => {
+    const padded = compileWorkflow(forkOf(150, 'x'.repeat(4000)));
+    expect(padded.definitionBytes).toBeLessThan(600_000);
+    expect(padded.nodeTable.json.length).toBeGreaterThan(150 * 4000);
+  });
+
   it('refuses a definition over 1 MiB (with function ARNs in place) with DEFINITION_TOO_LARGE', () => {
-    expect(() => compileWorkflow(forkOf(150, 'x'.repeat(4000)))).toThrowError(
+    expect(() => compileWorkflow(forkOf(320))).toThrowError(
       expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     );
   });

@@ -2,7 +2,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { type CompiledWorkflow, compileWorkflow } from '../../../engine/asl/index.ts';
+import {
+  type CompiledWorkflow,
+  type CompileOptions,
+  compileWorkflow as compile,
+} from '../../../engine/asl/index.ts';
+import { isNodeRef, type NodeTable } from '../../../engine/asl/node-table.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
 import { ownWorkflows } from './workflows.ts';
 
@@ -31,6 +36,23 @@ export const corpus: ReadonlyArray<readonly [string, Workflow]> = [
   ...[...exampleFiles, ...fixtureFiles].map((file) => [relative(root, file), loadWorkflow(file)] as const),
   ...Object.entries(ownWorkflows).map(([name, workflow]) => [`own:${name}`, workflow] as const),
 ];
+
+const tables = new Map<string, NodeTable>();
+
+/** engine/asl's compileWorkflow, keeping each node table so that `describedNode` can read it. */
+export function compileWorkflow(workflow: Workflow, options?: CompileOptions): CompiledWorkflow {
+  const result = compile(workflow, options);
+  tables.set(result.nodeTable.ref, JSON.parse(result.nodeTable.json) as NodeTable);
+  return result;
+}
+
+/** A Task's `node` as its handler sees it: a `{ id, ref }` reference looked up in its node table. */
+export function describedNode(node: unknown): unknown {
+  if (!isNodeRef(node)) return node;
+  const table = tables.get(node.ref);
+  if (table === undefined) throw new Error(`no node table ${node.ref} was compiled here`);
+  return table.nodes[node.id];
+}
 
 const compiled = new Map<string, CompiledWorkflow>();
 

@@ -7,7 +7,7 @@
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import {
-  type AslDefinition,
+  type CompiledWorkflow,
   compileWorkflow,
   type IncomingEnvelope,
   type JoinBranchDescription,
@@ -15,6 +15,7 @@ import {
   type TaskStateEntry,
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
+import { isNodeRef, type NodeTable } from '../../../engine/asl/node-table.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
 import type { Envelope } from '../../../engine/thread/types.ts';
 import { loadWorkflow } from './corpus.ts';
@@ -47,7 +48,10 @@ function named(name: string, message: string): Error {
 }
 
 /** The state machine's side of every handler, kept in memory. */
-function fakeRuntime(definition: AslDefinition, script: Script = {}) {
+function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script = {}) {
+  // What the dispatch does first: a node's Tasks name it in the compiled node table.
+  const { nodes } = JSON.parse(nodeTable.json) as NodeTable;
+  const described = (node: unknown) => (isNodeRef(node) ? nodes[node.id] : node);
   const steps = new Map<string, number>();
   const calls: Call[] = [];
   const seen: Record<string, IncomingEnvelope[]> = {};
@@ -146,6 +150,7 @@ function fakeRuntime(definition: AslDefinition, script: Script = {}) {
       input: unknown;
       taskToken?: string;
     };
+    event.node = described(event.node) as NodeDescription | JoinBranchDescription;
     if (entry.invocation === 'waitForTaskToken') expect(event.taskToken).toBe('local-token');
     if (event.node.type === 'START' && event.action === 'execute') {
       calls.push({ state: entry.stateName, action: 'execute', thread: 'root', step: 0 });
@@ -205,8 +210,9 @@ async function run(
   script: Script = {},
   overrides: { waits?: Record<string, number> } = {},
 ) {
-  const { definition } = compileWorkflow(workflow);
-  const runtime = fakeRuntime(definition, script);
+  const compiled = compileWorkflow(workflow);
+  const { definition } = compiled;
+  const runtime = fakeRuntime(compiled, script);
   // Validated separately by asl-validator; placeholders need the ARN check on to pass the library's schema.
   const machine = new StateMachine(definition as never, { validationOptions: { noValidate: true } });
   const execution = machine.run({ input: { topic: 't' } } as never, {
