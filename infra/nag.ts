@@ -30,6 +30,26 @@ export function acknowledgeWildcardResources(
 }
 
 /**
+ * Acknowledges the AwsSolutions-IAM5 finding of every wildcard action and resource in a role's own
+ * policy, as it stands when called (an Aspect calls it once a construct library's grants are complete).
+ */
+export function acknowledgePolicyWildcards(role: IConstruct, reason: string): void {
+  const policy = role.node.tryFindChild('DefaultPolicy') as { document?: { toJSON(): unknown } } | undefined;
+  const document = Stack.of(role).resolve(policy?.document?.toJSON()) as
+    | { Statement?: { Action?: string | string[]; Resource?: unknown }[] }
+    | undefined;
+  for (const statement of document?.Statement ?? []) {
+    for (const action of [statement.Action ?? []].flat()) {
+      if (action.includes('*')) acknowledge(role, `AwsSolutions-IAM5[Action::${action}]`, reason);
+    }
+    for (const resource of [statement.Resource ?? []].flat()) {
+      const flat = flatten(resource);
+      if (flat.includes('*')) acknowledge(role, `AwsSolutions-IAM5[Resource::${flat}]`, reason);
+    }
+  }
+}
+
+/**
  * The finding id cdk-nag reports for a wildcard resource: the resolved value flattened the way cdk-nag
  * does it (`{Ref: X}` → `<X>`, `{Fn::GetAtt: [A, B]}` → `<A.B>`), so it holds whether the stack's
  * region/account are concrete or tokens.

@@ -110,6 +110,8 @@ export class StepthreadWorkflow extends Construct {
         `workflow ${workflow.id} cannot be deployed: ${limits.map((problem) => problem.message).join('; ')}`,
       );
     }
+    // The Tasks name their nodes in this table: the deploy stores it where the functions read it.
+    runtime.storeNodeTable(this.compiled.nodeTable);
     const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
     this.nodeTypes = substitutions.map(({ type }) => type);
 

@@ -11,6 +11,7 @@ import { createExecutionIndex } from '../stores/execution-index.ts';
 import { createInteractionStore } from '../stores/interaction-store.ts';
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore } from '../stores/join-store.ts';
+import { createS3NodeTables } from '../stores/node-tables.ts';
 import { retentionDaysFromEnv } from '../stores/retention.ts';
 import { createSpendStore } from '../stores/spend-store.ts';
 import { createThreadStore } from '../stores/thread-store.ts';
@@ -18,6 +19,7 @@ import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import { flushTracing } from '../telemetry/index.ts';
 import type { HandlerDeps, NodeLogsEntry } from './deps.ts';
 import { type ActionsOf, createDispatch, type DispatchTable } from './dispatch-table.ts';
+import type { NodeTableSource } from './node-tables.ts';
 import { systemEnv } from './system-env.ts';
 
 const baseLogger = new Logger({ serviceName: 'stepthread' });
@@ -78,6 +80,18 @@ function lazyItemListStore(clients: LambdaClients): ItemListStore {
   };
 }
 
+const nodeTableSources = new Map<string, NodeTableSource>();
+
+/** The node tables in the stack's bucket, each read once per container (by bucket, as the clients are). */
+function containerNodeTables(clients: LambdaClients): NodeTableSource {
+  let source = nodeTableSources.get(clients.bucketName);
+  if (source === undefined) {
+    source = createS3NodeTables({ s3: clients.s3, bucketName: clients.bucketName });
+    nodeTableSources.set(clients.bucketName, source);
+  }
+  return source;
+}
+
 function retentionOf(env: NodeJS.ProcessEnv): { retentionDays?: number } {
   const days = retentionDaysFromEnv(env);
   return days === undefined ? {} : { retentionDays: days };
@@ -96,6 +110,7 @@ export function depsFromEnvironment(signal?: AbortSignal): HandlerDeps {
     interactions: createInteractionStore(clients),
     itemLists: lazyItemListStore(clients),
     spend: createSpendStore(clients),
+    nodeTables: containerNodeTables(clients),
     env: systemEnv,
     events: environmentEvents(clients),
     ...retentionOf(process.env),

@@ -15,7 +15,9 @@ import { handler as fork } from '../../../functions/handlers/fork.ts';
 import { handler as join } from '../../../functions/handlers/join.ts';
 import { handler as llm } from '../../../functions/handlers/llm.ts';
 import { handler as start } from '../../../functions/handlers/start.ts';
+import { createAwsClients } from '../../../functions/aws/clients.ts';
 import { type LocalServices, startLocalServices } from '../../../functions/local/services.ts';
+import { putNodeTable } from '../../../functions/stores/node-tables.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver.ts';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -122,7 +124,10 @@ afterAll(async () => {
 
 describe('traces from the Lambda handlers', () => {
   it('one trace for the execution, in the caller’s, carried through the state payload into fork branches', async () => {
-    const states = compileWorkflow(workflow, { traceContext: true }).definition.States as unknown as States;
+    const compiled = compileWorkflow(workflow, { traceContext: true });
+    const states = compiled.definition.States as unknown as States;
+    // What the deploy does: the Tasks name their nodes in this table, which the handlers read from S3.
+    await putNodeTable(createAwsClients(services.target).s3, 'traced', compiled.nodeTable);
     const spanCount = () => receiver.spans.length;
 
     const started = await invoke(start, {
