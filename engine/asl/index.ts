@@ -12,6 +12,7 @@ export {
   waitsForAnswer,
 } from './compile.ts';
 export { MAX_STATE_NAME_LENGTH } from './names.ts';
+export * from './node-table.ts';
 export {
   forEachState,
   resourceFor,

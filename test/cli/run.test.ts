@@ -3,7 +3,7 @@
  * dir), plus one real spawn of bin/stepthread.js in a temp working directory.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,21 @@ describe('stepthread compile', () => {
     expect(definition.StartAt).toBe('start');
     expect(definition.States.split.Type).toBe('Task');
     expect(definition.States['split:paths'].Type).toBe('Parallel');
+  });
+
+  it('reports the definition size on stderr and, with --node-table, writes the table its Tasks name', async () => {
+    const { code, stdout, stderr } = await cli('compile', EXAMPLE, '--node-table', 'table.json');
+    expect(code).toBe(0);
+    const match =
+      /^stepthread: definition ([\d,]+) bytes of Step Functions' 1,048,576 \(function ARNs at their longest\); node table ([0-9a-f]{16}): ([\d,]+) bytes$/m.exec(
+        stderr,
+      );
+    expect(match).not.toBeNull();
+    const definition = JSON.parse(stdout);
+    expect(definition.States.split.Parameters.node).toEqual({ id: 'split', ref: match![2] });
+    const table = JSON.parse(await readFile(join(dir, 'table.json'), 'utf8'));
+    expect(table.nodes.split).toMatchObject({ id: 'split', type: 'FORK' });
+    expect(Number(match![3]!.replaceAll(',', ''))).toBe(Buffer.byteLength(JSON.stringify(table)));
   });
 
   it('exits 1 with coded errors for an invalid workflow, 2 for a missing file', async () => {

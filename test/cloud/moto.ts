@@ -9,7 +9,7 @@
  * which checks every SDK call the function makes against it (moto enforces no IAM).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,7 +17,7 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-sdk/client-eventbridge';
 import { CreateFunctionCommand, LambdaClient, PublishVersionCommand } from '@aws-sdk/client-lambda';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { cfnResolver } from '../support/cfn-resolve.ts';
 import type { PolicyStatement } from './iam.ts';
@@ -225,6 +225,8 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     const p = resolve(props(resource)) as Record<string, unknown>;
     const assetPath = resource.Metadata?.['aws:asset:path'];
     if (typeof assetPath !== 'string') throw new Error(`function ${id} has no bundled asset`);
+    // CDK's BucketDeployment handler (Python) runs only during a deploy: stood in for below.
+    if (!existsSync(join(assemblyDir, assetPath, 'index.mjs'))) continue;
     const name = generated(id).slice(0, 64);
     const created = await lambda.send(
       new CreateFunctionCommand({
@@ -249,6 +251,25 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     physical.set(id, { ref: name, ...(created.FunctionArn ? { arn: created.FunctionArn } : {}) });
   }
   await bridgeCall('/register', bundles);
+  // What CDK's BucketDeployment does during a deploy (the node tables): each source asset's files are
+  // copied under the destination prefix.
+  for (const [, resource] of ofType('Custom::CDKBucketDeployment')) {
+    const p = props(resource);
+    const bucket = String(resolve(p.DestinationBucketName));
+    const prefix = String(p.DestinationBucketKeyPrefix ?? '');
+    for (const key of p.SourceObjectKeys as string[]) {
+      const dir = join(assemblyDir, `asset.${key.replace(/\.zip$/, '')}`);
+      for (const file of readdirSync(dir)) {
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: `${prefix}${file}`,
+            Body: readFileSync(join(dir, file)),
+          }),
+        );
+      }
+    }
+  }
   // Each function's version of this deploy, which the definitions invoke (pinned runs).
   for (const [id, resource] of ofType('AWS::Lambda::Version')) {
     const functionName = String(resolve(props(resource).FunctionName));
