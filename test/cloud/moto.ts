@@ -222,11 +222,11 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
   const bundles: Record<string, { dir: string; statements: PolicyStatement[] }> = {};
   const roles: MotoStack['roles'] = new Map();
   for (const [id, resource] of ofType('AWS::Lambda::Function')) {
-    const p = resolve(props(resource)) as Record<string, unknown>;
     const assetPath = resource.Metadata?.['aws:asset:path'];
     if (typeof assetPath !== 'string') throw new Error(`function ${id} has no bundled asset`);
     // CDK's BucketDeployment handler (Python) runs only during a deploy: stood in for below.
     if (!existsSync(join(assemblyDir, assetPath, 'index.mjs'))) continue;
+    const p = resolve(props(resource)) as Record<string, unknown>;
     const name = generated(id).slice(0, 64);
     const created = await lambda.send(
       new CreateFunctionCommand({
