@@ -91,7 +91,10 @@ describe('the dispatch with a node named by reference', () => {
 describe('node tables in the bucket', () => {
   let services: LocalServices;
   beforeAll(async () => {
-    services = await startLocalServices({ ephemeral: true, names: { tableName: 'node-tables', bucketName: 'node-tables' } });
+    services = await startLocalServices({
+      ephemeral: true,
+      names: { tableName: 'node-tables', bucketName: 'node-tables' },
+    });
   });
   afterAll(() => services?.close());
 
