@@ -8,6 +8,7 @@
  * `→ classify (iteration 2)`.
  */
 import { FAIL_TASK } from '../engine/asl/compile.ts';
+import type { NodeTable } from '../engine/asl/node-table.ts';
 import { ASL_ERRORS } from '../engine/asl/task-input.ts';
 import type { AslDefinition } from '../engine/asl/types.ts';
 import type { NodeResult, ToolCallCounts } from '../engine/thread/types.ts';
@@ -26,7 +27,7 @@ export interface ProgressPrinter {
    */
   onNodeResult(entry: NodeResultEntry): void;
   /** The definition the events come from, before its first event: what its states are (state-roles.ts). */
-  onDefinition(definition: AslDefinition): void;
+  onDefinition(definition: AslDefinition, nodeTable?: NodeTable): void;
   /** Where a thread runs, as its lines say it after the node's name (` [path facts]`), or ''. */
   placeOf(threadId: string): string;
 }
@@ -245,10 +246,10 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
     onNodeResult: ({ threadId, result }: NodeResultEntry) => {
       results.set(`${threadId}/${result.nodeId}`, result);
     },
-    onDefinition: (definition: AslDefinition) => {
+    onDefinition: (definition: AslDefinition, nodeTable?: NodeTable) => {
       if (definition === rolesOf) return;
       rolesOf = definition;
-      roles = stateRolesOf(definition);
+      roles = stateRolesOf(definition, nodeTable);
     },
     placeOf: (threadId: string) => where(threadId, []),
   });

@@ -5,6 +5,7 @@
  * `merge:facts`, `merge:facts:failed`, `approve:answer`, `stepthread:fail`, …). Read from each Task's
  * payload (its action and node), not from the names, which the compiler may shorten.
  */
+import { isNodeRef, type NodeTable } from '../engine/asl/node-table.ts';
 import type { AslDefinition, AslState, AslStateMachine } from '../engine/asl/types.ts';
 import { START_EXECUTION_RESOURCE, WAIT_FOR_TASK_TOKEN } from '../engine/asl/types.ts';
 
@@ -36,16 +37,19 @@ function payloadOf(state: AslState): Payload | undefined {
   return parameters?.Payload ?? parameters;
 }
 
-/** Each state's role, by name; states that are none of these (Choice, Wait, Fail, …) are not listed. */
-export function stateRolesOf(definition: AslDefinition): Map<string, StateRole> {
+/**
+ * Each state's role, by name; states that are none of these (Choice, Wait, Fail, …) are not listed. A
+ * node's Tasks name it in `nodeTable` (engine/asl/node-table.ts): its type and loop are read there.
+ */
+export function stateRolesOf(definition: AslDefinition, nodeTable?: NodeTable): Map<string, StateRole> {
   const roles = new Map<string, StateRole>();
-  walk(definition, roles);
+  walk(definition, roles, nodeTable);
   return roles;
 }
 
-function walk(machine: AslStateMachine, roles: Map<string, StateRole>): void {
+function walk(machine: AslStateMachine, roles: Map<string, StateRole>, nodeTable?: NodeTable): void {
   for (const [name, state] of Object.entries(machine.States)) {
-    const role = roleOf(state);
+    const role = roleOf(state, nodeTable);
     if (role) roles.set(name, role);
     for (const branch of branchesOf(state)) {
       const report = joinReportIn(branch);
@@ -58,7 +62,7 @@ function walk(machine: AslStateMachine, roles: Map<string, StateRole>): void {
           item: state.Type === 'Map',
         });
       }
-      walk(branch, roles);
+      walk(branch, roles, nodeTable);
     }
     if (state.Type === 'Parallel' || state.Type === 'Map') {
       const report = joinReportDeep(state);
@@ -71,7 +75,7 @@ function walk(machine: AslStateMachine, roles: Map<string, StateRole>): void {
   }
 }
 
-function roleOf(state: AslState): StateRole | undefined {
+function roleOf(state: AslState, nodeTable: NodeTable | undefined): StateRole | undefined {
   const task = state as {
     Resource?: string;
     Parameters?: { Input?: { resume?: { node?: { id?: string } } } };
@@ -83,7 +87,10 @@ function roleOf(state: AslState): StateRole | undefined {
   }
   const payload = payloadOf(state);
   if (payload?.action === undefined) return undefined;
-  const node = payload.node ?? {};
+  const written: unknown = payload.node;
+  const node: NonNullable<Payload['node']> = isNodeRef(written)
+    ? { id: written.id, ...(nodeTable?.nodes[written.id] as Payload['node']) }
+    : (payload.node ?? {});
   switch (payload.action) {
     case 'execute': {
       const waits = (state as { Resource?: string }).Resource === WAIT_FOR_TASK_TOKEN;

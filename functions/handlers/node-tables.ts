@@ -14,11 +14,16 @@ export interface NodeTableSource {
 }
 
 /** Tables this process holds (the local runtime compiled them), by ref. */
-export function memoryNodeTables(): NodeTableSource & { add(ref: string, json: string): void } {
+export function memoryNodeTables(): NodeTableSource & { add(ref: string, json: string): NodeTable } {
   const tables = new Map<string, NodeTable>();
   return {
     add(ref, json) {
-      if (!tables.has(ref)) tables.set(ref, parseNodeTable(ref, json));
+      let table = tables.get(ref);
+      if (table === undefined) {
+        table = parseNodeTable(ref, json);
+        tables.set(ref, table);
+      }
+      return table;
     },
     async table(ref) {
       const table = tables.get(ref);

@@ -19,6 +19,7 @@ import {
   type TaskStateEntry,
   taskStateIndex,
 } from '../../engine/asl/index.ts';
+import type { NodeTable } from '../../engine/asl/node-table.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
@@ -127,8 +128,11 @@ export interface RunOptions {
   readonly budget?: Budget;
   /** Called with every execution event as it happens (progress output). */
   readonly onEvent?: (event: LocalEvent) => void;
-  /** Told the definition an execution runs, before its first event (progress output reads its states). */
-  readonly onDefinition?: (definition: AslDefinition) => void;
+  /**
+   * Told the definition an execution runs, before its first event, with the node table its Tasks name
+   * (progress output reads its states).
+   */
+  readonly onDefinition?: (definition: AslDefinition, nodeTable: NodeTable) => void;
   /** What a CODE node printed, once its step committed (the step's record keeps it too). */
   readonly onNodeLogs?: (entry: NodeLogsEntry) => void;
   /** A node's result, once its step committed (or replayed). */
@@ -472,7 +476,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const compiled = compiledWorkflow.definition;
     // The Tasks name their nodes in this table: the runtime serves it from memory, as compiled.
     const nodeTables = memoryNodeTables();
-    nodeTables.add(compiledWorkflow.nodeTable.ref, compiledWorkflow.nodeTable.json);
+    const nodeTable = nodeTables.add(compiledWorkflow.nodeTable.ref, compiledWorkflow.nodeTable.json);
     const fullIndex = taskStateIndex(compiled);
     const startEntry = fullIndex.find((entry) => entry.nodeType === 'START' && entry.action === 'execute');
     const startNodeId = prepareOptions.startNodeId ?? startEntry?.nodeId ?? '';
@@ -800,7 +804,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       let execution: LocalExecutionResult;
       let events: readonly LocalEvent[];
       try {
-        runOptions.onDefinition?.(local.definition);
+        runOptions.onDefinition?.(local.definition, nodeTable);
         started = runner.start(input, {
           executionId,
           stateMachineId,

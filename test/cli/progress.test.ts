@@ -208,7 +208,8 @@ describe('stateRolesOf', () => {
     const workflow = JSON.parse(
       await readFile(join(import.meta.dirname, '..', '..', 'examples', 'fork-join-research.json'), 'utf8'),
     );
-    const roles = stateRolesOf(compileWorkflow(workflow).definition);
+    const { definition, nodeTable } = compileWorkflow(workflow);
+    const roles = stateRolesOf(definition, JSON.parse(nodeTable.json));
     expect(Object.fromEntries(roles)).toMatchObject({
       split: { kind: 'node', nodeId: 'split', nodeType: 'FORK' },
       'split:paths': { kind: 'fork', forkId: 'split', joinId: 'merge' },
@@ -218,6 +219,22 @@ describe('stateRolesOf', () => {
       'merge:facts:failed': { kind: 'hidden' },
       merge: { kind: 'node', nodeId: 'merge' },
       'stepthread:fail': { kind: 'hidden' },
+    });
+  });
+
+  it("reads a node's type and loop from the node table its Tasks name", async () => {
+    const workflow = JSON.parse(
+      await readFile(join(import.meta.dirname, '..', '..', 'examples', 'route-loop.json'), 'utf8'),
+    );
+    const { definition, nodeTable } = compileWorkflow(workflow);
+    const roles = stateRolesOf(definition, JSON.parse(nodeTable.json));
+    expect(roles.get('each-ticket')).toEqual({
+      kind: 'node',
+      nodeId: 'each-ticket',
+      nodeType: 'LOOP_START',
+      loopId: 'tickets',
+      enters: true,
+      exits: true,
     });
   });
 });
