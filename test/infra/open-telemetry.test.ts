@@ -15,9 +15,12 @@ const LAYER = 'arn:aws:lambda:us-east-1:901920570463:layer:aws-otel-collector-ar
 
 function synthesized(context: Record<string, string>) {
   const template = Template.fromStack(buildApp(appWith(context), {}));
-  const functions = Object.values(template.findResources('AWS::Lambda::Function')).map(
-    (fn) => fn.Properties as { Environment?: { Variables?: Record<string, unknown> }; Layers?: unknown[] },
-  );
+  // The node functions: not CDK's BucketDeployment handler (Python), which stores the node tables.
+  const functions = Object.values(template.findResources('AWS::Lambda::Function'))
+    .filter((fn) => String(fn.Properties.Runtime).startsWith('nodejs'))
+    .map(
+      (fn) => fn.Properties as { Environment?: { Variables?: Record<string, unknown> }; Layers?: unknown[] },
+    );
   const definitions = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))
     .map((sm) => JSON.stringify(sm.Properties.DefinitionString))
     .join('\n');
