@@ -30,7 +30,9 @@ export function createS3NodeTables({
     const [client, { GetObjectCommand }] = await Promise.all([s3(), s3Commands()]);
     let json: string;
     try {
-      const response = await client.send(new GetObjectCommand({ Bucket: bucketName, Key: nodeTableKey(ref) }));
+      const response = await client.send(
+        new GetObjectCommand({ Bucket: bucketName, Key: nodeTableKey(ref) }),
+      );
       json = (await response.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
       if ((error as { name?: unknown }).name === 'NoSuchKey') {
