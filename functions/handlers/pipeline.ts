@@ -246,6 +246,11 @@ export interface StepContext {
   toolCalls?: ToolCallCounts;
   /** An LLM node's model calls (tokens, cost), when it made any: kept on its result, failed or not. */
   usage?: ModelUsage;
+  /**
+   * Set by a step whose only change of a global is adding `delta` to it (VARIABLE `done + 1`): in a
+   * fork branch, the root applies it as an atomic increment rather than a conditional rewrite.
+   */
+  increment?: { readonly name: string; readonly delta: number };
   /** What the next envelope carries for the state machine (route, loop, fork, ...). */
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
@@ -651,8 +656,26 @@ async function executeStep(
     // makes the step run again against the new values), then its own commit.
     const { step: record, ...rest } = change;
     await deps.threads.putStepRecord(original.id, { ...record!, out: ctx.out });
-    await writeRootGlobals(deps, loaded, globals, changedNames(original.variables.global, globals), step);
+    const names = changedNames(original.variables.global, globals);
+    const increment = ctx.increment && names.length === 1 && names[0] === ctx.increment.name;
+    if (increment) {
+      const value = await incrementRootGlobal(deps, loaded, ctx.increment!, step);
+      if (value !== result.output) {
+        // Siblings added meanwhile: the step's output is the value its increment made, not its guess.
+        result.output = value;
+        for (const kept of results) if (kept.nodeId === node.id) kept.output = value;
+        await deps.threads.putStepRecord(original.id, {
+          ...record!,
+          result: { ...record!.result, output: value },
+          out: ctx.out,
+        });
+      }
+    } else {
+      await writeRootGlobals(deps, loaded, globals, names, step);
+    }
     await deps.threads.updateThread(original.id, loaded.version, rest);
+    // Committed: the root no longer needs this writer's mark (kept, it would grow with the branches).
+    await deps.threads.forgetGlobalWriter(loaded.root!.thread.id, original.id, step);
   }
   // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
   await deps.threads.putNodeResults(original.id, results);
@@ -700,6 +723,22 @@ async function writeRootGlobals(
   step: number,
 ): Promise<void> {
   const root = loaded.root!;
+  assertRootTakesWrites(loaded);
+  const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
+  try {
+    await deps.threads.updateThread(root.thread.id, root.version, {
+      set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
+    });
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')
+      throw new GlobalsChanged(names);
+    throw error;
+  }
+}
+
+/** A fork child's global write is refused once its join decided without it or the run was cancelled. */
+function assertRootTakesWrites(loaded: LoadedThread): void {
+  const root = loaded.root!;
   // A branch whose join has decided (it finished after the decision: a straggler) leaves the globals
   // alone. Closing a join bumps the root's version, so a straggler that read the root before that
   // fails the conditional write below, reloads, and stops here.
@@ -721,16 +760,30 @@ async function writeRootGlobals(
       },
     );
   }
-  const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
-  try {
-    await deps.threads.updateThread(root.thread.id, root.version, {
-      set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
-    });
-  } catch (error) {
-    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')
-      throw new GlobalsChanged(names);
-    throw error;
-  }
+}
+
+/**
+ * Adds a fork child's increment to the root's global in one conditional UpdateItem that no sibling's
+ * write can make fail (the read-modify-write of writeRootGlobals loses to every concurrent sibling).
+ * Refused when the step already added it, the join closed or the run was cancelled: GlobalsChanged,
+ * so the step reloads and its retry loop decides (commit from the record, or the coded refusal).
+ */
+async function incrementRootGlobal(
+  deps: HandlerDeps,
+  loaded: LoadedThread,
+  increment: { readonly name: string; readonly delta: number },
+  step: number,
+): Promise<number> {
+  assertRootTakesWrites(loaded);
+  const joinKey = loaded.thread.metadata.joinKey;
+  const landed = await deps.threads.addToGlobal(loaded.root!.thread.id, {
+    ...increment,
+    writerId: loaded.thread.id,
+    step,
+    ...(typeof joinKey === 'string' ? { joinKey } : {}),
+  });
+  if (landed === 'refused') throw new GlobalsChanged([increment.name]);
+  return landed.value;
 }
 
 /** The global variables a step changed (or added, or removed). */

@@ -127,6 +127,17 @@ export interface ThreadChange {
   readonly step?: StepRecord;
 }
 
+/** One fork child's increment of a global number on the root (see ThreadStore.addToGlobal). */
+export interface GlobalIncrement {
+  readonly name: string;
+  readonly delta: number;
+  /** The child thread and the step of it that writes: applied once, whatever the retries. */
+  readonly writerId: string;
+  readonly step: number;
+  /** The branch's join: once it has decided, the branch's writes are dropped. */
+  readonly joinKey?: string;
+}
+
 export interface ThreadStore {
   /**
    * Creates the thread's head at version 1, then writes `options.step` unless that step already has
@@ -166,6 +177,21 @@ export interface ThreadStore {
      */
     alongside?: Promise<unknown>,
   ): Promise<{ version: number }>;
+  /**
+   * A fork child's increment of the root's global number `name` (global-increments.ts), in one
+   * UpdateItem that reads nothing first: it lands unless the writer's step already did (its
+   * `globalWriters` entry), the branch's join closed, the run was cancelled, or the value is not a
+   * number. The new value and the root's version, or `refused` (the caller reloads and decides why).
+   */
+  addToGlobal(
+    rootId: string,
+    increment: GlobalIncrement,
+  ): Promise<{ value: number; version: number } | 'refused'>;
+  /**
+   * Drops a child's `globalWriters` entry from the root once the step it names has committed, so the
+   * root's head holds the writers in flight, not every branch that ever wrote (10,000 Map items).
+   */
+  forgetGlobalWriter(rootId: string, writerId: string, step: number): Promise<void>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
   /** Sets the expiry (TTL) of each of the thread's items but those a copy pinned (retention.ts). */
@@ -647,6 +673,87 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         written.set(threadId, item);
       }
       return { version: expectedVersion + 1 };
+    },
+
+    async addToGlobal(rootId, increment) {
+      written.delete(rootId);
+      const x = new ExpressionBuilder();
+      const value = `${x.name('variables')}.${x.name('global')}.${x.name(increment.name)}`;
+      const writer = `${x.name('globalWriters')}.${x.name(increment.writerId)}`;
+      const version = x.name('version');
+      const step = x.value(increment.step);
+      const conditions = [
+        `attribute_type(${value}, ${x.value('N')})`,
+        `(attribute_not_exists(${writer}) OR ${writer} <> ${step})`,
+        `${x.name('status')} <> ${x.value('CANCELLED')}`,
+        ...(increment.joinKey === undefined
+          ? []
+          : [`NOT contains(${x.name('closedJoins')}, ${x.value(increment.joinKey)})`]),
+      ];
+      const update = `SET ${value} = ${value} + ${x.value(increment.delta)}, ${writer} = ${step}, ${version} = ${version} + ${x.value(1)}`;
+      const send = () =>
+        dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.thread(rootId),
+            UpdateExpression: update,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: x.names,
+            ExpressionAttributeValues: x.values,
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+      try {
+        let response: Awaited<ReturnType<typeof send>>;
+        try {
+          response = await send();
+        } catch (error) {
+          // The root has no `globalWriters` map yet (a path inside a missing map is invalid): make one.
+          if (!(error instanceof Error && error.name === 'ValidationException')) throw error;
+          await dynamo
+            .send(
+              new UpdateCommand({
+                TableName: tableName,
+                Key: itemKeys.thread(rootId),
+                UpdateExpression: 'SET #w = :empty',
+                ConditionExpression: 'attribute_exists(#v) AND attribute_not_exists(#w)',
+                ExpressionAttributeNames: { '#w': 'globalWriters', '#v': 'version' },
+                ExpressionAttributeValues: { ':empty': {} },
+              }),
+            )
+            .catch((created: unknown) => {
+              if (!isConditionalCheckFailed(created)) throw created;
+            });
+          response = await send();
+        }
+        const attributes = response.Attributes as
+          | { version: number; variables: { global: Record<string, number> } }
+          | undefined;
+        if (attributes === undefined) throw new Error('UpdateItem returned no attributes');
+        return { value: attributes.variables.global[increment.name]!, version: attributes.version };
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return 'refused';
+        throw error;
+      }
+    },
+
+    async forgetGlobalWriter(rootId, writerId, step) {
+      written.delete(rootId);
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.thread(rootId),
+            UpdateExpression: 'REMOVE #w.#me',
+            // Only the entry of this step: a later step of the same writer may have set its own.
+            ConditionExpression: '#w.#me = :step',
+            ExpressionAttributeNames: { '#w': 'globalWriters', '#me': writerId },
+            ExpressionAttributeValues: { ':step': step },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
     },
 
     async listThreadsOfExecution(executionId) {

@@ -123,6 +123,8 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       updateThread: wrap(threads.updateThread.bind(threads)),
       putNodeResults: wrap(threads.putNodeResults.bind(threads)),
       putStepOnce: wrap(threads.putStepOnce.bind(threads)),
+      addToGlobal: wrap(threads.addToGlobal.bind(threads)),
+      forgetGlobalWriter: wrap(threads.forgetGlobalWriter.bind(threads)),
     },
     ...(values
       ? { values: { read: values.read.bind(values), putValues: wrap(values.putValues.bind(values)) } }
