@@ -107,7 +107,7 @@ export interface CopyOptions {
    */
   readonly workflow?: Workflow;
   /**
-   * Variable declarations that check the state edits when no workflow is known (a deployed stack's,
+   * Variable declarations that check the state edits instead of the workflow's (a deployed stack's,
    * read from its state machine definition).
    */
   readonly declarations?: readonly VariableDeclaration[];
@@ -1252,7 +1252,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const recordedState = checkCopyEdits(
       thread,
       stateEdits,
-      workflow?.variables ?? copyOptions.declarations,
+      // A deployed stack's declarations are those its runs have; a local record there would be another's.
+      copyOptions.declarations ?? workflow?.variables,
       now,
     );
     let edited: Thread = withCopyEdits(thread, recordedState);
