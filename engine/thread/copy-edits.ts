@@ -1,6 +1,7 @@
 /**
  * Edits to a copy before its first step (issue 28, counterfactual runs): set a thread or global
- * variable, replace the input. They are checked as the workflow checks its own writes (a declared
+ * variable, replace the input (edits of the workflow it runs with, a node's config or a profile, are
+ * in copy-workflow-edits.ts). They are checked as the workflow checks its own writes (a declared
  * name, a value of its declared type), applied to the copy's state and recorded on the copy
  * (`metadata.edits`), so `inspect` can say what differs from its source and a copy of the copy
  * rebuilds the same state (time-travel.ts).
