@@ -11,6 +11,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { copyEditsOf, type RecordedCopyEdit } from '../../engine/thread/copy-edits.ts';
+import { describeWorkflowEdit } from '../../engine/thread/copy-workflow-edits.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, ModelUsage, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import {
@@ -893,10 +894,18 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     });
 }
 
-/** One edit a copy was made with, as `copy --set` or `--input` would give it (long values cut). */
+/**
+ * One edit a copy was made with, as `copy --set`, `--input`, `--node-config` or `--profile` would give
+ * it (long values cut).
+ */
 function editLine(edit: RecordedCopyEdit): string {
   const json = JSON.stringify(edit.value) ?? 'undefined';
   const value = json.length > 120 ? `${json.slice(0, 119)}…` : json;
-  const what = edit.kind === 'input' ? `input = ${value}` : `${edit.scope} variable ${edit.name} = ${value}`;
+  const what =
+    edit.kind === 'input'
+      ? `input = ${value}`
+      : edit.kind === 'variable'
+        ? `${edit.scope} variable ${edit.name} = ${value}`
+        : `${describeWorkflowEdit(edit)} = ${value}`;
   return `edited before its first step: ${visible(what)} (${edit.at})`;
 }

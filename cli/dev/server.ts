@@ -17,6 +17,7 @@ import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
 import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
@@ -226,11 +227,13 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   NODE_NOT_FOUND: 400,
   COPY_POINT_NOT_FOUND: 400,
   COPY_POINT_IN_FORK_BRANCH: 400,
-  // A copy's edits (`set`, `input`) that the workflow refuses.
+  // A copy's edits (`set`, `input`, `nodeConfig`, `profile`) that the workflow refuses (a refused
+  // workflow edit is a 400 whatever its code: see httpStatusOf).
   INVALID_COPY_EDIT: 400,
   UNKNOWN_VARIABLE_REFERENCE: 400,
   INVALID_VARIABLE: 400,
   INPUT_INVALID: 400,
+  COPY_EDIT_NOT_DEPLOYABLE: 400,
   INVALID_INTERACTION_ANSWER: 400,
   INTERACTION_ALREADY_ANSWERED: 409,
   INTERACTION_NOT_DELIVERED: 409,
@@ -242,9 +245,12 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INVALID_TASK_INPUT: 409,
 };
 
-/** A copy request's edits: `set` (variable name → JSON value) and `input` (an object). */
+/**
+ * A copy request's edits: `set` (variable name → JSON value), `input` (an object), `profile` (profile
+ * id → the whole profile) and `nodeConfig` (node id → config key → JSON value).
+ */
 function copyEditsOfBody(body: Record<string, unknown>): CopyEdit[] {
-  const { set, input } = body;
+  const { set, input, profile, nodeConfig } = body;
   if (set !== undefined && !isRecord(set)) {
     throw new ApiError(400, 'INVALID_COPY_EDIT', '"set" must be an object of variable names to values');
   }
@@ -257,6 +263,29 @@ function copyEditsOfBody(body: Record<string, unknown>): CopyEdit[] {
     value,
   }));
   if (input !== undefined) edits.push({ kind: 'input', value: input });
+  if (profile !== undefined && !isRecord(profile)) {
+    throw new ApiError(400, 'INVALID_COPY_EDIT', '"profile" must be an object of profile ids to profiles');
+  }
+  for (const [profileId, value] of Object.entries(profile ?? {})) {
+    edits.push({ kind: 'profile', profileId, value });
+  }
+  if (nodeConfig !== undefined && !isRecord(nodeConfig)) {
+    throw new ApiError(
+      400,
+      'INVALID_COPY_EDIT',
+      '"nodeConfig" must be an object of node ids to objects of config keys to values',
+    );
+  }
+  for (const [nodeId, config] of Object.entries(nodeConfig ?? {})) {
+    if (!isRecord(config)) {
+      throw new ApiError(
+        400,
+        'INVALID_COPY_EDIT',
+        `"nodeConfig"."${nodeId}" must be an object of config keys to values`,
+      );
+    }
+    for (const [key, value] of Object.entries(config)) edits.push({ kind: 'nodeConfig', nodeId, key, value });
+  }
   return edits;
 }
 
@@ -266,6 +295,10 @@ function httpStatusOf(error: unknown): { status: number; body: Record<string, un
       status: error.status,
       body: { error: error.toJSON(), ...(error.details ? { errors: error.details } : {}) },
     };
+  }
+  if (error instanceof CopyEditRefused) {
+    // An edit the workflow refuses, with every problem it has (a validation may find several).
+    return { status: 400, body: { error: error.toJSON(), errors: error.errors } };
   }
   if (error instanceof StepthreadError) {
     return { status: STATUS_OF[error.code] ?? 500, body: { error: error.toJSON() } };
@@ -818,7 +851,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     // Refused here (finished, a fork branch, started already), before anything is tracked, so the
     // caller gets a 409 rather than a failed run.
     const startNodeId = runnableStartOf(thread);
-    const { workflow, file } = await validWorkflow(thread.workflowId);
+    const valid = await validWorkflow(thread.workflowId);
+    const { file } = valid;
+    // A copy made with node config or profile edits runs the workflow with them.
+    const workflow = workflowForThread(valid.workflow, thread);
     const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
     // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
@@ -1542,6 +1578,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
+      // A deployed stack's state machines run node configs and profiles as deployed.
+      ...(options.deployed === undefined ? {} : { deployed: true }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
     return [201, await threadJson(copy)];

@@ -637,6 +637,48 @@ describe('stepthread dev API', () => {
     });
   });
 
+  it('copies with workflow edits (`nodeConfig`, `profile`): the copy runs with them and records them; a refused edit is a 400 with every problem and no copy', async () => {
+    const { executionId, waiting } = await startWaitingTriage();
+    const root = waiting.rootThreadId;
+    const answer = `/api/interactions/${encodeURIComponent(waiting.pending[0]!.interactionId)}/answer`;
+    expect((await post(answer, { reject: true })).status).toBe(202);
+    expect((await finished(executionId)).execution.status).toBe('COMPLETED');
+    const copyOf = (body: Record<string, unknown>) =>
+      post<{
+        threadId: string;
+        metadata: { edits?: unknown[]; workflowEdits?: unknown[] };
+        error?: { code: string };
+        errors?: { code: string }[];
+      }>(`/api/threads/${root}/copy`, { fromNodeId: 'compute-credit', ...body });
+    const copiesBefore = (await get<Page>(`/api/executions/${executionId}`)).body.copies;
+    for (const [body, code] of [
+      [{ nodeConfig: { 'compute-credt': { code: 'return 1' } } }, 'NODE_NOT_FOUND'],
+      [{ nodeConfig: { 'compute-credit': { cod: 'return 1' } } }, 'UNKNOWN_KEY'],
+      [{ nodeConfig: { 'compute-credit': { code: 5 } } }, 'INVALID_NODE_CONFIG'],
+      [{ nodeConfig: { 'compute-credit': 'return 1' } }, 'INVALID_COPY_EDIT'],
+      [{ profile: { other: { provider: 'scripted' } } }, 'UNKNOWN_PROFILE'],
+      [{ profile: { default: { provider: 'nobody' } } }, 'SCHEMA_INVALID'],
+    ] as const) {
+      const refused = await copyOf(body);
+      expect([refused.status, refused.body.error?.code]).toEqual([400, code]);
+    }
+    expect((await get<Page>(`/api/executions/${executionId}`)).body.copies).toEqual(copiesBefore);
+
+    const code = "return { amount: 99, currency: 'EUR' }";
+    const profile = { provider: 'scripted', responses: ['Credit noted.'] };
+    const copy = await copyOf({ nodeConfig: { 'compute-credit': { code } }, profile: { default: profile } });
+    expect(copy.status).toBe(201);
+    expect(copy.body.metadata.edits).toEqual([
+      { kind: 'profile', profileId: 'default', value: profile, at: expect.any(String) },
+      { kind: 'nodeConfig', nodeId: 'compute-credit', key: 'code', value: code, at: expect.any(String) },
+    ]);
+    const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
+    expect(run.status).toBe(202);
+    expect((await finished(run.body.executionId)).execution.status).toBe('COMPLETED');
+    const head = await get<{ output: Record<string, unknown> }>(`/api/threads/${copy.body.threadId}`);
+    expect(head.body.output).toMatchObject({ credit: { amount: 99 }, reply: 'Credit noted.' });
+  });
+
   it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {
     const started = await post<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
       input: { topic: 'ranges' },
