@@ -7,26 +7,17 @@ import { describeNode } from '../../engine/asl/node-description.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
-import { type NodeInput, nodeInputOf } from '../../engine/node-input.ts';
+import { nodeInputOf } from '../../engine/node-input.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
-import type { StepDigest } from '../../engine/thread/step-alignment.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { hydrateAll } from '../../functions/stores/value-store.ts';
-import { compareHistories, type DiffReport, diffReportOf, type KeptStep } from '../commands/diff.ts';
+import { compareHistories, diffReportOf } from '../commands/diff.ts';
 import { INSPECT_MAX_READ_BYTES } from '../commands/inspect.ts';
+import type { Comparison, StepInput } from './workbench-types.ts';
 
-export interface StepInput extends NodeInput {
-  threadId: string;
-  step: number;
-  nodeId: string;
-  nodeType: string;
-  /** The tool calls the step made (an LLM node's), with their arguments and what each gave back. */
-  toolCalls: { id: string; name: string; arguments: unknown; result?: string }[];
-  /** False when the workflow it ran is not known here (nothing rendered, the reads unknown). */
-  definitionKnown: boolean;
-}
+export type { ComparedStep, Comparison, StepInput } from './workbench-types.ts';
 
 /**
  * A step's input: the thread as it was before the step (time travel), the node's templates rendered
@@ -101,17 +92,6 @@ function toolCallsAdded(before: readonly Message[], after: readonly Message[]): 
       ...(results.has(call.id) ? { result: results.get(call.id)! } : {}),
     })),
   );
-}
-
-/** A step of one side of a comparison: its digest (what `diff` aligns) and what it gave. */
-export type ComparedStep = StepDigest & KeptStep;
-
-export interface Comparison {
-  /** As `stepthread diff --json`. */
-  diff: DiffReport;
-  /** Each side's steps after those they share (the first MAX_COMPARED_STEPS), and its conversation now. */
-  a: { threadId: string; steps: ComparedStep[]; stepsNotShown: number; messages: Message[] };
-  b: { threadId: string; steps: ComparedStep[]; stepsNotShown: number; messages: Message[] };
 }
 
 /** Steps of each side the Compare view lists with their outputs. */
