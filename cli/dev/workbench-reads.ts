@@ -11,6 +11,8 @@ import { nodeInputOf } from '../../engine/node-input.ts';
 import { buildExpressionScope } from '../../engine/scope.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
+import { forkStepOfJoinKey } from '../../functions/nodes/ids.ts';
+import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { hydrateAll } from '../../functions/stores/value-store.ts';
 import { compareHistories, diffReportOf } from '../commands/diff.ts';
@@ -39,7 +41,20 @@ export async function stepInputOf(
       `thread ${threadId} has ${stepCount} step(s) of its own: there is no step ${step}`,
     );
   }
-  const before = (await threadBefore(stores.threads, thread, { step })).thread;
+  const before = await stateBeforeStep(runtime, thread, step);
+  if (before === undefined) {
+    // A root thread's first step is its START: it reads the run's input and nothing else.
+    return {
+      threadId,
+      step,
+      nodeId: 'start',
+      nodeType: 'START',
+      toolCalls: [],
+      rendered: {},
+      reads: {},
+      definitionKnown: true,
+    };
+  }
   const after =
     step < stepCount ? (await threadBefore(stores.threads, thread, { step: step + 1 })).thread : thread;
   const record = await stores.threads.getStep(threadId, step);
@@ -74,6 +89,36 @@ export async function stepInputOf(
     'nodeAliases' in described ? described.nodeAliases : undefined,
   );
   return { ...common, ...nodeInputOf(node, scope), definitionKnown: true };
+}
+
+/**
+ * The thread as step `step` found it (time travel); undefined for a root thread's START. A fork
+ * branch's first step found its parent's state after the FORK (its thread and global variables,
+ * conversation and node outputs), under its own id and fork context: no step record of its own holds it.
+ */
+async function stateBeforeStep(
+  runtime: LocalRuntime,
+  thread: Thread,
+  step: number,
+): Promise<Thread | undefined> {
+  const { threads } = runtime.stores;
+  if (step > 1 || copySourceOf(thread) !== undefined)
+    return (await threadBefore(threads, thread, { step })).thread;
+  const { parentThreadId, joinKey } = thread.metadata;
+  const forkStep = typeof joinKey === 'string' ? forkStepOfJoinKey(joinKey) : undefined;
+  if (typeof parentThreadId !== 'string' || forkStep === undefined) return undefined;
+  const { thread: parent } = await threads.getThread(parentThreadId);
+  const at =
+    forkStep < (parent.step ?? 0)
+      ? (await threadBefore(threads, parent, { step: forkStep + 1 })).thread
+      : parent;
+  return {
+    ...thread,
+    input: at.input,
+    conversation: at.conversation,
+    nodeResults: at.nodeResults,
+    variables: { ...thread.variables, thread: at.variables.thread, global: at.variables.global },
+  };
 }
 
 /** The tool calls among the messages a step appended, each with the tool message that answered it. */

@@ -139,7 +139,10 @@ export function CopyEditor({
                 data-testid={`copy-var-${name}`}
                 rows={Math.min(6, (texts[name] ?? '').split('\n').length)}
                 value={texts[name] ?? ''}
-                onChange={(event) => setTexts({ ...texts, [name]: event.target.value })}
+                onChange={(event) => {
+                  setError(undefined);
+                  setTexts({ ...texts, [name]: event.target.value });
+                }}
               />
             </div>
           ))}
@@ -149,7 +152,10 @@ export function CopyEditor({
             data-testid="copy-input"
             rows={Math.min(8, inputText.split('\n').length)}
             value={inputText}
-            onChange={(event) => setInputText(event.target.value)}
+            onChange={(event) => {
+              setError(undefined);
+              setInputText(event.target.value);
+            }}
           />
           <h3>Node {nodeId}</h3>
           <p className="muted">Its configuration (read-only: the copy API does not edit it yet).</p>

@@ -136,6 +136,33 @@ describe('the workbench API', () => {
     expect(code.body.rendered).toEqual({ inputs: { fee: 30 } });
   });
 
+  it("gives a fork branch's first step the state its parent had after the FORK, and START nothing", async () => {
+    const started = await call<{ executionId: string }>('/api/workflows/fork-join-research/runs', {
+      input: { topic: 'the payments service' },
+    });
+    const page = await vi.waitFor(
+      async () => {
+        const shown = (
+          await call<Page & { threads: { threadId: string; forkPathId?: string }[] }>(
+            `/api/executions/${started.body.executionId}`,
+          )
+        ).body;
+        expect(shown.execution.status).toBe('COMPLETED');
+        return shown;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    const risks = page.threads.find((thread) => thread.forkPathId === 'split/risks')!;
+    const first = await call<StepInput>(`/api/threads/${risks.threadId}/steps/1/input`);
+    expect(first.body).toMatchObject({
+      nodeId: 'risks',
+      rendered: { prompt: 'List the main risks of the payments service.' },
+      reads: { input: { topic: 'the payments service' } },
+    });
+    const start = await call<StepInput>(`/api/threads/${page.rootThreadId}/steps/1/input`);
+    expect(start.body).toMatchObject({ nodeId: 'start', rendered: {}, reads: {}, toolCalls: [] });
+  });
+
   it('refuses a step the thread does not have, and one that is not a number, with codes', async () => {
     const past = await call<{ error: { code: string } }>(
       `/api/threads/${source.rootThreadId}/steps/999/input`,

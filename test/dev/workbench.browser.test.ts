@@ -373,6 +373,10 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
     // A bar opens its node, on its thread.
     await timeline.getByTestId('timeline-row-split/risks').getByTestId('timeline-bar').click();
     await page.getByTestId('node-panel').getByText('Node risks').waitFor();
+    // Its input as it ran on its branch: the prompt over the state the FORK left.
+    await expect
+      .poll(() => page.getByTestId('node-input-prompt').innerText())
+      .toContain('List the main risks of the payments service.');
     await shot('timeline');
   });
 });
