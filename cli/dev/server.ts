@@ -10,7 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
@@ -29,8 +29,21 @@ import {
   resumeCommand,
 } from '../../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
-import { detailsOfRun, getLocalRun, recordLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
-import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
+import {
+  detailsOfRun,
+  executionBusy,
+  getLocalRun,
+  isRunnerAlive,
+  latestLocalRun,
+  recordLocalRun,
+  runnerGone,
+} from '../../functions/local/run-registry.ts';
+import {
+  createLocalRuntime,
+  type LocalRuntime,
+  refuseOtherWorkflow,
+  runnableStartOf,
+} from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
@@ -40,6 +53,7 @@ import { type Interaction, parseInteractionId } from '../../functions/stores/int
 import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
+import { fileAnswers, firstAnswer } from '../answers.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { type CancelJson, cancelJsonOf, stopDeployedExecution } from '../commands/cancel.ts';
 import type { NodeRun } from '../commands/inspect.ts';
@@ -66,6 +80,7 @@ import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts'
 import { createRemoteReplies, type ReplyWatch } from './remote-replies.ts';
 import { createStreamingReplies } from './streaming-replies.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
+import { comparisonOf, stepInputOf } from './workbench-reads.ts';
 
 export { stepFunctionsConsoleUrl };
 
@@ -241,6 +256,8 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INVALID_STATUS_TRANSITION: 409,
   RUN_ALREADY_ENDED: 409,
   RUN_CANCELLED: 409,
+  RUN_NOT_RESUMABLE: 409,
+  EXECUTION_BUSY: 409,
   INVALID_STATE_MACHINE: 409,
   INVALID_TASK_INPUT: 409,
 };
@@ -867,6 +884,81 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       nodeOfStates(prepared.tasks),
     );
     return { done: run.done, started: { executionId, threadId, workflowId: workflow.id } };
+  };
+
+  /**
+   * Resumes an interrupted local run here (the console's Resume), as `stepthread resume` does: the
+   * execution in flight runs again under its own id, committed steps replay from their records, and
+   * the question it stopped at is asked again in the page (answers it was started with come first).
+   */
+  const resumeRun = async (executionId: string) => {
+    if (options.deployed) {
+      throw new StepthreadError(
+        'INVALID_STATE_MACHINE',
+        'a deployed run is never interrupted (its state machine runs it): the console resumes local runs only',
+      );
+    }
+    const asked = await getLocalRun(options.clients, executionId);
+    const plan = await runtime.resumePlanOf(
+      executionId,
+      asked ? { workflowId: asked.workflowId } : undefined,
+    );
+    const local = (await latestLocalRun(options.clients, plan.chain)) ?? asked;
+    const held =
+      plan.executionId === executionId ? asked : await getLocalRun(options.clients, plan.executionId);
+    // A run of this server, or of another live process, is not interrupted.
+    for (const record of [local, held]) {
+      if (record !== undefined && isRunnerAlive(record)) throw executionBusy(record.executionId, record);
+    }
+    const details = local ? await detailsOfRun(options.clients, local) : {};
+    const { workflow } = details;
+    if (workflow === undefined) {
+      throw new StepthreadError(
+        'RUN_NOT_RESUMABLE',
+        `execution ${plan.executionId} has no local record of its workflow; resume it with stepthread resume --workflow <file>`,
+      );
+    }
+    refuseOtherWorkflow(executionId, plan, workflow.id);
+    const threshold = local?.continueAfterEvents;
+    const prepared = runtime.prepare(workflow, {
+      ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
+      ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+    });
+    await recordLocalRun(options.clients, {
+      executionId: plan.executionId,
+      workflow,
+      ...(local?.file === undefined ? {} : { file: local.file }),
+      ...(details.answers === undefined ? {} : { answers: details.answers }),
+      ...(details.input === undefined ? {} : { input: details.input }),
+      ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+      now: new Date().toISOString(),
+      takingOver: { held },
+    });
+    const recorded = details.answers === undefined ? undefined : fileAnswers(details.answers);
+    track(
+      workflow,
+      plan.executionId,
+      plan.rootThreadId,
+      (hooks) =>
+        prepared.resume(
+          plan.executionId,
+          {
+            workflowDir: local?.file === undefined ? workflowsDir : dirname(local.file),
+            ...hooks,
+            ...(recorded ? { answerInteraction: firstAnswer(recorded, hooks.answerInteraction) } : {}),
+          },
+          details.input,
+        ),
+      nodeOfStates(prepared.tasks),
+    );
+    return { executionId: plan.executionId, threadId: plan.rootThreadId, workflowId: workflow.id };
+  };
+
+  /** The workflow a thread ran: its run's record, else the folder's file of its id. */
+  const workflowOfThread = async (thread: Thread): Promise<Workflow | undefined> => {
+    const executionId = thread.metadata.executionId;
+    const recorded = typeof executionId === 'string' ? await definitionOf(executionId) : undefined;
+    return recorded?.workflow ?? ownerOfId(await loadWorkflows(), thread.workflowId)?.workflow;
   };
 
   // --- reads -----------------------------------------------------------------------------------
@@ -1534,6 +1626,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return [200, await cancelExecution(id!, reason)];
   });
 
+  route('POST', '/api/executions/:id/resume', async (req, _url, [id]) => {
+    await readJson(req);
+    return [202, await resumeRun(id!)];
+  });
+
+  route('GET', '/api/compare', async (_req, url) => {
+    const [a, b] = [url.searchParams.get('a'), url.searchParams.get('b')];
+    if (!a || !b) throw badRequest('give the two threads (or executions) to compare: ?a=<id>&b=<id>');
+    return [200, await comparisonOf(runtime, a, b)];
+  });
+
   route('GET', '/api/threads/:id', async (_req, _url, [id]) => {
     const { thread } = await stores.threads.getThread(id!);
     return [200, await threadJson(thread)];
@@ -1553,6 +1656,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     200,
     await eventsOf(id!, { from: stepParam(url, 'from'), limit: stepParam(url, 'limit') }),
   ]);
+
+  route('GET', '/api/threads/:id/steps/:id/input', async (_req, _url, [id, step]) => {
+    if (!/^\d+$/.test(step!) || Number(step) < 1)
+      throw badRequest(`a step is a whole number ≥ 1 (given "${step}")`);
+    return [200, await stepInputOf(runtime, id!, Number(step), workflowOfThread)];
+  });
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {
     const body = await readJson(req);

@@ -24,9 +24,12 @@ import {
   type ThreadSteps,
   type TokenEvent,
 } from './api.ts';
+import { CopyEditor } from './CopyEditor.tsx';
 import { Graph } from './Graph.tsx';
+import { NodeInput } from './NodeInput.tsx';
 import { NodeLogs } from './NodeLogs.tsx';
 import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
+import { Timeline } from './Timeline.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
 
 /** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
@@ -66,6 +69,115 @@ function StopButton({ executionId, onStopped }: { executionId: string; onStopped
         </span>
       )}
     </>
+  );
+}
+
+/** Resume: an interrupted run runs again in this server from where it stopped (`stepthread resume`). */
+function ResumeButton({ executionId, onResumed }: { executionId: string; onResumed: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string>();
+  const resume = () => {
+    setBusy(true);
+    setFailure(undefined);
+    api.resume(executionId).then(
+      () => {
+        setBusy(false);
+        onResumed();
+      },
+      (e: Error) => {
+        setBusy(false);
+        setFailure(e.message);
+      },
+    );
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="primary"
+        data-testid="resume-execution"
+        disabled={busy}
+        title="Run it again from where it stopped: its committed steps are not run again"
+        onClick={resume}
+      >
+        {busy ? 'Resuming…' : 'Resume'}
+      </button>
+      {failure && (
+        <span className="error" data-testid="resume-error">
+          {' '}
+          {failure}
+        </span>
+      )}
+    </>
+  );
+}
+
+/** Statuses of a run Retry offers to run again (as a copy: the run itself stays as it ended). */
+const RETRYABLE: ReadonlySet<string> = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
+
+/**
+ * Retry: a copy of the root thread from the node it failed at (before that node's step), run at
+ * once; a run that ended with no node named is copied as it stopped.
+ */
+function RetryButton({ rootThreadId, nodeId }: { rootThreadId: string; nodeId: string | undefined }) {
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string>();
+  const retry = async () => {
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      const copy = await api.copy(rootThreadId, nodeId === undefined ? {} : { fromNodeId: nodeId });
+      const started = await api.run(copy.threadId);
+      navigate('executions', started.executionId);
+    } catch (e) {
+      setFailure((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="primary"
+        data-testid="retry-execution"
+        disabled={busy}
+        title={`Copy the run from ${nodeId ?? 'where it stopped'} and run the copy`}
+        onClick={retry}
+      >
+        {busy ? 'Retrying…' : `Retry from ${nodeId ?? 'where it stopped'}`}
+      </button>
+      {failure && (
+        <span className="error" data-testid="retry-error">
+          {' '}
+          {failure}
+        </span>
+      )}
+    </>
+  );
+}
+
+/** Compare this run's root thread with another thread or execution (its root thread). */
+function CompareWith({ threadId }: { threadId: string }) {
+  const [other, setOther] = useState('');
+  return (
+    <form
+      className="row"
+      data-testid="compare-with"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (other.trim()) navigate('compare', threadId, other.trim());
+      }}
+    >
+      <input
+        aria-label="another thread or execution id"
+        placeholder="compare with… (thread or execution id)"
+        data-testid="compare-with-id"
+        value={other}
+        onChange={(event) => setOther(event.target.value)}
+      />
+      <button type="submit">Compare</button>
+    </form>
   );
 }
 
@@ -138,8 +250,14 @@ export function ExecutionView({ executionId }: { executionId: string }) {
     <>
       <h1>
         Execution {execution.executionId.slice(0, 8)} <StatusBadge status={execution.status} />{' '}
+        {execution.status === 'INTERRUPTED' && execution.resume && (
+          <ResumeButton executionId={execution.executionId} onResumed={refresh} />
+        )}{' '}
         {STOPPABLE.has(execution.status) && (
           <StopButton executionId={execution.executionId} onStopped={refresh} />
+        )}
+        {RETRYABLE.has(execution.status) && page.rootThreadId && (
+          <RetryButton rootThreadId={page.rootThreadId} nodeId={page.error?.nodeId} />
         )}
       </h1>
       <p className="muted" data-testid="execution-status" data-status={execution.status}>
@@ -231,6 +349,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 before its step (move the slider there) and this configuration:
               </p>
               <NodeConfig node={nodes[selectedNode]} />
+              {nodeThread && <NodeInput threadId={nodeThread} nodeId={selectedNode} version={version} />}
               {nodeThread && <NodeLogs threadId={nodeThread} nodeId={selectedNode} version={version} />}
               <button type="button" onClick={() => setSelectedNode(undefined)}>
                 Show every step
@@ -239,7 +358,19 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           )}
           {page.stepFunctions && <StepFunctionsPanel view={page.stepFunctions} />}
           <div className="panel" style={{ marginTop: '1rem' }}>
+            <h2>Timeline</h2>
+            <Timeline
+              threads={page.threads}
+              rootThreadId={page.rootThreadId}
+              onSelect={(nodeId, owner) => {
+                setSelectedNode(nodeId);
+                setThreadId(owner);
+              }}
+            />
+          </div>
+          <div className="panel" style={{ marginTop: '1rem' }}>
             <h2>Threads</h2>
+            {page.rootThreadId && <CompareWith threadId={page.rootThreadId} />}
             <ThreadTree
               page={page}
               current={currentThread}
@@ -260,6 +391,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
               version={version}
               {...(selectedNode ? { selectedNode } : {})}
               streaming={repliesOf(replies, currentThread)}
+              nodes={nodes}
             />
           )}
         </div>
@@ -393,7 +525,13 @@ function ThreadTree({
             .map((copy) => (
               <li key={copy.executionId}>
                 copy <a href={`#/executions/${encodeURIComponent(copy.executionId)}`}>{copy.threadId}</a>{' '}
-                <StatusBadge status={copy.status} />
+                <StatusBadge status={copy.status} /> ·{' '}
+                <a
+                  data-testid="compare-copy"
+                  href={`#/compare/${encodeURIComponent(thread.threadId)}/${encodeURIComponent(copy.threadId)}`}
+                >
+                  compare with this thread
+                </a>
               </li>
             ))}
         </ul>
@@ -586,12 +724,15 @@ function ThreadPanel({
   version,
   selectedNode,
   streaming,
+  nodes,
 }: {
   threadId: string;
   report: ThreadReport | undefined;
   drawnTypes?: Record<string, string>;
   version: number;
   selectedNode?: string;
+  /** The workflow's nodes by id, as the run had them (the copy editor shows the node's). */
+  nodes: Record<string, unknown>;
   /** The thread's LLM replies streaming now (shown after its latest step). */
   streaming: StreamingReply[];
 }) {
@@ -601,7 +742,9 @@ function ThreadPanel({
   const [step, setStep] = useState<number>();
   const [conversation, setConversation] = useState<Conversation>();
   const [events, setEvents] = useState<JournalEvent[]>();
-  const [copied, setCopied] = useState<{ threadId: string; fromStep: number }>();
+  const [copied, setCopied] = useState<{ threadId: string; fromStep: number; edits: number }>();
+  /** The step "copy from here" was clicked on: its editor is open. */
+  const [editing, setEditing] = useState<{ step: number; nodeId: string }>();
   const [error, setError] = useState<string>();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
@@ -644,15 +787,6 @@ function ThreadPanel({
     };
   }, [threadId, step, version]);
 
-  const copyFrom = async (fromStep: number) => {
-    setError(undefined);
-    try {
-      const copy = await api.copy(threadId, fromStep);
-      setCopied({ threadId: copy.threadId, fromStep });
-    } catch (e) {
-      setError((e as Error).message);
-    }
-  };
   const runCopy = async () => {
     if (!copied) return;
     try {
@@ -727,7 +861,8 @@ function ThreadPanel({
           {copied && (
             <span className="row" style={{ display: 'inline-flex' }}>
               <span className="muted" data-testid="copied">
-                copied from step {copied.fromStep}: {copied.threadId}
+                copied from step {copied.fromStep}
+                {copied.edits > 0 ? ` with ${copied.edits} edit(s)` : ''}: {copied.threadId}
               </span>
               <button type="button" className="primary" data-testid="run-copy" onClick={runCopy}>
                 Run the copy
@@ -736,6 +871,20 @@ function ThreadPanel({
           )}
         </h2>
         {error && <p className="error">{error}</p>}
+        {editing && (
+          <CopyEditor
+            key={editing.step}
+            threadId={threadId}
+            step={editing.step}
+            nodeId={editing.nodeId}
+            nodeConfig={nodes[editing.nodeId]}
+            onClose={() => setEditing(undefined)}
+            onCopied={(copy, fromStep) => {
+              setEditing(undefined);
+              setCopied({ threadId: copy.threadId, fromStep, edits: copy.metadata.edits?.length ?? 0 });
+            }}
+          />
+        )}
         {steps && steps.from > 1 && (
           <p className="muted" data-testid="earlier-steps">
             {steps.from - 1} earlier step{steps.from === 2 ? '' : 's'} not listed (nor their events){' '}
@@ -774,7 +923,10 @@ function ThreadPanel({
                       className="small"
                       data-testid={`copy-from-${row.step}`}
                       title="A new thread as this one was before this step, ready to run it again"
-                      onClick={() => copyFrom(row.step)}
+                      onClick={() => {
+                        setError(undefined);
+                        setEditing({ step: row.step, nodeId: row.nodeId });
+                      }}
                     >
                       Copy from here
                     </button>

@@ -6,6 +6,9 @@ import type { StreamingReply } from '../../cli/dev/streaming-replies.ts';
 /** Declared once with the dev server that sends them (type-only: nothing of cli/ enters the bundle). */
 export type { NodeStatus, StateRun, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
 export type { StreamingReply, TokenEvent } from '../../cli/dev/streaming-replies.ts';
+export type { ComparedStep, Comparison, StepInput } from '../../cli/dev/workbench-types.ts';
+
+import type { Comparison, StepInput } from '../../cli/dev/workbench-types.ts';
 
 export interface CodedError {
   code: string;
@@ -134,6 +137,8 @@ export interface StepRow {
   nodeId: string;
   nodeType: string;
   status: string;
+  startedAt: string;
+  endedAt: string;
   durationMs: number;
   attempt: number;
   output?: unknown;
@@ -206,10 +211,30 @@ export interface ThreadHead {
   status: string;
   currentNodeId?: string;
   step: number;
-  metadata: { copiedFrom?: string; forkPathId?: string; parentThreadId?: string; executionId?: string };
+  metadata: {
+    copiedFrom?: string;
+    copiedAtStep?: number;
+    forkPathId?: string;
+    parentThreadId?: string;
+    executionId?: string;
+    /** A copy's edits (`set`, `input`), as the copy recorded them (engine/thread/copy-edits.ts). */
+    edits?: (
+      | { kind: 'variable'; name: string; scope: string; value: unknown }
+      | { kind: 'input'; value: unknown }
+    )[];
+  };
   input: unknown;
   output?: unknown;
   variables: unknown;
+}
+
+export interface CopyRequest {
+  fromStep?: number;
+  fromNodeId?: string;
+  /** Variables to set on the copy, by name. */
+  set?: Record<string, unknown>;
+  /** The copy's input instead of its source's. */
+  input?: Record<string, unknown>;
 }
 
 export class ApiFailure extends Error {
@@ -262,8 +287,20 @@ export const api = {
     call<ThreadEvents>(`/api/threads/${enc(id)}/events${from === undefined ? '' : `?from=${from}`}`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
-  copy: (threadId: string, fromStep: number) =>
-    call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body: { fromStep } }),
+  /** A copy of the thread from a step or node, with its edits (`set` variables, a new `input`). */
+  copy: (threadId: string, body: CopyRequest) =>
+    call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body }),
+  /** What a step's node read as it ran: the rendered prompt, tool calls, the values it read. */
+  stepInput: (threadId: string, step: number) =>
+    call<StepInput>(`/api/threads/${enc(threadId)}/steps/${step}/input`),
+  /** Two threads (or executions) compared as `stepthread diff` compares them. */
+  compare: (a: string, b: string) => call<Comparison>(`/api/compare?a=${enc(a)}&b=${enc(b)}`),
+  /** Runs an interrupted run again from where it stopped (`stepthread resume`). */
+  resume: (executionId: string) =>
+    call<{ executionId: string; threadId: string }>(`/api/executions/${enc(executionId)}/resume`, {
+      method: 'POST',
+      body: {},
+    }),
   /** Stops a run for good (`stepthread cancel`): it ends CANCELLED, its calls in flight closed. */
   cancel: (executionId: string, reason?: string) =>
     call<{ executionId: string; status: 'CANCELLED'; threadsCancelled: number }>(

@@ -506,7 +506,9 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     expect(await page.locator('tr[data-node="report"]').getByTestId('step-tokens').innerText()).toMatch(
       /^\+\d+ tokens\n\d+ in all$/,
     );
+    // "Copy from here" opens the copy's editor first; copied as it was, it is ready to run.
     await copyButton.click();
+    await page.getByTestId('copy-confirm').click();
     await page.getByTestId('copied').waitFor();
     await shot('copy-from-step');
     await page.getByTestId('run-copy').click();
