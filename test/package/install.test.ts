@@ -10,7 +10,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import {
-  copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -231,7 +231,8 @@ beforeAll(async () => {
   );
   installLog = install.stdout + install.stderr;
 
-  for (const name of EXAMPLES) copyFileSync(join(ROOT, 'examples', name), join(app, 'workflows', name));
+  // The examples with what they start (refund-approval's MCP server, examples/mcp/), as a user copies them.
+  cpSync(join(ROOT, 'examples'), join(app, 'workflows'), { recursive: true });
   orders = createServer((request, response) => {
     const id = /^\/orders\/([^/?]+)/.exec(request.url ?? '')?.[1];
     response.writeHead(id ? 200 : 404, { 'content-type': 'application/json' });
@@ -265,6 +266,9 @@ describe('the packed package', () => {
     expect(files).toContain('dist/functions/sandbox/sandbox-worker.mjs');
     expect(files).toContain('engine/model/workflow.schema.json');
     expect(files).toContain('console/dist/index.html');
+    // The examples, runnable where they are installed, with the MCP server refund-approval starts.
+    for (const name of EXAMPLES) expect(files).toContain(`examples/${name}`);
+    expect(files).toContain('examples/mcp/orders-server.mjs');
     expect(files.filter((f) => /^(test|bench|\.ci|cli|engine\/asl|functions|infra)\//.test(f))).toEqual([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     // Nothing to compile TypeScript at run time.
@@ -330,6 +334,32 @@ describe('the packed package', () => {
     },
     300_000,
   );
+
+  it('runs refund-approval where it is installed (node_modules/stepthread/examples), its MCP server started beside it', async () => {
+    const args = ['--input', '{"customer": "Ada", "order": "A-17"}', '--answers', '{"agent": true}'];
+    const packaged = await installed([
+      'run',
+      'node_modules/stepthread/examples/refund-approval.json',
+      '--json',
+      ...args,
+    ]);
+    expect(packaged.status, packaged.stderr).toBe(0);
+    const outcome = outcomeOf(packaged.stdout);
+    expect(outcome.status).toBe('COMPLETED');
+    const lookups = (outcome.conversation as { role: string; name?: string; content: string }[]).filter(
+      (message) => message.role === 'tool' && message.name === 'lookup_order',
+    );
+    expect(lookups.map((message) => JSON.parse(message.content))).toEqual([
+      { order: 'A-17', customer: 'Ada', status: 'paid', charges: [80, 80], currency: 'EUR' },
+    ]);
+    const checkout = await fromSources([
+      'run',
+      join(ROOT, 'examples', 'refund-approval.json'),
+      '--json',
+      ...args,
+    ]);
+    expect(outcome).toEqual(outcomeOf(checkout.stdout));
+  }, 300_000);
 
   it('runs code (with parameters), http (on loopback) and module tools, from an LLM and TOOL nodes, as the checkout does', async () => {
     const packaged = await installed(['run', 'workflows/tools.json', '--json', '--input', TOOLS_INPUT]);
