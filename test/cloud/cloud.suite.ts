@@ -53,7 +53,8 @@ const PLANS: Record<string, Plan> = {
     status: 'COMPLETED',
   },
   // The agent's refund waits for approval (a task token wait on the LLM function), then runs once.
-  'refund-approval': {
+  // (examples/refund-approval.json itself is left out of the deploy: its MCP server is a local program.)
+  'refund-code-tools': {
     input: { customer: 'Ada', order: 'A-17' },
     answers: [{ kind: 'approve' }],
     status: 'COMPLETED',
