@@ -1503,6 +1503,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return [200, await threadJson(thread)];
   });
 
+  // Reads every item of the thread: the console asks once per thread and status, not on each refresh.
+  route('GET', '/api/threads/:id/stored-bytes', async (_req, _url, [id]) => {
+    const { thread } = await stores.threads.getThread(id!);
+    const stored = await stores.storage?.storedBytes([thread]);
+    const bytes = stored?.get(thread.id);
+    if (bytes === undefined) {
+      throw new ApiError(501, 'NOT_IMPLEMENTED', 'these stores do not measure what a thread keeps');
+    }
+    return [200, { threadId: thread.id, ...bytes }];
+  });
+
   route('GET', '/api/threads/:id/conversation', async (_req, url, [id]) => [
     200,
     await conversationAt(id!, url.searchParams.get('step')),
