@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
@@ -223,6 +223,58 @@ describe('thread store', () => {
       'THREAD_PAUSED',
       'THREAD_RESUMED',
       'NODE_STARTED',
+    ]);
+  });
+
+  it("reads an earlier layout's batches (on the head, and moved off it) and moves the head's off at the next batch", async () => {
+    const threadId = 't-legacy-batches';
+    const created = makeThread(threadId);
+    await store.createThread(created);
+    const paused = (at: string): StepthreadEvent => ({
+      type: 'THREAD_PAUSED',
+      threadId,
+      workflowId: 'triage',
+      at,
+      from: 'RUNNING',
+      to: 'PAUSED',
+    });
+    // As the earlier layout left it: one batch moved to EVENTS#<version>, the latest on the head.
+    const raw = createWireDocumentClient(services.target.dynamoEndpoint);
+    await raw.send(
+      new PutCommand({
+        TableName: names.tableName,
+        Item: {
+          ...itemKeys.events(threadId, 2),
+          kind: 'events',
+          events: [paused('2025-01-01T00:00:02.000Z')],
+        },
+      }),
+    );
+    await raw.send(
+      new UpdateCommand({
+        TableName: names.tableName,
+        Key: itemKeys.thread(threadId),
+        UpdateExpression: 'SET recentEvents = :e, recentEventsAt = :at, version = :v',
+        ExpressionAttributeValues: { ':e': [paused('2025-01-01T00:00:03.000Z')], ':at': 3, ':v': 3 },
+      }),
+    );
+    const at = (events: StepthreadEvent[]) => events.map((event) => event.at);
+    const createdAt = at(created.events ?? []);
+    expect(at((await store.readJournal(threadId)).events)).toEqual([
+      ...createdAt,
+      '2025-01-01T00:00:02.000Z',
+      '2025-01-01T00:00:03.000Z',
+    ]);
+    expect((await store.getThread(threadId)).thread.events).toEqual(created.events);
+    await store.updateThread(threadId, 3, { append: { events: [paused('2025-01-01T00:00:04.000Z')] } });
+    const head = await rawItem(itemKeys.thread(threadId));
+    expect(head).not.toHaveProperty('recentEvents');
+    expect(head).not.toHaveProperty('recentEventsAt');
+    expect(at((await store.readJournal(threadId)).events)).toEqual([
+      ...createdAt,
+      '2025-01-01T00:00:02.000Z',
+      '2025-01-01T00:00:03.000Z',
+      '2025-01-01T00:00:04.000Z',
     ]);
   });
 
