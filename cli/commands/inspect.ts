@@ -31,7 +31,11 @@ import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, runsIn, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
-import type { StoredBytes } from '../../functions/stores/stored-bytes.ts';
+import {
+  createStoredBytesReader,
+  type StoredBytes,
+  type StoredBytesReader,
+} from '../../functions/stores/stored-bytes.ts';
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
@@ -514,8 +518,8 @@ export async function buildInspectReport(
   hints?: CommandHints,
   steps: StepSelection = 'all',
   shown: ConversationChoice = {},
-  /** `storedBytes`: each thread's (`--bytes`), which reads each thread's items whole. */
-  extra: { readonly storedBytes?: boolean } = {},
+  /** `storedBytes`: each thread's (`--bytes`), read through this reader (each thread's items whole). */
+  extra: { readonly storedBytes?: StoredBytesReader } = {},
 ): Promise<InspectReport> {
   const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
@@ -567,7 +571,7 @@ export async function buildInspectReport(
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
-  const stored = extra.storedBytes ? await runtime.stores.storage?.storedBytes(threads) : undefined;
+  const stored = await extra.storedBytes?.storedBytes(threads);
   const interruptedId =
     execution && hints?.localRuns
       ? await interruptedExecutionId(runtime, hints.localRuns, execution)
@@ -879,7 +883,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         },
         steps,
         { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
-        { storedBytes: options.bytes === true },
+        options.bytes ? { storedBytes: createStoredBytesReader(session.clients, session.clients) } : {},
       );
       if (options.json) {
         const { conversation, ...rest } = report;

@@ -36,6 +36,7 @@ import { answerFor, type InteractionReply } from '../../functions/nodes/user-int
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
@@ -390,6 +391,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...(options.providers ? { providers: options.providers } : {}),
   });
   const stores = runtime.stores;
+  const storedBytes = createStoredBytesReader(options.clients, options.clients);
   const interactions = stores.interactions!;
   const consoleDir = options.consoleDir ?? builtConsoleDir();
   const workflowsDir = resolve(options.workflowsDir);
@@ -1506,12 +1508,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // Reads every item of the thread: the console asks once per thread and status, not on each refresh.
   route('GET', '/api/threads/:id/stored-bytes', async (_req, _url, [id]) => {
     const { thread } = await stores.threads.getThread(id!);
-    const stored = await stores.storage?.storedBytes([thread]);
-    const bytes = stored?.get(thread.id);
-    if (bytes === undefined) {
-      throw new ApiError(501, 'NOT_IMPLEMENTED', 'these stores do not measure what a thread keeps');
-    }
-    return [200, { threadId: thread.id, ...bytes }];
+    const stored = await storedBytes.storedBytes([thread]);
+    return [200, { threadId: thread.id, ...stored.get(thread.id)! }];
   });
 
   route('GET', '/api/threads/:id/conversation', async (_req, url, [id]) => [

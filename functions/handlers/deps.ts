@@ -11,7 +11,6 @@ import { createInteractionStore, type InteractionStore } from '../stores/interac
 import { createItemListStore, type ItemListStore } from '../stores/item-lists.ts';
 import { createJoinStore, type JoinStore } from '../stores/join-store.ts';
 import { createSpendStore, type SpendStore } from '../stores/spend-store.ts';
-import { createStoredBytesReader, type StoredBytesReader } from '../stores/stored-bytes.ts';
 import { createThreadStore, type ThreadStore, type ThreadStoreOptions } from '../stores/thread-store.ts';
 import { createValueStore, type ValueStore } from '../stores/value-store.ts';
 import type { StepTelemetry } from '../telemetry/types.ts';
@@ -30,8 +29,6 @@ export interface HandlerStores {
   readonly itemLists?: ItemListStore;
   /** What each run spent, and its budget (optional so hand-built test stores need not stub it). */
   readonly spend?: SpendStore;
-  /** What each thread keeps stored (`inspect`, the console; optional: no handler reads it). */
-  readonly storage?: StoredBytesReader;
 }
 
 /** Completes a waitForTaskToken Task (SendTaskSuccess / SendTaskFailure): what `respond` sends. */
@@ -129,7 +126,6 @@ export function createHandlerStores(clients: AwsClients, options: ThreadStoreOpt
     interactions: createInteractionStore(clients),
     itemLists: createItemListStore(clients),
     spend: createSpendStore(clients),
-    storage: createStoredBytesReader(clients, clients),
   };
 }
 

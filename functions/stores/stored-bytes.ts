@@ -18,9 +18,9 @@
  * It reads each thread's partition whole (and its origin's records), so it costs what the thread
  * stored: `inspect` asks for it once, the console once per thread and status.
  */
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Thread } from '../../engine/thread/types.ts';
+import { once } from '../aws/once.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 import { itemBytes } from '../aws/write-meter.ts';
 import { forkStepOfJoinKey } from '../nodes/ids.ts';
@@ -54,6 +54,8 @@ type Item = Record<string, unknown>;
 /** As `stepthread prune` finds them (functions/local/prune.ts): a segment id, a value object's id. */
 const SEGMENT_ID = /[0-9a-f]{64}/g;
 const VALUE_OBJECT = /v:([0-9a-f]{16,64})\//g;
+/** Loaded on first use, as the other stores do (a command that never measures never loads it). */
+const s3Commands = once(() => import('@aws-sdk/client-s3'));
 /** HeadObject requests in flight at once. */
 const OBJECT_CONCURRENCY = 16;
 
@@ -68,10 +70,14 @@ export function createStoredBytesReader(
       const objectSize = (key: string): Promise<number | undefined> => {
         let size = sizes.get(key);
         if (size === undefined) {
-          size = objects.s3.send(new HeadObjectCommand({ Bucket: objects.bucketName, Key: key })).then(
-            (head) => head.ContentLength ?? 0,
-            () => undefined,
-          );
+          size = s3Commands()
+            .then(({ HeadObjectCommand }) =>
+              objects.s3.send(new HeadObjectCommand({ Bucket: objects.bucketName, Key: key })),
+            )
+            .then(
+              (head) => head.ContentLength ?? 0,
+              () => undefined,
+            );
           sizes.set(key, size);
         }
         return size;

@@ -16,6 +16,7 @@ import { offerReply } from '../../functions/local/offered-replies.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -336,7 +337,7 @@ describe('stepthread dev API', () => {
       undefined,
       'all',
       {},
-      { storedBytes: true },
+      { storedBytes: createStoredBytesReader(clients, clients) },
     );
     for (const thread of inspected.threads) {
       const stored = await get(`/api/threads/${thread.threadId}/stored-bytes`);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInspectReport } from '../../cli/commands/inspect.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { itemBytes } from '../../functions/aws/write-meter.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { type E2e, startE2e, valid } from './helpers.ts';
 
 let e2e: E2e;
@@ -84,6 +85,8 @@ async function storedObjects(): Promise<Map<string, number>> {
   return objects;
 }
 
+const clients = () => createAwsClients(e2e.services.target, names);
+
 describe('stored bytes per thread', () => {
   it('counts each item as DynamoDB bills it, and each object the run wrote for exactly one thread', async () => {
     const run = await e2e.runtime.prepare(workflow).run({}, { noRetryWaits: true });
@@ -95,7 +98,7 @@ describe('stored bytes per thread', () => {
       'all',
       {},
       {
-        storedBytes: true,
+        storedBytes: createStoredBytesReader(clients(), clients()),
       },
     );
     expect(report.threads).toHaveLength(3);
@@ -132,7 +135,7 @@ describe('stored bytes per thread', () => {
       undefined,
       'all',
       {},
-      { storedBytes: true },
+      { storedBytes: createStoredBytesReader(clients(), clients()) },
     );
     expect(before.threads[0]!.storedBytes).toMatchObject({ objects: 0, objectBytes: 0 });
     expect(before.threads[0]!.storedBytes!.items).toBe((await partitionOf(copy.id)).length);
@@ -143,7 +146,14 @@ describe('stored bytes per thread', () => {
     });
     expect(again.status).toBe('COMPLETED');
     const written = [...(await storedObjects()).entries()].filter(([key]) => !objectsBefore.has(key));
-    const after = await buildInspectReport(e2e.runtime, copy.id, undefined, 'all', {}, { storedBytes: true });
+    const after = await buildInspectReport(
+      e2e.runtime,
+      copy.id,
+      undefined,
+      'all',
+      {},
+      { storedBytes: createStoredBytesReader(clients(), clients()) },
+    );
     expect(after.threads[0]!.storedBytes).toMatchObject({
       objects: written.length,
       objectBytes: written.reduce((sum, [, size]) => sum + size, 0),
