@@ -32,6 +32,11 @@ import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, runsIn, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import {
+  createStoredBytesReader,
+  type StoredBytes,
+  type StoredBytesReader,
+} from '../../functions/stores/stored-bytes.ts';
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
@@ -58,6 +63,7 @@ import {
   type StepSelection,
 } from '../step-window.ts';
 import { inForkOrder, pathOrderOf } from '../thread-order.ts';
+import { formatBytes } from './prune.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -69,6 +75,8 @@ export interface InspectOptions extends DataDirOption {
   allConversations?: boolean;
   /** `all`, or a range of steps (`100-200`); by default the first and last ones (step-window.ts). */
   steps?: string;
+  /** Each thread's stored bytes (`--bytes`): reads every item of each thread. */
+  bytes?: boolean;
 }
 
 /** The steps of a thread that a report leaves out (`--steps`), and how to see them. */
@@ -145,6 +153,11 @@ export interface ThreadReport {
   stepsNotShown?: StepsNotShown;
   children: string[];
   messageCount: number;
+  /**
+   * What the thread keeps stored: its DynamoDB items as DynamoDB bills storage, and the S3 objects
+   * it owns (shared ones count for the thread that wrote them: functions/stores/stored-bytes.ts).
+   */
+  storedBytes?: StoredBytes;
 }
 
 export interface InspectReport {
@@ -506,6 +519,8 @@ export async function buildInspectReport(
   hints?: CommandHints,
   steps: StepSelection = 'all',
   shown: ConversationChoice = {},
+  /** `storedBytes`: each thread's (`--bytes`), read through this reader (each thread's items whole). */
+  extra: { readonly storedBytes?: StoredBytesReader } = {},
 ): Promise<InspectReport> {
   const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
@@ -557,6 +572,7 @@ export async function buildInspectReport(
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
+  const stored = await extra.storedBytes?.storedBytes(threads);
   const interruptedId =
     execution && hints?.localRuns
       ? await interruptedExecutionId(runtime, hints.localRuns, execution)
@@ -601,8 +617,10 @@ export async function buildInspectReport(
         open.get(thread.id) ?? [],
         (interaction) => answerCommand(interaction, form, interrupted),
       );
+      const storedBytes = stored?.get(thread.id);
+      const withBytes = storedBytes ? { ...report, storedBytes } : report;
       // Its process gone, a thread it left in progress goes no further until resumed.
-      return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
+      return resume && IN_PROGRESS.has(report.status) ? { ...withBytes, status: 'INTERRUPTED' } : withBytes;
     }),
     conversation: shownConversation(focus.id, conversations.get(focus.id) ?? [], shown.last),
     ...(shown.all
@@ -743,6 +761,7 @@ export function printReport(
     printNotShown(thread.nodes.length);
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
+    if (thread.storedBytes) io.stdout(`  ${storedBytesLine(thread.storedBytes)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
     for (const [scope, values] of Object.entries(thread.variables ?? {})) {
       for (const [name, value] of Object.entries(values as object)) {
@@ -776,6 +795,13 @@ export function printReport(
       );
     }
   }
+}
+
+/** `stored 12.4 KB: 31 items (10.2 KB) in DynamoDB, 3 objects (2.2 KB) in S3`. */
+export function storedBytesLine(stored: StoredBytes): string {
+  const items = `${stored.items} item${stored.items === 1 ? '' : 's'}`;
+  const objects = `${stored.objects} object${stored.objects === 1 ? '' : 's'}`;
+  return `stored ${formatBytes(stored.bytes)}: ${items} (${formatBytes(stored.itemBytes)}) in DynamoDB, ${objects} (${formatBytes(stored.objectBytes)}) in S3`;
 }
 
 /** `conversation of <thread>` (with the fork path it runs), a line for the messages left out, then the messages. */
@@ -858,6 +884,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         },
         steps,
         { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
+        options.bytes ? { storedBytes: createStoredBytesReader(session.clients, session.clients) } : {},
       );
       if (options.json) {
         const { conversation, ...rest } = report;
@@ -884,6 +911,10 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .option(
       '--all-conversations',
       "show every thread's conversation (fork branches and list items), not only the one inspected",
+    )
+    .option(
+      '--bytes',
+      "show each thread's stored bytes: its DynamoDB items and the S3 objects it owns (reads all of its items)",
     )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')

@@ -50,6 +50,7 @@ import { answerFor, type InteractionReply } from '../../functions/nodes/user-int
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
@@ -440,6 +441,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...(options.providers ? { providers: options.providers } : {}),
   });
   const stores = runtime.stores;
+  const storedBytes = createStoredBytesReader(options.clients, options.clients);
   const interactions = stores.interactions!;
   const consoleDir = options.consoleDir ?? builtConsoleDir();
   const workflowsDir = resolve(options.workflowsDir);
@@ -1640,6 +1642,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   route('GET', '/api/threads/:id', async (_req, _url, [id]) => {
     const { thread } = await stores.threads.getThread(id!);
     return [200, await threadJson(thread)];
+  });
+
+  // Reads every item of the thread: the console asks once per thread and status, not on each refresh.
+  route('GET', '/api/threads/:id/stored-bytes', async (_req, _url, [id]) => {
+    const { thread } = await stores.threads.getThread(id!);
+    const stored = await storedBytes.storedBytes([thread]);
+    return [200, { threadId: thread.id, ...stored.get(thread.id)! }];
   });
 
   route('GET', '/api/threads/:id/conversation', async (_req, url, [id]) => [

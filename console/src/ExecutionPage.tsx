@@ -8,6 +8,7 @@ import {
   api,
   type Conversation,
   type ExecutionPage,
+  formatBytes,
   formatDuration,
   formatTime,
   formatUsd,
@@ -18,6 +19,7 @@ import {
   type RunCost,
   STATE_EVENTS,
   type StepFunctionsView,
+  type StoredBytes,
   type StreamingReply,
   subscribe,
   type ThreadReport,
@@ -746,6 +748,7 @@ function ThreadPanel({
   /** The step "copy from here" was clicked on: its editor is open. */
   const [editing, setEditing] = useState<{ step: number; nodeId: string }>();
   const [error, setError] = useState<string>();
+  const [stored, setStored] = useState<StoredBytes>();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
@@ -773,6 +776,20 @@ function ThreadPanel({
       current = false;
     };
   }, [threadId, from, version]);
+  // It reads every item of the thread: again when the thread or its status changes, not on each refresh.
+  const status = report?.status;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `status` is when the bytes may have moved
+  useEffect(() => {
+    let current = true;
+    setStored(undefined);
+    api.storedBytes(threadId).then(
+      (next) => current && setStored(next),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [threadId, status]);
   const stepCount = steps?.stepCount ?? 0;
   const shown = step ?? stepCount;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
@@ -977,10 +994,24 @@ function ThreadPanel({
           </div>
         )}
         {report && <p className="muted">started {formatTime(report.startTime)}</p>}
+        {stored && (
+          <p
+            className="muted"
+            data-testid="stored-bytes"
+            title="DynamoDB items as DynamoDB bills their storage (size + 100 B each); S3 objects this thread wrote, not those it shares with the thread it was forked or copied from"
+          >
+            {`stored ${formatBytes(stored.bytes)}: ${plural(stored.items, 'item')} (${formatBytes(stored.itemBytes)}) in DynamoDB, ${plural(stored.objects, 'object')} (${formatBytes(stored.objectBytes)}) in S3`}
+          </p>
+        )}
       </div>
       <EventsPanel events={events} selectedNode={selectedNode} />
     </div>
   );
+}
+
+/** `1 item`, `3 items`. */
+function plural(count: number, one: string): string {
+  return `${count} ${one}${count === 1 ? '' : 's'}`;
 }
 
 /** Replies arriving from the model now, growing as their tokens come; their step has not committed yet. */

@@ -124,6 +124,16 @@ export interface Message {
   toolCalls?: { id: string; name: string; arguments: unknown }[];
 }
 
+/** What a thread keeps stored: its DynamoDB items (as billed) and the S3 objects it owns. */
+export interface StoredBytes {
+  threadId: string;
+  items: number;
+  itemBytes: number;
+  objects: number;
+  objectBytes: number;
+  bytes: number;
+}
+
 export interface Conversation {
   threadId: string;
   step: number;
@@ -285,6 +295,8 @@ export const api = {
   /** The events of the thread's steps from `from` on; without it, of its latest 100. */
   events: (id: string, from?: number) =>
     call<ThreadEvents>(`/api/threads/${enc(id)}/events${from === undefined ? '' : `?from=${from}`}`),
+  /** Reads every item of the thread: ask once per thread and status. */
+  storedBytes: (id: string) => call<StoredBytes>(`/api/threads/${enc(id)}/stored-bytes`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
   /** A copy of the thread from a step or node, with its edits (`set` variables, a new `input`). */
@@ -349,6 +361,14 @@ export function formatDuration(ms: number | undefined): string {
   const seconds = Math.round(ms / 1000);
   const [h, m, s] = [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, seconds % 60];
   return h > 0 ? `${h} h ${m} min` : `${m} min ${s} s`;
+}
+
+/** 1.5 KB, 2.0 MB: as `stepthread inspect --bytes` prints them. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
 }
 
 export function formatTime(iso: string): string {

@@ -171,7 +171,8 @@ export interface Thread {
   lastEnvelope?: Envelope;
   /**
    * Events recorded with the thread, oldest first. Stores keep a step's events in its step record
-   * (readJournal); the thread item holds only those recorded outside steps (status changes).
+   * and those recorded outside steps (status changes, continuations) in items of their own
+   * (readJournal has them all); the thread item holds only those it was created with.
    */
   events?: StepthreadEvent[];
   /**

@@ -8,12 +8,15 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildInspectReport } from '../../cli/commands/inspect.ts';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
 import { offerReply } from '../../functions/local/offered-replies.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -327,6 +330,24 @@ describe('stepthread dev API', () => {
     expect(events.body.events.map((event) => event.type)).toContain('THREAD_COMPLETED');
     const head = await get<{ status: string; output: { report: string } }>(`/api/threads/${root}`);
     expect(head.body.output.report).toContain('Report:');
+    // Each thread's stored bytes, as `inspect --bytes` counts them.
+    const inspected = await buildInspectReport(
+      createLocalRuntime({ clients }),
+      started.body.executionId,
+      undefined,
+      'all',
+      {},
+      { storedBytes: createStoredBytesReader(clients, clients) },
+    );
+    for (const thread of inspected.threads) {
+      const stored = await get(`/api/threads/${thread.threadId}/stored-bytes`);
+      expect(stored.status).toBe(200);
+      expect(stored.body).toEqual({ threadId: thread.threadId, ...thread.storedBytes });
+      expect(thread.storedBytes!.items).toBeGreaterThan(0);
+    }
+    expect((await get('/api/threads/t-nope/stored-bytes')).body).toMatchObject({
+      error: { code: 'THREAD_NOT_FOUND' },
+    });
 
     const list = await get<{ executionId: string; status: string; durationMs: number }[]>('/api/executions');
     expect(list.body.find((row) => row.executionId === started.body.executionId)).toMatchObject({

@@ -259,6 +259,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       await page.getByTestId(`thread-${path}`).click();
       await page.getByTestId('conversation').getByText(reply).waitFor();
       await expect.poll(() => page.getByTestId('conversation').innerText()).toContain('Plan: look at facts');
+      // What the thread keeps stored: its items, and the reply's segment it wrote.
+      await expect
+        .poll(() => page.getByTestId('stored-bytes').innerText())
+        .toMatch(/^stored [\d.]+ KB: \d+ items \([\d.]+ KB\) in DynamoDB, [1-9]\d* objects? \(.+\) in S3$/);
     }
     await shot('fork-child-conversation');
   });
