@@ -16,7 +16,7 @@ import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/e
 import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
-import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { type CopyEdit, copyEditsOf } from '../../engine/thread/copy-edits.ts';
 import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
@@ -1163,6 +1163,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
         ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
         ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+        // A copy's edits, as `inspect --json` gives them: its page lists them.
+        ...(copyEditsOf(thread).length > 0 ? { edits: copyEditsOf(thread) } : {}),
         status: thread.status,
         ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
         startTime: thread.startTime,

@@ -1,11 +1,18 @@
 /**
- * "Copy from here": before the copy is made, its variables (as they were before the step) and its
- * input can be edited, and the node's configuration is shown. Only what was changed is sent, as the
- * copy API's `set` and `input` (`stepthread copy --set/--input`); the server checks each edit against
- * the workflow and refuses a wrong one with its code, and no copy is made.
+ * "Copy from here": before the copy is made, its variables (as they were before the step), its input
+ * and the node's configuration can be edited. Only what was changed is sent, as the copy API's `set`,
+ * `input` and `nodeConfig` (`stepthread copy --set/--input/--node-config`); the server checks each
+ * edit against the workflow and refuses a wrong one with its code(s), and no copy is made.
  */
 import { useEffect, useState } from 'react';
-import { api, type CopyRequest, type ThreadHead } from './api.ts';
+import {
+  ApiFailure,
+  api,
+  type CodedError,
+  type CopyRequest,
+  type RecordedEdit,
+  type ThreadHead,
+} from './api.ts';
 import { navigate } from './ui.tsx';
 
 interface Scopes {
@@ -21,7 +28,21 @@ function editableVariables(variables: unknown): [string, unknown][] {
   return [...byName.entries()];
 }
 
+/**
+ * The node's config as the thread runs it: the workflow's, with the node config edits the thread
+ * runs with (a copy of an edited copy inherits them) applied in order.
+ */
+function configAsRun(node: unknown, nodeId: string, workflowEdits: RecordedEdit[] | undefined) {
+  const config = { ...((node as { config?: Record<string, unknown> } | undefined)?.config ?? {}) };
+  for (const edit of workflowEdits ?? []) {
+    if (edit.kind === 'nodeConfig' && edit.nodeId === nodeId) config[edit.key] = edit.value;
+  }
+  return config;
+}
+
 const asText = (value: unknown) => JSON.stringify(value, null, 2) ?? 'null';
+/** A text config value (a prompt, code) is edited as the text itself; any other as JSON. */
+const configText = (value: unknown) => (typeof value === 'string' ? value : asText(value));
 
 export function CopyEditor({
   threadId,
@@ -34,7 +55,7 @@ export function CopyEditor({
   threadId: string;
   step: number;
   nodeId: string;
-  /** The node's definition as the run had it (shown, not editable here). */
+  /** The node's definition in the workflow (its config is edited here). */
   nodeConfig: unknown;
   onCopied: (copy: ThreadHead, fromStep: number) => void;
   onClose: () => void;
@@ -43,9 +64,18 @@ export function CopyEditor({
   const [input, setInput] = useState<unknown>();
   const [texts, setTexts] = useState<Record<string, string>>({});
   const [inputText, setInputText] = useState('');
-  const [error, setError] = useState<string>();
+  const [config, setConfig] = useState<Record<string, unknown>>({});
+  const [configTexts, setConfigTexts] = useState<Record<string, string>>({});
+  /** A config key the node does not set yet, and its value (JSON). */
+  const [newKey, setNewKey] = useState('');
+  const [newKeyText, setNewKeyText] = useState('');
+  /** A refusal: the client's own (a field is not JSON) or every coded problem the server gave. */
+  const [error, setError] = useState<string | CodedError[]>();
   const [busy, setBusy] = useState(false);
 
+  // Read once per step: the page's refreshes hand in a new `nodeConfig` object, which must not undo
+  // the edits being typed.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: see above
   useEffect(() => {
     let current = true;
     // The variables as the step found them: after the step before it.
@@ -57,6 +87,11 @@ export function CopyEditor({
         setTexts(Object.fromEntries(editable.map(([name, value]) => [name, asText(value)])));
         setInput(head.input);
         setInputText(asText(head.input));
+        const asRun = configAsRun(nodeConfig, nodeId, head.metadata.workflowEdits);
+        setConfig(asRun);
+        setConfigTexts(
+          Object.fromEntries(Object.entries(asRun).map(([key, value]) => [key, configText(value)])),
+        );
       },
       (e: Error) => current && setError(e.message),
     );
@@ -85,10 +120,32 @@ export function CopyEditor({
         return 'the input is not JSON';
       }
     }
+    const edited: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(config)) {
+      const text = configTexts[key] ?? configText(value);
+      if (text === configText(value)) continue;
+      if (typeof value === 'string') {
+        edited[key] = text;
+        continue;
+      }
+      try {
+        edited[key] = JSON.parse(text);
+      } catch {
+        return `${nodeId} config ${key}: not JSON`;
+      }
+    }
+    if (newKey.trim() !== '') {
+      try {
+        edited[newKey.trim()] = JSON.parse(newKeyText);
+      } catch {
+        return `${nodeId} config ${newKey.trim()}: not JSON (a text is written in quotes: "like this")`;
+      }
+    }
     return {
       fromStep: step,
       ...(Object.keys(set).length > 0 ? { set } : {}),
       ...(newInput === undefined ? {} : { input: newInput }),
+      ...(Object.keys(edited).length > 0 ? { nodeConfig: { [nodeId]: edited } } : {}),
     };
   };
 
@@ -109,7 +166,7 @@ export function CopyEditor({
       }
       onCopied(made, step);
     } catch (e) {
-      setError((e as Error).message);
+      setError(e instanceof ApiFailure ? e.errors : (e as Error).message);
     } finally {
       setBusy(false);
     }
@@ -158,14 +215,70 @@ export function CopyEditor({
             }}
           />
           <h3>Node {nodeId}</h3>
-          <p className="muted">Its configuration (read-only: the copy API does not edit it yet).</p>
-          <pre data-testid="copy-node-config">{JSON.stringify(nodeConfig ?? null, null, 2)}</pre>
+          <p className="muted">
+            Its configuration as this thread runs it; the copy runs with what is changed here (a text as it
+            is, any other value as JSON).
+          </p>
+          {Object.keys(config).length === 0 && <p className="muted">It sets no config keys.</p>}
+          {Object.entries(config).map(([key, value]) => (
+            <div key={key} className="edit-field">
+              <label htmlFor={`copy-config-${key}`}>
+                <code>{key}</code>{' '}
+                <span className="muted">{typeof value === 'string' ? 'text' : 'JSON'}</span>
+              </label>
+              <textarea
+                id={`copy-config-${key}`}
+                data-testid={`copy-config-${key}`}
+                rows={Math.min(
+                  key === 'code' ? 12 : 6,
+                  Math.max(2, (configTexts[key] ?? '').split('\n').length),
+                )}
+                value={configTexts[key] ?? ''}
+                onChange={(event) => {
+                  setError(undefined);
+                  setConfigTexts({ ...configTexts, [key]: event.target.value });
+                }}
+              />
+            </div>
+          ))}
+          <div className="edit-field row">
+            <input
+              aria-label="another config key"
+              data-testid="copy-config-new-key"
+              placeholder="another config key"
+              value={newKey}
+              onChange={(event) => {
+                setError(undefined);
+                setNewKey(event.target.value);
+              }}
+            />
+            <input
+              aria-label="its value (JSON)"
+              data-testid="copy-config-new-value"
+              placeholder="its value (JSON)"
+              value={newKeyText}
+              onChange={(event) => {
+                setError(undefined);
+                setNewKeyText(event.target.value);
+              }}
+            />
+          </div>
         </>
       )}
-      {error && (
+      {typeof error === 'string' && (
         <p className="error" data-testid="copy-error">
           {error}
         </p>
+      )}
+      {Array.isArray(error) && (
+        <ul className="error" data-testid="copy-error">
+          {error.map((problem, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the problems as the server listed them
+            <li key={index} data-code={problem.code}>
+              <code>{problem.code}</code>: {problem.message}
+            </li>
+          ))}
+        </ul>
       )}
       <div className="row">
         <button

@@ -16,6 +16,7 @@ import {
   type Interaction,
   type JournalEvent,
   newestReads,
+  type RecordedEdit,
   type RunCost,
   STATE_EVENTS,
   type StepFunctionsView,
@@ -834,6 +835,7 @@ function ThreadPanel({
           {report && <StatusBadge status={report.status} />}
         </h2>
         <div className="muted">{threadId}</div>
+        {report?.edits && report.edits.length > 0 && <CopyEdits edits={report.edits} />}
         <label htmlFor="step-slider" className="muted">
           Conversation after step {shown} of {stepCount}
         </label>
@@ -1136,6 +1138,34 @@ function EventsPanel({
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** What a copy changed before its first step (`metadata.edits`), as `inspect` lists it. */
+function CopyEdits({ edits }: { edits: RecordedEdit[] }) {
+  const what = (edit: RecordedEdit) =>
+    edit.kind === 'input'
+      ? 'input'
+      : edit.kind === 'variable'
+        ? `${edit.scope} variable ${edit.name}`
+        : edit.kind === 'nodeConfig'
+          ? `node ${edit.nodeId} config ${edit.key}`
+          : `profile ${edit.profileId}`;
+  return (
+    <div data-testid="copy-edits">
+      <h3>Edited before its first step</h3>
+      <ul>
+        {edits.map((edit, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the edits in the order they were applied
+          <li key={index} data-testid="copy-edit" data-kind={edit.kind}>
+            <code>{what(edit)}</code> ={' '}
+            <pre className="edit-value">
+              {typeof edit.value === 'string' ? edit.value : JSON.stringify(edit.value)}
+            </pre>
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

@@ -79,6 +79,8 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: CodedError[];
+  /** A copy's own edits before its first step, in the order they were applied. */
+  edits?: RecordedEdit[];
   /** Its latest 100 node runs; `earlierRuns` says how many came before. */
   nodes: NodeRun[];
   earlierRuns?: number;
@@ -227,16 +229,26 @@ export interface ThreadHead {
     forkPathId?: string;
     parentThreadId?: string;
     executionId?: string;
-    /** A copy's edits (`set`, `input`), as the copy recorded them (engine/thread/copy-edits.ts). */
-    edits?: (
-      | { kind: 'variable'; name: string; scope: string; value: unknown }
-      | { kind: 'input'; value: unknown }
-    )[];
+    /** A copy's own edits, as the copy recorded them (engine/thread/copy-edits.ts). */
+    edits?: RecordedEdit[];
+    /** The node config and profile edits the thread runs with: its sources', then its own. */
+    workflowEdits?: RecordedEdit[];
   };
   input: unknown;
   output?: unknown;
   variables: unknown;
 }
+
+/**
+ * An edit a copy made before its first step (`metadata.edits`, engine/thread/copy-edits.ts): a
+ * variable, the input, one config key of a node, or a whole profile.
+ */
+export type RecordedEdit = { at: string; value: unknown } & (
+  | { kind: 'variable'; name: string; scope: string }
+  | { kind: 'input' }
+  | { kind: 'nodeConfig'; nodeId: string; key: string }
+  | { kind: 'profile'; profileId: string }
+);
 
 export interface CopyRequest {
   fromStep?: number;
@@ -245,12 +257,18 @@ export interface CopyRequest {
   set?: Record<string, unknown>;
   /** The copy's input instead of its source's. */
   input?: Record<string, unknown>;
+  /** Config keys of nodes the copy runs with instead of the workflow's: node id → key → value. */
+  nodeConfig?: Record<string, Record<string, unknown>>;
+  /** Whole profiles the copy runs with instead of the workflow's, by id. */
+  profile?: Record<string, unknown>;
 }
 
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     readonly error: CodedError,
+    /** Every problem, when the server lists them (a refused copy edit, an invalid workflow). */
+    readonly errors: CodedError[] = [error],
   ) {
     super(`${error.code}: ${error.message}`);
   }
@@ -267,9 +285,14 @@ async function call<T>(path: string, init?: { method: string; body: unknown }): 
         }
       : undefined,
   );
-  const data = (await response.json()) as T & { error?: CodedError };
+  const data = (await response.json()) as T & { error?: CodedError; errors?: CodedError[] };
   if (!response.ok) {
-    throw new ApiFailure(response.status, data.error ?? { code: 'HTTP', message: response.statusText });
+    const error = data.error ?? { code: 'HTTP', message: response.statusText };
+    throw new ApiFailure(
+      response.status,
+      error,
+      Array.isArray(data.errors) && data.errors.length > 0 ? data.errors : [error],
+    );
   }
   return data;
 }
@@ -299,7 +322,7 @@ export const api = {
   storedBytes: (id: string) => call<StoredBytes>(`/api/threads/${enc(id)}/stored-bytes`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
-  /** A copy of the thread from a step or node, with its edits (`set` variables, a new `input`). */
+  /** A copy of the thread from a step or node, with its edits (`set`, `input`, `nodeConfig`, `profile`). */
   copy: (threadId: string, body: CopyRequest) =>
     call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body }),
   /** What a step's node read as it ran: the rendered prompt, tool calls, the values it read. */

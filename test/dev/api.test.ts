@@ -698,6 +698,13 @@ describe('stepthread dev API', () => {
     expect((await finished(run.body.executionId)).execution.status).toBe('COMPLETED');
     const head = await get<{ output: Record<string, unknown> }>(`/api/threads/${copy.body.threadId}`);
     expect(head.body.output).toMatchObject({ credit: { amount: 99 }, reply: 'Credit noted.' });
+    // The copy's execution page lists its edits on its thread, as `inspect --json` does.
+    const copyPage = await get<{ threads: { threadId: string; edits?: unknown[] }[] }>(
+      `/api/executions/${run.body.executionId}`,
+    );
+    expect(copyPage.body.threads.find((thread) => thread.threadId === copy.body.threadId)?.edits).toEqual(
+      copy.body.metadata.edits,
+    );
   });
 
   it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {

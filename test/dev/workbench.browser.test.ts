@@ -1,8 +1,9 @@
 /**
  * The console as a workbench, in a real browser (Debian's `chromium` through playwright-core; skipped
  * without it): Resume of a run whose `dev` was stopped, Retry of a failed run from its failed node, a
- * node's input as it ran, "copy from here" with an edited variable, Compare of the copy with its
- * source, the executions list's filters and search, and the timeline of node runs. Screenshots go to
+ * node's input as it ran, "copy from here" with an edited variable and with an edited node config,
+ * Compare of the copy with its source, the executions list's filters and search, and the timeline of
+ * node runs. Screenshots go to
  * a temporary directory, or to docs/console/ with STEPTHREAD_UPDATE_SCREENSHOTS=1.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -234,10 +235,14 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
     await page.getByTestId('thread-root').click();
     await page.locator('tr[data-node="compute-credit"] [data-testid^="copy-from-"]').click();
     const editor = page.getByTestId('copy-editor');
-    // The variables as the step found them, the input, and the node's configuration (read-only).
+    // The variables as the step found them, the input, and the node's configuration: a text as it
+    // is, any other value as JSON.
     await expect.poll(() => editor.getByTestId('copy-var-approved').inputValue()).toBe('true');
     expect(JSON.parse(await editor.getByTestId('copy-input').inputValue())).toEqual(TICKET);
-    expect(await editor.getByTestId('copy-node-config').innerText()).toContain('"outputVariable": "credit"');
+    expect(await editor.getByTestId('copy-config-outputVariable').inputValue()).toBe('credit');
+    expect(JSON.parse(await editor.getByTestId('copy-config-inputs').inputValue())).toEqual({
+      fee: 'input.ticket.monthlyFee',
+    });
     // A value its declared type refuses is refused with its code, and nothing is copied.
     await editor.getByTestId('copy-var-approved').fill('"no"');
     await editor.getByTestId('copy-confirm').click();
@@ -333,6 +338,72 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
     await page.waitForURL(/#\/compare\//);
     await page.getByTestId('comparison').waitFor();
     expect(await page.getByTestId('compare-side-a').innerText()).toContain(await rootThreadOf(triageId));
+  });
+
+  it("copies from a step with the node's prompt edited: a refused edit shows its code, the copy runs with the new prompt", async () => {
+    await page.goto(`${url}/#/executions/${encodeURIComponent(triageId)}`);
+    await page.getByTestId('thread-root').click();
+    await page.locator('tr[data-node="reply"] [data-testid^="copy-from-"]').click();
+    const editor = page.getByTestId('copy-editor');
+    const prompt = editor.getByTestId('copy-config-prompt');
+    // A prompt is edited as its text.
+    await expect
+      .poll(() => prompt.inputValue())
+      .toBe(
+        'Write the reply to {{input.ticket.customer}}. Credit granted: {{credit.amount}} {{credit.currency}}.',
+      );
+    /** Copy is clicked; the copy API's answer's status and the codes the editor shows. */
+    const refusedCopy = async () => {
+      const answered = page.waitForResponse(
+        (response) => response.request().method() === 'POST' && response.url().endsWith('/copy'),
+      );
+      await editor.getByTestId('copy-confirm').click();
+      const status = (await answered).status();
+      await editor.getByTestId('copy-error').waitFor();
+      const codes = await editor
+        .getByTestId('copy-error')
+        .locator('[data-code]')
+        .evaluateAll((all) => all.map((item) => item.getAttribute('data-code')));
+      return { status, codes, text: await editor.getByTestId('copy-error').innerText() };
+    };
+    // A key the node's type does not take: refused with its code, and nothing is copied.
+    await editor.getByTestId('copy-config-new-key').fill('promt');
+    await editor.getByTestId('copy-config-new-value').fill('"Say hi."');
+    expect(await refusedCopy()).toMatchObject({
+      status: 400,
+      codes: ['UNKNOWN_KEY'],
+      text: expect.stringContaining('did you mean "prompt"?'),
+    });
+    await editor.getByTestId('copy-config-new-key').fill('');
+    await editor.getByTestId('copy-config-new-value').fill('');
+    // A prompt that reads a variable the workflow does not have: refused too.
+    await prompt.fill('Write the reply to {{nosuch}}.');
+    expect(await refusedCopy()).toMatchObject({ status: 400, codes: ['UNKNOWN_VARIABLE_REFERENCE'] });
+    expect(await page.getByTestId('copied').count()).toBe(0);
+    await prompt.fill(
+      'Write a short reply to {{input.ticket.customer}}, with us since 2019. Credit granted: {{credit.amount}} {{credit.currency}}.',
+    );
+    expect(await editor.getByTestId('copy-error').count()).toBe(0);
+    await shot('copy-editor-node-config');
+    const sourceUrl = page.url();
+    await editor.getByTestId('copy-and-run').click();
+    await page.waitForURL((next) => next.toString() !== sourceUrl);
+    await executionStatus('COMPLETED');
+    await page.getByTestId('thread-root').click();
+    // The copy ran reply with the new prompt: the conversation has it, and the step's input too.
+    const newPrompt = 'Write a short reply to Ana, with us since 2019. Credit granted: 6 EUR.';
+    await page.getByTestId('conversation').getByText(newPrompt).waitFor();
+    expect(await page.getByTestId('conversation').innerText()).not.toContain('Write the reply to Ana.');
+    await page.getByTestId('node-reply').click();
+    await expect.poll(() => page.getByTestId('node-input-prompt').innerText()).toContain(newPrompt);
+    // The copy's page lists the edit it was made with, and its source's threads are untouched.
+    const edits = page.getByTestId('copy-edit');
+    await expect
+      .poll(() => edits.evaluateAll((all) => all.map((item) => item.getAttribute('data-kind'))))
+      .toEqual(['nodeConfig']);
+    expect(await edits.first().innerText()).toContain('node reply config prompt');
+    expect(await edits.first().innerText()).toContain('with us since 2019');
+    await shot('copy-node-config-run');
   });
 
   it('draws a timeline of the node runs, each fork branch on its own row', async () => {
