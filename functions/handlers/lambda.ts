@@ -45,6 +45,7 @@ function lazyConversationStore(clients: LambdaClients): ConversationStore {
   };
   return {
     appendMessages: async (pointer, messages) => (await get()).appendMessages(pointer, messages),
+    prepareAppend: async (pointer, messages) => (await get()).prepareAppend(pointer, messages),
     readLog: async (pointer, options) => (await get()).readLog(pointer, options),
     readMessage: async (segmentId, position) => (await get()).readMessage(segmentId, position),
   };

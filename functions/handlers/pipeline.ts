@@ -44,7 +44,6 @@ import type {
 } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
-import { appendedPointer } from '../stores/conversation-store.ts';
 import type {
   StepRecord,
   StepState,
@@ -617,8 +616,9 @@ async function executeStep(
     let state = conversation.state();
     const appended = conversation.appendedMessages();
     if (appended.length > 0) {
-      const pointer = appendedPointer(original.conversation.log, appended);
-      segmentWritten = deps.conversations.appendMessages(original.conversation.log, appended);
+      const prepared = await deps.conversations.prepareAppend(original.conversation.log, appended);
+      const { pointer } = prepared;
+      segmentWritten = prepared.write();
       // Awaited with the record (below); a failure before then is that await's to report.
       segmentWritten.catch(() => {});
       state = withLogId(state, pointer.id);

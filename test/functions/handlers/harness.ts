@@ -133,6 +133,11 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       readLog: conversations.readLog.bind(conversations),
       readMessage: conversations.readMessage.bind(conversations),
       appendMessages: wrap(conversations.appendMessages.bind(conversations)),
+      // The writes of a prepared append count as one (its segment with the page it fills).
+      prepareAppend: async (pointer, messages) => {
+        const prepared = await conversations.prepareAppend(pointer, messages);
+        return { pointer: prepared.pointer, write: wrap(prepared.write.bind(prepared)) };
+      },
     },
     joins: {
       getBranchOutcomes: joins.getBranchOutcomes.bind(joins),
