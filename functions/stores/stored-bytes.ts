@@ -14,7 +14,7 @@
  *   An object two unrelated threads wrote with equal content (the bucket holds it once) counts for
  *   each; a segment reached only down a chain counts for the thread that named it. Sizes are the
  *   objects' own (HeadObject); a missing one counts nothing. Not counted: the conversation's pages
- *   and tail pages (`segments/pages/`, about a fifth of a long conversation's S3 bytes), which only
+ *   and tail pages (`segments/pages/`, gzipped: a few percent of a conversation's S3 bytes), which only
  *   later segments' covers name; finding them would read every segment.
  *
  * It reads each thread's partition whole (and its origin's records), so it costs what the thread
