@@ -167,6 +167,11 @@ export interface InspectReport {
   /** The command that resumes an interrupted run. */
   resume?: string;
   rootThreadId?: string;
+  /**
+   * A deployed execution: the state machine version it runs (pinned from its start), as Step
+   * Functions describes it; absent locally and for one started on the state machine itself.
+   */
+  stateMachineVersion?: number;
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
   /** What the whole run spent (all its threads and executions), and its budget. */
@@ -714,8 +719,9 @@ export function printReport(
   conversations = true,
 ): void {
   if (report.executionId) {
+    const version = report.stateMachineVersion === undefined ? '' : `  version ${report.stateMachineVersion}`;
     io.stdout(
-      `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
+      `execution ${report.executionId}  ${report.executionStatus}${version}  root thread ${report.rootThreadId}\n`,
     );
   }
   if (report.resume) io.stdout(`  its process is gone; resume with: ${report.resume}\n`);
@@ -873,7 +879,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
       const form = commandForm(io, storeArguments(options));
-      const report = await buildInspectReport(
+      const built = await buildInspectReport(
         runtime,
         id,
         {
@@ -886,6 +892,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
         options.bytes ? { storedBytes: createStoredBytesReader(session.clients, session.clients) } : {},
       );
+      const report = session.dataDir === undefined ? await withVersion(built, options, io) : built;
       if (options.json) {
         const { conversation, ...rest } = report;
         io.stdout(`${JSON.stringify(showConversation ? report : rest, null, 2)}\n`);
@@ -895,6 +902,43 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
       return EXIT.ok;
     },
   );
+}
+
+/**
+ * A deployed execution's report with the state machine version it runs (DescribeExecution, which the
+ * operator policy allows); unchanged when Step Functions cannot say (an endpoint without it).
+ */
+async function withVersion(
+  report: InspectReport,
+  options: InspectOptions,
+  io: CliIo,
+): Promise<InspectReport> {
+  if (!report.executionId?.startsWith('arn:')) return report;
+  const [{ deployedSfn }, { describeDeployedExecution }] = await Promise.all([
+    import('./start.ts'),
+    import('../deployed/step-functions.ts'),
+  ]);
+  // `--stack` alone means AWS itself, as for the other commands.
+  const env = io.env ?? process.env;
+  const sfn = deployedSfn(
+    options.stack === undefined ? io : { ...io, env: { STEPTHREAD_TARGET: 'aws', ...env } },
+    {},
+  );
+  if (sfn === undefined) return report;
+  try {
+    const described = await describeDeployedExecution(sfn, report.executionId);
+    const version = described?.stateMachineVersion;
+    if (version === undefined) return report;
+    const { executionId, executionStatus, ...rest } = report;
+    return {
+      executionId,
+      ...(executionStatus ? { executionStatus } : {}),
+      stateMachineVersion: version,
+      ...rest,
+    };
+  } catch {
+    return report;
+  }
 }
 
 export function registerInspect(program: Command, io: CliIo, setExit: (code: number) => void): void {

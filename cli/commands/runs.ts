@@ -60,6 +60,8 @@ export interface RunsJsonEntry {
   /** Deployed: how Step Functions sees the execution, and its page in the Step Functions console. */
   stepFunctionsStatus?: string;
   consoleUrl?: string;
+  /** Deployed: the state machine version the execution runs (pinned to it from its start). */
+  stateMachineVersion?: number;
   /** `--json`: what the whole run spent (every thread and execution of it) and its budget. */
   cost?: RunCost;
 }
@@ -104,15 +106,26 @@ export function printRuns(entries: readonly RunsJsonEntry[], json: boolean | und
     io.stdout('no runs\n');
     return;
   }
+  // A deployed stack's executions run pinned state machine versions: the column says which.
+  const versioned = entries.some((run) => run.stateMachineVersion !== undefined);
   const rows = entries.map((run) => [
     run.executionId,
     run.workflowId,
+    ...(versioned ? [run.stateMachineVersion === undefined ? '-' : String(run.stateMachineVersion)] : []),
     run.status,
     run.startTime,
     formatDuration(run.durationMs),
     run.rootThreadId ?? '-',
   ]);
-  const header = ['EXECUTION', 'WORKFLOW', 'STATUS', 'STARTED', 'DURATION', 'ROOT THREAD'];
+  const header = [
+    'EXECUTION',
+    'WORKFLOW',
+    ...(versioned ? ['VERSION'] : []),
+    'STATUS',
+    'STARTED',
+    'DURATION',
+    'ROOT THREAD',
+  ];
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) =>
     `${cells

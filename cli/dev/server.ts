@@ -11,7 +11,6 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
-import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
@@ -68,6 +67,7 @@ import {
   type DescribedExecution,
   deployedStateMachines,
   describeDeployedExecution,
+  startOnLiveAlias,
   stepFunctionsConsoleUrl,
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
@@ -768,9 +768,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
     const name = randomUUID();
     const checked = await claimCheck(stores.values, input);
-    const started = (await stack.sfn.send(
-      new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ input: checked }) }),
-    )) as { executionArn?: string };
+    // On the `live` alias: the run is pinned to the version of the latest deploy.
+    const started = await startOnLiveAlias(stack.sfn, {
+      stateMachineArn,
+      name,
+      input: JSON.stringify({ input: checked }),
+    });
     const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
     const rootThreadId = rootThreadIdFor(executionId);
     let finish: () => void = () => {};

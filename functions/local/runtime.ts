@@ -19,6 +19,7 @@ import {
   type TaskStateEntry,
   taskStateIndex,
 } from '../../engine/asl/index.ts';
+import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
@@ -64,7 +65,7 @@ import {
 } from '../handlers/deps.ts';
 import { dispatch } from '../handlers/dispatch.ts';
 import { systemEnv } from '../handlers/system-env.ts';
-import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
+import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
@@ -394,6 +395,13 @@ function listItemBaseOf(event: unknown): string | undefined {
   return match?.[1];
 }
 
+/** Whether a JOIN bookkeeping Task's result ends its fork: a decided report, or the timer's record. */
+function decidesJoin(entry: TaskStateEntry, result: unknown): boolean {
+  if (entry.action === 'timeout') return true;
+  const reported = entry.action === 'branch-done' || entry.action === 'branch-failed';
+  return reported && typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
+}
+
 /** The item thread id base a parent's envelope names (the join timer's Task runs on the parent). */
 function forkBaseOf(event: unknown): string | undefined {
   const base = (event as { envelope?: { fork?: { base?: unknown } } } | undefined)?.envelope?.fork?.base;
@@ -560,14 +568,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
       context.pending.add(promise);
       try {
-        return await promise;
-      } catch (error) {
-        const name = (error as { name?: unknown } | undefined)?.name;
-        if (name === TASK_ERROR_NAMES.joinDecided || name === TASK_ERROR_NAMES.joinTimeout) {
+        const result = await promise;
+        // A report that decided its join, or the join's timer: the Parallel or Map stops (its Fail
+        // state raises JoinDecided or JoinTimeout), so its items still queued never start.
+        if (decidesJoin(entry, result)) {
           const base = itemBase ?? forkBaseOf(event);
           if (base !== undefined) context.stoppedMaps.add(base);
         }
-        throw error;
+        return result;
       } finally {
         context.pending.delete(promise);
       }

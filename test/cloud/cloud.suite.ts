@@ -489,10 +489,11 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     expect((await runsJson('--limit', '3')).map(nameOf)).toEqual(all.slice(0, 3).map(nameOf));
     const table = await cli(['runs', '--stack', STACK, '--workflow', 'route-loop']);
     const [header, ...rows] = table.trimEnd().split('\n');
-    expect(header).toMatch(/^EXECUTION\s+WORKFLOW\s+STATUS\s+STARTED\s+DURATION\s+ROOT THREAD$/);
+    // VERSION: the state machine version each runs (`start` started them on the `live` alias).
+    expect(header).toMatch(/^EXECUTION\s+WORKFLOW\s+VERSION\s+STATUS\s+STARTED\s+DURATION\s+ROOT THREAD$/);
     expect(rows).toHaveLength(2);
-    expect(rows.find((row) => row.includes('stopped-route-loop'))).toMatch(/\sroute-loop\s+ABORTED\s/);
-    expect(rows.find((row) => row.includes('run-route-loop'))).toMatch(/\sroute-loop\s+COMPLETED\s/);
+    expect(rows.find((row) => row.includes('stopped-route-loop'))).toMatch(/\sroute-loop\s+1\s+ABORTED\s/);
+    expect(rows.find((row) => row.includes('run-route-loop'))).toMatch(/\sroute-loop\s+1\s+COMPLETED\s/);
     const refused = await cliResult(['runs', '--stack', STACK, '--status', 'DONE']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('INVALID_RUNS_FILTER');

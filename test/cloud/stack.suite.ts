@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
+  CreateStateMachineAliasCommand,
   CreateStateMachineCommand,
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
@@ -19,7 +20,10 @@ import {
   type HistoryEvent,
   ListExecutionsCommand,
   type SFNClient,
+  StartExecutionCommand,
   StopExecutionCommand,
+  UpdateStateMachineAliasCommand,
+  UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
@@ -526,7 +530,100 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     ]);
   }, 180_000);
 
-  it('an inline Map (map-reduce) records 19 history events per item', async () => {
+  it('pinned runs: a run continues on the version it started on after a deploy; new runs start on the deployed one', async () => {
+    // route-loop continuing after 100 events (as the continue-as-new test), as deploy 1 publishes it.
+    const check = (threshold: number) => `{"Variable":"$.history","NumericGreaterThanEquals":${threshold}}`;
+    const deployed = await sfn.send(
+      new DescribeStateMachineCommand({ stateMachineArn: stack.stateMachines.get('stepthread-route-loop')! }),
+    );
+    const first = await sfn.send(
+      new CreateStateMachineCommand({
+        name: 'stepthread-route-loop-pinned',
+        definition: deployed.definition!.split(check(20_000)).join(check(100)),
+        roleArn: deployed.roleArn!,
+        publish: true,
+      }),
+    );
+    const machine = first.stateMachineArn!;
+    const alias = await sfn.send(
+      new CreateStateMachineAliasCommand({
+        name: 'live',
+        routingConfiguration: [{ stateMachineVersionArn: first.stateMachineVersionArn!, weight: 100 }],
+      }),
+    );
+    const start = (name: string) =>
+      cli([
+        'start',
+        'route-loop-pinned',
+        '--stack',
+        STACK,
+        '--name',
+        name,
+        '--input',
+        JSON.stringify(TICKETS),
+      ]);
+    // A run started on deploy 1 (on the alias, as `start` does): associated with version 1.
+    const before = (await start('pinned-before')).stdout.trim();
+    // Deploy 2 changes the definition (one that fails at once) and moves the alias to its version.
+    const redeployed = JSON.stringify({
+      StartAt: 'Redeployed',
+      States: { Redeployed: { Type: 'Fail', Error: 'Redeployed', Cause: 'deploy 2' } },
+    });
+    const second = await sfn.send(
+      new UpdateStateMachineCommand({ stateMachineArn: machine, definition: redeployed, publish: true }),
+    );
+    await sfn.send(
+      new UpdateStateMachineAliasCommand({
+        stateMachineAliasArn: alias.stateMachineAliasArn!,
+        routingConfiguration: [{ stateMachineVersionArn: second.stateMachineVersionArn!, weight: 100 }],
+      }),
+    );
+    // A run of version 1 that continues only now, after deploy 2: its successor starts
+    // `$$.StateMachine.Id`, version 1, and finishes there (on deploy 2 it would fail with Redeployed).
+    const onVersion1 = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: first.stateMachineVersionArn!,
+        name: 'pinned-v1',
+        input: JSON.stringify({ input: TICKETS }),
+      }),
+    );
+    for (const executionArn of [before, onVersion1.executionArn!]) {
+      const ended = await finished(executionArn);
+      expect(ended).toMatchObject({
+        status: 'SUCCEEDED',
+        stateMachineVersionArn: first.stateMachineVersionArn,
+      });
+      const { continuedAs } = JSON.parse(ended.output!) as { status: string; continuedAs: string };
+      const successor = await finished(`${machine.replace(':stateMachine:', ':execution:')}:${continuedAs}`);
+      expect(successor.status).toBe('SUCCEEDED');
+      expect(successor.stateMachineVersionArn).toBe(first.stateMachineVersionArn);
+      expect(successor.stateMachineAliasArn).toBeUndefined();
+    }
+    expect(
+      (await sfn.send(new DescribeExecutionCommand({ executionArn: before }))).stateMachineAliasArn,
+    ).toBe(alias.stateMachineAliasArn);
+    // A run started after deploy 2 runs it.
+    const after = (await start('pinned-after')).stdout.trim();
+    expect(await finished(after)).toMatchObject({
+      status: 'FAILED',
+      error: 'Redeployed',
+      stateMachineVersionArn: second.stateMachineVersionArn,
+    });
+    // runs --stack shows the version each execution runs.
+    const runs = JSON.parse(
+      (await cli(['runs', '--stack', STACK, '--workflow', 'route-loop-pinned', '--json'])).stdout,
+    ) as { executionId: string; stateMachineVersion?: number }[];
+    const versionOf = (executionId: string) =>
+      runs.find((run) => run.executionId === executionId)?.stateMachineVersion;
+    expect([versionOf(before), versionOf(onVersion1.executionArn!), versionOf(after)]).toEqual([1, 1, 2]);
+    // And inspect, given an execution.
+    const inspected = JSON.parse((await cli(['inspect', before, '--stack', STACK, '--json'])).stdout) as {
+      stateMachineVersion?: number;
+    };
+    expect(inspected.stateMachineVersion).toBe(1);
+  }, 180_000);
+
+  it('an inline Map (map-reduce) records 23 history events per item', async () => {
     const eventsFor = async (items: number) => {
       const documents = Array.from({ length: items }, (_unused, i) => ({ id: `d${i}`, text: `Text ${i}.` }));
       const started = await cli([
@@ -543,8 +640,8 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       return (await history(started.stdout.trim())).length;
     };
     const [two, five] = [await eventsFor(2), await eventsFor(5)];
-    // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's closing Pass (2).
-    expect((five - two) / 3).toBe(19);
+    // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's entry Pass (2), the Choice and Pass that end it after its report (4).
+    expect((five - two) / 3).toBe(23);
   }, 120_000);
 
   it("a trigger rule matches the README's event and hands the run the whole event as `input`", async () => {

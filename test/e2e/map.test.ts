@@ -133,7 +133,7 @@ describe('FORK over a list', () => {
     const outcome = await e2e.runtime.prepare(mapWorkflow('too-long')).run({ items: items([], 1800) });
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'FORK_LIST_TOO_LONG', nodeId: 'fan' });
-    expect(outcome.error?.message).toMatch(/1800 items .* at most 17\d\d fit here.*"mode": "distributed"/);
+    expect(outcome.error?.message).toMatch(/1800 items .* at most 13\d\d fit here.*"mode": "distributed"/);
     expect(await itemThreads(outcome.executionId, outcome.threadId)).toEqual([]);
   });
 

@@ -696,6 +696,43 @@ describe('state machines', () => {
     }
   });
 
+  it('publishes a version per deploy (a new one when the definition changes, the old one kept) and points the live alias at it', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachineVersion', stack.workflows.size);
+    template.resourceCountIs('AWS::StepFunctions::StateMachineAlias', stack.workflows.size);
+    const raw = template.toJSON().Resources as Record<string, Json>;
+    for (const [id, wf] of stack.workflows) {
+      const machine = logicalId(wf.stateMachine);
+      const version = raw[stack.getLogicalId(wf.version)]!;
+      expect(version.Properties, id).toMatchObject({
+        StateMachineArn: { Ref: machine },
+        // The revision changes with the definition: CloudFormation replaces the version, publishing anew.
+        StateMachineRevisionId: { 'Fn::GetAtt': [machine, 'StateMachineRevisionId'] },
+      });
+      // Replaced, not deleted: a run continuing in a new execution can still start its version.
+      expect(version, id).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+      expect(raw[stack.getLogicalId(wf.alias)]!.Properties, id).toMatchObject({
+        Name: 'live',
+        RoutingConfiguration: [
+          { StateMachineVersionArn: { 'Fn::GetAtt': [stack.getLogicalId(wf.version), 'Arn'] }, Weight: 100 },
+        ],
+      });
+    }
+  });
+
+  it('lets a trigger start the alias: its role may StartExecution on the state machine, whose ARN IAM checks for an alias', () => {
+    const wf = stack.workflows.get('approval')!;
+    const [rule] = wf.triggers;
+    const target = (resources[logicalId(rule!)]!.Properties.Targets as Json[])[0]!;
+    const roleId = (target.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    expect(roleStatements(roleId)).toEqual([
+      expect.objectContaining({
+        Action: 'states:StartExecution',
+        Effect: 'Allow',
+        Resource: { Ref: logicalId(wf.stateMachine) },
+      }),
+    ]);
+  });
+
   it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
     const triggered = testWorkflows().filter(({ workflow }) => workflow.triggers?.length);
     expect(triggered.map(({ workflow }) => workflow.id).sort()).toEqual(['approval', 'model-calls']);
@@ -706,9 +743,10 @@ describe('state machines', () => {
         const rule = resources[logicalId(wf.triggers[i]!)]!.Properties;
         expect(rule.EventPattern).toEqual(trigger.eventPattern);
         expect(rule.EventBusName).toBe('default');
+        // The trigger starts the `live` alias: the run is pinned to the deploy's version.
         expect(rule.Targets).toEqual([
           expect.objectContaining({
-            Arn: { Ref: logicalId(wf.stateMachine) },
+            Arn: { 'Fn::GetAtt': [stack.getLogicalId(wf.alias), 'Arn'] },
             DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(wf.deadLetterQueue!), 'Arn'] } },
             InputTransformer: { InputPathsMap: { f1: '$' }, InputTemplate: '{"input":<f1>}' },
             RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 8 },

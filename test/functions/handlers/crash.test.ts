@@ -107,7 +107,8 @@ const forkJoin: Scenario = async (call, executionId) => {
   );
   const b = await call(exec(llm('b1'), branchEnvelope(forkEnv, 1)));
   await call(exec(join, a, 'branch-done'));
-  await call(exec(join, b, 'branch-done'), 'stepthread.JoinDecided');
+  // b's report decides the join: a result (joinDecided), not an error.
+  await call(exec(join, b, 'branch-done'));
   env = await call(exec(join, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope));
   await call(exec({ id: 'end', type: 'END', config: { output: '{{nodes.merge}}' } }, env));
   return { threadIds: [env.threadId, ...forkEnv.fork!.children] };
