@@ -1073,18 +1073,21 @@ function childEnvelope(index: number): Record<string, string | number> {
 }
 
 /**
- * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`
- * (the FORK created it), at step 0. `$` is the Map's input, `$$.Map.Item.Value` the item's index.
+ * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`, at
+ * step 0, with `item`: its byte range in the FORK's item source (`$$.Map.Item.Value`) and where that
+ * source is, from which its first step creates the thread. `$` is the Map's input, `$$.Map.Item.Index`
+ * the item's index.
  */
-function itemEnvelope(): Record<string, string | number> {
+function itemEnvelope(): Record<string, unknown> {
   return {
     'executionId.$': '$.executionId',
     'workflowId.$': '$.workflowId',
     'workflowVersion.$': '$.workflowVersion',
     'rootThreadId.$': '$.rootThreadId',
-    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
+    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Index)",
     step: 0,
     'maxSteps.$': '$.maxSteps',
+    item: { 'at.$': '$$.Map.Item.Value', 'source.$': '$.fork.source' },
   };
 }
 

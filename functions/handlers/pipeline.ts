@@ -43,6 +43,7 @@ import type {
   Variables,
 } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
+import { createItemThread } from '../nodes/map-items.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import type {
   StepRecord,
@@ -112,11 +113,11 @@ export function neededNodeResults(
  */
 export async function loadThread(
   deps: HandlerDeps,
-  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  envelope: ThreadEnvelope,
   extraIds: readonly string[] = [],
-  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean } = {},
+  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean; extrasMayBeMissing?: boolean } = {},
 ): Promise<LoadedThread & { extra: VersionedThread[] }> {
-  const loaded = await loadHeads(deps, envelope, extraIds);
+  const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false);
   const { nodes = [] } = reads;
   const [results, extraResults] = await Promise.all([
     nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
@@ -166,10 +167,15 @@ function headBytesOf(thread: Thread): number {
   return JSON.stringify(head).length;
 }
 
+/** What loading an envelope's thread reads of it: `item` on a list item's first step. */
+type ThreadEnvelope = Pick<Envelope, 'threadId' | 'rootThreadId'> &
+  Partial<Pick<Envelope, 'item' | 'executionId'>>;
+
 async function loadHeads(
   deps: HandlerDeps,
-  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  envelope: ThreadEnvelope,
   extraIds: readonly string[],
+  extrasMayBeMissing: boolean,
 ): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[] }> {
   if (isRootThread(envelope) && extraIds.length === 0) {
     // The head this process's commit of the thread's previous step wrote, where the store keeps it.
@@ -179,12 +185,29 @@ async function loadHeads(
   const ids = isRootThread(envelope)
     ? [envelope.threadId, ...extraIds]
     : [envelope.threadId, envelope.rootThreadId, ...extraIds];
-  const loaded = await deps.threads.getThreads(ids);
-  const own = loaded[0]!;
+  const found = await deps.threads.findThreads(ids);
+  const { item, executionId } = envelope;
+  const firstOfItem = item !== undefined && executionId !== undefined && !isRootThread(envelope);
+  if (firstOfItem && found[0] === undefined && found[1] !== undefined) {
+    // A list item's first step (or its failure report) creates the item's thread (nodes/map-items.ts).
+    await createItemThread(
+      deps,
+      { threadId: envelope.threadId, executionId: executionId!, item: item! },
+      found[1],
+    );
+    found[0] = await deps.threads.getThread(envelope.threadId);
+  }
+  const fixed = isRootThread(envelope) ? 1 : 2;
+  const missing = ids.filter((_id, i) => found[i] === undefined && (i < fixed || !extrasMayBeMissing));
+  if (missing.length > 0) {
+    throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${[...new Set(missing)].join(', ')}`);
+  }
+  const own = found[0]!;
+  const extra = found.slice(fixed).filter((entry): entry is VersionedThread => entry !== undefined);
   const headBytes = headBytesOf(own.thread);
-  if (isRootThread(envelope)) return { ...own, headBytes, extra: loaded.slice(1) };
-  const root = loaded[1]!;
-  return { ...withRootGlobals(own, root), headBytes, root, extra: loaded.slice(2) };
+  if (isRootThread(envelope)) return { ...own, headBytes, extra };
+  const root = found[1]!;
+  return { ...withRootGlobals(own, root), headBytes, root, extra };
 }
 
 /** A child's thread with the root's global scope in place of its stored (empty) one. */
@@ -277,6 +300,8 @@ export interface NodeBehaviour {
   readonly readsConversation?: boolean;
   /** Other threads the node reads (JOIN: the fork children), fetched in the same BatchGetItem. */
   relatedThreadIds?(event: TaskEvent): readonly string[];
+  /** Whether related threads may not exist (a list's items that never started): left out, not an error. */
+  relatedMayBeMissing?(event: TaskEvent): boolean;
   /** Whether the related threads come with their node results (JOIN merges them). */
   readonly relatedResults?: boolean;
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
@@ -422,6 +447,7 @@ export async function runNodeStep(
     const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
       nodes: neededNodeResults(node),
       ...(behaviour.relatedResults ? { extraResults: true } : {}),
+      ...(behaviour.relatedMayBeMissing?.(event) ? { extrasMayBeMissing: true } : {}),
     });
     const stepBefore = loaded.thread.step ?? 0;
     if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);

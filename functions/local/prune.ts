@@ -26,7 +26,7 @@ import type { ObjectClient } from '../aws/s3-client.ts';
 import { linkedKeys, SEGMENT_PREFIX, segmentKey } from '../stores/conversation-store.ts';
 import type { TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord } from '../stores/execution-index.ts';
-import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../stores/item-lists.ts';
+import { ITEM_LIST_PREFIX, ITEM_SOURCE_PREFIX, MAP_RESULTS_PREFIX } from '../stores/item-lists.ts';
 import {
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
@@ -414,7 +414,7 @@ function keptHeadOf(head: Item): Item {
   return { ...rest, ...itemKeys.prunedHead(String(head.id)), kind: 'prunedHead' };
 }
 
-/** Per-run objects: a local run's details, a distributed FORK's item list and result files. */
+/** Per-run objects: a local run's details, a FORK over a list's item source, a distributed one's item list and result files. */
 function runObjectsOf(
   pruned: readonly ChosenRun[],
   heads: readonly Item[],
@@ -435,8 +435,8 @@ function runObjectsOf(
     ),
   );
   for (const key of objects.keys()) {
-    if (key.startsWith(ITEM_LIST_PREFIX) && bases.has(key.slice(ITEM_LIST_PREFIX.length, -'.json'.length))) {
-      keys.add(key);
+    for (const prefix of [ITEM_LIST_PREFIX, ITEM_SOURCE_PREFIX]) {
+      if (key.startsWith(prefix) && bases.has(key.slice(prefix.length, -'.json'.length))) keys.add(key);
     }
     if (key.startsWith(MAP_RESULTS_PREFIX)) {
       const base = key.slice(MAP_RESULTS_PREFIX.length).split('/')[0]!;

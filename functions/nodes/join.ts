@@ -229,8 +229,9 @@ async function reportItem(
   if (config.mainItem !== undefined && status === 'COMPLETED' && index !== config.mainItem) {
     if (config.mainItem >= 0 && config.mainItem < total) {
       const base = child.id.slice(0, child.id.length - `-${index}`.length);
-      const { thread: main } = await deps.threads.getThread(itemThreadId(base, config.mainItem));
-      waitingForMainItem = main.status !== 'COMPLETED';
+      // An item that has not started has no thread yet.
+      const [main] = await deps.threads.findThreads([itemThreadId(base, config.mainItem)]);
+      waitingForMainItem = main?.thread.status !== 'COMPLETED';
     }
   }
   const early =
@@ -376,8 +377,17 @@ function childIdsOf(event: TaskEvent): string[] {
   return children;
 }
 
+/** The item threads that exist (an item that never started has none), or every path's child. */
+async function childrenOf(deps: HandlerDeps, event: TaskEvent): Promise<VersionedThread[]> {
+  if (!event.node.overList) return deps.threads.getThreads(childIdsOf(event));
+  const found = await deps.threads.findThreads(childIdsOf(event));
+  return found.filter((entry): entry is VersionedThread => entry !== undefined);
+}
+
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
+  // A list's item creates its thread on its first step: one that never started has none.
+  relatedMayBeMissing: (event) => event.node.overList === true,
   relatedResults: true,
   async logic(ctx) {
     const { node, envelope } = ctx;
@@ -430,7 +440,7 @@ export const joinNode: NodeBehaviour = {
     return { output: joined.result.output, events: joined.events };
   },
   async afterCommit({ deps, event, related }) {
-    const children = related ?? (await deps.threads.getThreads(childIdsOf(event)));
+    const children = related ?? (await childrenOf(deps, event));
     for (const child of children) {
       if (!isTerminalStatus(child.thread.status)) {
         await cancelChild(deps, child, `join ${event.node.id} no longer needs this branch`, {

@@ -148,7 +148,16 @@ export interface ThreadStore {
    */
   createThread(
     thread: Thread,
-    options?: { expiresAt?: number; step?: StepRecord },
+    options?: {
+      expiresAt?: number;
+      step?: StepRecord;
+      /**
+       * List the thread under its execution before creating its head: a create that dies in between
+       * leaves a listing the listing's readers skip, never a head that no listing names (for a caller
+       * that will not create the thread again once its head exists: a lazily created Map item thread).
+       */
+      listFirst?: boolean;
+    },
   ): Promise<{ version: number; created: boolean }>;
   /**
    * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
@@ -158,6 +167,8 @@ export interface ThreadStore {
   getThread(threadId: string, options?: { afterOwnWrite?: boolean }): Promise<VersionedThread>;
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
+  /** As getThreads, with undefined for each thread that does not exist. */
+  findThreads(threadIds: readonly string[]): Promise<(VersionedThread | undefined)[]>;
   /**
    * The thread a copy was made from, as its journal and time travel read it: its head, or, when
    * `stepthread prune` removed it while a copy still pointed at it, the head the prune kept for the
@@ -616,6 +627,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       let created = true;
       let version = 1;
       let listedUnder = thread.metadata.executionId;
+      if (options.listFirst) await putListing(thread.id, listedUnder);
       try {
         await dynamo.send(
           new PutCommand({
@@ -644,7 +656,9 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         created = false;
         version = Number(existing.version);
       }
-      await putListing(thread.id, listedUnder);
+      if (!options.listFirst || listedUnder !== thread.metadata.executionId) {
+        await putListing(thread.id, listedUnder);
+      }
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
       // timestamps) never replaces the record of the step that did commit.
       if (options.step) await putStep(thread.id, options.step, { once: true });
@@ -672,17 +686,22 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async getThreads(threadIds) {
+      const found = await store.findThreads(threadIds);
+      const missing = [...new Set(threadIds.filter((_, i) => found[i] === undefined))];
+      if (missing.length > 0) {
+        throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${missing.join(', ')}`);
+      }
+      return found as VersionedThread[];
+    },
+
+    async findThreads(threadIds) {
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
       for (const item of await batchGet(unique.map((id) => ({ ...itemKeys.thread(id) })))) {
         const entry = versioned(item);
         found.set(entry.thread.id, entry);
       }
-      const missing = unique.filter((id) => !found.has(id));
-      if (missing.length > 0) {
-        throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${missing.join(', ')}`);
-      }
-      return threadIds.map((id) => found.get(id)!);
+      return threadIds.map((id) => found.get(id));
     },
 
     async updateThread(threadId, expectedVersion, change, alongside) {

@@ -69,6 +69,43 @@ async function freePort(): Promise<number> {
   });
 }
 
+interface MapLike {
+  Type?: string;
+  ItemReader?: unknown;
+  ResultWriter?: unknown;
+  ItemProcessor?: MachineLike & { ProcessorConfig?: { ExecutionType?: string } };
+  Branches?: MachineLike[];
+}
+interface MachineLike {
+  States?: Record<string, MapLike>;
+}
+
+/**
+ * A definition as moto 5.2.1 can stand it up, changed only where moto cannot run a Distributed Map as
+ * deployed (docs/deploy.md lists what moto therefore cannot check):
+ * - its ASL grammar takes only "STANDARD" for an ItemProcessor's ExecutionType and refuses the
+ *   definition otherwise; it runs every item inside the parent execution either way;
+ * - it evaluates a ResultWriter's Parameters against the items' results, not the Map's input, so the
+ *   stack's `Bucket.$`/`Prefix.$` fail the Map; and it writes only a manifest. The JOIN never reads
+ *   the results, so the ResultWriter is left out.
+ */
+export function asMotoRunsIt(definition: string): string {
+  const parsed = JSON.parse(definition) as MachineLike;
+  const visit = (machine: MachineLike | undefined): void => {
+    for (const state of Object.values(machine?.States ?? {})) {
+      for (const branch of state.Branches ?? []) visit(branch);
+      if (state.Type !== 'Map') continue;
+      visit(state.ItemProcessor);
+      if (state.ItemReader === undefined) continue;
+      delete state.ResultWriter;
+      const config = state.ItemProcessor?.ProcessorConfig;
+      if (config?.ExecutionType === 'EXPRESS') config.ExecutionType = 'STANDARD';
+    }
+  };
+  visit(parsed);
+  return JSON.stringify(parsed);
+}
+
 /** Spawns a process and waits for its "ready" line; stderr is kept for the error message. */
 async function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -271,7 +308,7 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     const p = props(resource);
     const name = String(resolve(p.StateMachineName ?? generated(id)));
     const substitutions = resolve(p.DefinitionSubstitutions ?? {}) as Record<string, string>;
-    const definition = applySubstitutions(String(resolve(p.DefinitionString)), substitutions);
+    const definition = asMotoRunsIt(applySubstitutions(String(resolve(p.DefinitionString)), substitutions));
     const version = versionOf.get(id);
     const created = await sfn.send(
       new CreateStateMachineCommand({

@@ -644,6 +644,104 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     expect((five - two) / 3).toBe(23);
   }, 120_000);
 
+  /** The map/ objects of the run whose item threads are `<base>-<index>`. */
+  async function mapObjects(base: string): Promise<string[]> {
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: stack.outputs.BucketName!, Prefix: 'map/' }),
+    );
+    return (listed.Contents ?? []).flatMap(({ Key }) => (Key?.includes(base) ? [Key] : [])).sort();
+  }
+
+  /** The item threads of a run (every thread but its root), by index, and what they hold. */
+  async function itemsOf(runtime: LocalRuntime, executionId: string, rootThreadId: string) {
+    const threads = await runtime.stores.threads.listThreadsOfExecution(executionId);
+    return threads
+      .map(({ thread }) => thread)
+      .filter((thread) => thread.id !== rootThreadId)
+      .map((thread) => ({
+        index: (thread.contextData.listItem as { index: number }).index,
+        status: thread.status,
+        base: thread.id.replace(/-\d+$/, ''),
+      }))
+      .sort((a, b) => a.index - b.index);
+  }
+
+  it('a Distributed Map runs in moto: its ItemReader reads the FORK’s list from S3, each item creates its own thread, the run ends as on the embedded runtime', async () => {
+    const documents = Array.from({ length: 5 }, (_unused, i) => ({ id: `d${i}`, text: `Text ${i}.` }));
+    const input = { documents };
+    const started = await cli([
+      'start',
+      'distributed-summaries',
+      '--stack',
+      STACK,
+      '--name',
+      'distributed-5',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const events = await history(executionArn);
+    const types = events.map((event) => event.type);
+    // A map run (moto runs its items inside this execution: no child execution to list).
+    expect(types).toEqual(expect.arrayContaining(['MapRunStarted', 'MapRunSucceeded', 'MapStateSucceeded']));
+    expect(types).not.toContain('MapRunFailed');
+    const { rootThreadId } = (await cloud.stores.executions.getExecution(executionArn))!;
+    const items = await itemsOf(cloud, executionArn, rootThreadId!);
+    expect(items.map(({ index, status }) => [index, status])).toEqual(
+      documents.map((_document, index) => [index, 'COMPLETED']),
+    );
+    // The FORK wrote the item source and the range list; the items read the source, the ItemReader the list.
+    const base = items[0]!.base;
+    expect(await mapObjects(base)).toEqual([`map/items/${base}.json`, `map/sources/${base}.json`]);
+
+    const local = await e2e.runtime.prepare(workflows.get('distributed-summaries')!).run(input);
+    expect(local.status).toBe('COMPLETED');
+    expect(await runState(cloud, rootThreadId!)).toEqual(await runState(e2e.runtime, local.threadId));
+  }, 180_000);
+
+  it('a Distributed Map whose join an item decides early: moto runs the items after it (ToleratedFailureCount has no effect there), each created CANCELLED, and the run ends as on the embedded runtime', async () => {
+    const input = { items: [{ v: 'a' }, { fail: true }, { v: 'c' }, { v: 'd' }, { v: 'e' }] };
+    const started = await cli([
+      'start',
+      'distributed-early',
+      '--stack',
+      STACK,
+      '--name',
+      'distributed-early',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const { rootThreadId } = (await cloud.stores.executions.getExecution(executionArn))!;
+    const local = await e2e.runtime.prepare(workflows.get('distributed-early')!).run(input);
+    expect(local.status).toBe('COMPLETED');
+    const failed = { error: { code: 'EXPRESSION_ERROR', message: expect.any(String) } };
+    // Item 2's completion reaches the threshold of 2: its report fails its item execution.
+    const merged = { merged: ['item 0 = a', failed, 'item 2 = c', null, null] };
+    expect(local.output).toEqual(merged);
+    expect((await cloud.stores.threads.getThread(rootThreadId!)).thread.output).toEqual(merged);
+    expect(await runState(cloud, rootThreadId!)).toEqual(await runState(e2e.runtime, local.threadId));
+    // Embedded (and AWS): that failure stops the Map (ToleratedFailureCount 0): items 3 and 4 never start.
+    const statuses = (items: { index: number; status: string }[]) =>
+      items.map(({ index, status }) => [index, status]);
+    expect(statuses(await itemsOf(e2e.runtime, local.executionId, local.threadId))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'FAILED'],
+      [2, 'COMPLETED'],
+    ]);
+    // moto counts the failed item execution and runs on: items 3 and 4 start after the join closed, so
+    // their first steps create them CANCELLED and run nothing; the JOIN's decision stands.
+    expect(statuses(await itemsOf(cloud, executionArn, rootThreadId!))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'FAILED'],
+      [2, 'COMPLETED'],
+      [3, 'CANCELLED'],
+      [4, 'CANCELLED'],
+    ]);
+  }, 180_000);
+
   it("a trigger rule matches the README's event and hands the run the whole event as `input`", async () => {
     const [trigger] = rules('WorkflowapprovalTrigger');
     const target = (trigger!.properties.Targets as { InputTransformer: Record<string, unknown> }[])[0]!;

@@ -231,7 +231,8 @@ describe('least privilege', () => {
       'events:PutEvents',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
-      // segments/ (read), values/ (read, write)
+      // segments/ (read), values/ (read, write), map/sources/ (read: a list item's first step)
+      's3:GetObject',
       's3:GetObject',
       's3:GetObject',
       's3:ListBucket', // the bucket: a missing key is NoSuchKey, not AccessDenied
@@ -254,7 +255,7 @@ describe('least privilege', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
-  it('scopes S3 objects to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
+  it('scopes S3 objects to the segments/, values/ and map/ prefixes: segments written only by handlers that append', () => {
     const prefix = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, path]],
     });
@@ -276,14 +277,22 @@ describe('least privilege', () => {
         Action: 's3:ListBucket',
         Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] },
       });
-      // FORK alone writes the item lists of distributed FORKs over a list, and only under map/items/.
+      // FORK alone writes the item sources and lists of FORKs over a list, only under map/sources/ and
+      // map/items/; every handler reads item sources (an item's first step creates its thread).
       const lists = s3.find((s) => s.Sid === 'MapItemLists');
       if (type === 'FORK') {
-        expect(lists).toMatchObject({ Action: 's3:PutObject', Resource: prefix('/map/items/*') });
+        expect(lists).toMatchObject({
+          Action: 's3:PutObject',
+          Resource: [prefix('/map/sources/*'), prefix('/map/items/*')],
+        });
       } else {
         expect(lists, type).toBeUndefined();
       }
-      expect(s3, type).toHaveLength(type === 'FORK' ? 4 : 3);
+      expect(s3.find((s) => s.Sid === 'MapItemSources')).toMatchObject({
+        Action: 's3:GetObject',
+        Resource: prefix('/map/sources/*'),
+      });
+      expect(s3, type).toHaveLength(type === 'FORK' ? 5 : 4);
     }
   });
 
@@ -517,6 +526,10 @@ describe('cdk-nag acknowledgements', () => {
       readme: 'IAM5 on `<function ARN>:*` (each state machine',
       matches: ({ rule, path }) =>
         /\/StateMachine$/.test(path) && rule.startsWith('AwsSolutions-IAM5[') && rule.endsWith('Arn>:*]'),
+    },
+    {
+      readme: 'IAM5 on `<bucket>/map/sources/*` (every function',
+      matches: ({ rule, path }) => /Role$/.test(path) && rule.endsWith('/map/sources/*]'),
     },
     {
       readme: 'IAM5 on `<bucket>/map/items/*` (the FORK function',

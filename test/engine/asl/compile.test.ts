@@ -956,7 +956,7 @@ describe('FORK over a list', () => {
     return state;
   }
 
-  it('compiles to an inline Map over the indices in the envelope, building each item envelope from its index', () => {
+  it('compiles to an inline Map over the items’ byte ranges in the envelope, each item envelope naming its thread by index and where its item is', () => {
     const { definition } = compiledOf('examples/map-reduce.json');
     expect(task(definition, 'each-doc').Next).toBe('each-doc:items');
     const map = mapState(definition, 'each-doc:items');
@@ -968,9 +968,11 @@ describe('FORK over a list', () => {
       ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: 'each-doc:doc' },
     });
     expect(map.ItemSelector).toMatchObject({
-      'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
+      'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Index)",
       step: 0,
       'rootThreadId.$': '$.rootThreadId',
+      // The item's first step creates its thread from these (functions/nodes/map-items.ts).
+      item: { 'at.$': '$$.Map.Item.Value', 'source.$': '$.fork.source' },
     });
     expect(map.Catch?.[0]).toMatchObject({
       ErrorEquals: ['stepthread.JoinDecided', 'stepthread.JoinTimeout'],
