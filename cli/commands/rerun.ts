@@ -16,6 +16,7 @@ import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
 import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
+import { mapBounded } from '../../functions/bounded.ts';
 import {
   detailsOfRun,
   getLocalRun,
@@ -33,7 +34,7 @@ import {
 import { canonicalJson } from '../../functions/stores/canonical-json.ts';
 import { fileAnswers } from '../answers.ts';
 import { addCopyEditOptions, type CopyEditOptions, copyEditsOfOptions } from '../copy-edit-options.ts';
-import { formatCodedError, visible } from '../format.ts';
+import { formatCodedError, tableLines, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, withStores } from '../local-session.ts';
 import { parseDuration } from '../retention.ts';
@@ -134,7 +135,7 @@ export async function runRerun(options: RerunOptions, io: CliIo, now: Date = new
         let done = 0;
         const runnable = plans.filter((plan) => plan.entry.skipped === undefined);
         const prepared = new Map<string, PreparedWorkflow>();
-        await inPool(runnable, concurrency, async (plan) => {
+        await mapBounded(runnable, concurrency, async (plan) => {
           await rerunOne(runtime, session.clients, plan, options.from, edits, prepared);
           done += 1;
           if (!options.json) {
@@ -322,22 +323,6 @@ async function rerunOne(
 }
 
 /** Runs `work` on each item, at most `limit` at a time. */
-async function inPool<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next]!;
-      next += 1;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
   const { runs } = report;
   if (runs.length === 0) {
@@ -372,14 +357,7 @@ function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
       run.newExecutionId ?? '-',
     ];
   }
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `${cells
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd()}\n`;
-  io.stdout(line(header));
-  for (const row of rows) io.stdout(line(row));
+  for (const line of tableLines(header, rows)) io.stdout(line);
   const skipped = runs.filter((run) => run.skipped !== undefined);
   for (const run of skipped) io.stderr(`${run.executionId}: ${formatCodedError(run.skipped!)}\n`);
   const todo = runs.length - skipped.length;

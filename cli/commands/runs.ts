@@ -13,6 +13,7 @@ import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { createSpendStore } from '../../functions/stores/spend-store.ts';
+import { tableLines } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   commandForm,
@@ -126,15 +127,10 @@ export function printRuns(entries: readonly RunsJsonEntry[], json: boolean | und
     'DURATION',
     'ROOT THREAD',
   ];
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `${cells
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd()}\n`;
-  io.stdout(line(header));
-  for (const [i, row] of rows.entries()) {
-    io.stdout(line(row));
+  const [headerLine, ...lines] = tableLines(header, rows);
+  io.stdout(headerLine!);
+  for (const [i, line] of lines.entries()) {
+    io.stdout(line);
     const { resume, continuedFrom, continuedAs } = entries[i]!;
     if (resume) io.stdout(`  ↳ resume with: ${resume}\n`);
     if (continuedFrom) io.stdout(`  ↳ continues ${continuedFrom}\n`);

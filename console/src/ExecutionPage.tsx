@@ -38,35 +38,43 @@ import { navigate, StatusBadge } from './ui.tsx';
 /** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
 const STOPPABLE: ReadonlySet<string> = new Set(['RUNNING', 'INTERRUPTED']);
 
-/** Stop: the run ends CANCELLED for good (POST /api/executions/:id/cancel). */
-function StopButton({ executionId, onStopped }: { executionId: string; onStopped: () => void }) {
-  const [stopping, setStopping] = useState(false);
+/**
+ * A button that acts on the run: disabled with `busyLabel` while `act` runs, and then until the page
+ * it changed replaces it (the run's new status hides it, or Retry navigates away); a refusal shows
+ * beside it (`<name>-error`) and enables it again.
+ */
+function RunAction(props: {
+  name: string;
+  className: string;
+  title: string;
+  label: string;
+  busyLabel: string;
+  act: () => Promise<unknown>;
+}) {
+  const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string>();
-  const stop = () => {
-    setStopping(true);
+  const run = () => {
+    setBusy(true);
     setFailure(undefined);
-    api.cancel(executionId, 'stopped from the console').then(
-      () => onStopped(),
-      (e: Error) => {
-        setStopping(false);
-        setFailure(e.message);
-      },
-    );
+    props.act().catch((e: Error) => {
+      setBusy(false);
+      setFailure(e.message);
+    });
   };
   return (
     <>
       <button
         type="button"
-        className="danger"
-        data-testid="stop-execution"
-        disabled={stopping}
-        title="End this run CANCELLED: its model and tool calls are closed, and it cannot be resumed"
-        onClick={stop}
+        className={props.className}
+        data-testid={`${props.name}-execution`}
+        disabled={busy}
+        title={props.title}
+        onClick={run}
       >
-        {stopping ? 'Stopping…' : 'Stop'}
+        {busy ? props.busyLabel : props.label}
       </button>
       {failure && (
-        <span className="error" data-testid="stop-error">
+        <span className="error" data-testid={`${props.name}-error`}>
           {' '}
           {failure}
         </span>
@@ -75,43 +83,31 @@ function StopButton({ executionId, onStopped }: { executionId: string; onStopped
   );
 }
 
+/** Stop: the run ends CANCELLED for good (POST /api/executions/:id/cancel). */
+function StopButton({ executionId, onStopped }: { executionId: string; onStopped: () => void }) {
+  return (
+    <RunAction
+      name="stop"
+      className="danger"
+      title="End this run CANCELLED: its model and tool calls are closed, and it cannot be resumed"
+      label="Stop"
+      busyLabel="Stopping…"
+      act={() => api.cancel(executionId, 'stopped from the console').then(() => onStopped())}
+    />
+  );
+}
+
 /** Resume: an interrupted run runs again in this server from where it stopped (`stepthread resume`). */
 function ResumeButton({ executionId, onResumed }: { executionId: string; onResumed: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<string>();
-  const resume = () => {
-    setBusy(true);
-    setFailure(undefined);
-    api.resume(executionId).then(
-      () => {
-        setBusy(false);
-        onResumed();
-      },
-      (e: Error) => {
-        setBusy(false);
-        setFailure(e.message);
-      },
-    );
-  };
   return (
-    <>
-      <button
-        type="button"
-        className="primary"
-        data-testid="resume-execution"
-        disabled={busy}
-        title="Run it again from where it stopped: its committed steps are not run again"
-        onClick={resume}
-      >
-        {busy ? 'Resuming…' : 'Resume'}
-      </button>
-      {failure && (
-        <span className="error" data-testid="resume-error">
-          {' '}
-          {failure}
-        </span>
-      )}
-    </>
+    <RunAction
+      name="resume"
+      className="primary"
+      title="Run it again from where it stopped: its committed steps are not run again"
+      label="Resume"
+      busyLabel="Resuming…"
+      act={() => api.resume(executionId).then(() => onResumed())}
+    />
   );
 }
 
@@ -123,40 +119,21 @@ const RETRYABLE: ReadonlySet<string> = new Set(['FAILED', 'TIMEOUT', 'CANCELLED'
  * once; a run that ended with no node named is copied as it stopped.
  */
 function RetryButton({ rootThreadId, nodeId }: { rootThreadId: string; nodeId: string | undefined }) {
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<string>();
+  const from = nodeId ?? 'where it stopped';
   const retry = async () => {
-    setBusy(true);
-    setFailure(undefined);
-    try {
-      const copy = await api.copy(rootThreadId, nodeId === undefined ? {} : { fromNodeId: nodeId });
-      const started = await api.run(copy.threadId);
-      navigate('executions', started.executionId);
-    } catch (e) {
-      setFailure((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    const copy = await api.copy(rootThreadId, nodeId === undefined ? {} : { fromNodeId: nodeId });
+    const started = await api.run(copy.threadId);
+    navigate('executions', started.executionId);
   };
   return (
-    <>
-      <button
-        type="button"
-        className="primary"
-        data-testid="retry-execution"
-        disabled={busy}
-        title={`Copy the run from ${nodeId ?? 'where it stopped'} and run the copy`}
-        onClick={retry}
-      >
-        {busy ? 'Retrying…' : `Retry from ${nodeId ?? 'where it stopped'}`}
-      </button>
-      {failure && (
-        <span className="error" data-testid="retry-error">
-          {' '}
-          {failure}
-        </span>
-      )}
-    </>
+    <RunAction
+      name="retry"
+      className="primary"
+      title={`Copy the run from ${from} and run the copy`}
+      label={`Retry from ${from}`}
+      busyLabel="Retrying…"
+      act={retry}
+    />
   );
 }
 

@@ -683,9 +683,9 @@ async function executeStep(
     const { step: record, ...rest } = change;
     await deps.threads.putStepRecord(original.id, { ...record!, out: ctx.out });
     const names = changedNames(original.variables.global, globals);
-    const increment = ctx.increment && names.length === 1 && names[0] === ctx.increment.name;
+    const increment = names.length === 1 && names[0] === ctx.increment?.name ? ctx.increment : undefined;
     if (increment) {
-      const value = await incrementRootGlobal(deps, loaded, ctx.increment!, step);
+      const value = await incrementRootGlobal(deps, loaded, increment, step);
       if (value !== result.output) {
         // Siblings added meanwhile: the step's output is the value its increment made, not its guess.
         result.output = value;

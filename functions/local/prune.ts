@@ -23,6 +23,7 @@ import { BatchWriteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamod
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
+import { mapBounded } from '../bounded.ts';
 import { linkedKeys, SEGMENT_PREFIX, segmentKey } from '../stores/conversation-store.ts';
 import type { TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord } from '../stores/execution-index.ts';
@@ -470,7 +471,7 @@ async function reachable(
       if (objects.has(valuesKey(id!))) keys.add(valuesKey(id!));
   }
   while (frontier.size > 0) {
-    const linked = await inParallel([...frontier], linksOf);
+    const linked = await mapBounded([...frontier], OBJECT_CONCURRENCY, linksOf);
     frontier = new Set();
     for (const key of linked.flat()) {
       if (keys.has(key) || !objects.has(key)) continue;
@@ -552,19 +553,6 @@ async function deleteItems({ dynamo, tableName }: TableRef, items: readonly Item
       pending = (response.UnprocessedItems?.[tableName] ?? []) as Item[];
     }
   }
-}
-
-async function inParallel<T, R>(inputs: readonly T[], fn: (input: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(inputs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < inputs.length) {
-      const index = next++;
-      results[index] = await fn(inputs[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(OBJECT_CONCURRENCY, inputs.length) }, worker));
-  return results;
 }
 
 function keyOf(item: Item): string {

@@ -68,6 +68,26 @@ function refuseBeyondHistory(nodeId: string, count: number, history: number): vo
 }
 
 /**
+ * A branch's thread as stored: globals stay on the root, it names its join, and it carries the
+ * parent's model-call count and recorded tool definitions.
+ */
+function branchThread(ctx: StepContext, child: Thread, joinKey: string): Thread {
+  const calls = ctx.thread.contextData[LLM_CALLS_KEY];
+  return {
+    ...ctx.storable(child),
+    variables: { ...child.variables, global: {} },
+    metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
+    contextData: {
+      ...child.contextData,
+      ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
+      ...recordedTools(ctx),
+    },
+    events: [],
+    step: 0,
+  };
+}
+
+/**
  * A FORK over a list: evaluates forEach and writes the item source (what every item thread shares,
  * then each item) in one PutObject, plus the item list for a Distributed Map; no item thread yet (each
  * item creates its own, `<base>-<index>`, on its first step). The Map iterates each item's byte range
@@ -92,7 +112,6 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
   const [base] = childThreadIdsFor(thread.id, node.id, envelope.step, [pathId]);
   const authorPathId = node.authorForkPathIds?.[0] ?? pathId;
   const joinKey = joinKeyFor(thread.id, node.id, envelope.step + 1);
-  const calls = thread.contextData[LLM_CALLS_KEY];
   // The part every item thread shares: a child on the path, as a FORK over paths creates one.
   const { children, event } = forkThread(
     thread,
@@ -107,18 +126,7 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
   );
   const child = children[0]!;
   const template: ItemTemplate = {
-    thread: {
-      ...ctx.storable(child),
-      variables: { ...child.variables, global: {} },
-      metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
-      contextData: {
-        ...child.contextData,
-        ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
-        ...recordedTools(ctx),
-      },
-      events: [],
-      step: 0,
-    },
+    thread: branchThread(ctx, child, joinKey),
     total: items.length,
     pathId,
     authorPathId,
@@ -155,21 +163,7 @@ export const forkNode: NodeBehaviour = {
       },
       deps.env,
     );
-    const calls = thread.contextData[LLM_CALLS_KEY];
-    for (const child of children) {
-      await createChild(deps, {
-        ...ctx.storable(child),
-        variables: { ...child.variables, global: {} },
-        metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
-        contextData: {
-          ...child.contextData,
-          ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
-          ...recordedTools(ctx),
-        },
-        events: [],
-        step: 0,
-      });
-    }
+    for (const child of children) await createChild(deps, branchThread(ctx, child, joinKey));
     ctx.out.fork = { children: childThreadIds };
     return { output: { forkPathIds: config.forkPathIds, childThreadIds }, events: [event] };
   },

@@ -25,6 +25,7 @@ import type { Thread } from '../../engine/thread/types.ts';
 import { once } from '../aws/once.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
 import { itemBytes } from '../aws/write-meter.ts';
+import { mapBounded } from '../bounded.ts';
 import { forkStepOfJoinKey } from '../nodes/ids.ts';
 import { segmentKey } from './conversation-store.ts';
 import { batchGetItems, type TableRef } from './dynamo-items.ts';
@@ -105,7 +106,7 @@ export function createStoredBytesReader(
           );
           for (const key of objectsNamedBy(inherited)) named.delete(key);
         }
-        const found = (await inParallel([...named], objectSize)).filter(
+        const found = (await mapBounded([...named], OBJECT_CONCURRENCY, objectSize)).filter(
           (size): size is number => size !== undefined,
         );
         const dynamoBytes = items.reduce(
@@ -215,17 +216,4 @@ async function queryPartition({ dynamo, tableName }: TableRef, threadId: string)
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
-}
-
-async function inParallel<T, R>(inputs: readonly T[], fn: (input: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(inputs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < inputs.length) {
-      const index = next++;
-      results[index] = await fn(inputs[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(OBJECT_CONCURRENCY, inputs.length) }, worker));
-  return results;
 }
