@@ -72,9 +72,11 @@ export async function exampleCosts(model: string, lambdaMs = 100, lambdaMb = 256
       const result = validateWorkflow(JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')));
       if (!result.workflow) throw new Error(`${file} is invalid`);
       const input = example === 'map-reduce' ? MAP_REDUCE_INPUT : (EXAMPLE_INPUTS[example] ?? {});
-      const outcome = await runtime
-        .prepare(priced(result.workflow, pricing))
-        .run(input, { answerInteraction: async () => ({ kind: 'approve' }) });
+      const outcome = await runtime.prepare(priced(result.workflow, pricing)).run(input, {
+        answerInteraction: async () => ({ kind: 'approve' }),
+        // refund-approval's MCP server starts from the examples' folder, as `run` starts it.
+        workflowDir: join(ROOT, 'examples'),
+      });
       const spend = await runtime.stores.spend!.get(outcome.threadId);
       costs.push({
         example,

@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/globals.ts [--n 300,1000] [--distributed]`: a FORK over `n` items whose branches all add
- * 1 to one global counter, on the embedded runtime (issue 31 item 4: 1,000 used to fail with
- * `NODE_EXECUTION_FAILED: Error` once a branch lost 200 writes). Prints, per `n`: the wall time, the
+ * 1 to one global counter (`done + 1`: an atomic increment of the root's value), on the embedded
+ * runtime (issue 31 item 4: 1,000 used to fail with `NODE_EXECUTION_FAILED: Error` once a branch
+ * lost 200 read-modify-writes). Prints, per `n`: the wall time, the
  * counter at the end (it must be `n`) and the run's status or error. `--distributed` runs the FORK as a
  * Distributed Map (for 10,000 items: `--n 10000 --distributed`).
  */

@@ -6,7 +6,7 @@
  * Per step it records DynamoDB writes (item sizes as billed, UpdateItem after the write), S3 PUTs
  * and GETs; it prints the figures at chosen steps, totals against raw message bytes, and time.
  *
- *   npx tsx bench/long-runs.ts [--t 10,100,1000] [--json]
+ *   npx tsx bench/long-runs.ts [--t 10,100,320,1000] [--json]
  *
  * The test test/e2e/constant-cost.test.ts asserts the bounds on the same workloads (counts only).
  */
@@ -16,13 +16,18 @@ import type { Workflow } from '../engine/model/schema.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
-import { type Meter, meterClient } from '../functions/aws/meter.ts';
+import { aroundCommands, type Meter, meterClient } from '../functions/aws/meter.ts';
 import { type AwsTarget, clientConfig } from '../functions/aws/target.ts';
 import { meterItemWrites } from '../functions/aws/write-meter.ts';
 import { createHandlerStores } from '../functions/handlers/deps.ts';
 import { createLocalRuntime, type RunOutcome } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
-import { createConversationStore, SegmentCache } from '../functions/stores/conversation-store.ts';
+import {
+  createConversationStore,
+  PAGE_PREFIX,
+  SEGMENT_PREFIX,
+  SegmentCache,
+} from '../functions/stores/conversation-store.ts';
 import { createThreadStore } from '../functions/stores/thread-store.ts';
 
 /** ~1 KB of prompt text (a variable, so the workflow file stays small) and a 1 KB reply. */
@@ -91,12 +96,16 @@ export interface StepCost {
   readonly dynamoReads: number;
   readonly s3Puts: number;
   readonly s3PutBytes: number;
+  /** Of those, the bytes of a page or tail page the step filled (stored gzipped), beside its segment. */
+  readonly pagePutBytes: number;
   readonly s3Gets: number;
 }
 
-/** A cold read of the run's conversation at its end (no cached segments, as in a fresh Lambda). */
+/** A cold read of the run's conversation at its end (no cached objects, as in a fresh Lambda). */
 export interface ColdRead {
   readonly messages: number;
+  /** Segments the log holds: the turn t of the bound ⌈t/32⌉ + 8. */
+  readonly segments: number;
   readonly s3Gets: number;
   /** Rounds of GETs: a GET that starts while none is in flight begins one. */
   readonly rounds: number;
@@ -129,6 +138,17 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
     const dynamo = meterClient(clients.dynamo);
     const s3 = meterClient(clients.s3);
     const writes = meterItemWrites(clients.dynamo, reader);
+    let pagePutBytes = 0;
+    const segmentsWritten = new Set<string>();
+    aroundCommands(clients.s3, ({ commandName, input }, next) => {
+      const { Key, Body } = input as { Key?: string; Body?: string | Uint8Array };
+      if (commandName === 'PutObjectCommand' && Key?.startsWith(PAGE_PREFIX)) {
+        pagePutBytes += typeof Body === 'string' ? Buffer.byteLength(Body) : (Body?.byteLength ?? 0);
+      } else if (commandName === 'PutObjectCommand' && Key?.startsWith(SEGMENT_PREFIX)) {
+        segmentsWritten.add(Key);
+      }
+      return next();
+    });
     // The Lambdas' stores: every step reads its thread's head, so the counts are what AWS bills.
     const runtime = createLocalRuntime({ clients, stores: createHandlerStores(clients) });
     // The chain repeats its scripted profile, 1 KB reply included, in each of its T nodes: 1.77 MB at
@@ -144,6 +164,7 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
           dynamo.reset();
           s3.reset();
           writes.take();
+          pagePutBytes = 0;
           const result = await invoke();
           const written = writes.take();
           const sizes = await writes.sizes(written);
@@ -156,6 +177,7 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
             dynamoReads: count(dynamo, READ_COMMANDS),
             s3Puts: s3.requests('PutObjectCommand'),
             s3PutBytes: s3.bytes('PutObjectCommand'),
+            pagePutBytes,
             s3Gets: s3.requests('GetObjectCommand'),
           });
           return result;
@@ -163,7 +185,7 @@ export async function runLongRun(workload: Workload, turns: number): Promise<Lon
       },
     );
     const wallMs = performance.now() - started;
-    const coldRead = await measureColdRead(services.target, names, outcome.threadId);
+    const coldRead = await measureColdRead(services.target, names, outcome.threadId, segmentsWritten.size);
     const rawMessageBytes = turns * (FILLER.length + ` node ${turns}`.length + REPLY.length);
     return { outcome, steps, coldRead, rawMessageBytes, wallMs };
   } finally {
@@ -176,6 +198,7 @@ async function measureColdRead(
   target: AwsTarget,
   names: { tableName: string; bucketName: string },
   threadId: string,
+  segments: number,
 ): Promise<ColdRead> {
   const s3 = new S3Client(clientConfig(target, 's3'));
   const dynamo = createDocumentClient(target);
@@ -208,6 +231,7 @@ async function measureColdRead(
   });
   return {
     messages: messages.length,
+    segments,
     s3Gets: s3Meter.requests('GetObjectCommand'),
     rounds,
     dynamoQueries: dynamoMeter.requests('QueryCommand'),
@@ -221,7 +245,7 @@ export function totalBytes(run: LongRun): number {
 
 function parseTurns(): number[] {
   const index = process.argv.indexOf('--t');
-  const list = index >= 0 ? (process.argv[index + 1] ?? '') : '10,100,1000';
+  const list = index >= 0 ? (process.argv[index + 1] ?? '') : '10,100,320,1000';
   return list
     .split(',')
     .map(Number)
@@ -247,6 +271,7 @@ async function main(): Promise<void> {
         lastStepDynamoBytes: last.dynamoWriteBytes,
         lastStepDynamoWrites: last.dynamoWrites,
         lastStepS3PutBytes: last.s3PutBytes,
+        lastStepPageBytes: last.pagePutBytes,
         lastStepReads: last.dynamoReads,
         totalBytes: total,
         rawMessageBytes: run.rawMessageBytes,
@@ -261,13 +286,15 @@ async function main(): Promise<void> {
     return;
   }
   console.log(
-    '| workload | T | node steps | DynamoDB bytes, last LLM step | writes | S3 PUT bytes | reads | total bytes | raw message bytes | total / raw | ms / step | cold read at T: S3 GETs / rounds / Queries |',
+    '| workload | T | node steps | DynamoDB bytes, last LLM step | writes | S3 PUT bytes (of which a page) | reads | total bytes | raw message bytes | total / raw | ms / step | cold read at T: S3 GETs (bound) / rounds / Queries |',
   );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const r of rows) {
-    const cold = `${r.coldRead.s3Gets} / ${r.coldRead.rounds} / ${r.coldRead.dynamoQueries}`;
+    const bound = Math.ceil(r.coldRead.segments / 32) + 8;
+    const cold = `${r.coldRead.s3Gets} (${bound}) / ${r.coldRead.rounds} / ${r.coldRead.dynamoQueries}`;
+    const put = `${r.lastStepS3PutBytes}${r.lastStepPageBytes > 0 ? ` (${r.lastStepPageBytes})` : ''}`;
     console.log(
-      `| ${r.workload} | ${r.turns} | ${r.steps} | ${r.lastStepDynamoBytes} | ${r.lastStepDynamoWrites} | ${r.lastStepS3PutBytes} | ${r.lastStepReads} | ${r.totalBytes.toLocaleString('en-US')} | ${r.rawMessageBytes.toLocaleString('en-US')} | ${r.bytesPerRaw} | ${r.msPerStep} | ${cold} |`,
+      `| ${r.workload} | ${r.turns} | ${r.steps} | ${r.lastStepDynamoBytes} | ${r.lastStepDynamoWrites} | ${put} | ${r.lastStepReads} | ${r.totalBytes.toLocaleString('en-US')} | ${r.rawMessageBytes.toLocaleString('en-US')} | ${r.bytesPerRaw} | ${r.msPerStep} | ${cold} |`,
     );
   }
 }

@@ -77,6 +77,17 @@ function jsonBytes(value: unknown): number {
   return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
+/**
+ * A payload as Step Functions would carry it: the local stand-in of a Distributed Map's ItemReader
+ * puts the item list at `fork.localItems`, which then rides along to the states after the Map.
+ */
+function awsBytes(value: unknown): number {
+  const fork = (value as { fork?: { localItems?: unknown } } | undefined)?.fork;
+  if (fork?.localItems === undefined) return jsonBytes(value);
+  const { localItems: _items, ...rest } = fork;
+  return jsonBytes({ ...(value as object), fork: rest });
+}
+
 /** Runs map-reduce over `n` documents on fresh in-memory services. */
 export async function runMapReduce(n: number, workflow: Workflow = mapReduceWorkflow()): Promise<MapRun> {
   const names = { tableName: `map-${n}`, bucketName: `map-${n}` };
@@ -118,8 +129,8 @@ export async function runMapReduce(n: number, workflow: Workflow = mapReduceWork
       if (!localOnly.has(event.stateName ?? '')) {
         largestAwsPayloadBytes = Math.max(
           largestAwsPayloadBytes,
-          jsonBytes(event.input),
-          jsonBytes(event.output),
+          awsBytes(event.input),
+          awsBytes(event.output),
         );
       }
       const thread = (event.input as { threadId?: unknown } | undefined)?.threadId;

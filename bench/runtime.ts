@@ -51,6 +51,7 @@ export const EXAMPLE_INPUTS: Record<string, Record<string, unknown>> = {
   'route-loop': { tickets: ['Printer jams', 'Site down', 'Typo on pricing page', 'Card payments failing'] },
   'support-triage': { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
   'vendor-review': { vendor: 'Acme Analytics', monthlyFee: 1200 },
+  'refund-approval': { customer: 'Ada', order: 'A-17' },
 };
 
 const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand'];
@@ -101,6 +102,8 @@ export async function benchRuntime(runs: number): Promise<RunFigures[]> {
         const outcome = await prepared.run(EXAMPLE_INPUTS[example] ?? {}, {
           // The human-in-the-loop example is approved at once, as `--answers` would.
           answerInteraction: async () => ({ kind: 'approve' }),
+          // refund-approval's MCP server starts from the examples' folder, as `run` starts it.
+          workflowDir: join(root, 'examples'),
           interceptTask: async (call, invoke) => {
             if (call.entry.action === 'execute' && call.attempt === 1) nodeExecutions += 1;
             const result = await invoke();

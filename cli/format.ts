@@ -42,3 +42,14 @@ export function jsonReport(
   };
   return `${JSON.stringify(report, null, 2)}\n`;
 }
+
+/** A table's lines, header first: each column as wide as its widest cell, two spaces apart. */
+export function tableLines(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `${cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()}\n`;
+  return [header, ...rows].map(line);
+}

@@ -31,6 +31,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   inspect: async () => (await import('./commands/inspect.ts')).registerInspect,
   copy: async () => (await import('./commands/copy.ts')).registerCopy,
   diff: async () => (await import('./commands/diff.ts')).registerDiff,
+  rerun: async () => (await import('./commands/rerun.ts')).registerRerun,
   prune: async () => (await import('./commands/prune.ts')).registerPrune,
   start: async () => (await import('./commands/start.ts')).registerStart,
   pending: async () => (await import('./commands/pending.ts')).registerPending,

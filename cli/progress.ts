@@ -9,7 +9,7 @@
  */
 import { FAIL_TASK } from '../engine/asl/compile.ts';
 import type { NodeTable } from '../engine/asl/node-table.ts';
-import { ASL_ERRORS } from '../engine/asl/task-input.ts';
+import { ASL_ERRORS, JOIN_DECIDED_KEY } from '../engine/asl/task-input.ts';
 import type { AslDefinition } from '../engine/asl/types.ts';
 import type { NodeResult, ToolCallCounts } from '../engine/thread/types.ts';
 import type { NodeResultEntry } from '../functions/handlers/deps.ts';
@@ -57,6 +57,11 @@ function threadOf(envelope: unknown): string | undefined {
 }
 
 /** What a state is without a definition to read (a printer given events only): as its type says. */
+/** A join report's result that decided the join (functions/nodes/join.ts): the branch ends by design. */
+function decidedJoin(output: unknown): boolean {
+  return typeof output === 'object' && output !== null && JOIN_DECIDED_KEY in output;
+}
+
 function roleByType(event: LocalEvent): StateRole {
   const name = event.stateName ?? '';
   const shown =
@@ -176,6 +181,10 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
       return;
     }
     if (role.kind === 'join-report') {
+      if (event.type === 'StateExited' && decidedJoin(event.output)) {
+        io.stderr(`  ⇥ ${role.joinId}${where(thread, [])}: join decided\n`);
+        return;
+      }
       if (event.type !== 'StateFailed') return;
       const why =
         event.error === ASL_ERRORS.joinDecided
@@ -211,6 +220,11 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
         loopStep(role, thread, event.output, result);
         if (failed.delete(key)) break;
         const shownAt = line ?? where(thread, [time]);
+        // A report that decided its join ends the branch by design (read by type, without a definition).
+        if (decidedJoin(event.output)) {
+          io.stderr(`  ⇥ ${role.nodeId}${shownAt}: join decided\n`);
+          break;
+        }
         const calls = result?.toolCalls;
         if (calls !== undefined && calls.failed > 0) {
           io.stderr(`  ⚠ ${role.nodeId}${shownAt}: ${toolCallsFailed(calls)}\n`);

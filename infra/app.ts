@@ -16,6 +16,8 @@
  *   stepthread:otelEnvironment                             JSON object of more OTEL_* variables for them
  *   stepthread:otelLayers                                  layer ARNs for every function (an ADOT collector)
  *   stepthread:retentionDays / STEPTHREAD_RETENTION_DAYS   days an ended run is kept (default: forever)
+ *   stepthread:stdioServers                                a workflow needing a stdio MCP server (local only):
+ *                                      `skip` (default: left out, with a warning) or `refuse` (the deploy stops)
  *   stepthread:verboseBundling / STEPTHREAD_VERBOSE_BUNDLING
  *                                      `true`: esbuild reports each bundle (default: errors only)
  *
@@ -46,6 +48,13 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   if (removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`stepthread:removalPolicy must be retain or destroy, not ${removal}`);
   }
+  const stdioServers = context('stdioServers') ?? 'skip';
+  if (stdioServers !== 'skip' && stdioServers !== 'refuse') {
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      `stepthread:stdioServers must be skip or refuse, not ${stdioServers}`,
+    );
+  }
   const streaming = context('streaming') ?? 'on';
   if (!/^(on|off|true|false)$/i.test(streaming)) {
     throw new StepthreadError(
@@ -61,7 +70,7 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   const stack = new StepthreadStack(app, context('stackName') ?? env.STEPTHREAD_STACK_NAME ?? 'Stepthread', {
     description: 'stepthread: LLM-agent workflows as Step Functions state machines',
     env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
-    workflows: loadWorkflowsFromDir(dir),
+    workflows: loadWorkflowsFromDir(dir, { stdioServers }),
     expressWorkflows: (context('express') ?? '')
       .split(',')
       .map((id) => id.trim())

@@ -25,7 +25,7 @@ import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { NodeType } from '../engine/model/schema.ts';
 import { SEGMENT_PREFIX } from '../functions/stores/conversation-store.ts';
-import { ITEM_LIST_PREFIX, MAP_PREFIX } from '../functions/stores/item-lists.ts';
+import { ITEM_LIST_PREFIX, ITEM_SOURCE_PREFIX, MAP_PREFIX } from '../functions/stores/item-lists.ts';
 import { NODE_TABLE_PREFIX } from '../functions/stores/node-tables.ts';
 import { RETENTION_DAYS_ENV } from '../functions/stores/retention.ts';
 import { GSI1_NAME, TTL_ATTRIBUTE, tableDefinition } from '../functions/stores/table.ts';
@@ -651,7 +651,7 @@ export class StepthreadRuntime extends Construct {
     // Without s3:ListBucket, S3 answers a GetObject of a missing key with 403 AccessDenied instead of 404
     // NoSuchKey, and the stores could not tell a missing segment or value from a denied one. The grant
     // cannot be narrowed by an s3:prefix condition (GetObject's existence check carries no prefix), and
-    // this bucket holds nothing but segments/ and values/.
+    // this bucket holds nothing but segments/, values/ and the map/ objects of FORKs over a list.
     role.addToPolicy(
       new PolicyStatement({
         sid: 'MissingKeysAreNotFound',
@@ -664,16 +664,32 @@ export class StepthreadRuntime extends Construct {
       [segments, values],
       'Segment and value keys are content hashes known only at run time; access is limited to the segments/ and values/ prefixes of the conversation bucket.',
     );
+    // An item of a FORK over a list creates its thread on its first step, whatever its node type (or
+    // in its branch's failure report, JOIN), from two range reads of the FORK's item source.
+    const itemSources = this.bucket.arnForObjects(`${ITEM_SOURCE_PREFIX}*`);
+    role.addToPolicy(
+      new PolicyStatement({ sid: 'MapItemSources', actions: ['s3:GetObject'], resources: [itemSources] }),
+    );
+    acknowledgeWildcardResources(
+      role,
+      [itemSources],
+      'Item source keys derive from thread ids known only at run time; reads are limited to the map/sources/ prefix.',
+    );
     if (spec.type === 'FORK') {
-      // A distributed FORK over a list writes the item list its Distributed Map reads (ItemReader).
+      // A FORK over a list writes its item source, and when distributed the item list its Distributed
+      // Map reads (ItemReader).
       const itemLists = this.bucket.arnForObjects(`${ITEM_LIST_PREFIX}*`);
       role.addToPolicy(
-        new PolicyStatement({ sid: 'MapItemLists', actions: ['s3:PutObject'], resources: [itemLists] }),
+        new PolicyStatement({
+          sid: 'MapItemLists',
+          actions: ['s3:PutObject'],
+          resources: [itemSources, itemLists],
+        }),
       );
       acknowledgeWildcardResources(
         role,
         [itemLists],
-        'Item list keys derive from thread ids known only at run time; writes are limited to the map/items/ prefix.',
+        'Item list keys derive from thread ids known only at run time; writes are limited to the map/sources/ and map/items/ prefixes.',
       );
     }
   }

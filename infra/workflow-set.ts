@@ -100,7 +100,8 @@ export function addStepthreadWorkflows(stack: Stack, props: StepthreadWorkflowsP
 /**
  * CloudFormation's per-stack quotas (resources 500, outputs 200, template body 1 MB uploaded through S3)
  * with room to spare, and what one workflow adds to its stack: log group, role, role policy, state
- * machine and an output; with triggers, a dead-letter queue, its policy and one rule per trigger.
+ * machine, its version and alias, and an output; with triggers, a dead-letter queue, its policy and one
+ * rule per trigger.
  */
 export const STACK_BUDGET = { resources: 400, outputs: 150, templateBytes: 600_000 } as const;
 /** What the runtime puts in its stack (14 functions with roles, logs, ...), rounded up. */
@@ -116,7 +117,9 @@ export interface WorkflowCost {
 
 export function workflowCost(compiled: CompiledWorkflow, triggers: number): WorkflowCost {
   return {
-    resources: 4 + (triggers > 0 ? 2 + triggers : 0),
+    // The version and alias (pinning) came later: 2 more. Only an app grouped by resources (many
+    // small workflows) groups differently for them; such a group would now be over the 500 quota.
+    resources: 6 + (triggers > 0 ? 2 + triggers : 0),
     outputs: 1,
     // An estimate with a margin (JSON inside a JSON string, plus role, logs, rules). Kept as it was
     // first deployed: a different estimate would move workflows between nested stacks on redeploy,

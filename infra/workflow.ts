@@ -1,16 +1,38 @@
 /**
  * One workflow on AWS: its state machine (the compiled ASL in an Fn::Join that puts the runtime's
  * function ARN where each `${Fn_<TYPE>}` placeholder was, so user text is deployed unchanged), logging
- * and tracing, and one EventBridge
- * rule per trigger declared in the workflow file, with a dead-letter queue for failed deliveries.
+ * and tracing, the state machine version this deploy publishes and the `live` alias pointing at it
+ * (runs start on the alias: pinned), and one EventBridge rule per trigger declared in the workflow
+ * file, starting the alias, with a dead-letter queue for failed deliveries.
  */
-import { ArnFormat, type CfnResource, Duration, Fn, Names, Stack } from 'aws-cdk-lib';
-import { EventField, type EventPattern, type IEventBus, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
-import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ArnFormat, type CfnResource, Duration, Fn, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  EventField,
+  type EventPattern,
+  type IEventBus,
+  type IRuleRef,
+  type IRuleTarget,
+  Rule,
+  type RuleTargetConfig,
+  RuleTargetInput,
+} from 'aws-cdk-lib/aws-events';
+import {
+  addToDeadLetterQueueResourcePolicy,
+  bindBaseTargetConfig,
+  singletonEventRole,
+  type TargetBaseProps,
+} from 'aws-cdk-lib/aws-events-targets';
+import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  CfnStateMachineAlias,
+  CfnStateMachineVersion,
+  DefinitionBody,
+  LogLevel,
+  StateMachine,
+  StateMachineType,
+} from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { nodesAskingApproval } from '../engine/asl/compile.ts';
 import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
@@ -19,6 +41,7 @@ import { buildGraph } from '../engine/graph/build.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
 import { deployLimitProblems } from '../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
+import { STATE_MACHINE_ALIAS } from '../functions/aws/state-machine-arns.ts';
 import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
 import { type CompiledWorkflow, compileForDeploy, definitionParts } from './compile.ts';
 import { nodeTypeOfSubstitutionKey } from './handler-registry.ts';
@@ -55,6 +78,14 @@ export interface StepthreadWorkflowProps {
 export class StepthreadWorkflow extends Construct {
   readonly stateMachine: StateMachine;
   readonly stateMachineName: string;
+  /**
+   * The state machine version this deploy publishes: a new one whenever the definition (and so any
+   * function version it invokes) changed. Kept when a later deploy replaces it, so a run that
+   * continues in a new execution can still start the version it runs on.
+   */
+  readonly version: CfnStateMachineVersion;
+  /** `live`, pointed at this deploy's version: the CLI and the triggers start executions on it. */
+  readonly alias: CfnStateMachineAlias;
   readonly logGroup: LogGroup;
   readonly triggers: Rule[] = [];
   /** Receives events a trigger could not deliver (after EventBridge's retries); absent without triggers. */
@@ -143,6 +174,19 @@ export class StepthreadWorkflow extends Construct {
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
       comment: workflow.description ?? `stepthread workflow ${workflow.id} v${workflow.version}`,
+    });
+    this.version = new CfnStateMachineVersion(this, 'Version', {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      // Changes with every change of the definition (or role, logging, tracing): CloudFormation then
+      // replaces this resource, which publishes a new version; Retain keeps the one it replaces.
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
+      description: `stepthread workflow ${workflow.id} v${workflow.version}, as deployed`,
+    });
+    this.version.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.alias = new CfnStateMachineAlias(this, 'Alias', {
+      name: STATE_MACHINE_ALIAS,
+      description: 'The version of the latest deploy: new runs start here (pinned to it until they end).',
+      routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
     });
     if (definitionParts(this.compiled).some((part) => typeof part === 'string' && part.includes('${'))) {
       // `${…}` in the workflow's own text (a template literal, a prompt) is deployed literally: outside
@@ -286,7 +330,7 @@ export class StepthreadWorkflow extends Construct {
       description: trigger.description ?? `Starts ${this.stateMachineName} on matching events.`,
       eventPattern: toCdkEventPattern(trigger.eventPattern),
       targets: [
-        new SfnStateMachine(this.stateMachine, {
+        new LiveAliasTarget(this.stateMachine, this.alias.attrArn, {
           // The START task reads the run's input from `input`; the whole event becomes it.
           input: RuleTargetInput.fromObject({ input: EventField.fromPath('$') }),
           deadLetterQueue: dlq,
@@ -295,6 +339,35 @@ export class StepthreadWorkflow extends Construct {
         }),
       ],
     });
+  }
+}
+
+/**
+ * A rule target that starts executions on the state machine's alias (aws-events-targets'
+ * SfnStateMachine, aimed at the alias). IAM authorises StartExecution on an alias or version against
+ * the state machine's own, unqualified ARN, so that is what the rule's role is granted.
+ */
+class LiveAliasTarget implements IRuleTarget {
+  private readonly role: IRole;
+
+  constructor(
+    private readonly machine: StateMachine,
+    private readonly aliasArn: string,
+    private readonly props: TargetBaseProps & { readonly input: RuleTargetInput },
+  ) {
+    this.role = singletonEventRole(machine);
+    machine.grantStartExecution(this.role);
+  }
+
+  bind(rule: IRuleRef): RuleTargetConfig {
+    if (this.props.deadLetterQueue) addToDeadLetterQueueResourcePolicy(rule, this.props.deadLetterQueue);
+    return {
+      ...bindBaseTargetConfig(this.props),
+      arn: this.aliasArn,
+      role: this.role,
+      input: this.props.input,
+      targetResource: this.machine,
+    };
   }
 }
 

@@ -158,8 +158,8 @@ describe.each(documents)('%s', (document) => {
   const steps = stepsOf(markdown);
   // Ids a command prints, for the commands after it that show an id: `<executionId>` or an id of the
   // same shape stands for the execution the document ran last, `<threadId>` for its thread, and
-  // `<copyId>` for the thread `copy` printed last.
-  const last: { execution?: string; thread?: string; copy?: string } = {};
+  // `<copyId>` for the thread `copy` printed last, `<sourceId>` for the thread that copy was made of.
+  const last: { execution?: string; thread?: string; copy?: string; source?: string } = {};
   const withIds = (line: string) => {
     const need = (id: string | undefined, what: string) => {
       if (id === undefined)
@@ -171,11 +171,15 @@ describe.each(documents)('%s', (document) => {
         need(last.execution, 'an execution'),
       )
       .replace(/<threadId>|\bt-[0-9a-f]{32}\b/g, () => need(last.thread, 'a thread'))
-      .replace(/<copyId>/g, () => need(last.copy, 'a copy'));
+      .replace(/<copyId>/g, () => need(last.copy, 'a copy'))
+      .replace(/<sourceId>/g, () => need(last.source, "a copy's source"));
   };
   const remember = (args: string[], out: string) => {
     const thread = out.match(THREAD_ID)?.[0];
-    if (args[0] === 'copy') last.copy = thread;
+    if (args[0] === 'copy') {
+      last.copy = thread;
+      last.source = args[1];
+    }
     if (args[0] !== 'run' && args[0] !== 'resume') return;
     last.execution = out.match(UUID)?.[0] ?? last.execution;
     last.thread = thread ?? last.thread;

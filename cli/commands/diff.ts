@@ -1,6 +1,6 @@
 /**
  * `stepthread diff <threadA> <threadB> [--json]`: two runs side by side. Their steps are aligned by
- * node and occurrence (cli/thread-diff.ts); the report says where they part, which node outputs
+ * node and occurrence (engine/thread/step-alignment.ts); the report says where they part, which node outputs
  * differ (both values), which variables differ at the end, their final outputs, and per side its
  * steps, status, tokens, cost and duration. A copy against its source (or two copies of one thread)
  * compares the steps after the copy point: the steps before it are the same records on both sides.
@@ -9,12 +9,22 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import {
+  type AlignedStep,
+  alignByOccurrence,
+  differingSteps,
+  partingOf,
+  type Segment,
+  type StepDigest,
+  sharedPositions,
+} from '../../engine/thread/step-alignment.ts';
 import type { ModelUsage, Thread } from '../../engine/thread/types.ts';
 import { commandLine } from '../../functions/local/interaction-hints.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { contentHash } from '../../functions/stores/canonical-json.ts';
 import { copySourceOf, type StepRecord } from '../../functions/stores/thread-store.ts';
 import { hydrateAll } from '../../functions/stores/value-store.ts';
+import type { DiffReport, DiffSide, DiffStep, ForkDiff, KeptStep } from '../diff-report.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   commandForm,
@@ -24,91 +34,16 @@ import {
   storeArguments,
   withStores,
 } from '../local-session.ts';
-import { addUsage, formatUsd, type RunCost, runCostOf } from '../run-cost.ts';
-import {
-  type AlignedStep,
-  alignByOccurrence,
-  differingSteps,
-  type Parting,
-  partingOf,
-  type Segment,
-  type StepDigest,
-  sharedPositions,
-} from '../thread-diff.ts';
+import { addUsage, formatUsd, runCostOf } from '../run-cost.ts';
 import { INSPECT_MAX_READ_BYTES, previewValue } from './inspect.ts';
+
+export type { DiffReport, DiffSide, DiffStep, ForkDiff, KeptStep };
 
 export interface DiffOptions extends DataDirOption {
   json?: boolean;
 }
 
 type Runtime = ReturnType<typeof createLocalRuntime>;
-
-/** One side: what it is, how it ended, and what it spent. */
-export interface DiffSide {
-  threadId: string;
-  executionId?: string;
-  workflowId: string;
-  status: string;
-  /** Steps in its history (a copy's counts its source's up to the copy). */
-  steps: number;
-  /** A copy: its source and the source's steps it holds. */
-  copiedFrom?: string;
-  copiedAtStep?: number;
-  startTime: string;
-  endTime?: string;
-  durationMs?: number;
-  /** Tokens and cost: its run's (the spend of the run it is the root of), else the sum of its steps'. */
-  cost: Pick<RunCost, 'modelCalls' | 'inputTokens' | 'outputTokens' | 'tokens' | 'costUsd' | 'unpricedCalls'>;
-}
-
-/** A step of one side as a difference shows it. */
-export interface DiffStep {
-  step: number;
-  position: number;
-  nodeId: string;
-  nodeType: string;
-  status: string;
-  /** Absent when the node gave none; one over 1 MB stays its reference. */
-  output?: unknown;
-}
-
-export interface DiffReport {
-  a: DiffSide;
-  b: DiffSide;
-  /** Positions both histories share as the same records (a copy against its source: the copy point). */
-  sharedSteps: number;
-  /** The last position before they part (or the last compared, when they do not), and its node. */
-  sameUpTo: { position: number; nodeId: string } | null;
-  /** Where they part; null when every aligned step is the same. */
-  partsAt: {
-    reason: Parting['reason'];
-    position: number;
-    a: (DiffStep & { occurrence: number }) | null;
-    b: (DiffStep & { occurrence: number }) | null;
-  } | null;
-  /** Aligned steps (node, occurrence) whose output or status differ, or that one side lacks (null). */
-  outputs: { nodeId: string; occurrence: number; a: DiffStep | null; b: DiffStep | null }[];
-  /** How many more differing steps there are than `outputs` lists. */
-  outputsNotShown?: number;
-  /** Variables whose final values differ: `scope` and `name` (a loop or subgraph scope as a whole). */
-  variables: { scope: string; name: string; a?: unknown; b?: unknown }[];
-  final: { same: boolean; a?: unknown; b?: unknown };
-  /**
-   * The fork children (fork paths, list items) of each side, paired by forkPathId (`path`, or
-   * `path[i]` for a list's item i) and occurrence, each with its own diff; null on a side without it.
-   */
-  forks: ForkDiff[];
-}
-
-export interface ForkDiff {
-  forkPathId: string;
-  occurrence: number;
-  a: string | null;
-  b: string | null;
-  /** Both sides' children alike: no step, variable or output differs (nor any of their own children). */
-  same: boolean;
-  diff?: Omit<DiffReport, 'a' | 'b'>;
-}
 
 /** Step records read per Query while digesting a history. */
 const PAGE_STEPS = 200;
@@ -161,13 +96,18 @@ function hashOf(status: string, output: unknown): string {
   return contentHash({ status, output: compared ?? null });
 }
 
-/** Each step after position `from`, as a digest (a page of records at a time), and its model usage summed. */
+/**
+ * Each step after position `from`, as a digest (a page of records at a time), and its model usage
+ * summed; with `keep`, the first `keep` steps' outputs and durations too (the console's Compare view).
+ */
 async function digestsOf(
   runtime: Runtime,
   segments: readonly Segment[],
   after: number,
-): Promise<{ digests: StepDigest[]; usage: ModelUsage | undefined }> {
+  keep = 0,
+): Promise<{ digests: StepDigest[]; usage: ModelUsage | undefined; kept: KeptStep[] }> {
   const digests: StepDigest[] = [];
+  const kept: KeptStep[] = [];
   let usage: ModelUsage | undefined;
   let start = 0;
   for (const segment of segments) {
@@ -187,12 +127,19 @@ async function digestsOf(
           threadId: segment.threadId,
           hash: hashOf(result.status, outputs[i]),
         });
+        if (kept.length < keep) {
+          kept.push({
+            ...(outputs[i] === undefined ? {} : { output: outputs[i] }),
+            ...(result.error ? { error: result.error } : {}),
+            durationMs: Date.parse(result.endedAt) - Date.parse(result.startedAt),
+          });
+        }
         if (result.usage) usage = addUsage(usage, result.usage);
       }
     }
     start += segment.steps;
   }
-  return { digests, usage };
+  return { digests, usage, kept };
 }
 
 /** The records' outputs read back from the value store (one parallel round; over 1 MB stays a reference). */
@@ -298,13 +245,29 @@ function variableDifferences(a: Thread, b: Thread): DiffReport['variables'] {
   });
 }
 
-/** The diff of threads (or executions' root threads) `idA` and `idB`. */
-export async function buildDiffReport(
+/** Two threads' histories after the steps they share, digested. */
+export interface ComparedHistories {
+  threadA: Thread;
+  threadB: Thread;
+  segmentsA: Segment[];
+  segmentsB: Segment[];
+  /** Leading positions both share as the same records. */
+  shared: number;
+  a: Awaited<ReturnType<typeof digestsOf>>;
+  b: Awaited<ReturnType<typeof digestsOf>>;
+}
+
+/**
+ * Reads and digests two threads (or executions' root threads) for a diff; `keep` steps of each side
+ * keep their outputs too.
+ */
+export async function compareHistories(
   runtime: Runtime,
   idA: string,
   idB: string,
   runsCommand = 'stepthread runs',
-): Promise<DiffReport> {
+  keep = 0,
+): Promise<ComparedHistories> {
   const [threadA, threadB] = [
     await threadOf(runtime, idA, runsCommand),
     await threadOf(runtime, idB, runsCommand),
@@ -312,7 +275,30 @@ export async function buildDiffReport(
   const segmentsA = await segmentsOf(runtime, threadA, threadA.step ?? 0);
   const segmentsB = await segmentsOf(runtime, threadB, threadB.step ?? 0);
   const shared = sharedPositions(segmentsA, segmentsB);
-  const [a, b] = [await digestsOf(runtime, segmentsA, shared), await digestsOf(runtime, segmentsB, shared)];
+  const [a, b] = [
+    await digestsOf(runtime, segmentsA, shared, keep),
+    await digestsOf(runtime, segmentsB, shared, keep),
+  ];
+  return { threadA, threadB, segmentsA, segmentsB, shared, a, b };
+}
+
+/** The diff of threads (or executions' root threads) `idA` and `idB`. */
+export async function buildDiffReport(
+  runtime: Runtime,
+  idA: string,
+  idB: string,
+  runsCommand = 'stepthread runs',
+): Promise<DiffReport> {
+  return diffReportOf(runtime, await compareHistories(runtime, idA, idB, runsCommand), runsCommand);
+}
+
+/** The diff report of two histories read by compareHistories. */
+export async function diffReportOf(
+  runtime: Runtime,
+  histories: ComparedHistories,
+  runsCommand = 'stepthread runs',
+): Promise<DiffReport> {
+  const { threadA, threadB, segmentsA, segmentsB, shared, a, b } = histories;
   const length = (segments: readonly Segment[]) => segments.reduce((sum, s) => sum + s.steps, 0);
   const parting = partingOf(a.digests, b.digests);
   const differing = differingSteps(alignByOccurrence(a.digests, b.digests));

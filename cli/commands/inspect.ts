@@ -11,6 +11,7 @@ import { StepthreadError } from '../../engine/errors.ts';
 import type { NodeStartedEvent, StepthreadEvent } from '../../engine/events.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { copyEditsOf, type RecordedCopyEdit } from '../../engine/thread/copy-edits.ts';
+import { describeWorkflowEdit } from '../../engine/thread/copy-workflow-edits.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { ExecutionHistoryEntry, ModelUsage, NodeLogs, Thread } from '../../engine/thread/types.ts';
 import {
@@ -31,6 +32,11 @@ import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { executionChain, runsIn, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
+import {
+  createStoredBytesReader,
+  type StoredBytes,
+  type StoredBytesReader,
+} from '../../functions/stores/stored-bytes.ts';
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
@@ -57,6 +63,7 @@ import {
   type StepSelection,
 } from '../step-window.ts';
 import { inForkOrder, pathOrderOf } from '../thread-order.ts';
+import { formatBytes } from './prune.ts';
 
 export interface InspectOptions extends DataDirOption {
   json?: boolean;
@@ -68,6 +75,8 @@ export interface InspectOptions extends DataDirOption {
   allConversations?: boolean;
   /** `all`, or a range of steps (`100-200`); by default the first and last ones (step-window.ts). */
   steps?: string;
+  /** Each thread's stored bytes (`--bytes`): reads every item of each thread. */
+  bytes?: boolean;
 }
 
 /** The steps of a thread that a report leaves out (`--steps`), and how to see them. */
@@ -144,6 +153,11 @@ export interface ThreadReport {
   stepsNotShown?: StepsNotShown;
   children: string[];
   messageCount: number;
+  /**
+   * What the thread keeps stored: its DynamoDB items as DynamoDB bills storage, and the S3 objects
+   * it owns (shared ones count for the thread that wrote them: functions/stores/stored-bytes.ts).
+   */
+  storedBytes?: StoredBytes;
 }
 
 export interface InspectReport {
@@ -153,6 +167,11 @@ export interface InspectReport {
   /** The command that resumes an interrupted run. */
   resume?: string;
   rootThreadId?: string;
+  /**
+   * A deployed execution: the state machine version it runs (pinned from its start), as Step
+   * Functions describes it; absent locally and for one started on the state machine itself.
+   */
+  stateMachineVersion?: number;
   /** A run that continued in new executions (continue-as-new): all of them, first to last. */
   executions?: { executionId: string; status: string }[];
   /** What the whole run spent (all its threads and executions), and its budget. */
@@ -505,6 +524,8 @@ export async function buildInspectReport(
   hints?: CommandHints,
   steps: StepSelection = 'all',
   shown: ConversationChoice = {},
+  /** `storedBytes`: each thread's (`--bytes`), read through this reader (each thread's items whole). */
+  extra: { readonly storedBytes?: StoredBytesReader } = {},
 ): Promise<InspectReport> {
   const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
@@ -556,6 +577,7 @@ export async function buildInspectReport(
     const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
+  const stored = await extra.storedBytes?.storedBytes(threads);
   const interruptedId =
     execution && hints?.localRuns
       ? await interruptedExecutionId(runtime, hints.localRuns, execution)
@@ -600,8 +622,10 @@ export async function buildInspectReport(
         open.get(thread.id) ?? [],
         (interaction) => answerCommand(interaction, form, interrupted),
       );
+      const storedBytes = stored?.get(thread.id);
+      const withBytes = storedBytes ? { ...report, storedBytes } : report;
       // Its process gone, a thread it left in progress goes no further until resumed.
-      return resume && IN_PROGRESS.has(report.status) ? { ...report, status: 'INTERRUPTED' } : report;
+      return resume && IN_PROGRESS.has(report.status) ? { ...withBytes, status: 'INTERRUPTED' } : withBytes;
     }),
     conversation: shownConversation(focus.id, conversations.get(focus.id) ?? [], shown.last),
     ...(shown.all
@@ -695,8 +719,9 @@ export function printReport(
   conversations = true,
 ): void {
   if (report.executionId) {
+    const version = report.stateMachineVersion === undefined ? '' : `  version ${report.stateMachineVersion}`;
     io.stdout(
-      `execution ${report.executionId}  ${report.executionStatus}  root thread ${report.rootThreadId}\n`,
+      `execution ${report.executionId}  ${report.executionStatus}${version}  root thread ${report.rootThreadId}\n`,
     );
   }
   if (report.resume) io.stdout(`  its process is gone; resume with: ${report.resume}\n`);
@@ -742,6 +767,7 @@ export function printReport(
     printNotShown(thread.nodes.length);
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
+    if (thread.storedBytes) io.stdout(`  ${storedBytesLine(thread.storedBytes)}\n`);
     if (thread.input !== undefined) io.stdout(`  input: ${previewValue(thread.input)}\n`);
     for (const [scope, values] of Object.entries(thread.variables ?? {})) {
       for (const [name, value] of Object.entries(values as object)) {
@@ -775,6 +801,13 @@ export function printReport(
       );
     }
   }
+}
+
+/** `stored 12.4 KB: 31 items (10.2 KB) in DynamoDB, 3 objects (2.2 KB) in S3`. */
+export function storedBytesLine(stored: StoredBytes): string {
+  const items = `${stored.items} item${stored.items === 1 ? '' : 's'}`;
+  const objects = `${stored.objects} object${stored.objects === 1 ? '' : 's'}`;
+  return `stored ${formatBytes(stored.bytes)}: ${items} (${formatBytes(stored.itemBytes)}) in DynamoDB, ${objects} (${formatBytes(stored.objectBytes)}) in S3`;
 }
 
 /** `conversation of <thread>` (with the fork path it runs), a line for the messages left out, then the messages. */
@@ -846,7 +879,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
       const form = commandForm(io, storeArguments(options));
-      const report = await buildInspectReport(
+      const built = await buildInspectReport(
         runtime,
         id,
         {
@@ -857,7 +890,9 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         },
         steps,
         { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
+        options.bytes ? { storedBytes: createStoredBytesReader(session.clients, session.clients) } : {},
       );
+      const report = session.dataDir === undefined ? await withVersion(built, options, io) : built;
       if (options.json) {
         const { conversation, ...rest } = report;
         io.stdout(`${JSON.stringify(showConversation ? report : rest, null, 2)}\n`);
@@ -867,6 +902,43 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
       return EXIT.ok;
     },
   );
+}
+
+/**
+ * A deployed execution's report with the state machine version it runs (DescribeExecution, which the
+ * operator policy allows); unchanged when Step Functions cannot say (an endpoint without it).
+ */
+async function withVersion(
+  report: InspectReport,
+  options: InspectOptions,
+  io: CliIo,
+): Promise<InspectReport> {
+  if (!report.executionId?.startsWith('arn:')) return report;
+  const [{ deployedSfn }, { describeDeployedExecution }] = await Promise.all([
+    import('./start.ts'),
+    import('../deployed/step-functions.ts'),
+  ]);
+  // `--stack` alone means AWS itself, as for the other commands.
+  const env = io.env ?? process.env;
+  const sfn = deployedSfn(
+    options.stack === undefined ? io : { ...io, env: { STEPTHREAD_TARGET: 'aws', ...env } },
+    {},
+  );
+  if (sfn === undefined) return report;
+  try {
+    const described = await describeDeployedExecution(sfn, report.executionId);
+    const version = described?.stateMachineVersion;
+    if (version === undefined) return report;
+    const { executionId, executionStatus, ...rest } = report;
+    return {
+      executionId,
+      ...(executionStatus ? { executionStatus } : {}),
+      stateMachineVersion: version,
+      ...rest,
+    };
+  } catch {
+    return report;
+  }
 }
 
 export function registerInspect(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -884,6 +956,10 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
       '--all-conversations',
       "show every thread's conversation (fork branches and list items), not only the one inspected",
     )
+    .option(
+      '--bytes',
+      "show each thread's stored bytes: its DynamoDB items and the S3 objects it owns (reads all of its items)",
+    )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .option('--stack <name>', STACK_OPTION_HELP)
@@ -893,10 +969,18 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     });
 }
 
-/** One edit a copy was made with, as `copy --set` or `--input` would give it (long values cut). */
+/**
+ * One edit a copy was made with, as `copy --set`, `--input`, `--node-config` or `--profile` would give
+ * it (long values cut).
+ */
 function editLine(edit: RecordedCopyEdit): string {
   const json = JSON.stringify(edit.value) ?? 'undefined';
   const value = json.length > 120 ? `${json.slice(0, 119)}…` : json;
-  const what = edit.kind === 'input' ? `input = ${value}` : `${edit.scope} variable ${edit.name} = ${value}`;
+  const what =
+    edit.kind === 'input'
+      ? `input = ${value}`
+      : edit.kind === 'variable'
+        ? `${edit.scope} variable ${edit.name} = ${value}`
+        : `${describeWorkflowEdit(edit)} = ${value}`;
   return `edited before its first step: ${visible(what)} (${edit.at})`;
 }

@@ -11,6 +11,7 @@ import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import { workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import { commandLine, resumeCommand, waitingMessage } from '../../functions/local/interaction-hints.ts';
 import type { LocalRunRecord } from '../../functions/local/run-registry.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
@@ -216,14 +217,16 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
           });
         }
         const startNodeId = runnableStartOf(thread);
-        const prepared = runtime.prepare(loaded.workflow, { startNodeId });
+        // A copy made with node config or profile edits runs the workflow with them.
+        const workflow = workflowForThread(loaded.workflow, thread);
+        const prepared = runtime.prepare(workflow, { startNodeId });
         if (!options.json) io.stderr(`running thread ${thread.id} from node ${startNodeId}\n`);
         const newExecutionId = randomUUID();
         const held = await startedRun(session, io, {
           ...(answers.data === undefined ? {} : { answers: answers.data }),
           executionId: newExecutionId,
           threadId: thread.id,
-          workflow: loaded.workflow,
+          workflow,
           file,
           continueAfterEvents: threshold.value ?? DEFAULT_CONTINUE_AFTER_EVENTS,
         });
@@ -430,13 +433,18 @@ export async function resumeExecution(
         };
   const workflowFile = file === undefined ? local?.file : resolve(io.cwd ?? process.cwd(), file);
   if (workflowFile !== undefined) runOptions = { ...runOptions, workflowDir: dirname(workflowFile) };
-  const workflow = given ?? details.workflow;
-  if (workflow === undefined) {
+  const baseWorkflow = given ?? details.workflow;
+  if (baseWorkflow === undefined) {
     throw new StepthreadError(
       'RUN_NOT_RESUMABLE',
       `execution ${plan.executionId} has no local record of its workflow; resume it with --workflow <file>`,
     );
   }
+  // A copy made with node config or profile edits goes on with them, whichever workflow was given.
+  const { thread: root } = await runtime.stores.threads.getThread(plan.rootThreadId).catch(() => ({
+    thread: undefined,
+  }));
+  const workflow = root === undefined ? baseWorkflow : workflowForThread(baseWorkflow, root);
   // Before the run is recorded again: a refused resume must leave its recorded workflow as it was.
   const { refuseOtherWorkflow } = await runtimeModule();
   refuseOtherWorkflow(executionId, plan, workflow.id);

@@ -13,6 +13,7 @@ import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { createSpendStore } from '../../functions/stores/spend-store.ts';
+import { tableLines } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   commandForm,
@@ -60,6 +61,8 @@ export interface RunsJsonEntry {
   /** Deployed: how Step Functions sees the execution, and its page in the Step Functions console. */
   stepFunctionsStatus?: string;
   consoleUrl?: string;
+  /** Deployed: the state machine version the execution runs (pinned to it from its start). */
+  stateMachineVersion?: number;
   /** `--json`: what the whole run spent (every thread and execution of it) and its budget. */
   cost?: RunCost;
 }
@@ -104,24 +107,30 @@ export function printRuns(entries: readonly RunsJsonEntry[], json: boolean | und
     io.stdout('no runs\n');
     return;
   }
+  // A deployed stack's executions run pinned state machine versions: the column says which.
+  const versioned = entries.some((run) => run.stateMachineVersion !== undefined);
   const rows = entries.map((run) => [
     run.executionId,
     run.workflowId,
+    ...(versioned ? [run.stateMachineVersion === undefined ? '-' : String(run.stateMachineVersion)] : []),
     run.status,
     run.startTime,
     formatDuration(run.durationMs),
     run.rootThreadId ?? '-',
   ]);
-  const header = ['EXECUTION', 'WORKFLOW', 'STATUS', 'STARTED', 'DURATION', 'ROOT THREAD'];
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `${cells
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd()}\n`;
-  io.stdout(line(header));
-  for (const [i, row] of rows.entries()) {
-    io.stdout(line(row));
+  const header = [
+    'EXECUTION',
+    'WORKFLOW',
+    ...(versioned ? ['VERSION'] : []),
+    'STATUS',
+    'STARTED',
+    'DURATION',
+    'ROOT THREAD',
+  ];
+  const [headerLine, ...lines] = tableLines(header, rows);
+  io.stdout(headerLine!);
+  for (const [i, line] of lines.entries()) {
+    io.stdout(line);
     const { resume, continuedFrom, continuedAs } = entries[i]!;
     if (resume) io.stdout(`  ↳ resume with: ${resume}\n`);
     if (continuedFrom) io.stdout(`  ↳ continues ${continuedFrom}\n`);

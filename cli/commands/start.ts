@@ -18,8 +18,10 @@ import {
   resolveAwsTarget,
   resolveResourceNames,
 } from '../../functions/aws/clients.ts';
+import { unqualifiedStateMachineArn } from '../../functions/aws/state-machine-arns.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
+import { startOnLiveAlias } from '../deployed/step-functions.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -83,9 +85,9 @@ export async function stateMachineArnOf(
   return undefined;
 }
 
-/** arn:…:stateMachine:<name> → arn:…:execution:<name>:<executionName>. */
+/** arn:…:stateMachine:<name>[:<version or alias>] → arn:…:execution:<name>:<executionName>. */
 export function executionArnOf(stateMachineArn: string, executionName: string): string {
-  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
+  return `${unqualifiedStateMachineArn(stateMachineArn).replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 
 /**
@@ -173,9 +175,12 @@ export async function runStart(
       ...(budget.value === undefined ? {} : { budget: budget.value }),
     });
     try {
-      const started = (await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
-        executionArn?: string;
-      };
+      // A workflow id starts on its `live` alias (pinned to the latest deploy's version); an ARN as given.
+      const started = workflowOrArn.startsWith('arn:')
+        ? ((await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: body }))) as {
+            executionArn?: string;
+          })
+        : await startOnLiveAlias(sfn, { stateMachineArn, name, input: body });
       io.stdout(`${started.executionArn ?? executionArnOf(stateMachineArn, name)}\n`);
       if (await isExpress(sfn, stateMachineArn)) {
         io.stderr(

@@ -36,6 +36,8 @@ export interface StepFunctionsView {
   cause?: string;
   /** Its page in the Step Functions console. */
   consoleUrl?: string;
+  /** The state machine version it runs (pinned from its start), when it started on an alias or version. */
+  stateMachineVersion?: number;
   /** Each state entered, newest 1,000 history events' worth, in order. */
   states: StateRun[];
   /** False when the history holds older states than those listed. */

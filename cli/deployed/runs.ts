@@ -8,6 +8,7 @@
  * with the table's size (no Scan).
  */
 import { ListExecutionsCommand, type ListExecutionsCommandOutput } from '@aws-sdk/client-sfn';
+import { stateMachineVersionOf } from '../../functions/aws/state-machine-arns.ts';
 import type {
   ExecutionIndex,
   ExecutionRecord,
@@ -39,6 +40,8 @@ export interface DeployedRun {
   readonly continuedFrom?: string;
   readonly continuedAs?: string;
   readonly consoleUrl?: string;
+  /** The state machine version the execution runs (started on the `live` alias or a version). */
+  readonly stateMachineVersion?: number;
 }
 
 /** Statuses after which the table's record says all there is to say about the run. */
@@ -175,6 +178,7 @@ function deployedRunOf(
   // The table's end time when it recorded the end before Step Functions finished the execution.
   const endTime = item.stopDate ? isoOf(item.stopDate) : status === 'RUNNING' ? undefined : record?.endTime;
   const consoleUrl = stepFunctionsConsoleUrl(executionId);
+  const version = stateMachineVersionOf(item.stateMachineVersionArn);
   return {
     executionId,
     workflowId: record?.workflowId ?? machine.workflowId,
@@ -186,5 +190,6 @@ function deployedRunOf(
     ...(record?.continuedFrom ? { continuedFrom: record.continuedFrom } : {}),
     ...(record?.continuedAs ? { continuedAs: record.continuedAs } : {}),
     ...(consoleUrl ? { consoleUrl } : {}),
+    ...(version === undefined ? {} : { stateMachineVersion: version }),
   };
 }

@@ -10,7 +10,9 @@ import {
   type DescribeExecutionCommandOutput,
   ListStateMachinesCommand,
   type ListStateMachinesCommandOutput,
+  StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { liveAliasArn, stateMachineVersionOf } from '../../functions/aws/state-machine-arns.ts';
 import type { SfnLike } from '../commands/start.ts';
 import { isSfnExecutionStatus, type SfnExecutionStatus } from './sfn-statuses.ts';
 
@@ -24,6 +26,10 @@ export interface DeployedStateMachine {
 export interface DescribedExecution {
   readonly executionArn: string;
   readonly stateMachineArn: string;
+  /** The state machine version it runs (pinned), when it started on a version or an alias. */
+  readonly stateMachineVersion?: number;
+  /** The alias it started on (`live` for `start` and the triggers). */
+  readonly stateMachineAliasArn?: string;
   readonly status: SfnExecutionStatus;
   readonly startDate: string;
   readonly stopDate?: string;
@@ -97,9 +103,12 @@ export async function describeDeployedExecution(
     throw error;
   }
   if (!described?.executionArn || !described.stateMachineArn || !described.startDate) return undefined;
+  const version = stateMachineVersionOf(described.stateMachineVersionArn);
   return {
     executionArn: described.executionArn,
     stateMachineArn: described.stateMachineArn,
+    ...(version === undefined ? {} : { stateMachineVersion: version }),
+    ...(described.stateMachineAliasArn ? { stateMachineAliasArn: described.stateMachineAliasArn } : {}),
     status: isSfnExecutionStatus(described.status) ? described.status : 'RUNNING',
     startDate: isoOf(described.startDate),
     ...(described.stopDate ? { stopDate: isoOf(described.stopDate) } : {}),
@@ -108,6 +117,30 @@ export async function describeDeployedExecution(
     ...(described.error === undefined ? {} : { error: described.error }),
     ...(described.cause === undefined ? {} : { cause: described.cause }),
   };
+}
+
+/** Errors StartExecution answers a state machine without the alias with (deployed before pinning). */
+const NO_ALIAS_ERRORS = new Set(['StateMachineDoesNotExist', 'ResourceNotFound']);
+
+/**
+ * StartExecution on the workflow's `live` alias, so the run is pinned to the version of the latest
+ * deploy until it ends; on the state machine itself when it has no such alias (a stack deployed before
+ * pinning). `stateMachineArn` is the unqualified ARN.
+ */
+export async function startOnLiveAlias(
+  sfn: SfnLike,
+  request: { stateMachineArn: string; name: string; input: string },
+): Promise<{ executionArn?: string }> {
+  const start = (stateMachineArn: string) =>
+    sfn.send(new StartExecutionCommand({ ...request, stateMachineArn })) as Promise<{
+      executionArn?: string;
+    }>;
+  try {
+    return await start(liveAliasArn(request.stateMachineArn));
+  } catch (error) {
+    if (!NO_ALIAS_ERRORS.has((error as { name?: string }).name ?? '')) throw error;
+    return start(request.stateMachineArn);
+  }
 }
 
 /** The SDK gives dates as Date; a stub may give strings. */

@@ -61,6 +61,9 @@ export async function stepFunctionsViewOf(
       ...(described.error === undefined ? {} : { error: described.error }),
       ...(described.cause === undefined ? {} : { cause: described.cause }),
       ...(consoleUrl ? { consoleUrl } : {}),
+      ...(described.stateMachineVersion === undefined
+        ? {}
+        : { stateMachineVersion: described.stateMachineVersion }),
       states: stateRunsOf(history.events, nodeOfState, described.status),
       historyComplete: history.complete,
     },

@@ -10,13 +10,13 @@ import { existsSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, resolve, sep } from 'node:path';
-import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
 import { type CodedError, type ErrorCode, StepthreadError } from '../../engine/errors.ts';
 import { buildGraph } from '../../engine/graph/build.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../../engine/model/json-values.ts';
 import type { Message, Workflow } from '../../engine/model/schema.ts';
-import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { type CopyEdit, copyEditsOf } from '../../engine/thread/copy-edits.ts';
+import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
 import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
@@ -28,17 +28,32 @@ import {
   resumeCommand,
 } from '../../functions/local/interaction-hints.ts';
 import { AnsweredElsewhere } from '../../functions/local/offered-replies.ts';
-import { detailsOfRun, getLocalRun, recordLocalRun, runnerGone } from '../../functions/local/run-registry.ts';
-import { createLocalRuntime, type LocalRuntime, runnableStartOf } from '../../functions/local/runtime.ts';
+import {
+  detailsOfRun,
+  executionBusy,
+  getLocalRun,
+  isRunnerAlive,
+  latestLocalRun,
+  recordLocalRun,
+  runnerGone,
+} from '../../functions/local/run-registry.ts';
+import {
+  createLocalRuntime,
+  type LocalRuntime,
+  refuseOtherWorkflow,
+  runnableStartOf,
+} from '../../functions/local/runtime.ts';
 import type { LocalEvent } from '../../functions/local/state-machine.ts';
 import { forkStepOfJoinKey, rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { answerFor, type InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import { executionChain, threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { ExecutionRecord } from '../../functions/stores/execution-index.ts';
 import { type Interaction, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
+import { fileAnswers, firstAnswer } from '../answers.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { type CancelJson, cancelJsonOf, stopDeployedExecution } from '../commands/cancel.ts';
 import type { NodeRun } from '../commands/inspect.ts';
@@ -52,6 +67,7 @@ import {
   type DescribedExecution,
   deployedStateMachines,
   describeDeployedExecution,
+  startOnLiveAlias,
   stepFunctionsConsoleUrl,
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
@@ -65,6 +81,7 @@ import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts'
 import { createRemoteReplies, type ReplyWatch } from './remote-replies.ts';
 import { createStreamingReplies } from './streaming-replies.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
+import { comparisonOf, stepInputOf } from './workbench-reads.ts';
 
 export { stepFunctionsConsoleUrl };
 
@@ -226,11 +243,13 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   NODE_NOT_FOUND: 400,
   COPY_POINT_NOT_FOUND: 400,
   COPY_POINT_IN_FORK_BRANCH: 400,
-  // A copy's edits (`set`, `input`) that the workflow refuses.
+  // A copy's edits (`set`, `input`, `nodeConfig`, `profile`) that the workflow refuses (a refused
+  // workflow edit is a 400 whatever its code: see httpStatusOf).
   INVALID_COPY_EDIT: 400,
   UNKNOWN_VARIABLE_REFERENCE: 400,
   INVALID_VARIABLE: 400,
   INPUT_INVALID: 400,
+  COPY_EDIT_NOT_DEPLOYABLE: 400,
   INVALID_INTERACTION_ANSWER: 400,
   INTERACTION_ALREADY_ANSWERED: 409,
   INTERACTION_NOT_DELIVERED: 409,
@@ -238,13 +257,18 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INVALID_STATUS_TRANSITION: 409,
   RUN_ALREADY_ENDED: 409,
   RUN_CANCELLED: 409,
+  RUN_NOT_RESUMABLE: 409,
+  EXECUTION_BUSY: 409,
   INVALID_STATE_MACHINE: 409,
   INVALID_TASK_INPUT: 409,
 };
 
-/** A copy request's edits: `set` (variable name → JSON value) and `input` (an object). */
+/**
+ * A copy request's edits: `set` (variable name → JSON value), `input` (an object), `profile` (profile
+ * id → the whole profile) and `nodeConfig` (node id → config key → JSON value).
+ */
 function copyEditsOfBody(body: Record<string, unknown>): CopyEdit[] {
-  const { set, input } = body;
+  const { set, input, profile, nodeConfig } = body;
   if (set !== undefined && !isRecord(set)) {
     throw new ApiError(400, 'INVALID_COPY_EDIT', '"set" must be an object of variable names to values');
   }
@@ -257,6 +281,29 @@ function copyEditsOfBody(body: Record<string, unknown>): CopyEdit[] {
     value,
   }));
   if (input !== undefined) edits.push({ kind: 'input', value: input });
+  if (profile !== undefined && !isRecord(profile)) {
+    throw new ApiError(400, 'INVALID_COPY_EDIT', '"profile" must be an object of profile ids to profiles');
+  }
+  for (const [profileId, value] of Object.entries(profile ?? {})) {
+    edits.push({ kind: 'profile', profileId, value });
+  }
+  if (nodeConfig !== undefined && !isRecord(nodeConfig)) {
+    throw new ApiError(
+      400,
+      'INVALID_COPY_EDIT',
+      '"nodeConfig" must be an object of node ids to objects of config keys to values',
+    );
+  }
+  for (const [nodeId, config] of Object.entries(nodeConfig ?? {})) {
+    if (!isRecord(config)) {
+      throw new ApiError(
+        400,
+        'INVALID_COPY_EDIT',
+        `"nodeConfig"."${nodeId}" must be an object of config keys to values`,
+      );
+    }
+    for (const [key, value] of Object.entries(config)) edits.push({ kind: 'nodeConfig', nodeId, key, value });
+  }
   return edits;
 }
 
@@ -266,6 +313,10 @@ function httpStatusOf(error: unknown): { status: number; body: Record<string, un
       status: error.status,
       body: { error: error.toJSON(), ...(error.details ? { errors: error.details } : {}) },
     };
+  }
+  if (error instanceof CopyEditRefused) {
+    // An edit the workflow refuses, with every problem it has (a validation may find several).
+    return { status: 400, body: { error: error.toJSON(), errors: error.errors } };
   }
   if (error instanceof StepthreadError) {
     return { status: STATUS_OF[error.code] ?? 500, body: { error: error.toJSON() } };
@@ -390,6 +441,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...(options.providers ? { providers: options.providers } : {}),
   });
   const stores = runtime.stores;
+  const storedBytes = createStoredBytesReader(options.clients, options.clients);
   const interactions = stores.interactions!;
   const consoleDir = options.consoleDir ?? builtConsoleDir();
   const workflowsDir = resolve(options.workflowsDir);
@@ -716,9 +768,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
     const name = randomUUID();
     const checked = await claimCheck(stores.values, input);
-    const started = (await stack.sfn.send(
-      new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ input: checked }) }),
-    )) as { executionArn?: string };
+    // On the `live` alias: the run is pinned to the version of the latest deploy.
+    const started = await startOnLiveAlias(stack.sfn, {
+      stateMachineArn,
+      name,
+      input: JSON.stringify({ input: checked }),
+    });
     const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
     const rootThreadId = rootThreadIdFor(executionId);
     let finish: () => void = () => {};
@@ -818,7 +873,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     // Refused here (finished, a fork branch, started already), before anything is tracked, so the
     // caller gets a 409 rather than a failed run.
     const startNodeId = runnableStartOf(thread);
-    const { workflow, file } = await validWorkflow(thread.workflowId);
+    const valid = await validWorkflow(thread.workflowId);
+    const { file } = valid;
+    // A copy made with node config or profile edits runs the workflow with them.
+    const workflow = workflowForThread(valid.workflow, thread);
     const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
     // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
@@ -831,6 +889,81 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       nodeOfStates(prepared.tasks),
     );
     return { done: run.done, started: { executionId, threadId, workflowId: workflow.id } };
+  };
+
+  /**
+   * Resumes an interrupted local run here (the console's Resume), as `stepthread resume` does: the
+   * execution in flight runs again under its own id, committed steps replay from their records, and
+   * the question it stopped at is asked again in the page (answers it was started with come first).
+   */
+  const resumeRun = async (executionId: string) => {
+    if (options.deployed) {
+      throw new StepthreadError(
+        'INVALID_STATE_MACHINE',
+        'a deployed run is never interrupted (its state machine runs it): the console resumes local runs only',
+      );
+    }
+    const asked = await getLocalRun(options.clients, executionId);
+    const plan = await runtime.resumePlanOf(
+      executionId,
+      asked ? { workflowId: asked.workflowId } : undefined,
+    );
+    const local = (await latestLocalRun(options.clients, plan.chain)) ?? asked;
+    const held =
+      plan.executionId === executionId ? asked : await getLocalRun(options.clients, plan.executionId);
+    // A run of this server, or of another live process, is not interrupted.
+    for (const record of [local, held]) {
+      if (record !== undefined && isRunnerAlive(record)) throw executionBusy(record.executionId, record);
+    }
+    const details = local ? await detailsOfRun(options.clients, local) : {};
+    const { workflow } = details;
+    if (workflow === undefined) {
+      throw new StepthreadError(
+        'RUN_NOT_RESUMABLE',
+        `execution ${plan.executionId} has no local record of its workflow; resume it with stepthread resume --workflow <file>`,
+      );
+    }
+    refuseOtherWorkflow(executionId, plan, workflow.id);
+    const threshold = local?.continueAfterEvents;
+    const prepared = runtime.prepare(workflow, {
+      ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
+      ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+    });
+    await recordLocalRun(options.clients, {
+      executionId: plan.executionId,
+      workflow,
+      ...(local?.file === undefined ? {} : { file: local.file }),
+      ...(details.answers === undefined ? {} : { answers: details.answers }),
+      ...(details.input === undefined ? {} : { input: details.input }),
+      ...(threshold === undefined ? {} : { continueAfterEvents: threshold }),
+      now: new Date().toISOString(),
+      takingOver: { held },
+    });
+    const recorded = details.answers === undefined ? undefined : fileAnswers(details.answers);
+    track(
+      workflow,
+      plan.executionId,
+      plan.rootThreadId,
+      (hooks) =>
+        prepared.resume(
+          plan.executionId,
+          {
+            workflowDir: local?.file === undefined ? workflowsDir : dirname(local.file),
+            ...hooks,
+            ...(recorded ? { answerInteraction: firstAnswer(recorded, hooks.answerInteraction) } : {}),
+          },
+          details.input,
+        ),
+      nodeOfStates(prepared.tasks),
+    );
+    return { executionId: plan.executionId, threadId: plan.rootThreadId, workflowId: workflow.id };
+  };
+
+  /** The workflow a thread ran: its run's record, else the folder's file of its id. */
+  const workflowOfThread = async (thread: Thread): Promise<Workflow | undefined> => {
+    const executionId = thread.metadata.executionId;
+    const recorded = typeof executionId === 'string' ? await definitionOf(executionId) : undefined;
+    return recorded?.workflow ?? ownerOfId(await loadWorkflows(), thread.workflowId)?.workflow;
   };
 
   // --- reads -----------------------------------------------------------------------------------
@@ -1033,6 +1166,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ...(metadata.parentThreadId ? { parentThreadId: metadata.parentThreadId } : {}),
         ...(metadata.forkPathId ? { forkPathId: metadata.forkPathId } : {}),
         ...(metadata.copiedFrom ? { copiedFrom: metadata.copiedFrom } : {}),
+        // A copy's edits, as `inspect --json` gives them: its page lists them.
+        ...(copyEditsOf(thread).length > 0 ? { edits: copyEditsOf(thread) } : {}),
         status: thread.status,
         ...(thread.currentNodeId ? { currentNodeId: thread.currentNodeId } : {}),
         startTime: thread.startTime,
@@ -1498,9 +1633,27 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     return [200, await cancelExecution(id!, reason)];
   });
 
+  route('POST', '/api/executions/:id/resume', async (req, _url, [id]) => {
+    await readJson(req);
+    return [202, await resumeRun(id!)];
+  });
+
+  route('GET', '/api/compare', async (_req, url) => {
+    const [a, b] = [url.searchParams.get('a'), url.searchParams.get('b')];
+    if (!a || !b) throw badRequest('give the two threads (or executions) to compare: ?a=<id>&b=<id>');
+    return [200, await comparisonOf(runtime, a, b)];
+  });
+
   route('GET', '/api/threads/:id', async (_req, _url, [id]) => {
     const { thread } = await stores.threads.getThread(id!);
     return [200, await threadJson(thread)];
+  });
+
+  // Reads every item of the thread: the console asks once per thread and status, not on each refresh.
+  route('GET', '/api/threads/:id/stored-bytes', async (_req, _url, [id]) => {
+    const { thread } = await stores.threads.getThread(id!);
+    const stored = await storedBytes.storedBytes([thread]);
+    return [200, { threadId: thread.id, ...stored.get(thread.id)! }];
   });
 
   route('GET', '/api/threads/:id/conversation', async (_req, url, [id]) => [
@@ -1517,6 +1670,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     200,
     await eventsOf(id!, { from: stepParam(url, 'from'), limit: stepParam(url, 'limit') }),
   ]);
+
+  route('GET', '/api/threads/:id/steps/:id/input', async (_req, _url, [id, step]) => {
+    if (!/^\d+$/.test(step!) || Number(step) < 1)
+      throw badRequest(`a step is a whole number ≥ 1 (given "${step}")`);
+    return [200, await stepInputOf(runtime, id!, Number(step), workflowOfThread)];
+  });
 
   route('POST', '/api/threads/:id/copy', async (req, _url, [id]) => {
     const body = await readJson(req);
@@ -1542,6 +1701,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
+      // A deployed stack's state machines run node configs and profiles as deployed.
+      ...(options.deployed === undefined ? {} : { deployed: true }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
     return [201, await threadJson(copy)];

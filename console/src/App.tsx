@@ -14,6 +14,7 @@ import {
   type WorkflowDetail,
   type WorkflowEntry,
 } from './api.ts';
+import { ComparePage } from './ComparePage.tsx';
 import { ExecutionView } from './ExecutionPage.tsx';
 import { Graph } from './Graph.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
@@ -37,7 +38,7 @@ function useHashRoute(): string[] {
 }
 
 export function App() {
-  const [section, id] = useHashRoute();
+  const [section, id, other] = useHashRoute();
   return (
     <>
       <header className="top">
@@ -45,12 +46,15 @@ export function App() {
           stepthread console
         </a>
         <a href="#/">Workflows &amp; executions</a>
+        <a href="#/compare">Compare</a>
       </header>
       <main>
         {section === 'workflows' && id ? (
           <WorkflowPage key={id} workflowId={id} />
         ) : section === 'executions' && id ? (
           <ExecutionView key={id} executionId={id} />
+        ) : section === 'compare' ? (
+          <ComparePage key={`${id}/${other}`} {...(id ? { a: id } : {})} {...(other ? { b: other } : {})} />
         ) : (
           <Home />
         )}
@@ -122,7 +126,7 @@ function Home() {
         </tbody>
       </table>
       <h1 style={{ marginTop: '1.5rem' }}>Executions</h1>
-      <ExecutionTable rows={executions} failed={listFailed} />
+      <ExecutionTable rows={executions} failed={listFailed} filters />
     </>
   );
 }
@@ -148,17 +152,118 @@ function WorkflowName({ workflow }: { workflow: WorkflowEntry }) {
   return <a href={`#/workflows/${encodeURIComponent(workflow.id)}`}>{workflow.id}</a>;
 }
 
+/** What the executions list is narrowed to: workflow, status, how recent, and an id searched for. */
+interface RowFilter {
+  workflow: string;
+  status: string;
+  /** Started within this many ms of now; 0: any time. */
+  withinMs: number;
+  search: string;
+}
+
+const NO_FILTER: RowFilter = { workflow: '', status: '', withinMs: 0, search: '' };
+
+const WITHIN: { label: string; ms: number }[] = [
+  { label: 'any time', ms: 0 },
+  { label: 'the last hour', ms: 3_600_000 },
+  { label: 'the last 24 hours', ms: 86_400_000 },
+  { label: 'the last 7 days', ms: 7 * 86_400_000 },
+];
+
+/** The rows the filter keeps; the search matches any part of an execution id or its root thread id. */
+export function filterRows(rows: readonly ExecutionRow[], filter: RowFilter, now: number): ExecutionRow[] {
+  const search = filter.search.trim().toLowerCase();
+  return rows.filter(
+    (row) =>
+      (filter.workflow === '' || row.workflowId === filter.workflow) &&
+      (filter.status === '' || row.status === filter.status) &&
+      (filter.withinMs === 0 || now - Date.parse(row.startTime) <= filter.withinMs) &&
+      (search === '' ||
+        row.executionId.toLowerCase().includes(search) ||
+        (row.rootThreadId ?? '').toLowerCase().includes(search)),
+  );
+}
+
+function FilterBar({
+  rows,
+  filter,
+  onChange,
+}: {
+  rows: readonly ExecutionRow[];
+  filter: RowFilter;
+  onChange: (filter: RowFilter) => void;
+}) {
+  const workflows = [...new Set(rows.map((row) => row.workflowId))].sort();
+  const statuses = [...new Set(rows.map((row) => row.status))].sort();
+  return (
+    <div className="row filters" data-testid="execution-filters">
+      <input
+        type="search"
+        aria-label="search by execution or thread id"
+        placeholder="search by id"
+        data-testid="filter-search"
+        value={filter.search}
+        onChange={(event) => onChange({ ...filter, search: event.target.value })}
+      />
+      <select
+        aria-label="workflow"
+        data-testid="filter-workflow"
+        value={filter.workflow}
+        onChange={(event) => onChange({ ...filter, workflow: event.target.value })}
+      >
+        <option value="">every workflow</option>
+        {workflows.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+      <select
+        aria-label="status"
+        data-testid="filter-status"
+        value={filter.status}
+        onChange={(event) => onChange({ ...filter, status: event.target.value })}
+      >
+        <option value="">every status</option>
+        {statuses.map((status) => (
+          <option key={status} value={status}>
+            {status.toLowerCase()}
+          </option>
+        ))}
+      </select>
+      <select
+        aria-label="started within"
+        data-testid="filter-time"
+        value={filter.withinMs}
+        onChange={(event) => onChange({ ...filter, withinMs: Number(event.target.value) })}
+      >
+        {WITHIN.map((choice) => (
+          <option key={choice.ms} value={choice.ms}>
+            started {choice.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /**
  * The executions, once the list has answered: until then it says it is loading (an empty list
- * answered is "no executions yet"; a failed read says nothing more than its error).
+ * answered is "no executions yet"; a failed read says nothing more than its error). With `filters`,
+ * a bar narrows it by workflow, status and time and searches it by id, and two rows ticked can be
+ * compared.
  */
 export function ExecutionTable({
   rows,
   failed = false,
+  filters = false,
 }: {
   rows: ExecutionRow[] | undefined;
   failed?: boolean;
+  filters?: boolean;
 }) {
+  const [filter, setFilter] = useState<RowFilter>(NO_FILTER);
+  const [ticked, setTicked] = useState<string[]>([]);
   if (rows === undefined) {
     return failed ? null : (
       <p className="muted" data-testid="executions-loading">
@@ -173,35 +278,80 @@ export function ExecutionTable({
       </p>
     );
   }
+  const shown = filters ? filterRows(rows, filter, Date.now()) : rows;
+  const tick = (executionId: string, on: boolean) =>
+    setTicked((current) =>
+      on
+        ? [...current.filter((id) => id !== executionId), executionId].slice(-2)
+        : current.filter((id) => id !== executionId),
+    );
   return (
-    <table data-testid="executions">
-      <thead>
-        <tr>
-          <th>Execution</th>
-          <th>Status</th>
-          <th>Workflow</th>
-          <th>Started</th>
-          <th>Duration</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr key={row.executionId}>
-            <td>
-              <a href={`#/executions/${encodeURIComponent(row.executionId)}`}>
-                {row.executionId.slice(0, 8)}
-              </a>
-            </td>
-            <td>
-              <StatusBadge status={row.status} />
-            </td>
-            <td>{row.workflowId}</td>
-            <td>{formatTime(row.startTime)}</td>
-            <td>{formatDuration(row.durationMs)}</td>
+    <>
+      {filters && (
+        <>
+          <FilterBar rows={rows} filter={filter} onChange={setFilter} />
+          <div className="row">
+            <span className="muted" data-testid="filter-count">
+              {shown.length} of {rows.length} executions
+            </span>
+            <button
+              type="button"
+              data-testid="compare-ticked"
+              disabled={ticked.length !== 2}
+              title="Tick two executions to compare their root threads"
+              onClick={() => navigate('compare', ticked[0]!, ticked[1]!)}
+            >
+              Compare the two ticked
+            </button>
+          </div>
+        </>
+      )}
+      <table data-testid="executions">
+        <thead>
+          <tr>
+            {filters && <th className="fit" />}
+            <th>Execution</th>
+            <th>Status</th>
+            <th>Workflow</th>
+            <th>Started</th>
+            <th>Duration</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {shown.map((row) => (
+            <tr key={row.executionId} data-testid="execution-row" data-execution={row.executionId}>
+              {filters && (
+                <td className="fit">
+                  <input
+                    type="checkbox"
+                    aria-label={`compare ${row.executionId}`}
+                    data-testid="compare-tick"
+                    checked={ticked.includes(row.executionId)}
+                    onChange={(event) => tick(row.executionId, event.target.checked)}
+                  />
+                </td>
+              )}
+              <td>
+                <a href={`#/executions/${encodeURIComponent(row.executionId)}`}>
+                  {row.executionId.slice(0, 8)}
+                </a>
+              </td>
+              <td>
+                <StatusBadge status={row.status} />
+              </td>
+              <td>{row.workflowId}</td>
+              <td>{formatTime(row.startTime)}</td>
+              <td>{formatDuration(row.durationMs)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {shown.length === 0 && (
+        <p className="muted" data-testid="no-matching-executions">
+          No execution matches.
+        </p>
+      )}
+    </>
   );
 }
 

@@ -8,6 +8,7 @@ import {
   api,
   type Conversation,
   type ExecutionPage,
+  formatBytes,
   formatDuration,
   formatTime,
   formatUsd,
@@ -15,57 +16,148 @@ import {
   type Interaction,
   type JournalEvent,
   newestReads,
+  type RecordedEdit,
   type RunCost,
   STATE_EVENTS,
   type StepFunctionsView,
+  type StoredBytes,
   type StreamingReply,
   subscribe,
   type ThreadReport,
   type ThreadSteps,
   type TokenEvent,
 } from './api.ts';
+import { CopyEditor } from './CopyEditor.tsx';
 import { Graph } from './Graph.tsx';
+import { NodeInput } from './NodeInput.tsx';
 import { NodeLogs } from './NodeLogs.tsx';
 import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
+import { Timeline } from './Timeline.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
 
 /** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
 const STOPPABLE: ReadonlySet<string> = new Set(['RUNNING', 'INTERRUPTED']);
 
-/** Stop: the run ends CANCELLED for good (POST /api/executions/:id/cancel). */
-function StopButton({ executionId, onStopped }: { executionId: string; onStopped: () => void }) {
-  const [stopping, setStopping] = useState(false);
+/**
+ * A button that acts on the run: disabled with `busyLabel` while `act` runs, and then until the page
+ * it changed replaces it (the run's new status hides it, or Retry navigates away); a refusal shows
+ * beside it (`<name>-error`) and enables it again.
+ */
+function RunAction(props: {
+  name: string;
+  className: string;
+  title: string;
+  label: string;
+  busyLabel: string;
+  act: () => Promise<unknown>;
+}) {
+  const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string>();
-  const stop = () => {
-    setStopping(true);
+  const run = () => {
+    setBusy(true);
     setFailure(undefined);
-    api.cancel(executionId, 'stopped from the console').then(
-      () => onStopped(),
-      (e: Error) => {
-        setStopping(false);
-        setFailure(e.message);
-      },
-    );
+    props.act().catch((e: Error) => {
+      setBusy(false);
+      setFailure(e.message);
+    });
   };
   return (
     <>
       <button
         type="button"
-        className="danger"
-        data-testid="stop-execution"
-        disabled={stopping}
-        title="End this run CANCELLED: its model and tool calls are closed, and it cannot be resumed"
-        onClick={stop}
+        className={props.className}
+        data-testid={`${props.name}-execution`}
+        disabled={busy}
+        title={props.title}
+        onClick={run}
       >
-        {stopping ? 'Stopping…' : 'Stop'}
+        {busy ? props.busyLabel : props.label}
       </button>
       {failure && (
-        <span className="error" data-testid="stop-error">
+        <span className="error" data-testid={`${props.name}-error`}>
           {' '}
           {failure}
         </span>
       )}
     </>
+  );
+}
+
+/** Stop: the run ends CANCELLED for good (POST /api/executions/:id/cancel). */
+function StopButton({ executionId, onStopped }: { executionId: string; onStopped: () => void }) {
+  return (
+    <RunAction
+      name="stop"
+      className="danger"
+      title="End this run CANCELLED: its model and tool calls are closed, and it cannot be resumed"
+      label="Stop"
+      busyLabel="Stopping…"
+      act={() => api.cancel(executionId, 'stopped from the console').then(() => onStopped())}
+    />
+  );
+}
+
+/** Resume: an interrupted run runs again in this server from where it stopped (`stepthread resume`). */
+function ResumeButton({ executionId, onResumed }: { executionId: string; onResumed: () => void }) {
+  return (
+    <RunAction
+      name="resume"
+      className="primary"
+      title="Run it again from where it stopped: its committed steps are not run again"
+      label="Resume"
+      busyLabel="Resuming…"
+      act={() => api.resume(executionId).then(() => onResumed())}
+    />
+  );
+}
+
+/** Statuses of a run Retry offers to run again (as a copy: the run itself stays as it ended). */
+const RETRYABLE: ReadonlySet<string> = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
+
+/**
+ * Retry: a copy of the root thread from the node it failed at (before that node's step), run at
+ * once; a run that ended with no node named is copied as it stopped.
+ */
+function RetryButton({ rootThreadId, nodeId }: { rootThreadId: string; nodeId: string | undefined }) {
+  const from = nodeId ?? 'where it stopped';
+  const retry = async () => {
+    const copy = await api.copy(rootThreadId, nodeId === undefined ? {} : { fromNodeId: nodeId });
+    const started = await api.run(copy.threadId);
+    navigate('executions', started.executionId);
+  };
+  return (
+    <RunAction
+      name="retry"
+      className="primary"
+      title={`Copy the run from ${from} and run the copy`}
+      label={`Retry from ${from}`}
+      busyLabel="Retrying…"
+      act={retry}
+    />
+  );
+}
+
+/** Compare this run's root thread with another thread or execution (its root thread). */
+function CompareWith({ threadId }: { threadId: string }) {
+  const [other, setOther] = useState('');
+  return (
+    <form
+      className="row"
+      data-testid="compare-with"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (other.trim()) navigate('compare', threadId, other.trim());
+      }}
+    >
+      <input
+        aria-label="another thread or execution id"
+        placeholder="compare with… (thread or execution id)"
+        data-testid="compare-with-id"
+        value={other}
+        onChange={(event) => setOther(event.target.value)}
+      />
+      <button type="submit">Compare</button>
+    </form>
   );
 }
 
@@ -138,8 +230,14 @@ export function ExecutionView({ executionId }: { executionId: string }) {
     <>
       <h1>
         Execution {execution.executionId.slice(0, 8)} <StatusBadge status={execution.status} />{' '}
+        {execution.status === 'INTERRUPTED' && execution.resume && (
+          <ResumeButton executionId={execution.executionId} onResumed={refresh} />
+        )}{' '}
         {STOPPABLE.has(execution.status) && (
           <StopButton executionId={execution.executionId} onStopped={refresh} />
+        )}
+        {RETRYABLE.has(execution.status) && page.rootThreadId && (
+          <RetryButton rootThreadId={page.rootThreadId} nodeId={page.error?.nodeId} />
         )}
       </h1>
       <p className="muted" data-testid="execution-status" data-status={execution.status}>
@@ -231,6 +329,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 before its step (move the slider there) and this configuration:
               </p>
               <NodeConfig node={nodes[selectedNode]} />
+              {nodeThread && <NodeInput threadId={nodeThread} nodeId={selectedNode} version={version} />}
               {nodeThread && <NodeLogs threadId={nodeThread} nodeId={selectedNode} version={version} />}
               <button type="button" onClick={() => setSelectedNode(undefined)}>
                 Show every step
@@ -239,7 +338,19 @@ export function ExecutionView({ executionId }: { executionId: string }) {
           )}
           {page.stepFunctions && <StepFunctionsPanel view={page.stepFunctions} />}
           <div className="panel" style={{ marginTop: '1rem' }}>
+            <h2>Timeline</h2>
+            <Timeline
+              threads={page.threads}
+              rootThreadId={page.rootThreadId}
+              onSelect={(nodeId, owner) => {
+                setSelectedNode(nodeId);
+                setThreadId(owner);
+              }}
+            />
+          </div>
+          <div className="panel" style={{ marginTop: '1rem' }}>
             <h2>Threads</h2>
+            {page.rootThreadId && <CompareWith threadId={page.rootThreadId} />}
             <ThreadTree
               page={page}
               current={currentThread}
@@ -260,6 +371,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
               version={version}
               {...(selectedNode ? { selectedNode } : {})}
               streaming={repliesOf(replies, currentThread)}
+              nodes={nodes}
             />
           )}
         </div>
@@ -393,7 +505,13 @@ function ThreadTree({
             .map((copy) => (
               <li key={copy.executionId}>
                 copy <a href={`#/executions/${encodeURIComponent(copy.executionId)}`}>{copy.threadId}</a>{' '}
-                <StatusBadge status={copy.status} />
+                <StatusBadge status={copy.status} /> ·{' '}
+                <a
+                  data-testid="compare-copy"
+                  href={`#/compare/${encodeURIComponent(thread.threadId)}/${encodeURIComponent(copy.threadId)}`}
+                >
+                  compare with this thread
+                </a>
               </li>
             ))}
         </ul>
@@ -586,12 +704,15 @@ function ThreadPanel({
   version,
   selectedNode,
   streaming,
+  nodes,
 }: {
   threadId: string;
   report: ThreadReport | undefined;
   drawnTypes?: Record<string, string>;
   version: number;
   selectedNode?: string;
+  /** The workflow's nodes by id, as the run had them (the copy editor shows the node's). */
+  nodes: Record<string, unknown>;
   /** The thread's LLM replies streaming now (shown after its latest step). */
   streaming: StreamingReply[];
 }) {
@@ -601,8 +722,11 @@ function ThreadPanel({
   const [step, setStep] = useState<number>();
   const [conversation, setConversation] = useState<Conversation>();
   const [events, setEvents] = useState<JournalEvent[]>();
-  const [copied, setCopied] = useState<{ threadId: string; fromStep: number }>();
+  const [copied, setCopied] = useState<{ threadId: string; fromStep: number; edits: number }>();
+  /** The step "copy from here" was clicked on: its editor is open. */
+  const [editing, setEditing] = useState<{ step: number; nodeId: string }>();
   const [error, setError] = useState<string>();
+  const [stored, setStored] = useState<StoredBytes>();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
   useEffect(() => {
@@ -630,6 +754,20 @@ function ThreadPanel({
       current = false;
     };
   }, [threadId, from, version]);
+  // It reads every item of the thread: again when the thread or its status changes, not on each refresh.
+  const status = report?.status;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `status` is when the bytes may have moved
+  useEffect(() => {
+    let current = true;
+    setStored(undefined);
+    api.storedBytes(threadId).then(
+      (next) => current && setStored(next),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [threadId, status]);
   const stepCount = steps?.stepCount ?? 0;
   const shown = step ?? stepCount;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the page's refresh signal
@@ -644,15 +782,6 @@ function ThreadPanel({
     };
   }, [threadId, step, version]);
 
-  const copyFrom = async (fromStep: number) => {
-    setError(undefined);
-    try {
-      const copy = await api.copy(threadId, fromStep);
-      setCopied({ threadId: copy.threadId, fromStep });
-    } catch (e) {
-      setError((e as Error).message);
-    }
-  };
   const runCopy = async () => {
     if (!copied) return;
     try {
@@ -683,6 +812,7 @@ function ThreadPanel({
           {report && <StatusBadge status={report.status} />}
         </h2>
         <div className="muted">{threadId}</div>
+        {report?.edits && report.edits.length > 0 && <CopyEdits edits={report.edits} />}
         <label htmlFor="step-slider" className="muted">
           Conversation after step {shown} of {stepCount}
         </label>
@@ -727,7 +857,8 @@ function ThreadPanel({
           {copied && (
             <span className="row" style={{ display: 'inline-flex' }}>
               <span className="muted" data-testid="copied">
-                copied from step {copied.fromStep}: {copied.threadId}
+                copied from step {copied.fromStep}
+                {copied.edits > 0 ? ` with ${copied.edits} edit(s)` : ''}: {copied.threadId}
               </span>
               <button type="button" className="primary" data-testid="run-copy" onClick={runCopy}>
                 Run the copy
@@ -736,6 +867,20 @@ function ThreadPanel({
           )}
         </h2>
         {error && <p className="error">{error}</p>}
+        {editing && (
+          <CopyEditor
+            key={editing.step}
+            threadId={threadId}
+            step={editing.step}
+            nodeId={editing.nodeId}
+            nodeConfig={nodes[editing.nodeId]}
+            onClose={() => setEditing(undefined)}
+            onCopied={(copy, fromStep) => {
+              setEditing(undefined);
+              setCopied({ threadId: copy.threadId, fromStep, edits: copy.metadata.edits?.length ?? 0 });
+            }}
+          />
+        )}
         {steps && steps.from > 1 && (
           <p className="muted" data-testid="earlier-steps">
             {steps.from - 1} earlier step{steps.from === 2 ? '' : 's'} not listed (nor their events){' '}
@@ -774,7 +919,10 @@ function ThreadPanel({
                       className="small"
                       data-testid={`copy-from-${row.step}`}
                       title="A new thread as this one was before this step, ready to run it again"
-                      onClick={() => copyFrom(row.step)}
+                      onClick={() => {
+                        setError(undefined);
+                        setEditing({ step: row.step, nodeId: row.nodeId });
+                      }}
                     >
                       Copy from here
                     </button>
@@ -825,10 +973,24 @@ function ThreadPanel({
           </div>
         )}
         {report && <p className="muted">started {formatTime(report.startTime)}</p>}
+        {stored && (
+          <p
+            className="muted"
+            data-testid="stored-bytes"
+            title="DynamoDB items as DynamoDB bills their storage (size + 100 B each); S3 objects this thread wrote, not those it shares with the thread it was forked or copied from"
+          >
+            {`stored ${formatBytes(stored.bytes)}: ${plural(stored.items, 'item')} (${formatBytes(stored.itemBytes)}) in DynamoDB, ${plural(stored.objects, 'object')} (${formatBytes(stored.objectBytes)}) in S3`}
+          </p>
+        )}
       </div>
       <EventsPanel events={events} selectedNode={selectedNode} />
     </div>
   );
+}
+
+/** `1 item`, `3 items`. */
+function plural(count: number, one: string): string {
+  return `${count} ${one}${count === 1 ? '' : 's'}`;
 }
 
 /** Replies arriving from the model now, growing as their tokens come; their step has not committed yet. */
@@ -953,6 +1115,34 @@ function EventsPanel({
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** What a copy changed before its first step (`metadata.edits`), as `inspect` lists it. */
+function CopyEdits({ edits }: { edits: RecordedEdit[] }) {
+  const what = (edit: RecordedEdit) =>
+    edit.kind === 'input'
+      ? 'input'
+      : edit.kind === 'variable'
+        ? `${edit.scope} variable ${edit.name}`
+        : edit.kind === 'nodeConfig'
+          ? `node ${edit.nodeId} config ${edit.key}`
+          : `profile ${edit.profileId}`;
+  return (
+    <div data-testid="copy-edits">
+      <h3>Edited before its first step</h3>
+      <ul>
+        {edits.map((edit, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the edits in the order they were applied
+          <li key={index} data-testid="copy-edit" data-kind={edit.kind}>
+            <code>{what(edit)}</code> ={' '}
+            <pre className="edit-value">
+              {typeof edit.value === 'string' ? edit.value : JSON.stringify(edit.value)}
+            </pre>
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

@@ -6,6 +6,9 @@ import type { StreamingReply } from '../../cli/dev/streaming-replies.ts';
 /** Declared once with the dev server that sends them (type-only: nothing of cli/ enters the bundle). */
 export type { NodeStatus, StateRun, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
 export type { StreamingReply, TokenEvent } from '../../cli/dev/streaming-replies.ts';
+export type { ComparedStep, Comparison, StepInput } from '../../cli/dev/workbench-types.ts';
+
+import type { Comparison, StepInput } from '../../cli/dev/workbench-types.ts';
 
 export interface CodedError {
   code: string;
@@ -76,6 +79,8 @@ export interface ThreadReport {
   startTime: string;
   endTime?: string;
   errors: CodedError[];
+  /** A copy's own edits before its first step, in the order they were applied. */
+  edits?: RecordedEdit[];
   /** Its latest 100 node runs; `earlierRuns` says how many came before. */
   nodes: NodeRun[];
   earlierRuns?: number;
@@ -121,6 +126,16 @@ export interface Message {
   toolCalls?: { id: string; name: string; arguments: unknown }[];
 }
 
+/** What a thread keeps stored: its DynamoDB items (as billed) and the S3 objects it owns. */
+export interface StoredBytes {
+  threadId: string;
+  items: number;
+  itemBytes: number;
+  objects: number;
+  objectBytes: number;
+  bytes: number;
+}
+
 export interface Conversation {
   threadId: string;
   step: number;
@@ -134,6 +149,8 @@ export interface StepRow {
   nodeId: string;
   nodeType: string;
   status: string;
+  startedAt: string;
+  endedAt: string;
   durationMs: number;
   attempt: number;
   output?: unknown;
@@ -206,16 +223,52 @@ export interface ThreadHead {
   status: string;
   currentNodeId?: string;
   step: number;
-  metadata: { copiedFrom?: string; forkPathId?: string; parentThreadId?: string; executionId?: string };
+  metadata: {
+    copiedFrom?: string;
+    copiedAtStep?: number;
+    forkPathId?: string;
+    parentThreadId?: string;
+    executionId?: string;
+    /** A copy's own edits, as the copy recorded them (engine/thread/copy-edits.ts). */
+    edits?: RecordedEdit[];
+    /** The node config and profile edits the thread runs with: its sources', then its own. */
+    workflowEdits?: RecordedEdit[];
+  };
   input: unknown;
   output?: unknown;
   variables: unknown;
+}
+
+/**
+ * An edit a copy made before its first step (`metadata.edits`, engine/thread/copy-edits.ts): a
+ * variable, the input, one config key of a node, or a whole profile.
+ */
+export type RecordedEdit = { at: string; value: unknown } & (
+  | { kind: 'variable'; name: string; scope: string }
+  | { kind: 'input' }
+  | { kind: 'nodeConfig'; nodeId: string; key: string }
+  | { kind: 'profile'; profileId: string }
+);
+
+export interface CopyRequest {
+  fromStep?: number;
+  fromNodeId?: string;
+  /** Variables to set on the copy, by name. */
+  set?: Record<string, unknown>;
+  /** The copy's input instead of its source's. */
+  input?: Record<string, unknown>;
+  /** Config keys of nodes the copy runs with instead of the workflow's: node id → key → value. */
+  nodeConfig?: Record<string, Record<string, unknown>>;
+  /** Whole profiles the copy runs with instead of the workflow's, by id. */
+  profile?: Record<string, unknown>;
 }
 
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     readonly error: CodedError,
+    /** Every problem, when the server lists them (a refused copy edit, an invalid workflow). */
+    readonly errors: CodedError[] = [error],
   ) {
     super(`${error.code}: ${error.message}`);
   }
@@ -232,9 +285,14 @@ async function call<T>(path: string, init?: { method: string; body: unknown }): 
         }
       : undefined,
   );
-  const data = (await response.json()) as T & { error?: CodedError };
+  const data = (await response.json()) as T & { error?: CodedError; errors?: CodedError[] };
   if (!response.ok) {
-    throw new ApiFailure(response.status, data.error ?? { code: 'HTTP', message: response.statusText });
+    const error = data.error ?? { code: 'HTTP', message: response.statusText };
+    throw new ApiFailure(
+      response.status,
+      error,
+      Array.isArray(data.errors) && data.errors.length > 0 ? data.errors : [error],
+    );
   }
   return data;
 }
@@ -260,10 +318,24 @@ export const api = {
   /** The events of the thread's steps from `from` on; without it, of its latest 100. */
   events: (id: string, from?: number) =>
     call<ThreadEvents>(`/api/threads/${enc(id)}/events${from === undefined ? '' : `?from=${from}`}`),
+  /** Reads every item of the thread: ask once per thread and status. */
+  storedBytes: (id: string) => call<StoredBytes>(`/api/threads/${enc(id)}/stored-bytes`),
   answer: (interactionId: string, body: unknown) =>
     call<{ accepted: boolean }>(`/api/interactions/${enc(interactionId)}/answer`, { method: 'POST', body }),
-  copy: (threadId: string, fromStep: number) =>
-    call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body: { fromStep } }),
+  /** A copy of the thread from a step or node, with its edits (`set`, `input`, `nodeConfig`, `profile`). */
+  copy: (threadId: string, body: CopyRequest) =>
+    call<ThreadHead>(`/api/threads/${enc(threadId)}/copy`, { method: 'POST', body }),
+  /** What a step's node read as it ran: the rendered prompt, tool calls, the values it read. */
+  stepInput: (threadId: string, step: number) =>
+    call<StepInput>(`/api/threads/${enc(threadId)}/steps/${step}/input`),
+  /** Two threads (or executions) compared as `stepthread diff` compares them. */
+  compare: (a: string, b: string) => call<Comparison>(`/api/compare?a=${enc(a)}&b=${enc(b)}`),
+  /** Runs an interrupted run again from where it stopped (`stepthread resume`). */
+  resume: (executionId: string) =>
+    call<{ executionId: string; threadId: string }>(`/api/executions/${enc(executionId)}/resume`, {
+      method: 'POST',
+      body: {},
+    }),
   /** Stops a run for good (`stepthread cancel`): it ends CANCELLED, its calls in flight closed. */
   cancel: (executionId: string, reason?: string) =>
     call<{ executionId: string; status: 'CANCELLED'; threadsCancelled: number }>(
@@ -312,6 +384,14 @@ export function formatDuration(ms: number | undefined): string {
   const seconds = Math.round(ms / 1000);
   const [h, m, s] = [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, seconds % 60];
   return h > 0 ? `${h} h ${m} min` : `${m} min ${s} s`;
+}
+
+/** 1.5 KB, 2.0 MB: as `stepthread inspect --bytes` prints them. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
 }
 
 export function formatTime(iso: string): string {

@@ -36,6 +36,7 @@ import { resourceFor, substitutionKey } from './resources.ts';
 import {
   ASL_ERRORS,
   type EnvelopeTaskParameters,
+  JOIN_DECIDED_KEY,
   type LlmDescription,
   type NodeDescription,
   type UserInteractionDescription,
@@ -668,14 +669,42 @@ class Compiler {
         };
     this.emitRegion(scope, path.entryId);
     const node = describeJoinBranch(this.graph, pair.joinId, index);
-    states[done] = this.bookkeepingTask({ action: 'branch-done', node, 'envelope.$': '$' }, { End: true });
+    // Named by the path's index: path ids may be long, and each path carries these three states.
+    const reported = this.helper(`${pair.joinId}:${index + 1}:reported`);
+    states[done] = this.bookkeepingTask(
+      { action: 'branch-done', node, 'envelope.$': '$' },
+      { Next: reported },
+    );
     if (failUsed) {
       states[this.helper(failedKey)] = this.bookkeepingTask(
         { action: 'branch-failed', node, 'envelope.$': '$' },
-        { End: true },
+        { Next: reported },
       );
     }
+    this.joinReported(states, reported, pair.joinId, index + 1);
     return { StartAt: enter, States: states };
+  }
+
+  /**
+   * After a path reported to its join: a report that decided the join (`joinDecided` in the JOIN
+   * function's result) ends the path with a Fail state raising JoinDecided, which stops the enclosing
+   * Parallel or Map; otherwise the path ends. The decision is a result the definition routes on, not
+   * an error the function throws, so Lambda's error metrics count no join that merely decided.
+   */
+  private joinReported(states: Record<string, AslState>, name: string, joinId: string, path: number): void {
+    const decides = this.helper(`${joinId}:${path}:decides`);
+    const ends = this.helper(`${joinId}:${path}:ends`);
+    states[name] = {
+      Type: 'Choice',
+      Choices: [{ Variable: `$.${JOIN_DECIDED_KEY}`, IsPresent: true, Next: decides }],
+      Default: ends,
+    };
+    states[decides] = {
+      Type: 'Fail',
+      Error: ASL_ERRORS.joinDecided,
+      Cause: `JOIN ${joinId} decided`,
+    };
+    states[ends] = { Type: 'Pass', End: true };
   }
 
   /** Waits out the JOIN's timeout, records it, then fails the Parallel with JoinTimeout. */
@@ -884,8 +913,9 @@ class Compiler {
    * the JOIN adds): the Parallel state(s), each path's entry Pass and bookkeeping Task, the timer.
    */
   private forkHistoryEvents(pair: GraphForkPair): number {
-    const { parallel, pass, lambdaTask, wait, fail, branchSlack } = HISTORY_EVENTS;
-    const path = pass + lambdaTask + branchSlack;
+    const { parallel, pass, lambdaTask, choice, wait, fail, branchSlack } = HISTORY_EVENTS;
+    // Each path: its entry Pass, its report to the join, the Choice after it and the Pass that ends it.
+    const path = pass + lambdaTask + choice + pass + branchSlack;
     const timer = this.joinTimeout(pair) > 0 ? wait + lambdaTask + fail + branchSlack : 0;
     const paths = pair.paths.length;
     if (this.forkStrategy(pair) === 'parallel') return parallel + paths * path + timer;
@@ -1071,18 +1101,21 @@ function childEnvelope(index: number): Record<string, string | number> {
 }
 
 /**
- * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`
- * (the FORK created it), at step 0. `$` is the Map's input, `$$.Map.Item.Value` the item's index.
+ * The envelope item i of a FORK over a list starts with: the parent's, on thread `<fork.base>-<i>`, at
+ * step 0, with `item`: its byte range in the FORK's item source (`$$.Map.Item.Value`) and where that
+ * source is, from which its first step creates the thread. `$` is the Map's input, `$$.Map.Item.Index`
+ * the item's index.
  */
-function itemEnvelope(): Record<string, string | number> {
+function itemEnvelope(): Record<string, unknown> {
   return {
     'executionId.$': '$.executionId',
     'workflowId.$': '$.workflowId',
     'workflowVersion.$': '$.workflowVersion',
     'rootThreadId.$': '$.rootThreadId',
-    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
+    'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Index)",
     step: 0,
     'maxSteps.$': '$.maxSteps',
+    item: { 'at.$': '$$.Map.Item.Value', 'source.$': '$.fork.source' },
   };
 }
 

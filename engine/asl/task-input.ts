@@ -46,6 +46,13 @@ export const TASK_ACTIONS = [
 ] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
+/**
+ * Set in the JOIN function's result when a path's report (`branch-done`, `branch-failed`) decided the
+ * join: the Choice after the report sends the path to a Fail state raising JoinDecided, which stops
+ * the enclosing Parallel or Map. Its value says why the join decided.
+ */
+export const JOIN_DECIDED_KEY = 'joinDecided';
+
 /** Error names the definition's Retry and Catch match on; handlers throw errors with these names. */
 export const ASL_ERRORS = {
   nodeFailed: 'stepthread.NodeFailed',

@@ -26,6 +26,7 @@ import { parseExpression, validateExpression } from './parse.ts';
 export type { Expression, ExprNode } from './ast.ts';
 export { BUILTIN_NAMES, type BuiltinName } from './builtins.ts';
 export type { Scope } from './evaluate.ts';
+export { type IncrementForm, incrementForm } from './increment.ts';
 export * from './limits.ts';
 export { type NodeReferences, nodeReferences } from './node-references.ts';
 export { staticTypeOfSource } from './parse.ts';

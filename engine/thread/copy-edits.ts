@@ -1,6 +1,7 @@
 /**
  * Edits to a copy before its first step (issue 28, counterfactual runs): set a thread or global
- * variable, replace the input. They are checked as the workflow checks its own writes (a declared
+ * variable, replace the input (edits of the workflow it runs with, a node's config or a profile, are
+ * in copy-workflow-edits.ts). They are checked as the workflow checks its own writes (a declared
  * name, a value of its declared type), applied to the copy's state and recorded on the copy
  * (`metadata.edits`), so `inspect` can say what differs from its source and a copy of the copy
  * rebuilds the same state (time-travel.ts).
@@ -8,18 +9,25 @@
 import { StepthreadError } from '../errors.ts';
 import type { VariableDeclaration } from '../model/schema.ts';
 import { deepCopy } from './clone.ts';
+import type { RecordedWorkflowEdit, WorkflowEdit } from './copy-workflow-edits.ts';
 import type { Thread, Variables } from './types.ts';
 import { declaredScope, matchesType } from './variables.ts';
 
-/** An edit as asked for. */
-export type CopyEdit =
+/** An edit of the copy's state as asked for. */
+export type StateEdit =
   | { readonly kind: 'variable'; readonly name: string; readonly value: unknown }
   | { readonly kind: 'input'; readonly value: Record<string, unknown> };
 
-/** An edit as recorded on the copy: where it went, and when. */
-export type RecordedCopyEdit =
+/** An edit as asked for: of the copy's state, or of the workflow it runs with (copy-workflow-edits.ts). */
+export type CopyEdit = StateEdit | WorkflowEdit;
+
+/** A state edit as recorded on the copy: where it went, and when. */
+export type RecordedStateEdit =
   | { kind: 'variable'; name: string; scope: 'thread' | 'global'; value: unknown; at: string }
   | { kind: 'input'; value: Record<string, unknown>; at: string };
+
+/** An edit as recorded on the copy (`metadata.edits`), in the order they were made. */
+export type RecordedCopyEdit = RecordedStateEdit | RecordedWorkflowEdit;
 
 /** The metadata key holding a copy's own edits (never inherited by a copy of it). */
 export const COPY_EDITS_KEY = 'edits';
@@ -32,11 +40,11 @@ export const COPY_EDITS_KEY = 'edits';
  */
 export function checkCopyEdits(
   thread: Pick<Thread, 'variables'>,
-  edits: readonly CopyEdit[],
+  edits: readonly StateEdit[],
   declarations: readonly VariableDeclaration[] | undefined,
   at: string,
-): RecordedCopyEdit[] {
-  return edits.map((edit): RecordedCopyEdit => {
+): RecordedStateEdit[] {
+  return edits.map((edit): RecordedStateEdit => {
     if (edit.kind === 'input') {
       const { value } = edit;
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -76,7 +84,10 @@ export function checkCopyEdits(
   });
 }
 
-/** The thread with the recorded edits applied to its variables and input (a new object; scopes copied). */
+/**
+ * The thread with the recorded state edits applied to its variables and input (a new object; scopes
+ * copied). Workflow edits are not the state's: they are applied to the workflow (workflowForThread).
+ */
 export function withCopyEdits<T extends Pick<Thread, 'variables' | 'input'>>(
   thread: T,
   edits: readonly RecordedCopyEdit[],
@@ -90,7 +101,7 @@ export function withCopyEdits<T extends Pick<Thread, 'variables' | 'input'>>(
   let input = thread.input;
   for (const edit of edits) {
     if (edit.kind === 'input') input = deepCopy(edit.value);
-    else defineOwn(variables[edit.scope], edit.name, deepCopy(edit.value));
+    else if (edit.kind === 'variable') defineOwn(variables[edit.scope], edit.name, deepCopy(edit.value));
   }
   return { ...thread, variables, input };
 }

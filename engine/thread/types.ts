@@ -171,7 +171,8 @@ export interface Thread {
   lastEnvelope?: Envelope;
   /**
    * Events recorded with the thread, oldest first. Stores keep a step's events in its step record
-   * (readJournal); the thread item holds only those recorded outside steps (status changes).
+   * and those recorded outside steps (status changes, continuations) in items of their own
+   * (readJournal has them all); the thread item holds only those it was created with.
    */
   events?: StepthreadEvent[];
   /**
@@ -207,13 +208,18 @@ export interface Envelope {
   loop?: { exit: boolean };
   /**
    * Set by FORK: child thread ids in forkPathIds order. A FORK over a list sets `children: []`,
-   * `base` and `items` (the indices 0..n-1, what the Map state iterates): item i runs on `<base>-<i>`;
-   * a distributed one `count` and `list` instead of `items`.
+   * `base`, `source` and `items` (each item's byte range in the source, what the Map state iterates):
+   * item i runs on `<base>-<i>`; a distributed one `count` and `list` instead of `items`.
    */
   fork?: {
     children: string[];
     base?: string;
-    items?: number[];
+    items?: (readonly [number, number])[];
+    /**
+     * A FORK over a list: the object in the bucket holding what its item threads share (`template`,
+     * a byte range) and each item; an item creates its own thread from it on its first step.
+     */
+    source?: { key: string; template: readonly [number, number] };
     /** Distributed: how many items, and the item list in S3 (ItemReader) and the results prefix. */
     count?: number;
     list?: { bucket: string; key: string; results: string };
@@ -227,6 +233,12 @@ export interface Envelope {
    */
   history?: number;
   last?: { nodeId: string; status: 'COMPLETED' | 'FAILED' };
+  /**
+   * An item of a FORK over a list, on its first step (the Map's ItemSelector sets it; the step's next
+   * envelope drops it): where its thread's content is, so the step creates the thread if it is not
+   * there yet (functions/nodes/map-items.ts).
+   */
+  item?: { at: readonly [number, number]; source: { key: string; template: readonly [number, number] } };
   /**
    * W3C trace context whose span is the parent of this thread's step spans (the run's span on the
    * root thread, the FORK step's on a branch): set only while tracing (functions/telemetry).

@@ -237,7 +237,7 @@ function unescapeXml(text: string): string {
 /** S3 inputs' members each command honours; any other member is refused rather than ignored. */
 const S3_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   PutObject: ['Bucket', 'Key', 'Body', 'ContentType'],
-  GetObject: ['Bucket', 'Key'],
+  GetObject: ['Bucket', 'Key', 'Range'],
   HeadObject: ['Bucket', 'Key'],
   DeleteObject: ['Bucket', 'Key'],
   ListObjects: ['Bucket', 'Prefix', 'Marker', 'MaxKeys'],
@@ -277,7 +277,9 @@ export function createWireS3Client(endpoint: string): WireS3Client {
         return { ETag: reply.headers.etag };
       }
       case 'GetObject': {
-        const reply = await s3Request(url(), agent, { method: 'GET', path, headers: {} });
+        // A range read (`bytes=<first>-<last>`): an item of a FORK over a list reads its part of the source.
+        const headers: Record<string, string> = typeof input.Range === 'string' ? { Range: input.Range } : {};
+        const reply = await s3Request(url(), agent, { method: 'GET', path, headers });
         return {
           Body: objectBody(reply.body),
           ContentLength: reply.body.byteLength,

@@ -98,8 +98,8 @@ function nodeIdOf(event: unknown): string | undefined {
 
 /**
  * Runs one Task with the functions of `table`. The result throws only errors named for the ASL's
- * Retry/Catch (`stepthread.NodeFailed`, `stepthread.Transient`, `stepthread.JoinDecided`,
- * `stepthread.JoinTimeout`), or unexpected errors unchanged.
+ * Retry/Catch (`stepthread.NodeFailed`, `stepthread.Transient`), or unexpected errors unchanged; a
+ * join's decision or timeout is a result (functions/nodes/join.ts), not an error.
  */
 export function createDispatch(table: DispatchTable): Dispatch {
   const run = async (event: unknown, deps: HandlerDeps): Promise<TaskResult> => {

@@ -11,7 +11,7 @@ export { createDispatch, type Dispatch, type DispatchTable } from './dispatch-ta
 
 /**
  * Runs one Task. Throws only errors named for the ASL's Retry/Catch (`stepthread.NodeFailed`,
- * `stepthread.Transient`, `stepthread.JoinDecided`, `stepthread.JoinTimeout`), or unexpected
- * errors unchanged.
+ * `stepthread.Transient`), or unexpected errors unchanged; a join's decision or timeout is a result
+ * (functions/nodes/join.ts), not an error.
  */
 export const dispatch: Dispatch = createDispatch(ALL_FUNCTIONS);

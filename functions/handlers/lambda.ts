@@ -47,6 +47,7 @@ function lazyConversationStore(clients: LambdaClients): ConversationStore {
   };
   return {
     appendMessages: async (pointer, messages) => (await get()).appendMessages(pointer, messages),
+    prepareAppend: async (pointer, messages) => (await get()).prepareAppend(pointer, messages),
     readLog: async (pointer, options) => (await get()).readLog(pointer, options),
     readMessage: async (segmentId, position) => (await get()).readMessage(segmentId, position),
   };
@@ -67,7 +68,7 @@ function lazyValueStore(clients: LambdaClients, conversations: ConversationStore
   };
 }
 
-/** The item lists of distributed FORKs over a list, built on first use (only such a FORK needs S3 here). */
+/** The item sources and lists of FORKs over a list, built on first use (only a FORK over a list and its items' first steps need S3 here). */
 function lazyItemListStore(clients: LambdaClients): ItemListStore {
   let store: Promise<ItemListStore> | undefined;
   const get = () => {
@@ -75,8 +76,10 @@ function lazyItemListStore(clients: LambdaClients): ItemListStore {
     return store;
   };
   return {
-    putItemList: async (id, count) => (await get()).putItemList(id, count),
+    putItemSource: async (id, template, items) => (await get()).putItemSource(id, template, items),
+    putItemList: async (id, items) => (await get()).putItemList(id, items),
     readItemList: async (bucket, key) => (await get()).readItemList(bucket, key),
+    readItemSource: async (key, range) => (await get()).readItemSource(key, range),
   };
 }
 

@@ -43,8 +43,8 @@ import type {
   Variables,
 } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
+import { createItemThread } from '../nodes/map-items.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
-import { appendedPointer } from '../stores/conversation-store.ts';
 import type {
   StepRecord,
   StepState,
@@ -113,11 +113,11 @@ export function neededNodeResults(
  */
 export async function loadThread(
   deps: HandlerDeps,
-  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  envelope: ThreadEnvelope,
   extraIds: readonly string[] = [],
-  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean } = {},
+  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean; extrasMayBeMissing?: boolean } = {},
 ): Promise<LoadedThread & { extra: VersionedThread[] }> {
-  const loaded = await loadHeads(deps, envelope, extraIds);
+  const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false);
   const { nodes = [] } = reads;
   const [results, extraResults] = await Promise.all([
     nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
@@ -167,10 +167,15 @@ function headBytesOf(thread: Thread): number {
   return JSON.stringify(head).length;
 }
 
+/** What loading an envelope's thread reads of it: `item` on a list item's first step. */
+type ThreadEnvelope = Pick<Envelope, 'threadId' | 'rootThreadId'> &
+  Partial<Pick<Envelope, 'item' | 'executionId'>>;
+
 async function loadHeads(
   deps: HandlerDeps,
-  envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>,
+  envelope: ThreadEnvelope,
   extraIds: readonly string[],
+  extrasMayBeMissing: boolean,
 ): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[] }> {
   if (isRootThread(envelope) && extraIds.length === 0) {
     // The head this process's commit of the thread's previous step wrote, where the store keeps it.
@@ -180,12 +185,29 @@ async function loadHeads(
   const ids = isRootThread(envelope)
     ? [envelope.threadId, ...extraIds]
     : [envelope.threadId, envelope.rootThreadId, ...extraIds];
-  const loaded = await deps.threads.getThreads(ids);
-  const own = loaded[0]!;
+  const found = await deps.threads.findThreads(ids);
+  const { item, executionId } = envelope;
+  const firstOfItem = item !== undefined && executionId !== undefined && !isRootThread(envelope);
+  if (firstOfItem && found[0] === undefined && found[1] !== undefined) {
+    // A list item's first step (or its failure report) creates the item's thread (nodes/map-items.ts).
+    await createItemThread(
+      deps,
+      { threadId: envelope.threadId, executionId: executionId!, item: item! },
+      found[1],
+    );
+    found[0] = await deps.threads.getThread(envelope.threadId);
+  }
+  const fixed = isRootThread(envelope) ? 1 : 2;
+  const missing = ids.filter((_id, i) => found[i] === undefined && (i < fixed || !extrasMayBeMissing));
+  if (missing.length > 0) {
+    throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${[...new Set(missing)].join(', ')}`);
+  }
+  const own = found[0]!;
+  const extra = found.slice(fixed).filter((entry): entry is VersionedThread => entry !== undefined);
   const headBytes = headBytesOf(own.thread);
-  if (isRootThread(envelope)) return { ...own, headBytes, extra: loaded.slice(1) };
-  const root = loaded[1]!;
-  return { ...withRootGlobals(own, root), headBytes, root, extra: loaded.slice(2) };
+  if (isRootThread(envelope)) return { ...own, headBytes, extra };
+  const root = found[1]!;
+  return { ...withRootGlobals(own, root), headBytes, root, extra };
 }
 
 /** A child's thread with the root's global scope in place of its stored (empty) one. */
@@ -246,6 +268,11 @@ export interface StepContext {
   toolCalls?: ToolCallCounts;
   /** An LLM node's model calls (tokens, cost), when it made any: kept on its result, failed or not. */
   usage?: ModelUsage;
+  /**
+   * Set by a step whose only change of a global is adding `delta` to it (VARIABLE `done + 1`): in a
+   * fork branch, the root applies it as an atomic increment rather than a conditional rewrite.
+   */
+  increment?: { readonly name: string; readonly delta: number };
   /** What the next envelope carries for the state machine (route, loop, fork, ...). */
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
@@ -273,6 +300,8 @@ export interface NodeBehaviour {
   readonly readsConversation?: boolean;
   /** Other threads the node reads (JOIN: the fork children), fetched in the same BatchGetItem. */
   relatedThreadIds?(event: TaskEvent): readonly string[];
+  /** Whether related threads may not exist (a list's items that never started): left out, not an error. */
+  relatedMayBeMissing?(event: TaskEvent): boolean;
   /** Whether the related threads come with their node results (JOIN merges them). */
   readonly relatedResults?: boolean;
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
@@ -418,6 +447,7 @@ export async function runNodeStep(
     const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
       nodes: neededNodeResults(node),
       ...(behaviour.relatedResults ? { extraResults: true } : {}),
+      ...(behaviour.relatedMayBeMissing?.(event) ? { extrasMayBeMissing: true } : {}),
     });
     const stepBefore = loaded.thread.step ?? 0;
     if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
@@ -612,8 +642,9 @@ async function executeStep(
     let state = conversation.state();
     const appended = conversation.appendedMessages();
     if (appended.length > 0) {
-      const pointer = appendedPointer(original.conversation.log, appended);
-      segmentWritten = deps.conversations.appendMessages(original.conversation.log, appended);
+      const prepared = await deps.conversations.prepareAppend(original.conversation.log, appended);
+      const { pointer } = prepared;
+      segmentWritten = prepared.write();
       // Awaited with the record (below); a failure before then is that await's to report.
       segmentWritten.catch(() => {});
       state = withLogId(state, pointer.id);
@@ -651,8 +682,26 @@ async function executeStep(
     // makes the step run again against the new values), then its own commit.
     const { step: record, ...rest } = change;
     await deps.threads.putStepRecord(original.id, { ...record!, out: ctx.out });
-    await writeRootGlobals(deps, loaded, globals, changedNames(original.variables.global, globals), step);
+    const names = changedNames(original.variables.global, globals);
+    const increment = names.length === 1 && names[0] === ctx.increment?.name ? ctx.increment : undefined;
+    if (increment) {
+      const value = await incrementRootGlobal(deps, loaded, increment, step);
+      if (value !== result.output) {
+        // Siblings added meanwhile: the step's output is the value its increment made, not its guess.
+        result.output = value;
+        for (const kept of results) if (kept.nodeId === node.id) kept.output = value;
+        await deps.threads.putStepRecord(original.id, {
+          ...record!,
+          result: { ...record!.result, output: value },
+          out: ctx.out,
+        });
+      }
+    } else {
+      await writeRootGlobals(deps, loaded, globals, names, step);
+    }
     await deps.threads.updateThread(original.id, loaded.version, rest);
+    // Committed: the root no longer needs this writer's mark (kept, it would grow with the branches).
+    await deps.threads.forgetGlobalWriter(loaded.root!.thread.id, original.id, step);
   }
   // After the commit (a replayed retry writes them again): what `{{nodes.<id>}}` reads next.
   await deps.threads.putNodeResults(original.id, results);
@@ -700,6 +749,22 @@ async function writeRootGlobals(
   step: number,
 ): Promise<void> {
   const root = loaded.root!;
+  assertRootTakesWrites(loaded);
+  const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
+  try {
+    await deps.threads.updateThread(root.thread.id, root.version, {
+      set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
+    });
+  } catch (error) {
+    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')
+      throw new GlobalsChanged(names);
+    throw error;
+  }
+}
+
+/** A fork child's global write is refused once its join decided without it or the run was cancelled. */
+function assertRootTakesWrites(loaded: LoadedThread): void {
+  const root = loaded.root!;
   // A branch whose join has decided (it finished after the decision: a straggler) leaves the globals
   // alone. Closing a join bumps the root's version, so a straggler that read the root before that
   // fails the conditional write below, reloads, and stops here.
@@ -721,16 +786,30 @@ async function writeRootGlobals(
       },
     );
   }
-  const writers = { ...(root.thread.globalWriters ?? {}), [loaded.thread.id]: step };
-  try {
-    await deps.threads.updateThread(root.thread.id, root.version, {
-      set: { variables: { ...root.thread.variables, global }, globalWriters: writers },
-    });
-  } catch (error) {
-    if (error instanceof StepthreadError && error.code === 'VERSION_CONFLICT')
-      throw new GlobalsChanged(names);
-    throw error;
-  }
+}
+
+/**
+ * Adds a fork child's increment to the root's global in one conditional UpdateItem that no sibling's
+ * write can make fail (the read-modify-write of writeRootGlobals loses to every concurrent sibling).
+ * Refused when the step already added it, the join closed or the run was cancelled: GlobalsChanged,
+ * so the step reloads and its retry loop decides (commit from the record, or the coded refusal).
+ */
+async function incrementRootGlobal(
+  deps: HandlerDeps,
+  loaded: LoadedThread,
+  increment: { readonly name: string; readonly delta: number },
+  step: number,
+): Promise<number> {
+  assertRootTakesWrites(loaded);
+  const joinKey = loaded.thread.metadata.joinKey;
+  const landed = await deps.threads.addToGlobal(loaded.root!.thread.id, {
+    ...increment,
+    writerId: loaded.thread.id,
+    step,
+    ...(typeof joinKey === 'string' ? { joinKey } : {}),
+  });
+  if (landed === 'refused') throw new GlobalsChanged([increment.name]);
+  return landed.value;
 }
 
 /** The global variables a step changed (or added, or removed). */

@@ -14,7 +14,7 @@
  *   `itemKeys.prunedHead`, stay; nothing else of the source does. Inspecting the source answers not found.
  * - **Objects: mark and sweep.** Segments and values are content-addressed and shared (forks, copies,
  *   equal content), so an object a pruned item names is deleted only when no item that stays names it,
- *   directly or down a conversation's chain of segments. Every item is read whole and searched for
+ *   directly or down a conversation's chain of segments and the pages their covers name. Every item is read whole and searched for
  *   segment ids and value references, whatever field holds them. An object written since the earliest
  *   start of a run in progress (or of this prune) stays: it may be a run's write whose commit has not landed.
  */
@@ -23,10 +23,11 @@ import { BatchWriteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamod
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { ObjectClient } from '../aws/s3-client.ts';
-import { SEGMENT_PREFIX, segmentKey } from '../stores/conversation-store.ts';
+import { mapBounded } from '../bounded.ts';
+import { linkedKeys, SEGMENT_PREFIX, segmentKey } from '../stores/conversation-store.ts';
 import type { TableRef } from '../stores/dynamo-items.ts';
 import type { ExecutionRecord } from '../stores/execution-index.ts';
-import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../stores/item-lists.ts';
+import { ITEM_LIST_PREFIX, ITEM_SOURCE_PREFIX, MAP_RESULTS_PREFIX } from '../stores/item-lists.ts';
 import {
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
@@ -160,7 +161,7 @@ export async function pruneEndedRuns(stores: PruneStores, options: PruneOptions)
   }
 
   // Objects: candidates named by what goes, less what the items that stay reach.
-  const reader = segmentReader(stores, objects);
+  const reader = conversationLinks(stores, objects);
   const staying = [...items.filter((item) => !deletions.has(keyOf(item))), ...keepHeads];
   const marked = await reachable(staying, objects, reader);
   const named = await reachable([...deletions.values()], objects, reader);
@@ -414,7 +415,7 @@ function keptHeadOf(head: Item): Item {
   return { ...rest, ...itemKeys.prunedHead(String(head.id)), kind: 'prunedHead' };
 }
 
-/** Per-run objects: a local run's details, a distributed FORK's item list and result files. */
+/** Per-run objects: a local run's details, a FORK over a list's item source, a distributed one's item list and result files. */
 function runObjectsOf(
   pruned: readonly ChosenRun[],
   heads: readonly Item[],
@@ -435,8 +436,8 @@ function runObjectsOf(
     ),
   );
   for (const key of objects.keys()) {
-    if (key.startsWith(ITEM_LIST_PREFIX) && bases.has(key.slice(ITEM_LIST_PREFIX.length, -'.json'.length))) {
-      keys.add(key);
+    for (const prefix of [ITEM_LIST_PREFIX, ITEM_SOURCE_PREFIX]) {
+      if (key.startsWith(prefix) && bases.has(key.slice(prefix.length, -'.json'.length))) keys.add(key);
     }
     if (key.startsWith(MAP_RESULTS_PREFIX)) {
       const base = key.slice(MAP_RESULTS_PREFIX.length).split('/')[0]!;
@@ -447,13 +448,13 @@ function runObjectsOf(
 }
 
 /**
- * The segment and value objects `items` name, anywhere in them, and every segment down the chains
- * of the segments they name.
+ * The segment and value objects `items` name, anywhere in them, and every conversation object those
+ * segments lead to: down each chain, and to the pages and tail pages their covers name.
  */
 async function reachable(
   items: readonly Item[],
   objects: ReadonlyMap<string, StoredObject>,
-  previousOf: (segmentId: string) => Promise<string | null>,
+  linksOf: (key: string) => Promise<readonly string[]>,
 ): Promise<Set<string>> {
   const keys = new Set<string>();
   let frontier = new Set<string>();
@@ -463,51 +464,43 @@ async function reachable(
       const key = segmentKey(id);
       if (objects.has(key) && !keys.has(key)) {
         keys.add(key);
-        frontier.add(id);
+        frontier.add(key);
       }
     }
     for (const [, id] of text.matchAll(VALUE_OBJECT))
       if (objects.has(valuesKey(id!))) keys.add(valuesKey(id!));
   }
   while (frontier.size > 0) {
-    const previous = await inParallel([...frontier], previousOf);
+    const linked = await mapBounded([...frontier], OBJECT_CONCURRENCY, linksOf);
     frontier = new Set();
-    for (const id of previous) {
-      if (id === null || keys.has(segmentKey(id)) || !objects.has(segmentKey(id))) continue;
-      keys.add(segmentKey(id));
-      frontier.add(id);
+    for (const key of linked.flat()) {
+      if (keys.has(key) || !objects.has(key)) continue;
+      keys.add(key);
+      frontier.add(key);
     }
   }
   return keys;
 }
 
-/** The segment before each segment (read once per prune). */
-function segmentReader(
+/** The conversation objects each segment or page names (each read once per prune). */
+function conversationLinks(
   stores: PruneStores,
   objects: ReadonlyMap<string, StoredObject>,
-): (segmentId: string) => Promise<string | null> {
-  const known = new Map<string, Promise<string | null>>();
-  return (segmentId) => {
-    let previous = known.get(segmentId);
-    if (previous === undefined) {
-      previous = objects.has(segmentKey(segmentId)) ? readPrevious(stores, segmentId) : Promise.resolve(null);
-      known.set(segmentId, previous);
+): (key: string) => Promise<readonly string[]> {
+  const known = new Map<string, Promise<readonly string[]>>();
+  return (key) => {
+    let links = known.get(key);
+    if (links === undefined) {
+      links = objects.has(key) ? readLinks(stores, key) : Promise.resolve([]);
+      known.set(key, links);
     }
-    return previous;
+    return links;
   };
 }
 
-async function readPrevious(stores: PruneStores, segmentId: string): Promise<string | null> {
-  const response = await stores.s3.send(
-    new GetObjectCommand({ Bucket: stores.bucketName, Key: segmentKey(segmentId) }),
-  );
-  const body = (await response.Body?.transformToString('utf-8')) ?? '';
-  try {
-    const { prev } = JSON.parse(body) as { prev?: unknown };
-    return typeof prev === 'string' ? prev : null;
-  } catch {
-    return null;
-  }
+async function readLinks(stores: PruneStores, key: string): Promise<string[]> {
+  const response = await stores.s3.send(new GetObjectCommand({ Bucket: stores.bucketName, Key: key }));
+  return linkedKeys(key, (await response.Body?.transformToByteArray()) ?? new Uint8Array());
 }
 
 async function scanTable({ dynamo, tableName }: TableRef): Promise<Item[]> {
@@ -560,19 +553,6 @@ async function deleteItems({ dynamo, tableName }: TableRef, items: readonly Item
       pending = (response.UnprocessedItems?.[tableName] ?? []) as Item[];
     }
   }
-}
-
-async function inParallel<T, R>(inputs: readonly T[], fn: (input: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(inputs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < inputs.length) {
-      const index = next++;
-      results[index] = await fn(inputs[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(OBJECT_CONCURRENCY, inputs.length) }, worker));
-  return results;
 }
 
 function keyOf(item: Item): string {

@@ -20,19 +20,38 @@ import {
   taskStateIndex,
 } from '../../engine/asl/index.ts';
 import type { NodeTable } from '../../engine/asl/node-table.ts';
+import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import { checkValueDepth } from '../../engine/model/json-values.ts';
-import { type Budget, DEFAULT_MAX_STEPS, type Workflow } from '../../engine/model/schema.ts';
+import {
+  type Budget,
+  DEFAULT_MAX_STEPS,
+  type VariableDeclaration,
+  type Workflow,
+} from '../../engine/model/schema.ts';
 import {
   COPY_EDITS_KEY,
   type CopyEdit,
   checkCopyEdits,
+  type RecordedCopyEdit,
+  type StateEdit,
   withCopyEdits,
 } from '../../engine/thread/copy-edits.ts';
+import {
+  CopyEditRefused,
+  checkWorkflowEdits,
+  isWorkflowEdit,
+  refusedEdit,
+  WORKFLOW_EDITS_KEY,
+  type WorkflowEdit,
+  workflowEditsOf,
+  workflowForThread,
+} from '../../engine/thread/copy-workflow-edits.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
+import type { CodeSource } from '../../engine/validation/code-sources.ts';
 import type { AwsClients } from '../aws/clients.ts';
 import { type CancelOutcome, cancelRun, cancelRunRecords } from '../cancel/cancel-run.ts';
 import { type CancelMark, createCancelMarks } from '../cancel/marks.ts';
@@ -48,7 +67,7 @@ import {
 import { dispatch } from '../handlers/dispatch.ts';
 import { memoryNodeTables } from '../handlers/node-tables.ts';
 import { systemEnv } from '../handlers/system-env.ts';
-import { codedErrorFromAsl, nodeFailed, TASK_ERROR_NAMES } from '../handlers/task.ts';
+import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
@@ -86,9 +105,22 @@ export interface CopyOptions {
   readonly edits?: readonly CopyEdit[];
   /**
    * The workflow whose declarations check the edits; default: the one the source's local run
-   * recorded. Without either, an edit may only set a variable the thread holds, of any type.
+   * recorded (or its copy source's, for a copy that has not run). Without either, a variable edit may
+   * only set a variable the thread holds, of any type, and a workflow edit is refused.
    */
   readonly workflow?: Workflow;
+  /**
+   * Variable declarations that check the state edits instead of the workflow's (a deployed stack's,
+   * read from its state machine definition).
+   */
+  readonly declarations?: readonly VariableDeclaration[];
+  /**
+   * The copy is made on a deployed stack, whose state machines hold each node's config and profile as
+   * deployed: a node config or profile edit could not take effect there (COPY_EDIT_NOT_DEPLOYABLE).
+   */
+  readonly deployed?: boolean;
+  /** Everything but writing: the copy as it would be, its edits checked (`rerun`'s dry run). */
+  readonly dryRun?: boolean;
 }
 
 export interface LocalRuntimeOptions {
@@ -368,6 +400,13 @@ function listItemBaseOf(event: unknown): string | undefined {
   return match?.[1];
 }
 
+/** Whether a JOIN bookkeeping Task's result ends its fork: a decided report, or the timer's record. */
+function decidesJoin(entry: TaskStateEntry, result: unknown): boolean {
+  if (entry.action === 'timeout') return true;
+  const reported = entry.action === 'branch-done' || entry.action === 'branch-failed';
+  return reported && typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
+}
+
 /** The item thread id base a parent's envelope names (the join timer's Task runs on the parent). */
 function forkBaseOf(event: unknown): string | undefined {
   const base = (event as { envelope?: { fork?: { base?: unknown } } } | undefined)?.envelope?.fork?.base;
@@ -538,14 +577,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const promise = intercept ? intercept({ entry, event, attempt }, call) : call();
       context.pending.add(promise);
       try {
-        return await promise;
-      } catch (error) {
-        const name = (error as { name?: unknown } | undefined)?.name;
-        if (name === TASK_ERROR_NAMES.joinDecided || name === TASK_ERROR_NAMES.joinTimeout) {
+        const result = await promise;
+        // A report that decided its join, or the join's timer: the Parallel or Map stops (its Fail
+        // state raises JoinDecided or JoinTimeout), so its items still queued never start.
+        if (decidesJoin(entry, result)) {
           const base = itemBase ?? forkBaseOf(event);
           if (base !== undefined) context.stoppedMaps.add(base);
         }
-        throw error;
+        return result;
       } finally {
         context.pending.delete(promise);
       }
@@ -954,6 +993,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             `thread ${threadId} belongs to workflow ${thread.workflowId}, not ${workflow.id}`,
           );
         }
+        refuseUneditedWorkflow(workflow, thread);
         if (thread.currentNodeId !== startNodeId) {
           throw new StepthreadError(
             'INVALID_STATE_MACHINE',
@@ -1022,6 +1062,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           return execute({ input: checked }, plan.rootThreadId, plan.executionId, options);
         }
         const { thread } = await stores.threads.getThread(plan.rootThreadId);
+        refuseUneditedWorkflow(workflow, thread);
         const continued = await continuedRunInput(plan, thread);
         if (continued !== undefined) {
           return execute(continued.input, thread.id, continued.executionId, options);
@@ -1193,10 +1234,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       thread.variables = { ...thread.variables, global: structuredClone(root.variables.global) };
     }
     if (copyOptions.edits !== undefined && copyOptions.edits.length > 0) {
-      const workflow = copyOptions.workflow ?? (await recordedWorkflowOf(options.clients, current));
-      const edits = checkCopyEdits(thread, copyOptions.edits, workflow?.variables, env.now());
-      thread = { ...withCopyEdits(thread, edits), metadata: { ...thread.metadata, [COPY_EDITS_KEY]: edits } };
+      thread = await withEdits(thread, current, copyOptions.edits, copyOptions);
     }
+    if (copyOptions.dryRun) return thread;
     await stores.threads.createThread(thread);
     // Keeps what the copy reads of its source (and of the source's own source) from expiring.
     for (let from = copySourceOf(thread); from !== undefined; ) {
@@ -1205,6 +1245,76 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       from = next === undefined ? undefined : copySourceOf(next.thread);
     }
     return thread;
+  };
+
+  /**
+   * The copy with its edits checked, applied and recorded (`metadata.edits`, in the order given): state
+   * edits on its variables and input, workflow edits after the ones it inherits (`metadata.workflowEdits`).
+   */
+  const withEdits = async (
+    thread: Thread,
+    source: Thread,
+    edits: readonly CopyEdit[],
+    copyOptions: CopyOptions,
+  ): Promise<Thread> => {
+    const stateEdits = edits.filter((edit): edit is StateEdit => !isWorkflowEdit(edit));
+    const workflowEdits = edits.filter(isWorkflowEdit);
+    if (workflowEdits.length > 0 && copyOptions.deployed) {
+      throw refusedEdit(
+        'COPY_EDIT_NOT_DEPLOYABLE',
+        "a deployed stack's state machines hold each node's config and each profile as they were deployed (compiled into the definition), and a copy runs on them as they are: node config and profile edits cannot take effect there; copy with --set or --input only, or change the workflow file and deploy it",
+      );
+    }
+    const workflow = copyOptions.workflow ?? (await recordedWorkflowOfLineage(source));
+    const now = env.now();
+    const recordedState = checkCopyEdits(
+      thread,
+      stateEdits,
+      // A deployed stack's declarations are those its runs have; a local record there would be another's.
+      copyOptions.declarations ?? workflow?.variables,
+      now,
+    );
+    let edited: Thread = withCopyEdits(thread, recordedState);
+    const inherited = workflowEditsOf(thread);
+    let recordedWorkflow: ReturnType<typeof checkWorkflowEdits>['recorded'] = [];
+    if (workflowEdits.length > 0) {
+      if (workflow === undefined) {
+        throw refusedEdit(
+          'INVALID_COPY_EDIT',
+          `node config and profile edits are checked against the workflow thread ${source.id} ran, and no local run of it records one here: copy a thread that ran on this machine (stepthread run), or from the console, which has the workflow file`,
+        );
+      }
+      const checked = checkWorkflowEdits(workflow, inherited, workflowEdits, now);
+      await refuseCodeThatDoesNotCompile(checked.codeSources, workflowEdits, checked.workflow);
+      recordedWorkflow = checked.recorded;
+      edited = {
+        ...edited,
+        metadata: { ...edited.metadata, [WORKFLOW_EDITS_KEY]: [...inherited, ...recordedWorkflow] },
+      };
+    }
+    // In the order given: each kind's records come in its own order.
+    const states = [...recordedState];
+    const workflows = [...recordedWorkflow];
+    const recorded: RecordedCopyEdit[] = edits.map((edit) =>
+      isWorkflowEdit(edit) ? workflows.shift()! : states.shift()!,
+    );
+    return { ...edited, metadata: { ...edited.metadata, [COPY_EDITS_KEY]: recorded } };
+  };
+
+  /** The workflow `thread` ran with, as recorded locally: its own run's, else along its copy sources. */
+  const recordedWorkflowOfLineage = async (thread: Thread): Promise<Workflow | undefined> => {
+    const seen = new Set<string>();
+    for (let at: Thread | undefined = thread; at !== undefined && !seen.has(at.id); ) {
+      seen.add(at.id);
+      const recorded = await recordedWorkflowOf(options.clients, at);
+      if (recorded !== undefined) return recorded;
+      const from = copySourceOf(at);
+      at =
+        from === undefined
+          ? undefined
+          : (await stores.threads.getCopySource(from.threadId).catch(() => undefined))?.thread;
+    }
+    return undefined;
   };
 
   /** RUN_CANCELLED for a run that was cancelled (or whose cancel is under way: its mark is there). */
@@ -1248,6 +1358,48 @@ async function recordedWorkflowOf(clients: AwsClients, thread: Thread): Promise<
     if (run !== undefined) return (await detailsOfRun(clients, run)).workflow;
   }
   return undefined;
+}
+
+/** CODE_SYNTAX_ERROR for an edited CODE node whose code the sandbox cannot compile. */
+async function refuseCodeThatDoesNotCompile(
+  codeSources: readonly CodeSource[],
+  edits: readonly WorkflowEdit[],
+  workflow: Workflow,
+): Promise<void> {
+  const codeNodes = new Set(
+    edits.flatMap((edit) =>
+      edit.kind === 'nodeConfig' &&
+      workflow.nodes.some((node) => node.id === edit.nodeId && node.type === 'CODE')
+        ? [edit.nodeId]
+        : [],
+    ),
+  );
+  if (codeNodes.size === 0) return;
+  const { codeSyntaxErrors } = await import('../sandbox/syntax.ts');
+  const errors = (await codeSyntaxErrors(codeSources)).filter(
+    (error) => error.nodeId !== undefined && codeNodes.has(error.nodeId),
+  );
+  if (errors.length > 0) {
+    throw new CopyEditRefused(
+      errors.map((error) => ({
+        ...error,
+        message: `node ${error.nodeId} config code: ${error.message}`,
+      })) as [CodedError, ...CodedError[]],
+    );
+  }
+}
+
+/**
+ * INVALID_STATE_MACHINE when `workflow` lacks the workflow edits the thread was copied with (node
+ * configs, profiles): run it with workflowForThread's workflow, or the copy would run unedited.
+ */
+function refuseUneditedWorkflow(workflow: Workflow, thread: Thread): void {
+  if (workflowEditsOf(thread).length === 0) return;
+  if (canonicalJson(workflowForThread(workflow, thread)) === canonicalJson(workflow)) return;
+  throw new StepthreadError(
+    'INVALID_STATE_MACHINE',
+    `thread ${thread.id} was copied with node config or profile edits; prepare the workflow it runs with (workflowForThread) so they take effect`,
+  );
 }
 
 /** `work`, unless the signal aborts first. */

@@ -2,13 +2,14 @@
  * FORK: one child thread per path, created idempotently (ids derived from the parent, the FORK and
  * the parent's step, so a retry recreates the same children), then `fork.children` in the envelope.
  * Children store no global scope (the root owns it) and start from the parent's LLM call counts and
- * the MCP tool lists the run recorded.
+ * the MCP tool lists the run recorded. A FORK over a list creates no thread: it writes the item
+ * source its items create their threads from (functions/nodes/map-items.ts).
  */
 import { HISTORY_EVENT_LIMIT, inlineMapOverflow } from '../../engine/asl/continuation.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderTemplate } from '../../engine/expression/index.ts';
 import { type ForkConfig, forkConfigSchema } from '../../engine/model/schema.ts';
-import { forEachItems, forkThread, itemPathId, itemVariables } from '../../engine/thread/index.ts';
+import { forEachItems, forkThread } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
@@ -16,9 +17,9 @@ import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { parseConfig } from './config.ts';
 import { childThreadIdsFor, joinKeyFor } from './ids.ts';
 import { LLM_CALLS_KEY } from './llm-calls.ts';
+import { type ItemTemplate, JOIN_KEY, LIST_ITEM_KEY } from './map-items.ts';
 
-/** Metadata key naming the join bookkeeping item a child reports to. */
-export const JOIN_KEY = 'joinKey';
+export { itemThreadId, JOIN_KEY, LIST_ITEM_KEY } from './map-items.ts';
 
 /** The MCP tool lists the run recorded, as stored (by reference), for a child to start with. */
 function recordedTools(ctx: StepContext): Record<string, unknown> {
@@ -42,23 +43,12 @@ async function createChild(deps: HandlerDeps, child: Thread): Promise<void> {
   }
 }
 
-/** contextData key of an item thread of a FORK over a list: `{ index, total }`. */
-export const LIST_ITEM_KEY = 'listItem';
-
 /** Where an item thread sits in its list, or undefined for any other thread. */
 export function listItemOf(thread: Thread): { index: number; total: number } | undefined {
   const value = thread.contextData[LIST_ITEM_KEY] as { index?: unknown; total?: unknown } | undefined;
   return typeof value?.index === 'number' && typeof value.total === 'number'
     ? { index: value.index, total: value.total }
     : undefined;
-}
-
-/** Item threads are created this many at a time. */
-const CREATE_CONCURRENCY = 16;
-
-/** The thread id of item `index` of a FORK over a list: `<base>-<index>`, base derived like a path's. */
-export function itemThreadId(base: string, index: number): string {
-  return `${base}-${index}`;
 }
 
 /**
@@ -78,9 +68,30 @@ function refuseBeyondHistory(nodeId: string, count: number, history: number): vo
 }
 
 /**
- * A FORK over a list: evaluates forEach, creates one child per item (thread scope + item and index),
- * and hands the Map state the indices; item threads are named `<base>-<index>`, so the envelope
- * carries no id per item.
+ * A branch's thread as stored: globals stay on the root, it names its join, and it carries the
+ * parent's model-call count and recorded tool definitions.
+ */
+function branchThread(ctx: StepContext, child: Thread, joinKey: string): Thread {
+  const calls = ctx.thread.contextData[LLM_CALLS_KEY];
+  return {
+    ...ctx.storable(child),
+    variables: { ...child.variables, global: {} },
+    metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
+    contextData: {
+      ...child.contextData,
+      ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
+      ...recordedTools(ctx),
+    },
+    events: [],
+    step: 0,
+  };
+}
+
+/**
+ * A FORK over a list: evaluates forEach and writes the item source (what every item thread shares,
+ * then each item) in one PutObject, plus the item list for a Distributed Map; no item thread yet (each
+ * item creates its own, `<base>-<index>`, on its first step). The Map iterates each item's byte range
+ * in the source, so the envelope carries no id per item and the step's writes do not grow with the list.
  */
 async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: string }) {
   const { node, thread, envelope, deps } = ctx;
@@ -93,70 +104,43 @@ async function forkOverList(ctx: StepContext, config: ForkConfig & { forEach: st
   }
   const items = forEachItems(renderTemplate(config.forEach, ctx.scope()), node.id);
   if (config.mode !== 'distributed') refuseBeyondHistory(node.id, items.length, envelope.history ?? 0);
+  if (deps.itemLists === undefined) {
+    throw new StepthreadError('INVALID_TASK_INPUT', `FORK ${node.id}: no item list store`, {
+      nodeId: node.id,
+    });
+  }
   const [base] = childThreadIdsFor(thread.id, node.id, envelope.step, [pathId]);
   const authorPathId = node.authorForkPathIds?.[0] ?? pathId;
-  const indices = items.map((_, index) => index);
-  const childThreadIds = indices.map((index) => itemThreadId(base!, index));
   const joinKey = joinKeyFor(thread.id, node.id, envelope.step + 1);
-  const calls = thread.contextData[LLM_CALLS_KEY];
-  const { children, event } =
-    items.length === 0
-      ? {
-          children: [],
-          event: forkThread(
-            thread,
-            { forkPathIds: [pathId], nodeId: node.id, childThreadIds: [base!] },
-            deps.env,
-          ).event,
-        }
-      : forkThread(
-          thread,
-          {
-            forkPathIds: indices.map((index) => itemPathId(pathId, index)),
-            authorForkPathIds: indices.map((index) => itemPathId(authorPathId, index)),
-            childNodeIds: indices.map(() => childNodeId),
-            nodeId: node.id,
-            childThreadIds,
-          },
-          deps.env,
-        );
+  // The part every item thread shares: a child on the path, as a FORK over paths creates one.
+  const { children, event } = forkThread(
+    thread,
+    {
+      forkPathIds: [pathId],
+      authorForkPathIds: [authorPathId],
+      childNodeIds: [childNodeId],
+      nodeId: node.id,
+      childThreadIds: [base!],
+    },
+    deps.env,
+  );
+  const child = children[0]!;
+  const template: ItemTemplate = {
+    thread: branchThread(ctx, child, joinKey),
+    total: items.length,
+    pathId,
+    authorPathId,
+    ...(config.itemVariable === undefined ? {} : { itemVariable: config.itemVariable }),
+  };
+  const written = await deps.itemLists.putItemSource(base!, template, items);
   // The event names the list, not every child: its size stays the same whatever the list's length.
   const forked = { ...event, forkPathIds: [pathId], childThreadIds: [], items: items.length };
-  for (let start = 0; start < children.length; start += CREATE_CONCURRENCY) {
-    await Promise.all(
-      children.slice(start, start + CREATE_CONCURRENCY).map((child, offset) => {
-        const index = start + offset;
-        return createChild(deps, {
-          ...ctx.storable(child),
-          variables: {
-            ...child.variables,
-            global: {},
-            thread: { ...child.variables.thread, ...itemVariables(config.itemVariable, items[index], index) },
-          },
-          metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
-          contextData: {
-            ...child.contextData,
-            [LIST_ITEM_KEY]: { index, total: items.length },
-            ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
-            ...recordedTools(ctx),
-          },
-          events: [],
-          step: 0,
-        });
-      }),
-    );
-  }
   if (config.mode === 'distributed') {
-    // The Distributed Map reads the list from S3 (ItemReader): the envelope stays the same size.
-    if (deps.itemLists === undefined) {
-      throw new StepthreadError('INVALID_TASK_INPUT', `FORK ${node.id}: no item list store`, {
-        nodeId: node.id,
-      });
-    }
-    const list = await deps.itemLists.putItemList(base!, items.length);
-    ctx.out.fork = { children: [], base: base!, count: items.length, list };
+    // The Distributed Map reads the ranges from S3 (ItemReader): the envelope stays the same size.
+    const list = await deps.itemLists.putItemList(base!, written.items);
+    ctx.out.fork = { children: [], base: base!, count: items.length, list, source: written.source };
   } else {
-    ctx.out.fork = { children: [], base: base!, items: indices };
+    ctx.out.fork = { children: [], base: base!, items: written.items, source: written.source };
   }
   return { output: { forkPathIds: [pathId], items: items.length }, events: [forked] };
 }
@@ -179,21 +163,7 @@ export const forkNode: NodeBehaviour = {
       },
       deps.env,
     );
-    const calls = thread.contextData[LLM_CALLS_KEY];
-    for (const child of children) {
-      await createChild(deps, {
-        ...ctx.storable(child),
-        variables: { ...child.variables, global: {} },
-        metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
-        contextData: {
-          ...child.contextData,
-          ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),
-          ...recordedTools(ctx),
-        },
-        events: [],
-        step: 0,
-      });
-    }
+    for (const child of children) await createChild(deps, branchThread(ctx, child, joinKey));
     ctx.out.fork = { children: childThreadIds };
     return { output: { forkPathIds: config.forkPathIds, childThreadIds }, events: [event] };
   },

@@ -3,17 +3,20 @@
  *
  * - `branch-done` / `branch-failed` run on a child thread at the end of its branch: finish the child
  *   (COMPLETED with the branch's last output, or FAILED with the caught error), record the path's
- *   outcome in the join item, and throw `stepthread.JoinDecided` once the join can decide (or, with
- *   a timer branch, once every path reported), so the Parallel stops waiting — for both fork
- *   strategies (a serial fork is a chain of one-branch Parallels with the same Catch).
- * - `timeout` runs on the parent when the join's timer branch fires: records it, throws
- *   `stepthread.JoinTimeout`.
+ *   outcome in the join item, and once the join can decide (or, with a timer branch, once every
+ *   path reported) say so in the result (`joinDecided`): the Choice after the report then fails the
+ *   path with `stepthread.JoinDecided` (a Fail state), so the Parallel stops waiting — for both fork
+ *   strategies (a serial fork is a chain of one-branch Parallels with the same Catch). A decision is
+ *   an outcome, not an error: the invocation succeeds, and Lambda's error metrics never count it.
+ * - `timeout` runs on the parent when the join's timer branch fires: records it and returns; the
+ *   timer's Fail state then raises `stepthread.JoinTimeout`.
  * - `execute` runs on the parent: joinThreads over the children, then (after the commit) marks the
  *   children that never finished CANCELLED.
  *
  * Each is idempotent: finishing a child is skipped once it finished, the join store records each
  * path once, and the decision is recomputed from what is recorded.
  */
+import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { joinConfigSchema } from '../../engine/model/schema.ts';
 import {
@@ -30,7 +33,7 @@ import type { Envelope, Thread } from '../../engine/thread/types.ts';
 import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { loadThread, type NodeBehaviour, nextEnvelope } from '../handlers/pipeline.ts';
-import { codedErrorFromAsl, TASK_ERROR_NAMES, TaskError, type TaskEvent } from '../handlers/task.ts';
+import { codedErrorFromAsl, TASK_ERROR_NAMES, type TaskEvent } from '../handlers/task.ts';
 import type { BranchOutcome } from '../stores/join-store.ts';
 import type { VersionedThread } from '../stores/thread-store.ts';
 import { parseConfig } from './config.ts';
@@ -178,15 +181,19 @@ export async function runBranchReport(
     await closeJoin(deps, envelope.rootThreadId, joinKey);
   }
   const { error: _error, ...rest } = envelope;
-  // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes this error
-  // to the JOIN (a serial fork is a chain of one-branch Parallels), so the envelope carries no flag.
+  const next = nextEnvelope(rest, envelope.step, envelope.last);
+  // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes the
+  // JoinDecided the path's Fail state raises to the JOIN (a serial fork is a chain of one-branch
+  // Parallels).
   if (decided) {
-    throw new TaskError(
-      TASK_ERROR_NAMES.joinDecided,
-      decision.decided ? decision.reason : `all ${total} branches reported`,
-    );
+    return decidedBy(next, decision.decided ? decision.reason : `all ${total} branches reported`);
   }
-  return nextEnvelope(rest, envelope.step, envelope.last);
+  return next;
+}
+
+/** The report's result when it decided the join: the Choice after it ends the path with JoinDecided. */
+function decidedBy(next: Envelope, reason: string): Envelope {
+  return { ...next, [JOIN_DECIDED_KEY]: reason } as Envelope;
 }
 
 /**
@@ -222,8 +229,9 @@ async function reportItem(
   if (config.mainItem !== undefined && status === 'COMPLETED' && index !== config.mainItem) {
     if (config.mainItem >= 0 && config.mainItem < total) {
       const base = child.id.slice(0, child.id.length - `-${index}`.length);
-      const { thread: main } = await deps.threads.getThread(itemThreadId(base, config.mainItem));
-      waitingForMainItem = main.status !== 'COMPLETED';
+      // An item that has not started has no thread yet.
+      const [main] = await deps.threads.findThreads([itemThreadId(base, config.mainItem)]);
+      waitingForMainItem = main?.thread.status !== 'COMPLETED';
     }
   }
   const early =
@@ -236,15 +244,23 @@ async function reportItem(
       ...(counts === undefined ? {} : { counts }),
       waitingForMainItem,
     });
+  const { error: _error, ...rest } = envelope;
+  const next = nextEnvelope(rest, envelope.step, envelope.last);
   if (early) {
     await closeJoin(deps, envelope.rootThreadId, joinKey);
-    throw new TaskError(
-      TASK_ERROR_NAMES.joinDecided,
-      `item ${child.contextData.forkPathId} decided the join`,
-    );
+    return decidedBy(next, `item ${child.contextData.forkPathId} decided the join`);
   }
-  const { error: _error, ...rest } = envelope;
-  return nextEnvelope(rest, envelope.step, envelope.last);
+  // A retry of the report that decided (its result lost to a crash after the join closed) decides
+  // again, though its item is counted already: the Map stops as it would have without the crash.
+  if (!finishing && (await joinClosed(deps, envelope.rootThreadId, joinKey))) {
+    return decidedBy(next, `item ${child.contextData.forkPathId} decided the join`);
+  }
+  return next;
+}
+
+async function joinClosed(deps: HandlerDeps, rootThreadId: string, joinKey: string): Promise<boolean> {
+  const { thread } = await deps.threads.getThread(rootThreadId);
+  return (thread.closedJoins ?? []).includes(joinKey);
 }
 
 /** Joins a root remembers as closed: a straggler of an older one would have to lag this many joins. */
@@ -280,7 +296,8 @@ function parentJoinKey(event: TaskEvent): string {
   return joinKeyFor(envelope.threadId, node.forkId, envelope.step);
 }
 
-export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promise<never> {
+/** Records the timeout; the timer branch's Fail state raises JoinTimeout after it (not an error here). */
+export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promise<Envelope> {
   const { envelope } = event;
   const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(
     parentJoinKey(event),
@@ -297,7 +314,8 @@ export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promi
     engineOutcomes(outcomes).map((outcome) => outcome.forkPathId),
   );
   await closeJoin(deps, envelope.rootThreadId, parentJoinKey(event));
-  throw new TaskError(TASK_ERROR_NAMES.joinTimeout, `join ${event.node.id} timed out`);
+  const { error: _error, ...rest } = envelope;
+  return nextEnvelope(rest, envelope.step, envelope.last);
 }
 
 /** Cancels a child that never finished; a child finishing concurrently keeps its own outcome. */
@@ -359,8 +377,17 @@ function childIdsOf(event: TaskEvent): string[] {
   return children;
 }
 
+/** The item threads that exist (an item that never started has none), or every path's child. */
+async function childrenOf(deps: HandlerDeps, event: TaskEvent): Promise<VersionedThread[]> {
+  if (!event.node.overList) return deps.threads.getThreads(childIdsOf(event));
+  const found = await deps.threads.findThreads(childIdsOf(event));
+  return found.filter((entry): entry is VersionedThread => entry !== undefined);
+}
+
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
+  // A list's item creates its thread on its first step: one that never started has none.
+  relatedMayBeMissing: (event) => event.node.overList === true,
   relatedResults: true,
   async logic(ctx) {
     const { node, envelope } = ctx;
@@ -413,7 +440,7 @@ export const joinNode: NodeBehaviour = {
     return { output: joined.result.output, events: joined.events };
   },
   async afterCommit({ deps, event, related }) {
-    const children = related ?? (await deps.threads.getThreads(childIdsOf(event)));
+    const children = related ?? (await childrenOf(deps, event));
     for (const child of children) {
       if (!isTerminalStatus(child.thread.status)) {
         await cancelChild(deps, child, `join ${event.node.id} no longer needs this branch`, {

@@ -1,6 +1,6 @@
 /** VARIABLE: evaluates its expression and stores the value in the chosen scope. */
 import { createEvent } from '../../engine/events.ts';
-import { evaluate } from '../../engine/expression/index.ts';
+import { evaluate, incrementForm } from '../../engine/expression/index.ts';
 import { variableConfigSchema } from '../../engine/model/schema.ts';
 import { deepCopy, setVariable } from '../../engine/thread/index.ts';
 import type { NodeBehaviour } from '../handlers/pipeline.ts';
@@ -10,7 +10,8 @@ export const variableNode: NodeBehaviour = {
   logic(ctx) {
     const { node, thread } = ctx;
     const config = parseConfig(variableConfigSchema, node);
-    const value = evaluate(config.expression, ctx.scope());
+    const scope = ctx.scope();
+    const value = evaluate(config.expression, scope);
     const change = setVariable(
       thread.variables,
       config.variableName,
@@ -23,6 +24,15 @@ export const variableNode: NodeBehaviour = {
         ...(config.readonly ? { readonly: true } : {}),
       },
     );
+    if (change.scope === 'global' && typeof change.previous === 'number' && typeof value === 'number') {
+      // `done + 1` in a fork branch: the root applies it as an increment, which siblings cannot lose.
+      const form = incrementForm(config.expression, config.variableName);
+      const addend = form ? evaluate(form.addend, scope) : undefined;
+      const delta = typeof addend === 'number' && form?.negate ? -addend : addend;
+      if (typeof delta === 'number' && change.previous + delta === value) {
+        ctx.increment = { name: change.name, delta };
+      }
+    }
     const event = createEvent('VARIABLE_CHANGED', {
       threadId: thread.id,
       workflowId: thread.workflowId,

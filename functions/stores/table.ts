@@ -22,7 +22,9 @@ export const RESERVED_ATTRIBUTES = [
   'kind',
   'version',
   'createHash',
-  // The head's latest batch of events recorded outside steps, and the version that committed it.
+  // The key of the latest batch of events recorded outside steps (its item holds the events).
+  'eventsTail',
+  // Earlier layouts: the head's latest batch itself, and the version that committed it (still read).
   'recentEvents',
   'recentEventsAt',
   // The steps copies pinned on a source's head (retention.ts).
@@ -49,6 +51,12 @@ export const PRUNED_HEAD_SORT_KEY = 'PRUNED';
 /** Zero-padded so records sort by step. */
 const STEP_DIGITS = 10;
 
+/** What follows EVENTS# in a batch's sort key (and what the head's `eventsTail` holds). */
+export function eventBatchId(version: number, hash?: string): string {
+  const padded = String(version).padStart(STEP_DIGITS, '0');
+  return hash === undefined ? padded : `${padded}#${hash}`;
+}
+
 /** Primary keys per item kind. One item per entity; all writes are single-item and conditional. */
 export const itemKeys = {
   thread: (threadId: string): ItemKey => ({ pk: `THREAD#${threadId}`, sk: 'THREAD' }),
@@ -61,10 +69,14 @@ export const itemKeys = {
     pk: `THREAD#${threadId}`,
     sk: `${STEP_PREFIX}${String(step).padStart(STEP_DIGITS, '0')}`,
   }),
-  /** The events recorded outside steps by the update that made the head version `version`. */
-  events: (threadId: string, version: number): ItemKey => ({
+  /**
+   * A batch of events recorded outside steps by the update that made the head version `version`;
+   * `hash` tells apart batches two racing updates of the same version wrote (one of them commits).
+   * Without `hash`: an earlier layout's batch, moved off the head once committed.
+   */
+  events: (threadId: string, version: number, hash?: string): ItemKey => ({
     pk: `THREAD#${threadId}`,
-    sk: `${EVENTS_PREFIX}${String(version).padStart(STEP_DIGITS, '0')}`,
+    sk: `${EVENTS_PREFIX}${eventBatchId(version, hash)}`,
   }),
   /** The latest result of node `nodeId` on a thread. */
   nodeResult: (threadId: string, nodeId: string): ItemKey => ({

@@ -10,9 +10,10 @@
  *   update that commits the step; a retry that re-runs an uncommitted step overwrites it.
  * - `THREAD#<id>` / `NODE#<nodeId>` — the latest result of each node on the thread, what
  *   `{{nodes.<id>}}` reads. Written after the commit (a replayed retry writes it again).
- * - `THREAD#<id>` / `EVENTS#<version>` — a batch of events recorded outside steps (a child's
- *   status change, a continuation), moved off the head by the next such update, so the head holds
- *   only the latest batch however often a run continues.
+ * - `THREAD#<id>` / `EVENTS#<version>#<hash>` — a batch of events recorded outside steps (a
+ *   status change, a continuation), written just before the head update that commits it, which
+ *   sets the head's `eventsTail` to its key; each batch names the one before (`prev`). The head
+ *   holds that one key however often a run continues.
  *
  * No transactions, only single-item conditional writes.
  */
@@ -38,6 +39,7 @@ import {
 import { expireThread, pinForCopy } from './retention.ts';
 import {
   EVENTS_PREFIX,
+  eventBatchId,
   gsi1Keys,
   gsi1Partitions,
   itemKeys,
@@ -116,15 +118,26 @@ export interface ThreadChange {
   /** Optional fields to delete (e.g. `currentNodeId` when the run ends). */
   readonly remove?: readonly ThreadOptionalField[];
   /**
-   * Items appended to the head's lists: errors (a failure, which ends the thread), and events
-   * recorded outside a step. Those events become the head's latest batch (`recentEvents`); the batch
-   * they replace moves to an item of its own first, so the head does not grow with them.
+   * Items appended to the thread's lists: errors (on the head: only a failure appends one, and it
+   * ends the thread, so no later update carries it), and events recorded outside a step, which go
+   * to an item of their own (`putEventBatch`): the head only names the latest such item.
    */
   readonly append?: { readonly [K in ThreadListField]?: Thread[K] };
   /** Epoch seconds after which DynamoDB may delete the item (TTL). */
   readonly expiresAt?: number;
   /** The step this change commits: its record is written (PutItem) before the head update. */
   readonly step?: StepRecord;
+}
+
+/** One fork child's increment of a global number on the root (see ThreadStore.addToGlobal). */
+export interface GlobalIncrement {
+  readonly name: string;
+  readonly delta: number;
+  /** The child thread and the step of it that writes: applied once, whatever the retries. */
+  readonly writerId: string;
+  readonly step: number;
+  /** The branch's join: once it has decided, the branch's writes are dropped. */
+  readonly joinKey?: string;
 }
 
 export interface ThreadStore {
@@ -135,7 +148,16 @@ export interface ThreadStore {
    */
   createThread(
     thread: Thread,
-    options?: { expiresAt?: number; step?: StepRecord },
+    options?: {
+      expiresAt?: number;
+      step?: StepRecord;
+      /**
+       * List the thread under its execution before creating its head: a create that dies in between
+       * leaves a listing the listing's readers skip, never a head that no listing names (for a caller
+       * that will not create the thread again once its head exists: a lazily created Map item thread).
+       */
+      listFirst?: boolean;
+    },
   ): Promise<{ version: number; created: boolean }>;
   /**
    * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
@@ -145,6 +167,8 @@ export interface ThreadStore {
   getThread(threadId: string, options?: { afterOwnWrite?: boolean }): Promise<VersionedThread>;
   /** Consistent reads in BatchGetItem requests (one per 100 ids), in the order of `threadIds`. */
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
+  /** As getThreads, with undefined for each thread that does not exist. */
+  findThreads(threadIds: readonly string[]): Promise<(VersionedThread | undefined)[]>;
   /**
    * The thread a copy was made from, as its journal and time travel read it: its head, or, when
    * `stepthread prune` removed it while a copy still pointed at it, the head the prune kept for the
@@ -166,6 +190,21 @@ export interface ThreadStore {
      */
     alongside?: Promise<unknown>,
   ): Promise<{ version: number }>;
+  /**
+   * A fork child's increment of the root's global number `name` (global-increments.ts), in one
+   * UpdateItem that reads nothing first: it lands unless the writer's step already did (its
+   * `globalWriters` entry), the branch's join closed, the run was cancelled, or the value is not a
+   * number. The new value and the root's version, or `refused` (the caller reloads and decides why).
+   */
+  addToGlobal(
+    rootId: string,
+    increment: GlobalIncrement,
+  ): Promise<{ value: number; version: number } | 'refused'>;
+  /**
+   * Drops a child's `globalWriters` entry from the root once the step it names has committed, so the
+   * root's head holds the writers in flight, not every branch that ever wrote (10,000 Map items).
+   */
+  forgetGlobalWriter(rootId: string, writerId: string, step: number): Promise<void>;
   /** Threads whose `metadata.executionId` is `executionId` (GSI: eventually consistent). */
   listThreadsOfExecution(executionId: string): Promise<VersionedThread[]>;
   /** Sets the expiry (TTL) of each of the thread's items but those a copy pinned (retention.ts). */
@@ -470,20 +509,30 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   }
 
   /**
-   * Before an update that records events outside a step: moves the head's latest batch (committed,
-   * since the head holds it) to its own item, keyed by the version that committed it. Written again
-   * unchanged by a retry; the update that follows replaces the head's batch. VERSION_CONFLICT early
-   * when the head moved on, as the update would.
+   * Before an update that records events outside a step: writes them to a batch item of their own,
+   * keyed by the head version the update will make and the events' hash, holding the head's step
+   * (where the journal places them) and the key of the batch before (a chain from the head's
+   * `eventsTail`, which the update sets). So the head holds one key, whatever the run recorded. A
+   * batch the update then fails to commit (a lost race, a crash) is on no chain and never read; a
+   * retry writes the same item again. VERSION_CONFLICT early when the head moved on, as the update
+   * would. An earlier layout's head still holding its latest batch has it moved to its own item.
    */
-  async function moveRecentEvents(threadId: string, expectedVersion: number): Promise<void> {
+  async function putEventBatch(
+    threadId: string,
+    expectedVersion: number,
+    events: readonly StepthreadEvent[],
+  ): Promise<{ tail: string; legacy: boolean }> {
     const { Item } = await dynamo.send(
       new GetCommand({
         TableName: tableName,
         Key: itemKeys.thread(threadId),
         ConsistentRead: true,
-        ProjectionExpression: '#version, #recent, #at',
+        ProjectionExpression: '#version, #step, #tail, #workflow, #recent, #at',
         ExpressionAttributeNames: {
           '#version': 'version',
+          '#step': 'step',
+          '#tail': 'eventsTail',
+          '#workflow': 'workflowId',
           '#recent': 'recentEvents',
           '#at': 'recentEventsAt',
         },
@@ -495,30 +544,71 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         `thread ${threadId} is not at version ${expectedVersion} (changed concurrently, or missing)`,
       );
     }
-    if (!Array.isArray(Item.recentEvents) || Item.recentEvents.length === 0) return;
+    const legacy = Array.isArray(Item.recentEvents) && Item.recentEvents.length > 0;
+    if (legacy) {
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...itemKeys.events(threadId, Number(Item.recentEventsAt)),
+            kind: 'events',
+            events: Item.recentEvents,
+          },
+        }),
+      );
+    }
+    const workflowId = typeof Item.workflowId === 'string' ? Item.workflowId : undefined;
+    const stored = encodeEvents(events, threadId, workflowId);
+    const tail = eventBatchId(expectedVersion + 1, contentHash(stored).slice(0, 16));
     await dynamo.send(
       new PutCommand({
         TableName: tableName,
         Item: {
-          ...itemKeys.events(threadId, Number(Item.recentEventsAt)),
+          pk: itemKeys.thread(threadId).pk,
+          sk: `${EVENTS_PREFIX}${tail}`,
           kind: 'events',
-          events: Item.recentEvents,
+          events: stored,
+          afterStep: Number(Item.step ?? 0),
+          ...(typeof Item.eventsTail === 'string' ? { prev: Item.eventsTail } : {}),
         },
       }),
     );
+    return { tail, legacy };
   }
 
-  /** Every batch of events recorded outside steps, in the order they were committed. */
-  async function eventBatches(head: Record<string, unknown>): Promise<StepthreadEvent[]> {
-    if (head.recentEventsAt === undefined) return [];
+  /**
+   * Every batch of events recorded outside steps that the head's chain reaches, oldest first: an
+   * earlier layout's batches (keyed by version alone, and the one still on its head) before the
+   * chain from `eventsTail`. A batch no chain reaches belongs to an update that never committed.
+   */
+  async function eventBatches(head: Record<string, unknown>): Promise<EventBatch[]> {
+    const legacyOnHead = Array.isArray(head.recentEvents) && head.recentEvents.length > 0;
+    if (head.eventsTail === undefined && !legacyOnHead) return [];
     const threadId = String(head.id);
-    const byVersion = new Map<number, StepthreadEvent[]>();
+    const workflowId = typeof head.workflowId === 'string' ? head.workflowId : undefined;
+    const legacy = new Map<number, StepthreadEvent[]>();
+    const chained = new Map<string, Record<string, unknown>>();
     for (const item of await queryPrefix(threadId, EVENTS_PREFIX)) {
-      byVersion.set(Number(String(item.sk).slice(EVENTS_PREFIX.length)), item.events as StepthreadEvent[]);
+      const id = String(item.sk).slice(EVENTS_PREFIX.length);
+      if (id.includes('#')) chained.set(id, item);
+      else legacy.set(Number(id), item.events as StepthreadEvent[]);
     }
     // The head's batch may also have been moved already (an update that then failed): same content.
-    byVersion.set(Number(head.recentEventsAt), (head.recentEvents ?? []) as StepthreadEvent[]);
-    return [...byVersion.entries()].sort(([a], [b]) => a - b).flatMap(([, events]) => events);
+    if (legacyOnHead) legacy.set(Number(head.recentEventsAt), head.recentEvents as StepthreadEvent[]);
+    const chain: EventBatch[] = [];
+    for (let id = head.eventsTail; typeof id === 'string'; ) {
+      const item = chained.get(id);
+      if (item === undefined) break;
+      chain.push({
+        afterStep: Number(item.afterStep ?? 0),
+        events: decodeEvents(item.events as unknown[], threadId, workflowId),
+      });
+      id = item.prev;
+    }
+    const earlier = [...legacy.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, events]) => ({ afterStep: Number.POSITIVE_INFINITY, events }));
+    return [...earlier, ...chain.reverse()];
   }
 
   const store: ThreadStore = {
@@ -537,6 +627,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       let created = true;
       let version = 1;
       let listedUnder = thread.metadata.executionId;
+      if (options.listFirst) await putListing(thread.id, listedUnder);
       try {
         await dynamo.send(
           new PutCommand({
@@ -565,7 +656,9 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         created = false;
         version = Number(existing.version);
       }
-      await putListing(thread.id, listedUnder);
+      if (!options.listFirst || listedUnder !== thread.metadata.executionId) {
+        await putListing(thread.id, listedUnder);
+      }
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
       // timestamps) never replaces the record of the step that did commit.
       if (options.step) await putStep(thread.id, options.step, { once: true });
@@ -593,23 +686,29 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async getThreads(threadIds) {
+      const found = await store.findThreads(threadIds);
+      const missing = [...new Set(threadIds.filter((_, i) => found[i] === undefined))];
+      if (missing.length > 0) {
+        throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${missing.join(', ')}`);
+      }
+      return found as VersionedThread[];
+    },
+
+    async findThreads(threadIds) {
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
       for (const item of await batchGet(unique.map((id) => ({ ...itemKeys.thread(id) })))) {
         const entry = versioned(item);
         found.set(entry.thread.id, entry);
       }
-      const missing = unique.filter((id) => !found.has(id));
-      if (missing.length > 0) {
-        throw new StepthreadError('THREAD_NOT_FOUND', `thread(s) not found: ${missing.join(', ')}`);
-      }
-      return threadIds.map((id) => found.get(id)!);
+      return threadIds.map((id) => found.get(id));
     },
 
     async updateThread(threadId, expectedVersion, change, alongside) {
       written.delete(threadId);
-      const expression = buildUpdate(threadId, change, expectedVersion);
-      if ((change.append?.events?.length ?? 0) > 0) await moveRecentEvents(threadId, expectedVersion);
+      const outside = change.append?.events ?? [];
+      const batch = outside.length > 0 ? await putEventBatch(threadId, expectedVersion, outside) : undefined;
+      const expression = buildUpdate(threadId, change, expectedVersion, batch);
       // Before the update, so a committed step always has its record. Unconditional when the head
       // was read for this step: only a retry of the same, uncommitted step can write here, and its
       // record replaces the dead attempt's. A reused head may be stale: see putRecordOfUncommitted.
@@ -647,6 +746,87 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         written.set(threadId, item);
       }
       return { version: expectedVersion + 1 };
+    },
+
+    async addToGlobal(rootId, increment) {
+      written.delete(rootId);
+      const x = new ExpressionBuilder();
+      const value = `${x.name('variables')}.${x.name('global')}.${x.name(increment.name)}`;
+      const writer = `${x.name('globalWriters')}.${x.name(increment.writerId)}`;
+      const version = x.name('version');
+      const step = x.value(increment.step);
+      const conditions = [
+        `attribute_type(${value}, ${x.value('N')})`,
+        `(attribute_not_exists(${writer}) OR ${writer} <> ${step})`,
+        `${x.name('status')} <> ${x.value('CANCELLED')}`,
+        ...(increment.joinKey === undefined
+          ? []
+          : [`NOT contains(${x.name('closedJoins')}, ${x.value(increment.joinKey)})`]),
+      ];
+      const update = `SET ${value} = ${value} + ${x.value(increment.delta)}, ${writer} = ${step}, ${version} = ${version} + ${x.value(1)}`;
+      const send = () =>
+        dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.thread(rootId),
+            UpdateExpression: update,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: x.names,
+            ExpressionAttributeValues: x.values,
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+      try {
+        let response: Awaited<ReturnType<typeof send>>;
+        try {
+          response = await send();
+        } catch (error) {
+          // The root has no `globalWriters` map yet (a path inside a missing map is invalid): make one.
+          if (!(error instanceof Error && error.name === 'ValidationException')) throw error;
+          await dynamo
+            .send(
+              new UpdateCommand({
+                TableName: tableName,
+                Key: itemKeys.thread(rootId),
+                UpdateExpression: 'SET #w = :empty',
+                ConditionExpression: 'attribute_exists(#v) AND attribute_not_exists(#w)',
+                ExpressionAttributeNames: { '#w': 'globalWriters', '#v': 'version' },
+                ExpressionAttributeValues: { ':empty': {} },
+              }),
+            )
+            .catch((created: unknown) => {
+              if (!isConditionalCheckFailed(created)) throw created;
+            });
+          response = await send();
+        }
+        const attributes = response.Attributes as
+          | { version: number; variables: { global: Record<string, number> } }
+          | undefined;
+        if (attributes === undefined) throw new Error('UpdateItem returned no attributes');
+        return { value: attributes.variables.global[increment.name]!, version: attributes.version };
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return 'refused';
+        throw error;
+      }
+    },
+
+    async forgetGlobalWriter(rootId, writerId, step) {
+      written.delete(rootId);
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: itemKeys.thread(rootId),
+            UpdateExpression: 'REMOVE #w.#me',
+            // Only the entry of this step: a later step of the same writer may have set its own.
+            ConditionExpression: '#w.#me = :step',
+            ExpressionAttributeNames: { '#w': 'globalWriters', '#me': writerId },
+            ExpressionAttributeValues: { ':step': step },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
     },
 
     async listThreadsOfExecution(executionId) {
@@ -763,11 +943,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       // Records past the head's step belong to an attempt that never committed.
       const segments = await segmentsOf(thread, thread.step ?? 0, (item.events ?? []) as StepthreadEvent[]);
       const length = segments.reduce((sum, segment) => sum + segment.steps, 0);
-      const [journal, batches] = await Promise.all([
-        journalOf(segments, options.window?.(length)),
+      const [parts, batches] = await Promise.all([
+        readParts(segments, options.window?.(length)),
         eventBatches(item),
       ]);
-      return { ...journal, events: [...journal.events, ...batches], length };
+      return { ...journalOf(segments, parts, batches), length };
     },
 
     async readStepResults(threadId) {
@@ -833,13 +1013,13 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   }
 
   /**
-   * The history and events of `segments`: every step, or those at the positions `ranges` name
-   * (one Query per range that meets a segment, in parallel).
+   * The step records of `segments`: every step, or those at the positions `ranges` name (one Query
+   * per range that meets a segment, in parallel).
    */
-  async function journalOf(
+  async function readParts(
     segments: readonly HistorySegment[],
     ranges: readonly HistoryRange[] | undefined,
-  ): Promise<Omit<JournalWindow, 'length'>> {
+  ): Promise<JournalPart[]> {
     let offset = 0;
     const reads = segments.map((segment) => {
       const start = offset;
@@ -852,17 +1032,81 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         ),
       ).then((read) => ({ start, steps: read.flat() }));
     });
-    const parts = await Promise.all(reads);
-    return {
-      executionHistory: parts.flatMap(({ steps }) => steps.map(historyEntryOf)),
-      events: parts.flatMap(({ steps }, i) => [...segments[i]!.created, ...steps.flatMap((s) => s.events)]),
-      logs: parts.flatMap(({ steps }) => steps.map((record) => record.result.logs)),
-      usage: parts.flatMap(({ steps }) => steps.map((record) => record.result.usage)),
-      positions: parts.flatMap(({ start, steps }) => steps.map((record) => start + record.step)),
-    };
+    return Promise.all(reads);
   }
 
   return store;
+}
+
+/** The step records read of one history segment, and the position its first step has less one. */
+interface JournalPart {
+  readonly start: number;
+  readonly steps: StepRecord[];
+}
+
+/** Events an update recorded outside a step, committed when the thread's head was at `afterStep`. */
+interface EventBatch {
+  readonly afterStep: number;
+  readonly events: StepthreadEvent[];
+}
+
+/**
+ * The history and events of `segments` from the records read of them: each segment's creation
+ * events, then its steps' events; the thread's own batches recorded outside steps (the last
+ * segment's) each after the events of the step the head was at when it was committed, so a
+ * continuation's THREAD_CONTINUED sits between the steps it came between (a batch whose step was not
+ * read, outside a window, goes where that step would be).
+ */
+function journalOf(
+  segments: readonly HistorySegment[],
+  parts: readonly JournalPart[],
+  batches: readonly EventBatch[],
+): Omit<JournalWindow, 'length'> {
+  const own = parts.length - 1;
+  const events = parts.flatMap(({ steps }, i) => {
+    const out = [...segments[i]!.created];
+    const pending = i === own ? [...batches] : [];
+    for (const record of steps) {
+      while (pending.length > 0 && pending[0]!.afterStep < record.step) out.push(...pending.shift()!.events);
+      out.push(...record.events);
+    }
+    for (const batch of pending) out.push(...batch.events);
+    return out;
+  });
+  return {
+    executionHistory: parts.flatMap(({ steps }) => steps.map(historyEntryOf)),
+    events,
+    logs: parts.flatMap(({ steps }) => steps.map((record) => record.result.logs)),
+    usage: parts.flatMap(({ steps }) => steps.map((record) => record.result.usage)),
+    positions: parts.flatMap(({ start, steps }) => steps.map((record) => start + record.step)),
+  };
+}
+
+/**
+ * Events as a batch item holds them: without the thread id and workflow id the key and the head
+ * already say (DynamoDB bills by item size); `decodeEvents` puts them back.
+ */
+function encodeEvents(
+  events: readonly StepthreadEvent[],
+  threadId: string,
+  workflowId: string | undefined,
+): Record<string, unknown>[] {
+  return events.map((event) => {
+    const { threadId: id, workflowId: w, ...rest } = event;
+    return {
+      ...rest,
+      ...(id === threadId ? {} : { threadId: id }),
+      ...(w === workflowId ? {} : { workflowId: w }),
+    };
+  });
+}
+
+function decodeEvents(
+  stored: readonly unknown[],
+  threadId: string,
+  workflowId: string | undefined,
+): StepthreadEvent[] {
+  return stored.map((event) => ({ threadId, workflowId, ...(event as object) }) as StepthreadEvent);
 }
 
 /** One thread's part of a history: its first `steps` step records, after the events it was created with. */
@@ -918,16 +1162,13 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
 }
 
 /**
- * The head as a thread. Its `events` are those it was created with and the latest batch recorded
- * outside steps; `readJournal` has them all.
+ * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
+ * steps' and those recorded outside steps).
  */
 function versioned(item: Record<string, unknown>): VersionedThread {
   const head = decodeHead(entityOf<Record<string, unknown>>(item), String(item.id));
-  const recent = Array.isArray(item.recentEvents) ? (item.recentEvents as StepthreadEvent[]) : [];
-  const events =
-    recent.length > 0 ? { events: [...((head.events ?? []) as StepthreadEvent[]), ...recent] } : {};
   return {
-    thread: { ...head, ...events, nodeResults: {}, executionHistory: [] } as unknown as Thread,
+    thread: { ...head, nodeResults: {}, executionHistory: [] } as unknown as Thread,
     version: Number(item.version),
   };
 }
@@ -939,10 +1180,16 @@ interface UpdateExpressionParts {
   values: Record<string, unknown>;
 }
 
+/**
+ * The UpdateItem of `change`. `batch`: the item its events recorded outside a step were written to
+ * (`putEventBatch`), which the head's `eventsTail` comes to name; `legacy` when the head still holds
+ * an earlier layout's batch, which that moved to its own item and this removes.
+ */
 export function buildUpdate(
   threadId: string,
   change: ThreadChange,
   expectedVersion: number,
+  batch?: { readonly tail: string; readonly legacy: boolean },
 ): UpdateExpressionParts {
   const x = new ExpressionBuilder();
   const sets: string[] = [];
@@ -968,9 +1215,11 @@ export function buildUpdate(
     if (!Array.isArray(items) || items.length === 0) continue;
     touch(field);
     if (field === 'events') {
-      // Replaces the head's latest batch, which updateThread moved to its own item first.
-      sets.push(`${x.name('recentEvents')} = ${x.value(items)}`);
-      sets.push(`${x.name('recentEventsAt')} = ${x.value(expectedVersion + 1)}`);
+      // The events are in their own item (putEventBatch): the head names it, the newest of a chain.
+      if (batch === undefined)
+        throw new TypeError('events recorded outside a step need their batch written first');
+      sets.push(`${x.name('eventsTail')} = ${x.value(batch.tail)}`);
+      if (batch.legacy) removes.push(x.name('recentEvents'), x.name('recentEventsAt'));
       continue;
     }
     const name = x.name(field);

@@ -35,6 +35,7 @@ import {
   RandomIdGenerator,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_ERROR_TYPE, ATTR_SERVER_ADDRESS, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { estimateTokens } from '../../engine/conversation/index.ts';
 import type { CodedError } from '../../engine/errors.ts';
 import type { Message, Profile, ToolDefinition } from '../../engine/model/schema.ts';
@@ -206,6 +207,16 @@ function codedErrorOf(error: unknown): CodedError | undefined {
 /** Errors the ASL routes as control flow: a join decided, or timed out, without this branch. */
 const CONTROL_FLOW = new Set(['stepthread.JoinDecided', 'stepthread.JoinTimeout']);
 
+/**
+ * A join bookkeeping step that ended its fork: the timer's record, or a path's report that decided
+ * (a result the definition routes on, not an error: functions/nodes/join.ts).
+ */
+function joinEndOf(action: string | undefined, result: unknown): string | undefined {
+  if (action === 'timeout') return 'JOIN_TIMED_OUT';
+  const decided = typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
+  return decided && (action === 'branch-done' || action === 'branch-failed') ? 'JOIN_DECIDED' : undefined;
+}
+
 async function traceStep<R>(
   tracer: Tracer,
   ids: PresetIds,
@@ -228,7 +239,7 @@ async function traceStep<R>(
     const next = withTraceContext(info, result, true, traceParentOf(span));
     const step = (next as { step?: unknown }).step;
     if (typeof step === 'number') span.setAttribute(ST.step, step);
-    span.setAttribute(ST.status, 'COMPLETED');
+    span.setAttribute(ST.status, joinEndOf(info.action, next) ?? 'COMPLETED');
     if (info.action === 'execute' && info.nodeType === 'END') runEnds = { status: 'COMPLETED' };
     if (info.action === 'fail') {
       runEnds = { status: 'FAILED', error: codedErrorFromAsl(info.failure, info.nodeId) };

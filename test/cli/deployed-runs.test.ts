@@ -27,6 +27,8 @@ interface StubExecution {
   /** Seconds after 2026-01-01T00:00:00Z. */
   start: number;
   stop?: number;
+  /** The state machine version it runs (started on the `live` alias), as ListExecutions names it. */
+  version?: number;
 }
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000);
@@ -62,6 +64,12 @@ function stubSfn(executions: StubExecution[], machines: { workflowId: string; ty
           status: e.status,
           startDate: at(e.start),
           ...(e.stop === undefined ? {} : { stopDate: at(e.stop) }),
+          ...(e.version === undefined
+            ? {}
+            : {
+                stateMachineVersionArn: `${machineArn(e.workflowId)}:${e.version}`,
+                stateMachineAliasArn: `${machineArn(e.workflowId)}:live`,
+              }),
         })),
         ...(from + size < listed.length ? { nextToken: String(from + size) } : {}),
       };
@@ -140,6 +148,46 @@ describe('a deployed stack: the executions `runs` lists', () => {
     // EXPRESS executions cannot be listed: the machine is reported, not read.
     expect(result.skipped.map((m) => m.workflowId)).toEqual(['fast']);
     expect(result.stateMachines.map((m) => m.workflowId)).toEqual(['fast', 'report', 'triage']);
+  });
+
+  it('shows the state machine version each execution runs (pinned), a VERSION column in the table', async () => {
+    const { sfn } = stubSfn(
+      [
+        { workflowId: 'triage', name: 'old', status: 'RUNNING', start: 10, version: 3 },
+        { workflowId: 'triage', name: 'new', status: 'SUCCEEDED', start: 20, stop: 21, version: 4 },
+        // Started on the state machine itself (before pinning): no version.
+        { workflowId: 'triage', name: 'unpinned', status: 'SUCCEEDED', start: 5, stop: 6 },
+      ],
+      [{ workflowId: 'triage' }],
+    );
+    const result = await listDeployedRuns({
+      sfn,
+      executions: table([]).executions,
+      prefix: 'demo',
+      limit: 10,
+    });
+    expect(result.runs.map((run) => [run.executionId.split(':').at(-1), run.stateMachineVersion])).toEqual([
+      ['new', 4],
+      ['old', 3],
+      ['unpinned', undefined],
+    ]);
+    let out = '';
+    printRuns(
+      result.runs.map((run) => ({ ...run, durationMs: 1000 })),
+      false,
+      { stdout: (text) => (out += text), stderr: () => {}, readFile: async () => '' },
+    );
+    const [header, ...rows] = out.trimEnd().split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual([
+      'EXECUTION',
+      'WORKFLOW',
+      'VERSION',
+      'STATUS',
+      'STARTED',
+      'DURATION',
+      'ROOT THREAD',
+    ]);
+    expect(rows.map((row) => row.split(/\s{2,}/)[2])).toEqual(['4', '3', '-']);
   });
 
   it('sends a status filter to ListExecutions only where it selects exactly, and reads pages only until the limit', async () => {

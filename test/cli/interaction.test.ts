@@ -335,12 +335,34 @@ describe('stepthread start (stub Step Functions client)', () => {
     expect(stdout.trim()).toBe(
       'arn:aws:states:us-east-1:123456789012:execution:stepthread-support-triage:ticket-1',
     );
+    // On the `live` alias: the run is pinned to the version the latest deploy published.
     const start = sfn.sent.find((c) => c instanceof StartExecutionCommand) as StartExecutionCommand;
     expect(start.input).toEqual({
-      stateMachineArn: machine,
+      stateMachineArn: `${machine}:live`,
       name: 'ticket-1',
       input: JSON.stringify({ input: TICKET }),
     });
+  });
+
+  it('starts on the state machine itself when it has no live alias (deployed before pinning)', async () => {
+    const noAlias = Object.assign(new Error('State Machine Does Not Exist'), {
+      name: 'StateMachineDoesNotExist',
+    });
+    const sfn = stubSfn((command) => {
+      if (command instanceof ListStateMachinesCommand) {
+        return { stateMachines: [{ name: 'stepthread-support-triage', stateMachineArn: machine }] };
+      }
+      if (command instanceof StartExecutionCommand && command.input.stateMachineArn !== machine)
+        return noAlias;
+      return { executionArn: `${machine.replace(':stateMachine:', ':execution:')}:ticket-2` };
+    });
+    const { code, stdout } = await cli(['start', 'support-triage', '--name', 'ticket-2'], { sfn });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(
+      'arn:aws:states:us-east-1:123456789012:execution:stepthread-support-triage:ticket-2',
+    );
+    const starts = sfn.sent.filter((c) => c instanceof StartExecutionCommand) as StartExecutionCommand[];
+    expect(starts.map((c) => c.input.stateMachineArn)).toEqual([`${machine}:live`, machine]);
   });
 
   it('says that an EXPRESS state machine does not deduplicate execution names', async () => {

@@ -84,7 +84,11 @@ describe('run progress', () => {
       printed([
         ['StateEntered', 'split:paths', 'Parallel'],
         ['StateEntered', 'merge:b', 'Task'],
-        ['StateFailed', 'merge:b', 'Task', { error: ASL_ERRORS.joinDecided }],
+        // The report decided: its result says so, and the path's Fail state raises JoinDecided.
+        ['StateExited', 'merge:b', 'Task', { output: { joinDecided: 'ALL_COMPLETED' } }],
+        ['StateEntered', 'merge:b:reported', 'Choice'],
+        ['StateExited', 'merge:b:reported', 'Choice'],
+        ['StateFailed', 'merge:b:decides', 'Fail', { error: ASL_ERRORS.joinDecided }],
         ['StateFailed', 'split:paths', 'Parallel', { error: ASL_ERRORS.joinDecided }],
         ['StateCaught', 'split:paths', 'Parallel'],
         ['StateExited', 'split:paths', 'Parallel'],
@@ -93,7 +97,7 @@ describe('run progress', () => {
       '  → split:paths',
       '  → merge:b',
       '  ⇥ merge:b (1 ms): join decided',
-      '  ✓ split:paths (5 ms)',
+      '  ✓ split:paths (8 ms)',
     ]);
   });
 });

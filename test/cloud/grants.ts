@@ -35,6 +35,10 @@ export const PIPELINE_GRANTS: Readonly<Record<string, { reason: string; neverInA
   'ThreadTable dynamodb:PutItem': { reason: 'a node whose result a later node reads keeps it' },
   'LargeValues s3:PutObject': { reason: 'any node may produce a value over the inline limit (by reference)' },
   'LargeValues s3:GetObject': { reason: 'any node may read a value stored by reference' },
+  'MapItemSources s3:GetObject': {
+    reason:
+      'an item of a FORK over a list creates its thread on its first step, whatever its first node is, or in its failure report',
+  },
   'ConversationSegments s3:GetObject': {
     reason: "a large LLM output is stored as a reference into the conversation's segments",
   },
@@ -54,10 +58,7 @@ const actionsOf = (statement: PolicyStatement) =>
  * Grants of one function that the suite cannot exercise, by `<function kind> <Sid> <action>`: what
  * moto cannot run. Keep each with its reason; remove it once the suite covers the path.
  */
-export const UNEXERCISED_GRANTS: Readonly<Record<string, string>> = {
-  'Fork MapItemLists s3:PutObject':
-    "a distributed FORK writes its Distributed Map's item list; moto does not run a Distributed Map's ItemReader",
-};
+export const UNEXERCISED_GRANTS: Readonly<Record<string, string>> = {};
 
 /** `RuntimeJoinFunction7FD340C9` → `Join`. */
 export function functionKind(logicalId: string): string {

@@ -90,6 +90,36 @@ describe('requestsOf', () => {
       { action: 'states:SendTaskSuccess', resources: [], context: {} },
     ]);
   });
+
+  it('authorises a start on an alias or version against the unqualified state machine, the qualifier as a condition key', () => {
+    const machine = 'arn:aws:states:us-east-1:123456789012:stateMachine:stepthread-approval';
+    const start = (stateMachineArn: string) =>
+      requestsOf('SFN', 'StartExecutionCommand', { stateMachineArn, input: '{}' }, where);
+    expect(start(`${machine}:live`)).toEqual([
+      {
+        action: 'states:StartExecution',
+        resources: [machine],
+        context: { 'states:StateMachineQualifier': ['live'] },
+      },
+    ]);
+    expect(start(`${machine}:3`)).toEqual([
+      {
+        action: 'states:StartExecution',
+        resources: [machine],
+        context: { 'states:StateMachineQualifier': ['3'] },
+      },
+    ]);
+    expect(start(machine)).toEqual([{ action: 'states:StartExecution', resources: [machine], context: {} }]);
+    // So a grant on the state machine allows its alias, and a grant naming only the alias does not.
+    const grant = (Resource: string): PolicyStatement => ({
+      Sid: 'Start',
+      Effect: 'Allow',
+      Action: 'states:StartExecution',
+      Resource,
+    });
+    expect(evaluate([grant(machine)], start(`${machine}:live`)[0]!).allowed).toBe(true);
+    expect(evaluate([grant(`${machine}:live`)], start(`${machine}:live`)[0]!).allowed).toBe(false);
+  });
 });
 
 describe('evaluate', () => {

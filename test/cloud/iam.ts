@@ -11,6 +11,8 @@
  * denies (fail closed), so a policy that starts using it fails the suite instead of passing unchecked.
  */
 
+import { parseStateMachineArn } from '../../functions/aws/state-machine-arns.ts';
+
 export interface PolicyStatement {
   Sid?: string;
   Effect: 'Allow' | 'Deny';
@@ -214,6 +216,19 @@ function s3Requests(operation: string, input: Record<string, unknown>, where: Wh
 function sfnRequests(operation: string, input: Record<string, unknown>, where: Where): AwsRequest[] {
   const action = `states:${operation}`;
   if (typeof input.stateMachineArn === 'string') {
+    // A call on a version or alias is authorised against the state machine's own ARN, the version or
+    // alias name in the condition key states:StateMachineQualifier (Step Functions' "Authorization
+    // for versions and aliases").
+    const parsed = parseStateMachineArn(input.stateMachineArn);
+    if (parsed?.qualifier !== undefined) {
+      return [
+        {
+          action,
+          resources: [parsed.unqualified],
+          context: { 'states:StateMachineQualifier': [parsed.qualifier] },
+        },
+      ];
+    }
     return [{ action, resources: [input.stateMachineArn], context: {} }];
   }
   if (typeof input.executionArn === 'string')

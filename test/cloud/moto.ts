@@ -3,7 +3,7 @@
  * (moto_server.py), then creates what the template declares — the table, the buckets, the event bus and
  * its rules, each Lambda function (its synthesized bundle, its template environment) and each state
  * machine (the template's definition, its Fn::Sub resolved and any DefinitionSubstitutions applied, as
- * CloudFormation does).
+ * CloudFormation does) with the version the deploy publishes and its `live` alias.
  * Physical names are generated the way CloudFormation would (`<stack>-<logicalId>`), so nothing relies
  * on the defaults the CLI falls back to. Each function's role policy, resolved, goes to the bridge,
  * which checks every SDK call the function makes against it (moto enforces no IAM).
@@ -18,7 +18,7 @@ import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aw
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand } from '@aws-sdk/client-eventbridge';
 import { CreateFunctionCommand, LambdaClient, PublishVersionCommand } from '@aws-sdk/client-lambda';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { CreateStateMachineAliasCommand, CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { cfnResolver } from '../support/cfn-resolve.ts';
 import type { PolicyStatement } from './iam.ts';
 import type { CheckedRequest } from './sdk-calls.ts';
@@ -67,6 +67,43 @@ async function freePort(): Promise<number> {
       server.close(() => done(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+interface MapLike {
+  Type?: string;
+  ItemReader?: unknown;
+  ResultWriter?: unknown;
+  ItemProcessor?: MachineLike & { ProcessorConfig?: { ExecutionType?: string } };
+  Branches?: MachineLike[];
+}
+interface MachineLike {
+  States?: Record<string, MapLike>;
+}
+
+/**
+ * A definition as moto 5.2.1 can stand it up, changed only where moto cannot run a Distributed Map as
+ * deployed (docs/deploy.md lists what moto therefore cannot check):
+ * - its ASL grammar takes only "STANDARD" for an ItemProcessor's ExecutionType and refuses the
+ *   definition otherwise; it runs every item inside the parent execution either way;
+ * - it evaluates a ResultWriter's Parameters against the items' results, not the Map's input, so the
+ *   stack's `Bucket.$`/`Prefix.$` fail the Map; and it writes only a manifest. The JOIN never reads
+ *   the results, so the ResultWriter is left out.
+ */
+export function asMotoRunsIt(definition: string): string {
+  const parsed = JSON.parse(definition) as MachineLike;
+  const visit = (machine: MachineLike | undefined): void => {
+    for (const state of Object.values(machine?.States ?? {})) {
+      for (const branch of state.Branches ?? []) visit(branch);
+      if (state.Type !== 'Map') continue;
+      visit(state.ItemProcessor);
+      if (state.ItemReader === undefined) continue;
+      delete state.ResultWriter;
+      const config = state.ItemProcessor?.ProcessorConfig;
+      if (config?.ExecutionType === 'EXPRESS') config.ExecutionType = 'STANDARD';
+    }
+  };
+  visit(parsed);
+  return JSON.stringify(parsed);
 }
 
 /** Spawns a process and waits for its "ready" line; stderr is kept for the error message. */
@@ -280,21 +317,53 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
   }
 
   const stateMachines = new Map<string, string>();
+  // The version each deploy publishes of a state machine (AWS::StepFunctions::StateMachineVersion):
+  // published with it (moto has no PublishStateMachineVersion; CreateStateMachine's publish serves).
+  const versionOf = new Map(
+    ofType('AWS::StepFunctions::StateMachineVersion').map(([id, resource]) => [
+      (props(resource).StateMachineArn as { Ref?: string }).Ref ?? '',
+      id,
+    ]),
+  );
   for (const [id, resource] of ofType('AWS::StepFunctions::StateMachine')) {
     const p = props(resource);
     const name = String(resolve(p.StateMachineName ?? generated(id)));
     const substitutions = resolve(p.DefinitionSubstitutions ?? {}) as Record<string, string>;
-    const definition = applySubstitutions(String(resolve(p.DefinitionString)), substitutions);
+    const definition = asMotoRunsIt(applySubstitutions(String(resolve(p.DefinitionString)), substitutions));
+    const version = versionOf.get(id);
     const created = await sfn.send(
       new CreateStateMachineCommand({
         name,
         definition,
         roleArn: String(resolve(p.RoleArn)),
         type: (p.StateMachineType as 'STANDARD' | 'EXPRESS' | undefined) ?? 'STANDARD',
+        ...(version ? { publish: true } : {}),
       }),
     );
     stateMachines.set(name, created.stateMachineArn!);
     physical.set(id, { ref: created.stateMachineArn!, arn: created.stateMachineArn! });
+    if (version) {
+      if (!created.stateMachineVersionArn) throw new Error(`moto published no version of ${name}`);
+      physical.set(version, { ref: created.stateMachineVersionArn, arn: created.stateMachineVersionArn });
+    }
+  }
+  for (const [id, resource] of ofType('AWS::StepFunctions::StateMachineAlias')) {
+    const p = resolve(props(resource)) as {
+      Name: string;
+      Description?: string;
+      RoutingConfiguration: { StateMachineVersionArn: string; Weight: number }[];
+    };
+    const created = await sfn.send(
+      new CreateStateMachineAliasCommand({
+        name: p.Name,
+        ...(p.Description ? { description: p.Description } : {}),
+        routingConfiguration: p.RoutingConfiguration.map((route) => ({
+          stateMachineVersionArn: route.StateMachineVersionArn,
+          weight: route.Weight,
+        })),
+      }),
+    );
+    physical.set(id, { ref: created.stateMachineAliasArn!, arn: created.stateMachineAliasArn! });
   }
   for (const [id, resource] of ofType('AWS::Events::Rule')) {
     const p = props(resource);

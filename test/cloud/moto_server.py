@@ -95,6 +95,110 @@ _sfn_normalise_parameters = StateTaskServiceSfn._normalise_parameters
 StateTaskServiceSfn._normalise_parameters = sfn_parameters_as_api
 StateTaskServiceSfn._normalise_response = sfn_response_as_states
 
+# moto 5.2.1 publishes state machine versions (CreateStateMachine/UpdateStateMachine with publish) and
+# creates aliases, but cannot start an execution on either: StartExecution on a version ARN fails inside
+# moto (its version object lacks the name-idempotency check), on an alias ARN with
+# StateMachineDoesNotExist; DescribeExecution and ListExecutions name no version or alias. The stack
+# starts every run on its `live` alias (pinned runs), so the suite adds what Step Functions does: a
+# qualified ARN runs the version it names (an alias: the version it routes to) as an execution of the
+# state machine, listed and described with stateMachineVersionArn (and stateMachineAliasArn). Its
+# context's StateMachine.Id is the version's ARN, as in LocalStack's interpreter, which moto's is a port
+# of: a continue-as-new StartExecution on `$$.StateMachine.Id` starts the same version.
+from moto.stepfunctions.exceptions import ResourceNotFound, StateMachineDoesNotExist  # noqa: E402
+from moto.stepfunctions.parser.backend.execution import Execution as ParserExecution  # noqa: E402
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend  # noqa: E402
+from moto.stepfunctions.responses import StepFunctionResponse  # noqa: E402
+
+_start_unqualified = StepFunctionsParserBackend.start_execution
+
+
+def start_qualified(self, state_machine_arn, name=None, execution_input=None, trace_header=None):
+    parts = state_machine_arn.split(":")
+    if len(parts) != 8:
+        return _start_unqualified(self, state_machine_arn, name, execution_input, trace_header)
+    source = self.describe_state_machine(":".join(parts[:7]))
+    qualifier = parts[7]
+    alias_arn = None
+    if not qualifier.isdigit():
+        alias = source.aliases.get(qualifier)
+        if alias is None:
+            raise ResourceNotFound(f"State Machine Alias Does Not Exist: '{state_machine_arn}'")
+        alias_arn = alias.arn
+        qualifier = alias.routing_configuration[0]["stateMachineVersionArn"].rsplit(":", 1)[1]
+    version = source.versions.get(int(qualifier))
+    if version is None:
+        raise StateMachineDoesNotExist(f"State Machine Does Not Exist: '{state_machine_arn}'")
+    existing = source._handle_name_input_idempotency(name, execution_input)
+    if existing is not None:
+        return existing
+    # The version's definition, under the version's ARN; the execution belongs to the state machine.
+    running = copy.copy(source)
+    running.definition = version.definition
+    running.arn = version.arn
+    execution = ParserExecution(
+        name=name,
+        sm_type=source.sm_type,
+        role_arn=version.roleArn,
+        exec_arn=f"arn:{self.partition}:states:{self.region_name}:{self.account_id}:execution:{source.name}:{name}",
+        account_id=self.account_id,
+        region_name=self.region_name,
+        state_machine=running,
+        start_date=datetime.datetime.now(tz=datetime.timezone.utc),
+        cloud_watch_logging_session=None,
+        input_data=execution_input if execution_input is not None else "{}",
+        trace_header=trace_header,
+        activity_store={},
+    )
+    execution.state_machine_arn = source.arn
+    execution.state_machine_version_arn = version.arn
+    execution.state_machine_alias_arn = alias_arn
+    source.executions.append(execution)
+    execution.start()
+    return execution
+
+
+StepFunctionsParserBackend.start_execution = start_qualified
+
+
+def with_version_of(execution, item):
+    for key, attribute in (
+        ("stateMachineVersionArn", "state_machine_version_arn"),
+        ("stateMachineAliasArn", "state_machine_alias_arn"),
+    ):
+        value = getattr(execution, attribute, None)
+        if value is not None:
+            item[key] = value
+
+
+_describe_execution = StepFunctionResponse.describe_execution
+_list_executions = StepFunctionResponse.list_executions
+
+
+def describe_execution_versioned(self):
+    answer = _describe_execution(self)
+    execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+    with_version_of(execution, answer.result)
+    return answer
+
+
+def list_executions_versioned(self):
+    answer = _list_executions(self)
+    by_arn = {
+        execution.execution_arn: execution
+        for execution in self.stepfunction_backend.describe_state_machine(
+            self._get_param("stateMachineArn")
+        ).executions
+    }
+    for item in answer.result.get("executions", []):
+        execution = by_arn.get(item["executionArn"])
+        if execution is not None:
+            with_version_of(execution, item)
+    return answer
+
+
+StepFunctionResponse.describe_execution = describe_execution_versioned
+StepFunctionResponse.list_executions = list_executions_versioned
+
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=bool(os.environ.get("STEPTHREAD_MOTO_VERBOSE")))
 server.start()
 print(f"ready {port}", flush=True)

@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
+  CreateStateMachineAliasCommand,
   CreateStateMachineCommand,
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
@@ -19,7 +20,10 @@ import {
   type HistoryEvent,
   ListExecutionsCommand,
   type SFNClient,
+  StartExecutionCommand,
   StopExecutionCommand,
+  UpdateStateMachineAliasCommand,
+  UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
@@ -526,7 +530,100 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     ]);
   }, 180_000);
 
-  it('an inline Map (map-reduce) records 19 history events per item', async () => {
+  it('pinned runs: a run continues on the version it started on after a deploy; new runs start on the deployed one', async () => {
+    // route-loop continuing after 100 events (as the continue-as-new test), as deploy 1 publishes it.
+    const check = (threshold: number) => `{"Variable":"$.history","NumericGreaterThanEquals":${threshold}}`;
+    const deployed = await sfn.send(
+      new DescribeStateMachineCommand({ stateMachineArn: stack.stateMachines.get('stepthread-route-loop')! }),
+    );
+    const first = await sfn.send(
+      new CreateStateMachineCommand({
+        name: 'stepthread-route-loop-pinned',
+        definition: deployed.definition!.split(check(20_000)).join(check(100)),
+        roleArn: deployed.roleArn!,
+        publish: true,
+      }),
+    );
+    const machine = first.stateMachineArn!;
+    const alias = await sfn.send(
+      new CreateStateMachineAliasCommand({
+        name: 'live',
+        routingConfiguration: [{ stateMachineVersionArn: first.stateMachineVersionArn!, weight: 100 }],
+      }),
+    );
+    const start = (name: string) =>
+      cli([
+        'start',
+        'route-loop-pinned',
+        '--stack',
+        STACK,
+        '--name',
+        name,
+        '--input',
+        JSON.stringify(TICKETS),
+      ]);
+    // A run started on deploy 1 (on the alias, as `start` does): associated with version 1.
+    const before = (await start('pinned-before')).stdout.trim();
+    // Deploy 2 changes the definition (one that fails at once) and moves the alias to its version.
+    const redeployed = JSON.stringify({
+      StartAt: 'Redeployed',
+      States: { Redeployed: { Type: 'Fail', Error: 'Redeployed', Cause: 'deploy 2' } },
+    });
+    const second = await sfn.send(
+      new UpdateStateMachineCommand({ stateMachineArn: machine, definition: redeployed, publish: true }),
+    );
+    await sfn.send(
+      new UpdateStateMachineAliasCommand({
+        stateMachineAliasArn: alias.stateMachineAliasArn!,
+        routingConfiguration: [{ stateMachineVersionArn: second.stateMachineVersionArn!, weight: 100 }],
+      }),
+    );
+    // A run of version 1 that continues only now, after deploy 2: its successor starts
+    // `$$.StateMachine.Id`, version 1, and finishes there (on deploy 2 it would fail with Redeployed).
+    const onVersion1 = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: first.stateMachineVersionArn!,
+        name: 'pinned-v1',
+        input: JSON.stringify({ input: TICKETS }),
+      }),
+    );
+    for (const executionArn of [before, onVersion1.executionArn!]) {
+      const ended = await finished(executionArn);
+      expect(ended).toMatchObject({
+        status: 'SUCCEEDED',
+        stateMachineVersionArn: first.stateMachineVersionArn,
+      });
+      const { continuedAs } = JSON.parse(ended.output!) as { status: string; continuedAs: string };
+      const successor = await finished(`${machine.replace(':stateMachine:', ':execution:')}:${continuedAs}`);
+      expect(successor.status).toBe('SUCCEEDED');
+      expect(successor.stateMachineVersionArn).toBe(first.stateMachineVersionArn);
+      expect(successor.stateMachineAliasArn).toBeUndefined();
+    }
+    expect(
+      (await sfn.send(new DescribeExecutionCommand({ executionArn: before }))).stateMachineAliasArn,
+    ).toBe(alias.stateMachineAliasArn);
+    // A run started after deploy 2 runs it.
+    const after = (await start('pinned-after')).stdout.trim();
+    expect(await finished(after)).toMatchObject({
+      status: 'FAILED',
+      error: 'Redeployed',
+      stateMachineVersionArn: second.stateMachineVersionArn,
+    });
+    // runs --stack shows the version each execution runs.
+    const runs = JSON.parse(
+      (await cli(['runs', '--stack', STACK, '--workflow', 'route-loop-pinned', '--json'])).stdout,
+    ) as { executionId: string; stateMachineVersion?: number }[];
+    const versionOf = (executionId: string) =>
+      runs.find((run) => run.executionId === executionId)?.stateMachineVersion;
+    expect([versionOf(before), versionOf(onVersion1.executionArn!), versionOf(after)]).toEqual([1, 1, 2]);
+    // And inspect, given an execution.
+    const inspected = JSON.parse((await cli(['inspect', before, '--stack', STACK, '--json'])).stdout) as {
+      stateMachineVersion?: number;
+    };
+    expect(inspected.stateMachineVersion).toBe(1);
+  }, 180_000);
+
+  it('an inline Map (map-reduce) records 23 history events per item', async () => {
     const eventsFor = async (items: number) => {
       const documents = Array.from({ length: items }, (_unused, i) => ({ id: `d${i}`, text: `Text ${i}.` }));
       const started = await cli([
@@ -543,9 +640,107 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       return (await history(started.stdout.trim())).length;
     };
     const [two, five] = [await eventsFor(2), await eventsFor(5)];
-    // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's closing Pass (2).
-    expect((five - two) / 3).toBe(19);
+    // Per item: 3 Lambda Tasks (5 events each), its iteration's start and end, the item's entry Pass (2), the Choice and Pass that end it after its report (4).
+    expect((five - two) / 3).toBe(23);
   }, 120_000);
+
+  /** The map/ objects of the run whose item threads are `<base>-<index>`. */
+  async function mapObjects(base: string): Promise<string[]> {
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: stack.outputs.BucketName!, Prefix: 'map/' }),
+    );
+    return (listed.Contents ?? []).flatMap(({ Key }) => (Key?.includes(base) ? [Key] : [])).sort();
+  }
+
+  /** The item threads of a run (every thread but its root), by index, and what they hold. */
+  async function itemsOf(runtime: LocalRuntime, executionId: string, rootThreadId: string) {
+    const threads = await runtime.stores.threads.listThreadsOfExecution(executionId);
+    return threads
+      .map(({ thread }) => thread)
+      .filter((thread) => thread.id !== rootThreadId)
+      .map((thread) => ({
+        index: (thread.contextData.listItem as { index: number }).index,
+        status: thread.status,
+        base: thread.id.replace(/-\d+$/, ''),
+      }))
+      .sort((a, b) => a.index - b.index);
+  }
+
+  it('a Distributed Map runs in moto: its ItemReader reads the FORK’s list from S3, each item creates its own thread, the run ends as on the embedded runtime', async () => {
+    const documents = Array.from({ length: 5 }, (_unused, i) => ({ id: `d${i}`, text: `Text ${i}.` }));
+    const input = { documents };
+    const started = await cli([
+      'start',
+      'distributed-summaries',
+      '--stack',
+      STACK,
+      '--name',
+      'distributed-5',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const events = await history(executionArn);
+    const types = events.map((event) => event.type);
+    // A map run (moto runs its items inside this execution: no child execution to list).
+    expect(types).toEqual(expect.arrayContaining(['MapRunStarted', 'MapRunSucceeded', 'MapStateSucceeded']));
+    expect(types).not.toContain('MapRunFailed');
+    const { rootThreadId } = (await cloud.stores.executions.getExecution(executionArn))!;
+    const items = await itemsOf(cloud, executionArn, rootThreadId!);
+    expect(items.map(({ index, status }) => [index, status])).toEqual(
+      documents.map((_document, index) => [index, 'COMPLETED']),
+    );
+    // The FORK wrote the item source and the range list; the items read the source, the ItemReader the list.
+    const base = items[0]!.base;
+    expect(await mapObjects(base)).toEqual([`map/items/${base}.json`, `map/sources/${base}.json`]);
+
+    const local = await e2e.runtime.prepare(workflows.get('distributed-summaries')!).run(input);
+    expect(local.status).toBe('COMPLETED');
+    expect(await runState(cloud, rootThreadId!)).toEqual(await runState(e2e.runtime, local.threadId));
+  }, 180_000);
+
+  it('a Distributed Map whose join an item decides early: moto runs the items after it (ToleratedFailureCount has no effect there), each created CANCELLED, and the run ends as on the embedded runtime', async () => {
+    const input = { items: [{ v: 'a' }, { fail: true }, { v: 'c' }, { v: 'd' }, { v: 'e' }] };
+    const started = await cli([
+      'start',
+      'distributed-early',
+      '--stack',
+      STACK,
+      '--name',
+      'distributed-early',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    const { rootThreadId } = (await cloud.stores.executions.getExecution(executionArn))!;
+    const local = await e2e.runtime.prepare(workflows.get('distributed-early')!).run(input);
+    expect(local.status).toBe('COMPLETED');
+    const failed = { error: { code: 'EXPRESSION_ERROR', message: expect.any(String) } };
+    // Item 2's completion reaches the threshold of 2: its report fails its item execution.
+    const merged = { merged: ['item 0 = a', failed, 'item 2 = c', null, null] };
+    expect(local.output).toEqual(merged);
+    expect((await cloud.stores.threads.getThread(rootThreadId!)).thread.output).toEqual(merged);
+    expect(await runState(cloud, rootThreadId!)).toEqual(await runState(e2e.runtime, local.threadId));
+    // Embedded (and AWS): that failure stops the Map (ToleratedFailureCount 0): items 3 and 4 never start.
+    const statuses = (items: { index: number; status: string }[]) =>
+      items.map(({ index, status }) => [index, status]);
+    expect(statuses(await itemsOf(e2e.runtime, local.executionId, local.threadId))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'FAILED'],
+      [2, 'COMPLETED'],
+    ]);
+    // moto counts the failed item execution and runs on: items 3 and 4 start after the join closed, so
+    // their first steps create them CANCELLED and run nothing; the JOIN's decision stands.
+    expect(statuses(await itemsOf(cloud, executionArn, rootThreadId!))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'FAILED'],
+      [2, 'COMPLETED'],
+      [3, 'CANCELLED'],
+      [4, 'CANCELLED'],
+    ]);
+  }, 180_000);
 
   it("a trigger rule matches the README's event and hands the run the whole event as `input`", async () => {
     const [trigger] = rules('WorkflowapprovalTrigger');

@@ -8,12 +8,15 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildInspectReport } from '../../cli/commands/inspect.ts';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands } from '../../functions/aws/meter.ts';
 import { offerReply } from '../../functions/local/offered-replies.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore, parseInteractionId } from '../../functions/stores/interaction-store.ts';
+import { createStoredBytesReader } from '../../functions/stores/stored-bytes.ts';
 import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -327,6 +330,24 @@ describe('stepthread dev API', () => {
     expect(events.body.events.map((event) => event.type)).toContain('THREAD_COMPLETED');
     const head = await get<{ status: string; output: { report: string } }>(`/api/threads/${root}`);
     expect(head.body.output.report).toContain('Report:');
+    // Each thread's stored bytes, as `inspect --bytes` counts them.
+    const inspected = await buildInspectReport(
+      createLocalRuntime({ clients }),
+      started.body.executionId,
+      undefined,
+      'all',
+      {},
+      { storedBytes: createStoredBytesReader(clients, clients) },
+    );
+    for (const thread of inspected.threads) {
+      const stored = await get(`/api/threads/${thread.threadId}/stored-bytes`);
+      expect(stored.status).toBe(200);
+      expect(stored.body).toEqual({ threadId: thread.threadId, ...thread.storedBytes });
+      expect(thread.storedBytes!.items).toBeGreaterThan(0);
+    }
+    expect((await get('/api/threads/t-nope/stored-bytes')).body).toMatchObject({
+      error: { code: 'THREAD_NOT_FOUND' },
+    });
 
     const list = await get<{ executionId: string; status: string; durationMs: number }[]>('/api/executions');
     expect(list.body.find((row) => row.executionId === started.body.executionId)).toMatchObject({
@@ -635,6 +656,55 @@ describe('stepthread dev API', () => {
       approved: true,
       credit: { amount: 10, currency: 'EUR' },
     });
+  });
+
+  it('copies with workflow edits (`nodeConfig`, `profile`): the copy runs with them and records them; a refused edit is a 400 with every problem and no copy', async () => {
+    const { executionId, waiting } = await startWaitingTriage();
+    const root = waiting.rootThreadId;
+    const answer = `/api/interactions/${encodeURIComponent(waiting.pending[0]!.interactionId)}/answer`;
+    expect((await post(answer, { reject: true })).status).toBe(202);
+    expect((await finished(executionId)).execution.status).toBe('COMPLETED');
+    const copyOf = (body: Record<string, unknown>) =>
+      post<{
+        threadId: string;
+        metadata: { edits?: unknown[]; workflowEdits?: unknown[] };
+        error?: { code: string };
+        errors?: { code: string }[];
+      }>(`/api/threads/${root}/copy`, { fromNodeId: 'compute-credit', ...body });
+    const copiesBefore = (await get<Page>(`/api/executions/${executionId}`)).body.copies;
+    for (const [body, code] of [
+      [{ nodeConfig: { 'compute-credt': { code: 'return 1' } } }, 'NODE_NOT_FOUND'],
+      [{ nodeConfig: { 'compute-credit': { cod: 'return 1' } } }, 'UNKNOWN_KEY'],
+      [{ nodeConfig: { 'compute-credit': { code: 5 } } }, 'INVALID_NODE_CONFIG'],
+      [{ nodeConfig: { 'compute-credit': 'return 1' } }, 'INVALID_COPY_EDIT'],
+      [{ profile: { other: { provider: 'scripted' } } }, 'UNKNOWN_PROFILE'],
+      [{ profile: { default: { provider: 'nobody' } } }, 'SCHEMA_INVALID'],
+    ] as const) {
+      const refused = await copyOf(body);
+      expect([refused.status, refused.body.error?.code]).toEqual([400, code]);
+    }
+    expect((await get<Page>(`/api/executions/${executionId}`)).body.copies).toEqual(copiesBefore);
+
+    const code = "return { amount: 99, currency: 'EUR' }";
+    const profile = { provider: 'scripted', responses: ['Credit noted.'] };
+    const copy = await copyOf({ nodeConfig: { 'compute-credit': { code } }, profile: { default: profile } });
+    expect(copy.status).toBe(201);
+    expect(copy.body.metadata.edits).toEqual([
+      { kind: 'profile', profileId: 'default', value: profile, at: expect.any(String) },
+      { kind: 'nodeConfig', nodeId: 'compute-credit', key: 'code', value: code, at: expect.any(String) },
+    ]);
+    const run = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
+    expect(run.status).toBe(202);
+    expect((await finished(run.body.executionId)).execution.status).toBe('COMPLETED');
+    const head = await get<{ output: Record<string, unknown> }>(`/api/threads/${copy.body.threadId}`);
+    expect(head.body.output).toMatchObject({ credit: { amount: 99 }, reply: 'Credit noted.' });
+    // The copy's execution page lists its edits on its thread, as `inspect --json` does.
+    const copyPage = await get<{ threads: { threadId: string; edits?: unknown[] }[] }>(
+      `/api/executions/${run.body.executionId}`,
+    );
+    expect(copyPage.body.threads.find((thread) => thread.threadId === copy.body.threadId)?.edits).toEqual(
+      copy.body.metadata.edits,
+    );
   });
 
   it("lists no steps for a copy that has not run (its source's are not its own), and refuses an inverted or non-step range", async () => {

@@ -259,6 +259,10 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       await page.getByTestId(`thread-${path}`).click();
       await page.getByTestId('conversation').getByText(reply).waitFor();
       await expect.poll(() => page.getByTestId('conversation').innerText()).toContain('Plan: look at facts');
+      // What the thread keeps stored: its items, and the reply's segment it wrote.
+      await expect
+        .poll(() => page.getByTestId('stored-bytes').innerText())
+        .toMatch(/^stored [\d.]+ KB: \d+ items \([\d.]+ KB\) in DynamoDB, [1-9]\d* objects? \(.+\) in S3$/);
     }
     await shot('fork-child-conversation');
   });
@@ -506,7 +510,9 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     expect(await page.locator('tr[data-node="report"]').getByTestId('step-tokens').innerText()).toMatch(
       /^\+\d+ tokens\n\d+ in all$/,
     );
+    // "Copy from here" opens the copy's editor first; copied as it was, it is ready to run.
     await copyButton.click();
+    await page.getByTestId('copy-confirm').click();
     await page.getByTestId('copied').waitFor();
     await shot('copy-from-step');
     await page.getByTestId('run-copy').click();

@@ -65,7 +65,8 @@ describe('stepthread dev --target aws', () => {
       `https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/${executionId}`,
     );
     const start = sent.find((command) => command.name === 'StartExecutionCommand')!;
-    expect(start.input.stateMachineArn).toBe(MACHINE);
+    // On the `live` alias: pinned to the version of the latest deploy.
+    expect(start.input.stateMachineArn).toBe(`${MACHINE}:live`);
     expect(JSON.parse(String(start.input.input))).toEqual({ input: { ticket: { subject: 'x' } } });
     // Not indexed by the stack yet: listed as running.
     const page = await fetch(`${server.url}/api/executions/${encodeURIComponent(executionId)}`);

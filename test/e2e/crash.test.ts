@@ -78,7 +78,7 @@ describe("a crash after every handler's writes, retried by Step Functions", () =
       );
       expect(clean.status).toBe('COMPLETED');
       expect(faulty.status).toBe('COMPLETED');
-      // Every node task crashed once (the bookkeeping that decided the join threw JoinDecided instead).
+      // Every node task crashed once.
       for (const state of [
         'start',
         'intro',

@@ -137,7 +137,11 @@ const expected: Record<
       system('You handle billing complaints. Refund duplicate charges.'),
       user('Customer Ada says order A-17 was charged twice.'),
       assistant('Looking up order A-17.'),
-      { role: 'tool', content: '{"order":"A-17","charges":[80,80],"currency":"EUR"}' },
+      // lookup_order is the example's MCP server (examples/mcp/orders-server.mjs), started over stdio.
+      {
+        role: 'tool',
+        content: '{"order":"A-17","customer":"Ada","status":"paid","charges":[80,80],"currency":"EUR"}',
+      },
       assistant('Order A-17 was charged twice: refunding the duplicate 80 EUR.'),
       { role: 'tool', content: '{"refunded":80,"order":"A-17","currency":"EUR"}' },
       assistant(
@@ -168,7 +172,11 @@ describe('examples/', () => {
       const answers = [...(want.answers ?? [])];
       const outcome = await e2e.runtime
         .prepare(example(name))
-        .run(want.input, { answerInteraction: async () => answers.shift() });
+        // A stdio MCP server's command starts from the workflow file's folder, as `run` does it.
+        .run(want.input, {
+          answerInteraction: async () => answers.shift(),
+          workflowDir: join(ROOT, 'examples'),
+        });
       expect(answers).toEqual([]);
       expect(outcome.execution.status).toBe('SUCCEEDED');
       expect(outcome.status).toBe('COMPLETED');

@@ -252,3 +252,59 @@ describe('JOIN_FAILED names the branches that failed', () => {
     );
   });
 });
+
+describe("a join's decision is no Lambda error", () => {
+  /** Each Task invocation of a run and whether it failed (the function's error, as Lambda would count it). */
+  async function invocations(workflow: ReturnType<typeof forkWorkflow>) {
+    const calls: { state: string; action: string; failed: string | undefined }[] = [];
+    const outcome = await e2e.runtime.prepare(workflow).run(undefined, {
+      interceptTask: async (call, invoke) => {
+        try {
+          const result = await invoke();
+          calls.push({ state: call.entry.stateName, action: call.entry.action, failed: undefined });
+          return result;
+        } catch (error) {
+          calls.push({
+            state: call.entry.stateName,
+            action: call.entry.action,
+            failed: (error as Error).name,
+          });
+          throw error;
+        }
+      },
+    });
+    return { outcome, calls };
+  }
+
+  it('a fork whose join decides: every invocation succeeds, the decision is a result the definition routes on', async () => {
+    const { outcome, calls } = await invocations(forkWorkflow('decides', { paths: ['a', 'b'] }));
+    expect(outcome.status).toBe('COMPLETED');
+    expect(calls.filter((call) => call.failed !== undefined)).toEqual([]);
+    // The last report decided: its path ended in the Fail state after the Choice, which the Parallel caught.
+    expect(calls.filter((call) => call.action === 'branch-done')).toHaveLength(2);
+    expect(
+      outcome.events.filter((event) => event.type === 'StateFailed' && event.stateType === 'Fail'),
+    ).toEqual([expect.objectContaining({ error: 'stepthread.JoinDecided' })]);
+  });
+
+  it('a branch failure the join absorbs fails only the failing node’s invocation, not the join’s bookkeeping', async () => {
+    // Serial, the failing path first: it reports before the other completes and decides.
+    const workflow = forkWorkflow('absorbs', {
+      paths: ['broken', 'ok'],
+      strategy: 'serial',
+      join: { joinStrategy: 'ANY_COMPLETED', mainPathId: 'ok' },
+      profiles: { broken: 'failing' },
+      extraProfiles: { failing: { provider: 'scripted', responses: [] } },
+    });
+    const { outcome, calls } = await invocations(workflow);
+    expect(outcome.status).toBe('COMPLETED');
+    // The failing node's own error (retried by the ASL, then caught into its path's branch-failed).
+    const failed = calls.filter((call) => call.failed !== undefined);
+    expect(new Set(failed.map((call) => `${call.state} ${call.failed}`))).toEqual(
+      new Set(['broken-work stepthread.NodeFailed']),
+    );
+    const bookkeeping = calls.filter((call) => ['branch-done', 'branch-failed'].includes(call.action));
+    expect(bookkeeping.map((call) => call.action).sort()).toEqual(['branch-done', 'branch-failed']);
+    expect(bookkeeping.every((call) => call.failed === undefined)).toBe(true);
+  });
+});

@@ -133,7 +133,7 @@ describe('FORK over a list', () => {
     const outcome = await e2e.runtime.prepare(mapWorkflow('too-long')).run({ items: items([], 1800) });
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'FORK_LIST_TOO_LONG', nodeId: 'fan' });
-    expect(outcome.error?.message).toMatch(/1800 items .* at most 17\d\d fit here.*"mode": "distributed"/);
+    expect(outcome.error?.message).toMatch(/1800 items .* at most 13\d\d fit here.*"mode": "distributed"/);
     expect(await itemThreads(outcome.executionId, outcome.threadId)).toEqual([]);
   });
 
@@ -215,14 +215,17 @@ describe('FORK over a list', () => {
       const outcome = await e2e.runtime.prepare(workflow).run({ items: items([0, 1, 2], 6) });
       expect(outcome.status).toBe('FAILED');
       expect(outcome.error?.code).toBe('JOIN_FAILED');
-      // The third failure left at most 3 of 6 able to complete: items 3..5 never ran.
+      // The third failure left at most 3 of 6 able to complete: items 3..5 never ran (no thread).
       const threads = await itemThreads(outcome.executionId, outcome.threadId);
-      expect(threads.map((t) => t.status === 'FAILED')).toEqual([true, true, true, false, false, false]);
-      expect(threads.slice(3).every((t) => t.variables.thread.r === undefined)).toBe(true);
+      expect(threads.map((t) => [t.contextData.authorForkPathId, t.status])).toEqual([
+        ['each[0]', 'FAILED'],
+        ['each[1]', 'FAILED'],
+        ['each[2]', 'FAILED'],
+      ]);
     });
   });
 
-  it('early termination: a decided join stops the Map, and the items that never ran are CANCELLED', async () => {
+  it('early termination: a decided join stops the Map, and the items that never ran have no thread', async () => {
     const workflow = mapWorkflow('early', { joinStrategy: 'ANY_COMPLETED', maxConcurrency: 1 });
     const outcome = await e2e.runtime.prepare(workflow).run({ items: items([], 20) });
     expect(outcome.status).toBe('COMPLETED');
@@ -230,10 +233,7 @@ describe('FORK over a list', () => {
     // START, FORK, one item's VARIABLE and its report, JOIN, END: nothing ran for items 1..19.
     expect(outcome.taskInvocations).toBe(6);
     const threads = await itemThreads(outcome.executionId, outcome.threadId);
-    expect(threads.map((t) => t.status)).toEqual([
-      'COMPLETED',
-      ...Array.from({ length: 19 }, () => 'CANCELLED'),
-    ]);
+    expect(threads.map((t) => [t.id.split('-').at(-1), t.status])).toEqual([['0', 'COMPLETED']]);
   });
 
   it('maxConcurrency bounds how many items run at once (and serial means one)', async () => {
@@ -348,6 +348,135 @@ describe('FORK over a list', () => {
       assistant('A short summary of the document.'),
       ...reduce(3),
     ]);
+  });
+});
+
+/** The requests `stateName`'s Task made, per command: DynamoDB, and S3. */
+function taskRequests(stateName: string) {
+  const seen: { dynamo: Record<string, number>; s3: Record<string, number> }[] = [];
+  const count = (meter: E2e['dynamoMeter']) =>
+    Object.fromEntries(Object.entries(meter.snapshot()).map(([name, usage]) => [name, usage.requests]));
+  const diff = (after: Record<string, number>, before: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(after)
+        .map(([name, n]) => [name, n - (before[name] ?? 0)] as const)
+        .filter(([, n]) => n > 0),
+    );
+  return {
+    seen,
+    interceptTask: async (call: { entry: { stateName: string } }, invoke: () => Promise<unknown>) => {
+      if (call.entry.stateName !== stateName) return invoke();
+      const before = { dynamo: count(e2e.dynamoMeter), s3: count(e2e.s3Meter) };
+      try {
+        return await invoke();
+      } finally {
+        seen.push({
+          dynamo: diff(count(e2e.dynamoMeter), before.dynamo),
+          s3: diff(count(e2e.s3Meter), before.s3),
+        });
+      }
+    },
+  };
+}
+
+describe('item threads: each item creates its own on its first step', () => {
+  it("the FORK step's DynamoDB requests are the same at 10, 100 and 1,000 items: it writes no item thread", async () => {
+    for (const mode of ['inline', 'distributed'] as const) {
+      const counts: { dynamo: Record<string, number>; s3: Record<string, number> }[] = [];
+      for (const n of [10, 100, 1000]) {
+        // Every item fails, one at a time: ALL_COMPLETED decides at item 0, so only the FORK is big.
+        const workflow = mapWorkflow(`fork-cost-${mode}-${n}`, { mode, maxConcurrency: 1 });
+        const fork = taskRequests('fan');
+        const outcome = await e2e.runtime
+          .prepare(workflow)
+          .run({ items: Array.from({ length: n }, () => ({ fail: true })) }, fork);
+        expect(outcome.error?.code).toBe('JOIN_FAILED');
+        expect(fork.seen).toHaveLength(1);
+        counts.push(fork.seen[0]!);
+        // The one item that ran created its thread: the only one there.
+        const threads = await itemThreads(outcome.executionId, outcome.threadId);
+        expect(threads.map((t) => [t.contextData.authorForkPathId, t.status])).toEqual([
+          ['each[0]', 'FAILED'],
+        ]);
+      }
+      // The same requests whatever the list's length: one PutObject for the item source (and, for a
+      // Distributed Map, one for its item list); DynamoDB only for the FORK's own step.
+      expect(counts[1], mode).toEqual(counts[0]);
+      expect(counts[2], mode).toEqual(counts[0]);
+      const { dynamo, s3 } = counts[0]!;
+      expect(s3, mode).toEqual({ PutObjectCommand: mode === 'inline' ? 1 : 2 });
+      expect(dynamo.BatchWriteItemCommand ?? 0, mode).toBe(0);
+      expect(
+        Object.values(dynamo).reduce((a, b) => a + b, 0),
+        mode,
+      ).toBeLessThanOrEqual(3);
+    }
+  }, 300_000);
+
+  it('an item whose first step failed before its thread existed is created FAILED and counted by the join', async () => {
+    // Item 2's first Task fails as a Lambda error would (not retried): no handler ran for it.
+    const interceptTask = async (
+      call: { entry: { stateName: string }; event: unknown },
+      invoke: () => Promise<unknown>,
+    ) => {
+      const threadId = (call.event as { envelope?: { threadId?: string } }).envelope?.threadId ?? '';
+      if (call.entry.stateName === 'work' && threadId.endsWith('-2')) {
+        throw Object.assign(new Error('the function could not start'), {
+          name: 'Lambda.AccessDeniedException',
+        });
+      }
+      return invoke();
+    };
+    for (const mode of ['inline', 'distributed'] as const) {
+      const any = await e2e.runtime
+        .prepare(
+          mapWorkflow(`first-step-${mode}`, { mode, joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 4 }),
+        )
+        .run({ items: items([], 5) }, { interceptTask });
+      expect(any.status, mode).toBe('COMPLETED');
+      const merged = (any.output as { merged: unknown[] }).merged;
+      expect(merged[2], mode).toEqual({
+        error: {
+          code: 'NODE_EXECUTION_FAILED',
+          message: expect.stringContaining('Lambda.AccessDeniedException'),
+        },
+      });
+      expect(
+        merged.filter((slot) => slot === null || typeof slot === 'string'),
+        mode,
+      ).toHaveLength(4);
+      const threads = await itemThreads(any.executionId, any.threadId);
+      const two = threads.find((t) => t.contextData.authorForkPathId === 'each[2]');
+      expect(two?.status, mode).toBe('FAILED');
+      expect(two?.variables.thread, mode).toMatchObject({ x: { v: 'v2' }, xIndex: 2 });
+
+      const all = await e2e.runtime
+        .prepare(mapWorkflow(`first-step-all-${mode}`, { mode, maxConcurrency: 1 }))
+        .run({ items: items([], 5) }, { interceptTask });
+      expect(all.status, mode).toBe('FAILED');
+      expect(all.error?.message, mode).toContain('item 2 (path "each[2]")');
+    }
+  });
+
+  it('an item thread is created once under retries and crashes: every Task crashing after its first attempt, the first steps included', async () => {
+    const workflow = mapWorkflow('lazy-crash', { maxConcurrency: 2 });
+    const input = { items: items([], 6) };
+    const clean = await e2e.runtime.prepare(workflow).run(input);
+    const crashed: string[] = [];
+    const faulty = await e2e.runtime
+      .prepare(workflow)
+      .run(input, { noRetryWaits: true, interceptTask: crashAfterFirstAttempt(crashed) });
+    expect(crashed.filter((name) => name === 'work')).toHaveLength(6);
+    expect(faulty.output).toEqual(clean.output);
+    expect(faulty.error).toEqual(clean.error);
+    const shape = async (outcome: typeof clean) =>
+      (await itemThreads(outcome.executionId, outcome.threadId)).map((t) => [
+        t.contextData.authorForkPathId,
+        t.status,
+        t.step,
+        t.variables.thread.r ?? null,
+      ]);
+    expect(await shape(faulty)).toEqual(await shape(clean));
   });
 });
 

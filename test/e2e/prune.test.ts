@@ -6,9 +6,16 @@
 import { ListObjectsCommand } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
+import { longRunWorkflow } from '../../bench/long-runs.ts';
 import { buildInspectReport } from '../../cli/commands/inspect.ts';
+import { openConversation } from '../../engine/conversation/index.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type PruneReport, pruneEndedRuns } from '../../functions/local/prune.ts';
+import {
+  createConversationStore,
+  PAGE_PREFIX,
+  SegmentCache,
+} from '../../functions/stores/conversation-store.ts';
 import { assistant, type E2e, plain, startE2e, user, valid } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
@@ -51,6 +58,23 @@ async function stored(): Promise<{ items: number; objects: number }> {
     more = page.IsTruncated === true;
   }
   return { items, objects };
+}
+
+/** The thread's visible conversation, read through an empty cache: what S3 holds, as a fresh Lambda reads it. */
+async function coldConversation(threadId: string): Promise<ReturnType<typeof plain>> {
+  const { thread } = await e2e!.runtime.stores.threads.getThread(threadId);
+  const log = await createConversationStore(clients(), { cache: new SegmentCache() }).readLog(
+    thread.conversation.log,
+  );
+  return plain(openConversation(thread.conversation, log).visibleMessages());
+}
+
+/** The pages and tail pages the bucket holds. */
+async function pageKeys(): Promise<string[]> {
+  const page = await clients().s3.send(
+    new ListObjectsCommand({ Bucket: names.bucketName, Prefix: PAGE_PREFIX }),
+  );
+  return (page.Contents ?? []).map((object) => object.Key!);
 }
 
 /** A prune as if run a minute from now, of every run that ended before then. */
@@ -159,6 +183,38 @@ describe('prune', () => {
     expect(last.pinned).toEqual([]);
     expect(await stored()).toEqual({ items: 0, objects: 0 });
   });
+
+  it('keeps the pages a copy reads: a copy taken mid-page of a pruned 45-turn chat reads its conversation cold', async () => {
+    await fresh();
+    const chat = longRunWorkflow('chat', 45);
+    const source = await e2e!.runtime.prepare(chat).run();
+    expect(source.status).toBe('COMPLETED');
+    const conversation = await coldConversation(source.threadId);
+    expect(conversation).toHaveLength(90);
+    // Before turn 39's LLM step (step 3 × 39): 38 turns, a page (turns 1–32) and a tail page (33–37).
+    const copy = await e2e!.runtime.copyThread(source.threadId, { fromStep: 3 * 39 });
+    expect(await coldConversation(copy.id)).toEqual(conversation.slice(0, 76));
+    const pagesBefore = await pageKeys();
+    // The source's: pages 1 and tail pages 5…30 (turns 1–32), tail pages 37 and 42.
+    expect(pagesBefore).toHaveLength(9);
+
+    const report = await prune();
+    expect(report.pruned.map((run) => run.rootThreadId)).toEqual([source.threadId]);
+    // The copy pins its source's head (its journal reads it), whose log reaches every page by its
+    // segments' covers: all stay, and the copy reads its 38 turns from S3 alone.
+    expect(report.objectsKept.shared).toBeGreaterThan(0);
+    expect(await pageKeys()).toEqual(pagesBefore);
+    expect(await coldConversation(copy.id)).toEqual(conversation.slice(0, 76));
+
+    // The copy runs its last 7 turns and ends with the conversation its source had.
+    const rerun = await e2e!.runtime.prepare(chat, { startNodeId: 'chat' }).runThread(copy.id);
+    expect(rerun.error).toBeUndefined();
+    expect(await coldConversation(copy.id)).toEqual(conversation);
+    // Once nothing names them, the pages go with the rest.
+    const last = await prune();
+    expect(last.pruned.map((run) => run.rootThreadId)).toEqual([copy.id]);
+    expect(await stored()).toEqual({ items: 0, objects: 0 });
+  }, 120_000);
 
   it('skips a run in progress (here waiting at a question) and prunes the ended ones beside it', async () => {
     await fresh();

@@ -51,7 +51,9 @@ describe('shared global variables', () => {
       losses.set(childId, left - 1);
       return left > 0;
     });
-    const outcome = await runtime.prepare(listCounter()).run({ items: range(300) }, { noRetryWaits: true });
+    const outcome = await runtime
+      .prepare(listCounter(READ_MODIFY_WRITE))
+      .run({ items: range(300) }, { noRetryWaits: true });
     expect({ error: outcome.error, output: outcome.output }).toEqual({
       error: undefined,
       output: { done: 300 },
@@ -62,11 +64,70 @@ describe('shared global variables', () => {
 
   it('a branch whose write always loses fails with GLOBAL_WRITE_CONTENDED naming the variable, not a bare Error', async () => {
     const runtime = contendedRuntime(() => true, 10);
-    const outcome = await runtime.prepare(listCounter()).run({ items: range(2) }, { noRetryWaits: true });
+    const outcome = await runtime
+      .prepare(listCounter(READ_MODIFY_WRITE))
+      .run({ items: range(2) }, { noRetryWaits: true });
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error?.code).toBe('JOIN_FAILED');
     expect(outcome.error?.message).toContain('GLOBAL_WRITE_CONTENDED at node inc');
     expect(outcome.error?.message).toContain(`global variable "done" lost to other branches' writes`);
+  }, 120_000);
+
+  it('`done + 1` in 300 branches is one atomic increment each: no write lost or retried, each step outputs the value it made, the root marks only writes in flight', async () => {
+    const clients = createAwsClients(e2e.services.target, {
+      tableName: 'e2e-shared-globals',
+      bucketName: 'e2e-shared-globals',
+    });
+    const stores = createHandlerStores(clients);
+    const threads: HandlerStores['threads'] = Object.create(stores.threads);
+    const landed: number[] = [];
+    let refused = 0;
+    let rootRewrites = 0;
+    let marks = 0;
+    threads.addToGlobal = async (rootId, increment) => {
+      const outcome = await stores.threads.addToGlobal(rootId, increment);
+      if (outcome === 'refused') refused += 1;
+      else landed.push(outcome.value);
+      const { thread: root } = await stores.threads.getThread(rootId);
+      marks = Math.max(marks, Object.keys(root.globalWriters ?? {}).length);
+      return outcome;
+    };
+    threads.updateThread = async (threadId, version, change, alongside) => {
+      if ((change.set as { globalWriters?: unknown } | undefined)?.globalWriters) rootRewrites += 1;
+      return stores.threads.updateThread(threadId, version, change, alongside);
+    };
+    const runtime = createLocalRuntime({ clients, stores: { ...stores, threads } });
+    const prepared = runtime.prepare(listCounter('done + 1', 10));
+    const outcome = await prepared.run({ items: range(300) }, { noRetryWaits: true });
+    expect({ error: outcome.error, output: outcome.output }).toEqual({
+      error: undefined,
+      output: { done: 300 },
+    });
+    expect({ refused, rootRewrites }).toEqual({ refused: 0, rootRewrites: 0 });
+    // A branch's mark leaves the root once its step committed: the marks are those in flight.
+    expect(marks).toBeGreaterThan(0);
+    expect(marks).toBeLessThanOrEqual(10);
+    expect([...landed].sort((a, b) => a - b)).toEqual(range(300).map((i) => i + 1));
+    // Each branch's `inc` output is the value its own increment made: 1 … 300, each once.
+    const children = (await threads.listThreadsOfExecution(outcome.executionId)).filter(
+      ({ thread }) => thread.id !== outcome.threadId,
+    );
+    const outputs = await Promise.all(
+      children.map(async ({ thread }) => (await threads.readStepResults(thread.id)).inc?.output),
+    );
+    expect(outputs.map(Number).sort((a, b) => a - b)).toEqual(range(300).map((i) => i + 1));
+  }, 180_000);
+
+  it('an increment under crash injection (every Task dies once after its writes landed) is applied once', async () => {
+    const crashed: string[] = [];
+    const outcome = await e2e.runtime
+      .prepare(listCounter())
+      .run({ items: range(12) }, { noRetryWaits: true, interceptTask: crashAfterFirstAttempt(crashed) });
+    expect({ error: outcome.error, output: outcome.output }).toEqual({
+      error: undefined,
+      output: { done: 12 },
+    });
+    expect(crashed.length).toBeGreaterThan(12);
   }, 120_000);
 
   it('under crash injection (every Task dies once after its writes landed) too', async () => {
@@ -82,10 +143,16 @@ describe('shared global variables', () => {
   }, 120_000);
 });
 
+/** Adds 1 too, but not in the `done + x` form the runtime applies as an increment. */
+const READ_MODIFY_WRITE = 'done * 1 + 1';
+
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-/** A FORK over `input.items` whose branches each add 1 to the global `done`. */
-function listCounter(): Workflow {
+/**
+ * A FORK over `input.items` whose branches each add 1 to the global `done`: as an increment by
+ * default, or with an expression the runtime must apply as a read-modify-write.
+ */
+function listCounter(expression = 'done + 1', maxConcurrency?: number): Workflow {
   return valid({
     id: 'list-counter',
     version: 1,
@@ -100,12 +167,13 @@ function listCounter(): Workflow {
           forkStrategy: 'parallel',
           childNodeIds: ['inc'],
           forEach: '{{input.items}}',
+          ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
         },
       },
       {
         id: 'inc',
         type: 'VARIABLE',
-        config: { variableName: 'done', variableType: 'number', expression: 'done + 1' },
+        config: { variableName: 'done', variableType: 'number', expression },
       },
       {
         id: 'merge',

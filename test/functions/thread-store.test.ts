@@ -1,12 +1,15 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, NodeResult } from '../../engine/thread/types.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { aroundCommands, type Meter, meterClient } from '../../functions/aws/meter.ts';
 import { createWireDocumentClient } from '../../functions/aws/wire-clients.ts';
+import { itemBytes } from '../../functions/aws/write-meter.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
 import { type BranchOutcome, createJoinStore, type JoinStore } from '../../functions/stores/join-store.ts';
+import { type ItemKey, itemKeys } from '../../functions/stores/table.ts';
 import { createThreadStore, type ThreadStore } from '../../functions/stores/thread-store.ts';
 import { makeThread } from './fixtures.ts';
 
@@ -29,6 +32,14 @@ beforeAll(async () => {
 });
 afterAll(() => services.close());
 beforeEach(() => meter.reset());
+
+/** An item as stored, read past the store (and its meter). */
+async function rawItem(key: ItemKey): Promise<Record<string, unknown>> {
+  const { Item } = await createWireDocumentClient(services.target.dynamoEndpoint).send(
+    new GetCommand({ TableName: names.tableName, Key: key, ConsistentRead: true }),
+  );
+  return Item ?? {};
+}
 
 function historyEntry(step: number, nodeId = `node-${step}`): ExecutionHistoryEntry {
   return { nodeId, nodeType: 'LLM', status: 'COMPLETED', at: '2025-01-01T00:00:01.000Z', step };
@@ -104,9 +115,10 @@ describe('thread store', () => {
     expect(thread.errors).toEqual([{ code: 'JOIN_FAILED', message: 'x' }]);
   });
 
-  it('keeps only the latest batch of events recorded outside steps on the head, the rest in their own items', async () => {
+  it('keeps events recorded outside steps off the head: each batch in an item of its own, the head names the latest', async () => {
     const threadId = 't-continued';
-    await store.createThread(makeThread(threadId));
+    const created = makeThread(threadId);
+    await store.createThread(created);
     const continued = (i: number): StepthreadEvent => ({
       type: 'THREAD_CONTINUED',
       threadId,
@@ -118,7 +130,7 @@ describe('thread store', () => {
       toExecutionId: `x-${String(i + 1).padStart(3, '0')}`,
       step: 100_000 + i,
     });
-    const updateBytes: number[] = [];
+    const headBytes: number[] = [];
     let version = 1;
     for (let i = 0; i < 40; i += 1) {
       meter.reset();
@@ -126,27 +138,144 @@ describe('thread store', () => {
         set: { currentNodeId: `le-${i % 10}` },
         append: { events: [continued(i)] },
       }));
-      updateBytes.push(meter.bytes('UpdateItemCommand'));
-      // One GetItem of the head's batch, the batch it replaces moved (PutItem), the update.
+      headBytes.push(itemBytes(await rawItem(itemKeys.thread(threadId))));
+      // One GetItem of the head's version and latest batch key, the batch (PutItem), the update.
       expect(meter.snapshot()).toEqual({
         GetItemCommand: { requests: 1, bytes: expect.any(Number) },
-        ...(i === 0 ? {} : { PutItemCommand: { requests: 1, bytes: expect.any(Number) } }),
+        PutItemCommand: { requests: 1, bytes: expect.any(Number) },
         UpdateItemCommand: { requests: 1, bytes: expect.any(Number) },
       });
     }
-    // The head does not grow with continuations: the 40th update is the size of the 11th.
-    expect(updateBytes[39]).toBe(updateBytes[10]);
+    // The head holds none of the events: the 40th head is the size of the 1st.
+    expect(headBytes[39]).toBe(headBytes[0]);
+    expect(JSON.stringify(await rawItem(itemKeys.thread(threadId)))).not.toContain('THREAD_CONTINUED');
     const { thread } = await store.getThread(threadId);
-    expect(thread.events).toEqual([continued(39)]);
+    expect(thread.events).toEqual(created.events);
     const journal = await store.readJournal(threadId);
-    expect(journal.events).toEqual(Array.from({ length: 40 }, (_, i) => continued(i)));
+    expect(journal.events).toEqual([
+      ...(created.events ?? []),
+      ...Array.from({ length: 40 }, (_, i) => continued(i)),
+    ]);
 
-    // A batch moved by an update that then lost the race is not listed twice, and the stale update
-    // changes nothing.
+    // A stale update changes nothing.
     await expect(
       store.updateThread(threadId, version - 1, { append: { events: [continued(99)] } }),
     ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
-    expect((await store.readJournal(threadId)).events).toHaveLength(40);
+    expect((await store.readJournal(threadId)).events).toHaveLength(journal.events.length);
+  });
+
+  it('reads no batch whose update never committed, and places each batch between the steps it came between', async () => {
+    const threadId = 't-batches';
+    const created = makeThread(threadId);
+    await store.createThread(created);
+    const status = (to: 'PAUSED' | 'RUNNING', at: string): StepthreadEvent => ({
+      type: to === 'PAUSED' ? 'THREAD_PAUSED' : 'THREAD_RESUMED',
+      threadId,
+      workflowId: 'triage',
+      at,
+      from: to === 'PAUSED' ? 'RUNNING' : 'PAUSED',
+      to,
+    });
+    const started = (step: number): StepthreadEvent => ({
+      type: 'NODE_STARTED',
+      threadId,
+      workflowId: 'triage',
+      nodeId: `node-${step}`,
+      nodeType: 'LLM',
+      at: '2025-01-01T00:00:00.000Z',
+    });
+    const stepChange = (step: number) => ({
+      set: { step },
+      step: { step, result: resultOf(`node-${step}`), events: [started(step)] },
+    });
+    let { version } = await store.updateThread(threadId, 1, stepChange(1));
+    // An update dies after writing its batch, before its commit: the next update (a step) takes its version.
+    const dying = { ...clients, dynamo: createWireDocumentClient(services.target.dynamoEndpoint) };
+    aroundCommands(dying.dynamo, ({ commandName }, next) =>
+      commandName === 'UpdateItemCommand' ? Promise.reject(new Error('process killed')) : next(),
+    );
+    await expect(
+      createThreadStore(dying).updateThread(threadId, version, {
+        append: { events: [status('PAUSED', '2025-01-01T00:00:09.000Z')] },
+      }),
+    ).rejects.toThrow('process killed');
+    ({ version } = await store.updateThread(threadId, version, stepChange(2)));
+    ({ version } = await store.updateThread(threadId, version, {
+      append: { events: [status('PAUSED', '2025-01-01T00:00:02.000Z')] },
+    }));
+    ({ version } = await store.updateThread(threadId, version, {
+      append: { events: [status('RUNNING', '2025-01-01T00:00:03.000Z')] },
+    }));
+    ({ version } = await store.updateThread(threadId, version, stepChange(3)));
+    const order = (await store.readJournal(threadId)).events.map((event) => `${event.type} ${event.at}`);
+    expect(order).toEqual([
+      ...(created.events ?? []).map((event) => `${event.type} ${event.at}`),
+      'NODE_STARTED 2025-01-01T00:00:00.000Z',
+      'NODE_STARTED 2025-01-01T00:00:00.000Z',
+      'THREAD_PAUSED 2025-01-01T00:00:02.000Z',
+      'THREAD_RESUMED 2025-01-01T00:00:03.000Z',
+      'NODE_STARTED 2025-01-01T00:00:00.000Z',
+    ]);
+    // A window of the last step still lists every batch, before that step.
+    const last = await store.readJournal(threadId, { window: (length) => [{ from: length, to: length }] });
+    expect(last.events.map((event) => event.type)).toEqual([
+      ...(created.events ?? []).map((event) => event.type),
+      'THREAD_PAUSED',
+      'THREAD_RESUMED',
+      'NODE_STARTED',
+    ]);
+  });
+
+  it("reads an earlier layout's batches (on the head, and moved off it) and moves the head's off at the next batch", async () => {
+    const threadId = 't-legacy-batches';
+    const created = makeThread(threadId);
+    await store.createThread(created);
+    const paused = (at: string): StepthreadEvent => ({
+      type: 'THREAD_PAUSED',
+      threadId,
+      workflowId: 'triage',
+      at,
+      from: 'RUNNING',
+      to: 'PAUSED',
+    });
+    // As the earlier layout left it: one batch moved to EVENTS#<version>, the latest on the head.
+    const raw = createWireDocumentClient(services.target.dynamoEndpoint);
+    await raw.send(
+      new PutCommand({
+        TableName: names.tableName,
+        Item: {
+          ...itemKeys.events(threadId, 2),
+          kind: 'events',
+          events: [paused('2025-01-01T00:00:02.000Z')],
+        },
+      }),
+    );
+    await raw.send(
+      new UpdateCommand({
+        TableName: names.tableName,
+        Key: itemKeys.thread(threadId),
+        UpdateExpression: 'SET recentEvents = :e, recentEventsAt = :at, version = :v',
+        ExpressionAttributeValues: { ':e': [paused('2025-01-01T00:00:03.000Z')], ':at': 3, ':v': 3 },
+      }),
+    );
+    const at = (events: StepthreadEvent[]) => events.map((event) => event.at);
+    const createdAt = at(created.events ?? []);
+    expect(at((await store.readJournal(threadId)).events)).toEqual([
+      ...createdAt,
+      '2025-01-01T00:00:02.000Z',
+      '2025-01-01T00:00:03.000Z',
+    ]);
+    expect((await store.getThread(threadId)).thread.events).toEqual(created.events);
+    await store.updateThread(threadId, 3, { append: { events: [paused('2025-01-01T00:00:04.000Z')] } });
+    const head = await rawItem(itemKeys.thread(threadId));
+    expect(head).not.toHaveProperty('recentEvents');
+    expect(head).not.toHaveProperty('recentEventsAt');
+    expect(at((await store.readJournal(threadId)).events)).toEqual([
+      ...createdAt,
+      '2025-01-01T00:00:02.000Z',
+      '2025-01-01T00:00:03.000Z',
+      '2025-01-01T00:00:04.000Z',
+    ]);
   });
 
   it('refuses a change that touches one field twice, before sending anything', async () => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { resolveStackNames } from '../../cli/stack-names.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { buildApp } from '../../infra/app.ts';
@@ -352,6 +352,41 @@ describe('the CDK app', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'demo-events' });
     expect(JSON.stringify(template.findResources('AWS::IAM::ManagedPolicy'))).toContain(
       ':stateMachine:demo-*',
+    );
+  });
+
+  it('deploys the examples without refund-approval, whose MCP server runs only locally, and says so', () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let stack: ReturnType<typeof buildApp>;
+    try {
+      stack = buildApp(appWith({ 'stepthread:workflowsDir': 'examples' }), {});
+    } finally {
+      spy.mockRestore();
+    }
+    const examples = readdirSync('examples')
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => name.replace(/\.json$/, ''));
+    expect([...stack.workflows.keys()].sort()).toEqual(examples.filter((id) => id !== 'refund-approval'));
+    expect(written.join('')).toContain(
+      'stepthread: warning: refund-approval.json (workflow refund-approval) is left out of the deploy: MCP_STDIO_NOT_DEPLOYABLE tool "lookup_order"',
+    );
+    expect(() =>
+      buildApp(appWith({ 'stepthread:workflowsDir': 'examples', 'stepthread:stdioServers': 'refuse' }), {}),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'DEPLOY_CONFIG_INVALID',
+        message: expect.stringContaining('refund-approval.json: MCP_STDIO_NOT_DEPLOYABLE'),
+      }),
+    );
+    expect(() => buildApp(appWith({ 'stepthread:stdioServers': 'ignore' }), {})).toThrow(
+      expect.objectContaining({
+        code: 'DEPLOY_CONFIG_INVALID',
+        message: 'stepthread:stdioServers must be skip or refuse, not ignore',
+      }),
     );
   });
 

@@ -238,7 +238,8 @@ describe('least privilege', () => {
       'events:PutEvents',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
-      // node-tables/ (read), segments/ (read), values/ (read, write)
+      // node-tables/ (read), segments/ (read), values/ (read, write), map/sources/ (read: a list item's first step)
+      's3:GetObject',
       's3:GetObject',
       's3:GetObject',
       's3:GetObject',
@@ -262,7 +263,7 @@ describe('least privilege', () => {
     template.hasResourceProperties('AWS::Events::EventBus', { Name: 'stepthread-events' });
   });
 
-  it('scopes S3 objects to the segments/ and values/ prefixes: segments written only by handlers that append', () => {
+  it('scopes S3 objects to the segments/, values/ and map/ prefixes: segments written only by handlers that append', () => {
     const prefix = (path: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] }, path]],
     });
@@ -284,17 +285,25 @@ describe('least privilege', () => {
         Action: 's3:ListBucket',
         Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.bucket), 'Arn'] },
       });
-      // FORK alone writes the item lists of distributed FORKs over a list, and only under map/items/.
+      // FORK alone writes the item sources and lists of FORKs over a list, only under map/sources/ and
+      // map/items/; every handler reads item sources (an item's first step creates its thread).
       const lists = s3.find((s) => s.Sid === 'MapItemLists');
       if (type === 'FORK') {
-        expect(lists).toMatchObject({ Action: 's3:PutObject', Resource: prefix('/map/items/*') });
+        expect(lists).toMatchObject({
+          Action: 's3:PutObject',
+          Resource: [prefix('/map/sources/*'), prefix('/map/items/*')],
+        });
       } else {
         expect(lists, type).toBeUndefined();
       }
       // Every handler reads the node tables its Tasks name, and nothing else under node-tables/.
       const tables = s3.find((s) => s.Sid === 'NodeTables');
       expect(tables, type).toMatchObject({ Action: 's3:GetObject', Resource: prefix('/node-tables/*') });
-      expect(s3, type).toHaveLength(type === 'FORK' ? 5 : 4);
+      expect(s3.find((s) => s.Sid === 'MapItemSources')).toMatchObject({
+        Action: 's3:GetObject',
+        Resource: prefix('/map/sources/*'),
+      });
+      expect(s3, type).toHaveLength(type === 'FORK' ? 6 : 5);
     }
   });
 
@@ -541,6 +550,10 @@ describe('cdk-nag acknowledgements', () => {
           : false,
     },
     {
+      readme: 'IAM5 on `<bucket>/map/sources/*` (every function',
+      matches: ({ rule, path }) => /Role$/.test(path) && rule.endsWith('/map/sources/*]'),
+    },
+    {
       readme: 'IAM5 on `<bucket>/map/items/*` (the FORK function',
       matches: ({ rule, path }) => path.endsWith('/ForkRole') && rule.endsWith('/map/items/*]'),
     },
@@ -718,6 +731,43 @@ describe('state machines', () => {
     }
   });
 
+  it('publishes a version per deploy (a new one when the definition changes, the old one kept) and points the live alias at it', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachineVersion', stack.workflows.size);
+    template.resourceCountIs('AWS::StepFunctions::StateMachineAlias', stack.workflows.size);
+    const raw = template.toJSON().Resources as Record<string, Json>;
+    for (const [id, wf] of stack.workflows) {
+      const machine = logicalId(wf.stateMachine);
+      const version = raw[stack.getLogicalId(wf.version)]!;
+      expect(version.Properties, id).toMatchObject({
+        StateMachineArn: { Ref: machine },
+        // The revision changes with the definition: CloudFormation replaces the version, publishing anew.
+        StateMachineRevisionId: { 'Fn::GetAtt': [machine, 'StateMachineRevisionId'] },
+      });
+      // Replaced, not deleted: a run continuing in a new execution can still start its version.
+      expect(version, id).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+      expect(raw[stack.getLogicalId(wf.alias)]!.Properties, id).toMatchObject({
+        Name: 'live',
+        RoutingConfiguration: [
+          { StateMachineVersionArn: { 'Fn::GetAtt': [stack.getLogicalId(wf.version), 'Arn'] }, Weight: 100 },
+        ],
+      });
+    }
+  });
+
+  it('lets a trigger start the alias: its role may StartExecution on the state machine, whose ARN IAM checks for an alias', () => {
+    const wf = stack.workflows.get('approval')!;
+    const [rule] = wf.triggers;
+    const target = (resources[logicalId(rule!)]!.Properties.Targets as Json[])[0]!;
+    const roleId = (target.RoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    expect(roleStatements(roleId)).toEqual([
+      expect.objectContaining({
+        Action: 'states:StartExecution',
+        Effect: 'Allow',
+        Resource: { Ref: logicalId(wf.stateMachine) },
+      }),
+    ]);
+  });
+
   it('turns each trigger into a rule that starts the machine with the event as input, with a DLQ', () => {
     const triggered = testWorkflows().filter(({ workflow }) => workflow.triggers?.length);
     expect(triggered.map(({ workflow }) => workflow.id).sort()).toEqual(['approval', 'model-calls']);
@@ -728,9 +778,10 @@ describe('state machines', () => {
         const rule = resources[logicalId(wf.triggers[i]!)]!.Properties;
         expect(rule.EventPattern).toEqual(trigger.eventPattern);
         expect(rule.EventBusName).toBe('default');
+        // The trigger starts the `live` alias: the run is pinned to the deploy's version.
         expect(rule.Targets).toEqual([
           expect.objectContaining({
-            Arn: { Ref: logicalId(wf.stateMachine) },
+            Arn: { 'Fn::GetAtt': [stack.getLogicalId(wf.alias), 'Arn'] },
             DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(wf.deadLetterQueue!), 'Arn'] } },
             InputTransformer: { InputPathsMap: { f1: '$' }, InputTemplate: '{"input":<f1>}' },
             RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 8 },

@@ -598,10 +598,26 @@ describe('fork and join', () => {
     ]);
     expect(paths).toMatchObject({ ResultPath: null, Next: 'merge' });
     expect(paths.Branches.map((branch) => Object.keys(branch.States))).toEqual([
-      ['split:facts', 'facts', 'merge:facts', 'merge:facts:failed'],
-      ['split:risks', 'risks', 'merge:risks', 'merge:risks:failed'],
-      ['split:summary', 'summary', 'merge:summary', 'merge:summary:failed'],
+      ['split:facts', 'facts', 'merge:facts', 'merge:facts:failed', ...reported(1)],
+      ['split:risks', 'risks', 'merge:risks', 'merge:risks:failed', ...reported(2)],
+      ['split:summary', 'summary', 'merge:summary', 'merge:summary:failed', ...reported(3)],
     ]);
+    // A report that decided the join ends its path with a Fail state: a result routed on, not a thrown error.
+    const first = paths.Branches[0]!.States;
+    expect(first['merge:facts']).toMatchObject({ Next: 'merge:1:reported' });
+    expect(first['merge:facts:failed']).toMatchObject({ Next: 'merge:1:reported' });
+    expect(first['merge:facts']).not.toHaveProperty('End');
+    expect(first['merge:1:reported']).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.joinDecided', IsPresent: true, Next: 'merge:1:decides' }],
+      Default: 'merge:1:ends',
+    });
+    expect(first['merge:1:decides']).toEqual({
+      Type: 'Fail',
+      Error: 'stepthread.JoinDecided',
+      Cause: 'JOIN merge decided',
+    });
+    expect(first['merge:1:ends']).toEqual({ Type: 'Pass', End: true });
     const [, second] = paths.Branches;
     expect(second!.StartAt).toBe('split:risks');
     expect(second!.States['split:risks']).toEqual({
@@ -622,7 +638,11 @@ describe('fork and join', () => {
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'merge:risks:failed' }],
     });
     const done = task(definition, 'merge:risks');
-    expect(done).toMatchObject({ Resource: `\${Fn_JOIN}`, End: true, Parameters: { action: 'branch-done' } });
+    expect(done).toMatchObject({
+      Resource: `\${Fn_JOIN}`,
+      Next: 'merge:2:reported',
+      Parameters: { action: 'branch-done' },
+    });
     expect(task(definition, 'merge:risks:failed').Parameters).toMatchObject({ action: 'branch-failed' });
     // The path lists are left out: every path's tasks carry this, so it must not grow with the width.
     expect(input(done).node).toEqual({
@@ -726,7 +746,8 @@ describe('fork and join', () => {
   it('handles an empty path (the FORK child is the JOIN) and a ROUTE to the JOIN or to no target', () => {
     const loops = compiledOf('own:loopInFork').definition;
     const idle = parallel(loops, 'split:paths').Branches[1]!;
-    expect(Object.keys(idle.States)).toEqual(['split:idle', 'merge:idle']); // nothing can fail: no failed task
+    // Nothing can fail: no failed task.
+    expect(Object.keys(idle.States)).toEqual(['split:idle', 'merge:idle', ...reported(2)]);
     expect(idle.States['split:idle']).toMatchObject({ Next: 'merge:idle' });
     expect(stateOf(loops, 'spun:choice')).toMatchObject({
       Choices: [{ Next: 'merge:looping' }],
@@ -900,8 +921,9 @@ describe('refusals', () => {
     const sizes = [10, 20, 40].map((width) => definitionBytes(forkOf(width)));
     const perPath = (sizes[1]! - sizes[0]!) / 10;
     expect((sizes[2]! - sizes[1]!) / 20).toBeCloseTo(perPath, 0);
-    // 519 KB with the Retry every Task carries (docs/deploy.md, "Limits and quotas").
-    expect(definitionBytes(forkOf(150))).toBeLessThan(530_000);
+    // 567 KB with the Retry every Task carries and the Choice after each path's report (docs/deploy.md,
+    // "Limits and quotas").
+    expect(definitionBytes(forkOf(150))).toBeLessThan(580_000);
   });
 
   it("leaves the nodes' text out of the definition size: only the graph can make it too large", () => {
@@ -952,6 +974,11 @@ function forkOf(width: number, pad = ''): Workflow {
   };
 }
 
+/** The states after a path's report to JOIN `merge` (its index from 1): Choice, Fail, Pass. */
+function reported(path: number, join = 'merge'): string[] {
+  return [`${join}:${path}:reported`, `${join}:${path}:decides`, `${join}:${path}:ends`];
+}
+
 function definitionBytes(workflow: Workflow): number {
   return Buffer.byteLength(JSON.stringify(compileWorkflow(workflow).definition));
 }
@@ -963,7 +990,7 @@ describe('FORK over a list', () => {
     return state;
   }
 
-  it('compiles to an inline Map over the indices in the envelope, building each item envelope from its index', () => {
+  it('compiles to an inline Map over the items’ byte ranges in the envelope, each item envelope naming its thread by index and where its item is', () => {
     const { definition } = compiledOf('examples/map-reduce.json');
     expect(task(definition, 'each-doc').Next).toBe('each-doc:items');
     const map = mapState(definition, 'each-doc:items');
@@ -975,9 +1002,11 @@ describe('FORK over a list', () => {
       ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: 'each-doc:doc' },
     });
     expect(map.ItemSelector).toMatchObject({
-      'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Value)",
+      'threadId.$': "States.Format('{}-{}', $.fork.base, $$.Map.Item.Index)",
       step: 0,
       'rootThreadId.$': '$.rootThreadId',
+      // The item's first step creates its thread from these (functions/nodes/map-items.ts).
+      item: { 'at.$': '$$.Map.Item.Value', 'source.$': '$.fork.source' },
     });
     expect(map.Catch?.[0]).toMatchObject({
       ErrorEquals: ['stepthread.JoinDecided', 'stepthread.JoinTimeout'],
@@ -989,6 +1018,7 @@ describe('FORK over a list', () => {
       'note',
       'merge:doc',
       'merge:doc:failed',
+      ...reported(1),
     ]);
     expect(node(definition, 'merge:doc')).toMatchObject({ overList: true });
   });

@@ -137,7 +137,8 @@ function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script
     const all = recorded.size === node.paths;
     // Deciding at the last report also covers "a timer exists and every path has reported".
     const decided = node.config.joinStrategy === 'ANY_COMPLETED' ? values.includes('COMPLETED') || all : all;
-    if (decided) throw named('stepthread.JoinDecided', `${node.id} decided by ${node.path.authorPathId}`);
+    // A decision is the report's result: the Choice after it fails the path with JoinDecided.
+    if (decided) return { ...envelope, joinDecided: `${node.id} decided by ${node.path.authorPathId}` };
     return envelope;
   };
 

@@ -107,7 +107,8 @@ const forkJoin: Scenario = async (call, executionId) => {
   );
   const b = await call(exec(llm('b1'), branchEnvelope(forkEnv, 1)));
   await call(exec(join, a, 'branch-done'));
-  await call(exec(join, b, 'branch-done'), 'stepthread.JoinDecided');
+  // b's report decides the join: a result (joinDecided), not an error.
+  await call(exec(join, b, 'branch-done'));
   env = await call(exec(join, { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope));
   await call(exec({ id: 'end', type: 'END', config: { output: '{{nodes.merge}}' } }, env));
   return { threadIds: [env.threadId, ...forkEnv.fork!.children] };
@@ -240,5 +241,47 @@ describe('crash injection', () => {
         ).toBe(expected);
       }
     });
+  }
+});
+
+/**
+ * The steps that fill a tail page (turn 30) or a page (turn 32) write two objects beside their
+ * record and head. A crash after any write of that step, then a retry, leaves a log that a cold read
+ * (an empty cache) finds whole. Each run tags its prompts, so no run's objects stand in for another's.
+ */
+describe('crash injection at page fills', () => {
+  const turn = (i: number): TaskNode => ({
+    id: `t${i}`,
+    type: 'LLM',
+    config: { prompt: `{{input.tag}} turn ${i}` },
+    profile,
+  });
+
+  /** START and `turns` LLM steps, the last through `last` (the others fault-free); the thread. */
+  async function chat(tag: string, turns: number, last: HandlerStores) {
+    const plain = caller(h.stores);
+    let env = await plain(startEvent(tag, { tag }));
+    for (let i = 1; i < turns; i += 1) env = await plain(exec(turn(i), env));
+    env = await caller(last)(exec(turn(turns), env));
+    const { thread } = await h.stores.threads.getThread(env.threadId);
+    const messages = JSON.stringify(await h.readMessages(thread))
+      .split(tag)
+      .join('<tag>');
+    return { thread, messages };
+  }
+
+  for (const turns of [30, 32]) {
+    it(`turn ${turns}: a crash after any write of the filling step, then a retry, leaves the whole log`, async () => {
+      const counting = crashingStores(h.stores, 0);
+      const reference = await chat(`fill-${turns}-ref`, turns, counting);
+      expect(reference.thread.conversation.log.length).toBe(2 * turns);
+      const writes = counting.writes();
+      expect(writes).toBeGreaterThanOrEqual(3);
+      for (let n = 1; n <= writes; n += 1) {
+        const crashed = await chat(`fill-${turns}-crash-${n}`, turns, crashingStores(h.stores, n));
+        expect(crashed.thread.conversation.log.length, `crash at write ${n}`).toBe(2 * turns);
+        expect(crashed.messages, `crash at write ${n}`).toBe(reference.messages);
+      }
+    }, 120_000);
   }
 });

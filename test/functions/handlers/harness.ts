@@ -123,6 +123,8 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       updateThread: wrap(threads.updateThread.bind(threads)),
       putNodeResults: wrap(threads.putNodeResults.bind(threads)),
       putStepOnce: wrap(threads.putStepOnce.bind(threads)),
+      addToGlobal: wrap(threads.addToGlobal.bind(threads)),
+      forgetGlobalWriter: wrap(threads.forgetGlobalWriter.bind(threads)),
     },
     ...(values
       ? { values: { read: values.read.bind(values), putValues: wrap(values.putValues.bind(values)) } }
@@ -131,6 +133,11 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       readLog: conversations.readLog.bind(conversations),
       readMessage: conversations.readMessage.bind(conversations),
       appendMessages: wrap(conversations.appendMessages.bind(conversations)),
+      // The writes of a prepared append count as one (its segment with the page it fills).
+      prepareAppend: async (pointer, messages) => {
+        const prepared = await conversations.prepareAppend(pointer, messages);
+        return { pointer: prepared.pointer, write: wrap(prepared.write.bind(prepared)) };
+      },
     },
     joins: {
       getBranchOutcomes: joins.getBranchOutcomes.bind(joins),

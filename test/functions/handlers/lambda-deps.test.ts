@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('a deployed handler’s deps', () => {
-  it('include every store, the item lists of distributed FORKs in the stack’s bucket included', async () => {
+  it('include every store, the item sources and lists of FORKs over a list in the stack’s bucket included', async () => {
     const deps = depsFromEnvironment();
     for (const store of [
       'threads',
@@ -45,8 +45,19 @@ describe('a deployed handler’s deps', () => {
     ]) {
       expect(deps[store as keyof typeof deps], store).toBeDefined();
     }
-    const list = await deps.itemLists!.putItemList('t-list', 3);
+    const written = await deps.itemLists!.putItemSource('t-list', { shared: true }, ['a', { b: 'ü' }, null]);
+    expect(written.source.key).toBe('map/sources/t-list.json');
+    // Each part is read back alone, by its byte range (multi-byte characters included).
+    expect(await deps.itemLists!.readItemSource(written.source.key, written.source.template)).toEqual({
+      shared: true,
+    });
+    expect(
+      await Promise.all(
+        written.items.map((range) => deps.itemLists!.readItemSource(written.source.key, range)),
+      ),
+    ).toEqual(['a', { b: 'ü' }, null]);
+    const list = await deps.itemLists!.putItemList('t-list', written.items);
     expect(list).toEqual({ bucket: 'deps', key: 'map/items/t-list.json', results: 'map/results/t-list' });
-    expect(await deps.itemLists!.readItemList(list.bucket, list.key)).toEqual([0, 1, 2]);
+    expect(await deps.itemLists!.readItemList(list.bucket, list.key)).toEqual(written.items);
   });
 });

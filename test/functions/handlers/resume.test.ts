@@ -64,7 +64,9 @@ describe('resume', () => {
       continuations: 1,
       continuedAt: '2025-01-01T00:00:00.000Z',
     });
-    expect(after.events?.at(-1)).toMatchObject({
+    // Recorded outside a step: in the thread's journal, not on its head.
+    const { events } = await h.stores.threads.readJournal(env.threadId);
+    expect(events.at(-1)).toMatchObject({
       type: 'THREAD_CONTINUED',
       nodeId: 'le',
       fromExecutionId: 'r-1',

@@ -151,13 +151,16 @@ describe('traces from the Lambda handlers', () => {
       const entry = passEnvelope(branch[`split:${path}`]!.Parameters!, forked);
       expect(entry.traceparent).toBe(forked.fork?.traceparent);
       const ran = await invoke(llm, { ...staticParameters(branch, path), envelope: entry });
-      try {
-        await invoke(join, { ...staticParameters(branch, `merge:${path}`), envelope: ran });
-      } catch (error) {
-        // The last branch decides the join: the Parallel's Catch hands the JOIN its error at $.joinEnd.
-        if (!(error instanceof Error) || error.name !== 'stepthread.JoinDecided') throw error;
-        joinEnd = { Error: error.name, Cause: error.message };
-      }
+      const reported = (await invoke(join, {
+        ...staticParameters(branch, `merge:${path}`),
+        envelope: ran,
+      })) as {
+        joinDecided?: string;
+      };
+      // The last branch decides the join: its Fail state raises JoinDecided, which the Parallel's Catch
+      // hands the JOIN at $.joinEnd.
+      if (reported.joinDecided !== undefined)
+        joinEnd = { Error: 'stepthread.JoinDecided', Cause: 'JOIN merge decided' };
     }
     expect(joinEnd).toBeDefined();
     const merged = await invoke(join, {

@@ -3,7 +3,8 @@
  * side goes with the n-th run of X on the other. Where the two part is the first position at which
  * the step sequences differ (another node ran, or the same node gave another output or status); the
  * node outputs that differ come from the alignment by occurrence, so a run that took another path
- * for a while and came back still pairs the later runs of each node.
+ * for a while and came back still pairs the later runs of each node. In engine/ (no I/O) so the
+ * console's Compare view aligns two threads exactly as `diff` does.
  */
 
 /** One step as the diff keeps it: where it is, and a hash of what it gave (values are read back later). */

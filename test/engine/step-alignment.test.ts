@@ -6,7 +6,7 @@ import {
   partingOf,
   type StepDigest,
   sharedPositions,
-} from '../../cli/thread-diff.ts';
+} from '../../engine/thread/step-alignment.ts';
 
 const steps = (...specs: string[]): StepDigest[] =>
   specs.map((spec, i) => {
