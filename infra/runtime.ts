@@ -497,6 +497,17 @@ export class StepthreadRuntime extends Construct {
       [values, segments],
       'Objects under values/ and segments/ are named by the SHA-256 of their content, so no name is known ahead; the wildcards cover those two prefixes of the conversation bucket only.',
     );
+    // `copy --stack --set` checks an edit against START's declarations, in the node table the deployed
+    // definition names (cli/deployed/workflow-declarations.ts).
+    const nodeTables = this.bucket.arnForObjects(`${NODE_TABLE_PREFIX}*`);
+    policy.addStatements(
+      new PolicyStatement({ sid: 'ReadNodeTables', actions: ['s3:GetObject'], resources: [nodeTables] }),
+    );
+    acknowledgeWildcardResources(
+      policy,
+      [nodeTables],
+      'Node tables are named by the SHA-256 of their content, one per compiled workflow; reads are limited to the node-tables/ prefix.',
+    );
     return policy;
   }
 

@@ -13,6 +13,7 @@
 import type { Command } from 'commander';
 import type { VariableDeclaration } from '../../engine/model/schema.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { createS3NodeTables } from '../../functions/stores/node-tables.ts';
 import {
   addCopyEditOptions,
   type CopyEditOptions,
@@ -58,7 +59,7 @@ export async function runCopy(
       const runtime = createLocalRuntime({ clients: session.clients });
       const declarations =
         deployed && edits.some((edit) => edit.kind === 'variable')
-          ? await declarationsOnStack(runtime, threadId, services.sfn ?? sfnOf(session), io)
+          ? await declarationsOnStack(runtime, threadId, services.sfn ?? sfnOf(session), session, io)
           : undefined;
       const copy = await runtime
         .copyThread(threadId, {
@@ -97,15 +98,18 @@ async function declarationsOnStack(
   runtime: ReturnType<typeof createLocalRuntime>,
   threadId: string,
   sfn: SfnLike,
+  session: StoreSession,
   io: CliIo,
 ): Promise<VariableDeclaration[] | undefined> {
   const { thread } = await runtime.stores.threads.getThread(threadId);
+  const { s3, bucketName } = session.clients;
+  const nodeTables = createS3NodeTables({ s3: async () => s3, bucketName });
   const executionArn = thread.metadata.executionId;
   let declarations: VariableDeclaration[] | undefined;
   let why = 'its thread names no execution';
   if (typeof executionArn === 'string') {
     try {
-      declarations = await deployedDeclarations(sfn, executionArn);
+      declarations = await deployedDeclarations(sfn, nodeTables, executionArn);
       why = 'its definition holds no START declarations';
     } catch (error) {
       why = (error as Error).message;

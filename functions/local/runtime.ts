@@ -1262,7 +1262,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     if (workflowEdits.length > 0 && copyOptions.deployed) {
       throw refusedEdit(
         'COPY_EDIT_NOT_DEPLOYABLE',
-        "a deployed stack's state machines hold each node's config and each profile as they were deployed (compiled into the definition), and a copy runs on them as they are: node config and profile edits cannot take effect there; copy with --set or --input only, or change the workflow file and deploy it",
+        "a deployed stack's state machines hold each node's config and each profile as they were deployed (in the node table their definition names), and a copy runs on them as they are: node config and profile edits cannot take effect there; copy with --set or --input only, or change the workflow file and deploy it",
       );
     }
     const workflow = copyOptions.workflow ?? (await recordedWorkflowOfLineage(source));

@@ -18,6 +18,7 @@ import type { Workflow } from '../../engine/model/schema.ts';
 import { type AwsClients, createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { putNodeTable } from '../../functions/stores/node-tables.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess, envWithoutTarget } from '../support/cli-process.ts';
 import { recordingSfn } from '../support/sfn-stub.ts';
@@ -197,13 +198,20 @@ describe('copy --node-config and --profile', () => {
 });
 
 describe('copy on a deployed stack', () => {
-  /** A stand-in for Step Functions whose state machine declares `credit` an array (locally an object). */
-  function deployedSfn() {
+  /**
+   * A stand-in for Step Functions whose state machine declares `credit` an array (locally an object);
+   * its node table, where START's declarations are, is in the stack's bucket as a deploy stores it.
+   */
+  async function deployedSfn({ stored = true, initial = [] as unknown[] } = {}) {
     const workflow = triage();
     workflow.variables = workflow.variables!.map((declaration) =>
-      declaration.name === 'credit' ? { ...declaration, type: 'array', initial: [] } : declaration,
+      declaration.name === 'credit' ? { ...declaration, type: 'array', initial } : declaration,
     );
-    const definition = JSON.stringify(compileWorkflow(workflow).definition);
+    const compiled = compileWorkflow(workflow);
+    if (stored) {
+      await withClients((clients) => putNodeTable(clients.s3, clients.bucketName, compiled.nodeTable));
+    }
+    const definition = JSON.stringify(compiled.definition);
     return recordingSfn((name) => {
       if (name === 'DescribeExecutionCommand')
         return { stateMachineArn: 'arn:aws:states:::stateMachine:demo' };
@@ -213,7 +221,7 @@ describe('copy on a deployed stack', () => {
   }
 
   it('refuses node config and profile edits (COPY_EDIT_NOT_DEPLOYABLE), writing nothing', async () => {
-    const sfn = deployedSfn();
+    const sfn = await deployedSfn();
     const items = await storedItems();
     for (const args of [
       ['--node-config', CODE_99],
@@ -224,13 +232,13 @@ describe('copy on a deployed stack', () => {
         { cwd: dir, services: { sfn } },
       );
       expect([refused.code, refused.stdout]).toEqual([2, '']);
-      expect(refused.stderr).toMatch(/COPY_EDIT_NOT_DEPLOYABLE: .*compiled into the definition/);
+      expect(refused.stderr).toMatch(/COPY_EDIT_NOT_DEPLOYABLE: .*in the node table their definition names/);
     }
     expect(await storedItems()).toBe(items);
   });
 
   it("checks --set against the deployed definition's declarations", async () => {
-    const sfn = deployedSfn();
+    const sfn = await deployedSfn();
     const copy = (set: string) =>
       runCli(['copy', source.threadId, '--from', 'compute-credit', '--set', set, '--data-dir', dataDir()], {
         cwd: dir,
@@ -248,5 +256,27 @@ describe('copy on a deployed stack', () => {
     expect(sfn.sent[0]!.input).toEqual({ executionArn: source.executionId });
     const accepted = await copy('credit=[]');
     expect([accepted.code, accepted.stderr]).toEqual([0, '']);
+  });
+
+  it('says when the node table the deployed definition names cannot be read, and checks against the thread', async () => {
+    // Another table (its own ref) than the one stored above, never stored itself.
+    const sfn = await deployedSfn({ stored: false, initial: [1] });
+    const copied = await runCli(
+      [
+        'copy',
+        source.threadId,
+        '--from',
+        'compute-credit',
+        '--set',
+        'credit={"amount": 5}',
+        '--data-dir',
+        dataDir(),
+      ],
+      { cwd: dir, services: { sfn } },
+    );
+    expect(copied.code).toBe(0);
+    expect(copied.stderr).toMatch(
+      /note: the deployed workflow's variable declarations could not be read \(node table [0-9a-f]{16}, .*node-tables\/[0-9a-f]{16}\.json does not exist/,
+    );
   });
 });

@@ -294,6 +294,38 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     expect(copy.beyond).toEqual([
       `dynamodb:BatchWriteItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
     ]);
+    // --set is checked against the deployed declarations, in the node table the definition names.
+    const loop = await finished(
+      (
+        await cli([
+          'start',
+          'route-loop',
+          '--stack',
+          STACK,
+          '--name',
+          'to-copy-set',
+          '--input',
+          JSON.stringify(TICKETS),
+        ])
+      ).stdout.trim(),
+    );
+    const loopThread = (JSON.parse(loop.output!) as { rootThreadId: string }).rootThreadId;
+    const refused = await checked([
+      'copy',
+      loopThread,
+      '--from',
+      'record',
+      '--set',
+      'escalated="x"',
+      '--stack',
+      STACK,
+    ]);
+    expect(refused.result.code).toBe(2);
+    expect(refused.result.stderr).toMatch(/INVALID_VARIABLE: .*"escalated" \(thread\) is declared number/);
+    expect(refused.beyond).toEqual([]);
+    expect(refused.calls.map((call) => `${call.action} ${call.resources.join(' ')}`)).toContainEqual(
+      expect.stringMatching(/^s3:GetObject arn:aws:s3:::[^/]+\/node-tables\/[0-9a-f]{16}\.json$/),
+    );
   }, 120_000);
 
   it('--stack after a redeploy: a cached table that is gone is looked up again, and the command runs once more', async () => {
