@@ -230,15 +230,16 @@ export class StepthreadRuntime extends Construct {
    * `node-tables/<ref>.json` with this deploy, for the functions to read. One BucketDeployment takes
    * every workflow's table; it never deletes one (no prune, kept when the stack goes), so a run pinned
    * to an older definition still finds the table it names. Tables are named by content: two workflows
-   * with the same table, or a redeploy of an unchanged one, store it once.
+   * with the same table, or a redeploy of an unchanged one, store it once. Returns the deployment, which
+   * every definition naming a table must wait for (StepthreadWorkflow).
    */
-  storeNodeTable(table: { readonly ref: string; readonly json: string }): void {
-    if (this.storedTables.has(table.ref)) return;
+  storeNodeTable(table: { readonly ref: string; readonly json: string }): BucketDeployment {
+    if (this.nodeTables !== undefined && this.storedTables.has(table.ref)) return this.nodeTables;
     this.storedTables.add(table.ref);
     const source = Source.data(`${table.ref}.json`, table.json);
     if (this.nodeTables !== undefined) {
       this.nodeTables.addSource(source);
-      return;
+      return this.nodeTables;
     }
     this.nodeTables = new BucketDeployment(this, 'NodeTables', {
       sources: [source],
@@ -268,6 +269,7 @@ export class StepthreadRuntime extends Construct {
         if (construct === role) acknowledgePolicyWildcards(role, reason);
       },
     });
+    return this.nodeTables;
   }
 
   /**

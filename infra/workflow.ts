@@ -142,7 +142,7 @@ export class StepthreadWorkflow extends Construct {
       );
     }
     // The Tasks name their nodes in this table: the deploy stores it where the functions read it.
-    runtime.storeNodeTable(this.compiled.nodeTable);
+    const nodeTables = runtime.storeNodeTable(this.compiled.nodeTable);
     const substitutions = functionSubstitutions(this.compiled.substitutionKeys, runtime);
     this.nodeTypes = substitutions.map(({ type }) => type);
 
@@ -188,6 +188,10 @@ export class StepthreadWorkflow extends Construct {
       description: 'The version of the latest deploy: new runs start here (pinned to it until they end).',
       routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
     });
+    // No definition naming the table is live before the table is stored: a run started mid-deploy on
+    // the new version (or on the state machine itself) would find no table (NODE_TABLE_NOT_FOUND).
+    for (const resource of [this.stateMachine, this.version, this.alias])
+      resource.node.addDependency(nodeTables);
     if (definitionParts(this.compiled).some((part) => typeof part === 'string' && part.includes('${'))) {
       // `${…}` in the workflow's own text (a template literal, a prompt) is deployed literally: outside
       // an Fn::Sub CloudFormation substitutes nothing. The linters' "a variable outside Fn::Sub" rule

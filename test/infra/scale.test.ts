@@ -38,7 +38,7 @@ function manyWorkflows(count: number): LoadedWorkflow[] {
 }
 
 interface TemplateJson {
-  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; DependsOn?: string[] }>;
   Outputs?: Record<string, unknown>;
   Parameters?: Record<string, unknown>;
 }
@@ -104,5 +104,15 @@ describe('deploy scale', () => {
     // The parent stack and 5 nested stacks: each workflow is 6 resources or more (its state machine
     // version and alias among them) within a nested stack's budget of 400 (docs/deploy.md, "Limits and quotas").
     expect(nested).toHaveLength(5);
+    // Each nested stack (its state machines) is deployed once the node tables are stored.
+    const parent = [...templates.values()].find(({ json }) =>
+      Object.values(json.Resources).some((r) => r.Type === 'Custom::CDKBucketDeployment'),
+    )!.json;
+    const deployment = Object.keys(parent.Resources).find(
+      (id) => parent.Resources[id]!.Type === 'Custom::CDKBucketDeployment',
+    )!;
+    const stacks = Object.values(parent.Resources).filter((r) => r.Type === 'AWS::CloudFormation::Stack');
+    expect(stacks).toHaveLength(5);
+    for (const nestedStack of stacks) expect(nestedStack.DependsOn).toContain(deployment);
   }, 240_000);
 });

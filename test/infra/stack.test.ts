@@ -202,6 +202,26 @@ describe('shared runtime', () => {
   });
 });
 
+describe('node tables before definitions', () => {
+  it('makes every state machine, its version and its live alias wait for the node tables to be stored', () => {
+    const stored = Object.entries(resources).filter(([, r]) => r.Type === 'Custom::CDKBucketDeployment');
+    expect(stored).toHaveLength(1);
+    const [deployment] = stored[0]!;
+    const definitions = Object.entries(
+      template.toJSON().Resources as Record<string, Resource & { DependsOn?: string[] }>,
+    ).filter(([, r]) =>
+      [
+        'AWS::StepFunctions::StateMachine',
+        'AWS::StepFunctions::StateMachineVersion',
+        'AWS::StepFunctions::StateMachineAlias',
+      ].includes(r.Type),
+    );
+    expect(definitions.length).toBeGreaterThan(3 * 5);
+    // A run started mid-deploy on a new definition would otherwise find no table: NODE_TABLE_NOT_FOUND.
+    for (const [id, definition] of definitions) expect(definition.DependsOn ?? [], id).toContain(deployment);
+  });
+});
+
 describe('least privilege', () => {
   it('grants no wildcard action anywhere', () => {
     // But CDK's BucketDeployment role's (its own grants; it runs only during deploys, docs/deploy.md).
