@@ -2,7 +2,7 @@
  * What each state of a compiled definition is to a reader of `run`'s progress: the state names are
  * the compiler's (engine/asl/compile.ts), where a node's Task is named after the node but FORKs,
  * JOINs, USER_INTERACTIONs and failures add states of their own (`split:paths`, `split:facts`,
- * `merge:facts`, `merge:facts:failed`, `approve:answer`, `stepthread:fail`, …). Read from each Task's
+ * `merge:facts`, `merge:facts:failed`, `approve:answer`, `:fail`, …). Read from each Task's
  * payload (its action and node), not from the names, which the compiler may shorten.
  */
 import { isNodeRef, type NodeTable } from '../engine/asl/node-table.ts';
@@ -86,12 +86,14 @@ function roleOf(state: AslState, nodeTable: NodeTable | undefined): StateRole | 
     return { kind: 'node', nodeId: `continue-as-new at ${at}`, nodeType: '', enters: true, exits: true };
   }
   const payload = payloadOf(state);
-  if (payload?.action === undefined) return undefined;
+  // A node's own Task names no action: execute is the default.
+  const action = payload?.action ?? (payload?.node === undefined ? undefined : 'execute');
+  if (payload === undefined || action === undefined) return undefined;
   const written: unknown = payload.node;
   const node: NonNullable<Payload['node']> = isNodeRef(written)
     ? { id: written.id, ...(nodeTable?.nodes[written.id] as Payload['node']) }
     : (payload.node ?? {});
-  switch (payload.action) {
+  switch (action) {
     case 'execute': {
       const waits = (state as { Resource?: string }).Resource === WAIT_FOR_TASK_TOKEN;
       const loopId = typeof node.config?.loopId === 'string' ? node.config.loopId : undefined;

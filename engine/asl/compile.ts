@@ -110,8 +110,11 @@ const LONG_STEP_TYPES: ReadonlySet<string> = new Set(['LLM', 'TOOL']);
  */
 export const DEFAULT_DISTRIBUTED_CONCURRENCY = 100;
 
-/** Names of the top-level failure states. */
-export const FAIL_TASK = 'stepthread:fail';
+/**
+ * Names of the top-level failure states. Every top-level Task's Catch names FAIL_TASK, so it is short
+ * (it was `stepthread:fail`: 10 bytes a node); a node id is not likely to begin with ':'.
+ */
+export const FAIL_TASK = ':fail';
 export const FAILED_STATE = 'stepthread:failed';
 
 /** A USER_INTERACTION waits this long for `respond` when its config sets no timeoutSeconds. */
@@ -167,33 +170,28 @@ export function compileGraph(graph: WorkflowGraph, options: CompileOptions = {})
 }
 
 /**
- * What a Task retries: the Lambda service's failures (throttling above all; an invoke that timed out on
- * Step Functions' side or ended without a known error) and the handlers' `stepthread.Transient` (write
- * conflicts, throttled storage). Every step is idempotent, so repeating one is always safe.
- */
-const TRANSIENT_ERRORS = [
-  'Lambda.TooManyRequestsException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.Unknown',
-  ASL_ERRORS.transient,
-];
-
-/**
+ * What a Task retries: every failure of the Task (States.TaskFailed: the Lambda service's throttling and
+ * other failures, an invoke that timed out on Step Functions' side or ended without a known error, the
+ * handlers' `stepthread.Transient` for write conflicts and throttled storage, a crash, a refused call)
+ * except the node's own recorded failure, `stepthread.NodeFailed`, and a function that ran out of time,
+ * `Sandbox.Timedout` (another 15 minutes would likely end the same way): both go straight to the Catch.
+ * Every step is idempotent, so repeating one is always safe. One wildcard instead of the names of each
+ * transient error: every Task carries its Retry, and the seven names cost ~200 bytes of definition per
+ * node, which a 2,000-node workflow cannot afford under Step Functions' 1 MiB.
+ *
  * Backoff that rides out a throttling burst (1,000 concurrent runs starting together): waits of up to
- * 1, 2, 4, 8, 16, then 30 s, ten retries, about 3 minutes in all at most. Full jitter draws each wait
- * at random below that, so throttled Tasks do not come back in step; a write conflict is still
- * retried within a second. The local runtime's tests skip the waits (noRetryWaits).
+ * 1, 2, 4, … 128 s (IntervalSeconds 1 and BackoffRate 2, ASL's defaults, left out), eight retries,
+ * about 4 minutes in all at most. Full jitter draws each wait at random below that, so throttled Tasks
+ * do not come back in step; a write conflict is still retried within a second. The local runtime's
+ * tests skip the waits (noRetryWaits).
  */
 const TASK_RETRY = {
-  IntervalSeconds: 1,
-  BackoffRate: 2,
-  MaxAttempts: 10,
-  MaxDelaySeconds: 30,
+  MaxAttempts: 8,
   JitterStrategy: 'FULL',
 } as const satisfies Omit<AslRetrier, 'ErrorEquals'>;
+
+/** Errors a Task does not retry: the node's own failure, and a function out of time. */
+const NOT_RETRIED = [ASL_ERRORS.nodeFailed, 'Sandbox.Timedout'];
 
 /** Where states are emitted: the whole machine, or one fork path's branch. */
 interface Scope {
@@ -747,8 +745,8 @@ class Compiler {
     return {
       Type: 'Task',
       Resource: this.resource(description.type),
+      // No `action`: execute is the default (functions/handlers/dispatch-table.ts), 19 bytes a node.
       Parameters: {
-        action: 'execute',
         node: reference,
         'envelope.$': '$',
         ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
@@ -948,8 +946,8 @@ class Compiler {
       // The name makes StartExecution idempotent, so any error may be retried; a name that already ran
       // (a retry after the successor ended, improbable) means the run did continue.
       Retry: [
-        { ...retry()[0]!, ErrorEquals: [EXECUTION_ALREADY_EXISTS], MaxAttempts: 0 },
-        { ...retry()[0]!, ErrorEquals: ['States.ALL'] },
+        { ErrorEquals: [EXECUTION_ALREADY_EXISTS], MaxAttempts: 0 },
+        { ErrorEquals: ['States.ALL'], ...TASK_RETRY },
       ],
       Catch: [
         { ErrorEquals: [EXECUTION_ALREADY_EXISTS], ResultPath: '$.error', Next: continued },
@@ -1071,8 +1069,14 @@ function nextOf(transition: Transition, id: string): string {
 }
 
 function retry(): AslRetrier[] {
-  return [{ ErrorEquals: [...TRANSIENT_ERRORS], ...TASK_RETRY }];
+  return [
+    { ErrorEquals: [...NOT_RETRIED], MaxAttempts: 0 },
+    { ErrorEquals: [TASK_FAILED], ...TASK_RETRY },
+  ];
 }
+
+/** Any error of a Task but States.Timeout (which no Task here retries: a question's own timeout). */
+const TASK_FAILED = 'States.TaskFailed';
 
 function catchAll(next: string): AslCatcher {
   return { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: next };
@@ -1120,11 +1124,13 @@ function itemEnvelope(): Record<string, unknown> {
 }
 
 /**
- * The Step Functions quota on a state machine definition. Placeholders become function ARNs on deploy
- * (DefinitionSubstitutions), so each counts as the longest ARN a function can have.
+ * The Step Functions quota on a state machine definition. Placeholders become function ARNs on deploy,
+ * so each counts as the longest ARN a function version can have:
+ * `arn:` + partition (aws-us-gov, 10) + `:lambda:` + region (us-isof-south-1, 15) + `:` + account (12)
+ * + `:function:` + name (at most 64) + `:` + version (10 digits) = 135.
  */
 export const MAX_DEFINITION_BYTES = 1_048_576;
-const MAX_FUNCTION_ARN_LENGTH = 140;
+export const MAX_FUNCTION_ARN_LENGTH = 135;
 
 /**
  * The definition's size with ARNs in place of placeholders; DEFINITION_TOO_LARGE when it passes the

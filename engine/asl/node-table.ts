@@ -9,8 +9,8 @@
 import { sha256Hex } from './sha256.ts';
 import type { NodeDescription } from './task-input.ts';
 
-/** Hex digits of the table's SHA-256 a Task names it by: 64 bits, the table's content checked on load. */
-export const NODE_TABLE_REF_LENGTH = 16;
+/** Hex digits of the table's SHA-256 a Task names it by: 48 bits (bytes in every Task), checked on load. */
+export const NODE_TABLE_REF_LENGTH = 12;
 
 export interface NodeTable {
   workflowId: string;

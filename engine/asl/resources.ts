@@ -27,14 +27,14 @@ const PLACEHOLDER = /^\$\{Fn_([A-Z_]+)\}$/;
 export interface TaskStateEntry {
   stateName: string;
   /**
-   * Whose Lambda runs it (bookkeeping tasks run on the JOIN's, `stepthread:fail` on the END's,
+   * Whose Lambda runs it (bookkeeping tasks run on the JOIN's, `:fail` on the END's,
    * `stepthread:resume` on the START's); for a `<node>:continue` Task, which runs no Lambda, the type of
    * the ROUTE or LOOP_END whose Choice continues.
    */
   nodeType: NodeType;
   /** `continue`: the `states:startExecution` Task of continue-as-new (no handler serves it). */
   action: TaskAction | 'continue';
-  /** The node it belongs to (the JOIN for join bookkeeping); absent for `stepthread:fail` and `:resume`. */
+  /** The node it belongs to (the JOIN for join bookkeeping); absent for `:fail` and `:resume`. */
   nodeId?: string;
   /**
    * `waitForTaskToken`: the Task's input is `{ FunctionName, Payload }` — the handler's event is
@@ -67,7 +67,10 @@ export function taskStateIndex(definition: AslStateMachine): TaskStateEntry[] {
     const match = PLACEHOLDER.exec(resource);
     const nodeType = NODE_TYPES.find((type) => type === match?.[1]);
     const { action, node } = (payload ?? {}) as { action?: unknown; node?: { id?: unknown; type?: unknown } };
-    const knownAction = TASK_ACTIONS.find((candidate) => candidate === action);
+    // A node's own Task names no action: execute is the default.
+    const knownAction = TASK_ACTIONS.find(
+      (candidate) => candidate === (action ?? (node === undefined ? undefined : 'execute')),
+    );
     if (nodeType === undefined || knownAction === undefined) {
       throw new StepthreadError(
         'ASL_COMPILE_ERROR',

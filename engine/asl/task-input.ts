@@ -239,7 +239,7 @@ export interface SubgraphExitDescription extends Described, WritesVariables {
   config: { output?: unknown; outputMapping?: Record<string, string> };
 }
 
-/** `stepthread:fail`: marks the thread FAILED with the error a Catch put at `$.error`. */
+/** `:fail`: marks the thread FAILED with the error a Catch put at `$.error`. */
 export interface FailDescription {
   id: string;
   type: 'END';
@@ -295,8 +295,9 @@ export type StartTaskParameters = Counted & {
 };
 
 export type EnvelopeTaskParameters = Counted &
+  /** A node's own Task: `action` left out, execute being the default (bytes per node). */
   (
-    | { action: 'execute'; node: NodeRef; 'envelope.$': '$' }
+    | { action?: 'execute'; node: NodeRef; 'envelope.$': '$' }
     | { action: 'answer'; node: NodeRef; 'envelope.$': '$' }
     | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
     | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }

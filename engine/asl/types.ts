@@ -9,12 +9,16 @@ export type AslFlow = { Next: string; End?: never } | { End: true; Next?: never 
 
 export interface AslRetrier {
   ErrorEquals: string[];
-  IntervalSeconds: number;
-  BackoffRate: number;
+  /** Default 1. */
+  IntervalSeconds?: number;
+  /** Default 2. */
+  BackoffRate?: number;
+  /** Default 3; 0: a matching error is not retried (and no later retrier is tried). */
   MaxAttempts: number;
   /** Caps each wait (IntervalSeconds × BackoffRate^n). */
   MaxDelaySeconds?: number;
-  JitterStrategy: 'FULL' | 'NONE';
+  /** Default NONE. */
+  JitterStrategy?: 'FULL' | 'NONE';
 }
 
 export interface AslCatcher {

@@ -276,7 +276,7 @@ describe('copy on a deployed stack', () => {
     );
     expect(copied.code).toBe(0);
     expect(copied.stderr).toMatch(
-      /note: the deployed workflow's variable declarations could not be read \(node table [0-9a-f]{16}, .*node-tables\/[0-9a-f]{16}\.json does not exist/,
+      /note: the deployed workflow's variable declarations could not be read \(node table [0-9a-f]{12}, .*node-tables\/[0-9a-f]{12}\.json does not exist/,
     );
   });
 });

@@ -57,8 +57,8 @@ describe('run progress', () => {
         ],
         ['StateCaught', 'ask', 'Task'],
         ['StateExited', 'ask', 'Task'],
-        ['StateEntered', 'stepthread:fail', 'Task'],
-        ['StateExited', 'stepthread:fail', 'Task'],
+        ['StateEntered', ':fail', 'Task'],
+        ['StateExited', ':fail', 'Task'],
       ]),
     ).toEqual([
       '  → ask',
@@ -222,7 +222,7 @@ describe('stateRolesOf', () => {
       'merge:facts': { kind: 'join-report', joinId: 'merge' },
       'merge:facts:failed': { kind: 'hidden' },
       merge: { kind: 'node', nodeId: 'merge' },
-      'stepthread:fail': { kind: 'hidden' },
+      ':fail': { kind: 'hidden' },
     });
   });
 

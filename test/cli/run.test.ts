@@ -39,7 +39,7 @@ describe('stepthread compile', () => {
     const { code, stdout, stderr } = await cli('compile', EXAMPLE, '--node-table', 'table.json');
     expect(code).toBe(0);
     const match =
-      /^stepthread: definition ([\d,]+) bytes of Step Functions' 1,048,576 \(function ARNs at their longest\); node table ([0-9a-f]{16}): ([\d,]+) bytes$/m.exec(
+      /^stepthread: definition ([\d,]+) bytes of Step Functions' 1,048,576 \(function ARNs at their longest\); node table ([0-9a-f]{12}): ([\d,]+) bytes$/m.exec(
         stderr,
       );
     expect(match).not.toBeNull();

@@ -324,7 +324,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     expect(refused.result.stderr).toMatch(/INVALID_VARIABLE: .*"escalated" \(thread\) is declared number/);
     expect(refused.beyond).toEqual([]);
     expect(refused.calls.map((call) => `${call.action} ${call.resources.join(' ')}`)).toContainEqual(
-      expect.stringMatching(/^s3:GetObject arn:aws:s3:::[^/]+\/node-tables\/[0-9a-f]{16}\.json$/),
+      expect.stringMatching(/^s3:GetObject arn:aws:s3:::[^/]+\/node-tables\/[0-9a-f]{12}\.json$/),
     );
   }, 120_000);
 

@@ -414,13 +414,16 @@ describe('item threads: each item creates its own on its first step', () => {
   }, 300_000);
 
   it('an item whose first step failed before its thread existed is created FAILED and counted by the join', async () => {
-    // Item 2's first Task fails as a Lambda error would (not retried): no handler ran for it.
+    // Item 2's first Task fails as a Lambda error would, every attempt: no handler ran for it. The
+    // Retry tries it 8 more times (any failure but the node's own), then its Catch fails the item.
+    let attempts = 0;
     const interceptTask = async (
       call: { entry: { stateName: string }; event: unknown },
       invoke: () => Promise<unknown>,
     ) => {
       const threadId = (call.event as { envelope?: { threadId?: string } }).envelope?.threadId ?? '';
       if (call.entry.stateName === 'work' && threadId.endsWith('-2')) {
+        attempts += 1;
         throw Object.assign(new Error('the function could not start'), {
           name: 'Lambda.AccessDeniedException',
         });
@@ -428,11 +431,19 @@ describe('item threads: each item creates its own on its first step', () => {
       return invoke();
     };
     for (const mode of ['inline', 'distributed'] as const) {
+      attempts = 0;
+      // One item at a time: item 2 has failed before the threshold's fourth success decides the join.
       const any = await e2e.runtime
         .prepare(
-          mapWorkflow(`first-step-${mode}`, { mode, joinStrategy: 'SUCCESS_COUNT_THRESHOLD', threshold: 4 }),
+          mapWorkflow(`first-step-${mode}`, {
+            mode,
+            joinStrategy: 'SUCCESS_COUNT_THRESHOLD',
+            threshold: 4,
+            maxConcurrency: 1,
+          }),
         )
-        .run({ items: items([], 5) }, { interceptTask });
+        .run({ items: items([], 5) }, { interceptTask, noRetryWaits: true });
+      expect(attempts, mode).toBe(9);
       expect(any.status, mode).toBe('COMPLETED');
       const merged = (any.output as { merged: unknown[] }).merged;
       expect(merged[2], mode).toEqual({
@@ -452,7 +463,7 @@ describe('item threads: each item creates its own on its first step', () => {
 
       const all = await e2e.runtime
         .prepare(mapWorkflow(`first-step-all-${mode}`, { mode, maxConcurrency: 1 }))
-        .run({ items: items([], 5) }, { interceptTask });
+        .run({ items: items([], 5) }, { interceptTask, noRetryWaits: true });
       expect(all.status, mode).toBe('FAILED');
       expect(all.error?.message, mode).toContain('item 2 (path "each[2]")');
     }

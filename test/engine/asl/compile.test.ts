@@ -3,6 +3,7 @@ import {
   type AslDefinition,
   type AslMapState,
   type AslParallelState,
+  type AslRetrier,
   type AslState,
   type AslStateMachine,
   type AslTaskState,
@@ -65,7 +66,10 @@ function written(state: AslTaskState): Record<string, unknown> {
 /** The Task's input template with its node described, as the handler sees it. */
 function input(state: AslTaskState): Record<string, unknown> {
   const template = written(state);
-  return 'node' in template ? { ...template, node: describedNode(template.node) } : template;
+  // As the dispatch reads it: a node's own Task names no action, execute being the default.
+  return 'node' in template
+    ? { action: 'execute', ...template, node: describedNode(template.node) }
+    : template;
 }
 
 /** The node description the Task's handler gets. */
@@ -79,27 +83,13 @@ function writtenNode(definition: AslDefinition, name: string): unknown {
 }
 
 /** What a Task retries: the Lambda service's failures (throttling above all) and the handlers' transient ones. */
-const TRANSIENT = [
-  'Lambda.TooManyRequestsException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.Unknown',
-  'stepthread.Transient',
-];
-
 /** The most a retrier waits in all, before jitter: each wait is IntervalSeconds × BackoffRate^n, capped. */
-function longestBackoffSeconds(retrier: {
-  IntervalSeconds: number;
-  BackoffRate: number;
-  MaxAttempts: number;
-  MaxDelaySeconds?: number;
-}): number {
+function longestBackoffSeconds(retrier: AslRetrier): number {
   let total = 0;
   for (let n = 0; n < retrier.MaxAttempts; n += 1) {
+    // ASL's defaults: IntervalSeconds 1, BackoffRate 2.
     total += Math.min(
-      retrier.IntervalSeconds * retrier.BackoffRate ** n,
+      (retrier.IntervalSeconds ?? 1) * (retrier.BackoffRate ?? 2) ** n,
       retrier.MaxDelaySeconds ?? Infinity,
     );
   }
@@ -129,18 +119,13 @@ describe.each(corpus.map(([name]) => [name]))('compiled %s', (name) => {
     for (const { name: stateName, state, parallels } of states) {
       // `<node>:continue` (states:startExecution) is checked with continue-as-new below.
       if (state.Type !== 'Task' || state.Resource === START_EXECUTION_RESOURCE) continue;
-      // Rides out a throttling burst: over a minute of backoff in all, jittered, each wait capped.
+      // Rides out a throttling burst: over a minute of backoff in all, jittered. Any failure of the Task
+      // is retried (throttling, a crash, stepthread.Transient) but the node's own and a timed-out function.
       expect(state.Retry, stateName).toEqual([
-        {
-          ErrorEquals: TRANSIENT,
-          IntervalSeconds: 1,
-          BackoffRate: 2,
-          MaxAttempts: 10,
-          MaxDelaySeconds: 30,
-          JitterStrategy: 'FULL',
-        },
+        { ErrorEquals: ['stepthread.NodeFailed', 'Sandbox.Timedout'], MaxAttempts: 0 },
+        { ErrorEquals: ['States.TaskFailed'], MaxAttempts: 8, JitterStrategy: 'FULL' },
       ]);
-      expect(longestBackoffSeconds(state.Retry![0]!)).toBeGreaterThanOrEqual(120);
+      expect(longestBackoffSeconds(state.Retry![1]!)).toBeGreaterThanOrEqual(120);
       const action = input(state).action;
       if (
         action === 'execute' ||
@@ -264,7 +249,7 @@ describe('node types', () => {
   it("names each node's description in the node table, by content: a Task carries only { id, ref }", () => {
     const table = JSON.parse(nodeTable.json) as { workflowId: string; version: number; nodes: object };
     expect(table).toMatchObject({ workflowId: 'every-node-type', version: 1 });
-    expect(nodeTable.ref).toMatch(/^[0-9a-f]{16}$/);
+    expect(nodeTable.ref).toMatch(/^[0-9a-f]{12}$/);
     for (const entry of taskStateIndex(definition)) {
       if (entry.action !== 'execute' && entry.action !== 'answer' && entry.action !== 'approval') continue;
       const reference = writtenNode(definition, entry.stateName);
@@ -469,8 +454,9 @@ describe('node types', () => {
     for (const id of ['tell', 'given']) {
       expect(task(immediate, id)).toMatchObject({
         Resource: `\${Fn_USER_INTERACTION}`,
-        Parameters: { action: 'execute', 'envelope.$': '$' },
+        Parameters: { 'envelope.$': '$' },
       });
+      expect(input(task(immediate, id)).action).toBe('execute');
       expect(Object.keys(immediate.States)).not.toContain(`${id}:answer`);
     }
     expect(JSON.stringify(immediate)).not.toContain('waitForTaskToken');
@@ -565,10 +551,10 @@ describe('node types', () => {
     expect(task(definition, 'nested.finish').Next).toBe('split');
   });
 
-  it('ends at END Tasks and sends failures to stepthread:fail, which keeps $.error for the Fail state', () => {
+  it('ends at END Tasks and sends failures to :fail, which keeps $.error for the Fail state', () => {
     expect(task(definition, 'end')).toMatchObject({ End: true, Parameters: { node: { id: 'end' } } });
     expect(node(definition, 'end')).toMatchObject({ config: { output: { n: '{{n}}' } } });
-    expect(task(definition, 'stepthread:fail')).toMatchObject({
+    expect(task(definition, ':fail')).toMatchObject({
       Resource: `\${Fn_END}`,
       Parameters: { action: 'fail', 'envelope.$': '$' },
       ResultPath: null,
@@ -594,7 +580,7 @@ describe('fork and join', () => {
         ResultPath: '$.joinEnd',
         Next: 'merge',
       },
-      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'stepthread:fail' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: ':fail' },
     ]);
     expect(paths).toMatchObject({ ResultPath: null, Next: 'merge' });
     expect(paths.Branches.map((branch) => Object.keys(branch.States))).toEqual([
@@ -672,7 +658,11 @@ describe('fork and join', () => {
         mainPathId: 'split/summary',
       },
     });
-    expect(task(definition, 'merge')).toMatchObject({ Next: 'report', Parameters: { action: 'execute' } });
+    expect(task(definition, 'merge')).toMatchObject({
+      Next: 'report',
+      Parameters: { node: { id: 'merge' } },
+    });
+    expect(input(task(definition, 'merge')).action).toBe('execute');
   });
 
   it('chains one-branch Parallels for a serial FORK, each ending at the JOIN when the join is decided', () => {
@@ -807,11 +797,9 @@ describe('state names', () => {
     expect(loopChoice).toMatch(/~[0-9a-f]{8}$/);
     expect(Array.from(loopChoice).length).toBeLessThanOrEqual(MAX_STATE_NAME_LENGTH);
     // A node named like a helper keeps its name; the helper moves aside.
-    expect(index.find((candidate) => candidate.nodeId === 'stepthread:fail')?.stateName).toBe(
-      'stepthread:fail',
-    );
+    expect(index.find((candidate) => candidate.nodeId === ':fail')?.stateName).toBe(':fail');
     const fail = index.find((candidate) => candidate.action === 'fail')!;
-    expect(fail.stateName).toMatch(/^stepthread:fail~[0-9a-f]{8}$/);
+    expect(fail.stateName).toMatch(/^:fail~[0-9a-f]{8}$/);
     expect(stateOf(definition, 'pick:choice')).toMatchObject({ Type: 'Task' });
     expect(task(definition, 'pick').Next).not.toBe('pick:choice');
     expect(stateOf(definition, task(definition, 'pick').Next!)).toMatchObject({ Type: 'Choice' });
@@ -846,7 +834,7 @@ describe('taskStateIndex and substituteResources', () => {
       { stateName: 'merge', nodeType: 'JOIN', action: 'execute', nodeId: 'merge', invocation: 'direct' },
       { stateName: 'report', nodeType: 'LLM', action: 'execute', nodeId: 'report', invocation: 'direct' },
       { stateName: 'end', nodeType: 'END', action: 'execute', nodeId: 'end', invocation: 'direct' },
-      { stateName: 'stepthread:fail', nodeType: 'END', action: 'fail', invocation: 'direct' },
+      { stateName: ':fail', nodeType: 'END', action: 'fail', invocation: 'direct' },
     ]);
     const confirm = taskStateIndex(compiledOf('own:everyNodeType').definition).filter(
       (entry) => entry.nodeId === 'confirm',
@@ -921,9 +909,9 @@ describe('refusals', () => {
     const sizes = [10, 20, 40].map((width) => definitionBytes(forkOf(width)));
     const perPath = (sizes[1]! - sizes[0]!) / 10;
     expect((sizes[2]! - sizes[1]!) / 20).toBeCloseTo(perPath, 0);
-    // 567 KB with the Retry every Task carries and the Choice after each path's report (docs/deploy.md,
+    // 417 KB with the Retry every Task carries and the Choice after each path's report (docs/deploy.md,
     // "Limits and quotas").
-    expect(definitionBytes(forkOf(150))).toBeLessThan(580_000);
+    expect(definitionBytes(forkOf(150))).toBeLessThan(430_000);
   });
 
   it("leaves the nodes' text out of the definition size: only the graph can make it too large", () => {
@@ -933,7 +921,7 @@ describe('refusals', () => {
   });
 
   it('refuses a definition over 1 MiB (with function ARNs in place) with DEFINITION_TOO_LARGE', () => {
-    expect(() => compileWorkflow(forkOf(320))).toThrowError(
+    expect(() => compileWorkflow(forkOf(350))).toThrowError(
       expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     );
   });

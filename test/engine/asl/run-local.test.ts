@@ -144,7 +144,7 @@ function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script
 
   const handle = async (entry: TaskStateEntry, raw: unknown): Promise<unknown> => {
     const event = (entry.invocation === 'waitForTaskToken' ? (raw as { Payload: unknown }).Payload : raw) as {
-      action: string;
+      action?: string;
       node: NodeDescription | JoinBranchDescription;
       envelope: IncomingEnvelope;
       executionId: string;
@@ -152,6 +152,8 @@ function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script
       taskToken?: string;
     };
     event.node = described(event.node) as NodeDescription | JoinBranchDescription;
+    // A node's own Task names no action: execute is the default, as in the dispatch.
+    event.action ??= 'execute';
     if (entry.invocation === 'waitForTaskToken') expect(event.taskToken).toBe('local-token');
     if (event.node.type === 'START' && event.action === 'execute') {
       calls.push({ state: entry.stateName, action: 'execute', thread: 'root', step: 0 });
@@ -360,9 +362,9 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
     expect(result.calls.map((call) => call.state).slice(-3)).toEqual(['merge', 'report', 'end']);
   });
 
-  it('fails the execution through stepthread:fail with the node error when a top-level node fails', async () => {
+  it('fails the execution through :fail with the node error when a top-level node fails', async () => {
     const result = await run(forkInLoop, { failing: ['split'] });
-    expect(result.seen['stepthread:fail']?.[0]).toMatchObject({
+    expect(result.seen[':fail']?.[0]).toMatchObject({
       threadId: 'root',
       step: 2,
       error: { Error: 'stepthread.NodeFailed' },

@@ -303,11 +303,11 @@ export const awkwardNames: Workflow = workflow(
       type: 'ROUTE',
       config: {
         routes: [{ condition: 'true', targetNodeId: 'pick:choice' }],
-        defaultTargetNodeId: 'stepthread:fail',
+        defaultTargetNodeId: ':fail',
       },
     },
     { id: 'pick:choice', type: 'END' },
-    { id: 'stepthread:fail', type: 'END' },
+    { id: ':fail', type: 'END' },
   ],
   [
     ...chain('start', long('route')),
