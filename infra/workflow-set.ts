@@ -10,7 +10,8 @@
 import { Annotations, CfnOutput, CfnResource, NestedStack, type Stack } from 'aws-cdk-lib';
 import { CfnRule } from 'aws-cdk-lib/aws-events';
 import { CfnRole } from 'aws-cdk-lib/aws-iam';
-import type { Trigger } from '../engine/model/schema.ts';
+import type { Trigger, Workflow } from '../engine/model/schema.ts';
+import { definitionFitsTemplate } from '../engine/validation/deploy-limits.ts';
 import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
 import type { LoadedWorkflow } from './load-workflows.ts';
 import type { StepthreadRuntime } from './runtime.ts';
@@ -56,7 +57,7 @@ export function addStepthreadWorkflows(stack: Stack, props: StepthreadWorkflowsP
       ...(props.runtime.traceContext ? { traceContext: true } : {}),
     });
     const triggers = (workflow.triggers?.length ?? 0) + (props.extraTriggers?.[workflow.id]?.length ?? 0);
-    return { workflow, file, executionType, compiled, cost: workflowCost(compiled, triggers) };
+    return { workflow, file, executionType, compiled, cost: workflowCost(workflow, compiled, triggers) };
   });
   const groups = stackGroups(
     planned.map(({ cost }) => cost),
@@ -115,7 +116,7 @@ export interface WorkflowCost {
   readonly templateBytes: number;
 }
 
-export function workflowCost(compiled: CompiledWorkflow, triggers: number): WorkflowCost {
+export function workflowCost(workflow: Workflow, compiled: CompiledWorkflow, triggers: number): WorkflowCost {
   return {
     // The version and alias (pinning) came later: 2 more. Only an app grouped by resources (many
     // small workflows) groups differently for them; such a group would now be over the 500 quota.
@@ -124,7 +125,14 @@ export function workflowCost(compiled: CompiledWorkflow, triggers: number): Work
     // An estimate with a margin (JSON inside a JSON string, plus role, logs, rules). Kept as it was
     // first deployed: a different estimate would move workflows between nested stacks on redeploy,
     // and a state machine's fixed name cannot be created in one stack before leaving another.
-    templateBytes: Math.ceil(JSON.stringify(compiled.definition).length * 1.3) + 4_000 + triggers * 1_500,
+    // A definition too large for any template deploys from S3 (infra/workflow.ts): its template holds
+    // only the asset's location and the substitutions. Such workflows could not deploy before.
+    templateBytes:
+      (definitionFitsTemplate(workflow, JSON.stringify(compiled.definition))
+        ? Math.ceil(JSON.stringify(compiled.definition).length * 1.3)
+        : 2_000) +
+      4_000 +
+      triggers * 1_500,
   };
 }
 
@@ -175,7 +183,7 @@ export function stackGroups(costs: readonly WorkflowCost[], base: WorkflowCost =
     current.push(i);
     total = add(total, cost);
     // A definition of several hundred KB fills a nested stack's 1 MB template on its own
-    // (deployLimitProblems refused any that would not fit).
+    // (one that would not fit any template deploys from S3).
     if (!fits(cost)) {
       groups.push(current);
       current = [];

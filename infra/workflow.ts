@@ -5,6 +5,9 @@
  * (runs start on the alias: pinned), and one EventBridge rule per trigger declared in the workflow
  * file, starting the alias, with a dead-letter queue for failed deliveries.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ArnFormat, type CfnResource, Duration, Fn, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   EventField,
@@ -39,7 +42,7 @@ import { forEachState, START_EXECUTION_RESOURCE } from '../engine/asl/index.ts';
 import { StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
 import type { NodeType, Trigger, Workflow } from '../engine/model/schema.ts';
-import { deployLimitProblems } from '../engine/validation/deploy-limits.ts';
+import { definitionFitsTemplate, deployLimitProblems } from '../engine/validation/deploy-limits.ts';
 import { stdioServerProblems } from '../engine/validation/mcp-rules.ts';
 import { STATE_MACHINE_ALIAS } from '../functions/aws/state-machine-arns.ts';
 import { ITEM_LIST_PREFIX, MAP_RESULTS_PREFIX } from '../functions/stores/item-lists.ts';
@@ -49,6 +52,25 @@ import { acknowledge, acknowledgeWildcardResources } from './nag.ts';
 import type { StepthreadRuntime } from './runtime.ts';
 
 export type WorkflowExecutionType = 'STANDARD' | 'EXPRESS';
+
+/**
+ * The definition as a file for its S3 asset (CDK stages a copy named by its hash). DefinitionSubstitutions
+ * replace each `${key}` they name, so the text may hold no `${` but the function placeholders: a graph
+ * with one (a node or path id) is refused, coded, rather than deployed altered.
+ */
+function definitionFile(workflowId: string, definitionText: string): string {
+  const other = definitionText.replace(/\$\{Fn_[A-Z_]+\}/g, '').indexOf('${');
+  if (other !== -1) {
+    throw new StepthreadError(
+      'DEPLOY_LIMIT_EXCEEDED',
+      `workflow ${workflowId}'s definition is too large for a CloudFormation template, so it deploys from S3 with DefinitionSubstitutions, which would change the "\${" in its ids; rename the node or path whose id holds "\${"`,
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'stepthread-definition-'));
+  const file = join(dir, `${workflowId}.asl.json`);
+  writeFileSync(file, definitionText);
+  return file;
+}
 
 export interface StepthreadWorkflowProps {
   readonly runtime: StepthreadRuntime;
@@ -94,6 +116,8 @@ export class StepthreadWorkflow extends Construct {
   readonly compiled: CompiledWorkflow;
   /** Node types whose functions this state machine invokes. */
   readonly nodeTypes: readonly NodeType[];
+  /** The definition is an S3 asset (DefinitionS3Location), too large for its template. */
+  readonly definitionInS3: boolean;
 
   constructor(scope: Construct, id: string, props: StepthreadWorkflowProps) {
     super(scope, id);
@@ -153,24 +177,37 @@ export class StepthreadWorkflow extends Construct {
       removalPolicy: runtime.removalPolicy,
     });
 
-    // An Fn::Join puts each function's ARN where its `${Fn_<TYPE>}` was and leaves all other text as
-    // it is. Not Fn::Sub (no escaping of `${` survives a nested template literal), nor
-    // DefinitionSubstitutions (they would also take any `${name}` in the workflow's own text).
     // Each Task invokes its function's version of this deploy (pinned: a later deploy does not change
     // the code under a run that started before it).
     const functionArns = new Map(
       substitutions.map(({ key, type }) => [key, runtime.versionFor(type).functionArn]),
     );
-    const definition = Fn.join(
-      '',
-      definitionParts(this.compiled).map((part) =>
-        typeof part === 'string' ? part : functionArns.get(part.functionKey)!,
-      ),
-    );
+    const definitionText = JSON.stringify(this.compiled.definition);
+    this.definitionInS3 = !definitionFitsTemplate(workflow, definitionText);
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName: this.stateMachineName,
       stateMachineType: executionType === 'EXPRESS' ? StateMachineType.EXPRESS : StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(definition),
+      ...(this.definitionInS3
+        ? {
+            // Too large for a template (a graph of ~1,800 nodes and more): an S3 asset the deploy
+            // uploads (DefinitionS3Location), its placeholders bound by DefinitionSubstitutions. That
+            // would also take a `${name}` of the workflow's own text, but the definition holds the graph
+            // alone (node configs are in the node table), and definitionFile refuses any other `${`.
+            definitionBody: DefinitionBody.fromFile(definitionFile(workflow.id, definitionText)),
+            definitionSubstitutions: Object.fromEntries(functionArns),
+          }
+        : {
+            // An Fn::Join puts each function's ARN where its `${Fn_<TYPE>}` was and leaves all other
+            // text as it is. Not Fn::Sub (no escaping of `${` survives a nested template literal).
+            definitionBody: DefinitionBody.fromString(
+              Fn.join(
+                '',
+                definitionParts(this.compiled).map((part) =>
+                  typeof part === 'string' ? part : functionArns.get(part.functionKey)!,
+                ),
+              ),
+            ),
+          }),
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
       comment: workflow.description ?? `stepthread workflow ${workflow.id} v${workflow.version}`,
@@ -192,7 +229,10 @@ export class StepthreadWorkflow extends Construct {
     // the new version (or on the state machine itself) would find no table (NODE_TABLE_NOT_FOUND).
     for (const resource of [this.stateMachine, this.version, this.alias])
       resource.node.addDependency(nodeTables);
-    if (definitionParts(this.compiled).some((part) => typeof part === 'string' && part.includes('${'))) {
+    if (
+      !this.definitionInS3 &&
+      definitionParts(this.compiled).some((part) => typeof part === 'string' && part.includes('${'))
+    ) {
       // `${…}` in the workflow's own text (a template literal, a prompt) is deployed literally: outside
       // an Fn::Sub CloudFormation substitutes nothing. The linters' "a variable outside Fn::Sub" rule
       // (E1029, in CDK's own validation and cfn-lint) guesses otherwise; both are told here.

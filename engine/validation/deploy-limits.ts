@@ -1,11 +1,12 @@
 /**
  * Limits only a deploy meets, checked from the workflow alone so that `validate` and `compile` can warn
  * and the deploy can refuse naming the file, before CloudFormation sees anything:
- * - an EventBridge event pattern holds at most 2,048 characters;
- * - a state machine's definition sits in its stack's template as one JSON string (its quotes escaped),
- *   and a template may hold 1 MB. The app gives a workflow that large a nested stack of its own, so the
- *   definition may use that whole template but for the few resources beside it.
- * Both are DEPLOY_LIMIT_EXCEEDED: the workflow still runs locally.
+ * - an EventBridge event pattern holds at most 2,048 characters (DEPLOY_LIMIT_EXCEEDED: the workflow
+ *   still runs locally).
+ * A state machine's definition sits in its stack's template as one JSON string (its quotes escaped),
+ * and a template may hold 1 MB: a definition that fits (definitionFitsTemplate) stays there, in a
+ * nested stack of its own when it is large; one that does not is deployed from S3 instead
+ * (DefinitionS3Location, infra/workflow.ts), so no definition Step Functions takes is refused for it.
  */
 import { compileWorkflow } from '../asl/compile.ts';
 import { type CodedError, StepthreadError } from '../errors.ts';
@@ -32,8 +33,23 @@ export function templateDefinitionBytes(definitionText: string): number {
   return utf8Bytes(JSON.stringify(definitionText)) + placeholders * FUNCTION_REFERENCE_BYTES;
 }
 
-/** DEPLOY_LIMIT_EXCEEDED for each limit a deploy of this workflow (compiled to `definition`) would pass. */
-export function deployLimitProblems(workflow: Workflow, definition: unknown): CodedError[] {
+/**
+ * Whether the definition fits in a 1 MB template beside its workflow's other resources (the app gives
+ * a workflow that large a nested stack of its own); else the deploy puts it in S3.
+ */
+export function definitionFitsTemplate(workflow: Workflow, definitionText: string): boolean {
+  const room =
+    MAX_TEMPLATE_BYTES -
+    WORKFLOW_RESOURCES_BYTES -
+    (workflow.triggers?.length ?? 0) * TRIGGER_RESOURCES_BYTES;
+  return templateDefinitionBytes(definitionText) <= room;
+}
+
+/**
+ * DEPLOY_LIMIT_EXCEEDED for each limit a deploy of this workflow would pass. Its compiled definition no
+ * longer matters (one too large for a template deploys from S3); the parameter stays for the callers.
+ */
+export function deployLimitProblems(workflow: Workflow, _definition?: unknown): CodedError[] {
   const problems: CodedError[] = [];
   (workflow.triggers ?? []).forEach((trigger, index) => {
     const chars = JSON.stringify(trigger.eventPattern).length;
@@ -47,20 +63,6 @@ export function deployLimitProblems(workflow: Workflow, definition: unknown): Co
       );
     }
   });
-  const room =
-    MAX_TEMPLATE_BYTES -
-    WORKFLOW_RESOURCES_BYTES -
-    (workflow.triggers?.length ?? 0) * TRIGGER_RESOURCES_BYTES;
-  const bytes = templateDefinitionBytes(JSON.stringify(definition));
-  if (bytes > room) {
-    problems.push(
-      codedError(
-        'DEPLOY_LIMIT_EXCEEDED',
-        `workflow ${workflow.id}'s definition takes ${bytes.toLocaleString('en-US')} bytes in a CloudFormation template (as one escaped JSON string), over the ${room.toLocaleString('en-US')} a 1 MB template leaves it; it runs locally, but to deploy it, split it into smaller workflows or share long prompts, messages and tool schemas less widely`,
-        [],
-      ),
-    );
-  }
   return problems;
 }
 

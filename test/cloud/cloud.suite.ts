@@ -114,6 +114,8 @@ const PLANS: Record<string, Plan> = {
 const CANCELLED_ONLY = ['slow-model'];
 /** Workflows stack.suite.ts runs, where moto is known to end them otherwise than AWS would. */
 const STACK_SUITE_ONLY = ['distributed-early'];
+/** Issue 30's 2,000-node chain (test/support/prompt-chain.ts): run by its own test, with its own time. */
+const LONG_ONLY = ['prompt-chain'];
 
 /** A row of `runs --json` (and of the dev server's executions list). */
 interface RunRow {
@@ -299,7 +301,7 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
 
   it('deploys a plan for every workflow of the folder', () => {
     expect([...workflows.keys()].sort()).toEqual(
-      [...Object.keys(PLANS), ...CANCELLED_ONLY, ...STACK_SUITE_ONLY].sort(),
+      [...Object.keys(PLANS), ...CANCELLED_ONLY, ...STACK_SUITE_ONLY, ...LONG_ONLY].sort(),
     );
   });
 
@@ -316,6 +318,20 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       );
     }, 120_000);
   }
+
+  it('prompt-chain: 2,000 LLM nodes with 2 KB prompts, the definition deployed from S3, end as on the embedded runtime', async () => {
+    const plan: Plan = { input: {}, status: 'COMPLETED' };
+    const local = await runEmbedded(workflows.get('prompt-chain')!, plan);
+    expect(local.outcome.status).toBe('COMPLETED');
+    const remote = await runInMoto('prompt-chain', plan, 'run-prompt-chain');
+    expect(remote.status).toBe('SUCCEEDED');
+    const [moto, embedded] = [
+      await finalState(cloud, remote.executionArn),
+      await finalState(e2e.runtime, local.outcome.executionId),
+    ];
+    expect(moto.root.history).toHaveLength(2_002);
+    expect(moto).toEqual(embedded);
+  }, 1_800_000);
 
   it('a Lambda failure is retried by the state machine and leaves the same state', async () => {
     const plan = PLANS['fork-join-research']!;

@@ -329,7 +329,14 @@ export async function startMotoStack(assemblyDir: string, stackName: string): Pr
     const p = props(resource);
     const name = String(resolve(p.StateMachineName ?? generated(id)));
     const substitutions = resolve(p.DefinitionSubstitutions ?? {}) as Record<string, string>;
-    const definition = asMotoRunsIt(applySubstitutions(String(resolve(p.DefinitionString)), substitutions));
+    // A definition too large for its template is an S3 asset (DefinitionS3Location), staged in the
+    // assembly as asset.<key>: CloudFormation reads it from there, then applies the substitutions.
+    const location = p.DefinitionS3Location as { Key?: string } | undefined;
+    const text =
+      location?.Key !== undefined
+        ? readFileSync(join(assemblyDir, `asset.${location.Key}`), 'utf8')
+        : String(resolve(p.DefinitionString));
+    const definition = asMotoRunsIt(applySubstitutions(text, substitutions));
     const version = versionOf.get(id);
     const created = await sfn.send(
       new CreateStateMachineCommand({

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseWorkflowText } from '../../cli/load-workflow.ts';
 import { listWorkflowFiles } from '../../infra/load-workflows.ts';
+import { promptChainData } from '../support/prompt-chain.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -30,6 +31,8 @@ export function cloudWorkflowFiles(): Map<string, Record<string, unknown>> {
       files.set(`${id}.json`, { ...data, id });
     }
   }
+  // Issue 30's "done when": 2,000 LLM nodes with 2 KB prompts; its definition deploys from S3.
+  files.set('prompt-chain.json', promptChainData(2_000));
   return files;
 }
 
