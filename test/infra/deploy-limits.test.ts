@@ -198,6 +198,20 @@ describe('limits only a deploy meets', () => {
     // A definition that fits stays in its template, its ARNs joined in.
     expect(named('small').Properties.DefinitionString).toBeDefined();
   }, 240_000);
+
+  it('refuses, coded, a definition from S3 whose ids hold "${" (DefinitionSubstitutions would change them)', () => {
+    const text = JSON.stringify(hugeFlow).replaceAll('"step-7"', `"step-\${x}"`);
+    const app = testApp();
+    const runtime = new StepthreadRuntime(new Stack(app, 'S'), 'Runtime', { projectRoot: stubProjectRoot() });
+    expect(
+      () => new StepthreadWorkflow(runtime, 'W', { runtime, workflow: valid(JSON.parse(text)) }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'DEPLOY_LIMIT_EXCEEDED',
+        message: expect.stringContaining('rename the node or path whose id holds "${"'),
+      }),
+    );
+  });
 });
 
 describe("a user's own CDK app", () => {
