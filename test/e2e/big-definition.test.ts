@@ -45,6 +45,8 @@ describe('a long chain with 2 KB prompts', () => {
     const { thread } = await e2e.runtime.stores.threads.getThread(outcome.threadId);
     expect(thread.step).toBe(2_002);
     const messages = await e2e.runtime.conversationOf(thread);
-    expect(messages.filter((message) => message.role === 'user').at(-1)?.content).toContain('Step 1999: ppp');
+    const prompts = messages.filter((message) => message.role === 'user');
+    expect(prompts).toHaveLength(2_000);
+    expect(prompts.at(-1)?.content).toContain('Step 1999: ppp');
   }, 600_000);
 });
