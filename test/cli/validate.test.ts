@@ -220,7 +220,7 @@ describe('validate --json on any nesting', () => {
       const big = {
         ...chain(
           'big',
-          Array.from({ length: 1_600 }, (_, i) => ({ id: `ask${i}`, type: 'LLM', config: { prompt: 'hi' } })),
+          Array.from({ length: 2_200 }, (_, i) => ({ id: `ask${i}`, type: 'LLM', config: { prompt: 'hi' } })),
         ),
         profiles: { default: { provider: 'scripted', responses: ['ok'] } },
       };

@@ -188,8 +188,9 @@ describe('nesting of any depth', () => {
 });
 
 describe('definition size', () => {
-  it('refuses a workflow whose definition would pass 1 MiB with DEFINITION_TOO_LARGE, instead of crashing', () => {
-    // 200 LLM nodes each offered 30 tools with 5 KB descriptions: every Task repeats its tools (~30 MB).
+  it('refuses a workflow whose definition would pass 1 MiB with DEFINITION_TOO_LARGE, instead of crashing: the graph alone counts', () => {
+    // 200 LLM nodes each offered 30 tools with 5 KB descriptions (~30 MB when every Task carried its
+    // tools): the tools are in the node table, so the definition is small.
     const tools = Object.fromEntries(
       Array.from({ length: 30 }, (_, i) => [
         `tool${i}`,
@@ -205,18 +206,30 @@ describe('definition size', () => {
       type: 'LLM',
       config: { prompt: 'hi', tools: Object.keys(tools) },
     }));
-    const workflow = {
-      ...chain('big', llms),
+    const wordy = {
+      ...chain('wordy', llms),
       profiles: { default: { provider: 'scripted', responses: ['ok'] } },
       tools,
     };
-    const result = validateWorkflow(workflow);
+    const result = validateWorkflow(wordy);
     expect(result.errors).toEqual([]);
-    expect(JSON.stringify(workflow).length).toBeGreaterThan(150_000);
-    expect(compileProblems(result.workflow as Workflow)).toEqual([
+    expect(JSON.stringify(wordy).length).toBeGreaterThan(150_000);
+    expect(compileProblems(result.workflow as Workflow)).toEqual([]);
+    expect(compileWorkflow(result.workflow as Workflow).definitionBytes).toBeLessThan(200_000);
+    // 2,200 nodes: a graph over 1 MiB on its own (about 510 bytes a node).
+    const many = {
+      ...chain(
+        'many',
+        Array.from({ length: 2_200 }, (_, i) => ({ id: `ask${i}`, type: 'LLM', config: { prompt: 'hi' } })),
+      ),
+      profiles: { default: { provider: 'scripted', responses: ['ok'] } },
+    };
+    const large = validateWorkflow(many);
+    expect(large.errors).toEqual([]);
+    expect(compileProblems(large.workflow as Workflow)).toEqual([
       expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     ]);
-    expect(() => compileWorkflow(result.workflow as Workflow)).toThrowError(
+    expect(() => compileWorkflow(large.workflow as Workflow)).toThrowError(
       expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     );
   });
