@@ -176,6 +176,8 @@ export interface InspectReport {
   executions?: { executionId: string; status: string }[];
   /** What the whole run spent (all its threads and executions), and its budget. */
   cost?: RunCost;
+  /** A cancelled run (`stepthread cancel`, the console's Stop): when, and the reason it was given. */
+  cancelled?: { at: string; reason?: string };
   threads: ThreadReport[];
   /** The conversation of the thread inspected (the root thread for an execution id). */
   conversation: ConversationShown;
@@ -604,6 +606,7 @@ export async function buildInspectReport(
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
           cost: runCostOf(await runtime.stores.spend?.get(execution.rootThreadId)),
+          ...(execution.status === 'CANCELLED' ? await cancelledOf(runtime, execution.rootThreadId) : {}),
         }
       : {}),
     threads: threads.map((thread) => {
@@ -636,6 +639,16 @@ export async function buildInspectReport(
         }
       : {}),
   };
+}
+
+/** A cancelled run's `cancelled`, from its cancel mark (none: a run stopped some other way). */
+async function cancelledOf(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  rootThreadId: string,
+): Promise<Pick<InspectReport, 'cancelled'>> {
+  const mark = await runtime.cancelMarkOf(rootThreadId);
+  if (mark === undefined) return {};
+  return { cancelled: { at: mark.at, ...(mark.reason === undefined ? {} : { reason: mark.reason }) } };
 }
 
 /**
@@ -728,6 +741,10 @@ export function printReport(
   if (report.executions) {
     const run = report.executions.map(({ executionId, status }) => `${executionId} (${status})`);
     io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
+  }
+  if (report.cancelled) {
+    const { at, reason } = report.cancelled;
+    io.stdout(`cancelled at ${at}${reason === undefined ? '' : `: ${reason}`}\n`);
   }
   for (const line of report.cost ? costLines(report.cost) : []) io.stdout(`${line}\n`);
   for (const thread of report.threads) {

@@ -19,6 +19,7 @@ import { type CopyEdit, copyEditsOf } from '../../engine/thread/copy-edits.ts';
 import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
+import { RunCancelled } from '../../functions/cancel/watch.ts';
 import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
@@ -1287,7 +1288,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(deployed ? { stepFunctions: deployed.view } : {}),
       ...(definition ? { definition } : {}),
       workflowId,
-      ...(live?.error ? { error: live.error } : failureOf(execution, report.heads)),
+      ...(live?.error ? { error: live.error } : await failureOf(execution, report.heads, runtime)),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
       // What the whole run spent, and its budget (all threads and executions of it).
@@ -1896,13 +1897,23 @@ const ENDED_UNCOMPLETED = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
 
 /**
  * Why an execution that ended without completing did, as `run` reports it: its root thread's latest
- * error. A run this server did not run (an earlier `dev`, `stepthread run`) has no live error to
- * give, so the page read none and said only FAILED.
+ * error, or for a cancelled run (which records no error) RUN_CANCELLED with the reason its cancel
+ * mark keeps, whichever process ran or cancelled it. A run this server did not run has no live error
+ * to give, so without these the page would say only FAILED or CANCELLED.
  */
-function failureOf(execution: ExecutionRow, heads: readonly Thread[]): { error?: CodedError } {
+async function failureOf(
+  execution: ExecutionRow,
+  heads: readonly Thread[],
+  runtime: Pick<LocalRuntime, 'cancelMarkOf'>,
+): Promise<{ error?: CodedError }> {
   if (!ENDED_UNCOMPLETED.has(execution.status)) return {};
   const error = heads.find((thread) => thread.id === execution.rootThreadId)?.errors.at(-1);
-  return error === undefined ? {} : { error };
+  if (error !== undefined) return { error };
+  if (execution.status !== 'CANCELLED' || execution.rootThreadId === undefined) return {};
+  const mark = await runtime.cancelMarkOf(execution.rootThreadId);
+  return mark === undefined
+    ? {}
+    : { error: { code: 'RUN_CANCELLED', message: new RunCancelled(mark).message } };
 }
 
 /**

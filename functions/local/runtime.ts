@@ -319,6 +319,8 @@ export interface LocalRuntime {
     ref: string,
     options?: { reason?: string; stop?: (mark: CancelMark) => Promise<void> },
   ): Promise<CancelOutcome>;
+  /** Why and when a run was cancelled (its cancel mark, by root thread id); undefined when it was not. */
+  cancelMarkOf(rootThreadId: string): Promise<CancelMark | undefined>;
 }
 
 /**
@@ -1333,7 +1335,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       },
     });
 
-  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel };
+  const cancelMarkOf: LocalRuntime['cancelMarkOf'] = (rootThreadId) =>
+    marks.get(rootThreadId, { consistent: true });
+
+  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel, cancelMarkOf };
 }
 
 /**

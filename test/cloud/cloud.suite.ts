@@ -741,6 +741,62 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     ).toEqual([]);
   }, 120_000);
 
+  // After `cancel --stack`, whose runs listing expects its run as the only CANCELLED one.
+  it('dev --target aws: Stop (POST /api/executions/:id/cancel) stops a deployed execution whose model call is in flight; its page says CANCELLED and why', async () => {
+    const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const executionArn = (
+      await cli(['start', 'slow-model', '--stack', STACK, '--name', 'stopped-from-dev', '--input', '{}'])
+    ).trim();
+    for (let tries = 0; ((await stack.running())[llm] ?? 0) === 0; tries++) {
+      if (tries > 600) throw new Error('the LLM function was never invoked');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    const dev = await startCliProcess(
+      ['dev', WORKFLOWS!, '--target', 'aws', '--stack', STACK, '--port', '0'],
+      setup.operatorEnv,
+    );
+    try {
+      const stopped = await fetch(`${dev.url}/api/executions/${encodeURIComponent(executionArn)}/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'stopped from the console' }),
+      });
+      expect(stopped.status).toBe(200);
+      expect(await stopped.json()).toMatchObject({
+        executionId: executionArn,
+        status: 'CANCELLED',
+        reason: 'stopped from the console',
+        alreadyCancelled: false,
+        threadsCancelled: 1,
+      });
+      // Stopped in Step Functions (ABORTED, or FAILED on moto: see cancel --stack above).
+      for (let tries = 0; ; tries++) {
+        const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+        if (status !== 'RUNNING' || tries > 200) {
+          expect(['ABORTED', 'FAILED']).toContain(status);
+          break;
+        }
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      // The LLM function saw the mark and returned.
+      for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
+        if (tries > 200) throw new Error('the LLM function still waits on its model 20 s after the Stop');
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      const shown = (await (
+        await fetch(`${dev.url}/api/executions/${encodeURIComponent(executionArn)}`)
+      ).json()) as ExecutionPageJson & { error?: { code: string; message: string } };
+      expect(shown.execution.status).toBe('CANCELLED');
+      expect(shown.threads.map((thread) => thread.status)).toEqual(['CANCELLED']);
+      expect(shown.error).toEqual({
+        code: 'RUN_CANCELLED',
+        message: 'the run was cancelled: stopped from the console',
+      });
+    } finally {
+      expect(await dev.stop()).toBe(0);
+    }
+  }, 120_000);
+
   // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role
   // (a refused call failed its run above already; this names it). permissions.suite.ts checks for
   // unused grants over both suites' calls. ---
