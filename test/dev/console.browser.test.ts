@@ -208,6 +208,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('workflow-file-support-triage.json').waitFor();
     await page.getByTestId('executions-loading').waitFor();
     expect(await page.getByTestId('no-executions').count()).toBe(0);
+    await shot('executions-loading');
     answer('[]');
     await page.getByTestId('no-executions').waitFor();
     expect(await page.getByTestId('executions-loading').count()).toBe(0);
@@ -503,6 +504,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
         return { wide: share > 0.5, breaks };
       });
     await expect.poll(layoutOfSplit).toEqual({ wide: true, breaks: [] });
+    await shot('steps-output-column');
     const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
     // A JOIN step offers no copy (it merges branches a copy would not have); each step shows the
     // tokens it used, beside the thread's running total.
@@ -616,6 +618,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     expect(await zoom()).toBeGreaterThanOrEqual(0.74);
     for (const nodeId of ['start', 'step-1', 'end']) expect(await inView(nodeId)).toBe(true);
     expect((await page.getByTestId('graph').boundingBox())!.height).toBeLessThan(400);
+    await shot('small-graph');
   });
 
   it("lists fork threads in their FORK's path order, a list's items by index", async () => {
