@@ -1450,6 +1450,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),
           ...(record.result.usage ? { usage: record.result.usage } : {}),
+          // An LLM step's tool calls, and how many the model was shown an error for.
+          ...(record.result.toolCalls ? { toolCalls: record.result.toolCalls } : {}),
           events: record.events.map((event) => event.type),
         };
       }),

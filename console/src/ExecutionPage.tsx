@@ -15,6 +15,7 @@ import {
   type GraphView,
   type Interaction,
   type JournalEvent,
+  type Message,
   newestReads,
   type RecordedEdit,
   type RunCost,
@@ -34,6 +35,13 @@ import { NodeLogs } from './NodeLogs.tsx';
 import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
 import { Timeline } from './Timeline.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
+
+/**
+ * A tool result the model was given as an error ("Error: …", as the tool loop writes every failed
+ * call): shown apart, as inspect marks it, so a failed call does not look like an answer.
+ */
+const failedToolResult = (message: Message): boolean =>
+  message.role === 'tool' && message.content.startsWith('Error: ');
 
 /** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
 const STOPPABLE: ReadonlySet<string> = new Set(['RUNNING', 'INTERRUPTED']);
@@ -829,11 +837,16 @@ function ThreadPanel({
         />
         <div className="chat" data-testid="conversation">
           {(conversation?.messages ?? []).map((message, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: messages are positional
-            <div key={index} className={`msg msg-${message.role}`}>
+            <div
+              // biome-ignore lint/suspicious/noArrayIndexKey: messages are positional
+              key={index}
+              className={`msg msg-${message.role}${failedToolResult(message) ? ' msg-tool-failed' : ''}`}
+              data-testid={failedToolResult(message) ? 'tool-result-failed' : undefined}
+            >
               <div className="role">
                 {message.role}
                 {message.name ? ` · ${message.name}` : ''}
+                {failedToolResult(message) ? ' · failed' : ''}
               </div>
               {message.content}
               {(message.toolCalls ?? []).map((call) => (
@@ -930,6 +943,17 @@ function ThreadPanel({
                 </td>
                 <td className="fit">
                   <StatusBadge status={row.status} />
+                  {(row.toolCalls?.failed ?? 0) > 0 && (
+                    // Completed, but not as if all went well: the model read errors (as run's ⚠ says).
+                    <div
+                      className="tool-calls-failed"
+                      data-testid="step-tool-calls-failed"
+                      title="the model was shown these tool calls' errors"
+                    >
+                      ⚠ {row.toolCalls!.failed} of {row.toolCalls!.calls} tool{' '}
+                      {row.toolCalls!.calls === 1 ? 'call' : 'calls'} failed
+                    </div>
+                  )}
                   {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
                   <div data-testid="step-time">{formatDuration(row.durationMs)}</div>
                   <StepTokens tokens={tokensOfStep.get(row.step)} />

@@ -160,6 +160,8 @@ export interface StepRow {
   tokenUsage?: { promptTokens: number; completionTokens: number; totalTokens: number };
   /** An LLM step's own model calls: tokens, and their cost when the model has a price. */
   usage?: ModelUsage;
+  /** An LLM step's tool calls, and how many returned an error to the model (the step completes). */
+  toolCalls?: { calls: number; failed: number };
 }
 
 /** Model calls' tokens, and their cost in US dollars when the model has a price. */

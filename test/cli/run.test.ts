@@ -103,8 +103,16 @@ describe('stepthread run', () => {
     // Only the ids, printed as the run starts so a killed run can still be found.
     expect(stderr).toMatch(/^started execution \S+ \(thread \S+\)\n$/);
     result = JSON.parse(stdout);
-    expect(Object.keys(result)).toEqual(['executionId', 'threadId', 'status', 'output', 'conversation']);
-    expect(result.status).toBe('COMPLETED');
+    expect(Object.keys(result)).toEqual([
+      'executionId',
+      'threadId',
+      'status',
+      'output',
+      'conversation',
+      'error',
+      'resume',
+    ]);
+    expect(result).toMatchObject({ status: 'COMPLETED', error: null, resume: null });
     expect(result.output).toMatchObject({ report: 'Report: ship it after adding a second region.' });
     expect(result.conversation.map((m) => [m.role, m.content])).toEqual([
       ['user', 'Make a research plan for: queues'],
