@@ -19,6 +19,7 @@ import {
   type TaskStateEntry,
   taskStateIndex,
 } from '../../engine/asl/index.ts';
+import { copyStartInput } from '../../engine/asl/copy-start.ts';
 import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -69,6 +70,7 @@ import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
+import { RUN_FROM_KEY, type RunFrom } from '../nodes/run-from.ts';
 import {
   answerFor,
   type InteractionReply,
@@ -241,6 +243,13 @@ export interface PreparedWorkflow {
   /** Runs an existing (e.g. copied) thread from its current node, as a new execution. */
   runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
   /**
+   * Runs a copied thread from its current node as a deployed state machine does (`start --thread`):
+   * through the definition's entry (engine/asl/copy-start.ts), which claims the thread and jumps to
+   * its node's Task, on the definition as compiled from START; a copy's node config and profile edits
+   * take effect in the handlers (their overlay), not in the definition. Prepare without a start node.
+   */
+  startThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
+  /**
    * Runs a run that stopped (its process killed) again, given any of its executions' ids, to its end:
    * the execution that was in flight runs again under its own id (a run that continued: with the
    * input its predecessor passed, or its successor starts when it stopped at the continuation), every
@@ -361,13 +370,6 @@ function startedAlready(threadId: string, started: RunFrom): StepthreadError {
   );
 }
 
-/** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
-const RUN_FROM_KEY = 'runFrom';
-interface RunFrom {
-  readonly executionId: string;
-  readonly nodeId: string;
-  readonly step: number;
-}
 
 interface RunContext {
   readonly deps: HandlerDeps;
@@ -720,7 +722,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     );
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
-    const counting = tasks.some((entry) => entry.action === 'resume');
+    // Counting history (continue-as-new) only where some Choice may continue the run.
+    const counting = tasks.some((entry) => entry.action === 'continue');
     const stateMachineId = `local:${workflow.id}`;
 
     /** Runs the execution, then each successor it continued in, to the end of the run. */
@@ -1030,6 +1033,18 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           ...(counting ? { history: HISTORY_EVENTS.execution + HISTORY_EVENTS.choice } : {}),
         };
         return execute(envelope, threadId, executionId, runOptions);
+      },
+      async startThread(threadId, runOptions = {}) {
+        if (startEntry === undefined || startNodeId !== startEntry.nodeId) {
+          throw new StepthreadError(
+            'INVALID_STATE_MACHINE',
+            'a copy starts through the entry of the definition compiled from START: prepare without a start node',
+          );
+        }
+        const { thread } = await stores.threads.getThread(threadId);
+        const budget = runOptions.budget === undefined ? undefined : parseBudget(runOptions.budget);
+        const input = copyStartInput(definition, thread, budget);
+        return execute(input, threadId, runOptions.executionId ?? randomUUID(), runOptions);
       },
       async resume(executionId, runOptions = {}, givenInput = undefined) {
         const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
