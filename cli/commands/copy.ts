@@ -7,12 +7,16 @@
  * `--set <variable>=<json>` and `--input` edit the copy's state before it runs
  * (engine/thread/copy-edits.ts), `--profile` and `--node-config` the workflow it runs with
  * (engine/thread/copy-workflow-edits.ts): checked against the workflow its source ran, recorded on the
- * copy; a refused edit writes nothing. On a deployed stack variable edits are checked against the
- * deployed workflow's declarations, and workflow edits are refused (COPY_EDIT_NOT_DEPLOYABLE).
+ * copy; a refused edit writes nothing. On a deployed stack the edits are checked against the workflow
+ * its state machine's definition holds (declarations, nodes, profiles), and node config and profile
+ * edits take effect through the handlers (engine/thread/node-overlay.ts); `start --thread` runs it.
  */
 import type { Command } from 'commander';
+import type { AslDefinition } from '../../engine/asl/types.ts';
 import type { VariableDeclaration } from '../../engine/model/schema.ts';
-import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { type DeployedWorkflow, deployedWorkflowOf } from '../../engine/thread/deployed-workflow-edits.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
 import {
   addCopyEditOptions,
   type CopyEditOptions,
@@ -20,7 +24,7 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { deployedDeclarations } from '../deployed/workflow-declarations.ts';
+import { declarationsInDefinition, definitionOfExecution } from '../deployed/workflow-declarations.ts';
 import { visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -56,15 +60,15 @@ export async function runCopy(
     (session) => (session ? `cannot copy thread ${threadId}` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
-      const declarations =
-        deployed && edits.some((edit) => edit.kind === 'variable')
-          ? await declarationsOnStack(runtime, threadId, services.sfn ?? sfnOf(session), io)
-          : undefined;
+      const onStack =
+        deployed && edits.length > 0
+          ? await deployedCopyChecks(runtime, threadId, services.sfn ?? sfnOf(session), edits, io)
+          : {};
       const copy = await runtime
         .copyThread(threadId, {
           ...copyPointOf(options.from),
           ...(edits.length > 0 ? { edits } : {}),
-          ...(declarations === undefined ? {} : { declarations }),
+          ...onStack,
           ...(deployed ? { deployed } : {}),
         })
         .catch((error: unknown) => {
@@ -90,33 +94,43 @@ function sfnOf(session: StoreSession): SfnLike {
 }
 
 /**
- * The deployed workflow's declarations, read from the state machine the thread's execution ran on;
- * when they cannot be read, a note says the edits are checked against the thread's variables only.
+ * What checks a copy's edits on a stack, read from the definition of the state machine the thread's
+ * execution ran on: the workflow's variable declarations (for `--set`) and its nodes and profiles (for
+ * `--node-config` and `--profile`, deployed-workflow-edits.ts). When the declarations cannot be read, a
+ * note says the variable edits are checked against the thread's variables only; without the
+ * definition, workflow edits are refused (COPY_EDIT_NOT_DEPLOYABLE).
  */
-async function declarationsOnStack(
-  runtime: ReturnType<typeof createLocalRuntime>,
+export async function deployedCopyChecks(
+  runtime: Pick<LocalRuntime, 'stores'>,
   threadId: string,
   sfn: SfnLike,
-  io: CliIo,
-): Promise<VariableDeclaration[] | undefined> {
+  edits: readonly CopyEdit[],
+  io: Pick<CliIo, 'stderr'>,
+): Promise<{ declarations?: VariableDeclaration[]; deployedWorkflow?: DeployedWorkflow }> {
   const { thread } = await runtime.stores.threads.getThread(threadId);
   const executionArn = thread.metadata.executionId;
-  let declarations: VariableDeclaration[] | undefined;
+  let definition: unknown;
   let why = 'its thread names no execution';
   if (typeof executionArn === 'string') {
     try {
-      declarations = await deployedDeclarations(sfn, executionArn);
+      definition = await definitionOfExecution(sfn, executionArn);
       why = 'its definition holds no START declarations';
     } catch (error) {
       why = (error as Error).message;
     }
   }
-  if (declarations === undefined) {
+  const declarations = definition === undefined ? undefined : declarationsInDefinition(definition);
+  if (declarations === undefined && edits.some((edit) => edit.kind === 'variable')) {
     io.stderr(
       `note: the deployed workflow's variable declarations could not be read (${visible(why)}); the edits are checked against the variables thread ${threadId} holds, of any type\n`,
     );
   }
-  return declarations;
+  return {
+    ...(declarations === undefined ? {} : { declarations }),
+    ...(definition === undefined
+      ? {}
+      : { deployedWorkflow: deployedWorkflowOf(definition as AslDefinition) }),
+  };
 }
 
 /** `--from 7` is a step number; anything else names a node (node ids may not be all digits). */

@@ -154,7 +154,8 @@ export async function runStart(
   io: CliIo,
   services: DeployedServices = {},
 ): Promise<number> {
-  if (options.thread !== undefined) return runStartThread(workflowOrArn, options.thread, options, io, services);
+  if (options.thread !== undefined)
+    return runStartThread(workflowOrArn, options.thread, options, io, services);
   const input = await parseInput(options.input, io);
   if (!input.ok) return reportInputRefused(input, io);
   const budget = budgetOption(options.budget, io);
@@ -286,7 +287,7 @@ export function registerStart(
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
     .option(
       '--thread <threadId>',
-      "start a copied thread (stepthread copy --stack) from its node instead of a new run; it keeps its own input",
+      'start a copied thread (stepthread copy --stack) from its node instead of a new run; it keeps its own input',
     )
     .option('--budget <json>', BUDGET_OPTION_HELP)
     .option(

@@ -29,7 +29,10 @@ export async function deployedDefinition(sfn: SfnLike, stateMachineArn: string):
 
 export interface CopyStartRequest {
   readonly stateMachineArn: string;
-  readonly thread: Pick<Thread, 'id' | 'workflowId' | 'workflowVersion' | 'currentNodeId' | 'step' | 'status' | 'metadata'>;
+  readonly thread: Pick<
+    Thread,
+    'id' | 'workflowId' | 'workflowVersion' | 'currentNodeId' | 'step' | 'status' | 'metadata'
+  >;
   /** The execution's name (its idempotency key). */
   readonly name: string;
   /** The starter's budget (`--budget`), each limit over the workflow's. */

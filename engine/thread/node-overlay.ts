@@ -61,7 +61,9 @@ export function withNodeOverlay<T extends OverlaidNode>(node: T, edits: readonly
   let profile: Profile | undefined;
   if (node.type === 'LLM') {
     const profileId = ((config ?? node.config) as { profileId?: string } | undefined)?.profileId ?? 'default';
-    const edit = edits.findLast((candidate) => candidate.kind === 'profile' && candidate.profileId === profileId);
+    const edit = edits.findLast(
+      (candidate) => candidate.kind === 'profile' && candidate.profileId === profileId,
+    );
     if (edit !== undefined) profile = ownProfile(structuredClone(edit.value) as Profile, node);
   }
   if (config === undefined && profile === undefined) return node;

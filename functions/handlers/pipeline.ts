@@ -25,9 +25,8 @@ import { type CodedError, StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
-import { workflowEditsOf } from '../../engine/thread/copy-workflow-edits.ts';
-import { withNodeOverlay } from '../../engine/thread/node-overlay.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
+import { workflowEditsOf } from '../../engine/thread/copy-workflow-edits.ts';
 import {
   deepCopy,
   isTerminalStatus,
@@ -35,6 +34,7 @@ import {
   maxStepsExceeded,
   transitionThread,
 } from '../../engine/thread/index.ts';
+import { withNodeOverlay } from '../../engine/thread/node-overlay.ts';
 import type {
   Envelope,
   ModelUsage,

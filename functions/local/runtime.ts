@@ -13,13 +13,13 @@ import {
   HISTORY_EVENTS,
   type ResumeInput,
 } from '../../engine/asl/continuation.ts';
+import { copyStartInput } from '../../engine/asl/copy-start.ts';
 import {
   type AslDefinition,
   compileWorkflow,
   type TaskStateEntry,
   taskStateIndex,
 } from '../../engine/asl/index.ts';
-import { copyStartInput } from '../../engine/asl/copy-start.ts';
 import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -49,6 +49,10 @@ import {
   workflowEditsOf,
   workflowForThread,
 } from '../../engine/thread/copy-workflow-edits.ts';
+import {
+  checkDeployedWorkflowEdits,
+  type DeployedWorkflow,
+} from '../../engine/thread/deployed-workflow-edits.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { CodeSource } from '../../engine/validation/code-sources.ts';
@@ -116,9 +120,12 @@ export interface CopyOptions {
   readonly declarations?: readonly VariableDeclaration[];
   /**
    * The copy is made on a deployed stack, whose state machines hold each node's config and profile as
-   * deployed: a node config or profile edit could not take effect there (COPY_EDIT_NOT_DEPLOYABLE).
+   * deployed: a node config or profile edit is checked against `deployedWorkflow` (read from the
+   * definition), and takes effect through the handlers' overlay (engine/thread/node-overlay.ts).
    */
   readonly deployed?: boolean;
+  /** The deployed workflow, as its state machine's definition holds it (deployed-workflow-edits.ts). */
+  readonly deployedWorkflow?: DeployedWorkflow;
   /** Everything but writing: the copy as it would be, its edits checked (`rerun`'s dry run). */
   readonly dryRun?: boolean;
 }
@@ -369,7 +376,6 @@ function startedAlready(threadId: string, started: RunFrom): StepthreadError {
     `thread ${threadId} was started already, by execution ${started.executionId}: resume that (stepthread resume ${started.executionId}) or copy the thread`,
   );
 }
-
 
 interface RunContext {
   readonly deps: HandlerDeps;
@@ -1264,13 +1270,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   ): Promise<Thread> => {
     const stateEdits = edits.filter((edit): edit is StateEdit => !isWorkflowEdit(edit));
     const workflowEdits = edits.filter(isWorkflowEdit);
-    if (workflowEdits.length > 0 && copyOptions.deployed) {
+    if (workflowEdits.length > 0 && copyOptions.deployed && copyOptions.deployedWorkflow === undefined) {
       throw refusedEdit(
         'COPY_EDIT_NOT_DEPLOYABLE',
-        "a deployed stack's state machines hold each node's config and each profile as they were deployed (compiled into the definition), and a copy runs on them as they are: node config and profile edits cannot take effect there; copy with --set or --input only, or change the workflow file and deploy it",
+        "node config and profile edits on a deployed stack are checked against the workflow its state machine's definition holds, which could not be read: copy with --set or --input only, or change the workflow file and deploy it",
       );
     }
-    const workflow = copyOptions.workflow ?? (await recordedWorkflowOfLineage(source));
+    const workflow =
+      copyOptions.workflow ?? (copyOptions.deployed ? undefined : await recordedWorkflowOfLineage(source));
     const now = env.now();
     const recordedState = checkCopyEdits(
       thread,
@@ -1282,7 +1289,20 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     let edited: Thread = withCopyEdits(thread, recordedState);
     const inherited = workflowEditsOf(thread);
     let recordedWorkflow: ReturnType<typeof checkWorkflowEdits>['recorded'] = [];
-    if (workflowEdits.length > 0) {
+    if (workflowEdits.length > 0 && copyOptions.deployedWorkflow !== undefined) {
+      // On a stack: checked against its definition, applied by the handlers where each node runs.
+      recordedWorkflow = checkDeployedWorkflowEdits(
+        copyOptions.deployedWorkflow,
+        inherited,
+        workflowEdits,
+        now,
+      );
+      await refuseDeployedCodeThatDoesNotCompile(copyOptions.deployedWorkflow, workflowEdits);
+      edited = {
+        ...edited,
+        metadata: { ...edited.metadata, [WORKFLOW_EDITS_KEY]: [...inherited, ...recordedWorkflow] },
+      };
+    } else if (workflowEdits.length > 0) {
       if (workflow === undefined) {
         throw refusedEdit(
           'INVALID_COPY_EDIT',
@@ -1384,6 +1404,32 @@ async function refuseCodeThatDoesNotCompile(
   const errors = (await codeSyntaxErrors(codeSources)).filter(
     (error) => error.nodeId !== undefined && codeNodes.has(error.nodeId),
   );
+  if (errors.length > 0) {
+    throw new CopyEditRefused(
+      errors.map((error) => ({
+        ...error,
+        message: `node ${error.nodeId} config code: ${error.message}`,
+      })) as [CodedError, ...CodedError[]],
+    );
+  }
+}
+
+/** As refuseCodeThatDoesNotCompile, for the code a copy on a stack gives a deployed CODE node. */
+async function refuseDeployedCodeThatDoesNotCompile(
+  deployed: DeployedWorkflow,
+  edits: readonly WorkflowEdit[],
+): Promise<void> {
+  const sources: CodeSource[] = edits.flatMap((edit) =>
+    edit.kind === 'nodeConfig' &&
+    edit.key === 'code' &&
+    typeof edit.value === 'string' &&
+    deployed.nodes.get(edit.nodeId)?.type === 'CODE'
+      ? [{ code: edit.value, path: ['nodes', edit.nodeId, 'config', 'code'], nodeId: edit.nodeId }]
+      : [],
+  );
+  if (sources.length === 0) return;
+  const { codeSyntaxErrors } = await import('../sandbox/syntax.ts');
+  const errors = await codeSyntaxErrors(sources);
   if (errors.length > 0) {
     throw new CopyEditRefused(
       errors.map((error) => ({

@@ -36,7 +36,12 @@ async function runOf(outcome: RunOutcome) {
  * Two copies of `threadId` made alike; the first run as `run --thread` does, the second through the
  * entry of the definition compiled from START (`workflow` as deployed: without the copy's edits).
  */
-async function bothWays(workflow: Workflow, threadId: string, copyOptions: CopyOptions, continueAfterEvents?: number) {
+async function bothWays(
+  workflow: Workflow,
+  threadId: string,
+  copyOptions: CopyOptions,
+  continueAfterEvents?: number,
+) {
   const local = await e2e.runtime.copyThread(threadId, copyOptions);
   const entry = await e2e.runtime.copyThread(threadId, copyOptions);
   const options = continueAfterEvents === undefined ? {} : { continueAfterEvents };
@@ -171,7 +176,11 @@ describe('a copy started through the definition’s entry (as on a deployed stac
       workflow,
       edits: [
         { kind: 'nodeConfig', nodeId: 'end', key: 'output', value: { edited: '{{nodes.after}}' } },
-        { kind: 'profile', profileId: 'default', value: { provider: 'scripted', responses: ['edited reply'] } },
+        {
+          kind: 'profile',
+          profileId: 'default',
+          value: { provider: 'scripted', responses: ['edited reply'] },
+        },
       ],
     });
     expect(started.status).toBe('COMPLETED');
