@@ -12,11 +12,7 @@
  * edits take effect through the handlers (engine/thread/node-overlay.ts); `start --thread` runs it.
  */
 import type { Command } from 'commander';
-import type { AslDefinition } from '../../engine/asl/types.ts';
-import type { VariableDeclaration } from '../../engine/model/schema.ts';
-import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
-import { type DeployedWorkflow, deployedWorkflowOf } from '../../engine/thread/deployed-workflow-edits.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../functions/local/runtime.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import {
   addCopyEditOptions,
   type CopyEditOptions,
@@ -24,8 +20,7 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { declarationsInDefinition, definitionOfExecution } from '../deployed/workflow-declarations.ts';
-import { visible } from '../format.ts';
+import { deployedCopyChecks } from '../deployed/copy-checks.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -91,46 +86,6 @@ export async function runCopy(
 
 function sfnOf(session: StoreSession): SfnLike {
   return session.clients.sfn as unknown as SfnLike;
-}
-
-/**
- * What checks a copy's edits on a stack, read from the definition of the state machine the thread's
- * execution ran on: the workflow's variable declarations (for `--set`) and its nodes and profiles (for
- * `--node-config` and `--profile`, deployed-workflow-edits.ts). When the declarations cannot be read, a
- * note says the variable edits are checked against the thread's variables only; without the
- * definition, workflow edits are refused (COPY_EDIT_NOT_DEPLOYABLE).
- */
-export async function deployedCopyChecks(
-  runtime: Pick<LocalRuntime, 'stores'>,
-  threadId: string,
-  sfn: SfnLike,
-  edits: readonly CopyEdit[],
-  io: Pick<CliIo, 'stderr'>,
-): Promise<{ declarations?: VariableDeclaration[]; deployedWorkflow?: DeployedWorkflow }> {
-  const { thread } = await runtime.stores.threads.getThread(threadId);
-  const executionArn = thread.metadata.executionId;
-  let definition: unknown;
-  let why = 'its thread names no execution';
-  if (typeof executionArn === 'string') {
-    try {
-      definition = await definitionOfExecution(sfn, executionArn);
-      why = 'its definition holds no START declarations';
-    } catch (error) {
-      why = (error as Error).message;
-    }
-  }
-  const declarations = definition === undefined ? undefined : declarationsInDefinition(definition);
-  if (declarations === undefined && edits.some((edit) => edit.kind === 'variable')) {
-    io.stderr(
-      `note: the deployed workflow's variable declarations could not be read (${visible(why)}); the edits are checked against the variables thread ${threadId} holds, of any type\n`,
-    );
-  }
-  return {
-    ...(declarations === undefined ? {} : { declarations }),
-    ...(definition === undefined
-      ? {}
-      : { deployedWorkflow: deployedWorkflowOf(definition as AslDefinition) }),
-  };
 }
 
 /** `--from 7` is a step number; anything else names a node (node ids may not be all digits). */
