@@ -445,8 +445,8 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       });
     }
     // Within the operator policy: listing, reading, the copies' PutItems and UpdateItems (CancelRuns),
-    // DescribeStateMachine, StartExecution, DescribeExecution. (A copy whose source has fork children
-    // pins them with a BatchWriteItem, beyond the policy: the copy --stack test above.)
+    // DescribeStateMachine, StartExecution, DescribeExecution. (These copies hold one node result, START's;
+    // a copy holding more writes them with a BatchWriteItem, beyond the policy: the copy --stack test above.)
     expect(done.beyond).toEqual([]);
     expect(done.calls.map((call) => call.action)).toEqual(
       expect.arrayContaining(['states:ListExecutions', 'states:StartExecution', 'states:DescribeExecution']),
