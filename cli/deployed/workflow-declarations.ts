@@ -28,11 +28,8 @@ export function declarationsInDefinition(definition: unknown): VariableDeclarati
   return visit(definition);
 }
 
-/** The declarations of the state machine an execution ran on (its definition as deployed now). */
-export async function deployedDeclarations(
-  sfn: SfnLike,
-  executionArn: string,
-): Promise<VariableDeclaration[] | undefined> {
+/** The definition of the state machine an execution ran on, as deployed now. */
+export async function definitionOfExecution(sfn: SfnLike, executionArn: string): Promise<unknown> {
   const execution = (await sfn.send(new DescribeExecutionCommand({ executionArn }))) as {
     stateMachineArn?: string;
   };
@@ -40,6 +37,14 @@ export async function deployedDeclarations(
   const machine = (await sfn.send(
     new DescribeStateMachineCommand({ stateMachineArn: execution.stateMachineArn }),
   )) as { definition?: string };
-  if (machine.definition === undefined) return undefined;
-  return declarationsInDefinition(JSON.parse(machine.definition));
+  return machine.definition === undefined ? undefined : (JSON.parse(machine.definition) as unknown);
+}
+
+/** The declarations of the state machine an execution ran on (its definition as deployed now). */
+export async function deployedDeclarations(
+  sfn: SfnLike,
+  executionArn: string,
+): Promise<VariableDeclaration[] | undefined> {
+  const definition = await definitionOfExecution(sfn, executionArn);
+  return definition === undefined ? undefined : declarationsInDefinition(definition);
 }

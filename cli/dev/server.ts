@@ -61,6 +61,8 @@ import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike } from '../commands/start.ts';
+import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { startCopyOnStack } from '../deployed/copy-start.ts';
 import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
 import {
@@ -776,11 +778,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       input: JSON.stringify({ input: checked }),
     });
     const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
-    const rootThreadId = rootThreadIdFor(executionId);
+    const run = trackDeployed(executionId, workflow.id, rootThreadIdFor(executionId), stack);
+    return run.started;
+  };
+
+  /** A run started on the stack, followed (DescribeExecution) until it ends. */
+  const trackDeployed = (
+    executionId: string,
+    workflowId: string,
+    rootThreadId: string,
+    stack: DeployedStack,
+  ) => {
     let finish: () => void = () => {};
     const run: LiveRun = {
       executionId,
-      workflowId: workflow.id,
+      workflowId,
       rootThreadId,
       startedAt: new Date().toISOString(),
       status: 'RUNNING',
@@ -795,14 +807,32 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       run.status = 'DONE';
       finish();
     });
-    broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
+    broadcast('execution', { executionId, workflowId, status: 'RUNNING' });
     const consoleUrl = stepFunctionsConsoleUrl(executionId);
     return {
-      executionId,
-      threadId: rootThreadId,
-      workflowId: workflow.id,
-      ...(consoleUrl ? { consoleUrl } : {}),
+      done: run.done,
+      started: { executionId, threadId: rootThreadId, workflowId, ...(consoleUrl ? { consoleUrl } : {}) },
     };
+  };
+
+  /**
+   * A copied thread started on the stack (the console's "run the copy" over `dev --target aws`): on its
+   * workflow's state machine, through the definition's entry, as `start --thread` does.
+   */
+  const startDeployedThread = async (threadId: string, stack: DeployedStack) => {
+    const { thread } = await stores.threads.getThread(threadId);
+    // Refused here (finished, a fork branch, started already), before anything starts.
+    runnableStartOf(thread);
+    const stateMachineArn = await machineArnOf(stack, thread.workflowId);
+    if (stateMachineArn === undefined) {
+      throw new ApiError(
+        404,
+        'WORKFLOW_NOT_FOUND',
+        `no state machine ${stack.prefix}-${thread.workflowId} on the stack: deploy the workflow first`,
+      );
+    }
+    const started = await startCopyOnStack(stack.sfn, { stateMachineArn, thread, name: randomUUID() });
+    return trackDeployed(started.executionArn, thread.workflowId, thread.id, stack);
   };
 
   /**
@@ -864,12 +894,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   };
   const startThreadRun = async (threadId: string) => {
-    if (options.deployed) {
-      throw new StepthreadError(
-        'INVALID_STATE_MACHINE',
-        'the console runs copied threads on this machine only: use `stepthread dev` without --target aws, or `stepthread run <workflow> --thread <id>`',
-      );
-    }
+    if (options.deployed) return startDeployedThread(threadId, options.deployed);
     const { thread } = await stores.threads.getThread(threadId);
     // Refused here (finished, a fork branch, started already), before anything is tracked, so the
     // caller gets a 409 rather than a failed run.
@@ -1694,9 +1719,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw badRequest('"fromNodeId" must be a node id');
     }
     const edits = copyEditsOfBody(body);
-    // The edits are checked against the workflow the folder runs the copy with, when it has it.
+    // The edits are checked against the workflow the folder runs the copy with, when it has it; on a
+    // deployed stack, against the one its state machine's definition holds, as `copy --stack` does.
+    const onStack =
+      options.deployed !== undefined && edits.length > 0
+        ? await deployedCopyChecks(runtime, id!, options.deployed.sfn, edits, { stderr: () => {} })
+        : {};
     const workflow =
-      edits.length === 0
+      edits.length === 0 || options.deployed !== undefined
         ? undefined
         : ownerOfId(await loadWorkflows(), (await stores.threads.getThread(id!)).thread.workflowId)?.workflow;
     const copy = await runtime.copyThread(id!, {
@@ -1704,7 +1734,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
-      // A deployed stack's state machines run node configs and profiles as deployed.
+      ...onStack,
       ...(options.deployed === undefined ? {} : { deployed: true }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });

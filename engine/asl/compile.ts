@@ -213,6 +213,8 @@ class Compiler {
   private readonly continuationPoints: ReadonlySet<string>;
   /** `<node>:choice` states a successor may resume at, in definition order. */
   private readonly resumePoints: string[] = [];
+  /** Top-level node Tasks a copied thread may start at (copy-start.ts), in definition order. */
+  private readonly startPoints: string[] = [];
 
   constructor(
     private readonly graph: WorkflowGraph,
@@ -295,17 +297,14 @@ class Compiler {
       };
     }
     states[failed] = { Type: 'Fail', ErrorPath: '$.error.Error', CausePath: '$.error.Cause' };
+    // The entry first, so the definition reads from the top: every definition has it, since a copied
+    // thread starts at its node through it (copy-start.ts), and a continuing run resumes through it.
     const definition: AslDefinition = {
       Comment: `stepthread workflow ${this.graph.workflowId} v${this.graph.version}`,
       QueryLanguage: 'JSONPath',
-      StartAt: this.nodeName(this.graph.startId),
-      States: states,
+      StartAt: this.helper(DISPATCH_STATE),
+      States: { ...this.resumeStates(failed), ...states },
     };
-    if (this.counting) {
-      definition.StartAt = this.helper(DISPATCH_STATE);
-      // The entry first, so the definition reads from the top.
-      definition.States = { ...this.resumeStates(failed), ...states };
-    }
     const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
     checkDefinitionSize(definition, this.graph.workflowId, this.options.maxDefinitionBytes);
     return { definition, substitutionKeys };
@@ -354,6 +353,9 @@ class Compiler {
     const node = this.node(id);
     const transition = this.transition(id);
     const name = this.nodeName(id);
+    // A copy runs from a top-level node other than START (which makes a new thread) and a JOIN (which
+    // merges branches its FORK started in the same execution: copies are refused there).
+    if (scope.top && node.type !== 'START' && node.type !== 'JOIN') this.startPoints.push(name);
     if (node.type === 'START' && !('boundary' in node)) {
       const description = describeNode(this.graph, node);
       if (description.type !== 'START') throw internal(`START ${id} described as ${description.type}`);
@@ -943,9 +945,10 @@ class Compiler {
   }
 
   /**
-   * The entry of a counting definition: `stepthread:dispatch` starts a run at START, or (execution
-   * input `{ resume }`) has `stepthread:resume` claim the thread for this execution and
-   * `stepthread:resume-at` jump to the Choice that continued.
+   * The entry of every definition: `stepthread:dispatch` starts a run at START, or (execution input
+   * `{ resume }`) has `stepthread:resume` claim the thread for this execution and `stepthread:resume-at`
+   * jump to the Choice that continued, or (`resume.copy`) to the Task of the node a copied thread
+   * stands at: one rule per top-level node (about 70 bytes each).
    */
   private resumeStates(failed: string): Record<string, AslState> {
     const resume = this.helper(RESUME_TASK);
@@ -966,16 +969,17 @@ class Compiler {
           'executionId.$': '$$.Execution.Id',
           'envelope.$': '$.resume.envelope',
           'resume.$': '$.resume',
-          historyEvents: RESUME_HISTORY_EVENTS,
+          ...this.counted(RESUME_HISTORY_EVENTS),
         },
         Retry: retry(),
-        // The thread belongs to the run that continued: failing this execution leaves it untouched.
+        // The thread belongs to the run that continued (or was started by another execution): failing
+        // this execution leaves it untouched.
         Catch: [catchAll(failed)],
         Next: resumeAt,
       },
       [resumeAt]: {
         Type: 'Choice',
-        Choices: this.resumePoints.map((point) => ({
+        Choices: [...this.resumePoints, ...this.startPoints].map((point) => ({
           Variable: '$.resumeAt',
           StringEquals: point,
           Next: point,
@@ -985,7 +989,7 @@ class Compiler {
       [noPoint]: {
         Type: 'Fail',
         Error: ASL_ERRORS.noResumePoint,
-        Cause: 'the execution input names no continuation point of this state machine',
+        Cause: 'the execution input names no node or continuation point of this state machine',
       },
     };
   }

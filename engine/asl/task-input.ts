@@ -25,6 +25,7 @@ import type {
 } from '../model/schema.ts';
 import type { Envelope } from '../thread/types.ts';
 import type { ResumePoint } from './continuation.ts';
+import type { CopyStartPoint } from './copy-start.ts';
 
 /**
  * `execute` runs the node; `answer` commits a USER_INTERACTION's answer after its waitForTaskToken
@@ -389,7 +390,7 @@ export type TaskEvent =
       node: ResumeDescription;
       executionId: string;
       envelope: IncomingEnvelope;
-      resume: ResumePoint;
+      resume: ResumePoint | CopyStartPoint;
       historyEvents?: number;
     }
   | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }

@@ -26,6 +26,7 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
+import { workflowEditsOf } from '../../engine/thread/copy-workflow-edits.ts';
 import {
   deepCopy,
   isTerminalStatus,
@@ -33,6 +34,7 @@ import {
   maxStepsExceeded,
   transitionThread,
 } from '../../engine/thread/index.ts';
+import { withNodeOverlay } from '../../engine/thread/node-overlay.ts';
 import type {
   Envelope,
   ModelUsage,
@@ -436,19 +438,16 @@ async function finishCommitted(
 
 /** Runs one node execution on the envelope's thread and returns the next envelope. */
 export async function runNodeStep(
-  event: TaskEvent,
+  given: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
-  const { node, envelope } = event;
+  const { envelope } = given;
   const patienceMs = deps.globalWritePatienceMs ?? GLOBAL_WRITE_PATIENCE_MS;
   let firstLoss: number | undefined;
   for (let attempt = 1; ; attempt += 1) {
-    const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
-      nodes: neededNodeResults(node),
-      ...(behaviour.relatedResults ? { extraResults: true } : {}),
-      ...(behaviour.relatedMayBeMissing?.(event) ? { extrasMayBeMissing: true } : {}),
-    });
+    const { loaded, event } = await loadOverlaid(given, deps, behaviour);
+    const { node } = event;
     const stepBefore = loaded.thread.step ?? 0;
     if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
     if (stepBefore < envelope.step) {
@@ -490,6 +489,36 @@ export async function runNodeStep(
       deps.signal?.throwIfAborted();
     }
   }
+}
+
+/**
+ * The step's thread, and the event with the node as the run's copy edits make it (node-overlay.ts):
+ * the edits its root thread records apply to the node config the Task gave. An edited config that
+ * reads node outputs the given one did not has them loaded too (a second read, edited copies only).
+ */
+async function loadOverlaid(
+  given: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<{ loaded: LoadedThread & { extra: VersionedThread[] }; event: TaskEvent }> {
+  const load = (node: TaskNode) =>
+    loadThread(deps, given.envelope, behaviour.relatedThreadIds?.(given) ?? [], {
+      nodes: neededNodeResults(node),
+      ...(behaviour.relatedResults ? { extraResults: true } : {}),
+      ...(behaviour.relatedMayBeMissing?.(given) ? { extrasMayBeMissing: true } : {}),
+    });
+  const loaded = await load(given.node);
+  const node = overlaidNode(given.node, loaded);
+  if (node === given.node) return { loaded, event: given };
+  const before = neededNodeResults(given.node);
+  const after = neededNodeResults(node);
+  const more = before !== 'all' && (after === 'all' || after.some((id) => !before.includes(id)));
+  return { loaded: more ? await load(node) : loaded, event: { ...given, node } };
+}
+
+/** The node with the copy edits of the run `loaded` belongs to (its root thread's) applied. */
+export function overlaidNode<T extends TaskNode>(node: T, loaded: Pick<LoadedThread, 'thread' | 'root'>): T {
+  return withNodeOverlay(node, workflowEditsOf(loaded.root?.thread ?? loaded.thread));
 }
 
 /**

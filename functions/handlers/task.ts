@@ -4,6 +4,7 @@
  */
 
 import type { ResumePoint } from '../../engine/asl/continuation.ts';
+import type { CopyStartPoint } from '../../engine/asl/copy-start.ts';
 import { ESCAPED_KEYS, unescapeStaticKeys } from '../../engine/asl/static-keys.ts';
 import {
   ASL_ERRORS,
@@ -91,8 +92,8 @@ export interface TaskEvent {
   executionId?: string;
   /** USER_INTERACTION only: `$$.Task.Token` of its waitForTaskToken Task. */
   taskToken?: string;
-  /** `resume` only: where the execution that continued stopped. */
-  resume?: ResumePoint;
+  /** `resume` only: where the execution that continued stopped, or where a copy starts. */
+  resume?: ResumePoint | CopyStartPoint;
   /** History events this Task state adds (continue-as-new); the dispatch counts them. */
   historyEvents?: number;
 }

@@ -41,6 +41,8 @@ interface Plan {
 const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
   'fork-join-research': { input: { topic: 'caching' }, status: 'COMPLETED' },
+  // Fails at its CODE node; stack.suite.ts copies such runs from there and starts the copies.
+  'size-check': { input: { size: 5 }, status: 'FAILED' },
   'route-loop': { input: {}, status: 'COMPLETED' },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
@@ -671,10 +673,31 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(again.status).toBe(409);
       expect(again.body).toMatchObject({ error: { code: 'INTERACTION_ALREADY_ANSWERED' } });
 
-      // Copies run on this machine only: refused over the stack with a code.
-      const copyRun = await post(`/api/threads/${root}/run`, {});
-      expect(copyRun.status).toBe(409);
-      expect(copyRun.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
+      // Retry over the stack: a copy from a node, with a profile edit, started on the state machine
+      // (through its entry), ends COMPLETED with the edit in effect; the finished source is not run.
+      const finishedRun = await post(`/api/threads/${root}/run`, {});
+      expect(finishedRun.status).toBe(409);
+      expect(finishedRun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
+      const copied = await post(`/api/threads/${root}/copy`, {
+        fromNodeId: 'report',
+        profile: { default: { provider: 'scripted', responses: ['Report, edited in the console.'] } },
+      });
+      expect(copied.status).toBe(201);
+      const copyRun = await post(`/api/threads/${String(copied.body.threadId)}/run`, {});
+      expect(copyRun.status).toBe(202);
+      const copyArn = String(copyRun.body.executionId);
+      expect(copyArn).toMatch(
+        /^arn:aws:states:us-east-1:123456789012:execution:stepthread-fork-join-research:/,
+      );
+      let copyPage = await page(copyArn);
+      for (let tries = 0; copyPage.execution.stepFunctionsStatus === 'RUNNING'; tries += 1) {
+        if (tries > 200) throw new Error('the copy never ended');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        copyPage = await page(copyArn);
+      }
+      expect(copyPage.execution).toMatchObject({ status: 'COMPLETED', stepFunctionsStatus: 'SUCCEEDED' });
+      const copyThread = (await cloud.stores.threads.getThread(String(copied.body.threadId))).thread;
+      expect(JSON.stringify(copyThread.output)).toContain('Report, edited in the console.');
     } finally {
       expect(await dev.stop()).toBe(0);
     }

@@ -26,7 +26,10 @@ import {
   UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RerunJson } from '../../cli/commands/rerun.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import { tableDefinition } from '../../functions/stores/table.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
@@ -295,6 +298,160 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       `dynamodb:BatchWriteItem arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
     ]);
   }, 120_000);
+
+  /** Starts size-check on the stack with `size` (over its limit of 1: it fails at check); its root thread. */
+  async function failedSizeCheck(name: string, size: number): Promise<string> {
+    const started = await cli([
+      'start',
+      'size-check',
+      '--stack',
+      STACK,
+      '--name',
+      name,
+      '--input',
+      JSON.stringify({ size }),
+    ]);
+    expect(started.code).toBe(0);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('FAILED');
+    return (await cloud.stores.executions.getExecution(executionArn)).rootThreadId;
+  }
+
+  /** The same copy made and run on the embedded runtime (`run --thread`): what the stack's must equal. */
+  async function locallyCopied(size: number, edits: CopyEdit[]): Promise<string> {
+    const workflow = workflows.get('size-check')!;
+    const source = await e2e.runtime.prepare(workflow).run({ size });
+    expect(source.status).toBe('FAILED');
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromNodeId: 'check', edits, workflow });
+    const run = await e2e.runtime
+      .prepare(workflowForThread(workflow, copy), { startNodeId: 'check' })
+      .runThread(copy.id);
+    expect(run.status).toBe('COMPLETED');
+    return copy.id;
+  }
+
+  it('copy --stack --from the failed node with a --set fix, then start --thread: the copy COMPLETES as the same copy does locally, within the operator policy', async () => {
+    const rootThreadId = await failedSizeCheck('size-5', 5);
+    const copy = await checked([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--set',
+      'limit=100',
+      '--stack',
+      STACK,
+    ]);
+    expect(copy.result.code).toBe(0);
+    const copyId = copy.result.stdout.trim();
+    const start = await checked(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect([start.result.code, start.result.stderr]).toEqual([
+      0,
+      `starting thread ${copyId} from node check\n`,
+    ]);
+    expect(start.beyond).toEqual([]);
+    expect(start.calls.map((call) => call.action)).toEqual(
+      expect.arrayContaining(['states:DescribeStateMachine', 'states:StartExecution']),
+    );
+    const executionArn = start.result.stdout.trim();
+    expect(executionArn).toMatch(/^arn:aws:states:us-east-1:123456789012:execution:stepthread-size-check:/);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    expect(await cloud.stores.executions.getExecution(executionArn)).toMatchObject({
+      rootThreadId: copyId,
+      status: 'COMPLETED',
+    });
+    const local = await locallyCopied(5, [{ kind: 'variable', name: 'limit', value: 100 }]);
+    expect(await runState(cloud, copyId)).toEqual(await runState(e2e.runtime, local));
+    expect((await cloud.stores.threads.getThread(copyId)).thread.output).toEqual({ accepted: 5 });
+    // Started once: a second start is refused before any execution starts.
+    const again = await cli(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/INVALID_STATUS_TRANSITION/);
+  }, 120_000);
+
+  it('a --node-config edit on the stack takes effect: the CODE handler runs the copy’s code, as the local copy compiled with it does', async () => {
+    const rootThreadId = await failedSizeCheck('size-9', 9);
+    const code = 'return { accepted: -input.size }';
+    const copy = await cli([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--node-config',
+      `check.code=${JSON.stringify(code)}`,
+      '--stack',
+      STACK,
+    ]);
+    expect([copy.code, copy.stderr]).toEqual([0, '']);
+    const copyId = copy.stdout.trim();
+    const started = await cli(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect((await finished(started.stdout.trim())).status).toBe('SUCCEEDED');
+    expect((await cloud.stores.threads.getThread(copyId)).thread.output).toEqual({ accepted: -9 });
+    const local = await locallyCopied(9, [{ kind: 'nodeConfig', nodeId: 'check', key: 'code', value: code }]);
+    expect(await runState(cloud, copyId)).toEqual(await runState(e2e.runtime, local));
+    // A key the state machine's shape decides is refused at copy time, naming what can be edited.
+    const refused = await cli([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--node-config',
+      'check.outputVariable="limit"',
+      '--stack',
+      STACK,
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /COPY_EDIT_NOT_DEPLOYABLE .*code, language, timeoutMs, memoryLimitMb, inputs can be edited there/,
+    );
+  }, 120_000);
+
+  it('rerun --failed --from check --stack: a dry run plans, --yes copies each failed run with the fix and starts it, FAILED → COMPLETED', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const sources = [];
+    for (const size of [6, 7, 8]) sources.push(await failedSizeCheck(`rerun-size-${size}`, size));
+    const args = [
+      'rerun',
+      '--failed',
+      '--from',
+      'check',
+      '--workflow',
+      'size-check',
+      '--since',
+      since,
+      '--set',
+      'limit=100',
+      '--stack',
+      STACK,
+    ];
+    const dry = await cli([...args, '--json']);
+    expect([dry.code, dry.stderr]).toEqual([0, '']);
+    const plan = JSON.parse(dry.stdout) as RerunJson;
+    expect(plan.runs.map((run) => run.rootThreadId).sort()).toEqual([...sources].sort());
+    expect(plan.runs.every((run) => run.skipped === undefined && run.copyThreadId === undefined)).toBe(true);
+    const done = await checked([...args, '--yes', '--json']);
+    expect(done.result.code).toBe(0);
+    const report = JSON.parse(done.result.stdout) as RerunJson;
+    expect(report.runs.map((run) => [run.status, run.error?.code, run.newStatus])).toEqual(
+      Array(3).fill(['FAILED', 'CODE_ERROR', 'COMPLETED']),
+    );
+    for (const run of report.runs) {
+      const { thread } = await cloud.stores.threads.getThread(run.copyThreadId!);
+      const source = await cloud.stores.threads.getThread(run.rootThreadId);
+      expect(thread.output).toEqual({ accepted: (source.thread.input as { size: number }).size });
+      expect(await cloud.stores.executions.getExecution(run.newExecutionId!)).toMatchObject({
+        rootThreadId: run.copyThreadId,
+        status: 'COMPLETED',
+      });
+    }
+    // Within the operator policy: listing, reading, the copies' PutItems and UpdateItems (CancelRuns),
+    // DescribeStateMachine, StartExecution, DescribeExecution. (These copies hold one node result, START's;
+    // a copy holding more writes them with a BatchWriteItem, beyond the policy: the copy --stack test above.)
+    expect(done.beyond).toEqual([]);
+    expect(done.calls.map((call) => call.action)).toEqual(
+      expect.arrayContaining(['states:ListExecutions', 'states:StartExecution', 'states:DescribeExecution']),
+    );
+  }, 240_000);
 
   it('--stack after a redeploy: a cached table that is gone is looked up again, and the command runs once more', async () => {
     const stackName = 'StepthreadRedeployed';

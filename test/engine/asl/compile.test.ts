@@ -793,6 +793,7 @@ describe('taskStateIndex and substituteResources', () => {
 
   it('lists every Task, branch tasks included, with its function, action and node', () => {
     expect(taskStateIndex(definition)).toEqual([
+      { stateName: 'stepthread:resume', nodeType: 'START', action: 'resume', invocation: 'direct' },
       { stateName: 'start', nodeType: 'START', action: 'execute', nodeId: 'start', invocation: 'direct' },
       { stateName: 'plan', nodeType: 'LLM', action: 'execute', nodeId: 'plan', invocation: 'direct' },
       { stateName: 'split', nodeType: 'FORK', action: 'execute', nodeId: 'split', invocation: 'direct' },
