@@ -157,8 +157,18 @@ export interface ThreadStore {
        * that will not create the thread again once its head exists: a lazily created Map item thread).
        */
       listFirst?: boolean;
+      /**
+       * Write no listing: the caller lists the thread itself once its head exists (`listThreads`),
+       * with the other threads it creates at once (a FORK's children).
+       */
+      unlisted?: boolean;
     },
   ): Promise<{ version: number; created: boolean }>;
+  /**
+   * Lists threads under their executions (their entries in the executions listing, GSI1), in
+   * BatchWriteItem requests of 25: after their heads exist, as createThread lists one.
+   */
+  listThreads(entries: readonly { threadId: string; executionId: string | undefined }[]): Promise<void>;
   /**
    * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
    * With `afterOwnWrite`, a store made with `reuseWrittenHeads` answers from the head its last
@@ -447,17 +457,23 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
    * every step, does not carry the index keys. Rewritten when the thread moves to another execution.
    */
   async function putListing(threadId: string, executionId: string | undefined): Promise<void> {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...itemKeys.listing(threadId),
-          kind: 'listing',
-          threadId,
-          ...(executionId ? gsi1Keys.threadOfExecution(executionId, threadId) : {}),
-        },
-      }),
-    );
+    await dynamo.send(new PutCommand({ TableName: tableName, Item: listingItem(threadId, executionId) }));
+  }
+
+  /** Items in BatchWriteItem requests of 25, each request again for what it left unprocessed. */
+  async function putItems(items: readonly Record<string, unknown>[]): Promise<void> {
+    for (let start = 0; start < items.length; start += BATCH_WRITE_LIMIT) {
+      let pending: { PutRequest: { Item: Record<string, unknown> } }[] = items
+        .slice(start, start + BATCH_WRITE_LIMIT)
+        .map((Item) => ({ PutRequest: { Item } }));
+      for (let round = 0; pending.length > 0; round += 1) {
+        if (round === MAX_UNPROCESSED_ROUNDS)
+          throw new Error('BatchWriteItem kept returning unprocessed items');
+        if (round > 0) await delay(2 ** round * 10);
+        const response = await dynamo.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+        pending = (response.UnprocessedItems?.[tableName] ?? []) as typeof pending;
+      }
+    }
   }
 
   /** The listed threads that exist (a listing written just before its thread's create failed). */
@@ -674,13 +690,13 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         // Compared by the hash of the content it was created with, so a retried create still
         // succeeds after later updates moved the thread on.
         if (existing.createHash !== createHash) {
-          await putListing(thread.id, listedUnder);
+          if (!options.unlisted) await putListing(thread.id, listedUnder);
           throw conflict();
         }
         created = false;
         version = Number(existing.version);
       }
-      if (!options.listFirst || listedUnder !== thread.metadata.executionId) {
+      if (!options.unlisted && (!options.listFirst || listedUnder !== thread.metadata.executionId)) {
         await putListing(thread.id, listedUnder);
       }
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
@@ -878,20 +894,12 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         await dynamo.send(new PutCommand({ TableName: tableName, Item: items[0] }));
         return;
       }
-      for (let start = 0; start < items.length; start += BATCH_WRITE_LIMIT) {
-        let pending: { PutRequest: { Item: Record<string, unknown> } }[] = items
-          .slice(start, start + BATCH_WRITE_LIMIT)
-          .map((Item) => ({ PutRequest: { Item } }));
-        for (let round = 0; pending.length > 0; round += 1) {
-          if (round === MAX_UNPROCESSED_ROUNDS)
-            throw new Error('BatchWriteItem kept returning unprocessed items');
-          if (round > 0) await delay(2 ** round * 10);
-          const response = await dynamo.send(
-            new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
-          );
-          pending = (response.UnprocessedItems?.[tableName] ?? []) as typeof pending;
-        }
-      }
+      await putItems(items);
+    },
+
+    async listThreads(entries) {
+      if (entries.length === 1) return putListing(entries[0]!.threadId, entries[0]!.executionId);
+      await putItems(entries.map(({ threadId, executionId }) => listingItem(threadId, executionId)));
     },
 
     async getNodeResults(lineage, nodeIds) {
@@ -1191,6 +1199,16 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
  * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
  * steps' and those recorded outside steps).
  */
+/** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
+function listingItem(threadId: string, executionId: string | undefined): Record<string, unknown> {
+  return {
+    ...itemKeys.listing(threadId),
+    kind: 'listing',
+    threadId,
+    ...(executionId ? gsi1Keys.threadOfExecution(executionId, threadId) : {}),
+  };
+}
+
 /** The parts of a head an event batch records: where the journal places it, and the chain it extends. */
 interface HeadJournal {
   readonly version: number;

@@ -240,6 +240,35 @@ describe('FORK / JOIN bookkeeping: requests', () => {
     };
   }
 
+  it('a FORK creates its children at once and lists them in one request', async () => {
+    let env = (await dispatch(startEvent('fj-fork-meter'), h.deps())) as Envelope;
+    env = await run(
+      h.deps(),
+      {
+        id: 'v',
+        type: 'VARIABLE',
+        config: { variableName: 'x', variableType: 'number', expression: '1' },
+        resultUnread: true,
+      },
+      env,
+    );
+    h.dynamoMeter.reset();
+    h.s3Meter.reset();
+    const forkEnv = await run(h.deps(), { ...forkNode(), resultUnread: true }, env);
+    // The head read, the two children's heads, their listings (one BatchWriteItem), the record, the commit.
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 3 }),
+      BatchWriteItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 1 }),
+    });
+    expect(h.s3Meter.requests()).toBe(0);
+    const listed = await h.stores.threads.listThreadsOfExecution('fj-fork-meter');
+    expect(listed.map(({ thread }) => thread.id).sort()).toEqual(
+      [forkEnv.threadId, ...forkEnv.fork!.children].sort(),
+    );
+  });
+
   it('a branch report reads the child and the root once, its last step record, and no head again', async () => {
     const { first, deciding } = await reported('fj-report-meter');
     // The child and the root (one BatchGetItem), the branch's last record (its output); then the
