@@ -13,16 +13,19 @@
  *   ms from the FORK's Task to END's. LangGraph: seed (N messages) → fork → 4 nodes → join → after;
  *   ms from fork's start to after's.
  *
- * Each figure is the median of --runs runs after three whole runs that warm the JIT; every run of a
- * workload has prompts of its own (new conversation segments, as a model's runs write). It also
- * prints, from one more run of each with the Task invocations timed and the store requests
- * attributed to them, the mean time and the requests of each kind of Task.
+ * Each figure is the median of --runs rounds after three whole runs that warm the JIT, the runners
+ * alternating within each round; every run of a workload has prompts of its own (new conversation
+ * segments, as a model's runs write). It also prints each kind of Task's mean time over the timed
+ * runs and, from one more run with every store request attributed to the Task that made it, the
+ * requests each makes.
  *
  *   npx tsx bench/control-steps.ts [--runs 9] [--turns 10] [--messages 10] [--only chat|forkjoin] [--no-langgraph] [--compare <checkout>] [--profile <dir>] [--json]
  *   npx tsx bench/control-steps.ts --only chat --runs 40 --no-langgraph --profile /tmp/prof
  *
  * --compare <checkout> runs another checkout's bench/control-steps.ts workloads (its own code, its own
- * services) in the same rounds, alternating with this one's: before/after figures of a change.
+ * services) in the same rounds, alternating with this one's: before/after figures of a change. This
+ * checkout's services make dynalite's parsers keep their parses for the whole process: the other
+ * checkout needs a dynalite of its own (a copy in its node_modules, not a link to this one's).
  * --profile writes a CPU profile (node:inspector) of each workload's timed runs alone to
  * `<dir>/<workload>.cpuprofile`, for Chrome's DevTools or `node --cpu-prof`'s readers.
  *
@@ -248,6 +251,8 @@ export interface ControlFigures {
   messages: number;
   /** Whether bench/langgraph is installed (its figures are left out when not). */
   langGraph: boolean;
+  /** LangGraph.js left out on purpose (--no-langgraph). */
+  langGraphLeftOut?: boolean;
   chat?: WorkloadFigures;
   forkJoin?: WorkloadFigures;
 }
@@ -361,7 +366,12 @@ export async function benchControlSteps(options: {
 }): Promise<ControlFigures> {
   const { runs, turns, messages, only } = options;
   const lg = options.withoutLangGraph ? undefined : await langGraph();
-  const figures: ControlFigures = { turns, messages, langGraph: lg !== undefined };
+  const figures: ControlFigures = {
+    turns,
+    messages,
+    langGraph: lg !== undefined,
+    ...(options.withoutLangGraph ? { langGraphLeftOut: true } : {}),
+  };
   const names = { tableName: 'control', bucketName: 'control' };
   const services = await startLocalServices({ ephemeral: true, names });
   try {
@@ -407,7 +417,8 @@ export async function benchControlSteps(options: {
 
 function printFigures(f: ControlFigures): void {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
-  if (!f.langGraph) console.log('LangGraph.js not installed: npm --prefix bench/langgraph ci');
+  if (!f.langGraph && !f.langGraphLeftOut)
+    console.log('LangGraph.js not installed: npm --prefix bench/langgraph ci');
   const parts = [
     [`chat turn (LOOP_START → LLM → LOOP_END), T = ${f.turns}`, f.chat],
     [`${BRANCHES}-branch fork/join, N = ${f.messages} messages`, f.forkJoin],
