@@ -188,6 +188,12 @@ export interface JoinDescription extends Described {
   forkStrategy: 'serial' | 'parallel';
   /** The FORK iterates over a list (forEach): the join counts items, not paths. */
   overList?: true;
+  /**
+   * The branch nodes (nested regions included) whose output some expression reads: the only results
+   * the JOIN loads from its branches and merges into the parent. Absent when the workflow reads
+   * outputs it cannot name statically (`nodes` as a whole): then every result the branches kept.
+   */
+  branchResults?: string[];
 }
 
 /**

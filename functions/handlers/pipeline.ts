@@ -111,20 +111,27 @@ export function neededNodeResults(
 /**
  * Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root + extras) for a
  * child; then, when `nodes` names any, one BatchGetItem (a Query per lineage thread for 'all') for
- * the node results it reads. Extras come with their own results when `extraResults` is set.
+ * the node results it reads. Extras come with their own results when `extraResults` names any: those
+ * nodes' (a BatchGetItem per extra), or 'all' (a Query per extra).
  */
 export async function loadThread(
   deps: HandlerDeps,
   envelope: ThreadEnvelope,
   extraIds: readonly string[] = [],
-  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean; extrasMayBeMissing?: boolean } = {},
+  reads: {
+    nodes?: readonly string[] | 'all';
+    extraResults?: readonly string[] | 'all';
+    extrasMayBeMissing?: boolean;
+  } = {},
 ): Promise<LoadedThread & { extra: VersionedThread[] }> {
   const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false);
   const { nodes = [] } = reads;
   const [results, extraResults] = await Promise.all([
     nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
-    reads.extraResults
-      ? Promise.all(loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], 'all')))
+    reads.extraResults === 'all' || (reads.extraResults?.length ?? 0) > 0
+      ? Promise.all(
+          loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], reads.extraResults!)),
+        )
       : [],
   ]);
   // Large values come back from S3 in one parallel round: the thread's, its related threads', and
@@ -304,8 +311,11 @@ export interface NodeBehaviour {
   relatedThreadIds?(event: TaskEvent): readonly string[];
   /** Whether related threads may not exist (a list's items that never started): left out, not an error. */
   relatedMayBeMissing?(event: TaskEvent): boolean;
-  /** Whether the related threads come with their node results (JOIN merges them). */
-  readonly relatedResults?: boolean;
+  /**
+   * The node results the related threads come with (JOIN merges them): those nodes', or 'all';
+   * none when absent or empty.
+   */
+  relatedResults?(event: TaskEvent): readonly string[] | 'all';
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
   /** When the node started, if before its step ran (a question asked before its answer's step). */
   startedAt?(ctx: StepContext): Promise<string | undefined>;
@@ -504,7 +514,7 @@ async function loadOverlaid(
   const load = (node: TaskNode) =>
     loadThread(deps, given.envelope, behaviour.relatedThreadIds?.(given) ?? [], {
       nodes: neededNodeResults(node),
-      ...(behaviour.relatedResults ? { extraResults: true } : {}),
+      ...(behaviour.relatedResults ? { extraResults: behaviour.relatedResults(given) } : {}),
       ...(behaviour.relatedMayBeMissing?.(given) ? { extrasMayBeMissing: true } : {}),
     });
   const loaded = await load(given.node);

@@ -67,6 +67,11 @@ export interface TaskNode {
   joinId?: string;
   joinConfig?: JoinConfig;
   forkId?: string;
+  /**
+   * JOIN: the branch nodes whose results it merges into the parent (those an expression reads);
+   * absent: every result the branches kept.
+   */
+  branchResults?: string[];
   /** Join bookkeeping tasks: how many paths the join has (their config leaves the path lists out). */
   paths?: number;
   /** Join bookkeeping tasks of one path. */
