@@ -40,6 +40,7 @@ import {
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
+import { type AwsCost, estimateAwsCost, runMetersOf } from '../aws-cost.ts';
 import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -176,6 +177,8 @@ export interface InspectReport {
   executions?: { executionId: string; status: string }[];
   /** What the whole run spent (all its threads and executions), and its budget. */
   cost?: RunCost;
+  /** What the run costs on AWS, deployed: an estimate from its steps (cli/aws-cost.ts). */
+  awsCost?: AwsCost;
   /** A cancelled run (`stepthread cancel`, the console's Stop): when, and the reason it was given. */
   cancelled?: { at: string; reason?: string };
   threads: ThreadReport[];
@@ -606,6 +609,7 @@ export async function buildInspectReport(
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
           cost: runCostOf(await runtime.stores.spend?.get(execution.rootThreadId)),
+          ...(await awsCostOf(runtime, execution.rootThreadId, threads, chain.length)),
           ...(execution.status === 'CANCELLED' ? await cancelledOf(runtime, execution.rootThreadId) : {}),
         }
       : {}),
@@ -638,6 +642,20 @@ export async function buildInspectReport(
           ),
         }
       : {}),
+  };
+}
+
+/** The run's AWS side, from the steps of its threads (`listed`: the heads of every thread of the run). */
+async function awsCostOf(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  rootThreadId: string,
+  listed: readonly Thread[],
+  executions: number,
+): Promise<Pick<InspectReport, 'awsCost'>> {
+  const root = listed.find((thread) => thread.id === rootThreadId);
+  if (root === undefined) return {};
+  return {
+    awsCost: estimateAwsCost(await runMetersOf(runtime.stores.threads, root, listed, executions)),
   };
 }
 
@@ -746,7 +764,7 @@ export function printReport(
     const { at, reason } = report.cancelled;
     io.stdout(`cancelled at ${at}${reason === undefined ? '' : `: ${reason}`}\n`);
   }
-  for (const line of report.cost ? costLines(report.cost) : []) io.stdout(`${line}\n`);
+  for (const line of report.cost ? costLines(report.cost, report.awsCost) : []) io.stdout(`${line}\n`);
   for (const thread of report.threads) {
     const path =
       thread.forkPathId && !thread.copiedFrom

@@ -55,6 +55,14 @@ import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { fileAnswers, firstAnswer } from '../answers.ts';
+import {
+  type AwsCost,
+  addMeters,
+  estimateAwsCost,
+  type NodeMeters,
+  runMeters,
+  threadsOfRun,
+} from '../aws-cost.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { type CancelJson, cancelJsonOf, stopDeployedExecution } from '../commands/cancel.ts';
 import type { NodeRun } from '../commands/inspect.ts';
@@ -1169,6 +1177,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     threads: ThreadReport[];
     byNode: NodeRunsSummary['byNode'][];
     heads: Thread[];
+    /** What the run costs on AWS, deployed (cli/aws-cost.ts), from the same folds. */
+    awsCost?: AwsCost;
   }> => {
     const chain = await executionChain(stores.executions, record);
     let listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
@@ -1207,6 +1217,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ...(total > latest.length ? { earlierRuns: total - latest.length } : {}),
       };
     });
+    const root = listed.find((thread) => thread.id === rootId);
+    const own = root && new Set(threadsOfRun(root, listed).map((thread) => thread.id));
+    const nodes = new Map<string, NodeMeters>();
+    for (const [i, thread] of listed.entries()) {
+      if (!own?.has(thread.id)) continue;
+      for (const meters of summaries[i]!.meters)
+        nodes.set(meters.nodeId, addMeters(nodes.get(meters.nodeId), meters));
+    }
+    const ownThreads = listed.filter((thread) => own?.has(thread.id));
     return {
       rootThreadId: rootId,
       ...(chain.length > 1
@@ -1215,6 +1234,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       threads,
       byNode: summaries.map((summary) => summary.byNode),
       heads: listed,
+      ...(root
+        ? { awsCost: estimateAwsCost(runMeters(root, ownThreads, [...nodes.values()], chain.length)) }
+        : {}),
     };
   };
 
@@ -1263,6 +1285,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       for (const [nodeId, { runs, last, usage }] of report.byNode[index]!) {
         const before = nodeStatus[nodeId]?.usage;
         const used = usage === undefined ? before : addUsage(before, usage);
+        const awsUsd = report.awsCost?.byNode[nodeId];
         nodeStatus[nodeId] = {
           status: last.status,
           ...(last.durationMs === undefined ? {} : { durationMs: last.durationMs }),
@@ -1270,6 +1293,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           runs: (nodeStatus[nodeId]?.runs ?? 0) + runs,
           threadId: thread.threadId,
           ...(used === undefined ? {} : { usage: used }),
+          ...(awsUsd === undefined ? {} : { awsUsd }),
         };
       }
     }
@@ -1320,6 +1344,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(report.rootThreadId === undefined
         ? {}
         : { cost: runCostOf(await stores.spend?.get(report.rootThreadId)) }),
+      // Its AWS side deployed, estimated from its steps (each node's share in nodeStatus).
+      ...(report.awsCost ? { awsCost: report.awsCost } : {}),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
       threads,
       nodeStatus,

@@ -5,9 +5,11 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import {
+  type AwsCost,
   api,
   type Conversation,
   type ExecutionPage,
+  formatAwsUsd,
   formatBytes,
   formatDuration,
   formatTime,
@@ -268,7 +270,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         </p>
       )}
       {/* Why a run failed comes first, under its title; then what it cost. */}
-      {page.cost && <RunCostLine cost={page.cost} />}
+      {page.cost && <RunCostLine cost={page.cost} {...(page.awsCost ? { aws: page.awsCost } : {})} />}
       {execution.resume && (
         <p className="panel" data-testid="interrupted">
           The process that ran it stopped before it ended: resume it with <code>{execution.resume}</code>
@@ -1038,12 +1040,24 @@ function StreamingMessages({ replies }: { replies: StreamingReply[] }) {
 
 /** The tokens a step used, and the thread's total after it (the first such step: the total only). */
 /** The run's cost (all its threads), and each limit of its budget with what is spent of it. */
-function RunCostLine({ cost }: { cost: RunCost }) {
+function RunCostLine({ cost, aws }: { cost: RunCost; aws?: AwsCost }) {
   return (
     <div className="muted" data-testid="run-cost">
-      cost <strong data-testid="run-cost-usd">{formatUsd(cost.costUsd)}</strong> · {cost.tokens} tokens (
-      {cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls · {cost.toolCalls} tool
-      calls
+      cost <strong data-testid="run-cost-usd">{formatUsd(cost.costUsd)}</strong>
+      {aws && (
+        <>
+          {' '}
+          · aws{' '}
+          <strong
+            data-testid="run-aws-usd"
+            title={`deployed, estimated from its steps: ${aws.stateTransitions} state transitions, ${aws.lambdaInvocations} Lambda invocations, ${aws.dynamoReads} DynamoDB reads and ${aws.dynamoWrites} writes, ${aws.s3Puts} S3 PUTs (us-east-1 prices of ${aws.pricesAsOf})`}
+          >
+            {formatAwsUsd(aws.usd)}
+          </strong>
+        </>
+      )}{' '}
+      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls
+      · {cost.toolCalls} tool calls
       {cost.unpricedCalls > 0 && ` · ${cost.unpricedCalls} call(s) of a model with no price not counted`}
       {Object.entries(cost.spent ?? {}).map(([name, { spent, limit, fraction }]) => {
         const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));

@@ -60,6 +60,7 @@ import type { AwsClients } from '../aws/clients.ts';
 import { type CancelOutcome, cancelRun, cancelRunRecords } from '../cancel/cancel-run.ts';
 import { type CancelMark, createCancelMarks } from '../cancel/marks.ts';
 import { RunCancelled, rootThreadIdOf, waitsOutside, withCancelWatch } from '../cancel/watch.ts';
+import { createEventBridgePublisher, type EventPublisher, loadPutEvents } from '../events/publisher.ts';
 import {
   createHandlerStores,
   type HandlerDeps,
@@ -149,6 +150,12 @@ export interface LocalRuntimeOptions {
   readonly continueAfterEvents?: number | false;
   /** How long a fork branch keeps writing contended globals (HandlerDeps.globalWritePatienceMs). */
   readonly globalWritePatienceMs?: number;
+  /**
+   * Where the thread events this runtime commits are published — its handlers' and a cancel's alike.
+   * Default: the event bus `clients` name (a deployed stack's, from its `EventBusName` output or
+   * STEPTHREAD_EVENT_BUS), else nowhere: on the embedded stores events are recorded on the threads only.
+   */
+  readonly events?: EventPublisher;
 }
 
 /** One Task invocation, as an interceptor sees it. */
@@ -346,6 +353,12 @@ export interface LocalRuntime {
  */
 export const LOCAL_CANCEL_POLL_MS = 250;
 
+/** The EventBridge publisher of the bus the clients name (a deployed stack's); none otherwise. */
+function busPublisherOf(clients: AwsClients): EventPublisher | undefined {
+  if (clients.eventBusName === undefined || clients.target.kind === 'embedded') return undefined;
+  return createEventBridgePublisher({ busName: clients.eventBusName, load: loadPutEvents(clients.target) });
+}
+
 /**
  * The node a stored thread runs from on its own (`run --thread`, the console's run), or a coded error
  * saying why it cannot: a fork branch's thread (or a copy of one) runs only inside its FORK's
@@ -495,6 +508,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
   const marks = createCancelMarks(options.clients);
+  const publisher = options.events ?? busPublisherOf(options.clients);
   /** How each execution running in this runtime is stopped when its run is cancelled, by execution id. */
   const cancellers = new Map<string, (mark: CancelMark) => void>();
 
@@ -789,7 +803,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         (one.execution.status === 'SUCCEEDED'
           ? undefined
           : await marks.get(rootThreadId, { consistent: true }).catch(() => undefined));
-      if (mark !== undefined) await cancelRunRecords({ ...stores, marks }, mark, env);
+      if (mark !== undefined)
+        await cancelRunRecords({ ...stores, marks, ...(publisher ? { events: publisher } : {}) }, mark, env);
       return mark;
     };
 
@@ -819,6 +834,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           ...stores,
           env,
           signal: controller.signal,
+          ...(publisher ? { events: publisher } : {}),
           cancelWatch: { marks, intervalMs: LOCAL_CANCEL_POLL_MS, onCancelled: cancel },
           ...(options.providers ? { providers: options.providers } : {}),
           ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
@@ -1361,7 +1377,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   };
 
   const cancel: LocalRuntime['cancel'] = (ref, cancelOptions = {}) =>
-    cancelRun({ ...stores, marks }, ref, {
+    cancelRun({ ...stores, marks, ...(publisher ? { events: publisher } : {}) }, ref, {
       ...(cancelOptions.reason === undefined ? {} : { reason: cancelOptions.reason }),
       env,
       stop: async (mark) => {

@@ -233,8 +233,14 @@ export const llmNode: NodeBehaviour = {
     if (runBudget?.usage) ctx.usage = runBudget.usage;
 
     for (const message of result.appended) view.append(message);
-    if (result.toolCallCount > 0) {
-      ctx.toolCalls = { calls: result.toolCallCount, failed: result.failedToolCallCount };
+    // A node that may ask approval keeps how many questions this run asked: each was a wait of its own.
+    const asks = approvalRule(tools) !== undefined;
+    if (result.toolCallCount > 0 || asks) {
+      ctx.toolCalls = {
+        calls: result.toolCallCount,
+        failed: result.failedToolCallCount,
+        ...(asks ? { approvals: resumed?.ask ?? 0 } : {}),
+      };
     }
     thread.contextData = {
       ...thread.contextData,

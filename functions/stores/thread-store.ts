@@ -95,6 +95,12 @@ export interface StepRecord {
   readonly out?: Record<string, unknown>;
 }
 
+/** A step as its record's result says it ran: what the AWS cost estimate counts (cli/aws-cost.ts). */
+export type StepMeter = Pick<
+  NodeResult,
+  'nodeId' | 'nodeType' | 'startedAt' | 'endedAt' | 'usage' | 'toolCalls'
+>;
+
 export interface VersionedThread {
   readonly thread: Thread;
   readonly version: number;
@@ -244,6 +250,11 @@ export interface ThreadStore {
   getStep(threadId: string, step: number): Promise<StepRecord | undefined>;
   /** The thread's step records from step `from` (default 1) up to `to` (inclusive), in order. */
   readSteps(threadId: string, range?: { from?: number; to?: number }): Promise<StepRecord[]>;
+  /**
+   * What each of the thread's own steps 1..`to` ran, without values or events: its node, type, times,
+   * model and tool calls (a projection of the step records, one Query), for a run's AWS cost estimate.
+   */
+  readStepMeters(threadId: string, to: number): Promise<StepMeter[]>;
   /**
    * The thread's history and events: those of the thread it was copied from up to the copy, then
    * its step records, then the events recorded outside steps. THREAD_NOT_FOUND when absent.
@@ -968,6 +979,19 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         ...(range.to !== undefined ? { to: itemKeys.step(threadId, range.to).sk } : {}),
       });
       return items.map(stepRecordOf);
+    },
+
+    async readStepMeters(threadId, to) {
+      if (to < 1) return [];
+      const fields = ['nodeId', 'nodeType', 'startedAt', 'endedAt', 'usage', 'toolCalls'] as const;
+      const items = await queryPrefix(
+        threadId,
+        STEP_PREFIX,
+        { to: itemKeys.step(threadId, to).sk },
+        fields.map((field) => `#result.#${field}`).join(', '),
+        { '#result': 'result', ...Object.fromEntries(fields.map((field) => [`#${field}`, field])) },
+      );
+      return items.map((item) => item.result as StepMeter);
     },
 
     async readJournal(threadId, options = {}) {

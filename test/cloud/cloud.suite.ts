@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -24,6 +25,7 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
+import { busWatch } from './bus.ts';
 import { deniedCalls } from './grants.ts';
 import type { MotoStack } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
@@ -111,6 +113,9 @@ const PLANS: Record<string, Plan> = {
     status: 'COMPLETED',
   },
 };
+
+/** What a rule on the stack's bus matches to watch the cancels' events. */
+const CANCELLED_EVENTS = { source: ['stepthread'], 'detail-type': ['THREAD_CANCELLED'] };
 
 /** Workflows deployed only to be cancelled (the last test): no plan runs them to their end. */
 const CANCELLED_ONLY = ['slow-model'];
@@ -703,8 +708,10 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     }
   }, 240_000);
 
-  it('cancel --stack stops an execution whose model call is in flight: the LLM function sees the cancel mark and returns, the run ends CANCELLED', async () => {
+  it('cancel --stack stops an execution whose model call is in flight: the LLM function sees the cancel mark and returns, the run ends CANCELLED, its THREAD_CANCELLED on the bus', async () => {
     const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const bus = busWatch(stack.endpoint, new EventBridgeClient(setup.clientConfig));
+    const observed = await bus.observeBus('cancel-events', 'observe-cancel', CANCELLED_EVENTS);
     const executionArn = (
       await cli(['start', 'slow-model', '--stack', STACK, '--name', 'cancelled-slow-model', '--input', '{}'])
     ).trim();
@@ -754,19 +761,37 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     expect(inspected.executionStatus).toBe('CANCELLED');
     expect(inspected.threads.map((entry) => entry.status)).toEqual(['CANCELLED']);
     expect((await runsJson('--status', 'CANCELLED')).map(nameOf)).toEqual(['cancelled-slow-model']);
-    // What the operator policy allowed: the mark, the records, StopExecution.
+    // On the stack's bus as every other event of the run: found by the stack's EventBusName output.
+    expect(await bus.eventsOfThread(observed.url, rootThreadId)).toEqual([
+      expect.objectContaining({
+        type: 'THREAD_CANCELLED',
+        threadId: rootThreadId,
+        workflowId: 'slow-model',
+        from: 'RUNNING',
+        to: 'CANCELLED',
+        reason: 'over budget',
+      }),
+    ]);
+    // What the operator policy allowed: the mark, the records, StopExecution, the events.
     const operator = setup.operatorCalls.filter((call) => call.allowed).map((call) => call.action);
     expect(operator).toEqual(
-      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'states:StopExecution']),
+      expect.arrayContaining([
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'states:StopExecution',
+        'events:PutEvents',
+      ]),
     );
     expect(
-      setup.operatorCalls.filter((call) => !call.allowed && call.action.startsWith('dynamodb:')),
+      setup.operatorCalls.filter((call) => !call.allowed && /^(dynamodb|events):/.test(call.action)),
     ).toEqual([]);
   }, 120_000);
 
   // After `cancel --stack`, whose runs listing expects its run as the only CANCELLED one.
-  it('dev --target aws: Stop (POST /api/executions/:id/cancel) stops a deployed execution whose model call is in flight; its page says CANCELLED and why', async () => {
+  it('dev --target aws: Stop (POST /api/executions/:id/cancel) stops a deployed execution whose model call is in flight; its page says CANCELLED and why, its THREAD_CANCELLED on the bus', async () => {
     const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const bus = busWatch(stack.endpoint, new EventBridgeClient(setup.clientConfig));
+    const observed = await bus.observeBus('stop-events', 'observe-stop', CANCELLED_EVENTS);
     const executionArn = (
       await cli(['start', 'slow-model', '--stack', STACK, '--name', 'stopped-from-dev', '--input', '{}'])
     ).trim();
@@ -815,6 +840,13 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
         code: 'RUN_CANCELLED',
         message: 'the run was cancelled: stopped from the console',
       });
+      expect(await bus.eventsOfThread(observed.url, shown.rootThreadId!)).toEqual([
+        expect.objectContaining({
+          type: 'THREAD_CANCELLED',
+          threadId: shown.rootThreadId,
+          reason: 'stopped from the console',
+        }),
+      ]);
     } finally {
       expect(await dev.stop()).toBe(0);
     }

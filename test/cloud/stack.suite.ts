@@ -6,7 +6,6 @@ import {
   DescribeEventBusCommand,
   EventBridgeClient,
   PutEventsCommand,
-  PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -34,6 +33,7 @@ import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import { tableDefinition } from '../../functions/stores/table.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
 import { type E2e, plain } from '../e2e/helpers.ts';
+import { type BusWatch, busWatch } from './bus.ts';
 import { ACCOUNT, type MotoStack, REGION, type Template } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud } from './setup.ts';
 
@@ -51,6 +51,10 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
   let cloud: LocalRuntime;
   let sfn: SFNClient;
   let events: EventBridgeClient;
+  let queue: BusWatch['queue'];
+  let observeBus: BusWatch['observeBus'];
+  let drain: BusWatch['drain'];
+  let eventsOfThread: BusWatch['eventsOfThread'];
   let s3: S3Client;
   let workflows: Map<string, Workflow>;
   let setup: Cloud;
@@ -80,77 +84,6 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       nextToken = page.nextToken;
     } while (nextToken);
     return all;
-  }
-
-  /** SQS through its JSON protocol by hand (the project has no SQS client): only to observe rule targets. */
-  async function sqs(action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const response = await fetch(stack.endpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `AmazonSQS.${action}`,
-        // moto routes by the credential scope of the signature; it does not verify the signature.
-        authorization: `AWS4-HMAC-SHA256 Credential=test/20260101/${REGION}/sqs/aws4_request, SignedHeaders=host, Signature=0`,
-      },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`SQS ${action}: ${response.status} ${text}`);
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  }
-
-  async function queue(name: string): Promise<{ url: string; arn: string }> {
-    const { QueueUrl } = (await sqs('CreateQueue', { QueueName: name })) as { QueueUrl: string };
-    const { Attributes } = (await sqs('GetQueueAttributes', {
-      QueueUrl,
-      AttributeNames: ['QueueArn'],
-    })) as { Attributes: { QueueArn: string } };
-    return { url: QueueUrl, arn: Attributes.QueueArn };
-  }
-
-  /** A queue that receives what the rule `rule` matches on the stepthread-events bus. */
-  async function observeBus(queueName: string, rule: string, pattern: unknown): Promise<{ url: string }> {
-    const observed = await queue(queueName);
-    await events.send(
-      new PutRuleCommand({
-        Name: rule,
-        EventBusName: 'stepthread-events',
-        EventPattern: JSON.stringify(pattern),
-      }),
-    );
-    await events.send(
-      new PutTargetsCommand({
-        Rule: rule,
-        EventBusName: 'stepthread-events',
-        Targets: [{ Id: 'observed', Arn: observed.arn }],
-      }),
-    );
-    return observed;
-  }
-
-  /** The details of the events on the queue about `threadId`, waiting up to 10 s for the first. */
-  async function eventsOfThread(url: string, threadId: string): Promise<Record<string, unknown>[]> {
-    for (let waited = 0; ; waited += 250) {
-      const details = (await drain(url)).map((event) => event.detail as Record<string, unknown>);
-      const about = details.filter((detail) => detail.threadId === threadId);
-      if (about.length > 0 || waited >= 10_000) return about;
-      await sleep(250);
-    }
-  }
-
-  /** Every message the queue holds now, as parsed JSON. */
-  async function drain(url: string): Promise<Record<string, unknown>[]> {
-    const messages: Record<string, unknown>[] = [];
-    for (;;) {
-      const { Messages } = (await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10 })) as {
-        Messages?: { Body: string; ReceiptHandle: string }[];
-      };
-      if (!Messages?.length) return messages;
-      for (const message of Messages) {
-        messages.push(JSON.parse(message.Body) as Record<string, unknown>);
-        await sqs('DeleteMessage', { QueueUrl: url, ReceiptHandle: message.ReceiptHandle });
-      }
-    }
   }
 
   /** The template's rules whose logical id contains `part`, with the name moto.ts gave each. */
@@ -186,6 +119,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     setup = await startCloud('cloud-stack');
     ({ stack, template, e2e, cloud, sfn, workflows } = setup);
     events = new EventBridgeClient(setup.clientConfig);
+    ({ queue, observeBus, drain, eventsOfThread } = busWatch(stack.endpoint, events));
     s3 = new S3Client({ ...setup.clientConfig, forcePathStyle: true });
   }, 120_000);
   afterAll(() => setup?.close());
