@@ -7,9 +7,9 @@
  *   LOOP_END then its Choice; a question (USER_INTERACTION) a second Task that commits the answer; an
  *   LLM node whose tools may ask approval its Choice after each Task, and per question a wait Task and
  *   its Task again; a FORK its Parallel or Map state; each fork branch or list item its entry Pass, its
- *   report to the JOIN, a Choice and the Pass that ends it. A definition that can continue the run in
- *   a new execution (a top-level loop) starts at a Choice, and each continuation enters five states
- *   across the two executions; a failed run enters the fail Task and the Fail state.
+ *   report to the JOIN, a Choice and the Pass that ends it. Every definition starts at a Choice (where a
+ *   copy or a continuation enters at its node), and each continuation enters five states across the
+ *   two executions; a failed run enters the fail Task and the Fail state.
  * - Lambda requests: one per Task above that invokes a function; GB-seconds: each step's recorded
  *   duration (at least MIN_BILLED_MS: its reads and writes of the stores) at its function's memory
  *   (infra/handler-registry.ts), and MIN_BILLED_MS for the Tasks that record no step.
@@ -128,8 +128,6 @@ export interface RunMeters {
   readonly nodes: readonly NodeMeters[];
   /** Fork branches and list items (the run's threads besides its root). */
   readonly branches: number;
-  /** The definition may continue the run in a new execution: it starts at a Choice. */
-  readonly continues: boolean;
   /** Executions after the first. */
   readonly continuations: number;
   /** The run failed: its fail Task and Fail state. */
@@ -235,7 +233,7 @@ function runCounts(run: RunMeters): Counts {
     },
     times(PER_BRANCH, run.branches),
     {
-      transitions: (run.continues ? 1 : 0) + 5 * run.continuations,
+      transitions: 1 + 5 * run.continuations,
       invocations: run.continuations,
       gbSeconds: run.continuations * bookkeepingSeconds * gb('START'),
     },
@@ -341,8 +339,6 @@ export function runMeters(
   return {
     nodes,
     branches: own.filter((thread) => thread.id !== root.id).length,
-    // A definition that counts its history events carries the count on every envelope.
-    continues: root.lastEnvelope?.history !== undefined,
     continuations: Math.max(0, executions - 1),
     failed: root.status === 'FAILED',
   };
