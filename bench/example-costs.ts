@@ -14,7 +14,7 @@ import { createAwsClients } from '../functions/aws/clients.ts';
 import { listPriceOf } from '../functions/llm/prices.ts';
 import { createLocalRuntime } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
-import { benchRuntime, EXAMPLE_INPUTS, PRICES } from './runtime.ts';
+import { benchRuntime, EXAMPLE_INPUTS, PRICES, type RunFigures } from './runtime.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const MAP_REDUCE_INPUT = {
@@ -34,6 +34,8 @@ export interface ExampleCost {
   modelUsd: number;
   /** A deployed run's AWS side (absent for map-reduce, which bench/map.ts measures per item). */
   awsUsd?: number;
+  /** The counts it is priced from, as bench/runtime.ts measured them. */
+  aws?: RunFigures;
 }
 
 function priced(workflow: Workflow, pricing: { inputPerMTok: number; outputPerMTok: number }): Workflow {
@@ -46,8 +48,9 @@ function priced(workflow: Workflow, pricing: { inputPerMTok: number; outputPerMT
 export async function exampleCosts(model: string, lambdaMs = 100, lambdaMb = 256): Promise<ExampleCost[]> {
   const pricing = listPriceOf(model);
   if (pricing === undefined) throw new Error(`no list price for ${model} (functions/llm/prices.ts)`);
+  const figures = await benchRuntime(1);
   const aws = new Map(
-    (await benchRuntime(1)).map((f) => {
+    figures.map((f) => {
       const reads = f.dynamoRequests - f.dynamoWriteRequests;
       const usd =
         f.stateTransitions * PRICES.transition +
@@ -85,7 +88,9 @@ export async function exampleCosts(model: string, lambdaMs = 100, lambdaMb = 256
         outputTokens: spend?.outputTokens ?? 0,
         toolCalls: spend?.toolCalls ?? 0,
         modelUsd: (spend?.costNanoUsd ?? 0) / 1e9,
-        ...(aws.has(example) ? { awsUsd: aws.get(example)! } : {}),
+        ...(aws.has(example)
+          ? { awsUsd: aws.get(example)!, aws: figures.find((f) => f.example === example)! }
+          : {}),
       });
     }
   } finally {

@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { AWS_PRICES } from '../cli/aws-cost.ts';
 import { validateWorkflow } from '../engine/validation/validate.ts';
 import { createAwsClients } from '../functions/aws/clients.ts';
 import { createDocumentClient } from '../functions/aws/dynamo-client.ts';
@@ -186,16 +187,8 @@ function printTable(figures: readonly RunFigures[]): void {
   for (const row of rows) console.log(line(row));
 }
 
-/** us-east-1 list prices (USD) used for the cost estimate; see the README's cost section. */
-export const PRICES = {
-  transition: 0.025 / 1000, // Step Functions Standard
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecond: 0.0000133334, // arm64
-  dynamoRead: 0.125 / 1e6, // on-demand, per read request unit
-  dynamoWrite: 0.625 / 1e6, // on-demand, per write request unit
-  s3Put: 0.005 / 1000,
-  s3Get: 0.0004 / 1000,
-};
+/** us-east-1 list prices (USD) used for the cost estimate: the ones `inspect` estimates with (cli/aws-cost.ts). */
+export const PRICES = AWS_PRICES;
 
 /**
  * Cost of 1,000 node executions from the measured counts of each example's last (warm) run. Lambda

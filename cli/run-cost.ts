@@ -68,12 +68,16 @@ export function usageText(usage: ModelUsage): string {
   return `${tokens}${calls}, ${usage.costUsd === undefined ? 'no price' : formatUsd(usage.costUsd)}`;
 }
 
-/** The lines `inspect` prints for a run's cost and budget. */
-export function costLines(cost: RunCost): string[] {
+/**
+ * The lines `inspect` prints for a run's cost and budget; `aws`, the run's AWS side deployed
+ * (cli/aws-cost.ts), closes the cost line as ` · aws ≈ $…`.
+ */
+export function costLines(cost: RunCost, aws?: { usd: number }): string[] {
   const unpriced =
     cost.unpricedCalls > 0 ? ` (${cost.unpricedCalls} call(s) of a model with no price not counted)` : '';
+  const deployed = aws === undefined ? '' : ` · aws ≈ ${formatUsd(aws.usd)}`;
   const lines = [
-    `cost      ${formatUsd(cost.costUsd)}${unpriced}: ${cost.tokens} tokens (${cost.inputTokens} in, ${cost.outputTokens} out) in ${counted(cost.modelCalls, 'model call')}, ${counted(cost.toolCalls, 'tool call')}`,
+    `cost      ${formatUsd(cost.costUsd)}${unpriced}: ${cost.tokens} tokens (${cost.inputTokens} in, ${cost.outputTokens} out) in ${counted(cost.modelCalls, 'model call')}, ${counted(cost.toolCalls, 'tool call')}${deployed}`,
   ];
   for (const [name, entry] of Object.entries(cost.spent ?? {})) {
     const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));

@@ -2,7 +2,8 @@
  * Which table and bucket a deployed stack uses. CloudFormation gives them generated names, so the
  * commands that read a deployed stack (`start`, `pending`, `respond`, `inspect`, `copy`) find them:
  *   1. STEPTHREAD_TABLE / STEPTHREAD_BUCKET, when set, win;
- *   2. else the stack's `TableName` / `BucketName` outputs, the stack named by `--stack <name>` or
+ *   2. else the stack's `TableName` / `BucketName` outputs (and `EventBusName`, where a cancel's
+ *      THREAD_CANCELLED events are published; STEPTHREAD_EVENT_BUS wins), the stack named by `--stack <name>` or
  *      $STEPTHREAD_STACK_NAME (the variable the CDK app reads too); read once with DescribeStacks and
  *      cached under the data directory (`stacks/`), keyed by stack, endpoint, region and credentials,
  *      with the StackId they were read from. A redeploy (a stack deleted and created again) gives new
@@ -21,6 +22,7 @@ import {
   DEFAULT_TABLE_NAME,
   type ResourceNames,
 } from '../functions/aws/target.ts';
+import { EVENT_BUS_ENV } from '../functions/events/publisher.ts';
 import { awsAccessProblem } from './aws-errors.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -74,10 +76,15 @@ export async function resolveStackNames(
 ): Promise<StackNames> {
   const table = env.STEPTHREAD_TABLE?.trim();
   const bucket = env.STEPTHREAD_BUCKET?.trim();
+  const bus = env[EVENT_BUS_ENV]?.trim();
   const stack = options.stack ?? env.STEPTHREAD_STACK_NAME?.trim();
   if ((table && bucket) || !stack) {
     return {
-      names: { tableName: table || DEFAULT_TABLE_NAME, bucketName: bucket || DEFAULT_BUCKET_NAME },
+      names: {
+        tableName: table || DEFAULT_TABLE_NAME,
+        bucketName: bucket || DEFAULT_BUCKET_NAME,
+        ...(bus ? { eventBusName: bus } : {}),
+      },
       cached: false,
     };
   }
@@ -90,8 +97,9 @@ export async function resolveStackNames(
       `stack ${stack} has no TableName/BucketName outputs: is it a stepthread stack? (or set STEPTHREAD_TABLE and STEPTHREAD_BUCKET)`,
     );
   }
+  const eventBusName = bus || description.outputs.EventBusName;
   return {
-    names: { tableName, bucketName },
+    names: { tableName, bucketName, ...(eventBusName ? { eventBusName } : {}) },
     cached,
     ...(description.stackId ? { stackId: description.stackId } : {}),
   };

@@ -104,9 +104,14 @@ export interface ThreadJoinedEvent extends EventBase {
   strategy: JoinStrategy;
   status: 'COMPLETED' | 'FAILED' | 'TIMEOUT';
   reason: string;
+  /** The joined children; empty for a join over a list, whose event names the list instead (`items`). */
   childThreadIds: string[];
+  /** A join over a list: how many items it had (its record stays the same size for any number). */
+  items?: number;
   /** The path whose conversation was restored into the parent (successful joins only). */
   mainPathId?: string;
+  /** The thread whose conversation was restored (a list join's `mainItem`). */
+  mainThreadId?: string;
 }
 export interface ThreadCopiedEvent extends EventBase {
   type: 'THREAD_COPIED';

@@ -46,7 +46,10 @@ export function buildApp(app: App = new App(), env: NodeJS.ProcessEnv = process.
   const dir = resolve(PROJECT_ROOT, context('workflowsDir') ?? env.STEPTHREAD_WORKFLOWS_DIR ?? 'examples');
   const removal = context('removalPolicy') ?? 'retain';
   if (removal !== 'retain' && removal !== 'destroy') {
-    throw new Error(`stepthread:removalPolicy must be retain or destroy, not ${removal}`);
+    throw new StepthreadError(
+      'DEPLOY_CONFIG_INVALID',
+      `stepthread:removalPolicy must be retain or destroy, not ${removal}`,
+    );
   }
   const stdioServers = context('stdioServers') ?? 'skip';
   if (stdioServers !== 'skip' && stdioServers !== 'refuse') {

@@ -474,6 +474,13 @@ export class StepthreadRuntime extends Construct {
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
         resources: [this.table.tableArn],
       }),
+      // `cancel` publishes the THREAD_CANCELLED events it records to the stack's bus, as the functions
+      // publish every other thread event (functions/events/publisher.ts).
+      new PolicyStatement({
+        sid: 'PublishCancelEvents',
+        actions: ['events:PutEvents'],
+        resources: [this.eventBus.eventBusArn],
+      }),
       // `start <workflowId>` finds the state machine by name; the action has no resource-level scope.
       new PolicyStatement({
         sid: 'FindStateMachines',

@@ -10,6 +10,7 @@
 import { Annotations, CfnOutput, CfnResource, NestedStack, type Stack } from 'aws-cdk-lib';
 import { CfnRule } from 'aws-cdk-lib/aws-events';
 import { CfnRole } from 'aws-cdk-lib/aws-iam';
+import { StepthreadError } from '../engine/errors.ts';
 import type { Trigger, Workflow } from '../engine/model/schema.ts';
 import { definitionFitsTemplate } from '../engine/validation/deploy-limits.ts';
 import { type CompiledWorkflow, compileForDeploy } from './compile.ts';
@@ -47,7 +48,11 @@ export function addStepthreadWorkflows(stack: Stack, props: StepthreadWorkflowsP
   const express = new Set(props.expressWorkflows ?? []);
   const known = new Set(props.workflows.map(({ workflow }) => workflow.id));
   for (const id of [...express, ...Object.keys(props.extraTriggers ?? {})]) {
-    if (!known.has(id)) throw new Error(`stack configuration names workflow "${id}", which is not deployed`);
+    if (!known.has(id))
+      throw new StepthreadError(
+        'DEPLOY_CONFIG_INVALID',
+        `stack configuration names workflow "${id}", which is not deployed (deployed: ${[...known].join(', ')})`,
+      );
   }
   const planned = props.workflows.map(({ workflow, file }) => {
     const executionType: WorkflowExecutionType = express.has(workflow.id) ? 'EXPRESS' : 'STANDARD';

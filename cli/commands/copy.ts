@@ -7,13 +7,12 @@
  * `--set <variable>=<json>` and `--input` edit the copy's state before it runs
  * (engine/thread/copy-edits.ts), `--profile` and `--node-config` the workflow it runs with
  * (engine/thread/copy-workflow-edits.ts): checked against the workflow its source ran, recorded on the
- * copy; a refused edit writes nothing. On a deployed stack variable edits are checked against the
- * deployed workflow's declarations, and workflow edits are refused (COPY_EDIT_NOT_DEPLOYABLE).
+ * copy; a refused edit writes nothing. On a deployed stack the edits are checked against the workflow
+ * its state machine's definition holds (declarations, nodes, profiles), and node config and profile
+ * edits take effect through the handlers (engine/thread/node-overlay.ts); `start --thread` runs it.
  */
 import type { Command } from 'commander';
-import type { VariableDeclaration } from '../../engine/model/schema.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
-import { createS3NodeTables } from '../../functions/stores/node-tables.ts';
 import {
   addCopyEditOptions,
   type CopyEditOptions,
@@ -21,8 +20,8 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { deployedDeclarations } from '../deployed/workflow-declarations.ts';
-import { visible } from '../format.ts';
+import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -57,15 +56,22 @@ export async function runCopy(
     (session) => (session ? `cannot copy thread ${threadId}` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
-      const declarations =
-        deployed && edits.some((edit) => edit.kind === 'variable')
-          ? await declarationsOnStack(runtime, threadId, services.sfn ?? sfnOf(session), session, io)
-          : undefined;
+      const onStack =
+        deployed && edits.length > 0
+          ? await deployedCopyChecks(
+              runtime,
+              threadId,
+              services.sfn ?? sfnOf(session),
+              stackNodeTables(session.clients),
+              edits,
+              io,
+            )
+          : {};
       const copy = await runtime
         .copyThread(threadId, {
           ...copyPointOf(options.from),
           ...(edits.length > 0 ? { edits } : {}),
-          ...(declarations === undefined ? {} : { declarations }),
+          ...onStack,
           ...(deployed ? { deployed } : {}),
         })
         .catch((error: unknown) => {
@@ -88,39 +94,6 @@ export async function runCopy(
 
 function sfnOf(session: StoreSession): SfnLike {
   return session.clients.sfn as unknown as SfnLike;
-}
-
-/**
- * The deployed workflow's declarations, read from the state machine the thread's execution ran on;
- * when they cannot be read, a note says the edits are checked against the thread's variables only.
- */
-async function declarationsOnStack(
-  runtime: ReturnType<typeof createLocalRuntime>,
-  threadId: string,
-  sfn: SfnLike,
-  session: StoreSession,
-  io: CliIo,
-): Promise<VariableDeclaration[] | undefined> {
-  const { thread } = await runtime.stores.threads.getThread(threadId);
-  const { s3, bucketName } = session.clients;
-  const nodeTables = createS3NodeTables({ s3: async () => s3, bucketName });
-  const executionArn = thread.metadata.executionId;
-  let declarations: VariableDeclaration[] | undefined;
-  let why = 'its thread names no execution';
-  if (typeof executionArn === 'string') {
-    try {
-      declarations = await deployedDeclarations(sfn, nodeTables, executionArn);
-      why = 'its definition holds no START declarations';
-    } catch (error) {
-      why = (error as Error).message;
-    }
-  }
-  if (declarations === undefined) {
-    io.stderr(
-      `note: the deployed workflow's variable declarations could not be read (${visible(why)}); the edits are checked against the variables thread ${threadId} holds, of any type\n`,
-    );
-  }
-  return declarations;
 }
 
 /** `--from 7` is a step number; anything else names a node (node ids may not be all digits). */

@@ -40,6 +40,7 @@ import {
 import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
+import { type AwsCost, estimateAwsCost, runMetersOf } from '../aws-cost.ts';
 import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -176,6 +177,10 @@ export interface InspectReport {
   executions?: { executionId: string; status: string }[];
   /** What the whole run spent (all its threads and executions), and its budget. */
   cost?: RunCost;
+  /** What the run costs on AWS, deployed: an estimate from its steps (cli/aws-cost.ts). */
+  awsCost?: AwsCost;
+  /** A cancelled run (`stepthread cancel`, the console's Stop): when, and the reason it was given. */
+  cancelled?: { at: string; reason?: string };
   threads: ThreadReport[];
   /** The conversation of the thread inspected (the root thread for an execution id). */
   conversation: ConversationShown;
@@ -604,6 +609,8 @@ export async function buildInspectReport(
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
           cost: runCostOf(await runtime.stores.spend?.get(execution.rootThreadId)),
+          ...(await awsCostOf(runtime, execution.rootThreadId, threads, chain.length)),
+          ...(execution.status === 'CANCELLED' ? await cancelledOf(runtime, execution.rootThreadId) : {}),
         }
       : {}),
     threads: threads.map((thread) => {
@@ -636,6 +643,30 @@ export async function buildInspectReport(
         }
       : {}),
   };
+}
+
+/** The run's AWS side, from the steps of its threads (`listed`: the heads of every thread of the run). */
+async function awsCostOf(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  rootThreadId: string,
+  listed: readonly Thread[],
+  executions: number,
+): Promise<Pick<InspectReport, 'awsCost'>> {
+  const root = listed.find((thread) => thread.id === rootThreadId);
+  if (root === undefined) return {};
+  return {
+    awsCost: estimateAwsCost(await runMetersOf(runtime.stores.threads, root, listed, executions)),
+  };
+}
+
+/** A cancelled run's `cancelled`, from its cancel mark (none: a run stopped some other way). */
+async function cancelledOf(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  rootThreadId: string,
+): Promise<Pick<InspectReport, 'cancelled'>> {
+  const mark = await runtime.cancelMarkOf(rootThreadId);
+  if (mark === undefined) return {};
+  return { cancelled: { at: mark.at, ...(mark.reason === undefined ? {} : { reason: mark.reason }) } };
 }
 
 /**
@@ -729,7 +760,11 @@ export function printReport(
     const run = report.executions.map(({ executionId, status }) => `${executionId} (${status})`);
     io.stdout(`run in ${run.length} executions: ${run.join(' → ')}\n`);
   }
-  for (const line of report.cost ? costLines(report.cost) : []) io.stdout(`${line}\n`);
+  if (report.cancelled) {
+    const { at, reason } = report.cancelled;
+    io.stdout(`cancelled at ${at}${reason === undefined ? '' : `: ${reason}`}\n`);
+  }
+  for (const line of report.cost ? costLines(report.cost, report.awsCost) : []) io.stdout(`${line}\n`);
   for (const thread of report.threads) {
     const path =
       thread.forkPathId && !thread.copiedFrom

@@ -1,11 +1,12 @@
 /**
  * `stepthread rerun --failed --from <nodeId> [--workflow <id>] [--since <duration|time>] [edits as copy]
- * [--yes] [--json] [--concurrency <n>] [--data-dir <dir>]`: after a fix, runs many failed runs again
- * from a node. Each matching failed local run's root thread is copied from that node with the edits
- * (as `copy --from … --set … --node-config …`), and the copies run on this machine, a few at a time,
- * each with the workflow and answers its source run recorded (and the workflow edits). A dry run by
- * default: it lists what it would copy, each copy checked without writing it; `--yes` does it and
- * prints each run's old status → new status.
+ * [--yes] [--json] [--concurrency <n>] [--data-dir <dir> | --stack <name>]`: after a fix, runs many
+ * failed runs again from a node. Each matching failed local run's root thread is copied from that node
+ * with the edits (as `copy --from … --set … --node-config …`), and the copies run on this machine, a
+ * few at a time, each with the workflow and answers its source run recorded (and the workflow edits).
+ * With --stack, the stack's failed executions are copied there and started on their state machines
+ * (rerun-stack.ts). A dry run by default: it lists what it would copy, each copy checked without
+ * writing it; `--yes` does it and prints each run's old status → new status.
  */
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -36,8 +37,9 @@ import { fileAnswers } from '../answers.ts';
 import { addCopyEditOptions, type CopyEditOptions, copyEditsOfOptions } from '../copy-edit-options.ts';
 import { formatCodedError, tableLines, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { type DataDirOption, withStores } from '../local-session.ts';
+import { type DataDirOption, NO_CACHE_OPTION_HELP, withStores } from '../local-session.ts';
 import { parseDuration } from '../retention.ts';
+import type { DeployedServices } from './start.ts';
 
 export interface RerunOptions extends DataDirOption, CopyEditOptions {
   failed?: boolean;
@@ -47,6 +49,12 @@ export interface RerunOptions extends DataDirOption, CopyEditOptions {
   yes?: boolean;
   json?: boolean;
   concurrency?: string;
+  /** On a stack: `--no-wait` (false) prints the copies RUNNING once started. */
+  wait?: boolean;
+  /** On a stack: the state machine name prefix. */
+  prefix?: string;
+  /** On a stack: how often a started copy's execution is looked at (tests). */
+  pollMs?: number;
 }
 
 /** How many copies run at once by default. */
@@ -78,16 +86,15 @@ export interface RerunJson {
   runs: RerunEntry[];
 }
 
-export async function runRerun(options: RerunOptions, io: CliIo, now: Date = new Date()): Promise<number> {
+export async function runRerun(
+  options: RerunOptions,
+  io: CliIo,
+  now: Date = new Date(),
+  services: DeployedServices = {},
+): Promise<number> {
   let since: Date | undefined;
   let concurrency: number;
   try {
-    if (options.stack !== undefined) {
-      throw new StepthreadError(
-        'RERUN_NOT_LOCAL',
-        "rerun runs the copies on this machine; a deployed stack's state machines cannot start a run from a copied thread (they start at START): rerun locally, or start new executions with `stepthread start`",
-      );
-    }
     if (!options.failed) {
       throw new StepthreadError(
         'INVALID_RUNS_FILTER',
@@ -104,6 +111,28 @@ export async function runRerun(options: RerunOptions, io: CliIo, now: Date = new
   const parsed = await copyEditsOfOptions(options, io);
   if (!parsed.ok) return parsed.exitCode;
   const { edits } = parsed;
+  if (options.stack !== undefined || services.sfn !== undefined) {
+    return withStores(
+      { ...options, mustExist: true },
+      io,
+      (session) => (session ? 'cannot rerun the failed runs' : 'cannot open the stores'),
+      async (session) => {
+        const { rerunOnStack } = await import('./rerun-stack.ts');
+        const entries = await rerunOnStack(session, {
+          options,
+          edits,
+          since,
+          concurrency,
+          io,
+          services,
+          onDone: (entry, done, of) => {
+            if (!options.json) io.stderr(progressLine(entry, done, of));
+          },
+        });
+        return reportRerun(options, edits, entries, concurrency, io, true);
+      },
+    );
+  }
   return withStores(
     { ...options, mustExist: true },
     io,
@@ -138,23 +167,38 @@ export async function runRerun(options: RerunOptions, io: CliIo, now: Date = new
         await mapBounded(runnable, concurrency, async (plan) => {
           await rerunOne(runtime, session.clients, plan, options.from, edits, prepared);
           done += 1;
-          if (!options.json) {
-            const { entry } = plan;
-            io.stderr(
-              `rerun ${done}/${runnable.length}: ${entry.executionId} → ${entry.newStatus}${entry.newError ? ` (${entry.newError.code})` : ''}\n`,
-            );
-          }
+          if (!options.json) io.stderr(progressLine(plan.entry, done, runnable.length));
         });
       }
-      const report: RerunJson = { dryRun: !options.yes, from: options.from, edits, runs: entries };
-      if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else printRerun(report, concurrency, io);
-      const allWell = entries.every(
-        (entry) => entry.skipped === undefined && (!options.yes || entry.newStatus === 'COMPLETED'),
-      );
-      return allWell ? EXIT.ok : EXIT.invalid;
+      return reportRerun(options, edits, entries, concurrency, io, false);
     },
   );
+}
+
+function progressLine(entry: RerunEntry, done: number, of: number): string {
+  return `rerun ${done}/${of}: ${entry.executionId} → ${entry.newStatus}${entry.newError ? ` (${entry.newError.code})` : ''}\n`;
+}
+
+/**
+ * Prints the report (table or JSON); exit 0 when every run was planned and, with --yes, ended
+ * COMPLETED (or, `--no-wait` on a stack, started).
+ */
+function reportRerun(
+  options: RerunOptions,
+  edits: CopyEdit[],
+  entries: RerunEntry[],
+  concurrency: number,
+  io: CliIo,
+  onStack: boolean,
+): number {
+  const report: RerunJson = { dryRun: !options.yes, from: options.from, edits, runs: entries };
+  if (options.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  else printRerun(report, concurrency, io, onStack);
+  const wanted = options.wait === false ? 'RUNNING' : 'COMPLETED';
+  const allWell = entries.every(
+    (entry) => entry.skipped === undefined && (!options.yes || entry.newStatus === wanted),
+  );
+  return allWell ? EXIT.ok : EXIT.invalid;
 }
 
 /** `--since`: a duration back from now (`2h`, `1d12h`), or a time (`2026-03-01`, ISO 8601). */
@@ -322,8 +366,7 @@ async function rerunOne(
   }
 }
 
-/** Runs `work` on each item, at most `limit` at a time. */
-function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
+function printRerun(report: RerunJson, concurrency: number, io: CliIo, onStack: boolean): void {
   const { runs } = report;
   if (runs.length === 0) {
     io.stdout('no failed runs match\n');
@@ -343,7 +386,9 @@ function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
         run.workflowId,
         run.status,
         failedWith,
-        run.skipped ? `skip: ${run.skipped.code}` : `copy from ${report.from} and run`,
+        run.skipped
+          ? `skip: ${run.skipped.code}`
+          : `copy from ${report.from} and ${onStack ? 'start' : 'run'}`,
       ];
     }
     const next = run.skipped
@@ -365,7 +410,7 @@ function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
   const withEdits = editCount === 0 ? '' : ` with ${editCount} edit${editCount === 1 ? '' : 's'}`;
   if (report.dryRun) {
     io.stdout(
-      `dry run: ${todo} of ${runs.length} failed run${runs.length === 1 ? '' : 's'} would be copied from ${report.from}${withEdits} and run (${concurrency} at a time); add --yes to do it\n`,
+      `dry run: ${todo} of ${runs.length} failed run${runs.length === 1 ? '' : 's'} would be copied from ${report.from}${withEdits} and ${onStack ? 'started on the stack' : 'run'} (${concurrency} at a time); add --yes to do it\n`,
     );
     return;
   }
@@ -376,15 +421,20 @@ function printRerun(report: RerunJson, concurrency: number, io: CliIo): void {
   }
   const summary = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
   io.stdout(
-    `${todo} run${todo === 1 ? '' : 's'} copied from ${report.from}${withEdits} and run: ${summary}\n`,
+    `${todo} run${todo === 1 ? '' : 's'} copied from ${report.from}${withEdits} and ${onStack ? 'started on the stack' : 'run'}: ${summary}\n`,
   );
 }
 
-export function registerRerun(program: Command, io: CliIo, setExit: (code: number) => void): void {
+export function registerRerun(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  services: DeployedServices = {},
+): void {
   const command = program
     .command('rerun')
     .description(
-      'copy each failed local run from a node (with edits, as copy) and run the copies; a dry run unless --yes',
+      'copy each failed run from a node (with edits, as copy) and run the copies, locally or on a deployed stack; a dry run unless --yes',
     )
     .option('--failed', 'rerun the failed runs (required)')
     .requiredOption('--from <nodeId>', 'the node each copy runs from (the state before its latest run)')
@@ -398,8 +448,20 @@ export function registerRerun(program: Command, io: CliIo, setExit: (code: numbe
     .option('--concurrency <n>', `how many copies run at once (default ${DEFAULT_RERUN_CONCURRENCY})`)
     .option('--json', 'print {dryRun, from, edits, runs} as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
-    .option('--stack <name>', 'refused: the copies run on this machine (RERUN_NOT_LOCAL)')
+    .option(
+      '--stack <name>',
+      "the failed executions of this deployed stack: each copy is written to its table and started on its workflow's state machine",
+    )
+    .option('--no-cache', NO_CACHE_OPTION_HELP)
+    .option(
+      '--no-wait',
+      'with --stack: print the copies RUNNING once started, instead of waiting for each to end',
+    )
+    .option(
+      '--prefix <prefix>',
+      'with --stack: state machine name prefix (default: $STEPTHREAD_NAME_PREFIX or "stepthread")',
+    )
     .action(async (options: RerunOptions) => {
-      setExit(await runRerun(options, io));
+      setExit(await runRerun(options, io, new Date(), services));
     });
 }

@@ -61,17 +61,21 @@ export interface RunJsonResult {
   status: string;
   output: unknown;
   conversation: Message[];
-  /** Only when the run did not complete. */
-  error?: { code: string; message: string; nodeId: string | null };
-  /** Only when the run stopped at a question (INTERRUPTED): the command that goes on with it. */
-  resume?: string;
+  /** Why the run did not complete; null when it completed. */
+  error: { code: string; message: string; nodeId: string | null } | null;
+  /** The command that goes on with a run stopped at a question (INTERRUPTED); null otherwise. */
+  resume: string | null;
 }
 
-/** The `--json` result, the same fields whatever the status (the conversation so far included). */
+/**
+ * The `--json` result: the same fields whatever the status (the conversation so far included), those
+ * a status has nothing for null, so a script reads every run alike.
+ */
 function runJsonResult(
-  run: Pick<RunJsonResult, 'executionId' | 'threadId' | 'status' | 'conversation' | 'resume'> & {
+  run: Pick<RunJsonResult, 'executionId' | 'threadId' | 'status' | 'conversation'> & {
     output?: unknown;
     error?: CodedError | undefined;
+    resume?: string;
   },
 ): RunJsonResult {
   return {
@@ -80,10 +84,11 @@ function runJsonResult(
     status: run.status,
     output: run.output ?? null,
     conversation: run.conversation,
-    ...(run.status !== 'COMPLETED' && run.error
-      ? { error: { code: run.error.code, message: run.error.message, nodeId: run.error.nodeId ?? null } }
-      : {}),
-    ...(run.resume === undefined ? {} : { resume: run.resume }),
+    error:
+      run.status !== 'COMPLETED' && run.error
+        ? { code: run.error.code, message: run.error.message, nodeId: run.error.nodeId ?? null }
+        : null,
+    resume: run.resume ?? null,
   };
 }
 
@@ -579,7 +584,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
     .option(
       '--json',
-      'print only {"executionId","threadId","status","output","conversation"}, with "error" when it did not complete and "resume" when it stopped at a question',
+      'print only {"executionId","threadId","status","output","conversation","error","resume"}, whatever the status ("error" null when it completed, "resume" null unless it stopped at a question)',
     )
     .option(
       '--thread <threadId>',

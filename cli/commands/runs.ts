@@ -12,7 +12,10 @@ import type { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/target.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
+import { createExecutionIndex } from '../../functions/stores/execution-index.ts';
 import { createSpendStore } from '../../functions/stores/spend-store.ts';
+import { createThreadStore } from '../../functions/stores/thread-store.ts';
+import { type AwsCost, awsCostOfRun } from '../aws-cost.ts';
 import { tableLines } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -65,9 +68,14 @@ export interface RunsJsonEntry {
   stateMachineVersion?: number;
   /** `--json`: what the whole run spent (every thread and execution of it) and its budget. */
   cost?: RunCost;
+  /** `--json`: what the run costs on AWS, deployed, estimated from its steps (cli/aws-cost.ts). */
+  awsCost?: AwsCost;
 }
 
-/** The entries with their runs' costs: one BatchGetItem per 100 runs, only for `--json`. */
+/**
+ * The entries with their runs' costs, only for `--json`: the model side from the spend items (one
+ * BatchGetItem per 100 runs), the AWS side from each run's steps (a Query per thread of the run).
+ */
 async function withCosts(
   entries: RunsJsonEntry[],
   clients: TableRef,
@@ -76,9 +84,22 @@ async function withCosts(
   if (!json) return entries;
   const roots = entries.flatMap((entry) => (entry.rootThreadId === undefined ? [] : [entry.rootThreadId]));
   const spends = await createSpendStore(clients).getMany(roots);
-  return entries.map((entry) =>
-    entry.rootThreadId === undefined ? entry : { ...entry, cost: runCostOf(spends.get(entry.rootThreadId)) },
-  );
+  const stores = { threads: createThreadStore(clients), executions: createExecutionIndex(clients) };
+  const out: RunsJsonEntry[] = [];
+  for (const entry of entries) {
+    if (entry.rootThreadId === undefined) {
+      out.push(entry);
+      continue;
+    }
+    const record = await stores.executions.getExecution(entry.executionId).catch(() => undefined);
+    const awsCost = record && (await awsCostOfRun(stores, record));
+    out.push({
+      ...entry,
+      cost: runCostOf(spends.get(entry.rootThreadId)),
+      ...(awsCost ? { awsCost } : {}),
+    });
+  }
+  return out;
 }
 
 /** Up to its end, or for an interrupted run its last activity (its process is gone), else now. */

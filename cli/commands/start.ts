@@ -12,6 +12,8 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Command } from 'commander';
+import { StepthreadError } from '../../engine/errors.ts';
+import type { Budget } from '../../engine/model/schema.ts';
 import {
   createAwsClients,
   type ResourceNames,
@@ -19,9 +21,12 @@ import {
   resolveResourceNames,
 } from '../../functions/aws/clients.ts';
 import { unqualifiedStateMachineArn } from '../../functions/aws/state-machine-arns.ts';
+import { createThreadStore } from '../../functions/stores/thread-store.ts';
 import { claimCheck, createValueStore, type ValueStore } from '../../functions/stores/value-store.ts';
 import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
+import { startCopyOnStack } from '../deployed/copy-start.ts';
 import { startOnLiveAlias } from '../deployed/step-functions.ts';
+import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -29,6 +34,7 @@ import {
   printDeployedFailure,
   STACK_OPTION_HELP,
   stackCacheDir,
+  withStores,
 } from '../local-session.ts';
 import { isMissingResource, namesAfterRedeploy, resolveStackNames } from '../stack-names.ts';
 import { parseInput, reportInputRefused } from './run.ts';
@@ -46,6 +52,8 @@ export interface DeployedServices {
 
 export interface StartOptions extends DataDirOption {
   input?: string;
+  /** A copied thread to start from its node (`copy --stack`), instead of a new run. */
+  thread?: string;
   /** This run's budget, as JSON (`--budget`). */
   budget?: string;
   name?: string;
@@ -147,6 +155,8 @@ export async function runStart(
   io: CliIo,
   services: DeployedServices = {},
 ): Promise<number> {
+  if (options.thread !== undefined)
+    return runStartThread(workflowOrArn, options.thread, options, io, services);
   const input = await parseInput(options.input, io);
   if (!input.ok) return reportInputRefused(input, io);
   const budget = budgetOption(options.budget, io);
@@ -213,6 +223,59 @@ export async function runStart(
   }
 }
 
+/**
+ * `start <workflow> --thread <copyId>`: starts a copied thread (`copy --stack`) from its node on the
+ * workflow's deployed state machine, on its `live` alias (cli/deployed/copy-start.ts); prints the
+ * execution ARN. The copy keeps its own input: `--input` does not go with it.
+ */
+async function runStartThread(
+  workflowOrArn: string,
+  threadId: string,
+  options: StartOptions,
+  io: CliIo,
+  services: DeployedServices,
+): Promise<number> {
+  if (options.input !== undefined) {
+    io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
+    return EXIT.usage;
+  }
+  const budget = budgetOption(options.budget, io);
+  if (!budget.ok) return budget.exitCode;
+  const prefix = options.prefix ?? (io.env ?? process.env).STEPTHREAD_NAME_PREFIX ?? 'stepthread';
+  return withStores(
+    { ...options, mustExist: true },
+    io,
+    () => `cannot start thread ${threadId}`,
+    async (session) => {
+      const sfn = services.sfn ?? (session.clients.sfn as unknown as SfnLike);
+      const { thread } = await createThreadStore(session.clients).getThread(threadId);
+      if (!workflowOrArn.startsWith('arn:') && thread.workflowId !== workflowOrArn) {
+        throw new StepthreadError(
+          'INVALID_TASK_INPUT',
+          `thread ${threadId} belongs to workflow ${thread.workflowId}, not ${workflowOrArn}`,
+        );
+      }
+      const stateMachineArn = await stateMachineArnOf(sfn, workflowOrArn, prefix);
+      if (stateMachineArn === undefined) {
+        io.stderr(
+          `stepthread: no state machine named ${prefix}-${workflowOrArn} (deploy the workflow, or pass its ARN)\n`,
+        );
+        return EXIT.invalid;
+      }
+      const started = await startCopyOnStack(sfn, {
+        stateMachineArn,
+        thread,
+        nodeTables: stackNodeTables(session.clients),
+        name: options.name ?? randomUUID(),
+        ...(budget.value === undefined ? {} : { budget: budget.value as Budget }),
+      });
+      io.stderr(`starting thread ${thread.id} from node ${started.input.resume.node.id}\n`);
+      io.stdout(`${started.executionArn}\n`);
+      return EXIT.ok;
+    },
+  );
+}
+
 export function registerStart(
   program: Command,
   io: CliIo,
@@ -224,6 +287,10 @@ export function registerStart(
     .description('start an execution of a deployed workflow (AWS or LocalStack) and print its ARN')
     .argument('<workflow>', 'workflow id (state machine <prefix>-<id>) or state machine ARN')
     .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option(
+      '--thread <threadId>',
+      'start a copied thread (stepthread copy --stack) from its node instead of a new run; it keeps its own input',
+    )
     .option('--budget <json>', BUDGET_OPTION_HELP)
     .option(
       '--name <executionName>',

@@ -53,4 +53,6 @@ export interface NodeStatus {
   threadId?: string;
   /** An LLM node's model calls over all its runs, in every thread (tokens, and cost when priced). */
   usage?: { modelCalls: number; inputTokens: number; outputTokens: number; costUsd?: number };
+  /** Its steps' share of the run's AWS cost, deployed: an estimate (cli/aws-cost.ts). */
+  awsUsd?: number;
 }

@@ -17,7 +17,8 @@
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/status.ts';
 import type { ModelUsage, Thread } from '../../engine/thread/types.ts';
-import { copySourceOf, type ThreadStore } from '../../functions/stores/thread-store.ts';
+import { copySourceOf, type StepMeter, type ThreadStore } from '../../functions/stores/thread-store.ts';
+import { addStep, type NodeMeters } from '../aws-cost.ts';
 import { type NodeRun, runTypeOf, subgraphOf } from '../commands/inspect.ts';
 import { addUsage } from '../run-cost.ts';
 
@@ -29,6 +30,8 @@ export interface NodeRunsSummary {
   readonly total: number;
   /** Per node, in the order the nodes first ran: how many runs, the latest of them, and their model calls in all. */
   readonly byNode: Map<string, NodeRunsOfNode>;
+  /** Per node, what the thread's own steps bring to the run's AWS cost estimate (cli/aws-cost.ts). */
+  readonly meters: readonly NodeMeters[];
 }
 
 export interface NodeRunsOfNode {
@@ -73,7 +76,15 @@ export class NodeRunFold {
     pending: undefined,
   };
 
+  /** The thread's own steps, per node, for the AWS cost estimate (a copy's sources' steps are not its run's). */
+  private readonly meters = new Map<string, NodeMeters>();
+
   constructor(private readonly keep: number) {}
+
+  /** One of the thread's own steps, as its record's result says it ran. */
+  meter(step: StepMeter | undefined): void {
+    if (step !== undefined) this.meters.set(step.nodeId, addStep(this.meters.get(step.nodeId), step));
+  }
 
   /** One step's events (`usage`: the step's model calls, which belong to the run its events end). */
   push(events: readonly StepthreadEvent[], usage?: ModelUsage): void {
@@ -99,7 +110,12 @@ export class NodeRunFold {
   summary(): NodeRunsSummary {
     const ended = structuredClone(this.state);
     if (ended.pending !== undefined) this.fold(ended, ended.pending, undefined);
-    return { latest: ended.latest.slice(-this.keep), total: ended.total, byNode: ended.byNode };
+    return {
+      latest: ended.latest.slice(-this.keep),
+      total: ended.total,
+      byNode: ended.byNode,
+      meters: [...this.meters.values()],
+    };
   }
 
   private fold(state: FoldState, event: StepthreadEvent, next: StepthreadEvent | undefined): void {
@@ -205,7 +221,10 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       from: entry.folded - sourceSteps + 1,
       to: length - sourceSteps,
     });
-    for (const record of records) entry.fold.push(record.events, record.result?.usage);
+    for (const record of records) {
+      entry.fold.push(record.events, record.result?.usage);
+      entry.fold.meter(record.result);
+    }
     entry.folded = length;
   };
 

@@ -19,6 +19,7 @@ import { type CopyEdit, copyEditsOf } from '../../engine/thread/copy-edits.ts';
 import { CopyEditRefused, workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { AwsClients } from '../../functions/aws/clients.ts';
+import { RunCancelled } from '../../functions/cancel/watch.ts';
 import type { NodeLogsEntry, NodeResultEntry, ReplyTextEntry } from '../../functions/handlers/deps.ts';
 import type { SfnSend } from '../../functions/handlers/task-tokens.ts';
 import type { ProviderFactory } from '../../functions/llm/provider.ts';
@@ -54,12 +55,22 @@ import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { fileAnswers, firstAnswer } from '../answers.ts';
+import {
+  type AwsCost,
+  addMeters,
+  estimateAwsCost,
+  type NodeMeters,
+  runMeters,
+  threadsOfRun,
+} from '../aws-cost.ts';
 import { checkWorkflow } from '../check-workflow.ts';
 import { type CancelJson, cancelJsonOf, stopDeployedExecution } from '../commands/cancel.ts';
 import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike } from '../commands/start.ts';
+import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { startCopyOnStack } from '../deployed/copy-start.ts';
 import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
 import {
@@ -71,6 +82,7 @@ import {
   stepFunctionsConsoleUrl,
   workflowIdOfExecutionArn,
 } from '../deployed/step-functions.ts';
+import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { parseWorkflowText } from '../load-workflow.ts';
 import { addUsage, runCostOf } from '../run-cost.ts';
 import { inForkOrder, pathOrderOf } from '../thread-order.ts';
@@ -775,11 +787,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       input: JSON.stringify({ input: checked }),
     });
     const executionId = started.executionArn ?? executionArnOf(stateMachineArn, name);
-    const rootThreadId = rootThreadIdFor(executionId);
+    const run = trackDeployed(executionId, workflow.id, rootThreadIdFor(executionId), stack);
+    return run.started;
+  };
+
+  /** A run started on the stack, followed (DescribeExecution) until it ends. */
+  const trackDeployed = (
+    executionId: string,
+    workflowId: string,
+    rootThreadId: string,
+    stack: DeployedStack,
+  ) => {
     let finish: () => void = () => {};
     const run: LiveRun = {
       executionId,
-      workflowId: workflow.id,
+      workflowId,
       rootThreadId,
       startedAt: new Date().toISOString(),
       status: 'RUNNING',
@@ -794,14 +816,37 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       run.status = 'DONE';
       finish();
     });
-    broadcast('execution', { executionId, workflowId: workflow.id, status: 'RUNNING' });
+    broadcast('execution', { executionId, workflowId, status: 'RUNNING' });
     const consoleUrl = stepFunctionsConsoleUrl(executionId);
     return {
-      executionId,
-      threadId: rootThreadId,
-      workflowId: workflow.id,
-      ...(consoleUrl ? { consoleUrl } : {}),
+      done: run.done,
+      started: { executionId, threadId: rootThreadId, workflowId, ...(consoleUrl ? { consoleUrl } : {}) },
     };
+  };
+
+  /**
+   * A copied thread started on the stack (the console's "run the copy" over `dev --target aws`): on its
+   * workflow's state machine, through the definition's entry, as `start --thread` does.
+   */
+  const startDeployedThread = async (threadId: string, stack: DeployedStack) => {
+    const { thread } = await stores.threads.getThread(threadId);
+    // Refused here (finished, a fork branch, started already), before anything starts.
+    runnableStartOf(thread);
+    const stateMachineArn = await machineArnOf(stack, thread.workflowId);
+    if (stateMachineArn === undefined) {
+      throw new ApiError(
+        404,
+        'WORKFLOW_NOT_FOUND',
+        `no state machine ${stack.prefix}-${thread.workflowId} on the stack: deploy the workflow first`,
+      );
+    }
+    const started = await startCopyOnStack(stack.sfn, {
+      stateMachineArn,
+      thread,
+      name: randomUUID(),
+      nodeTables: stackNodeTables(options.clients),
+    });
+    return trackDeployed(started.executionArn, thread.workflowId, thread.id, stack);
   };
 
   /**
@@ -863,12 +908,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   };
   const startThreadRun = async (threadId: string) => {
-    if (options.deployed) {
-      throw new StepthreadError(
-        'INVALID_STATE_MACHINE',
-        'the console runs copied threads on this machine only: use `stepthread dev` without --target aws, or `stepthread run <workflow> --thread <id>`',
-      );
-    }
+    if (options.deployed) return startDeployedThread(threadId, options.deployed);
     const { thread } = await stores.threads.getThread(threadId);
     // Refused here (finished, a fork branch, started already), before anything is tracked, so the
     // caller gets a 409 rather than a failed run.
@@ -1143,6 +1183,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     threads: ThreadReport[];
     byNode: NodeRunsSummary['byNode'][];
     heads: Thread[];
+    /** What the run costs on AWS, deployed (cli/aws-cost.ts), from the same folds. */
+    awsCost?: AwsCost;
   }> => {
     const chain = await executionChain(stores.executions, record);
     let listed = (await threadsOfChain(stores.threads, chain)).map((entry) => entry.thread);
@@ -1181,6 +1223,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         ...(total > latest.length ? { earlierRuns: total - latest.length } : {}),
       };
     });
+    const root = listed.find((thread) => thread.id === rootId);
+    const own = root && new Set(threadsOfRun(root, listed).map((thread) => thread.id));
+    const nodes = new Map<string, NodeMeters>();
+    for (const [i, thread] of listed.entries()) {
+      if (!own?.has(thread.id)) continue;
+      for (const meters of summaries[i]!.meters)
+        nodes.set(meters.nodeId, addMeters(nodes.get(meters.nodeId), meters));
+    }
+    const ownThreads = listed.filter((thread) => own?.has(thread.id));
     return {
       rootThreadId: rootId,
       ...(chain.length > 1
@@ -1189,6 +1240,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       threads,
       byNode: summaries.map((summary) => summary.byNode),
       heads: listed,
+      ...(root
+        ? { awsCost: estimateAwsCost(runMeters(root, ownThreads, [...nodes.values()], chain.length)) }
+        : {}),
     };
   };
 
@@ -1237,6 +1291,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       for (const [nodeId, { runs, last, usage }] of report.byNode[index]!) {
         const before = nodeStatus[nodeId]?.usage;
         const used = usage === undefined ? before : addUsage(before, usage);
+        const awsUsd = report.awsCost?.byNode[nodeId];
         nodeStatus[nodeId] = {
           status: last.status,
           ...(last.durationMs === undefined ? {} : { durationMs: last.durationMs }),
@@ -1244,6 +1299,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           runs: (nodeStatus[nodeId]?.runs ?? 0) + runs,
           threadId: thread.threadId,
           ...(used === undefined ? {} : { usage: used }),
+          ...(awsUsd === undefined ? {} : { awsUsd }),
         };
       }
     }
@@ -1287,13 +1343,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(deployed ? { stepFunctions: deployed.view } : {}),
       ...(definition ? { definition } : {}),
       workflowId,
-      ...(live?.error ? { error: live.error } : failureOf(execution, report.heads)),
+      ...(live?.error ? { error: live.error } : await failureOf(execution, report.heads, runtime)),
       rootThreadId: report.rootThreadId ?? live?.rootThreadId,
       ...(report.executions ? { executions: report.executions } : {}),
       // What the whole run spent, and its budget (all threads and executions of it).
       ...(report.rootThreadId === undefined
         ? {}
         : { cost: runCostOf(await stores.spend?.get(report.rootThreadId)) }),
+      // Its AWS side deployed, estimated from its steps (each node's share in nodeStatus).
+      ...(report.awsCost ? { awsCost: report.awsCost } : {}),
       // Counted whole in nodeStatus, but a long thread's page lists only its latest runs.
       threads,
       nodeStatus,
@@ -1449,6 +1507,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           ...(record.state?.variables ? { variables: record.state.variables } : {}),
           ...(usage ? { tokenUsage: usage } : {}),
           ...(record.result.usage ? { usage: record.result.usage } : {}),
+          // An LLM step's tool calls, and how many the model was shown an error for.
+          ...(record.result.toolCalls ? { toolCalls: record.result.toolCalls } : {}),
           events: record.events.map((event) => event.type),
         };
       }),
@@ -1691,9 +1751,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw badRequest('"fromNodeId" must be a node id');
     }
     const edits = copyEditsOfBody(body);
-    // The edits are checked against the workflow the folder runs the copy with, when it has it.
+    // The edits are checked against the workflow the folder runs the copy with, when it has it; on a
+    // deployed stack, against the one its state machine's definition holds, as `copy --stack` does.
+    const onStack =
+      options.deployed !== undefined && edits.length > 0
+        ? await deployedCopyChecks(
+            runtime,
+            id!,
+            options.deployed.sfn,
+            stackNodeTables(options.clients),
+            edits,
+            {
+              stderr: () => {},
+            },
+          )
+        : {};
     const workflow =
-      edits.length === 0
+      edits.length === 0 || options.deployed !== undefined
         ? undefined
         : ownerOfId(await loadWorkflows(), (await stores.threads.getThread(id!)).thread.workflowId)?.workflow;
     const copy = await runtime.copyThread(id!, {
@@ -1701,7 +1775,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(fromNodeId === undefined ? {} : { fromNodeId: fromNodeId as string }),
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
-      // A deployed stack's state machines run node configs and profiles as deployed.
+      ...onStack,
       ...(options.deployed === undefined ? {} : { deployed: true }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
@@ -1896,13 +1970,23 @@ const ENDED_UNCOMPLETED = new Set(['FAILED', 'TIMEOUT', 'CANCELLED']);
 
 /**
  * Why an execution that ended without completing did, as `run` reports it: its root thread's latest
- * error. A run this server did not run (an earlier `dev`, `stepthread run`) has no live error to
- * give, so the page read none and said only FAILED.
+ * error, or for a cancelled run (which records no error) RUN_CANCELLED with the reason its cancel
+ * mark keeps, whichever process ran or cancelled it. A run this server did not run has no live error
+ * to give, so without these the page would say only FAILED or CANCELLED.
  */
-function failureOf(execution: ExecutionRow, heads: readonly Thread[]): { error?: CodedError } {
+async function failureOf(
+  execution: ExecutionRow,
+  heads: readonly Thread[],
+  runtime: Pick<LocalRuntime, 'cancelMarkOf'>,
+): Promise<{ error?: CodedError }> {
   if (!ENDED_UNCOMPLETED.has(execution.status)) return {};
   const error = heads.find((thread) => thread.id === execution.rootThreadId)?.errors.at(-1);
-  return error === undefined ? {} : { error };
+  if (error !== undefined) return { error };
+  if (execution.status !== 'CANCELLED' || execution.rootThreadId === undefined) return {};
+  const mark = await runtime.cancelMarkOf(execution.rootThreadId);
+  return mark === undefined
+    ? {}
+    : { error: { code: 'RUN_CANCELLED', message: new RunCancelled(mark).message } };
 }
 
 /**

@@ -5,9 +5,11 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import {
+  type AwsCost,
   api,
   type Conversation,
   type ExecutionPage,
+  formatAwsUsd,
   formatBytes,
   formatDuration,
   formatTime,
@@ -15,6 +17,7 @@ import {
   type GraphView,
   type Interaction,
   type JournalEvent,
+  type Message,
   newestReads,
   type RecordedEdit,
   type RunCost,
@@ -34,6 +37,13 @@ import { NodeLogs } from './NodeLogs.tsx';
 import { type LiveReplies, NO_REPLIES, repliesOf, withSnapshot, withToken } from './streaming.ts';
 import { Timeline } from './Timeline.tsx';
 import { navigate, StatusBadge } from './ui.tsx';
+
+/**
+ * A tool result the model was given as an error ("Error: …", as the tool loop writes every failed
+ * call): shown apart, as inspect marks it, so a failed call does not look like an answer.
+ */
+const failedToolResult = (message: Message): boolean =>
+  message.role === 'tool' && message.content.startsWith('Error: ');
 
 /** Statuses of a run Stop can still end (an interrupted one too: its process is gone, not the run). */
 const STOPPABLE: ReadonlySet<string> = new Set(['RUNNING', 'INTERRUPTED']);
@@ -260,7 +270,7 @@ export function ExecutionView({ executionId }: { executionId: string }) {
         </p>
       )}
       {/* Why a run failed comes first, under its title; then what it cost. */}
-      {page.cost && <RunCostLine cost={page.cost} />}
+      {page.cost && <RunCostLine cost={page.cost} {...(page.awsCost ? { aws: page.awsCost } : {})} />}
       {execution.resume && (
         <p className="panel" data-testid="interrupted">
           The process that ran it stopped before it ended: resume it with <code>{execution.resume}</code>
@@ -829,11 +839,16 @@ function ThreadPanel({
         />
         <div className="chat" data-testid="conversation">
           {(conversation?.messages ?? []).map((message, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: messages are positional
-            <div key={index} className={`msg msg-${message.role}`}>
+            <div
+              // biome-ignore lint/suspicious/noArrayIndexKey: messages are positional
+              key={index}
+              className={`msg msg-${message.role}${failedToolResult(message) ? ' msg-tool-failed' : ''}`}
+              data-testid={failedToolResult(message) ? 'tool-result-failed' : undefined}
+            >
               <div className="role">
                 {message.role}
                 {message.name ? ` · ${message.name}` : ''}
+                {failedToolResult(message) ? ' · failed' : ''}
               </div>
               {message.content}
               {(message.toolCalls ?? []).map((call) => (
@@ -930,6 +945,17 @@ function ThreadPanel({
                 </td>
                 <td className="fit">
                   <StatusBadge status={row.status} />
+                  {(row.toolCalls?.failed ?? 0) > 0 && (
+                    // Completed, but not as if all went well: the model read errors (as run's ⚠ says).
+                    <div
+                      className="tool-calls-failed"
+                      data-testid="step-tool-calls-failed"
+                      title="the model was shown these tool calls' errors"
+                    >
+                      ⚠ {row.toolCalls!.failed} of {row.toolCalls!.calls} tool{' '}
+                      {row.toolCalls!.calls === 1 ? 'call' : 'calls'} failed
+                    </div>
+                  )}
                   {row.attempt > 1 && <div className="muted">attempt {row.attempt}</div>}
                   <div data-testid="step-time">{formatDuration(row.durationMs)}</div>
                   <StepTokens tokens={tokensOfStep.get(row.step)} />
@@ -1014,12 +1040,24 @@ function StreamingMessages({ replies }: { replies: StreamingReply[] }) {
 
 /** The tokens a step used, and the thread's total after it (the first such step: the total only). */
 /** The run's cost (all its threads), and each limit of its budget with what is spent of it. */
-function RunCostLine({ cost }: { cost: RunCost }) {
+function RunCostLine({ cost, aws }: { cost: RunCost; aws?: AwsCost }) {
   return (
     <div className="muted" data-testid="run-cost">
-      cost <strong data-testid="run-cost-usd">{formatUsd(cost.costUsd)}</strong> · {cost.tokens} tokens (
-      {cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls · {cost.toolCalls} tool
-      calls
+      cost <strong data-testid="run-cost-usd">{formatUsd(cost.costUsd)}</strong>
+      {aws && (
+        <>
+          {' '}
+          · aws{' '}
+          <strong
+            data-testid="run-aws-usd"
+            title={`deployed, estimated from its steps: ${aws.stateTransitions} state transitions, ${aws.lambdaInvocations} Lambda invocations, ${aws.dynamoReads} DynamoDB reads and ${aws.dynamoWrites} writes, ${aws.s3Puts} S3 PUTs (us-east-1 prices of ${aws.pricesAsOf})`}
+          >
+            {formatAwsUsd(aws.usd)}
+          </strong>
+        </>
+      )}{' '}
+      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls
+      · {cost.toolCalls} tool calls
       {cost.unpricedCalls > 0 && ` · ${cost.unpricedCalls} call(s) of a model with no price not counted`}
       {Object.entries(cost.spent ?? {}).map(([name, { spent, limit, fraction }]) => {
         const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));

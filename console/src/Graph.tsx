@@ -17,7 +17,7 @@ import {
   ReactFlow,
 } from '@xyflow/react';
 import { useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { formatDuration, formatUsd, type GraphView, type NodeStatus } from './api.ts';
+import { formatAwsUsd, formatDuration, formatUsd, type GraphView, type NodeStatus } from './api.ts';
 
 const NODE_WIDTH = 180;
 const NODE_HEIGHT = 54;
@@ -53,6 +53,9 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
       className={`step-node status-${status.toLowerCase()}${data.selected ? ' selected' : ''}`}
       data-testid={`node-${id}`}
       data-status={status}
+      {...(data.status?.awsUsd === undefined
+        ? {}
+        : { title: `its steps on AWS, deployed: ${formatAwsUsd(data.status.awsUsd)} (an estimate)` })}
     >
       <Handle type="target" position={Position.Top} />
       <div className="step-node-title">{data.label}</div>
@@ -72,6 +75,9 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
           <span>{data.status.usage.inputTokens + data.status.usage.outputTokens} tokens</span>
           <span>
             {data.status.usage.costUsd === undefined ? 'no price' : formatUsd(data.status.usage.costUsd)}
+            {data.status.awsUsd !== undefined && (
+              <span data-testid={`aws-of-node-${id}`}> · aws {formatAwsUsd(data.status.awsUsd)}</span>
+            )}
           </span>
         </div>
       )}

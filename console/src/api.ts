@@ -110,6 +110,8 @@ export interface ExecutionPage {
   nodeStatus: Record<string, NodeStatus>;
   /** What the whole run spent, and its budget. */
   cost?: RunCost;
+  /** What the run costs on AWS, deployed: an estimate from its steps (each node's in nodeStatus.awsUsd). */
+  awsCost?: AwsCost;
   pending: Interaction[];
   copies: { threadId: string; copiedFrom: string; executionId: string; status: string }[];
   stepFunctions?: StepFunctionsView;
@@ -160,6 +162,8 @@ export interface StepRow {
   tokenUsage?: { promptTokens: number; completionTokens: number; totalTokens: number };
   /** An LLM step's own model calls: tokens, and their cost when the model has a price. */
   usage?: ModelUsage;
+  /** An LLM step's tool calls, and how many returned an error to the model (the step completes). */
+  toolCalls?: { calls: number; failed: number };
 }
 
 /** Model calls' tokens, and their cost in US dollars when the model has a price. */
@@ -183,9 +187,29 @@ export interface RunCost {
   spent?: Record<string, { spent: number; limit: number; fraction: number }>;
 }
 
+/** A run's AWS side, deployed, estimated from its steps (cli/aws-cost.ts). */
+export interface AwsCost {
+  usd: number;
+  stateTransitions: number;
+  lambdaInvocations: number;
+  lambdaGbSeconds: number;
+  dynamoReads: number;
+  dynamoWrites: number;
+  dynamoWriteUnits: number;
+  s3Puts: number;
+  byNode: Record<string, number>;
+  bookkeepingUsd: number;
+  pricesAsOf: string;
+}
+
 /** Dollars to the micro-dollar: model calls cost fractions of a cent. */
 export function formatUsd(usd: number): string {
   return `$${usd.toFixed(6)}`;
+}
+
+/** An AWS estimate: `≈ $0.000620`. */
+export function formatAwsUsd(usd: number): string {
+  return `≈ ${formatUsd(usd)}`;
 }
 
 export interface StepLogs {

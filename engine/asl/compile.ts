@@ -29,6 +29,7 @@ import {
   RESUME_TASK,
   SUCCESSOR_NAME_EXPRESSION,
 } from './continuation.ts';
+import { NO_COPY_STARTS_COMMENT } from './copy-start.ts';
 import { createStateNames, type StateNames } from './names.ts';
 import { describeFail, describeJoinBranch, describeJoinTimeout, describeNode } from './node-description.ts';
 import { type CompiledNodeTable, compiledNodeTable, type NodeRef } from './node-table.ts';
@@ -219,6 +220,8 @@ class Compiler {
   /** The node table's descriptions, in definition order, and the references naming them. */
   private readonly described: Record<string, NodeDescription> = {};
   private readonly references: NodeRef[] = [];
+  /** Top-level node Tasks a copied thread may start at (copy-start.ts), in definition order. */
+  private readonly startPoints: string[] = [];
 
   constructor(
     private readonly graph: WorkflowGraph,
@@ -301,25 +304,31 @@ class Compiler {
       };
     }
     states[failed] = { Type: 'Fail', ErrorPath: '$.error.Error', CausePath: '$.error.Cause' };
-    const definition: AslDefinition = {
-      Comment: `stepthread workflow ${this.graph.workflowId} v${this.graph.version}`,
-      QueryLanguage: 'JSONPath',
-      StartAt: this.nodeName(this.graph.startId),
-      States: states,
-    };
-    if (this.counting) {
-      definition.StartAt = this.helper(DISPATCH_STATE);
-      // The entry first, so the definition reads from the top.
-      definition.States = { ...this.resumeStates(failed), ...states };
-    }
-    const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
     const nodeTable = compiledNodeTable({
       workflowId: this.graph.workflowId,
       version: this.graph.version,
       nodes: this.described,
     });
-    // Every reference was handed out before the table was whole: it learns its name now.
+    // Every reference was handed out before the table was whole: it learns its name now (before the
+    // definition is measured).
     for (const reference of this.references) reference.ref = nodeTable.ref;
+    // The entry first, so the definition reads from the top: every definition has it, since a copied
+    // thread starts at its node through it (copy-start.ts), and a continuing run resumes through it.
+    const definitionOf = (copyStarts: boolean): AslDefinition => ({
+      Comment: `stepthread workflow ${this.graph.workflowId} v${this.graph.version}`,
+      QueryLanguage: 'JSONPath',
+      StartAt: this.helper(DISPATCH_STATE),
+      States: { ...this.resumeStates(failed, copyStarts), ...states },
+    });
+    let definition = definitionOf(true);
+    // A copy's entry costs a Choice rule per top-level node (about 54 bytes and twice the node's id):
+    // a graph that fits the quota only without them is deployed without them, and `start --thread`
+    // refuses its copies, coded (copy-start.ts), instead of the whole workflow being refused.
+    const maxBytes = this.options.maxDefinitionBytes ?? MAX_DEFINITION_BYTES;
+    if (this.startPoints.length > 0 && definitionSize(definition) > maxBytes) {
+      definition = definitionOf(false);
+    }
+    const substitutionKeys = NODE_TYPES.filter((type) => this.usedTypes.has(type)).map(substitutionKey);
     const definitionBytes = checkDefinitionSize(
       definition,
       this.graph.workflowId,
@@ -379,6 +388,9 @@ class Compiler {
     const node = this.node(id);
     const transition = this.transition(id);
     const name = this.nodeName(id);
+    // A copy runs from a top-level node other than START (which makes a new thread) and a JOIN (which
+    // merges branches its FORK started in the same execution: copies are refused there).
+    if (scope.top && node.type !== 'START' && node.type !== 'JOIN') this.startPoints.push(name);
     if (node.type === 'START' && !('boundary' in node)) {
       const description = describeNode(this.graph, node);
       if (description.type !== 'START') throw internal(`START ${id} described as ${description.type}`);
@@ -969,11 +981,13 @@ class Compiler {
   }
 
   /**
-   * The entry of a counting definition: `stepthread:dispatch` starts a run at START, or (execution
-   * input `{ resume }`) has `stepthread:resume` claim the thread for this execution and
-   * `stepthread:resume-at` jump to the Choice that continued.
+   * The entry of every definition: `stepthread:dispatch` starts a run at START, or (execution input
+   * `{ resume }`) has `stepthread:resume` claim the thread for this execution and `stepthread:resume-at`
+   * jump to the Choice that continued, or (`resume.copy`) to the Task of the node a copied thread
+   * stands at: one rule per top-level node (about 54 bytes and twice the node's id each), left out
+   * (`copyStarts` false, said in a Comment) when the definition would not fit the quota with them.
    */
-  private resumeStates(failed: string): Record<string, AslState> {
+  private resumeStates(failed: string, copyStarts: boolean): Record<string, AslState> {
     const resume = this.helper(RESUME_TASK);
     const resumeAt = this.helper(RESUME_AT_STATE);
     const noPoint = this.helper(NO_RESUME_POINT_STATE);
@@ -992,16 +1006,18 @@ class Compiler {
           'executionId.$': '$$.Execution.Id',
           'envelope.$': '$.resume.envelope',
           'resume.$': '$.resume',
-          historyEvents: RESUME_HISTORY_EVENTS,
+          ...this.counted(RESUME_HISTORY_EVENTS),
         },
         Retry: retry(),
-        // The thread belongs to the run that continued: failing this execution leaves it untouched.
+        // The thread belongs to the run that continued (or was started by another execution): failing
+        // this execution leaves it untouched.
         Catch: [catchAll(failed)],
         Next: resumeAt,
       },
       [resumeAt]: {
         Type: 'Choice',
-        Choices: this.resumePoints.map((point) => ({
+        ...(copyStarts ? {} : { Comment: NO_COPY_STARTS_COMMENT }),
+        Choices: [...this.resumePoints, ...(copyStarts ? this.startPoints : [])].map((point) => ({
           Variable: '$.resumeAt',
           StringEquals: point,
           Next: point,
@@ -1011,7 +1027,7 @@ class Compiler {
       [noPoint]: {
         Type: 'Fail',
         Error: ASL_ERRORS.noResumePoint,
-        Cause: 'the execution input names no continuation point of this state machine',
+        Cause: 'the execution input names no node or continuation point of this state machine',
       },
     };
   }
@@ -1141,18 +1157,24 @@ function checkDefinitionSize(
   workflowId: string,
   maxBytes = MAX_DEFINITION_BYTES,
 ): number {
+  const bytes = definitionSize(definition);
+  if (bytes === Number.POSITIVE_INFINITY) throw tooLarge(workflowId, 'more than 512 MB');
+  if (bytes > maxBytes) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
+  return bytes;
+}
+
+/** The definition's size with ARNs in place of placeholders; Infinity past V8's string limit (~512 MB). */
+function definitionSize(definition: AslDefinition): number {
   let text: string;
   try {
     text = JSON.stringify(definition);
   } catch (error) {
-    // Past V8's string limit (~512 MB): far over the quota.
     if (!(error instanceof RangeError)) throw error;
-    throw tooLarge(workflowId, 'more than 512 MB');
+    return Number.POSITIVE_INFINITY;
   }
   let bytes = new TextEncoder().encode(text).length;
   const placeholders = text.match(/\$\{Fn_[A-Z_]+\}/g) ?? [];
   for (const placeholder of placeholders) bytes += MAX_FUNCTION_ARN_LENGTH - placeholder.length;
-  if (bytes > maxBytes) throw tooLarge(workflowId, `${bytes.toLocaleString('en-US')} bytes`);
   return bytes;
 }
 

@@ -11,6 +11,7 @@ export {
   MAX_DEFINITION_BYTES,
   waitsForAnswer,
 } from './compile.ts';
+export { type CopyStartInput, type CopyStartPoint, copyStartInput, isCopyStart } from './copy-start.ts';
 export { MAX_STATE_NAME_LENGTH } from './names.ts';
 export * from './node-table.ts';
 export {

@@ -188,7 +188,20 @@ function joinFacts(graph: WorkflowGraph, join: GraphJoinNode): Omit<JoinDescript
     forkId: fork.id,
     forkStrategy: forkStrategyOf(fork.config),
     ...(fork.config.forEach === undefined ? {} : { overList: true as const }),
+    ...branchResultsOf(graph, fork.id),
   };
+}
+
+/**
+ * The branch nodes of a fork whose results a JOIN must carry over to the parent: those some
+ * expression reads (a branch node's result nothing reads was never kept apart from its step record).
+ */
+function branchResultsOf(graph: WorkflowGraph, forkId: string): { branchResults?: string[] } {
+  const read = readOutputs(graph);
+  if (read === 'all') return {};
+  const pair = graph.forks.get(forkId);
+  const inBranches = (pair?.paths ?? []).flatMap((path) => [...path.nodeIds]);
+  return { branchResults: [...new Set(inBranches)].filter((id) => read.has(id)) };
 }
 
 function enterConfig(node: SubgraphEntryNode): {

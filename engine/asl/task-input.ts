@@ -27,6 +27,7 @@ import type {
 } from '../model/schema.ts';
 import type { Envelope } from '../thread/types.ts';
 import type { ResumePoint } from './continuation.ts';
+import type { CopyStartPoint } from './copy-start.ts';
 import type { NodeRef } from './node-table.ts';
 
 /**
@@ -190,6 +191,12 @@ export interface JoinDescription extends Described {
   forkStrategy: 'serial' | 'parallel';
   /** The FORK iterates over a list (forEach): the join counts items, not paths. */
   overList?: true;
+  /**
+   * The branch nodes (nested regions included) whose output some expression reads: the only results
+   * the JOIN loads from its branches and merges into the parent. Absent when the workflow reads
+   * outputs it cannot name statically (`nodes` as a whole): then every result the branches kept.
+   */
+  branchResults?: string[];
 }
 
 /**
@@ -393,7 +400,7 @@ export type TaskEvent =
       node: ResumeDescription;
       executionId: string;
       envelope: IncomingEnvelope;
-      resume: ResumePoint;
+      resume: ResumePoint | CopyStartPoint;
       historyEvents?: number;
     }
   | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }

@@ -89,6 +89,7 @@ export type AslChoiceRule = AslCondition & { Next: string };
 
 export interface AslChoiceState {
   Type: 'Choice';
+  Comment?: string;
   Choices: AslChoiceRule[];
   Default: string;
 }

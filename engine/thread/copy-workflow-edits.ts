@@ -89,6 +89,11 @@ const CONFIG_SCHEMAS: Record<Exclude<NodeType, 'SUBGRAPH'>, z.ZodObject> = {
   CONTEXT_PROCESSOR: contextProcessorConfigSchema,
 };
 
+/** The schema of a node type's config (none for SUBGRAPH, whose config nests a workflow). */
+export function configSchemaOf(type: NodeType): z.ZodObject | undefined {
+  return type === 'SUBGRAPH' ? undefined : CONFIG_SCHEMAS[type];
+}
+
 /** The config keys a node of this type takes (engine/model/schema.ts). */
 export function configKeysOf(type: NodeType): string[] {
   // The SUBGRAPH schema is lazy (it nests a workflow): its keys are listed here.

@@ -135,7 +135,13 @@ export function joinItems(options: JoinItemsOptions): JoinResult {
   });
   const output = items.map(slotOf);
   const at = env.now();
-  const event = (status: 'COMPLETED' | 'FAILED' | 'TIMEOUT', reason: string): ThreadJoinedEvent =>
+  // The event names the list, not each item thread (as the FORK's does): 10,000 ids would bring the
+  // JOIN's step record near DynamoDB's 400 KB item limit. Item i's thread is derived from the FORK.
+  const event = (
+    status: 'COMPLETED' | 'FAILED' | 'TIMEOUT',
+    reason: string,
+    mainThreadId?: string,
+  ): ThreadJoinedEvent =>
     createEvent('THREAD_JOINED', {
       threadId: parent.id,
       workflowId: parent.workflowId,
@@ -144,7 +150,9 @@ export function joinItems(options: JoinItemsOptions): JoinResult {
       strategy: config.joinStrategy,
       status,
       reason,
-      childThreadIds: items.flatMap((child) => (child ? [child.id] : [])),
+      childThreadIds: [],
+      items: total,
+      ...(mainThreadId === undefined ? {} : { mainThreadId }),
     });
   if (total === 0) {
     return {
@@ -197,11 +205,11 @@ export function joinItems(options: JoinItemsOptions): JoinResult {
     );
   }
   const main = config.mainItem === undefined ? undefined : items[config.mainItem];
-  const conversation =
-    main?.status === 'COMPLETED' ? restoreConversation(main.conversation, parent.id) : parent.conversation;
+  const restored = main?.status === 'COMPLETED' ? main : undefined;
+  const conversation = restored ? restoreConversation(restored.conversation, parent.id) : parent.conversation;
   return {
     parent: { ...parent, conversation },
     result: { status: 'COMPLETED', output },
-    events: [event('COMPLETED', decision.reason)],
+    events: [event('COMPLETED', decision.reason, restored?.id)],
   };
 }

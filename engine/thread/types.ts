@@ -87,6 +87,11 @@ export interface ModelUsage {
 export interface ToolCallCounts {
   calls: number;
   failed: number;
+  /**
+   * On a node whose tools may ask for approval (`requiresApproval`): how many questions this run of it
+   * asked a person (each a wait of its own on AWS: the AWS cost estimate counts them, cli/aws-cost.ts).
+   */
+  approvals?: number;
 }
 
 /** A node's console output: the lines kept, and what the cap cut, when it cut anything. */

@@ -38,6 +38,8 @@ export interface AwsClients {
   readonly sfn: SFNClient;
   readonly tableName: string;
   readonly bucketName: string;
+  /** The stack's event bus, when the names gave one (ResourceNames.eventBusName). */
+  readonly eventBusName?: string;
 }
 
 /**

@@ -12,6 +12,12 @@ export type AwsTarget =
 export interface ResourceNames {
   readonly tableName: string;
   readonly bucketName: string;
+  /**
+   * The stack's event bus (its `EventBusName` output, or STEPTHREAD_EVENT_BUS): where what the CLI
+   * records on a deployed run's threads (a cancel's THREAD_CANCELLED) is published, as the functions
+   * publish theirs. Absent: published nowhere (the embedded stores).
+   */
+  readonly eventBusName?: string;
 }
 
 export const DEFAULT_TABLE_NAME = 'stepthread';
@@ -109,5 +115,5 @@ export function clientConfig(target: AwsTarget, service: AwsService, env: Env = 
 
 /** One key per target and resource names, for caching clients per container. */
 export function clientCacheKey(target: AwsTarget, names: ResourceNames): string {
-  return JSON.stringify([target, names.tableName, names.bucketName]);
+  return JSON.stringify([target, names.tableName, names.bucketName, names.eventBusName ?? null]);
 }

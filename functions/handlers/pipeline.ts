@@ -26,6 +26,7 @@ import type { StepthreadEvent } from '../../engine/events.ts';
 import { nodeReferences } from '../../engine/expression/index.ts';
 import { executeNodeLifecycle, type NodeLogicResult } from '../../engine/lifecycle.ts';
 import { buildExpressionScope, type ExpressionScope } from '../../engine/scope.ts';
+import { workflowEditsOf } from '../../engine/thread/copy-workflow-edits.ts';
 import {
   deepCopy,
   isTerminalStatus,
@@ -33,6 +34,7 @@ import {
   maxStepsExceeded,
   transitionThread,
 } from '../../engine/thread/index.ts';
+import { withNodeOverlay } from '../../engine/thread/node-overlay.ts';
 import type {
   Envelope,
   ModelUsage,
@@ -109,20 +111,27 @@ export function neededNodeResults(
 /**
  * Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root + extras) for a
  * child; then, when `nodes` names any, one BatchGetItem (a Query per lineage thread for 'all') for
- * the node results it reads. Extras come with their own results when `extraResults` is set.
+ * the node results it reads. Extras come with their own results when `extraResults` names any: those
+ * nodes' (a BatchGetItem per extra), or 'all' (a Query per extra).
  */
 export async function loadThread(
   deps: HandlerDeps,
   envelope: ThreadEnvelope,
   extraIds: readonly string[] = [],
-  reads: { nodes?: readonly string[] | 'all'; extraResults?: boolean; extrasMayBeMissing?: boolean } = {},
+  reads: {
+    nodes?: readonly string[] | 'all';
+    extraResults?: readonly string[] | 'all';
+    extrasMayBeMissing?: boolean;
+  } = {},
 ): Promise<LoadedThread & { extra: VersionedThread[] }> {
   const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false);
   const { nodes = [] } = reads;
   const [results, extraResults] = await Promise.all([
     nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
-    reads.extraResults
-      ? Promise.all(loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], 'all')))
+    reads.extraResults === 'all' || (reads.extraResults?.length ?? 0) > 0
+      ? Promise.all(
+          loaded.extra.map(({ thread }) => deps.threads.getNodeResults([thread.id], reads.extraResults!)),
+        )
       : [],
   ]);
   // Large values come back from S3 in one parallel round: the thread's, its related threads', and
@@ -302,8 +311,11 @@ export interface NodeBehaviour {
   relatedThreadIds?(event: TaskEvent): readonly string[];
   /** Whether related threads may not exist (a list's items that never started): left out, not an error. */
   relatedMayBeMissing?(event: TaskEvent): boolean;
-  /** Whether the related threads come with their node results (JOIN merges them). */
-  readonly relatedResults?: boolean;
+  /**
+   * The node results the related threads come with (JOIN merges them): those nodes', or 'all';
+   * none when absent or empty.
+   */
+  relatedResults?(event: TaskEvent): readonly string[] | 'all';
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
   /** When the node started, if before its step ran (a question asked before its answer's step). */
   startedAt?(ctx: StepContext): Promise<string | undefined>;
@@ -436,19 +448,16 @@ async function finishCommitted(
 
 /** Runs one node execution on the envelope's thread and returns the next envelope. */
 export async function runNodeStep(
-  event: TaskEvent,
+  given: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
-  const { node, envelope } = event;
+  const { envelope } = given;
   const patienceMs = deps.globalWritePatienceMs ?? GLOBAL_WRITE_PATIENCE_MS;
   let firstLoss: number | undefined;
   for (let attempt = 1; ; attempt += 1) {
-    const loaded = await loadThread(deps, envelope, behaviour.relatedThreadIds?.(event) ?? [], {
-      nodes: neededNodeResults(node),
-      ...(behaviour.relatedResults ? { extraResults: true } : {}),
-      ...(behaviour.relatedMayBeMissing?.(event) ? { extrasMayBeMissing: true } : {}),
-    });
+    const { loaded, event } = await loadOverlaid(given, deps, behaviour);
+    const { node } = event;
     const stepBefore = loaded.thread.step ?? 0;
     if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
     if (stepBefore < envelope.step) {
@@ -490,6 +499,36 @@ export async function runNodeStep(
       deps.signal?.throwIfAborted();
     }
   }
+}
+
+/**
+ * The step's thread, and the event with the node as the run's copy edits make it (node-overlay.ts):
+ * the edits its root thread records apply to the node config the Task gave. An edited config that
+ * reads node outputs the given one did not has them loaded too (a second read, edited copies only).
+ */
+async function loadOverlaid(
+  given: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+): Promise<{ loaded: LoadedThread & { extra: VersionedThread[] }; event: TaskEvent }> {
+  const load = (node: TaskNode) =>
+    loadThread(deps, given.envelope, behaviour.relatedThreadIds?.(given) ?? [], {
+      nodes: neededNodeResults(node),
+      ...(behaviour.relatedResults ? { extraResults: behaviour.relatedResults(given) } : {}),
+      ...(behaviour.relatedMayBeMissing?.(given) ? { extrasMayBeMissing: true } : {}),
+    });
+  const loaded = await load(given.node);
+  const node = overlaidNode(given.node, loaded);
+  if (node === given.node) return { loaded, event: given };
+  const before = neededNodeResults(given.node);
+  const after = neededNodeResults(node);
+  const more = before !== 'all' && (after === 'all' || after.some((id) => !before.includes(id)));
+  return { loaded: more ? await load(node) : loaded, event: { ...given, node } };
+}
+
+/** The node with the copy edits of the run `loaded` belongs to (its root thread's) applied. */
+export function overlaidNode<T extends TaskNode>(node: T, loaded: Pick<LoadedThread, 'thread' | 'root'>): T {
+  return withNodeOverlay(node, workflowEditsOf(loaded.root?.thread ?? loaded.thread));
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 
 import type { ResumePoint } from '../../engine/asl/continuation.ts';
+import type { CopyStartPoint } from '../../engine/asl/copy-start.ts';
 import {
   ASL_ERRORS,
   type AslErrorOutput,
@@ -65,6 +66,11 @@ export interface TaskNode {
   joinId?: string;
   joinConfig?: JoinConfig;
   forkId?: string;
+  /**
+   * JOIN: the branch nodes whose results it merges into the parent (those an expression reads);
+   * absent: every result the branches kept.
+   */
+  branchResults?: string[];
   /** Join bookkeeping tasks: how many paths the join has (their config leaves the path lists out). */
   paths?: number;
   /** Join bookkeeping tasks of one path. */
@@ -90,8 +96,8 @@ export interface TaskEvent {
   executionId?: string;
   /** USER_INTERACTION only: `$$.Task.Token` of its waitForTaskToken Task. */
   taskToken?: string;
-  /** `resume` only: where the execution that continued stopped. */
-  resume?: ResumePoint;
+  /** `resume` only: where the execution that continued stopped, or where a copy starts. */
+  resume?: ResumePoint | CopyStartPoint;
   /** History events this Task state adds (continue-as-new); the dispatch counts them. */
   historyEvents?: number;
 }

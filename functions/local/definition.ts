@@ -4,7 +4,13 @@
  * states, and they would only add noise to the console graph). A definition that continues runs keeps
  * its `stepthread:dispatch` entry, now defaulting to that node, so such a run can continue too.
  */
-import type { AslChoiceState, AslDefinition, AslState, AslStateMachine } from '../../engine/asl/index.ts';
+import {
+  type AslChoiceState,
+  type AslDefinition,
+  type AslState,
+  type AslStateMachine,
+  taskStateIndex,
+} from '../../engine/asl/index.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 
 /** Top-level states a state can go to next (Parallel branches are self-contained machines). */
@@ -29,9 +35,12 @@ export function definitionStartingAt(definition: AslDefinition, stateName: strin
     throw new StepthreadError('INVALID_STATE_MACHINE', `no top-level state named ${stateName}`);
   }
   const entry = definition.States[definition.StartAt];
+  // Every definition has the entry (copies start through it on a stack); only one that continues runs
+  // needs it here, for its successor executions.
   const dispatch =
     entry?.Type === 'Choice' &&
-    entry.Choices.some((rule) => 'Variable' in rule && rule.Variable === '$.resume' && 'IsPresent' in rule);
+    entry.Choices.some((rule) => 'Variable' in rule && rule.Variable === '$.resume' && 'IsPresent' in rule) &&
+    taskStateIndex(definition).some((task) => task.action === 'continue');
   const startAt = dispatch ? definition.StartAt : stateName;
   const reachable = new Set<string>();
   const pending = [startAt];

@@ -13,13 +13,14 @@ import {
   HISTORY_EVENTS,
   type ResumeInput,
 } from '../../engine/asl/continuation.ts';
+import { copyStartInput } from '../../engine/asl/copy-start.ts';
 import {
   type AslDefinition,
   compileWorkflow,
   type TaskStateEntry,
   taskStateIndex,
 } from '../../engine/asl/index.ts';
-import type { NodeTable } from '../../engine/asl/node-table.ts';
+import { describedDefinition, type NodeTable } from '../../engine/asl/node-table.ts';
 import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
@@ -49,6 +50,10 @@ import {
   workflowEditsOf,
   workflowForThread,
 } from '../../engine/thread/copy-workflow-edits.ts';
+import {
+  checkDeployedWorkflowEdits,
+  type DeployedWorkflow,
+} from '../../engine/thread/deployed-workflow-edits.ts';
 import { copyThread, isTerminalStatus, lineageOf } from '../../engine/thread/index.ts';
 import type { EngineEnv, Envelope, Thread, ThreadStatus } from '../../engine/thread/types.ts';
 import type { CodeSource } from '../../engine/validation/code-sources.ts';
@@ -56,6 +61,7 @@ import type { AwsClients } from '../aws/clients.ts';
 import { type CancelOutcome, cancelRun, cancelRunRecords } from '../cancel/cancel-run.ts';
 import { type CancelMark, createCancelMarks } from '../cancel/marks.ts';
 import { RunCancelled, rootThreadIdOf, waitsOutside, withCancelWatch } from '../cancel/watch.ts';
+import { createEventBridgePublisher, type EventPublisher, loadPutEvents } from '../events/publisher.ts';
 import {
   createHandlerStores,
   type HandlerDeps,
@@ -71,6 +77,7 @@ import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
+import { RUN_FROM_KEY, type RunFrom } from '../nodes/run-from.ts';
 import {
   answerFor,
   type InteractionReply,
@@ -116,9 +123,12 @@ export interface CopyOptions {
   readonly declarations?: readonly VariableDeclaration[];
   /**
    * The copy is made on a deployed stack, whose state machines hold each node's config and profile as
-   * deployed: a node config or profile edit could not take effect there (COPY_EDIT_NOT_DEPLOYABLE).
+   * deployed: a node config or profile edit is checked against `deployedWorkflow` (read from the
+   * definition), and takes effect through the handlers' overlay (engine/thread/node-overlay.ts).
    */
   readonly deployed?: boolean;
+  /** The deployed workflow, as its state machine's definition holds it (deployed-workflow-edits.ts). */
+  readonly deployedWorkflow?: DeployedWorkflow;
   /** Everything but writing: the copy as it would be, its edits checked (`rerun`'s dry run). */
   readonly dryRun?: boolean;
 }
@@ -142,6 +152,12 @@ export interface LocalRuntimeOptions {
   readonly continueAfterEvents?: number | false;
   /** How long a fork branch keeps writing contended globals (HandlerDeps.globalWritePatienceMs). */
   readonly globalWritePatienceMs?: number;
+  /**
+   * Where the thread events this runtime commits are published — its handlers' and a cancel's alike.
+   * Default: the event bus `clients` name (a deployed stack's, from its `EventBusName` output or
+   * STEPTHREAD_EVENT_BUS), else nowhere: on the embedded stores events are recorded on the threads only.
+   */
+  readonly events?: EventPublisher;
 }
 
 /** One Task invocation, as an interceptor sees it. */
@@ -246,6 +262,13 @@ export interface PreparedWorkflow {
   /** Runs an existing (e.g. copied) thread from its current node, as a new execution. */
   runThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
   /**
+   * Runs a copied thread from its current node as a deployed state machine does (`start --thread`):
+   * through the definition's entry (engine/asl/copy-start.ts), which claims the thread and jumps to
+   * its node's Task, on the definition as compiled from START; a copy's node config and profile edits
+   * take effect in the handlers (their overlay), not in the definition. Prepare without a start node.
+   */
+  startThread(threadId: string, options?: RunOptions): Promise<RunOutcome>;
+  /**
    * Runs a run that stopped (its process killed) again, given any of its executions' ids, to its end:
    * the execution that was in flight runs again under its own id (a run that continued: with the
    * input its predecessor passed, or its successor starts when it stopped at the continuation), every
@@ -324,6 +347,8 @@ export interface LocalRuntime {
     ref: string,
     options?: { reason?: string; stop?: (mark: CancelMark) => Promise<void> },
   ): Promise<CancelOutcome>;
+  /** Why and when a run was cancelled (its cancel mark, by root thread id); undefined when it was not. */
+  cancelMarkOf(rootThreadId: string): Promise<CancelMark | undefined>;
 }
 
 /**
@@ -332,6 +357,12 @@ export interface LocalRuntime {
  * it at once.
  */
 export const LOCAL_CANCEL_POLL_MS = 250;
+
+/** The EventBridge publisher of the bus the clients name (a deployed stack's); none otherwise. */
+function busPublisherOf(clients: AwsClients): EventPublisher | undefined {
+  if (clients.eventBusName === undefined || clients.target.kind === 'embedded') return undefined;
+  return createEventBridgePublisher({ busName: clients.eventBusName, load: loadPutEvents(clients.target) });
+}
 
 /**
  * The node a stored thread runs from on its own (`run --thread`, the console's run), or a coded error
@@ -364,14 +395,6 @@ function startedAlready(threadId: string, started: RunFrom): StepthreadError {
     'INVALID_STATUS_TRANSITION',
     `thread ${threadId} was started already, by execution ${started.executionId}: resume that (stepthread resume ${started.executionId}) or copy the thread`,
   );
-}
-
-/** Thread metadata a `runThread` execution leaves, so it can be resumed from the same place. */
-const RUN_FROM_KEY = 'runFrom';
-interface RunFrom {
-  readonly executionId: string;
-  readonly nodeId: string;
-  readonly step: number;
 }
 
 interface RunContext {
@@ -490,6 +513,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const stores = options.stores ?? createHandlerStores(options.clients, { reuseWrittenHeads: true });
   const env = options.env ?? systemEnv;
   const marks = createCancelMarks(options.clients);
+  const publisher = options.events ?? busPublisherOf(options.clients);
   /** How each execution running in this runtime is stopped when its run is cancelled, by execution id. */
   const cancellers = new Map<string, (mark: CancelMark) => void>();
 
@@ -729,7 +753,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     );
 
     const maxSteps = workflow.maxSteps ?? DEFAULT_MAX_STEPS;
-    const counting = tasks.some((entry) => entry.action === 'resume');
+    // Counting history (continue-as-new) only where some Choice may continue the run.
+    const counting = tasks.some((entry) => entry.action === 'continue');
     const stateMachineId = `local:${workflow.id}`;
 
     /** Runs the execution, then each successor it continued in, to the end of the run. */
@@ -787,7 +812,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         (one.execution.status === 'SUCCEEDED'
           ? undefined
           : await marks.get(rootThreadId, { consistent: true }).catch(() => undefined));
-      if (mark !== undefined) await cancelRunRecords({ ...stores, marks }, mark, env);
+      if (mark !== undefined)
+        await cancelRunRecords({ ...stores, marks, ...(publisher ? { events: publisher } : {}) }, mark, env);
       return mark;
     };
 
@@ -818,6 +844,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           nodeTables,
           env,
           signal: controller.signal,
+          ...(publisher ? { events: publisher } : {}),
           cancelWatch: { marks, intervalMs: LOCAL_CANCEL_POLL_MS, onCancelled: cancel },
           ...(options.providers ? { providers: options.providers } : {}),
           ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
@@ -1041,6 +1068,20 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         };
         return execute(envelope, threadId, executionId, runOptions);
       },
+      async startThread(threadId, runOptions = {}) {
+        if (startEntry === undefined || startNodeId !== startEntry.nodeId) {
+          throw new StepthreadError(
+            'INVALID_STATE_MACHINE',
+            'a copy starts through the entry of the definition compiled from START: prepare without a start node',
+          );
+        }
+        const { thread } = await stores.threads.getThread(threadId);
+        const budget = runOptions.budget === undefined ? undefined : parseBudget(runOptions.budget);
+        // The entry's rules and START's facts are read from the Tasks, their nodes from the table.
+        const described = describedDefinition(definition, compiledWorkflow.nodeTable.ref, nodeTable);
+        const input = copyStartInput(described, thread, budget);
+        return execute(input, threadId, runOptions.executionId ?? randomUUID(), runOptions);
+      },
       async resume(executionId, runOptions = {}, givenInput = undefined) {
         const plan = await resumePlanOf(executionId, { workflowId: workflow.id });
         refuseOtherWorkflow(executionId, plan, workflow.id);
@@ -1259,13 +1300,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   ): Promise<Thread> => {
     const stateEdits = edits.filter((edit): edit is StateEdit => !isWorkflowEdit(edit));
     const workflowEdits = edits.filter(isWorkflowEdit);
-    if (workflowEdits.length > 0 && copyOptions.deployed) {
+    if (workflowEdits.length > 0 && copyOptions.deployed && copyOptions.deployedWorkflow === undefined) {
       throw refusedEdit(
         'COPY_EDIT_NOT_DEPLOYABLE',
-        "a deployed stack's state machines hold each node's config and each profile as they were deployed (in the node table their definition names), and a copy runs on them as they are: node config and profile edits cannot take effect there; copy with --set or --input only, or change the workflow file and deploy it",
+        "node config and profile edits on a deployed stack are checked against the workflow its state machine's definition holds, which could not be read: copy with --set or --input only, or change the workflow file and deploy it",
       );
     }
-    const workflow = copyOptions.workflow ?? (await recordedWorkflowOfLineage(source));
+    const workflow =
+      copyOptions.workflow ?? (copyOptions.deployed ? undefined : await recordedWorkflowOfLineage(source));
     const now = env.now();
     const recordedState = checkCopyEdits(
       thread,
@@ -1277,7 +1319,20 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     let edited: Thread = withCopyEdits(thread, recordedState);
     const inherited = workflowEditsOf(thread);
     let recordedWorkflow: ReturnType<typeof checkWorkflowEdits>['recorded'] = [];
-    if (workflowEdits.length > 0) {
+    if (workflowEdits.length > 0 && copyOptions.deployedWorkflow !== undefined) {
+      // On a stack: checked against its definition, applied by the handlers where each node runs.
+      recordedWorkflow = checkDeployedWorkflowEdits(
+        copyOptions.deployedWorkflow,
+        inherited,
+        workflowEdits,
+        now,
+      );
+      await refuseDeployedCodeThatDoesNotCompile(copyOptions.deployedWorkflow, workflowEdits);
+      edited = {
+        ...edited,
+        metadata: { ...edited.metadata, [WORKFLOW_EDITS_KEY]: [...inherited, ...recordedWorkflow] },
+      };
+    } else if (workflowEdits.length > 0) {
       if (workflow === undefined) {
         throw refusedEdit(
           'INVALID_COPY_EDIT',
@@ -1334,7 +1389,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   };
 
   const cancel: LocalRuntime['cancel'] = (ref, cancelOptions = {}) =>
-    cancelRun({ ...stores, marks }, ref, {
+    cancelRun({ ...stores, marks, ...(publisher ? { events: publisher } : {}) }, ref, {
       ...(cancelOptions.reason === undefined ? {} : { reason: cancelOptions.reason }),
       env,
       stop: async (mark) => {
@@ -1343,7 +1398,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       },
     });
 
-  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel };
+  const cancelMarkOf: LocalRuntime['cancelMarkOf'] = (rootThreadId) =>
+    marks.get(rootThreadId, { consistent: true });
+
+  return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel, cancelMarkOf };
 }
 
 /**
@@ -1379,6 +1437,32 @@ async function refuseCodeThatDoesNotCompile(
   const errors = (await codeSyntaxErrors(codeSources)).filter(
     (error) => error.nodeId !== undefined && codeNodes.has(error.nodeId),
   );
+  if (errors.length > 0) {
+    throw new CopyEditRefused(
+      errors.map((error) => ({
+        ...error,
+        message: `node ${error.nodeId} config code: ${error.message}`,
+      })) as [CodedError, ...CodedError[]],
+    );
+  }
+}
+
+/** As refuseCodeThatDoesNotCompile, for the code a copy on a stack gives a deployed CODE node. */
+async function refuseDeployedCodeThatDoesNotCompile(
+  deployed: DeployedWorkflow,
+  edits: readonly WorkflowEdit[],
+): Promise<void> {
+  const sources: CodeSource[] = edits.flatMap((edit) =>
+    edit.kind === 'nodeConfig' &&
+    edit.key === 'code' &&
+    typeof edit.value === 'string' &&
+    deployed.nodes.get(edit.nodeId)?.type === 'CODE'
+      ? [{ code: edit.value, path: ['nodes', edit.nodeId, 'config', 'code'], nodeId: edit.nodeId }]
+      : [],
+  );
+  if (sources.length === 0) return;
+  const { codeSyntaxErrors } = await import('../sandbox/syntax.ts');
+  const errors = await codeSyntaxErrors(sources);
   if (errors.length > 0) {
     throw new CopyEditRefused(
       errors.map((error) => ({

@@ -28,10 +28,13 @@ function recordedTools(ctx: StepContext): Record<string, unknown> {
   return ctx.storable({ contextData: { [MCP_TOOLS_KEY]: recorded } }).contextData ?? {};
 }
 
-/** Creates a child unless this fork already created it (a retry, whose clock read differently). */
+/**
+ * Creates a child unless this fork already created it (a retry, whose clock read differently); the
+ * FORK lists its children together afterwards.
+ */
 async function createChild(deps: HandlerDeps, child: Thread): Promise<void> {
   try {
-    await deps.threads.createThread(child);
+    await deps.threads.createThread(child, { unlisted: true });
   } catch (error) {
     if (!(error instanceof StepthreadError && error.code === 'CREATE_CONFLICT')) throw error;
     const { thread } = await deps.threads.getThread(child.id);
@@ -163,7 +166,13 @@ export const forkNode: NodeBehaviour = {
       },
       deps.env,
     );
-    for (const child of children) await createChild(deps, branchThread(ctx, child, joinKey));
+    // The children's heads at once, then their listings in one request (a branch runs only once the
+    // FORK has returned, so the order among them does not matter).
+    const branches = children.map((child) => branchThread(ctx, child, joinKey));
+    await Promise.all(branches.map((branch) => createChild(deps, branch)));
+    await deps.threads.listThreads(
+      branches.map((branch) => ({ threadId: branch.id, executionId: branch.metadata.executionId })),
+    );
     ctx.out.fork = { children: childThreadIds };
     return { output: { forkPathIds: config.forkPathIds, childThreadIds }, events: [event] };
   },

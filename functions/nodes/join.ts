@@ -123,7 +123,7 @@ export async function runBranchReport(
   // The compiled bookkeeping tasks carry the path count and their own path, not the path lists.
   const config = parseConfig(bookkeepingConfigSchema, node);
   const total = typeof node.paths === 'number' ? node.paths : (config.forkPathIds?.length ?? 0);
-  const { thread: loaded, version } = await loadThread(deps, envelope);
+  const { thread: loaded, version, root } = await loadThread(deps, envelope);
   const joinKey = joinKeyOf(loaded, node.id);
   const pathId = node.path?.pathId ?? loaded.contextData.forkPathId;
   const onPath = node.path !== undefined || (pathId !== undefined && config.forkPathIds?.includes(pathId));
@@ -178,7 +178,7 @@ export async function runBranchReport(
       joinKey,
       reported.map((outcome) => outcome.forkPathId),
     );
-    await closeJoin(deps, envelope.rootThreadId, joinKey);
+    await closeJoin(deps, envelope.rootThreadId, joinKey, root);
   }
   const { error: _error, ...rest } = envelope;
   const next = nextEnvelope(rest, envelope.step, envelope.last);
@@ -268,11 +268,19 @@ const CLOSED_JOINS_KEPT = 16;
 
 /**
  * Marks the join decided on the root thread (which owns the globals), bumping its version, so no
- * branch of the join writes globals after the decision (see writeRootGlobals in the pipeline).
+ * branch of the join writes globals after the decision (see writeRootGlobals in the pipeline). The
+ * first attempt writes over `loaded`, the root as the report read it, when given: the write is
+ * conditional on its version, so a root changed since costs a read and another attempt.
  */
-async function closeJoin(deps: HandlerDeps, rootThreadId: string, joinKey: string): Promise<void> {
+async function closeJoin(
+  deps: HandlerDeps,
+  rootThreadId: string,
+  joinKey: string,
+  loaded?: VersionedThread,
+): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
-    const { thread, version } = await deps.threads.getThread(rootThreadId);
+    const { thread, version } =
+      attempt === 1 && loaded !== undefined ? loaded : await deps.threads.getThread(rootThreadId);
     const closed = thread.closedJoins ?? [];
     if (closed.includes(joinKey)) return;
     try {
@@ -388,7 +396,8 @@ export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
   // A list's item creates its thread on its first step: one that never started has none.
   relatedMayBeMissing: (event) => event.node.overList === true,
-  relatedResults: true,
+  // Only the branch results some expression reads: the others were never kept apart from their records.
+  relatedResults: (event) => event.node.branchResults ?? 'all',
   async logic(ctx) {
     const { node, envelope } = ctx;
     const config = parseConfig(joinConfigSchema, node);

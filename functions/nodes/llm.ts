@@ -36,7 +36,7 @@ import {
 } from '../llm/tool-loop.ts';
 import { tracedModelCalls, tracedToolCalls } from '../telemetry/index.ts';
 import { createToolExecutor } from '../tools/executor.ts';
-import { isDefinitionFailure } from '../tools/failure.ts';
+import { failsTheRequest } from '../tools/failure.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { openToolStep, type ToolStep } from '../tools/mcp-step.ts';
 import { ToolCallLogs } from '../tools/tool-logs.ts';
@@ -100,9 +100,9 @@ function toolExecutor(ctx: StepContext, step: ToolStep): ExecuteTool {
     }
     if (result.ok) return { ok: true, content: result.content };
     const { code, message } = result.error;
-    // A broken definition fails the node (no reply of the model mends it); the loop shows any other
-    // failure to the model as `Error: <content>`.
-    return isDefinitionFailure(result.error)
+    // A broken definition (or argument checker) fails the node: no reply of the model mends it. The
+    // loop shows any other failure to the model as `Error: <content>`.
+    return failsTheRequest(result.error)
       ? {
           ok: false,
           content: `${code}: ${message}`,
@@ -233,8 +233,14 @@ export const llmNode: NodeBehaviour = {
     if (runBudget?.usage) ctx.usage = runBudget.usage;
 
     for (const message of result.appended) view.append(message);
-    if (result.toolCallCount > 0) {
-      ctx.toolCalls = { calls: result.toolCallCount, failed: result.failedToolCallCount };
+    // A node that may ask approval keeps how many questions this run asked: each was a wait of its own.
+    const asks = approvalRule(tools) !== undefined;
+    if (result.toolCallCount > 0 || asks) {
+      ctx.toolCalls = {
+        calls: result.toolCallCount,
+        failed: result.failedToolCallCount,
+        ...(asks ? { approvals: resumed?.ask ?? 0 } : {}),
+      };
     }
     thread.contextData = {
       ...thread.contextData,

@@ -11,6 +11,7 @@
  * the name is fixed, but still) finds the thread claimed by another and fails without touching it.
  */
 
+import { isCopyStart } from '../../engine/asl/copy-start.ts';
 import { StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type ThreadContinuedEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
@@ -19,6 +20,7 @@ import { publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { isRootThread, nextEnvelope } from '../handlers/pipeline.ts';
 import type { TaskEvent } from '../handlers/task.ts';
+import { runCopyStart } from './copy-start.ts';
 
 /** The envelope a resumed execution continues with; `resumeAt` is read by `stepthread:resume-at`. */
 export type ResumedEnvelope = Envelope & { resumeAt: string };
@@ -108,6 +110,8 @@ async function claim(event: TaskEvent, executionId: string, deps: HandlerDeps): 
 
 export async function runResume(event: TaskEvent, deps: HandlerDeps): Promise<ResumedEnvelope> {
   const { envelope, resume, executionId } = event;
+  // A copied thread's first execution (engine/asl/copy-start.ts) enters the same way.
+  if (isCopyStart(resume)) return runCopyStart(event, resume, deps);
   if (resume === undefined || executionId === undefined) {
     throw new StepthreadError('INVALID_TASK_INPUT', 'a resume task needs executionId and resume', {
       nodeId: event.node.id,

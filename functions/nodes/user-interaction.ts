@@ -50,6 +50,7 @@ import {
   loadThread,
   type NodeBehaviour,
   neededNodeResults,
+  overlaidNode,
   runNodeStep,
   type StepContext,
 } from '../handlers/pipeline.ts';
@@ -296,18 +297,22 @@ export async function requestInteraction(
   event: InteractionTaskEvent,
   deps: HandlerDeps,
 ): Promise<IncomingEnvelope> {
-  const { node, envelope, taskToken } = event;
-  const config = parseConfig(userInteractionConfigSchema, node);
-  if (!waitsForAnswer(config)) {
+  const { envelope, taskToken } = event;
+  const given = parseConfig(userInteractionConfigSchema, event.node);
+  if (!waitsForAnswer(given)) {
     throw new StepthreadError(
       'INVALID_TASK_INPUT',
-      `node ${node.id} answers at once and runs as a plain Task; it has no task token to wait for`,
-      { nodeId: node.id },
+      `node ${event.node.id} answers at once and runs as a plain Task; it has no task token to wait for`,
+      { nodeId: event.node.id },
     );
   }
   const store = requireStore(deps);
   // The root's globals and the node outputs it reads too: the question may quote them.
-  const { thread } = await loadThread(deps, envelope, [], { nodes: neededNodeResults(node) });
+  const loaded = await loadThread(deps, envelope, [], { nodes: neededNodeResults(event.node) });
+  const { thread } = loaded;
+  // The question as a copy's edits make it (its message, its options).
+  const node = overlaidNode(event.node, loaded);
+  const config = node === event.node ? given : parseConfig(userInteractionConfigSchema, node);
   const step = thread.step ?? 0;
   if (step !== envelope.step) {
     throw new StepthreadError(

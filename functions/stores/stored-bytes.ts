@@ -177,14 +177,17 @@ async function adoptedByJoins(table: TableRef, items: readonly Item[]): Promise<
   return adopted;
 }
 
-/** The children a JOIN's record names (its THREAD_JOINED event). */
+/**
+ * The children a JOIN's record names (its THREAD_JOINED event): the joined paths' threads, or for a
+ * join over a list the one item whose conversation it restored (the only one it can have adopted).
+ */
 function joinedOf(record: Item): string[] {
   const events = Array.isArray(record.events) ? record.events : [];
-  return events.flatMap((event) => {
-    const ids = (event as { type?: unknown; childThreadIds?: unknown } | null)?.childThreadIds;
-    return (event as { type?: unknown } | null)?.type === 'THREAD_JOINED' && Array.isArray(ids)
-      ? ids.filter((id): id is string => typeof id === 'string')
-      : [];
+  return events.flatMap((entry) => {
+    const event = entry as { type?: unknown; childThreadIds?: unknown; mainThreadId?: unknown } | null;
+    if (event?.type !== 'THREAD_JOINED') return [];
+    const ids = Array.isArray(event.childThreadIds) ? event.childThreadIds : [];
+    return [...ids, event.mainThreadId].filter((id): id is string => typeof id === 'string');
   });
 }
 

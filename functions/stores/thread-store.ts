@@ -95,6 +95,12 @@ export interface StepRecord {
   readonly out?: Record<string, unknown>;
 }
 
+/** A step as its record's result says it ran: what the AWS cost estimate counts (cli/aws-cost.ts). */
+export type StepMeter = Pick<
+  NodeResult,
+  'nodeId' | 'nodeType' | 'startedAt' | 'endedAt' | 'usage' | 'toolCalls'
+>;
+
 export interface VersionedThread {
   readonly thread: Thread;
   readonly version: number;
@@ -157,8 +163,18 @@ export interface ThreadStore {
        * that will not create the thread again once its head exists: a lazily created Map item thread).
        */
       listFirst?: boolean;
+      /**
+       * Write no listing: the caller lists the thread itself once its head exists (`listThreads`),
+       * with the other threads it creates at once (a FORK's children).
+       */
+      unlisted?: boolean;
     },
   ): Promise<{ version: number; created: boolean }>;
+  /**
+   * Lists threads under their executions (their entries in the executions listing, GSI1), in
+   * BatchWriteItem requests of 25: after their heads exist, as createThread lists one.
+   */
+  listThreads(entries: readonly { threadId: string; executionId: string | undefined }[]): Promise<void>;
   /**
    * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
    * With `afterOwnWrite`, a store made with `reuseWrittenHeads` answers from the head its last
@@ -234,6 +250,11 @@ export interface ThreadStore {
   getStep(threadId: string, step: number): Promise<StepRecord | undefined>;
   /** The thread's step records from step `from` (default 1) up to `to` (inclusive), in order. */
   readSteps(threadId: string, range?: { from?: number; to?: number }): Promise<StepRecord[]>;
+  /**
+   * What each of the thread's own steps 1..`to` ran, without values or events: its node, type, times,
+   * model and tool calls (a projection of the step records, one Query), for a run's AWS cost estimate.
+   */
+  readStepMeters(threadId: string, to: number): Promise<StepMeter[]>;
   /**
    * The thread's history and events: those of the thread it was copied from up to the copy, then
    * its step records, then the events recorded outside steps. THREAD_NOT_FOUND when absent.
@@ -385,6 +406,17 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   /** The newest version each thread's updates here wrote: a late answer to an older write is not kept. */
   const newest = new Map<string, number>();
   const reuse = options.reuseWrittenHeads === true;
+  /**
+   * What `putEventBatch` needs of a head (its step, `eventsTail`, workflow), from the last head of
+   * each thread this store read or wrote, with its version. Events recorded outside a step then cost
+   * no read of the head when the caller's version is the one seen: a head at the same version has the
+   * same tail and step, and a head that moved on fails the update, leaving the batch on no chain.
+   */
+  const journals = new Map<string, HeadJournal>();
+  const seen = (item: Record<string, unknown>): VersionedThread => {
+    rememberJournal(journals, item);
+    return versioned(item);
+  };
   const readItem = async (threadId: string): Promise<Record<string, unknown> | undefined> => {
     const { Item } = await dynamo.send(
       new GetCommand({ TableName: tableName, Key: itemKeys.thread(threadId), ConsistentRead: true }),
@@ -436,23 +468,29 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
    * every step, does not carry the index keys. Rewritten when the thread moves to another execution.
    */
   async function putListing(threadId: string, executionId: string | undefined): Promise<void> {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...itemKeys.listing(threadId),
-          kind: 'listing',
-          threadId,
-          ...(executionId ? gsi1Keys.threadOfExecution(executionId, threadId) : {}),
-        },
-      }),
-    );
+    await dynamo.send(new PutCommand({ TableName: tableName, Item: listingItem(threadId, executionId) }));
+  }
+
+  /** Items in BatchWriteItem requests of 25, each request again for what it left unprocessed. */
+  async function putItems(items: readonly Record<string, unknown>[]): Promise<void> {
+    for (let start = 0; start < items.length; start += BATCH_WRITE_LIMIT) {
+      let pending: { PutRequest: { Item: Record<string, unknown> } }[] = items
+        .slice(start, start + BATCH_WRITE_LIMIT)
+        .map((Item) => ({ PutRequest: { Item } }));
+      for (let round = 0; pending.length > 0; round += 1) {
+        if (round === MAX_UNPROCESSED_ROUNDS)
+          throw new Error('BatchWriteItem kept returning unprocessed items');
+        if (round > 0) await delay(2 ** round * 10);
+        const response = await dynamo.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+        pending = (response.UnprocessedItems?.[tableName] ?? []) as typeof pending;
+      }
+    }
   }
 
   /** The listed threads that exist (a listing written just before its thread's create failed). */
   async function missingTolerant(ids: readonly string[]): Promise<VersionedThread[]> {
     const found = await batchGet(ids.map((id) => ({ ...itemKeys.thread(id) })));
-    return found.map(versioned);
+    return found.map(seen);
   }
 
   /** Every item of one partition whose sort key starts with `prefix`, optionally up to `upTo`. */
@@ -514,14 +552,18 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
    * (where the journal places them) and the key of the batch before (a chain from the head's
    * `eventsTail`, which the update sets). So the head holds one key, whatever the run recorded. A
    * batch the update then fails to commit (a lost race, a crash) is on no chain and never read; a
-   * retry writes the same item again. VERSION_CONFLICT early when the head moved on, as the update
-   * would. An earlier layout's head still holding its latest batch has it moved to its own item.
+   * retry writes the same item again. The head's step and tail come from the head this store last
+   * saw at `expectedVersion` (no request), else from a read of it: VERSION_CONFLICT early when the
+   * head moved on, as the update would. An earlier layout's head still holding its latest batch has it
+   * moved to its own item.
    */
   async function putEventBatch(
     threadId: string,
     expectedVersion: number,
     events: readonly StepthreadEvent[],
   ): Promise<{ tail: string; legacy: boolean }> {
+    const known = journals.get(threadId);
+    if (known?.version === expectedVersion) return writeEventBatch(threadId, expectedVersion, events, known);
     const { Item } = await dynamo.send(
       new GetCommand({
         TableName: tableName,
@@ -557,8 +599,17 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         }),
       );
     }
-    const workflowId = typeof Item.workflowId === 'string' ? Item.workflowId : undefined;
-    const stored = encodeEvents(events, threadId, workflowId);
+    const written = await writeEventBatch(threadId, expectedVersion, events, headJournalOf(Item));
+    return { ...written, legacy };
+  }
+
+  async function writeEventBatch(
+    threadId: string,
+    expectedVersion: number,
+    events: readonly StepthreadEvent[],
+    head: HeadJournal,
+  ): Promise<{ tail: string; legacy: boolean }> {
+    const stored = encodeEvents(events, threadId, head.workflowId);
     const tail = eventBatchId(expectedVersion + 1, contentHash(stored).slice(0, 16));
     await dynamo.send(
       new PutCommand({
@@ -568,12 +619,12 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
           sk: `${EVENTS_PREFIX}${tail}`,
           kind: 'events',
           events: stored,
-          afterStep: Number(Item.step ?? 0),
-          ...(typeof Item.eventsTail === 'string' ? { prev: Item.eventsTail } : {}),
+          afterStep: head.step,
+          ...(head.tail === undefined ? {} : { prev: head.tail }),
         },
       }),
     );
-    return { tail, legacy };
+    return { tail, legacy: false };
   }
 
   /**
@@ -650,13 +701,13 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         // Compared by the hash of the content it was created with, so a retried create still
         // succeeds after later updates moved the thread on.
         if (existing.createHash !== createHash) {
-          await putListing(thread.id, listedUnder);
+          if (!options.unlisted) await putListing(thread.id, listedUnder);
           throw conflict();
         }
         created = false;
         version = Number(existing.version);
       }
-      if (!options.listFirst || listedUnder !== thread.metadata.executionId) {
+      if (!options.unlisted && (!options.listFirst || listedUnder !== thread.metadata.executionId)) {
         await putListing(thread.id, listedUnder);
       }
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
@@ -672,7 +723,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       if (own) return versioned(own);
       const item = await readItem(threadId);
       if (!item) throw new StepthreadError('THREAD_NOT_FOUND', `thread ${threadId} not found`);
-      return versioned(item);
+      return seen(item);
     },
 
     async getCopySource(threadId) {
@@ -698,7 +749,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       const unique = [...new Set(threadIds)];
       const found = new Map<string, VersionedThread>();
       for (const item of await batchGet(unique.map((id) => ({ ...itemKeys.thread(id) })))) {
-        const entry = versioned(item);
+        const entry = seen(item);
         found.set(entry.thread.id, entry);
       }
       return threadIds.map((id) => found.get(id));
@@ -741,6 +792,8 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         );
       }
       if (change.set?.metadata) await putListing(threadId, change.set.metadata.executionId);
+      if (item) rememberJournal(journals, item);
+      else followJournal(journals, threadId, expectedVersion, change, batch?.tail);
       if (reuse && item && expectedVersion + 1 > (newest.get(threadId) ?? 0)) {
         newest.set(threadId, expectedVersion + 1);
         written.set(threadId, item);
@@ -852,20 +905,12 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         await dynamo.send(new PutCommand({ TableName: tableName, Item: items[0] }));
         return;
       }
-      for (let start = 0; start < items.length; start += BATCH_WRITE_LIMIT) {
-        let pending: { PutRequest: { Item: Record<string, unknown> } }[] = items
-          .slice(start, start + BATCH_WRITE_LIMIT)
-          .map((Item) => ({ PutRequest: { Item } }));
-        for (let round = 0; pending.length > 0; round += 1) {
-          if (round === MAX_UNPROCESSED_ROUNDS)
-            throw new Error('BatchWriteItem kept returning unprocessed items');
-          if (round > 0) await delay(2 ** round * 10);
-          const response = await dynamo.send(
-            new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
-          );
-          pending = (response.UnprocessedItems?.[tableName] ?? []) as typeof pending;
-        }
-      }
+      await putItems(items);
+    },
+
+    async listThreads(entries) {
+      if (entries.length === 1) return putListing(entries[0]!.threadId, entries[0]!.executionId);
+      await putItems(entries.map(({ threadId, executionId }) => listingItem(threadId, executionId)));
     },
 
     async getNodeResults(lineage, nodeIds) {
@@ -934,6 +979,19 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         ...(range.to !== undefined ? { to: itemKeys.step(threadId, range.to).sk } : {}),
       });
       return items.map(stepRecordOf);
+    },
+
+    async readStepMeters(threadId, to) {
+      if (to < 1) return [];
+      const fields = ['nodeId', 'nodeType', 'startedAt', 'endedAt', 'usage', 'toolCalls'] as const;
+      const items = await queryPrefix(
+        threadId,
+        STEP_PREFIX,
+        { to: itemKeys.step(threadId, to).sk },
+        fields.map((field) => `#result.#${field}`).join(', '),
+        { '#result': 'result', ...Object.fromEntries(fields.map((field) => [`#${field}`, field])) },
+      );
+      return items.map((item) => item.result as StepMeter);
     },
 
     async readJournal(threadId, options = {}) {
@@ -1165,6 +1223,66 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
  * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
  * steps' and those recorded outside steps).
  */
+/** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
+function listingItem(threadId: string, executionId: string | undefined): Record<string, unknown> {
+  return {
+    ...itemKeys.listing(threadId),
+    kind: 'listing',
+    threadId,
+    ...(executionId ? gsi1Keys.threadOfExecution(executionId, threadId) : {}),
+  };
+}
+
+/** The parts of a head an event batch records: where the journal places it, and the chain it extends. */
+interface HeadJournal {
+  readonly version: number;
+  readonly step: number;
+  readonly tail?: string;
+  readonly workflowId?: string;
+}
+
+function headJournalOf(item: Record<string, unknown>): HeadJournal {
+  return {
+    version: Number(item.version),
+    step: Number(item.step ?? 0),
+    ...(typeof item.eventsTail === 'string' ? { tail: item.eventsTail } : {}),
+    ...(typeof item.workflowId === 'string' ? { workflowId: item.workflowId } : {}),
+  };
+}
+
+/** Heads a store keeps journal facts of: enough for a run's threads, bounded for a long-lived Lambda. */
+const JOURNALS_KEPT = 10_000;
+
+/** Keeps `item`'s journal facts, unless it still holds an earlier layout's batch (that needs the read). */
+function rememberJournal(journals: Map<string, HeadJournal>, item: Record<string, unknown>): void {
+  const threadId = typeof item.id === 'string' ? item.id : undefined;
+  if (threadId === undefined || item.version === undefined) return;
+  journals.delete(threadId);
+  if (Array.isArray(item.recentEvents) && item.recentEvents.length > 0) return;
+  if (journals.size >= JOURNALS_KEPT) journals.delete(journals.keys().next().value!);
+  journals.set(threadId, headJournalOf(item));
+}
+
+/** A head this store updated without reading it back: its facts after the update, from before it. */
+function followJournal(
+  journals: Map<string, HeadJournal>,
+  threadId: string,
+  expectedVersion: number,
+  change: ThreadChange,
+  tail: string | undefined,
+): void {
+  const before = journals.get(threadId);
+  journals.delete(threadId);
+  if (before?.version !== expectedVersion) return;
+  const step = change.set?.step;
+  journals.set(threadId, {
+    ...before,
+    version: expectedVersion + 1,
+    ...(typeof step === 'number' ? { step } : {}),
+    ...(tail === undefined ? {} : { tail }),
+  });
+}
+
 function versioned(item: Record<string, unknown>): VersionedThread {
   const head = decodeHead(entityOf<Record<string, unknown>>(item), String(item.id));
   return {

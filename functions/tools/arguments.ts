@@ -13,8 +13,31 @@ const cache = new Map<string, ValidateFunction | string>();
 // Loaded on first use: ajv's code generator is a noticeable share of a cold start.
 let ajvModule: Promise<typeof import('./ajv.ts')> | undefined;
 
+/**
+ * A fresh Ajv. One that cannot be made is stepthread's own install failing, not the workflow's
+ * schema (the installed package's split bundle once gave `import('ajv')` no `Ajv`: "r is not a
+ * constructor"): NODE_EXECUTION_FAILED, which fails the node rather than reaching the model as a
+ * failed call, so no run completes with every argument check failing.
+ */
+async function newAjv(toolName: string): Promise<InstanceType<typeof import('./ajv.ts').Ajv>> {
+  try {
+    ajvModule ??= import('./ajv.ts');
+    const { Ajv } = await ajvModule;
+    return new Ajv({ strict: false, allErrors: true, useDefaults: true, logger: false });
+  } catch (error) {
+    throw new ToolFailure(
+      'NODE_EXECUTION_FAILED',
+      `tool "${toolName}": its arguments cannot be checked: the JSON Schema validator (ajv) did not load: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
 /** The compiled validator, or why the schema does not compile. */
-async function compiled(parameters: Record<string, unknown>): Promise<ValidateFunction | string> {
+async function compiled(
+  toolName: string,
+  parameters: Record<string, unknown>,
+): Promise<ValidateFunction | string> {
   const key = JSON.stringify(parameters);
   const hit = cache.get(key);
   if (hit !== undefined) {
@@ -23,12 +46,10 @@ async function compiled(parameters: Record<string, unknown>): Promise<ValidateFu
     cache.set(key, hit);
     return hit;
   }
-  ajvModule ??= import('./ajv.ts');
-  const { Ajv } = await ajvModule;
   // One Ajv per schema: an instance keeps every schema it compiled (and rejects a repeated $id),
   // so sharing one would grow without bound as definitions vary. Outside the try: only what
   // compile throws says the schema is wrong.
-  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, logger: false });
+  const ajv = await newAjv(toolName);
   let entry: ValidateFunction | string;
   try {
     entry = ajv.compile(parameters);
@@ -46,7 +67,8 @@ async function compiled(parameters: Record<string, unknown>): Promise<ValidateFu
 /**
  * The arguments to call the tool with: a copy of `args` with schema defaults filled in. Throws
  * INVALID_TOOL_DEFINITION for a schema that does not compile, TOOL_ARGUMENTS_INVALID with ajv's
- * messages for arguments that do not match. A tool without `parameters` takes anything.
+ * messages for arguments that do not match, NODE_EXECUTION_FAILED when ajv itself does not load. A
+ * tool without `parameters` takes anything.
  */
 export async function checkArguments(
   toolName: string,
@@ -54,7 +76,7 @@ export async function checkArguments(
   args: unknown,
 ): Promise<unknown> {
   if (definition.parameters === undefined) return args;
-  const validate = await compiled(definition.parameters);
+  const validate = await compiled(toolName, definition.parameters);
   if (typeof validate === 'string') {
     throw new ToolFailure(
       'INVALID_TOOL_DEFINITION',
@@ -94,7 +116,7 @@ export async function checkToolParameters(
   const errors: CodedError[] = [];
   for (const [name, definition] of Object.entries(tools)) {
     if (definition.parameters === undefined) continue;
-    const validate = await compiled(definition.parameters);
+    const validate = await compiled(name, definition.parameters);
     if (typeof validate === 'string') {
       errors.push({
         code: 'INVALID_TOOL_DEFINITION',

@@ -29,12 +29,17 @@ export function describe(error: unknown): string {
 }
 
 /**
- * Failures of the tool's declaration rather than of a call (a schema that does not compile, a url
- * or module export that cannot be used): every call fails alike, whatever the arguments. A TOOL node
- * fails with any failure; an LLM node fails with these too, instead of showing them to the model.
+ * Failures that are not the call's: the tool's declaration (a schema that does not compile, a url
+ * or module export that cannot be used) or stepthread's own (NODE_EXECUTION_FAILED: the argument
+ * checker did not load). Every call fails alike whatever the arguments, so no reply of the model
+ * mends them. A TOOL node fails with any failure; an LLM node fails with these too, instead of
+ * showing them to the model and completing.
  */
-const DEFINITION_FAILURES: ReadonlySet<ErrorCode> = new Set(['INVALID_TOOL_DEFINITION']);
+const REQUEST_FAILURES: ReadonlySet<ErrorCode> = new Set([
+  'INVALID_TOOL_DEFINITION',
+  'NODE_EXECUTION_FAILED',
+]);
 
-export function isDefinitionFailure(error: ToolError): boolean {
-  return DEFINITION_FAILURES.has(error.code);
+export function failsTheRequest(error: ToolError): boolean {
+  return REQUEST_FAILURES.has(error.code);
 }

@@ -2,7 +2,8 @@
  * Budgets and cost at the CLI (issue 27): `run --budget` overrides the workflow's budget for one run,
  * `start --budget` sends it in the execution input, a budget that is none is INVALID_BUDGET (exit 2)
  * before anything runs, and `inspect` (human and --json) and `runs --json` show what a run spent:
- * tokens and dollars per LLM step and for the whole run, with the budget spent.
+ * tokens and dollars per LLM step and for the whole run, with the budget spent, and the estimate of
+ * its AWS side deployed.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -91,11 +92,23 @@ describe('run --budget, inspect and runs --json', () => {
       `${first.inputTokens + first.outputTokens} tokens (${first.inputTokens} in, ${first.outputTokens} out), $${first.costUsd!.toFixed(6)}`,
     );
 
+    // Its AWS side, deployed, estimated from its steps: each step's Task, the Choice after each
+    // LOOP_START and LOOP_END, and the Choice a definition that may continue the run starts at.
+    const aws = report.awsCost!;
+    const steps = report.threads[0]!.nodes;
+    const choices = steps.filter((run) => ['LOOP_START', 'LOOP_END'].includes(run.nodeType)).length;
+    expect(aws.stateTransitions).toBe(steps.length + choices + 1);
+    expect(aws.lambdaInvocations).toBe(steps.length);
+    expect(Object.keys(aws.byNode).sort()).toEqual(['chat', 'end', 'loop', 'next', 'start']);
+    expect(aws.usd).toBeGreaterThan(0);
+    expect(human.stdout).toContain(`, 0 tool calls · aws ≈ $${aws.usd.toFixed(6)}\n`);
+
     const listed = await cli(['runs', '--json', '--data-dir', dataDir()]);
     const entry = (JSON.parse(listed.stdout) as RunsJsonEntry[]).find(
       (run) => run.executionId === executionId,
     );
     expect(entry?.cost).toEqual(cost);
+    expect(entry?.awsCost).toEqual(aws);
   });
 
   it('run --budget overrides the workflow budget: the run fails BUDGET_EXCEEDED at the crossing call', async () => {

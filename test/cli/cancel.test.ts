@@ -2,7 +2,7 @@
  * `stepthread cancel` from one terminal while `stepthread run` waits on a model in another: a real
  * run process against an OpenAI-compatible stand-in that holds its reply, and the cancel in this
  * process over the same data directory. The run's process sees the cancel mark, closes the model's
- * connection and ends CANCELLED; `runs` and `inspect` say CANCELLED, `resume` refuses with
+ * connection and ends CANCELLED; `runs` and `inspect` say CANCELLED (inspect with the reason), `resume` refuses with
  * RUN_CANCELLED, a second cancel changes nothing, and bad references are coded errors.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -93,6 +93,10 @@ describe('stepthread cancel', () => {
     const report = JSON.parse(inspected.stdout) as InspectReport;
     expect(report.executionStatus).toBe('CANCELLED');
     expect(report.threads.map((thread) => thread.status)).toEqual(['CANCELLED']);
+    // The reason the cancel was given, and when, as its mark keeps them.
+    expect(report.cancelled).toEqual({ at: expect.any(String), reason: 'took too long' });
+    const shown = (await cli('inspect', executionId, '--no-conversation')).stdout.split('\n');
+    expect(shown[1]).toBe(`cancelled at ${report.cancelled!.at}: took too long`);
 
     const resumed = await cli('resume', executionId);
     expect(resumed.code).toBe(1);

@@ -3,7 +3,8 @@
  * workflow with the edit — through `run --thread`, a resume (with the unedited file given), and a
  * copy of the copy — records it (inspect shows it), and an edit a workflow file would be refused for
  * is a coded usage error at copy time that writes nothing. On a deployed stack (a Step Functions
- * stand-in) workflow edits are refused and variable edits are typed by the deployed definition.
+ * stand-in) every edit is checked against the deployed definition (workflow edits only where a handler
+ * alone reads the key) and recorded for the handlers.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -220,20 +221,84 @@ describe('copy on a deployed stack', () => {
     });
   }
 
-  it('refuses node config and profile edits (COPY_EDIT_NOT_DEPLOYABLE), writing nothing', async () => {
+  it('checks node config and profile edits against the deployed definition and records them for the handlers', async () => {
     const sfn = await deployedSfn();
+    const copied = await runCli(
+      [
+        'copy',
+        source.threadId,
+        '--from',
+        'compute-credit',
+        '--node-config',
+        CODE_99,
+        '--profile',
+        FRENCH,
+        '--data-dir',
+        dataDir(),
+      ],
+      { cwd: dir, services: { sfn } },
+    );
+    expect([copied.code, copied.stderr]).toEqual([0, '']);
+    // One read of the definition serves both checks.
+    expect(sfn.sent.map((sent) => sent.name)).toEqual([
+      'DescribeExecutionCommand',
+      'DescribeStateMachineCommand',
+    ]);
+    const copy = await withClients((clients) =>
+      createLocalRuntime({ clients }).stores.threads.getThread(copied.stdout.trim()),
+    );
+    expect(copy.thread.metadata.workflowEdits).toEqual([
+      {
+        kind: 'profile',
+        profileId: 'default',
+        value: { provider: 'scripted', responses: ['Nous avons remboursé le double débit.'] },
+        at: expect.any(String),
+      },
+      {
+        kind: 'nodeConfig',
+        nodeId: 'compute-credit',
+        key: 'code',
+        value: "return { amount: 99, currency: 'EUR' }",
+        at: expect.any(String),
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      ['--node-config', 'compute-credit.outputVariable="other"'],
+      'COPY_EDIT_NOT_DEPLOYABLE',
+      /code, language, timeoutMs, memoryLimitMb, inputs can be edited there/,
+    ],
+    [
+      ['--node-config', 'is-billing.defaultTargetNodeId="end"'],
+      'COPY_EDIT_NOT_DEPLOYABLE',
+      /routes can be edited there/,
+    ],
+    [
+      ['--node-config', 'is-billing.routes=[{"condition": "true", "targetNodeId": "end"}]'],
+      'COPY_EDIT_NOT_DEPLOYABLE',
+      /routes is-billing to approve-credit, reply only, not to end/,
+    ],
+    [['--node-config', 'reply.profileId="other"'], 'COPY_EDIT_NOT_DEPLOYABLE', /--profile 'other=<json>'/],
+    [['--node-config', 'compute-credt.code="1"'], 'NODE_NOT_FOUND', /did you mean "compute-credit"/],
+    [
+      ['--node-config', 'compute-credit.code="return {"'],
+      'CODE_SYNTAX_ERROR',
+      /config code: .*does not compile/,
+    ],
+    [['--node-config', 'compute-credit.timeoutMs="soon"'], 'INVALID_NODE_CONFIG', /timeoutMs/],
+    [['--profile', 'defaul={"provider": "scripted"}'], 'UNKNOWN_PROFILE', /did you mean "default"/],
+    [['--profile', 'default={"provider": "nobody"}'], 'SCHEMA_INVALID', /profile default/],
+  ])('refuses %j on the stack with %s, exit 2, writing nothing', async (args, code, message) => {
     const items = await storedItems();
-    for (const args of [
-      ['--node-config', CODE_99],
-      ['--profile', FRENCH],
-    ]) {
-      const refused = await runCli(
-        ['copy', source.threadId, '--from', 'compute-credit', ...args, '--data-dir', dataDir()],
-        { cwd: dir, services: { sfn } },
-      );
-      expect([refused.code, refused.stdout]).toEqual([2, '']);
-      expect(refused.stderr).toMatch(/COPY_EDIT_NOT_DEPLOYABLE: .*in the node table their definition names/);
-    }
+    const refused = await runCli(
+      ['copy', source.threadId, '--from', 'compute-credit', ...args, '--data-dir', dataDir()],
+      { cwd: dir, services: { sfn: await deployedSfn() } },
+    );
+    expect([refused.code, refused.stdout]).toEqual([2, '']);
+    expect(refused.stderr).toContain(code);
+    expect(refused.stderr).toMatch(message);
     expect(await storedItems()).toBe(items);
   });
 
@@ -278,5 +343,25 @@ describe('copy on a deployed stack', () => {
     expect(copied.stderr).toMatch(
       /note: the deployed workflow's variable declarations could not be read \(node table [0-9a-f]{12}, .*node-tables\/[0-9a-f]{12}\.json does not exist/,
     );
+  });
+
+  it('refuses node config edits when the node table the deployed definition names cannot be read', async () => {
+    const items = await storedItems();
+    const refused = await runCli(
+      [
+        'copy',
+        source.threadId,
+        '--from',
+        'compute-credit',
+        '--node-config',
+        CODE_99,
+        '--data-dir',
+        dataDir(),
+      ],
+      { cwd: dir, services: { sfn: await deployedSfn({ stored: false, initial: [2] }) } },
+    );
+    expect([refused.code, refused.stdout]).toEqual([2, '']);
+    expect(refused.stderr).toMatch(/COPY_EDIT_NOT_DEPLOYABLE: .*could not be read/);
+    expect(await storedItems()).toBe(items);
   });
 });

@@ -169,7 +169,6 @@ describe('rerun --failed', () => {
     [['--from', 'check'], 'INVALID_RUNS_FILTER', /rerun takes --failed/],
     [['--failed', '--from', 'check', '--since', 'yesterday'], 'INVALID_DURATION', /--since takes a duration/],
     [['--failed', '--from', 'check', '--concurrency', '0'], 'INVALID_RUNS_FILTER', /--concurrency/],
-    [['--failed', '--from', 'check', '--stack', 'Prod'], 'RERUN_NOT_LOCAL', /start at START/],
     [['--failed', '--from', 'check', '--set', 'limit'], 'INVALID_COPY_EDIT', /<variable>=<json>/],
   ])('refuses %j with %s (exit 2)', async (args, code, message) => {
     const refused = await cli('rerun', ...args);

@@ -30,7 +30,9 @@ describe('stepthread compile', () => {
     const { code, stdout } = await cli('compile', EXAMPLE);
     expect(code).toBe(0);
     const definition = JSON.parse(stdout);
-    expect(definition.StartAt).toBe('start');
+    // The entry: START for a new run, a copied thread's node or a continuing run's Choice otherwise.
+    expect(definition.StartAt).toBe('stepthread:dispatch');
+    expect(definition.States['stepthread:dispatch'].Default).toBe('start');
     expect(definition.States.split.Type).toBe('Task');
     expect(definition.States['split:paths'].Type).toBe('Parallel');
   });
@@ -68,7 +70,7 @@ describe('continue-as-new from the CLI', () => {
     expect(on.StartAt).toBe('stepthread:dispatch');
     expect(JSON.stringify(on.States['next-ticket:choice'])).toContain('"NumericGreaterThanEquals":500');
     const off = JSON.parse((await cli('compile', LOOP, '--continue-after-events', 'off')).stdout);
-    expect(off.StartAt).toBe('start');
+    expect(JSON.stringify(off)).not.toMatch(/NumericGreaterThanEquals|startExecution|historyEvents/);
     const bad = await cli('compile', LOOP, '--continue-after-events', '10');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--continue-after-events: .*from 100 to 24000/);
@@ -118,8 +120,16 @@ describe('stepthread run', () => {
     // Only the ids, printed as the run starts so a killed run can still be found.
     expect(stderr).toMatch(/^started execution \S+ \(thread \S+\)\n$/);
     result = JSON.parse(stdout);
-    expect(Object.keys(result)).toEqual(['executionId', 'threadId', 'status', 'output', 'conversation']);
-    expect(result.status).toBe('COMPLETED');
+    expect(Object.keys(result)).toEqual([
+      'executionId',
+      'threadId',
+      'status',
+      'output',
+      'conversation',
+      'error',
+      'resume',
+    ]);
+    expect(result).toMatchObject({ status: 'COMPLETED', error: null, resume: null });
     expect(result.output).toMatchObject({ report: 'Report: ship it after adding a second region.' });
     expect(result.conversation.map((m) => [m.role, m.content])).toEqual([
       ['user', 'Make a research plan for: queues'],

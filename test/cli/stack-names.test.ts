@@ -90,6 +90,26 @@ describe('deployed table and bucket names', () => {
     expect(asked).toEqual(['Agents']);
   });
 
+  it("takes the event bus from the stack's EventBusName output, cached with the others; STEPTHREAD_EVENT_BUS wins", async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'stepthread-stack-'));
+    const { asked, describe } = recording({ ...OUTPUTS, EventBusName: 'agents-events' });
+    const options = { stack: 'Agents', cacheDir, describe };
+    expect((await deployedResourceNames({}, target, options)).eventBusName).toBe('agents-events');
+    const cached = await resolveStackNames({}, target, options);
+    expect(cached).toMatchObject({ cached: true, names: { eventBusName: 'agents-events' } });
+    expect(asked).toEqual(['Agents']);
+    const named = await deployedResourceNames({ STEPTHREAD_EVENT_BUS: 'other-bus' }, target, options);
+    expect(named.eventBusName).toBe('other-bus');
+    // The table and bucket from variables, no stack: the bus only from its variable.
+    const variables = { STEPTHREAD_TABLE: 't', STEPTHREAD_BUCKET: 'b' };
+    expect(await deployedResourceNames(variables, target)).toEqual({ tableName: 't', bucketName: 'b' });
+    expect(await deployedResourceNames({ ...variables, STEPTHREAD_EVENT_BUS: 'other-bus' }, target)).toEqual({
+      tableName: 't',
+      bucketName: 'b',
+      eventBusName: 'other-bus',
+    });
+  });
+
   it('falls back to the default names without a stack, and refuses a stack without the outputs', async () => {
     expect(await deployedResourceNames({}, target)).toEqual({
       tableName: 'stepthread',

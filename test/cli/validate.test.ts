@@ -337,6 +337,50 @@ describe('every problem at once', () => {
   }, 60_000);
 });
 
+describe('tool parameters', () => {
+  it('refuses a tool whose parameters are no JSON Schema, at the top and in a SUBGRAPH, as a run would fail each call', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const tool = (parameters: unknown) => ({
+        description: 'Years as a customer',
+        parameters,
+        handler: { kind: 'code', code: 'return 1' },
+      });
+      const good = { type: 'object', properties: { since: { type: 'integer' } } };
+      const misspelt = { type: 'object', properties: { since: { type: 'integr' } } };
+      const child = { ...chain('child', [{ id: 'look', type: 'TOOL', config: { toolName: 'deep' } }]) };
+      const workflow = {
+        ...chain('schemas', [
+          {
+            id: 'sub',
+            type: 'SUBGRAPH',
+            config: {
+              workflow: { ...child, tools: { deep: tool({ type: 'objet' }), late: tool(misspelt) } },
+            },
+          },
+        ]),
+        tools: { tenure: tool(misspelt), fine: tool(good) },
+      };
+      const file = join(dir, 'schemas.json');
+      await writeFile(file, JSON.stringify(workflow));
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      const errors = JSON.parse(result.out).errors as { code: string; path: string; message: string }[];
+      expect(errors.map(({ code, path }) => [code, path])).toEqual([
+        // The structure's rule (an object schema) once, not again as a schema that does not compile.
+        ['INVALID_TOOL_DEFINITION', 'nodes[1].config.workflow.tools.deep.parameters'],
+        ['INVALID_TOOL_DEFINITION', 'tools.tenure.parameters'],
+        ['INVALID_TOOL_DEFINITION', 'nodes[1].config.workflow.tools.late.parameters'],
+      ]);
+      expect(errors[1]!.message).toMatch(
+        /^tool "tenure": its parameters are not a valid JSON Schema: schema is invalid: data\/properties\/since\/type must be equal to one of the allowed values/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bin/stepthread.js (real process)', () => {
   it('returns the validate exit codes end to end', () => {
     const exec = (file: string) => cliProcessSync(['validate', file]);

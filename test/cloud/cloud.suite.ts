@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -24,6 +25,7 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
+import { busWatch } from './bus.ts';
 import { deniedCalls } from './grants.ts';
 import type { MotoStack } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
@@ -41,6 +43,8 @@ interface Plan {
 const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
   'fork-join-research': { input: { topic: 'caching' }, status: 'COMPLETED' },
+  // Fails at its CODE node; stack.suite.ts copies such runs from there and starts the copies.
+  'size-check': { input: { size: 5 }, status: 'FAILED' },
   'route-loop': { input: {}, status: 'COMPLETED' },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
@@ -109,6 +113,9 @@ const PLANS: Record<string, Plan> = {
     status: 'COMPLETED',
   },
 };
+
+/** What a rule on the stack's bus matches to watch the cancels' events. */
+const CANCELLED_EVENTS = { source: ['stepthread'], 'detail-type': ['THREAD_CANCELLED'] };
 
 /** Workflows deployed only to be cancelled (the last test): no plan runs them to their end. */
 const CANCELLED_ONLY = ['slow-model'];
@@ -691,17 +698,40 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(again.status).toBe(409);
       expect(again.body).toMatchObject({ error: { code: 'INTERACTION_ALREADY_ANSWERED' } });
 
-      // Copies run on this machine only: refused over the stack with a code.
-      const copyRun = await post(`/api/threads/${root}/run`, {});
-      expect(copyRun.status).toBe(409);
-      expect(copyRun.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
+      // Retry over the stack: a copy from a node, with a profile edit, started on the state machine
+      // (through its entry), ends COMPLETED with the edit in effect; the finished source is not run.
+      const finishedRun = await post(`/api/threads/${root}/run`, {});
+      expect(finishedRun.status).toBe(409);
+      expect(finishedRun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
+      const copied = await post(`/api/threads/${root}/copy`, {
+        fromNodeId: 'report',
+        profile: { default: { provider: 'scripted', responses: ['Report, edited in the console.'] } },
+      });
+      expect(copied.status).toBe(201);
+      const copyRun = await post(`/api/threads/${String(copied.body.threadId)}/run`, {});
+      expect(copyRun.status).toBe(202);
+      const copyArn = String(copyRun.body.executionId);
+      expect(copyArn).toMatch(
+        /^arn:aws:states:us-east-1:123456789012:execution:stepthread-fork-join-research:/,
+      );
+      let copyPage = await page(copyArn);
+      for (let tries = 0; copyPage.execution.stepFunctionsStatus === 'RUNNING'; tries += 1) {
+        if (tries > 200) throw new Error('the copy never ended');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        copyPage = await page(copyArn);
+      }
+      expect(copyPage.execution).toMatchObject({ status: 'COMPLETED', stepFunctionsStatus: 'SUCCEEDED' });
+      const copyThread = (await cloud.stores.threads.getThread(String(copied.body.threadId))).thread;
+      expect(JSON.stringify(copyThread.output)).toContain('Report, edited in the console.');
     } finally {
       expect(await dev.stop()).toBe(0);
     }
   }, 240_000);
 
-  it('cancel --stack stops an execution whose model call is in flight: the LLM function sees the cancel mark and returns, the run ends CANCELLED', async () => {
+  it('cancel --stack stops an execution whose model call is in flight: the LLM function sees the cancel mark and returns, the run ends CANCELLED, its THREAD_CANCELLED on the bus', async () => {
     const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const bus = busWatch(stack.endpoint, new EventBridgeClient(setup.clientConfig));
+    const observed = await bus.observeBus('cancel-events', 'observe-cancel', CANCELLED_EVENTS);
     const executionArn = (
       await cli(['start', 'slow-model', '--stack', STACK, '--name', 'cancelled-slow-model', '--input', '{}'])
     ).trim();
@@ -751,14 +781,95 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     expect(inspected.executionStatus).toBe('CANCELLED');
     expect(inspected.threads.map((entry) => entry.status)).toEqual(['CANCELLED']);
     expect((await runsJson('--status', 'CANCELLED')).map(nameOf)).toEqual(['cancelled-slow-model']);
-    // What the operator policy allowed: the mark, the records, StopExecution.
+    // On the stack's bus as every other event of the run: found by the stack's EventBusName output.
+    expect(await bus.eventsOfThread(observed.url, rootThreadId)).toEqual([
+      expect.objectContaining({
+        type: 'THREAD_CANCELLED',
+        threadId: rootThreadId,
+        workflowId: 'slow-model',
+        from: 'RUNNING',
+        to: 'CANCELLED',
+        reason: 'over budget',
+      }),
+    ]);
+    // What the operator policy allowed: the mark, the records, StopExecution, the events.
     const operator = setup.operatorCalls.filter((call) => call.allowed).map((call) => call.action);
     expect(operator).toEqual(
-      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'states:StopExecution']),
+      expect.arrayContaining([
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'states:StopExecution',
+        'events:PutEvents',
+      ]),
     );
     expect(
-      setup.operatorCalls.filter((call) => !call.allowed && call.action.startsWith('dynamodb:')),
+      setup.operatorCalls.filter((call) => !call.allowed && /^(dynamodb|events):/.test(call.action)),
     ).toEqual([]);
+  }, 120_000);
+
+  // After `cancel --stack`, whose runs listing expects its run as the only CANCELLED one.
+  it('dev --target aws: Stop (POST /api/executions/:id/cancel) stops a deployed execution whose model call is in flight; its page says CANCELLED and why, its THREAD_CANCELLED on the bus', async () => {
+    const llm = [...stack.roles].find(([, role]) => /^RuntimeLlmFunction/.test(role.logicalId))![0];
+    const bus = busWatch(stack.endpoint, new EventBridgeClient(setup.clientConfig));
+    const observed = await bus.observeBus('stop-events', 'observe-stop', CANCELLED_EVENTS);
+    const executionArn = (
+      await cli(['start', 'slow-model', '--stack', STACK, '--name', 'stopped-from-dev', '--input', '{}'])
+    ).trim();
+    for (let tries = 0; ((await stack.running())[llm] ?? 0) === 0; tries++) {
+      if (tries > 600) throw new Error('the LLM function was never invoked');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    const dev = await startCliProcess(
+      ['dev', WORKFLOWS!, '--target', 'aws', '--stack', STACK, '--port', '0'],
+      setup.operatorEnv,
+    );
+    try {
+      const stopped = await fetch(`${dev.url}/api/executions/${encodeURIComponent(executionArn)}/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'stopped from the console' }),
+      });
+      expect(stopped.status).toBe(200);
+      expect(await stopped.json()).toMatchObject({
+        executionId: executionArn,
+        status: 'CANCELLED',
+        reason: 'stopped from the console',
+        alreadyCancelled: false,
+        threadsCancelled: 1,
+      });
+      // Stopped in Step Functions (ABORTED, or FAILED on moto: see cancel --stack above).
+      for (let tries = 0; ; tries++) {
+        const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+        if (status !== 'RUNNING' || tries > 200) {
+          expect(['ABORTED', 'FAILED']).toContain(status);
+          break;
+        }
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      // The LLM function saw the mark and returned.
+      for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
+        if (tries > 200) throw new Error('the LLM function still waits on its model 20 s after the Stop');
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      const shown = (await (
+        await fetch(`${dev.url}/api/executions/${encodeURIComponent(executionArn)}`)
+      ).json()) as ExecutionPageJson & { error?: { code: string; message: string } };
+      expect(shown.execution.status).toBe('CANCELLED');
+      expect(shown.threads.map((thread) => thread.status)).toEqual(['CANCELLED']);
+      expect(shown.error).toEqual({
+        code: 'RUN_CANCELLED',
+        message: 'the run was cancelled: stopped from the console',
+      });
+      expect(await bus.eventsOfThread(observed.url, shown.rootThreadId!)).toEqual([
+        expect.objectContaining({
+          type: 'THREAD_CANCELLED',
+          threadId: shown.rootThreadId,
+          reason: 'stopped from the console',
+        }),
+      ]);
+    } finally {
+      expect(await dev.stop()).toBe(0);
+    }
   }, 120_000);
 
   // --- IAM: every SDK call the bundles made above, checked by the bridge against its function's role

@@ -6,7 +6,6 @@ import {
   DescribeEventBusCommand,
   EventBridgeClient,
   PutEventsCommand,
-  PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, DeleteBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -26,11 +25,15 @@ import {
   UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RerunJson } from '../../cli/commands/rerun.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
+import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
+import { workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import { tableDefinition } from '../../functions/stores/table.ts';
 import { compileForDeploy } from '../../infra/compile.ts';
 import { type E2e, plain } from '../e2e/helpers.ts';
+import { type BusWatch, busWatch } from './bus.ts';
 import { ACCOUNT, type MotoStack, REGION, type Template } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud } from './setup.ts';
 
@@ -48,6 +51,10 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
   let cloud: LocalRuntime;
   let sfn: SFNClient;
   let events: EventBridgeClient;
+  let queue: BusWatch['queue'];
+  let observeBus: BusWatch['observeBus'];
+  let drain: BusWatch['drain'];
+  let eventsOfThread: BusWatch['eventsOfThread'];
   let s3: S3Client;
   let workflows: Map<string, Workflow>;
   let setup: Cloud;
@@ -77,77 +84,6 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       nextToken = page.nextToken;
     } while (nextToken);
     return all;
-  }
-
-  /** SQS through its JSON protocol by hand (the project has no SQS client): only to observe rule targets. */
-  async function sqs(action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const response = await fetch(stack.endpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `AmazonSQS.${action}`,
-        // moto routes by the credential scope of the signature; it does not verify the signature.
-        authorization: `AWS4-HMAC-SHA256 Credential=test/20260101/${REGION}/sqs/aws4_request, SignedHeaders=host, Signature=0`,
-      },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`SQS ${action}: ${response.status} ${text}`);
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  }
-
-  async function queue(name: string): Promise<{ url: string; arn: string }> {
-    const { QueueUrl } = (await sqs('CreateQueue', { QueueName: name })) as { QueueUrl: string };
-    const { Attributes } = (await sqs('GetQueueAttributes', {
-      QueueUrl,
-      AttributeNames: ['QueueArn'],
-    })) as { Attributes: { QueueArn: string } };
-    return { url: QueueUrl, arn: Attributes.QueueArn };
-  }
-
-  /** A queue that receives what the rule `rule` matches on the stepthread-events bus. */
-  async function observeBus(queueName: string, rule: string, pattern: unknown): Promise<{ url: string }> {
-    const observed = await queue(queueName);
-    await events.send(
-      new PutRuleCommand({
-        Name: rule,
-        EventBusName: 'stepthread-events',
-        EventPattern: JSON.stringify(pattern),
-      }),
-    );
-    await events.send(
-      new PutTargetsCommand({
-        Rule: rule,
-        EventBusName: 'stepthread-events',
-        Targets: [{ Id: 'observed', Arn: observed.arn }],
-      }),
-    );
-    return observed;
-  }
-
-  /** The details of the events on the queue about `threadId`, waiting up to 10 s for the first. */
-  async function eventsOfThread(url: string, threadId: string): Promise<Record<string, unknown>[]> {
-    for (let waited = 0; ; waited += 250) {
-      const details = (await drain(url)).map((event) => event.detail as Record<string, unknown>);
-      const about = details.filter((detail) => detail.threadId === threadId);
-      if (about.length > 0 || waited >= 10_000) return about;
-      await sleep(250);
-    }
-  }
-
-  /** Every message the queue holds now, as parsed JSON. */
-  async function drain(url: string): Promise<Record<string, unknown>[]> {
-    const messages: Record<string, unknown>[] = [];
-    for (;;) {
-      const { Messages } = (await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10 })) as {
-        Messages?: { Body: string; ReceiptHandle: string }[];
-      };
-      if (!Messages?.length) return messages;
-      for (const message of Messages) {
-        messages.push(JSON.parse(message.Body) as Record<string, unknown>);
-        await sqs('DeleteMessage', { QueueUrl: url, ReceiptHandle: message.ReceiptHandle });
-      }
-    }
   }
 
   /** The template's rules whose logical id contains `part`, with the name moto.ts gave each. */
@@ -183,6 +119,7 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     setup = await startCloud('cloud-stack');
     ({ stack, template, e2e, cloud, sfn, workflows } = setup);
     events = new EventBridgeClient(setup.clientConfig);
+    ({ queue, observeBus, drain, eventsOfThread } = busWatch(stack.endpoint, events));
     s3 = new S3Client({ ...setup.clientConfig, forcePathStyle: true });
   }, 120_000);
   afterAll(() => setup?.close());
@@ -327,6 +264,160 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
       expect.stringMatching(/^s3:GetObject arn:aws:s3:::[^/]+\/node-tables\/[0-9a-f]{12}\.json$/),
     );
   }, 120_000);
+
+  /** Starts size-check on the stack with `size` (over its limit of 1: it fails at check); its root thread. */
+  async function failedSizeCheck(name: string, size: number): Promise<string> {
+    const started = await cli([
+      'start',
+      'size-check',
+      '--stack',
+      STACK,
+      '--name',
+      name,
+      '--input',
+      JSON.stringify({ size }),
+    ]);
+    expect(started.code).toBe(0);
+    const executionArn = started.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('FAILED');
+    return (await cloud.stores.executions.getExecution(executionArn)).rootThreadId;
+  }
+
+  /** The same copy made and run on the embedded runtime (`run --thread`): what the stack's must equal. */
+  async function locallyCopied(size: number, edits: CopyEdit[]): Promise<string> {
+    const workflow = workflows.get('size-check')!;
+    const source = await e2e.runtime.prepare(workflow).run({ size });
+    expect(source.status).toBe('FAILED');
+    const copy = await e2e.runtime.copyThread(source.threadId, { fromNodeId: 'check', edits, workflow });
+    const run = await e2e.runtime
+      .prepare(workflowForThread(workflow, copy), { startNodeId: 'check' })
+      .runThread(copy.id);
+    expect(run.status).toBe('COMPLETED');
+    return copy.id;
+  }
+
+  it('copy --stack --from the failed node with a --set fix, then start --thread: the copy COMPLETES as the same copy does locally, within the operator policy', async () => {
+    const rootThreadId = await failedSizeCheck('size-5', 5);
+    const copy = await checked([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--set',
+      'limit=100',
+      '--stack',
+      STACK,
+    ]);
+    expect(copy.result.code).toBe(0);
+    const copyId = copy.result.stdout.trim();
+    const start = await checked(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect([start.result.code, start.result.stderr]).toEqual([
+      0,
+      `starting thread ${copyId} from node check\n`,
+    ]);
+    expect(start.beyond).toEqual([]);
+    expect(start.calls.map((call) => call.action)).toEqual(
+      expect.arrayContaining(['states:DescribeStateMachine', 'states:StartExecution']),
+    );
+    const executionArn = start.result.stdout.trim();
+    expect(executionArn).toMatch(/^arn:aws:states:us-east-1:123456789012:execution:stepthread-size-check:/);
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    expect(await cloud.stores.executions.getExecution(executionArn)).toMatchObject({
+      rootThreadId: copyId,
+      status: 'COMPLETED',
+    });
+    const local = await locallyCopied(5, [{ kind: 'variable', name: 'limit', value: 100 }]);
+    expect(await runState(cloud, copyId)).toEqual(await runState(e2e.runtime, local));
+    expect((await cloud.stores.threads.getThread(copyId)).thread.output).toEqual({ accepted: 5 });
+    // Started once: a second start is refused before any execution starts.
+    const again = await cli(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/INVALID_STATUS_TRANSITION/);
+  }, 120_000);
+
+  it('a --node-config edit on the stack takes effect: the CODE handler runs the copy’s code, as the local copy compiled with it does', async () => {
+    const rootThreadId = await failedSizeCheck('size-9', 9);
+    const code = 'return { accepted: -input.size }';
+    const copy = await cli([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--node-config',
+      `check.code=${JSON.stringify(code)}`,
+      '--stack',
+      STACK,
+    ]);
+    expect([copy.code, copy.stderr]).toEqual([0, '']);
+    const copyId = copy.stdout.trim();
+    const started = await cli(['start', 'size-check', '--thread', copyId, '--stack', STACK]);
+    expect((await finished(started.stdout.trim())).status).toBe('SUCCEEDED');
+    expect((await cloud.stores.threads.getThread(copyId)).thread.output).toEqual({ accepted: -9 });
+    const local = await locallyCopied(9, [{ kind: 'nodeConfig', nodeId: 'check', key: 'code', value: code }]);
+    expect(await runState(cloud, copyId)).toEqual(await runState(e2e.runtime, local));
+    // A key the state machine's shape decides is refused at copy time, naming what can be edited.
+    const refused = await cli([
+      'copy',
+      rootThreadId,
+      '--from',
+      'check',
+      '--node-config',
+      'check.outputVariable="limit"',
+      '--stack',
+      STACK,
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /COPY_EDIT_NOT_DEPLOYABLE .*code, language, timeoutMs, memoryLimitMb, inputs can be edited there/,
+    );
+  }, 120_000);
+
+  it('rerun --failed --from check --stack: a dry run plans, --yes copies each failed run with the fix and starts it, FAILED → COMPLETED', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const sources = [];
+    for (const size of [6, 7, 8]) sources.push(await failedSizeCheck(`rerun-size-${size}`, size));
+    const args = [
+      'rerun',
+      '--failed',
+      '--from',
+      'check',
+      '--workflow',
+      'size-check',
+      '--since',
+      since,
+      '--set',
+      'limit=100',
+      '--stack',
+      STACK,
+    ];
+    const dry = await cli([...args, '--json']);
+    expect([dry.code, dry.stderr]).toEqual([0, '']);
+    const plan = JSON.parse(dry.stdout) as RerunJson;
+    expect(plan.runs.map((run) => run.rootThreadId).sort()).toEqual([...sources].sort());
+    expect(plan.runs.every((run) => run.skipped === undefined && run.copyThreadId === undefined)).toBe(true);
+    const done = await checked([...args, '--yes', '--json']);
+    expect(done.result.code).toBe(0);
+    const report = JSON.parse(done.result.stdout) as RerunJson;
+    expect(report.runs.map((run) => [run.status, run.error?.code, run.newStatus])).toEqual(
+      Array(3).fill(['FAILED', 'CODE_ERROR', 'COMPLETED']),
+    );
+    for (const run of report.runs) {
+      const { thread } = await cloud.stores.threads.getThread(run.copyThreadId!);
+      const source = await cloud.stores.threads.getThread(run.rootThreadId);
+      expect(thread.output).toEqual({ accepted: (source.thread.input as { size: number }).size });
+      expect(await cloud.stores.executions.getExecution(run.newExecutionId!)).toMatchObject({
+        rootThreadId: run.copyThreadId,
+        status: 'COMPLETED',
+      });
+    }
+    // Within the operator policy: listing, reading, the copies' PutItems and UpdateItems (CancelRuns),
+    // DescribeStateMachine, StartExecution, DescribeExecution. (These copies hold one node result, START's;
+    // a copy holding more writes them with a BatchWriteItem, beyond the policy: the copy --stack test above.)
+    expect(done.beyond).toEqual([]);
+    expect(done.calls.map((call) => call.action)).toEqual(
+      expect.arrayContaining(['states:ListExecutions', 'states:StartExecution', 'states:DescribeExecution']),
+    );
+  }, 240_000);
 
   it('--stack after a redeploy: a cached table that is gone is looked up again, and the command runs once more', async () => {
     const stackName = 'StepthreadRedeployed';

@@ -2,7 +2,8 @@
  * Stopping a run from `stepthread dev`: `POST /api/executions/:id/cancel`, and the console's Stop
  * button in a real browser (Debian's chromium through playwright-core; skipped without it). A run
  * waiting on an OpenAI-compatible stand-in has its model connection closed and ends CANCELLED; a run
- * waiting on a person has its question closed; an ended run and an unknown id are coded errors.
+ * waiting on a person has its question closed; a run cancelled by another process shows why; an
+ * ended run and an unknown id are coded errors.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,9 @@ import { delimiter, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
 import { type AwsClients, createAwsClients } from '../../functions/aws/clients.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
@@ -161,6 +164,23 @@ describe('POST /api/executions/:id/cancel', () => {
       },
       { timeout: 5000, interval: 50 },
     );
+  });
+
+  it('a run cancelled outside this server: its page gives RUN_CANCELLED with the reason', async () => {
+    // Another process on the data directory (`stepthread run`, then `stepthread cancel`): only the
+    // stores are shared, so the page reads why from the run's records, not from a run of its own.
+    const elsewhere = createLocalRuntime({ clients });
+    const held = model.requests.length;
+    model.reply({ ...textReply('never sent'), delayMs: 60_000 });
+    const workflow = essayWorkflow(`${model.url}/v1`) as Workflow;
+    const running = elsewhere.prepare(workflow).run({}, { executionId: 'cancelled-elsewhere' });
+    running.catch(() => {});
+    await vi.waitFor(() => expect(model.requests.length).toBe(held + 1), { timeout: 10_000, interval: 20 });
+    await elsewhere.cancel('cancelled-elsewhere', { reason: 'wrong model' });
+    expect((await running).status).toBe('CANCELLED');
+    const shown = await page('cancelled-elsewhere');
+    expect(shown.execution.status).toBe('CANCELLED');
+    expect(shown.error).toEqual({ code: 'RUN_CANCELLED', message: 'the run was cancelled: wrong model' });
   });
 
   it('refuses an ended run (409), an unknown one (404) and a reason that is not text (400), with codes', async () => {

@@ -208,6 +208,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     await page.getByTestId('workflow-file-support-triage.json').waitFor();
     await page.getByTestId('executions-loading').waitFor();
     expect(await page.getByTestId('no-executions').count()).toBe(0);
+    await shot('executions-loading');
     answer('[]');
     await page.getByTestId('no-executions').waitFor();
     expect(await page.getByTestId('executions-loading').count()).toBe(0);
@@ -503,6 +504,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
         return { wide: share > 0.5, breaks };
       });
     await expect.poll(layoutOfSplit).toEqual({ wide: true, breaks: [] });
+    await shot('steps-output-column');
     const copyButton = page.locator('tr[data-node="report"] [data-testid^="copy-from-"]');
     // A JOIN step offers no copy (it merges branches a copy would not have); each step shows the
     // tokens it used, beside the thread's running total.
@@ -616,6 +618,73 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     expect(await zoom()).toBeGreaterThanOrEqual(0.74);
     for (const nodeId of ['start', 'step-1', 'end']) expect(await inView(nodeId)).toBe(true);
     expect((await page.getByTestId('graph').boundingBox())!.height).toBeLessThan(400);
+    await shot('small-graph');
+  });
+
+  it('marks a step whose tool calls returned errors to the model, not as if all went well', async () => {
+    const tool = (code: string) => ({
+      description: 'Checks',
+      parameters: { type: 'object', properties: { kg: { type: 'number' } } },
+      handler: { kind: 'code', code },
+    });
+    const toolErrors = {
+      id: 'tool-errors',
+      version: 1,
+      profiles: {
+        default: {
+          provider: 'scripted',
+          byNode: {
+            // Both calls fail: a tool that throws, and one that does not exist.
+            agent: [
+              {
+                content: 'Checking the scale.',
+                toolCalls: [
+                  { name: 'check', arguments: { kg: 2 } },
+                  { name: 'nope', arguments: {} },
+                ],
+              },
+              'The scale is offline.',
+            ],
+            weigher: [{ toolCalls: [{ name: 'weigh', arguments: { kg: 2 } }] }, 'Done.'],
+          },
+        },
+      },
+      tools: { check: tool('throw new Error("no scale")'), weigh: tool('return { grams: input.kg * 1000 }') },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'agent', type: 'LLM', config: { prompt: 'Check the scale', tools: ['check'] } },
+        { id: 'weigher', type: 'LLM', config: { prompt: 'Weigh it', tools: ['weigh'] } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'agent' },
+        { from: 'agent', to: 'weigher' },
+        { from: 'weigher', to: 'end' },
+      ],
+    };
+    writeFileSync(join(workflowsDir, 'tool-errors.json'), JSON.stringify(toolErrors));
+    await page.goto(`${url}/#/workflows/tool-errors`);
+    await page.getByTestId('start-run').click();
+    await page.waitForURL(/#\/executions\//);
+    await executionStatus('COMPLETED');
+    await page.getByTestId('thread-root').click();
+    const marked = page.locator('tr[data-node="agent"]').getByTestId('step-tool-calls-failed');
+    await expect.poll(() => marked.innerText()).toBe('⚠ 2 of 2 tool calls failed');
+    // A step whose tool call worked has no mark.
+    await page.locator('tr[data-node="weigher"]').waitFor();
+    expect(await page.locator('tr[data-node="weigher"]').getByTestId('step-tool-calls-failed').count()).toBe(
+      0,
+    );
+    // In the conversation, the two error results are marked failed; the weigher's answer is not.
+    const failedResults = page.getByTestId('conversation').getByTestId('tool-result-failed');
+    await expect
+      .poll(() => failedResults.evaluateAll((rows) => rows.map((row) => row.textContent)))
+      .toEqual([
+        'tool · check · failedError: CODE_ERROR: tool "check": Error: no scale (line 1)',
+        'tool · nope · failedError: there is no tool named "nope"; the tools are: check',
+      ]);
+    await page.getByTestId('conversation').getByText('{"grams":2000}').waitFor();
+    await shot('tool-calls-failed');
   });
 
   it("lists fork threads in their FORK's path order, a list's items by index", async () => {

@@ -1,7 +1,8 @@
 /**
  * A run's cost and budget in `stepthread dev` (issue 27): `/api/executions/:id` gives the run's
  * tokens, dollars and tool calls with its budget spent, each node's usage over its runs and each
- * step's; the console shows them on the execution page, in Debian's `chromium` driven by
+ * step's, and the estimate of its AWS side deployed (the run's and each node's, as inspect gives
+ * it); the console shows them on the execution page, in Debian's `chromium` driven by
  * playwright-core. Without chromium the page part is skipped, saying so.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AwsCost } from '../../cli/aws-cost.ts';
+import { runCli } from '../support/cli.ts';
 import { type DevProcess, runToEnd, startDevProcess } from '../support/dev-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -97,7 +100,8 @@ describe('cost and budget in stepthread dev', () => {
         costUsd: number;
         modelCalls: number;
       };
-      nodeStatus: Record<string, { usage?: Usage }>;
+      nodeStatus: Record<string, { usage?: Usage; awsUsd?: number }>;
+      awsCost: AwsCost;
     } & { cost: { spent: { maxTokens: { spent: number; limit: number } } } };
 
   it('/api/executions/:id: the run, each node and each step cost their tokens at the profile price', async () => {
@@ -130,6 +134,19 @@ describe('cost and budget in stepthread dev', () => {
     expect(nodeStatus.loop?.usage).toBeUndefined();
   });
 
+  it("/api/executions/:id: the run's AWS side, deployed, as inspect estimates it, and each node's share", async () => {
+    const { awsCost, nodeStatus } = await page();
+    const inspected = await runCli(['inspect', executionId, '--json', '--data-dir', dataDir], {
+      env: { STEPTHREAD_DATA_DIR: dataDir },
+    });
+    expect(inspected.code).toBe(0);
+    expect(awsCost).toEqual((JSON.parse(inspected.stdout) as { awsCost: AwsCost }).awsCost);
+    expect(awsCost.usd).toBeGreaterThan(0);
+    for (const node of ['start', 'loop', 'chat', 'next', 'end']) {
+      expect(nodeStatus[node]?.awsUsd).toBe(awsCost.byNode[node]);
+    }
+  });
+
   const executablePath = findChromium();
   if (executablePath === undefined) {
     console.warn(
@@ -140,7 +157,7 @@ describe('cost and budget in stepthread dev', () => {
   it.skipIf(executablePath === undefined)(
     'the execution page shows the run cost, the budget spent, each node cost and each step cost',
     async () => {
-      const { cost } = await page();
+      const { cost, awsCost } = await page();
       const usd = `$${cost.costUsd.toFixed(6)}`;
       let browser: Browser | undefined;
       try {
@@ -157,6 +174,11 @@ describe('cost and budget in stepthread dev', () => {
         const node = (await tab.getByTestId('cost-of-node-chat').textContent()) ?? '';
         expect(node).toContain(`${cost.tokens} tokens`);
         expect(node).toContain(usd);
+        // Beside the model cost: the AWS side deployed, for the run and the node.
+        expect(await tab.getByTestId('run-aws-usd').textContent()).toBe(`≈ $${awsCost.usd.toFixed(6)}`);
+        expect(await tab.getByTestId('aws-of-node-chat').textContent()).toBe(
+          ` · aws ≈ $${awsCost.byNode.chat!.toFixed(6)}`,
+        );
         await expect.poll(() => tab.getByTestId('step-cost').count()).toBe(3);
         const first = (await tab.getByTestId('step-cost').first().textContent()) ?? '';
         expect(first).toMatch(/^\d+ in · \d+ out · \$\d+\.\d{6}$/);

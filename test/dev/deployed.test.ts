@@ -9,24 +9,40 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer, stepFunctionsConsoleUrl } from '../../cli/dev/server.ts';
+import { compileWorkflow } from '../../engine/asl/index.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
 import { recordingSfn } from '../support/sfn-stub.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MACHINE = 'arn:aws:states:eu-west-1:123456789012:stateMachine:demo-support-triage';
+const RESEARCH = 'arn:aws:states:eu-west-1:123456789012:stateMachine:demo-fork-join-research';
+const research = loadWorkflowsFromDir(join(ROOT, 'examples')).find(
+  (loaded) => loaded.workflow.id === 'fork-join-research',
+)!.workflow;
 
 let services: LocalServices;
 let server: DevServer;
 const sfn = recordingSfn((name, input) => {
   if (name === 'ListStateMachinesCommand') {
-    return { stateMachines: [{ name: 'demo-support-triage', stateMachineArn: MACHINE }] };
+    return {
+      stateMachines: [
+        { name: 'demo-support-triage', stateMachineArn: MACHINE },
+        { name: 'demo-fork-join-research', stateMachineArn: RESEARCH },
+      ],
+    };
+  }
+  if (name === 'DescribeStateMachineCommand' && input.stateMachineArn === RESEARCH) {
+    return { definition: JSON.stringify(compileWorkflow(research).definition) };
   }
   if (name === 'StartExecutionCommand') {
-    return { executionArn: `${MACHINE.replace(':stateMachine:', ':execution:')}:${String(input.name)}` };
+    const machine = String(input.stateMachineArn).replace(/:live$/, '');
+    return { executionArn: `${machine.replace(':stateMachine:', ':execution:')}:${String(input.name)}` };
   }
   return {};
 });
@@ -72,7 +88,7 @@ describe('stepthread dev --target aws', () => {
     const page = await fetch(`${server.url}/api/executions/${encodeURIComponent(executionId)}`);
     expect(page.status).toBe(200);
     expect(((await page.json()) as { execution: { status: string } }).execution.status).toBe('RUNNING');
-    expect((await post('/api/workflows/fork-join-research/runs', {})).body).toMatchObject({
+    expect((await post('/api/workflows/route-loop/runs', {})).body).toMatchObject({
       error: { code: 'WORKFLOW_NOT_FOUND' },
     });
   });
@@ -109,10 +125,31 @@ describe('stepthread dev --target aws', () => {
     expect(success.input.taskToken).toBe('token-of-the-waiting-task');
   });
 
-  it('refuses to run a copied thread on the stack, with a code', async () => {
-    const run = await post('/api/threads/t-anything/run', {});
-    expect(run.status).toBe(409);
-    expect(run.body).toMatchObject({ error: { code: 'INVALID_STATE_MACHINE' } });
+  it("runs a copied thread on the stack: StartExecution on the workflow's live alias, entering at the copy's node", async () => {
+    const clients = createAwsClients(services.target, services.names);
+    const source = await createLocalRuntime({ clients }).prepare(research).run({ topic: 'caching' });
+    expect(source.status).toBe('COMPLETED');
+    const finished = await post(`/api/threads/${source.threadId}/run`, {});
+    expect(finished.status).toBe(409);
+    expect(finished.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
+    const copy = await post(`/api/threads/${source.threadId}/copy`, { fromNodeId: 'report' });
+    expect(copy.status).toBe(201);
+    const run = await post(`/api/threads/${String(copy.body.threadId)}/run`, {});
+    expect(run.status).toBe(202);
+    expect(run.body.executionId).toMatch(
+      /^arn:aws:states:eu-west-1:123456789012:execution:demo-fork-join-research:/,
+    );
+    const start = sent.filter((command) => command.name === 'StartExecutionCommand').at(-1)!;
+    expect(start.input.stateMachineArn).toBe(`${RESEARCH}:live`);
+    expect(JSON.parse(String(start.input.input))).toMatchObject({
+      resume: {
+        copy: true,
+        at: 'report',
+        node: { id: 'report', type: 'LLM' },
+        envelope: { threadId: copy.body.threadId, rootThreadId: copy.body.threadId },
+      },
+    });
+    expect((await post('/api/threads/t-nothing/run', {})).status).toBe(404);
   });
 
   it("lists the stack's state machines once a minute at most, however often the executions list is read", async () => {

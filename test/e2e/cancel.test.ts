@@ -7,8 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StepthreadError } from '../../engine/errors.ts';
+import type { StepthreadEvent } from '../../engine/events.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
+import type { EventPublisher } from '../../functions/events/publisher.ts';
 import { createLocalRuntime, type TaskCall } from '../../functions/local/runtime.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
@@ -171,6 +173,49 @@ describe('cancel', () => {
     expect(thread.executionHistory.map((entry) => entry.nodeId)).toEqual(['start', 'first']);
     expect(thread.errors).toEqual([]);
     expect((await e2e.runtime.stores.executions.getExecution(executionId)).status).toBe('CANCELLED');
+  });
+
+  it("publishes the cancel's THREAD_CANCELLED events where the runtime publishes its steps' events (a stack's bus)", async () => {
+    const published: StepthreadEvent[] = [];
+    const sink: EventPublisher = {
+      publish: async (events) => {
+        published.push(...events);
+      },
+    };
+    const clients = createAwsClients(e2e.services.target, e2e.services.names);
+    const running = createLocalRuntime({ clients, events: sink });
+    const executionId = 'cancel-published';
+    model.reply({ ...textReply('never sent'), delayMs: 60_000 });
+    const before = model.requests.length;
+    const run = running.prepare(askWorkflow('cancel-published')).run({}, { executionId });
+    run.catch(() => {});
+    await vi.waitFor(() => expect(model.requests.length).toBe(before + 1), SOON);
+    // As `stepthread cancel --stack` does: another runtime over the stores, with the stack's bus.
+    const elsewhere = createLocalRuntime({ clients, events: sink });
+    expect((await elsewhere.cancel(executionId, { reason: 'published' })).status).toBe('CANCELLED');
+    const outcome = await run;
+    expect(outcome.status).toBe('CANCELLED');
+    const thread = await e2e.thread(outcome.threadId);
+    // Every event the thread records went to the sink, the cancel's among them (once, from the cancel).
+    const recorded = (await e2e.runtime.stores.threads.readJournal(thread.id)).events;
+    const key = (event: StepthreadEvent) => `${event.type} ${'nodeId' in event ? event.nodeId : ''}`;
+    expect(recorded.map(key)).toEqual([
+      'THREAD_CREATED ',
+      'THREAD_STARTED ',
+      'NODE_STARTED start',
+      'NODE_COMPLETED start',
+      'NODE_STARTED topic',
+      'NODE_COMPLETED topic',
+      'THREAD_CANCELLED ',
+    ]);
+    expect(published.map(key)).toEqual(recorded.map(key));
+    expect(published.at(-1)).toMatchObject({
+      type: 'THREAD_CANCELLED',
+      threadId: thread.id,
+      from: 'RUNNING',
+      to: 'CANCELLED',
+      reason: 'published',
+    });
   });
 
   it('refuses a run that already ended, and changes nothing', async () => {

@@ -51,6 +51,7 @@ function recording(runtime: LocalRuntime, payloads: number[]): LocalRuntime {
         ...prepared,
         run: (input, runOptions) => record(prepared.run(input, runOptions)),
         runThread: (threadId, runOptions) => record(prepared.runThread(threadId, runOptions)),
+        startThread: (threadId, runOptions) => record(prepared.startThread(threadId, runOptions)),
       };
     },
   };

@@ -2,7 +2,7 @@
  * OpenTelemetry traces of local runs (issue 27): `stepthread run` in a child process with
  * OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local OTLP/HTTP receiver exports one trace per run — the
  * run's span, a span per node step, per model call (GenAI semantic conventions) and per tool call,
- * fork branches under their FORK's step — with prompt and reply text only when
+ * fork branches and list items under their FORK's step — with prompt and reply text only when
  * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, and no secret in any span.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -97,6 +97,11 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   await writeFile(join(dir, 'traced.json'), JSON.stringify(tracedWorkflow()));
   await writeFile(join(dir, 'failing.json'), JSON.stringify(failingWorkflow()));
+  await writeFile(join(dir, 'items.json'), JSON.stringify(itemsWorkflow('items', 'inline')));
+  await writeFile(
+    join(dir, 'stored-items.json'),
+    JSON.stringify(itemsWorkflow('stored-items', 'distributed')),
+  );
 });
 beforeEach(() => {
   receiver.spans.length = 0;
@@ -160,6 +165,40 @@ function tracedWorkflow() {
       { from: 'fetch', to: 'split' },
       { from: 'a', to: 'merge' },
       { from: 'b', to: 'merge' },
+      { from: 'merge', to: 'end' },
+    ],
+  };
+}
+
+/** A FORK over the input's list (a Map state, inline or distributed), one model call per item. */
+function itemsWorkflow(id: string, mode: 'inline' | 'distributed') {
+  return {
+    id,
+    version: 1,
+    profiles: {
+      default: { provider: 'openai', model: 'echo', baseUrl: `${modelUrl}/v1`, apiKeyEnv: 'MODEL_KEY' },
+    },
+    nodes: [
+      { id: 'start', type: 'START' },
+      {
+        id: 'each',
+        type: 'FORK',
+        config: {
+          forkPathIds: ['item'],
+          forkStrategy: 'parallel',
+          childNodeIds: ['work'],
+          forEach: '{{input.items}}',
+          itemVariable: 'item',
+          mode,
+        },
+      },
+      { id: 'work', type: 'LLM', config: { prompt: 'Work on {{item}}' } },
+      { id: 'merge', type: 'JOIN', config: { forkPathIds: ['item'], joinStrategy: 'ALL_COMPLETED' } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'each' },
+      { from: 'work', to: 'merge' },
       { from: 'merge', to: 'end' },
     ],
   };
@@ -349,6 +388,28 @@ describe('OpenTelemetry traces of a local run', () => {
       receiver.bodies.some((body) => body.includes(form)),
     );
     expect(leaks).toEqual([]);
+  }, 120_000);
+
+  it('list items (a Map, inline and distributed): each item’s steps are children of the FORK’s step, in the run’s one trace', async () => {
+    for (const file of ['items', 'stored-items']) {
+      receiver.spans.length = 0;
+      const result = await run(`${file}.json`, { items: ['x', 'y', 'z'] });
+      expect(result.status, file).toBe('COMPLETED');
+      const spans = receiver.spans;
+      expect(new Set(spans.map((span) => span.traceId)).size, file).toBe(1);
+      const root = one(spans, `invoke_workflow ${file}`);
+      const fork = one(spans, 'step each');
+      expect(fork.parentSpanId).toBe(root.spanId);
+      const items = named(spans, 'step work');
+      expect(items, file).toHaveLength(3);
+      expect(new Set(items.map((span) => span.attributes['stepthread.thread.id'])).size).toBe(3);
+      for (const item of items) {
+        expect(item.parentSpanId, file).toBe(fork.spanId);
+        expect(item.attributes['stepthread.thread.id']).not.toBe(result.threadId);
+        const chats = named(spans, 'chat echo').filter((span) => span.parentSpanId === item.spanId);
+        expect(chats, file).toHaveLength(1);
+      }
+    }
   }, 120_000);
 
   it('a failed node: its step and the run carry the error code', async () => {

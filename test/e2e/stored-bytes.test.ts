@@ -122,6 +122,73 @@ describe('stored bytes per thread', () => {
     expect(plain.threads.every((thread) => thread.storedBytes === undefined)).toBe(true);
   });
 
+  it("a join over a list takes over its main item's conversation: each object still counts for one thread", async () => {
+    const e2eList = await startE2e('stored-list');
+    try {
+      const list = valid({
+        id: 'stored-list',
+        version: 1,
+        profiles: { default: { provider: 'scripted', responses: ['first', 'x', 'y', 'z', 'after'] } },
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'ask', type: 'LLM', config: { prompt: 'Begin' } },
+          {
+            id: 'each',
+            type: 'FORK',
+            config: {
+              forkPathIds: ['doc'],
+              forkStrategy: 'parallel',
+              childNodeIds: ['say'],
+              forEach: '{{input.docs}}',
+              maxConcurrency: 1,
+            },
+          },
+          { id: 'say', type: 'LLM', config: { prompt: 'About {{item}}' } },
+          {
+            id: 'merge',
+            type: 'JOIN',
+            config: { forkPathIds: ['doc'], joinStrategy: 'ALL_COMPLETED', mainItem: 1 },
+          },
+          { id: 'tell', type: 'LLM', config: { prompt: 'After' } },
+          { id: 'end', type: 'END' },
+        ],
+        edges: [
+          { from: 'start', to: 'ask' },
+          { from: 'ask', to: 'each' },
+          { from: 'say', to: 'merge' },
+          { from: 'merge', to: 'tell' },
+          { from: 'tell', to: 'end' },
+        ],
+      });
+      const run = await e2eList.runtime.prepare(list).run({ docs: ['x', 'y', 'z'] }, { noRetryWaits: true });
+      expect(run.status).toBe('COMPLETED');
+      const listNames = { tableName: 'e2e-stored-list', bucketName: 'e2e-stored-list' };
+      const listClients = () => createAwsClients(e2eList.services.target, listNames);
+      const report = await buildInspectReport(
+        e2eList.runtime,
+        run.executionId,
+        undefined,
+        'all',
+        {},
+        {
+          storedBytes: createStoredBytesReader(listClients(), listClients()),
+        },
+      );
+      expect(report.threads).toHaveLength(4);
+      const { s3 } = listClients();
+      let objects = 0;
+      for (const prefix of ['segments/', 'values/']) {
+        const page = await s3.send(new ListObjectsCommand({ Bucket: listNames.bucketName, Prefix: prefix }));
+        objects += page.Contents?.length ?? 0;
+      }
+      // Every object once: item 1's reply counts for item 1, not again for the root that took it over.
+      const owned = report.threads.map((thread) => thread.storedBytes!.objects);
+      expect(owned.reduce((sum, count) => sum + count, 0)).toBe(objects);
+    } finally {
+      await e2eList.close();
+    }
+  });
+
   it('a copy owns none of its source’s objects until it writes its own', async () => {
     const run = await e2e.runtime.prepare(workflow).run({}, { noRetryWaits: true });
     // An edit, so the copy's LLM step writes a conversation of its own (equal content is one object).

@@ -164,6 +164,47 @@ describe('thread store', () => {
     expect((await store.readJournal(threadId)).events).toHaveLength(journal.events.length);
   });
 
+  it('records events outside a step on a head it read without reading it again; a head moved on since still refuses them', async () => {
+    const threadId = 't-known-head';
+    await store.createThread(makeThread(threadId));
+    const paused = (at: string): StepthreadEvent => ({
+      type: 'THREAD_PAUSED',
+      threadId,
+      workflowId: 'triage',
+      at,
+      from: 'RUNNING',
+      to: 'PAUSED',
+    });
+    // Read (as a step or a branch report loads its thread), then events recorded outside a step.
+    let { version } = await store.getThread(threadId);
+    meter.reset();
+    ({ version } = await store.updateThread(threadId, version, {
+      append: { events: [paused('2025-01-01T00:00:01.000Z')] },
+    }));
+    // The batch (PutItem) and the update: its step and tail were those of the head read.
+    expect(meter.snapshot()).toEqual({
+      PutItemCommand: { requests: 1, bytes: expect.any(Number) },
+      UpdateItemCommand: { requests: 1, bytes: expect.any(Number) },
+    });
+    // Followed through its own update: the next batch chains after the first, again with no read.
+    meter.reset();
+    ({ version } = await store.updateThread(threadId, version, {
+      append: { events: [paused('2025-01-01T00:00:02.000Z')] },
+    }));
+    expect(meter.requests('GetItemCommand')).toBe(0);
+    // Another writer moves the head on: the store's facts are of an older version. Its batch is
+    // written, then its update refused; the batch is on no chain and never read.
+    const other = createThreadStore(clients);
+    await other.updateThread(threadId, version, { set: { currentNodeId: 'elsewhere' } });
+    await expect(
+      store.updateThread(threadId, version, { append: { events: [paused('2025-01-01T00:00:09.000Z')] } }),
+    ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    const journal = await store.readJournal(threadId);
+    expect(journal.events.filter((event) => event.type === 'THREAD_PAUSED').map((event) => event.at)).toEqual(
+      ['2025-01-01T00:00:01.000Z', '2025-01-01T00:00:02.000Z'],
+    );
+  });
+
   it('reads no batch whose update never committed, and places each batch between the steps it came between', async () => {
     const threadId = 't-batches';
     const created = makeThread(threadId);

@@ -406,6 +406,8 @@ describe('least privilege', () => {
       'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      // `cancel` publishes its THREAD_CANCELLED events to the stack's bus.
+      'events:PutEvents',
       's3:GetObject',
       's3:PutObject',
       'states:DescribeExecution',
@@ -466,6 +468,12 @@ describe('the operator policy', () => {
       },
       // `cancel`: the run's mark, its threads, questions and execution record; nothing else writes.
       { Sid: 'CancelRuns', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: table },
+      // `cancel`'s THREAD_CANCELLED events, on the stack's own bus only.
+      {
+        Sid: 'PublishCancelEvents',
+        Action: 'events:PutEvents',
+        Resource: { 'Fn::GetAtt': [logicalId(stack.runtime.eventBus), 'Arn'] },
+      },
       // ListStateMachines has no resource-level scope.
       { Sid: 'FindStateMachines', Action: 'states:ListStateMachines', Resource: '*' },
       // `start` writes an input over 8 KB to values/; `inspect` and `dev --target aws` read

@@ -38,6 +38,43 @@ describe('the CDK app on an invalid workflow folder', () => {
   });
 });
 
+describe('the CDK app with a setting it cannot use', () => {
+  it.each([
+    [{ 'stepthread:removalPolicy': 'keep' }, 'stepthread:removalPolicy must be retain or destroy, not keep'],
+    [
+      { 'stepthread:express': 'nope' },
+      'stack configuration names workflow "nope", which is not deployed (deployed: only)',
+    ],
+  ])(
+    '%j: its coded error and nothing else, exit 1',
+    (context, message) => {
+      const dir = mkdtempSync(join(tmpdir(), 'stepthread-synth-'));
+      writeFileSync(
+        join(dir, 'only.json'),
+        JSON.stringify({
+          id: 'only',
+          version: 1,
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'end', type: 'END' },
+          ],
+          edges: [{ from: 'start', to: 'end' }],
+        }),
+      );
+      const result = node(['infra/app.ts'], {
+        STEPTHREAD_WORKFLOWS_DIR: dir,
+        CDK_CONTEXT_JSON: JSON.stringify(context),
+        CDK_OUTDIR: join(dir, 'cdk.out'),
+      });
+      // After CDK's line per asset bundled before the setting was read, if any: no stack trace.
+      const lines = result.stderr.split('\n').filter((line) => !line.startsWith('Bundling asset '));
+      expect(lines).toEqual([`stepthread: DEPLOY_CONFIG_INVALID: ${message}`, '']);
+      expect(result.code).toBe(1);
+    },
+    120_000,
+  );
+});
+
 describe('bundling a handler', () => {
   // The CODE handler: esbuild, then the hook that builds the sandbox worker beside it.
   const synth = (verbose: boolean) =>

@@ -363,6 +363,18 @@ describe('the packed package', () => {
     expect(outcome).toEqual(outcomeOf(checkout.stdout));
   }, 300_000);
 
+  it('prints the command that goes on from a question as it runs here (npx stepthread resume …), and it does', async () => {
+    const ticket = '{"ticket": {"subject": "Charged twice this month", "customer": "Ada", "monthlyFee": 30}}';
+    const stopped = await installed(['run', 'workflows/support-triage.json', '--input', ticket]);
+    expect(stopped.status).toBe(1);
+    const printed = /goes on with: (.+)$/m.exec(stopped.stderr)?.[1];
+    expect(printed).toMatch(/^npx stepthread resume \S+ --answers '\{"approve-credit":true\}'$/);
+    // Run as printed, by a shell in the project, as the user pastes it.
+    const resumed = await run('sh', ['-c', `${printed} --json`], app);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(outcomeOf(resumed.stdout).status).toBe('COMPLETED');
+  }, 300_000);
+
   it('runs code (with parameters), http (on loopback) and module tools, from an LLM and TOOL nodes, as the checkout does', async () => {
     const packaged = await installed(['run', 'workflows/tools.json', '--json', '--input', TOOLS_INPUT]);
     expect(packaged.stderr).not.toMatch(/Error:/);

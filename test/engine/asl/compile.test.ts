@@ -570,6 +570,28 @@ describe('node types', () => {
 });
 
 describe('fork and join', () => {
+  it('tells a JOIN which branch results an expression reads: only those are merged into the parent', () => {
+    // The example reads the JOIN's output and the report's, no branch node's.
+    const { definition } = compiledOf('examples/fork-join-research.json');
+    expect(node(definition, 'merge')).toMatchObject({ branchResults: [] });
+    const example = loadWorkflow('examples/fork-join-research.json');
+    const readsFacts: Workflow = {
+      ...example,
+      nodes: example.nodes.map((n) =>
+        n.id === 'end' ? { id: 'end', type: 'END', config: { output: '{{nodes.facts}}' } } : n,
+      ),
+    };
+    expect(node(compileWorkflow(readsFacts).definition, 'merge')).toMatchObject({ branchResults: ['facts'] });
+    // `nodes` as a whole: every result the branches kept, as before the field existed.
+    const readsAll: Workflow = {
+      ...example,
+      nodes: example.nodes.map((n) =>
+        n.id === 'end' ? { id: 'end', type: 'END', config: { output: '{{nodes}}' } } : n,
+      ),
+    };
+    expect(node(compileWorkflow(readsAll).definition, 'merge')).not.toHaveProperty('branchResults');
+  });
+
   it('compiles a parallel FORK to one Parallel whose branches enter the child threads and report to the join', () => {
     const { definition } = compiledOf('examples/fork-join-research.json');
     expect(task(definition, 'split').Next).toBe('split:paths');
@@ -811,6 +833,7 @@ describe('taskStateIndex and substituteResources', () => {
 
   it('lists every Task, branch tasks included, with its function, action and node', () => {
     expect(taskStateIndex(definition)).toEqual([
+      { stateName: 'stepthread:resume', nodeType: 'START', action: 'resume', invocation: 'direct' },
       { stateName: 'start', nodeType: 'START', action: 'execute', nodeId: 'start', invocation: 'direct' },
       { stateName: 'plan', nodeType: 'LLM', action: 'execute', nodeId: 'plan', invocation: 'direct' },
       { stateName: 'split', nodeType: 'FORK', action: 'execute', nodeId: 'split', invocation: 'direct' },

@@ -136,9 +136,14 @@ describe('continue-as-new in the compiled definition', () => {
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'stepthread:failed' }],
       Next: 'stepthread:resume-at',
     });
+    // The Choice that continued first; then each top-level node but START, where a copy may start.
     expect(topState(definition, 'stepthread:resume-at')).toEqual({
       Type: 'Choice',
-      Choices: [{ Variable: '$.resumeAt', StringEquals: 'next:choice', Next: 'next:choice' }],
+      Choices: ['next:choice', 'loop', 'inc', 'next', 'end'].map((at) => ({
+        Variable: '$.resumeAt',
+        StringEquals: at,
+        Next: at,
+      })),
       Default: 'stepthread:no-resume-point',
     });
     expect(topState(definition, 'stepthread:no-resume-point')).toMatchObject({
@@ -260,19 +265,19 @@ describe('continue-as-new in the compiled definition', () => {
     );
   });
 
-  it('leaves a workflow without a top-level cycle (and any workflow with continuing off) as before', () => {
+  it('leaves a workflow without a top-level cycle (and any workflow with continuing off) without counting or continuing', () => {
     for (const [name, workflow] of corpus) {
       const off = compileWorkflow(workflow, { continueAfterEvents: false }).definition;
-      expect(JSON.stringify(off), name).not.toMatch(
-        /stepthread:dispatch|historyEvents|"history"|startExecution/,
-      );
+      // The entry stays (a copied thread starts through it); nothing counts history or continues.
+      expect(off.StartAt, name).toBe('stepthread:dispatch');
+      expect(JSON.stringify(off), name).not.toMatch(/historyEvents|"history"|startExecution/);
       const on = compiledOf(name).definition;
-      const cyclic = JSON.stringify(on).includes('stepthread:dispatch');
+      const cyclic = JSON.stringify(on).includes('startExecution');
       if (!cyclic) expect(JSON.stringify(on), name).toBe(JSON.stringify(off));
     }
     // The examples: only route-loop loops.
     const cyclic = corpus
-      .filter(([name]) => JSON.stringify(compiledOf(name).definition).includes('stepthread:dispatch'))
+      .filter(([name]) => JSON.stringify(compiledOf(name).definition).includes('startExecution'))
       .map(([name]) => name);
     expect(cyclic).toEqual(expect.arrayContaining(['examples/route-loop.json', 'own:forkInLoop']));
     expect(cyclic).not.toContain('examples/support-triage.json'); // a ROUTE, but no cycle
@@ -284,9 +289,9 @@ describe('continue-as-new in the compiled definition', () => {
     const choice = topState(routed, 'again:choice');
     if (choice.Type !== 'Choice') throw new Error('again:choice is not a Choice');
     expect(choice.Choices[0]).toMatchObject({ Next: 'again:continue' });
-    expect(topState(routed, 'stepthread:resume-at')).toMatchObject({
-      Choices: [{ StringEquals: 'again:choice', Next: 'again:choice' }],
-    });
+    const resumeAt = topState(routed, 'stepthread:resume-at');
+    if (resumeAt.Type !== 'Choice') throw new Error('stepthread:resume-at is not a Choice');
+    expect(resumeAt.Choices[0]).toMatchObject({ StringEquals: 'again:choice', Next: 'again:choice' });
     expect(check(routed)).toEqual({ isValid: true, errors: '' });
   });
 

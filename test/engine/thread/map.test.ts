@@ -97,6 +97,39 @@ describe('joinItems', () => {
     expect(main.parent.conversation.threadId).toBe(parent.id);
   });
 
+  it("names the list in its THREAD_JOINED event, not each item thread: the event's size does not grow with the list", () => {
+    const sizeFor = (n: number) => {
+      const joined = joinItems({
+        parent: runningThread(),
+        children: items(new Array<ThreadStatus>(n).fill('COMPLETED')),
+        config: config('ALL_COMPLETED'),
+        total: n,
+        env: testEnv(),
+      });
+      const [event] = joined.events;
+      expect(event).toMatchObject({ type: 'THREAD_JOINED', childThreadIds: [], items: n });
+      expect(event).not.toHaveProperty('mainThreadId');
+      return JSON.stringify(event).length;
+    };
+    // 10 and 9,999 items: the count's two more digits (in `items` and the reason), nothing per item.
+    expect(sizeFor(9_999) - sizeFor(10)).toBe(4);
+  });
+
+  it("names the item whose conversation it restored (mainItem), which stored bytes count as the item's", () => {
+    const children = items(['COMPLETED', 'COMPLETED', 'FAILED']);
+    const joined = (mainItem: number, joinStrategy: JoinStrategy = 'ANY_COMPLETED') =>
+      joinItems({
+        parent: runningThread(),
+        children,
+        config: config(joinStrategy, { mainItem }),
+        total: 3,
+        env: testEnv(),
+      }).events[0];
+    expect(joined(1)).toMatchObject({ status: 'COMPLETED', mainThreadId: 'base-1' });
+    // A failed main item restores nothing: the parent keeps its own conversation.
+    expect(joined(2)).not.toHaveProperty('mainThreadId');
+  });
+
   it('completes an empty list with [] and fails a threshold above the list length', () => {
     const empty = joinItems({
       parent: runningThread(),

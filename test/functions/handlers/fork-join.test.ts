@@ -215,6 +215,109 @@ describe('FORK / JOIN (parallel)', () => {
   });
 });
 
+describe('FORK / JOIN bookkeeping: requests', () => {
+  /** A fork of two branches, each one LLM step, both reported: the envelope the JOIN runs on. */
+  async function reported(executionId: string, reads: { a1?: boolean } = {}) {
+    const forkEnv = await forked(executionId);
+    const done = joinNode('ALL_COMPLETED');
+    const a1 = await run(
+      h.deps(),
+      { ...branchLlm('a1'), ...(reads.a1 ? {} : { resultUnread: true }) },
+      branchEnvelope(forkEnv, 0),
+    );
+    const b1 = await run(h.deps(), { ...branchLlm('b1'), resultUnread: true }, branchEnvelope(forkEnv, 1));
+    h.dynamoMeter.reset();
+    await run(h.deps(), done, a1, 'branch-done');
+    const first = h.dynamoMeter.snapshot();
+    h.dynamoMeter.reset();
+    await run(h.deps(), done, b1, 'branch-done');
+    const deciding = h.dynamoMeter.snapshot();
+    return {
+      forkEnv,
+      first,
+      deciding,
+      joinEnv: { ...forkEnv, joinEnd: { Error: 'stepthread.JoinDecided' } } as Envelope,
+    };
+  }
+
+  it('a FORK creates its children at once and lists them in one request', async () => {
+    let env = (await dispatch(startEvent('fj-fork-meter'), h.deps())) as Envelope;
+    env = await run(
+      h.deps(),
+      {
+        id: 'v',
+        type: 'VARIABLE',
+        config: { variableName: 'x', variableType: 'number', expression: '1' },
+        resultUnread: true,
+      },
+      env,
+    );
+    h.dynamoMeter.reset();
+    h.s3Meter.reset();
+    const forkEnv = await run(h.deps(), { ...forkNode(), resultUnread: true }, env);
+    // The head read, the two children's heads, their listings (one BatchWriteItem), the record, the commit.
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 3 }),
+      BatchWriteItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 1 }),
+    });
+    expect(h.s3Meter.requests()).toBe(0);
+    const listed = await h.stores.threads.listThreadsOfExecution('fj-fork-meter');
+    expect(listed.map(({ thread }) => thread.id).sort()).toEqual(
+      [forkEnv.threadId, ...forkEnv.fork!.children].sort(),
+    );
+  });
+
+  it('a branch report reads the child and the root once, its last step record, and no head again', async () => {
+    const { first, deciding } = await reported('fj-report-meter');
+    // The child and the root (one BatchGetItem), the branch's last record (its output); then the
+    // completion's events in their own item, the child's head, and the path's outcome in the join item.
+    expect(first).toEqual({
+      BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 2 }),
+    });
+    // The report that decides also records the decision and closes the join on the root as it read it.
+    expect(deciding).toEqual({
+      BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 4 }),
+    });
+  });
+
+  it('a JOIN loads only the branch results an expression reads: none, no Query, when none is read', async () => {
+    const { forkEnv, joinEnv } = await reported('fj-join-unread');
+    h.dynamoMeter.reset();
+    h.s3Meter.reset();
+    await run(h.deps(), { ...joinNode('ALL_COMPLETED'), branchResults: [], resultUnread: true }, joinEnv);
+    // Its threads (one BatchGetItem), the join's decision, its record and the commit; no S3.
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 1 }),
+    });
+    expect(h.s3Meter.requests()).toBe(0);
+    // Its record holds the merged outputs, each branch's last node's.
+    const record = await h.stores.threads.getStep(forkEnv.threadId, forkEnv.step + 1);
+    expect(record?.result).toMatchObject({ nodeId: 'merge', output: { a: 'from a', b: 'from b' } });
+  });
+
+  it('a JOIN merges the branch results an expression reads, fetched by key', async () => {
+    const { forkEnv, joinEnv } = await reported('fj-join-read', { a1: true });
+    h.dynamoMeter.reset();
+    await run(h.deps(), { ...joinNode('ALL_COMPLETED'), branchResults: ['a1'], resultUnread: true }, joinEnv);
+    expect(h.dynamoMeter.requests('QueryCommand')).toBe(0);
+    // The threads, then the named result of each branch.
+    expect(h.dynamoMeter.requests('BatchGetItemCommand')).toBe(3);
+    const { thread: root } = await fullThread(h.stores.threads, forkEnv.threadId);
+    expect(root.nodeResults.a1?.output).toBe('from a');
+  });
+});
+
 describe('FORK / JOIN (serial)', () => {
   it('says the join decided like a parallel fork once decided, and returns the plain envelope before that', async () => {
     let env = (await dispatch(startEvent('fj-serial'), h.deps())) as Envelope;
