@@ -193,6 +193,7 @@ describe('a runtime in a user’s own stack', () => {
     expect(names).toEqual({
       tableName: `physical-${logicalIdOf(stack, runtime.table)}`,
       bucketName: `physical-${logicalIdOf(stack, runtime.bucket)}`,
+      eventBusName: `physical-${logicalIdOf(stack, runtime.eventBus)}`,
     });
   });
 
