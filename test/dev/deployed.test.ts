@@ -14,6 +14,7 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
+import { putNodeTable } from '../../functions/stores/node-tables.ts';
 import { loadWorkflowsFromDir } from '../../infra/load-workflows.ts';
 import { recordingSfn } from '../support/sfn-stub.ts';
 
@@ -50,8 +51,11 @@ const sent = sfn.sent;
 
 beforeAll(async () => {
   services = await startLocalServices({ ephemeral: true });
+  const clients = createAwsClients(services.target, services.names);
+  // The stack's bucket holds the node table research's definition names, as a deploy stores it.
+  await putNodeTable(clients.s3, clients.bucketName, compileWorkflow(research).nodeTable);
   server = await startDevServer({
-    clients: createAwsClients(services.target, services.names),
+    clients,
     workflowsDir: join(ROOT, 'examples'),
     deployed: { sfn, prefix: 'demo' },
   });
