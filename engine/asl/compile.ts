@@ -1017,11 +1017,7 @@ class Compiler {
       [resumeAt]: {
         Type: 'Choice',
         ...(copyStarts ? {} : { Comment: NO_COPY_STARTS_COMMENT }),
-        Choices: [...this.resumePoints, ...(copyStarts ? this.startPoints : [])].map((point) => ({
-          Variable: '$.resumeAt',
-          StringEquals: point,
-          Next: point,
-        })),
+        Choices: this.resumeAtRules(copyStarts, noPoint),
         Default: noPoint,
       },
       [noPoint]: {
@@ -1030,6 +1026,17 @@ class Compiler {
         Cause: 'the execution input names no node or continuation point of this state machine',
       },
     };
+  }
+
+  /**
+   * One rule per continuation point and (`copyStarts`) per top-level node a copy may start at. A Choice
+   * needs at least one rule (Step Functions refuses an empty `Choices`): with none, the one rule sends
+   * any execution input to the no-resume-point Fail, as the Default would.
+   */
+  private resumeAtRules(copyStarts: boolean, noPoint: string): AslChoiceRule[] {
+    const points = [...this.resumePoints, ...(copyStarts ? this.startPoints : [])];
+    if (points.length === 0) return [{ Variable: '$.resumeAt', IsPresent: true, Next: noPoint }];
+    return points.map((point) => ({ Variable: '$.resumeAt', StringEquals: point, Next: point }));
   }
 
   // ---- lookups ----

@@ -6,7 +6,7 @@
  * cloud suite (test/cloud/cloud.suite.ts), its definition deployed from S3.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESUME_AT_STATE } from '../../engine/asl/continuation.ts';
+import { NO_RESUME_POINT_STATE, RESUME_AT_STATE } from '../../engine/asl/continuation.ts';
 import { NO_COPY_STARTS_COMMENT } from '../../engine/asl/copy-start.ts';
 import { compileWorkflow, MAX_DEFINITION_BYTES } from '../../engine/asl/index.ts';
 import type { AslChoiceState, AslDefinition } from '../../engine/asl/types.ts';
@@ -43,7 +43,11 @@ describe('a long chain with 2 KB prompts', () => {
     const oneNode = compileWorkflow(promptChain(1_001)).definitionBytes - smaller.definitionBytes;
     expect(oneNode).toBeLessThanOrEqual(507 + 54 + 2 * 'sNNNN'.length);
     expect(resumeAt(smaller.definition).Choices).toHaveLength(1_001);
-    expect(resumeAt(definition)).toMatchObject({ Comment: NO_COPY_STARTS_COMMENT, Choices: [] });
+    // One rule still (Step Functions refuses an empty Choices), to the no-resume-point Fail.
+    expect(resumeAt(definition)).toMatchObject({
+      Comment: NO_COPY_STARTS_COMMENT,
+      Choices: [{ Variable: '$.resumeAt', IsPresent: true, Next: NO_RESUME_POINT_STATE }],
+    });
     expect(Buffer.byteLength(nodeTable.json)).toBeGreaterThan(2_000 * 2048);
     expect(JSON.stringify(definition)).not.toContain('p'.repeat(100));
   });
