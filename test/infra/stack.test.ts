@@ -341,10 +341,10 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets only the JOIN handler batch-write: it keeps the branch results later nodes read in one BatchWriteItem', () => {
+  it('lets only the FORK and JOIN handlers batch-write: the children listed at once, the branch results later nodes read', () => {
     for (const type of NODE_TYPES) {
       const actions = actionsOf(functionStatements(type));
-      if (type === 'JOIN') expect(actions, type).toContain('dynamodb:BatchWriteItem');
+      if (type === 'FORK' || type === 'JOIN') expect(actions, type).toContain('dynamodb:BatchWriteItem');
       else expect(actions, type).not.toContain('dynamodb:BatchWriteItem');
     }
   });
