@@ -47,7 +47,8 @@ describe('budget and pricing in the workflow file', () => {
   it('keeps a valid budget for START and the pricing for the LLM node', () => {
     const budget = { maxTokens: 50_000, maxCostUsd: 0.5, maxToolCalls: 20 };
     expect(problems({ budget, ...openai({ inputPerMTok: 0.15, outputPerMTok: 0.6 }) })).toEqual([]);
-    const { definition } = compileWorkflow(validateWorkflow({ ...base, budget }).workflow!);
-    expect(JSON.stringify(definition)).toContain(JSON.stringify({ ...budget }).slice(1, -1));
+    // START's node config, in the node table the definition names.
+    const { nodeTable } = compileWorkflow(validateWorkflow({ ...base, budget }).workflow!);
+    expect(nodeTable.json).toContain(JSON.stringify({ ...budget }).slice(1, -1));
   });
 });

@@ -18,6 +18,7 @@ import { handler as start } from '../../../functions/handlers/start.ts';
 import { handler as tool } from '../../../functions/handlers/tool.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../functions/local/runtime.ts';
 import { type LocalServices, startLocalServices } from '../../../functions/local/services.ts';
+import { putNodeTable } from '../../../functions/stores/node-tables.ts';
 
 const NAMES = { tableName: 'lambda-cancel', bucketName: 'lambda-cancel' };
 
@@ -122,7 +123,14 @@ const context = { awsRequestId: 'request-1' } as never;
  */
 async function cancelWhileWaiting(workflow: Workflow, handler: typeof llm) {
   const executionId = `arn:aws:states:us-east-1:123456789012:execution:${workflow.id}:run-1`;
-  const states = compileWorkflow(workflow).definition.States as unknown as States;
+  const compiled = compileWorkflow(workflow);
+  // As a deploy does: the Tasks name their nodes in the node table the bucket holds.
+  await putNodeTable(
+    createAwsClients(services.target, services.names).s3,
+    NAMES.bucketName,
+    compiled.nodeTable,
+  );
+  const states = compiled.definition.States as unknown as States;
   const started = (await start(
     { ...staticParameters(states, 'start'), executionId, input: { input: {} } },
     context,
