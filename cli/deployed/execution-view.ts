@@ -55,4 +55,6 @@ export interface NodeStatus {
   usage?: { modelCalls: number; inputTokens: number; outputTokens: number; costUsd?: number };
   /** Its steps' share of the run's AWS cost, deployed: an estimate (cli/aws-cost.ts). */
   awsUsd?: number;
+  /** An LLM node's tool calls over all its runs, in every thread, and how many returned an error to the model. */
+  toolCalls?: { calls: number; failed: number };
 }

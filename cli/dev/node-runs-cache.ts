@@ -16,7 +16,7 @@
  */
 import type { StepthreadEvent } from '../../engine/events.ts';
 import { isTerminalStatus } from '../../engine/thread/status.ts';
-import type { ModelUsage, Thread } from '../../engine/thread/types.ts';
+import type { ModelUsage, Thread, ToolCallCounts } from '../../engine/thread/types.ts';
 import { copySourceOf, type StepMeter, type ThreadStore } from '../../functions/stores/thread-store.ts';
 import { addStep, type NodeMeters } from '../aws-cost.ts';
 import { type NodeRun, runTypeOf, subgraphOf } from '../commands/inspect.ts';
@@ -39,6 +39,13 @@ export interface NodeRunsOfNode {
   last: NodeRun;
   /** The node's model calls over all its runs on the thread (LLM nodes). */
   usage?: ModelUsage;
+  /** An LLM node's tool calls over all its runs on the thread, and how many returned an error to the model. */
+  toolCalls?: ToolCallCounts;
+}
+
+/** Two counts of tool calls added (`approvals` is the AWS estimate's, not the page's). */
+export function addToolCalls(a: ToolCallCounts | undefined, b: ToolCallCounts): ToolCallCounts {
+  return { calls: (a?.calls ?? 0) + b.calls, failed: (a?.failed ?? 0) + b.failed };
 }
 
 /** Threads whose fold is kept (least recently shown dropped first): a long-lived `dev` holds no more. */
@@ -86,11 +93,16 @@ export class NodeRunFold {
     if (step !== undefined) this.meters.set(step.nodeId, addStep(this.meters.get(step.nodeId), step));
   }
 
-  /** One step's events (`usage`: the step's model calls, which belong to the run its events end). */
-  push(events: readonly StepthreadEvent[], usage?: ModelUsage): void {
-    const ends = usage === undefined ? -1 : events.findLastIndex(isRunEnd);
+  /**
+   * One step's events (`result`: the step's model calls and tool calls, which belong to the run its
+   * events end).
+   */
+  push(events: readonly StepthreadEvent[], result?: Pick<StepMeter, 'usage' | 'toolCalls'>): void {
+    const { usage, toolCalls } = result ?? {};
+    const ends = usage === undefined && toolCalls === undefined ? -1 : events.findLastIndex(isRunEnd);
     for (const [index, given] of events.entries()) {
-      const event = index === ends ? ({ ...given, usage } as unknown as StepthreadEvent) : given;
+      const counted = { ...(usage ? { usage } : {}), ...(toolCalls ? { toolCalls } : {}) };
+      const event = index === ends ? ({ ...given, ...counted } as unknown as StepthreadEvent) : given;
       const { pending } = this.state;
       if (pending !== undefined) this.fold(this.state, pending, event);
       this.state.previous = pending;
@@ -139,6 +151,7 @@ export class NodeRunFold {
         runs: (seen?.runs ?? 0) + 1,
         last: run,
         ...(seen?.usage ? { usage: seen.usage } : {}),
+        ...(seen?.toolCalls ? { toolCalls: seen.toolCalls } : {}),
       });
     } else if (event.type === 'NODE_COMPLETED' || event.type === 'NODE_FAILED') {
       const run = state.open.get(event.nodeId);
@@ -147,12 +160,13 @@ export class NodeRunFold {
       run.status = event.type === 'NODE_FAILED' ? 'FAILED' : event.status;
       run.endedAt = event.at;
       run.durationMs = Date.parse(event.at) - Date.parse(run.startedAt);
-      const { usage } = event as { usage?: ModelUsage };
+      const { usage, toolCalls } = event as { usage?: ModelUsage; toolCalls?: ToolCallCounts };
+      const seen = state.byNode.get(event.nodeId);
       if (usage !== undefined) {
         run.usage = usage;
-        const seen = state.byNode.get(event.nodeId);
         if (seen) seen.usage = addUsage(seen.usage, usage);
       }
+      if (toolCalls !== undefined && seen) seen.toolCalls = addToolCalls(seen.toolCalls, toolCalls);
     }
   }
 }
@@ -211,7 +225,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       for (const part of entry.sources) {
         if (part.steps < 1) continue;
         const records = await store.readSteps(part.threadId, { from: 1, to: part.steps });
-        for (const record of records) entry.fold.push(record.events, record.result?.usage);
+        for (const record of records) entry.fold.push(record.events, record.result);
       }
       if (copied) entry.fold.separate();
       entry.folded = sourceSteps;
@@ -222,7 +236,7 @@ export function createNodeRunsCache(store: Store, keep: number, capacity = MAX_C
       to: length - sourceSteps,
     });
     for (const record of records) {
-      entry.fold.push(record.events, record.result?.usage);
+      entry.fold.push(record.events, record.result);
       entry.fold.meter(record.result);
     }
     entry.folded = length;

@@ -89,7 +89,7 @@ import { inForkOrder, pathOrderOf } from '../thread-order.ts';
 import { stepFunctionsViewOf, taskNodesOf, withStateRuns } from './deployed-view.ts';
 import { type GraphView, graphViewOf } from './graph-view.ts';
 import { asInterrupted } from './interrupted-view.ts';
-import { createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
+import { addToolCalls, createNodeRunsCache, type NodeRunsSummary } from './node-runs-cache.ts';
 import { createRemoteReplies, type ReplyWatch } from './remote-replies.ts';
 import { createStreamingReplies } from './streaming-replies.ts';
 import { subgraphFollowerOf } from './subgraph-live.ts';
@@ -1288,9 +1288,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
     for (const index of byStartTime) {
       const thread = report.threads[index]!;
-      for (const [nodeId, { runs, last, usage }] of report.byNode[index]!) {
+      for (const [nodeId, { runs, last, usage, toolCalls }] of report.byNode[index]!) {
         const before = nodeStatus[nodeId]?.usage;
         const used = usage === undefined ? before : addUsage(before, usage);
+        const calledBefore = nodeStatus[nodeId]?.toolCalls;
+        const called = toolCalls === undefined ? calledBefore : addToolCalls(calledBefore, toolCalls);
         const awsUsd = report.awsCost?.byNode[nodeId];
         nodeStatus[nodeId] = {
           status: last.status,
@@ -1299,6 +1301,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           runs: (nodeStatus[nodeId]?.runs ?? 0) + runs,
           threadId: thread.threadId,
           ...(used === undefined ? {} : { usage: used }),
+          ...(called === undefined ? {} : { toolCalls: called }),
           ...(awsUsd === undefined ? {} : { awsUsd }),
         };
       }

@@ -44,18 +44,29 @@ type StepNodeData = {
   selected: boolean;
 };
 
+/** `2 of 3 tool calls failed`, as the steps table says it of a step. */
+function toolCallsFailed({ calls, failed }: { calls: number; failed: number }): string {
+  return `${failed} of ${calls} tool call${calls === 1 ? '' : 's'} failed`;
+}
+
 function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
   const status = data.status?.status ?? 'PENDING';
   const timing = data.status?.durationMs === undefined ? '' : formatDuration(data.status.durationMs);
   const runs = (data.status?.runs ?? 0) > 1 ? ` ×${data.status?.runs}` : '';
+  // Completed, but not as if all went well: the model was shown errors (as the steps table's ⚠ says).
+  const toolCalls = (data.status?.toolCalls?.failed ?? 0) > 0 ? data.status?.toolCalls : undefined;
+  const title = [
+    toolCalls && `${toolCallsFailed(toolCalls)}${(data.status?.runs ?? 0) > 1 ? ' over its runs' : ''}`,
+    data.status?.awsUsd !== undefined &&
+      `its steps on AWS, deployed: ${formatAwsUsd(data.status.awsUsd)} (an estimate)`,
+  ].filter(Boolean);
   return (
     <div
-      className={`step-node status-${status.toLowerCase()}${data.selected ? ' selected' : ''}`}
+      className={`step-node status-${status.toLowerCase()}${toolCalls ? ' warned' : ''}${data.selected ? ' selected' : ''}`}
       data-testid={`node-${id}`}
       data-status={status}
-      {...(data.status?.awsUsd === undefined
-        ? {}
-        : { title: `its steps on AWS, deployed: ${formatAwsUsd(data.status.awsUsd)} (an estimate)` })}
+      {...(toolCalls ? { 'data-tool-calls-failed': toolCalls.failed } : {})}
+      {...(title.length === 0 ? {} : { title: title.join('\n') })}
     >
       <Handle type="target" position={Position.Top} />
       <div className="step-node-title">{data.label}</div>
@@ -64,6 +75,11 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
         <span>
           {status === 'PENDING' ? '' : status.toLowerCase()} {timing}
           {runs}
+          {toolCalls && (
+            <span className="node-warning" data-testid={`tool-calls-failed-of-node-${id}`}>
+              ⚠ {toolCalls.failed}/{toolCalls.calls}
+            </span>
+          )}
         </span>
       </div>
       {data.status?.usage && (

@@ -79,6 +79,58 @@ function chainOf(id: string, count: number) {
   };
 }
 
+/**
+ * start → `agent` → `weigher` → end, two LLM nodes calling code tools (a scripted model). With
+ * `failing`, both of the agent's calls fail (a tool that throws, and one that does not exist); else
+ * its one call works. The weigher's call always works.
+ */
+function toolErrorsWorkflow(id: string, failing: boolean) {
+  const tool = (code: string) => ({
+    description: 'Checks',
+    parameters: { type: 'object', properties: { kg: { type: 'number' } } },
+    handler: { kind: 'code', code },
+  });
+  return {
+    id,
+    version: 1,
+    profiles: {
+      default: {
+        provider: 'scripted',
+        byNode: {
+          agent: [
+            {
+              content: 'Checking the scale.',
+              toolCalls: failing
+                ? [
+                    { name: 'check', arguments: { kg: 2 } },
+                    { name: 'nope', arguments: {} },
+                  ]
+                : [{ name: 'check', arguments: { kg: 2 } }],
+            },
+            failing ? 'The scale is offline.' : 'The scale works.',
+          ],
+          weigher: [{ toolCalls: [{ name: 'weigh', arguments: { kg: 2 } }] }, 'Done.'],
+        },
+      },
+    },
+    tools: {
+      check: tool(failing ? 'throw new Error("no scale")' : 'return { ok: true }'),
+      weigh: tool('return { grams: input.kg * 1000 }'),
+    },
+    nodes: [
+      { id: 'start', type: 'START' },
+      { id: 'agent', type: 'LLM', config: { prompt: 'Check the scale', tools: ['check'] } },
+      { id: 'weigher', type: 'LLM', config: { prompt: 'Weigh it', tools: ['weigh'] } },
+      { id: 'end', type: 'END' },
+    ],
+    edges: [
+      { from: 'start', to: 'agent' },
+      { from: 'agent', to: 'weigher' },
+      { from: 'weigher', to: 'end' },
+    ],
+  };
+}
+
 const executablePath = findChromium();
 if (executablePath === undefined) {
   console.warn(
@@ -622,46 +674,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   });
 
   it('marks a step whose tool calls returned errors to the model, not as if all went well', async () => {
-    const tool = (code: string) => ({
-      description: 'Checks',
-      parameters: { type: 'object', properties: { kg: { type: 'number' } } },
-      handler: { kind: 'code', code },
-    });
-    const toolErrors = {
-      id: 'tool-errors',
-      version: 1,
-      profiles: {
-        default: {
-          provider: 'scripted',
-          byNode: {
-            // Both calls fail: a tool that throws, and one that does not exist.
-            agent: [
-              {
-                content: 'Checking the scale.',
-                toolCalls: [
-                  { name: 'check', arguments: { kg: 2 } },
-                  { name: 'nope', arguments: {} },
-                ],
-              },
-              'The scale is offline.',
-            ],
-            weigher: [{ toolCalls: [{ name: 'weigh', arguments: { kg: 2 } }] }, 'Done.'],
-          },
-        },
-      },
-      tools: { check: tool('throw new Error("no scale")'), weigh: tool('return { grams: input.kg * 1000 }') },
-      nodes: [
-        { id: 'start', type: 'START' },
-        { id: 'agent', type: 'LLM', config: { prompt: 'Check the scale', tools: ['check'] } },
-        { id: 'weigher', type: 'LLM', config: { prompt: 'Weigh it', tools: ['weigh'] } },
-        { id: 'end', type: 'END' },
-      ],
-      edges: [
-        { from: 'start', to: 'agent' },
-        { from: 'agent', to: 'weigher' },
-        { from: 'weigher', to: 'end' },
-      ],
-    };
+    const toolErrors = toolErrorsWorkflow('tool-errors', true);
     writeFileSync(join(workflowsDir, 'tool-errors.json'), JSON.stringify(toolErrors));
     await page.goto(`${url}/#/workflows/tool-errors`);
     await page.getByTestId('start-run').click();
@@ -685,6 +698,46 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       ]);
     await page.getByTestId('conversation').getByText('{"grams":2000}').waitFor();
     await shot('tool-calls-failed');
+  });
+
+  it('draws an LLM node whose tool calls failed in the warning colour, with how many, and a clean one green', async () => {
+    const runOf = async (id: string, failing: boolean) => {
+      writeFileSync(join(workflowsDir, `${id}.json`), JSON.stringify(toolErrorsWorkflow(id, failing)));
+      await page.goto(`${url}/#/workflows/${id}`);
+      await page.getByTestId('start-run').click();
+      await page.waitForURL(/#\/executions\//);
+      await executionStatus('COMPLETED');
+      await page.locator('[data-testid="node-weigher"][data-status="COMPLETED"]').waitFor();
+    };
+    const node = (nodeId: string) => page.getByTestId(`node-${nodeId}`);
+    const borderOf = (nodeId: string) =>
+      node(nodeId).evaluate((element) => {
+        const { getComputedStyle } = globalThis as unknown as {
+          getComputedStyle(element: unknown): { borderColor: string };
+        };
+        return getComputedStyle(element).borderColor;
+      });
+    const GREEN = 'rgb(47, 158, 68)';
+    await runOf('graph-tool-errors', true);
+    // The agent completed, but the model was shown two errors: marked as the steps table marks it.
+    await page.locator('[data-testid="node-agent"][data-status="COMPLETED"]').waitFor();
+    expect(await node('agent').getAttribute('data-tool-calls-failed')).toBe('2');
+    expect(await node('agent').getAttribute('class')).toContain('warned');
+    // Its tooltip says it first (its share of the AWS estimate after).
+    expect((await node('agent').getAttribute('title'))?.split('\n')[0]).toBe('2 of 2 tool calls failed');
+    expect(await page.getByTestId('tool-calls-failed-of-node-agent').innerText()).toBe('⚠ 2/2');
+    expect(await borderOf('agent')).toBe('rgb(232, 89, 12)');
+    // The weigher's one call worked: completed in green, unmarked.
+    expect(await borderOf('weigher')).toBe(GREEN);
+    expect(await node('weigher').getAttribute('data-tool-calls-failed')).toBeNull();
+    expect(await page.getByTestId('tool-calls-failed-of-node-weigher').count()).toBe(0);
+    await shot('graph-tool-calls-failed');
+    // A run whose tool calls all worked: no node is marked.
+    await runOf('graph-tool-calls-clean', false);
+    await page.locator('[data-testid="node-agent"][data-status="COMPLETED"]').waitFor();
+    expect(await page.locator('[data-tool-calls-failed]').count()).toBe(0);
+    expect(await page.locator('.step-node.warned').count()).toBe(0);
+    expect([await borderOf('agent'), await borderOf('weigher')]).toEqual([GREEN, GREEN]);
   });
 
   it("lists fork threads in their FORK's path order, a list's items by index", async () => {

@@ -396,6 +396,37 @@ describe('NodeRunFold', () => {
   });
 });
 
+describe('NodeRunFold tool calls', () => {
+  it("adds up a node's tool calls, and the failed ones, over its runs (the graph marks a node with any failed)", () => {
+    const run = (nodeId: string, second: number): StepthreadEvent[] =>
+      [
+        {
+          type: 'NODE_STARTED',
+          threadId: 't',
+          nodeId,
+          nodeType: 'LLM',
+          at: `2026-01-01T00:00:0${second}.000Z`,
+        },
+        {
+          type: 'NODE_COMPLETED',
+          threadId: 't',
+          nodeId,
+          status: 'COMPLETED',
+          at: `2026-01-01T00:00:0${second + 1}.000Z`,
+        },
+      ] as StepthreadEvent[];
+    const fold = new NodeRunFold(3);
+    fold.push(run('agent', 0), { toolCalls: { calls: 2, failed: 2 } });
+    fold.push(run('weigher', 2), { toolCalls: { calls: 1, failed: 0 } });
+    fold.push(run('agent', 4), { toolCalls: { calls: 3, failed: 1, approvals: 1 } });
+    fold.push(run('plain', 6));
+    const { byNode } = fold.summary();
+    expect(byNode.get('agent')).toMatchObject({ runs: 2, toolCalls: { calls: 5, failed: 3 } });
+    expect(byNode.get('weigher')?.toolCalls).toEqual({ calls: 1, failed: 0 });
+    expect(byNode.get('plain')?.toolCalls).toBeUndefined();
+  });
+});
+
 describe('createNodeRunsCache', () => {
   it('keeps the threads shown last, at most its capacity, and reads a dropped one whole again', async () => {
     const stepsOf = (threadId: string) =>
