@@ -5,7 +5,8 @@
  * (runs start on the alias: pinned), and one EventBridge rule per trigger declared in the workflow
  * file, starting the alias, with a dead-letter queue for failed deliveries.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArnFormat, type CfnResource, Duration, Fn, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -66,10 +67,36 @@ function definitionFile(workflowId: string, definitionText: string): string {
       `workflow ${workflowId}'s definition is too large for a CloudFormation template, so it deploys from S3 with DefinitionSubstitutions, which would change the "\${" in its ids; rename the node or path whose id holds "\${"`,
     );
   }
-  const dir = mkdtempSync(join(tmpdir(), 'stepthread-definition-'));
-  const file = join(dir, `${workflowId}.asl.json`);
-  writeFileSync(file, definitionText);
+  return contentAddressedFile(definitionText);
+}
+
+/**
+ * `text` in a file named by its SHA-256, under one directory of the temporary directory (the user's
+ * own): written when absent, so synthesizing the same definition again adds no file (a fresh
+ * directory per synth left one more in /tmp each time). The file must outlive the constructor: with
+ * asset staging disabled (`aws:cdk:disable-asset-staging`) the assembly points at it, not at a copy.
+ * Its name does not change the asset's hash: CDK hashes a single file's content only.
+ */
+function contentAddressedFile(text: string): string {
+  const uid = process.getuid?.();
+  const dir = join(tmpdir(), `stepthread-definitions${uid === undefined ? '' : `-${uid}`}`);
+  const file = join(dir, `${createHash('sha256').update(text).digest('hex')}.asl.json`);
+  if (readIfPresent(file) === text) return file;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Written aside and renamed into place: a synth running at the same time never reads it half written.
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, text);
+  renameSync(aside, file);
   return file;
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 export interface StepthreadWorkflowProps {

@@ -3,7 +3,7 @@
  * a deploy error naming the file, never a crash of `cdk synth`; big definitions get a nested stack of
  * their own; users' own apps split workflows as the default app does; account quotas warn at synth.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
@@ -197,6 +197,43 @@ describe('limits only a deploy meets', () => {
     for (const arn of Object.values(bound)) expect(JSON.stringify(arn)).toMatch(/CurrentVersion/);
     // A definition that fits stays in its template, its ARNs joined in.
     expect(named('small').Properties.DefinitionString).toBeDefined();
+  }, 240_000);
+
+  it('synthesizing a definition from S3 twice leaves one file of it in the temporary directory, not one per synth', () => {
+    const text = JSON.stringify(compileWorkflow(valid(hugeFlow), { resources: 'placeholders' }).definition);
+    /** The files holding this definition in the temporary directory's folders, CDK's assemblies' aside. */
+    const filesOfIt = () =>
+      readdirSync(tmpdir(), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .flatMap((dir) => readdirSync(join(tmpdir(), dir.name)).map((name) => join(tmpdir(), dir.name, name)))
+        .filter((file) => !/[\\/]asset\.[0-9a-f]+\.json$/.test(file))
+        .filter((file) => statSync(file).isFile() && statSync(file).size === Buffer.byteLength(text))
+        .filter((file) => readFileSync(file, 'utf8') === text);
+    /** One synth of the workflow alone: its state machine deploys from S3, the staged asset its definition. */
+    const synth = () => {
+      const outdir = mkdtempSync(join(tmpdir(), 'stepthread-huge-again-'));
+      const app = testApp(outdir);
+      const stack = new Stack(app, 'S');
+      const runtime = new StepthreadRuntime(stack, 'Runtime', { projectRoot: stubProjectRoot() });
+      new StepthreadWorkflow(runtime, 'W', { runtime, workflow: valid(hugeFlow) });
+      app.synth();
+      const template = JSON.parse(readFileSync(join(outdir, 'S.template.json'), 'utf8')) as {
+        Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+      };
+      const machine = Object.values(template.Resources).find(
+        (resource) => resource.Type === 'AWS::StepFunctions::StateMachine',
+      )!;
+      expect(machine.Properties.DefinitionString).toBeUndefined();
+      const location = machine.Properties.DefinitionS3Location as { Key: string };
+      expect(readFileSync(join(outdir, `asset.${location.Key}`), 'utf8')).toBe(text);
+      return location.Key;
+    };
+    const first = synth();
+    const once = filesOfIt();
+    expect(once).toHaveLength(1);
+    // The same asset (its hash is the content's), and no other file of it.
+    expect(synth()).toBe(first);
+    expect(filesOfIt()).toEqual(once);
   }, 240_000);
 
   it('refuses, coded, a definition from S3 whose ids hold "${" (DefinitionSubstitutions would change them)', () => {
