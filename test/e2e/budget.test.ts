@@ -8,6 +8,7 @@
  * (issue 29), counted on the table's requests.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { estimateAwsCost, runMetersOf } from '../../cli/aws-cost.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { Budget } from '../../engine/model/schema.ts';
 import type { ModelUsage } from '../../engine/thread/types.ts';
@@ -470,5 +471,19 @@ describe('reads of the spend before a model call', () => {
     const ran = await runtime.prepare(workflow, { startNodeId: 'first' }).runThread(again.id);
     expect(ran.status).toBe('COMPLETED');
     expect(reads()).toBe(0);
+  });
+
+  it('the AWS estimate counts the spend read of each model call only for a run with a budget', async () => {
+    const estimate = async (outcome: RunOutcome) => {
+      const { thread } = await runtime.stores.threads.getThread(outcome.threadId);
+      return estimateAwsCost(await runMetersOf(runtime.stores.threads, thread, [thread], 1));
+    };
+    replies(6);
+    const free = await estimate(await runtime.prepare(loopWorkflow('reads-estimate', 3)).run({}));
+    const budgeted = await estimate(
+      await runtime.prepare(loopWorkflow('reads-estimate-budget', 3, { maxTokens: 10_000 })).run({}),
+    );
+    expect(budgeted.dynamoReads - free.dynamoReads).toBe(3);
+    expect(budgeted.dynamoWrites).toBe(free.dynamoWrites);
   });
 });
