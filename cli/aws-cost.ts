@@ -14,7 +14,8 @@
  *   duration (at least MIN_BILLED_MS: its reads and writes of the stores) at its function's memory
  *   (infra/handler-registry.ts), and MIN_BILLED_MS for the Tasks that record no step.
  * - DynamoDB and S3 requests per step as the stores make them on AWS (STEP_REQUESTS, measured per node
- *   type with the Lambdas' stores on the examples), per model call (the spend item's read and ADD), per
+ *   type with the Lambdas' stores on the examples), per model call (the spend item's ADD, and its read
+ *   before the call when the run has a budget: functions/nodes/run-budget.ts), per
  *   tool call (its ADD), per question, per approval and per fork branch; write units at the mix's
  *   measured WRITE_UNITS_PER_WRITE.
  *
@@ -93,6 +94,8 @@ export const STEP_REQUESTS: Readonly<Record<NodeType, Requests>> = {
 
 /** The spend item's GetItem before a model call and its ADD after it. */
 const PER_MODEL_CALL: Requests = { reads: 1, writes: 1, s3Puts: 0 };
+/** A run with no budget: the ADD alone. */
+const PER_MODEL_CALL_NO_BUDGET: Requests = { reads: 0, writes: 1, s3Puts: 0 };
 /** The spend item's ADD. */
 const PER_TOOL_CALL: Requests = { reads: 0, writes: 1, s3Puts: 0 };
 /** A USER_INTERACTION's wait Task: it reads the thread and records the question. */
@@ -132,6 +135,8 @@ export interface RunMeters {
   readonly continuations: number;
   /** The run failed: its fail Task and Fail state. */
   readonly failed: boolean;
+  /** Its model calls read the spend item first: its root head does not say it has no budget. */
+  readonly readsSpend: boolean;
 }
 
 /** A run's AWS side, deployed, as `inspect`, `runs --json` and dev's API give it. */
@@ -197,7 +202,7 @@ function sum(...parts: Partial<Counts>[]): Counts {
   return total;
 }
 
-function nodeCounts(node: NodeMeters): Counts {
+function nodeCounts(node: NodeMeters, readsSpend: boolean): Counts {
   const questions = node.nodeType === 'USER_INTERACTION' ? node.steps : 0;
   const bookkeepingSeconds = MIN_BILLED_MS / 1000;
   return sum(
@@ -215,7 +220,7 @@ function nodeCounts(node: NodeMeters): Counts {
         (questions + 2 * node.approvals) * bookkeepingSeconds * gb(node.nodeType),
     },
     times(STEP_REQUESTS[node.nodeType], node.steps),
-    times(PER_MODEL_CALL, node.modelCalls),
+    times(readsSpend ? PER_MODEL_CALL : PER_MODEL_CALL_NO_BUDGET, node.modelCalls),
     times(PER_TOOL_CALL, node.toolCalls),
     times(PER_QUESTION, questions),
     times(PER_APPROVAL, node.approvals),
@@ -262,7 +267,7 @@ export function estimateAwsCost(run: RunMeters): AwsCost {
   const own = runCounts(run);
   const parts = [own];
   for (const node of run.nodes) {
-    const counts = nodeCounts(node);
+    const counts = nodeCounts(node, run.readsSpend);
     parts.push(counts);
     byNode[node.nodeId] = usdOf(counts);
   }
@@ -341,6 +346,7 @@ export function runMeters(
     branches: own.filter((thread) => thread.id !== root.id).length,
     continuations: Math.max(0, executions - 1),
     failed: root.status === 'FAILED',
+    readsSpend: root.metadata.noBudget !== true,
   };
 }
 

@@ -134,6 +134,12 @@ export interface ThreadMetadata {
   continuations?: number;
   /** When the current execution claimed the thread (the last continuation). */
   continuedAt?: string;
+  /**
+   * A root thread whose run has no budget: written with the head by the start that knows it (START, a
+   * copy's start, a run from a node), kept by continuations, never copied. Its steps then read no
+   * spend before a model call; absent, they read it (functions/nodes/run-budget.ts).
+   */
+  noBudget?: true;
   [key: string]: unknown;
 }
 

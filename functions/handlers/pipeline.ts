@@ -41,6 +41,7 @@ import type {
   NodeLogs,
   NodeResult,
   Thread,
+  ThreadMetadata,
   ToolCallCounts,
   Variables,
 } from '../../engine/thread/types.ts';
@@ -286,6 +287,8 @@ export interface StepContext {
   readonly out: EnvelopeExtras;
   /** The threads named by the behaviour's `relatedThreadIds`, loaded with this one, in that order. */
   readonly related: readonly VersionedThread[];
+  /** The run's root thread's metadata as loaded with this step (this thread's own on the root). */
+  readonly rootMetadata: ThreadMetadata;
   /** The expression scope over the working thread, as it is now. */
   scope(): ExpressionScope;
   /** Head-shaped data as stored: values loaded by reference keep their references (see `storable`). */
@@ -631,6 +634,7 @@ async function executeStep(
     conversation,
     out: {},
     related: loaded.extra,
+    rootMetadata: (loaded.root?.thread ?? original).metadata,
     scope: () => buildExpressionScope(ctx.thread, node.nodeAliases),
     storable: (data) => storable(data, loaded.known),
   };

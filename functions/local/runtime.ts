@@ -76,7 +76,7 @@ import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
-import { parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
+import { budgetMarkOf, parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
 import { RUN_FROM_KEY, type RunFrom } from '../nodes/run-from.ts';
 import {
   answerFor,
@@ -1038,14 +1038,16 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
           firstExecutionId: _first,
           continuations: _continuations,
           continuedAt: _at,
+          noBudget: _noBudget,
           ...metadata
         } = thread.metadata;
-        // START sets a run's budget; a run from a copy's node has none, so the budget is set here.
+        // START sets a run's budget; a run from a copy's node has none, so the budget is set here
+        // (and a run with none says so on its head: run-budget.ts).
         const budget = runBudgetOf(workflow.budget, runOptions.budget);
         if (budget !== undefined) await requireSpend(stores).setBudget(threadId, budget);
         const runFrom: RunFrom = { executionId, nodeId: startNodeId, step: thread.step ?? 0 };
         await stores.threads.updateThread(threadId, version, {
-          set: { metadata: { ...metadata, executionId, [RUN_FROM_KEY]: runFrom } },
+          set: { metadata: { ...metadata, executionId, [RUN_FROM_KEY]: runFrom, ...budgetMarkOf(budget) } },
         });
         await stores.executions.putExecution({
           executionId,
@@ -1257,6 +1259,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       continuations: _continuations,
       continuedAt: _at,
       [RUN_FROM_KEY]: _runFrom,
+      // The copy's budget is the one its start gives it: unmarked, it reads its spend until then.
+      noBudget: _noBudget,
       // A copy's edits are its own: a copy of it holds their effect, not the edits.
       [COPY_EDITS_KEY]: _edits,
       ...metadata

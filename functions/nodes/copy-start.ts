@@ -11,12 +11,13 @@
  */
 import type { CopyStartPoint } from '../../engine/asl/copy-start.ts';
 import { StepthreadError } from '../../engine/errors.ts';
+import type { Budget } from '../../engine/model/schema.ts';
 import { isTerminalStatus } from '../../engine/thread/index.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { isRootThread } from '../handlers/pipeline.ts';
 import type { IncomingEnvelope, TaskEvent } from '../handlers/task.ts';
 import type { ResumedEnvelope } from './resume.ts';
-import { parseBudget, requireSpend } from './run-budget.ts';
+import { budgetMarkOf, parseBudget, requireSpend } from './run-budget.ts';
 import { RUN_FROM_KEY, type RunFrom } from './run-from.ts';
 
 const CLAIM_ATTEMPTS = 3;
@@ -31,6 +32,7 @@ async function claimCopy(
   start: CopyStartPoint,
   workflowId: string,
   executionId: string,
+  budget: Budget | undefined,
   deps: HandlerDeps,
 ): Promise<RunFrom & { at: string }> {
   const nodeId = start.node.id;
@@ -72,10 +74,17 @@ async function claimCopy(
     const at = deps.env.now();
     const runFrom: RunFrom & { at: string } = { executionId, nodeId, step, at };
     // The copy becomes this execution's root; runs its source continued through are not this one's.
-    const { firstExecutionId: _first, continuations: _continuations, continuedAt: _at, ...kept } = metadata;
+    // Its budget is this start's: the claim marks a copy that has none (run-budget.ts).
+    const {
+      firstExecutionId: _first,
+      continuations: _continuations,
+      continuedAt: _at,
+      noBudget: _noBudget,
+      ...kept
+    } = metadata;
     try {
       await deps.threads.updateThread(thread.id, version, {
-        set: { metadata: { ...kept, executionId, [RUN_FROM_KEY]: runFrom } },
+        set: { metadata: { ...kept, executionId, [RUN_FROM_KEY]: runFrom, ...budgetMarkOf(budget) } },
       });
       return runFrom;
     } catch (error) {
@@ -110,7 +119,7 @@ export async function runCopyStart(
   }
   // Checked before the claim, so a budget that cannot be used leaves the copy unstarted.
   const budget = start.budget === undefined ? undefined : parseBudget(start.budget, start.node.id);
-  const claim = await claimCopy(envelope, start, workflowId, executionId, deps);
+  const claim = await claimCopy(envelope, start, workflowId, executionId, budget, deps);
   const { thread } = await deps.threads.getThread(envelope.threadId);
   if (budget !== undefined) await requireSpend(deps).setBudget(thread.id, budget);
   await deps.executions.putExecution({

@@ -7,11 +7,18 @@
  * count past 80% of its limit records BUDGET_WARNING (one step does, for each limit).
  *
  * What is over: a count above its limit. A count equal to it is spent: the next call is refused.
+ *
+ * A run with no budget (the common case) reads no spend: the start that knows it has none marks its
+ * root head `noBudget` (see `budgetMarkOf`), and every step loads that head anyway (a child's step in
+ * the same BatchGetItem as its own). A head without the mark (a budget, or a start that did not say)
+ * reads, so a missing mark costs a read, never a check. Each model call reads afresh, even in a tool
+ * loop: the spend the previous call returned may be stale by the tools run since, and a parallel
+ * branch's call counted meanwhile must stop this one before it starts, as the single read does.
  */
 import { StepthreadError } from '../../engine/errors.ts';
 import { createEvent, type EventOf } from '../../engine/events.ts';
 import { type Budget, budgetSchema, type Pricing, type Profile } from '../../engine/model/schema.ts';
-import type { ModelUsage } from '../../engine/thread/types.ts';
+import type { ModelUsage, ThreadMetadata } from '../../engine/thread/types.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import type { StepContext } from '../handlers/pipeline.ts';
 import { callCostNanoUsd, nanoToUsd, pricingOf, usdToNano } from '../llm/prices.ts';
@@ -83,10 +90,14 @@ export class RunBudget {
   #costNano = 0;
   #priced = true;
 
-  constructor(spend: SpendStore, where: Where, pricing?: Pricing) {
+  readonly #noBudget: boolean;
+
+  /** `noBudget`: the run's root head says it has none, so no call is checked before it starts. */
+  constructor(spend: SpendStore, where: Where, pricing?: Pricing, noBudget = false) {
     this.#spend = spend;
     this.#where = where;
     this.#pricing = pricing;
+    this.#noBudget = noBudget;
   }
 
   /** This step's model calls so far (set once one was made). */
@@ -101,6 +112,7 @@ export class RunBudget {
 
   /** Throws BUDGET_EXCEEDED when the run's token or cost budget is spent. */
   async beforeModelCall(): Promise<void> {
+    if (this.#noBudget) return;
     const spend = await this.#spend.get(this.#where.rootThreadId);
     if (spend === undefined) return;
     for (const { name, spent, limit } of measures(spend)) {
@@ -206,7 +218,7 @@ export class RunBudget {
 
 /** The step's budget guard, or undefined when the handler has no spend store (hand-built test deps). */
 export function runBudgetFor(ctx: StepContext, profile?: Profile): RunBudget | undefined {
-  const { deps, envelope, thread, node } = ctx;
+  const { deps, envelope, thread, node, rootMetadata } = ctx;
   if (deps.spend === undefined) return undefined;
   const where = {
     rootThreadId: envelope.rootThreadId,
@@ -215,7 +227,16 @@ export function runBudgetFor(ctx: StepContext, profile?: Profile): RunBudget | u
     nodeId: node.id,
     at: deps.env.now(),
   };
-  return new RunBudget(deps.spend, where, profile ? pricingOf(profile) : undefined);
+  const pricing = profile ? pricingOf(profile) : undefined;
+  return new RunBudget(deps.spend, where, pricing, rootMetadata.noBudget === true);
+}
+
+/**
+ * What a start writes on the run's root head beside its other metadata: the `noBudget` mark when the
+ * run has no budget, nothing when it has one. Only a start that decided the run's budget writes it.
+ */
+export function budgetMarkOf(budget: Budget | undefined): Pick<ThreadMetadata, 'noBudget'> {
+  return budget === undefined ? { noBudget: true } : {};
 }
 
 /**

@@ -20,7 +20,7 @@ import { createSpiller, mapSlots } from '../stores/value-refs.ts';
 import { hydrateAll } from '../stores/value-store.ts';
 import { parseTraceparent } from '../telemetry/trace-context.ts';
 import { rootThreadIdFor } from './ids.ts';
-import { requireSpend, runBudgetOf } from './run-budget.ts';
+import { budgetMarkOf, requireSpend, runBudgetOf } from './run-budget.ts';
 
 function executionRecordOf(thread: Thread, executionId: string): ExecutionRecord {
   return {
@@ -51,6 +51,8 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
   // An input over the StartExecution limit arrives as a reference to S3 (claim check).
   const given = await hydrateAll(deps.values, [{ input: event.input?.input ?? {} }]);
   const input = given.data[0]!.input as Record<string, unknown>;
+  // The run's budget; a run with none says so on its head, so its steps read no spend (run-budget.ts).
+  const budget = runBudgetOf(workflow.budget, event.input?.budget, node.id);
   const created = createThread({
     id: threadId,
     workflow: {
@@ -61,7 +63,7 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
     input,
     env: deps.env,
     conversation: createConversation({ threadId, logId: EMPTY_LOG_ID }),
-    metadata: { executionId, ...callerTrace(event.input?.traceparent) },
+    metadata: { executionId, ...callerTrace(event.input?.traceparent), ...budgetMarkOf(budget) },
   });
   const started = transitionThread(created.thread, 'RUNNING', deps.env);
   const lifecycle = await executeNodeLifecycle({
@@ -118,7 +120,6 @@ export async function runStart(event: StartTaskEvent, deps: HandlerDeps): Promis
   }
 
   // The run's budget, where every step of its tree reads it (a retry sets the same again).
-  const budget = runBudgetOf(workflow.budget, event.input?.budget, node.id);
   if (budget !== undefined) await requireSpend(deps).setBudget(threadId, budget);
 
   let events = record.events;

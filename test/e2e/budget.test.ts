@@ -4,13 +4,17 @@
  * reports known usage. The call that crosses a limit finishes and its node fails BUDGET_EXCEEDED; no
  * model call starts once a limit is spent; BUDGET_WARNING at 80%, once; a fork's parallel items
  * never lose one another's spend; a run that continues keeps counting; each step's cost is its
- * tokens times the model's prices.
+ * tokens times the model's prices. A run with no budget reads no spend before its model calls
+ * (issue 29), counted on the table's requests.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { estimateAwsCost, runMetersOf } from '../../cli/aws-cost.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { Budget } from '../../engine/model/schema.ts';
 import type { ModelUsage } from '../../engine/thread/types.ts';
-import type { RunOutcome } from '../../functions/local/runtime.ts';
+import { createAwsClients } from '../../functions/aws/clients.ts';
+import { aroundCommands } from '../../functions/aws/meter.ts';
+import { createLocalRuntime, type LocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
 import { threadsOfChain } from '../../functions/stores/execution-chain.ts';
 import type { RunSpend } from '../../functions/stores/spend-store.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
@@ -301,5 +305,185 @@ describe('budgets', () => {
     expect(events.filter((event) => event.type === 'BUDGET_WARNING')).toEqual([
       expect.objectContaining({ nodeId: 'agent', budget: 'maxToolCalls', spent: 3, limit: 3 }),
     ]);
+  });
+});
+
+describe('reads of the spend before a model call', () => {
+  /** A runtime on the same table whose requests are seen: each one on a run's SPEND item, by command. */
+  let runtime: LocalRuntime;
+  const spendCalls: string[] = [];
+  beforeAll(() => {
+    const clients = createAwsClients(e2e.services.target, {
+      tableName: 'e2e-budget',
+      bucketName: 'e2e-budget',
+    });
+    aroundCommands(clients.dynamo, ({ commandName, input }, next) => {
+      const { Key } = input as { Key?: { sk?: unknown } };
+      if (Key?.sk === 'SPEND') spendCalls.push(commandName);
+      return next();
+    });
+    runtime = createLocalRuntime({ clients });
+  });
+  beforeEach(() => {
+    spendCalls.length = 0;
+  });
+  const reads = () => spendCalls.filter((name) => name === 'GetItemCommand').length;
+
+  /** START → `first` (LLM) → `second` (LLM) → END. */
+  const twoCalls = (id: string) =>
+    valid({
+      id,
+      version: 1,
+      profiles: openai(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'first', type: 'LLM', config: { prompt: 'One.' } },
+        { id: 'second', type: 'LLM', config: { prompt: 'Two.' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'first' },
+        { from: 'first', to: 'second' },
+        { from: 'second', to: 'end' },
+      ],
+    });
+
+  it('a run with no budget reads none, and still counts every call', async () => {
+    replies(3);
+    const outcome = await runtime.prepare(loopWorkflow('reads-none', 3)).run({});
+    expect(outcome.status).toBe('COMPLETED');
+    expect(model.requests).toHaveLength(3);
+    expect(reads()).toBe(0);
+    // Each call still adds to the run's counts (one UpdateItem each), for inspect and runs.
+    expect(spendCalls).toEqual(['UpdateItemCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
+    expect(await runtime.stores.spend!.get(outcome.threadId)).toMatchObject({ modelCalls: 3, tokens: 360 });
+  });
+
+  it('a run with a budget reads it before each call, and refuses the call past it', async () => {
+    replies(10);
+    const outcome = await runtime.prepare(loopWorkflow('reads-budget', 10, { maxTokens: 360 })).run({});
+    expect(model.requests).toHaveLength(3);
+    expect(outcome.error?.code).toBe('BUDGET_EXCEEDED');
+    expect(outcome.error?.message).toContain('the model call was not started');
+    // Three calls made and the fourth refused: one read before each.
+    expect(reads()).toBe(4);
+  });
+
+  it('a fork with no budget: its parallel items read none; with one, each item reads it', async () => {
+    const forkOf = (id: string, budget?: Budget) =>
+      valid({
+        id,
+        version: 1,
+        ...(budget ? { budget } : {}),
+        profiles: openai(),
+        nodes: [
+          { id: 'start', type: 'START' },
+          {
+            id: 'each',
+            type: 'FORK',
+            config: {
+              forkPathIds: ['item'],
+              forkStrategy: 'parallel',
+              childNodeIds: ['summarise'],
+              forEach: '{{input.items}}',
+              itemVariable: 'item',
+            },
+          },
+          { id: 'summarise', type: 'LLM', config: { prompt: 'Summarise {{item}}' } },
+          { id: 'merge', type: 'JOIN', config: { forkPathIds: ['item'], joinStrategy: 'ALL_COMPLETED' } },
+          { id: 'end', type: 'END' },
+        ],
+        edges: [
+          { from: 'start', to: 'each' },
+          { from: 'summarise', to: 'merge' },
+          { from: 'merge', to: 'end' },
+        ],
+      });
+    const items = ['a', 'b', 'c'];
+    replies(3);
+    const free = await runtime.prepare(forkOf('reads-fork-none')).run({ items });
+    expect(free.status).toBe('COMPLETED');
+    expect(reads()).toBe(0);
+
+    spendCalls.length = 0;
+    replies(3);
+    const budgeted = await runtime.prepare(forkOf('reads-fork-budget', { maxTokens: 10_000 })).run({ items });
+    expect(budgeted.status).toBe('COMPLETED');
+    expect(reads()).toBe(3);
+  });
+
+  it('a run with no budget reads none in the executions it continues into', async () => {
+    replies(30);
+    const outcome = await runtime
+      .prepare(loopWorkflow('reads-continued', 30), { continueAfterEvents: 200 })
+      .run({});
+    expect(outcome.status).toBe('COMPLETED');
+    expect(outcome.executions.length).toBeGreaterThan(1);
+    expect(model.requests).toHaveLength(30);
+    expect(reads()).toBe(0);
+  });
+
+  it('a copy of a run with no budget, run from a node with one: spent, the next call is refused before it starts', async () => {
+    const workflow = twoCalls('reads-copy-run');
+    replies(2);
+    const source = await runtime.prepare(workflow).run({});
+    expect(source.status).toBe('COMPLETED');
+    const copy = await runtime.copyThread(source.threadId, { fromNodeId: 'first' });
+    model.requests.length = 0;
+    spendCalls.length = 0;
+    replies(2);
+    const outcome = await runtime
+      .prepare(workflow, { startNodeId: 'first' })
+      .runThread(copy.id, { budget: { maxTokens: PER_CALL } });
+    // The first call spends the budget exactly; the second is refused before it starts.
+    expect(model.requests).toHaveLength(1);
+    expect(outcome.error?.code).toBe('BUDGET_EXCEEDED');
+    expect(outcome.error?.message).toContain('node second');
+    expect(outcome.error?.message).toContain('the model call was not started');
+    expect(reads()).toBe(2);
+  });
+
+  it('a copy of a run with no budget, started with one: spent, the next call is refused before it starts', async () => {
+    const workflow = twoCalls('reads-copy-start');
+    replies(2);
+    const source = await runtime.prepare(workflow).run({});
+    const copy = await runtime.copyThread(source.threadId, { fromNodeId: 'first' });
+    model.requests.length = 0;
+    replies(2);
+    const outcome = await runtime.prepare(workflow).startThread(copy.id, { budget: { maxTokens: PER_CALL } });
+    expect(model.requests).toHaveLength(1);
+    expect(outcome.error?.code).toBe('BUDGET_EXCEEDED');
+    expect(outcome.error?.message).toContain('node second');
+    expect(outcome.error?.message).toContain('the model call was not started');
+  });
+
+  it('a copy started with no budget reads none', async () => {
+    const workflow = twoCalls('reads-copy-free');
+    replies(2);
+    const source = await runtime.prepare(workflow).run({});
+    const copy = await runtime.copyThread(source.threadId, { fromNodeId: 'first' });
+    spendCalls.length = 0;
+    replies(2);
+    const started = await runtime.prepare(workflow).startThread(copy.id);
+    expect(started.status).toBe('COMPLETED');
+    const again = await runtime.copyThread(source.threadId, { fromNodeId: 'first' });
+    replies(2);
+    const ran = await runtime.prepare(workflow, { startNodeId: 'first' }).runThread(again.id);
+    expect(ran.status).toBe('COMPLETED');
+    expect(reads()).toBe(0);
+  });
+
+  it('the AWS estimate counts the spend read of each model call only for a run with a budget', async () => {
+    const estimate = async (outcome: RunOutcome) => {
+      const { thread } = await runtime.stores.threads.getThread(outcome.threadId);
+      return estimateAwsCost(await runMetersOf(runtime.stores.threads, thread, [thread], 1));
+    };
+    replies(6);
+    const free = await estimate(await runtime.prepare(loopWorkflow('reads-estimate', 3)).run({}));
+    const budgeted = await estimate(
+      await runtime.prepare(loopWorkflow('reads-estimate-budget', 3, { maxTokens: 10_000 })).run({}),
+    );
+    expect(budgeted.dynamoReads - free.dynamoReads).toBe(3);
+    expect(budgeted.dynamoWrites).toBe(free.dynamoWrites);
   });
 });

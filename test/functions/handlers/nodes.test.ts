@@ -496,18 +496,33 @@ describe('request counts', () => {
     expect((await fullThread(h.stores.threads, next.threadId)).thread.nodeResults.w?.output).toBe(2);
   });
 
-  it('LLM: three DynamoDB requests for the step, two on the run spend item per model call, one S3 write', async () => {
+  it('LLM: three DynamoDB requests for the step, one on the run spend item per model call, one S3 write', async () => {
     const env = await start('exec-meter-llm');
     h.dynamoMeter.reset();
     h.s3Meter.reset();
     await run(h.deps(), { ...llm('ask', 'hello'), resultUnread: true }, env);
-    // The head's GetItem, the record's PutItem, the commit's UpdateItem; and the spend item read
-    // before the model call (the budget) and added to after it (tokens, cost).
+    // The head's GetItem, the record's PutItem, the commit's UpdateItem; and the spend item added to
+    // after the model call (tokens, cost). A run with no budget reads no spend before the call.
+    expect(h.dynamoMeter.snapshot()).toEqual({
+      GetItemCommand: expect.objectContaining({ requests: 1 }),
+      PutItemCommand: expect.objectContaining({ requests: 1 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 2 }),
+    });
+    expect(h.s3Meter.requests('PutObjectCommand')).toBe(1);
+  });
+
+  it('LLM of a run with a budget: one more GetItem, the spend read before the model call', async () => {
+    const given = startEvent('exec-meter-llm-budget');
+    const env = (await dispatch(
+      { ...given, input: { ...given.input, budget: { maxTokens: 10_000 } } },
+      h.deps(),
+    )) as Envelope;
+    h.dynamoMeter.reset();
+    await run(h.deps(), { ...llm('ask', 'hello'), resultUnread: true }, env);
     expect(h.dynamoMeter.snapshot()).toEqual({
       GetItemCommand: expect.objectContaining({ requests: 2 }),
       PutItemCommand: expect.objectContaining({ requests: 1 }),
       UpdateItemCommand: expect.objectContaining({ requests: 2 }),
     });
-    expect(h.s3Meter.requests('PutObjectCommand')).toBe(1);
   });
 });
