@@ -1,6 +1,6 @@
 // dynalite ships no type declarations; this covers the part stepthread uses.
 declare module 'dynalite' {
-  interface DynaliteOptions {
+  export interface DynaliteOptions {
     /** LevelDB directory; in-memory when omitted. One process at a time may open it. */
     path?: string;
     createTableMs?: number;
