@@ -10,65 +10,45 @@
  */
 
 import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import dynalite, { type DynaliteOptions } from 'dynalite';
+import batchGetItem from 'dynalite/actions/batchGetItem.js';
+import batchWriteItem from 'dynalite/actions/batchWriteItem.js';
+import deleteItem from 'dynalite/actions/deleteItem.js';
+import getItem from 'dynalite/actions/getItem.js';
+import putItem from 'dynalite/actions/putItem.js';
+import query from 'dynalite/actions/query.js';
+import scan from 'dynalite/actions/scan.js';
+import updateItem from 'dynalite/actions/updateItem.js';
+import db from 'dynalite/db/index.js';
+import batchGetItemValidation from 'dynalite/validations/batchGetItem.js';
+import batchWriteItemValidation from 'dynalite/validations/batchWriteItem.js';
+import deleteItemValidation from 'dynalite/validations/deleteItem.js';
+import getItemValidation from 'dynalite/validations/getItem.js';
+import validations from 'dynalite/validations/index.js';
+import putItemValidation from 'dynalite/validations/putItem.js';
+import queryValidation from 'dynalite/validations/query.js';
+import scanValidation from 'dynalite/validations/scan.js';
+import updateItemValidation from 'dynalite/validations/updateItem.js';
 import { type InProcessOperations, InProcessRefusal, wireForm } from '../aws/wire-http.ts';
 
 /** dynalite's store (its db module's `create`): what its validations and actions are given. */
-export type DynaliteStore = object & { readonly __dynaliteStore?: never };
+export type DynaliteStore = import('dynalite/db/index.js').DynaliteStore;
 
-interface Validation {
-  readonly types: object;
-  readonly custom?: unknown;
-}
-type Action = (
-  store: DynaliteStore,
-  data: Record<string, unknown>,
-  cb: (error: unknown, output?: Record<string, unknown>) => void,
-) => void;
-interface Validations {
-  checkTypes(data: Record<string, unknown>, types: object): Record<string, unknown>;
-  checkValidations(data: Record<string, unknown>, types: object, custom: unknown, store: DynaliteStore): void;
-}
-
-const require = createRequire(import.meta.url);
-const db = require('dynalite/db/index.js') as { create: (options: unknown) => DynaliteStore };
-const validations = require('dynalite/validations/index.js') as Validations;
-
-/** The operations dynalite serves (its `validOperations`); any other goes over HTTP, refused there. */
-const OPERATIONS = [
-  'BatchGetItem',
-  'BatchWriteItem',
-  'CreateTable',
-  'DeleteItem',
-  'DeleteTable',
-  'DescribeTable',
-  'DescribeTimeToLive',
-  'GetItem',
-  'ListTables',
-  'PutItem',
-  'Query',
-  'Scan',
-  'TagResource',
-  'UntagResource',
-  'ListTagsOfResource',
-  'UpdateItem',
-  'UpdateTable',
-];
-
-/** Each operation's validation and action modules, as dynalite's HTTP handler loads them. */
-const handlers = new Map(
-  OPERATIONS.map((operation) => {
-    const name = operation[0]!.toLowerCase() + operation.slice(1);
-    return [
-      operation,
-      {
-        validation: require(`dynalite/validations/${name}.js`) as Validation,
-        action: require(`dynalite/actions/${name}.js`) as Action,
-      },
-    ] as const;
-  }),
-);
+/**
+ * The item operations the stores send, each with its validation and action modules as dynalite's HTTP
+ * handler loads them (imported by name, so a bundle holds them). Any other operation — the table
+ * operations provisioning sends now and then — goes to dynalite's HTTP handler, in process.
+ */
+const handlers = new Map([
+  ['GetItem', { validation: getItemValidation, action: getItem }],
+  ['PutItem', { validation: putItemValidation, action: putItem }],
+  ['UpdateItem', { validation: updateItemValidation, action: updateItem }],
+  ['DeleteItem', { validation: deleteItemValidation, action: deleteItem }],
+  ['Query', { validation: queryValidation, action: query }],
+  ['Scan', { validation: scanValidation, action: scan }],
+  ['BatchGetItem', { validation: batchGetItemValidation, action: batchGetItem }],
+  ['BatchWriteItem', { validation: batchWriteItemValidation, action: batchWriteItem }],
+]);
 
 /** A dynalite server, and the store it serves. */
 export function createDynalite(options: DynaliteOptions): { server: Server; store: DynaliteStore } {
