@@ -40,7 +40,7 @@ import {
 import { convertToAttr, convertToNative } from '@aws-sdk/util-dynamodb';
 import { DOCUMENT_TRANSLATION } from './dynamo-client.ts';
 import { once } from './once.ts';
-import { dynamoOperation, loopbackAgent, s3Path, s3Request } from './wire-http.ts';
+import { dynamoOperation, loopbackAgent, s3Path, s3Request, wireForm } from './wire-http.ts';
 
 /** One call as interceptors see it: the low-level command's name, its input as given, its body's bytes. */
 export interface WireCall {
@@ -152,17 +152,19 @@ function unsupported(command: unknown, client: string): Error {
   );
 }
 
-/** Runs `send` through the interceptors, the first added outermost. */
+/** Runs `send` through the interceptors, the first added outermost; with none, `send` alone. */
 function intercepted(
   interceptors: readonly WireInterceptor[],
-  call: WireCall,
+  call: () => WireCall,
   send: () => Promise<unknown>,
 ): Promise<unknown> {
+  if (interceptors.length === 0) return send();
+  const seen = call();
   let next = send;
   for (let i = interceptors.length - 1; i >= 0; i -= 1) {
     const interceptor = interceptors[i]!;
     const inner = next;
-    next = () => interceptor(call, inner);
+    next = () => interceptor(seen, inner);
   }
   return next();
 }
@@ -173,27 +175,47 @@ export function createWireDocumentClient(endpoint: string): WireDocumentClient {
   const url = () => (parsed ??= new URL(endpoint));
   const agent = loopbackAgent();
   const interceptors: WireInterceptor[] = [];
-  const send = async (command: unknown): Promise<unknown> => {
+  const perform = async (
+    operation: string,
+    document: boolean,
+    wire: Record<string, unknown>,
+    outputKeyNodes: DocumentCommandShape['outputKeyNodes'],
+  ) => {
+    let output: Record<string, unknown>;
+    try {
+      output = await dynamoOperation(url(), agent, operation, wire);
+    } catch (error) {
+      // A failed condition can carry the item (ReturnValuesOnConditionCheckFailure).
+      const item = (error as { Item?: unknown }).Item;
+      if (item !== undefined) Object.assign(error as object, { Item: unmarshallValue({ M: item }) });
+      throw error;
+    }
+    const unmarshalled = document ? convertNamed(output, outputKeyNodes, unmarshallValue) : output;
+    return { ...unmarshalled, $metadata: { httpStatusCode: 200 } };
+  };
+  const send = (command: unknown): Promise<unknown> => {
     const type = (command as object | undefined)?.constructor;
     const operation = DOCUMENT_OPERATIONS.get(type) ?? TABLE_OPERATIONS.get(type);
-    if (operation === undefined) throw unsupported(command, 'DynamoDB');
+    if (operation === undefined) return Promise.reject(unsupported(command, 'DynamoDB'));
     const document = DOCUMENT_OPERATIONS.has(type);
     const { input, inputKeyNodes, outputKeyNodes } = command as DocumentCommandShape;
-    const body = JSON.stringify(document ? convertNamed(input, inputKeyNodes, marshallValue) : input);
-    const call = { commandName: `${operation}Command`, input, bodyBytes: Buffer.byteLength(body) };
-    return intercepted(interceptors, call, async () => {
-      let output: Record<string, unknown>;
-      try {
-        output = await dynamoOperation(url(), agent, operation, body);
-      } catch (error) {
-        // A failed condition can carry the item (ReturnValuesOnConditionCheckFailure).
-        const item = (error as { Item?: unknown }).Item;
-        if (item !== undefined) Object.assign(error as object, { Item: unmarshallValue({ M: item }) });
-        throw error;
-      }
-      const unmarshalled = document ? convertNamed(output, outputKeyNodes, unmarshallValue) : output;
-      return { ...unmarshalled, $metadata: { httpStatusCode: 200 } };
+    let wire: Record<string, unknown>;
+    try {
+      // The request as its JSON body parses on the other end: an emulator in this process takes it as is.
+      wire = wireForm(document ? convertNamed(input, inputKeyNodes, marshallValue) : input) as Record<
+        string,
+        unknown
+      >;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Sized only for interceptors (meters), before the emulator takes the request.
+    const call = () => ({
+      commandName: `${operation}Command`,
+      input,
+      bodyBytes: Buffer.byteLength(JSON.stringify(wire)),
     });
+    return intercepted(interceptors, call, () => perform(operation, document, wire, outputKeyNodes));
   };
   return {
     send: send as WireDocumentClient['send'],
@@ -327,11 +349,11 @@ export function createWireS3Client(endpoint: string): WireS3Client {
     if (extra.length > 0)
       throw new Error(`${operation}: ${extra.join(', ')} not supported by the embedded S3 client`);
     const body = operation === 'PutObject' ? objectBytes(input.Body) : undefined;
-    const call = {
+    const call = () => ({
       commandName: `${operation}Command`,
       input,
       bodyBytes: body === undefined ? 0 : Buffer.byteLength(body),
-    };
+    });
     return intercepted(interceptors, call, async () => ({
       ...(await perform(operation, input, body)),
       $metadata: { httpStatusCode: 200 },

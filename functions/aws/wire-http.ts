@@ -106,15 +106,112 @@ const DYNAMO_HEADERS = {
 };
 
 /**
- * One DynamoDB operation: `body` is its input as JSON (attribute values marshalled); the answer is
- * the parsed output, or a ServiceError named as the exception DynamoDB names (`__type`).
+ * A DynamoDB emulator in this process taking an operation's input as the object its JSON body parses
+ * to (wireForm), and answering with the object its JSON reply would parse to; an error with the
+ * reply's status and parsed body. `undefined`: an operation it does not take this way (sent as HTTP).
+ */
+export type InProcessOperations = (
+  operation: string,
+  input: Record<string, unknown>,
+) => Promise<Record<string, unknown>> | undefined;
+
+/** A refusal from an in-process emulator: what its HTTP reply's status and JSON body would be. */
+export class InProcessRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(String(body.message ?? body.Message ?? body.__type));
+  }
+}
+
+/** DynamoDB emulators taking operations as objects in this process, by origin. */
+const inProcessOperations = new Map<string, InProcessOperations>();
+
+/**
+ * Hands DynamoDB operations for `origin` to `serve` as objects from now on, until the returned
+ * function is called: no JSON text, no HTTP request or reply between the client and the emulator.
+ */
+export function serveOperationsInProcess(origin: string, serve: InProcessOperations): () => void {
+  const key = new URL(origin).origin;
+  inProcessOperations.set(key, serve);
+  return () => {
+    if (inProcessOperations.get(key) === serve) inProcessOperations.delete(key);
+  };
+}
+
+/**
+ * `value` as JSON.parse(JSON.stringify(value)) gives it — a fresh copy, undefined members dropped,
+ * non-finite numbers null, toJSON honoured — except that byte arrays are base64 strings, as the
+ * DynamoDB JSON protocol sends a Blob. What a request's body parses to on the other end.
+ */
+export function wireForm(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      // JSON has no -0.
+      return Number.isFinite(value) ? value + 0 : null;
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        const copy = new Array(value.length);
+        for (let i = 0; i < value.length; i += 1) copy[i] = wireForm(value[i]) ?? null;
+        return copy;
+      }
+      if (value instanceof Uint8Array)
+        return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+      const prototype = Object.getPrototypeOf(value);
+      if ((prototype === Object.prototype || prototype === null) && !('toJSON' in value)) {
+        const copy: Record<string, unknown> = {};
+        for (const key in value) {
+          const member = wireForm((value as Record<string, unknown>)[key]);
+          if (member !== undefined) copy[key] = member;
+        }
+        return copy;
+      }
+      // Anything else (a Date, a Set, a class instance) as JSON renders it.
+      const text = JSON.stringify(value);
+      return text === undefined ? undefined : JSON.parse(text);
+    }
+    case 'bigint':
+      // JSON refuses one; so does this.
+      return JSON.stringify(value);
+    default:
+      return undefined;
+  }
+}
+
+/** A DynamoDB error reply (its status and parsed body) as the SDK's exception. */
+function dynamoError(status: number, parsed: Record<string, unknown>): ServiceError {
+  const type = String(parsed.__type ?? `HTTP${status}`);
+  const { __type, message, Message, ...fields } = parsed;
+  return new ServiceError(
+    type.slice(type.lastIndexOf('#') + 1),
+    String(message ?? Message ?? type),
+    status,
+    fields,
+  );
+}
+
+/**
+ * One DynamoDB operation: `input` is its input in wire form (wireForm: attribute values marshalled);
+ * the answer is the parsed output, or a ServiceError named as the exception DynamoDB names (`__type`).
  */
 export async function dynamoOperation(
   endpoint: URL,
   agent: Agent | false,
   operation: string,
-  body: string,
+  input: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
+  const direct = inProcessOperations.get(endpoint.origin)?.(operation, input);
+  if (direct !== undefined) {
+    return direct.catch((error: unknown) =>
+      Promise.reject(error instanceof InProcessRefusal ? dynamoError(error.status, error.body) : error),
+    );
+  }
+  const body = JSON.stringify(input);
   const reply = await exchange(endpoint, agent, {
     method: 'POST',
     path: '/',
@@ -132,16 +229,7 @@ export async function dynamoOperation(
     parsed = { message: reply.body.toString('utf8') };
   }
   if (reply.status === 200) return parsed;
-  const type = String(parsed.__type ?? `HTTP${reply.status}`);
-  const { __type, message, Message, ...fields } = parsed;
-  return Promise.reject(
-    new ServiceError(
-      type.slice(type.lastIndexOf('#') + 1),
-      String(message ?? Message ?? type),
-      reply.status,
-      fields,
-    ),
-  );
+  return Promise.reject(dynamoError(reply.status, parsed));
 }
 
 /** An S3 object or bucket path, path-style: each key segment percent-encoded, its slashes kept. */

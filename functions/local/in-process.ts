@@ -17,7 +17,9 @@ import {
   type HttpRequest,
   type InProcessExchange,
   serveInProcess,
+  serveOperationsInProcess,
 } from '../aws/wire-http.ts';
+import { type DynaliteStore, dynaliteOperations } from './dynalite-direct.ts';
 
 /**
  * How a handler is given its request: as `streams`, a Readable request and a Writable response,
@@ -40,18 +42,52 @@ export function serveServerInProcess(
   const host = new URL(endpoint).host;
   const listener = requestListenerOf(server);
   const exchange = shape === 'events' ? eventsExchange(listener, host) : streamsExchange(listener, host);
-  const underWay = new Set<Promise<unknown>>();
-  const stop = serveInProcess(endpoint, (req) => {
-    const reply = exchange(req);
-    underWay.add(reply);
-    const settled = () => underWay.delete(reply);
-    reply.then(settled, settled);
-    return reply;
+  const underWay = new UnderWay();
+  const stop = serveInProcess(endpoint, (req) => underWay.track(exchange(req)));
+  return async () => {
+    stop();
+    await underWay.settled();
+  };
+}
+
+/**
+ * From now on, this process's wire clients reach the dynalite `server` (listening at `endpoint`,
+ * serving `store`) without a socket, and send it DynamoDB operations as objects (dynalite-direct.ts);
+ * anything else (a health check, an operation it does not serve) goes to its HTTP handler in process.
+ * The returned stop waits for the requests under way, as serveServerInProcess's does.
+ */
+export function serveDynaliteInProcess(
+  endpoint: string,
+  server: Server,
+  store: DynaliteStore,
+): () => Promise<void> {
+  const stopHttp = serveServerInProcess(endpoint, server, 'events');
+  const operations = dynaliteOperations(store);
+  const underWay = new UnderWay();
+  const stop = serveOperationsInProcess(endpoint, (operation, input) => {
+    const reply = operations(operation, input);
+    return reply === undefined ? undefined : underWay.track(reply);
   });
   return async () => {
     stop();
-    await Promise.allSettled([...underWay]);
+    await Promise.all([underWay.settled(), stopHttp()]);
   };
+}
+
+/** Requests under way, for a stop to wait for. */
+class UnderWay {
+  readonly #replies = new Set<Promise<unknown>>();
+
+  track<T>(reply: Promise<T>): Promise<T> {
+    this.#replies.add(reply);
+    const settled = () => this.#replies.delete(reply);
+    reply.then(settled, settled);
+    return reply;
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#replies]);
+  }
 }
 
 /** The handler `server` was created with: what it calls for each request. */

@@ -8,7 +8,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { releaseAwsClients } from '../aws/client-cache.ts';
 // Types only: a store server loads no SDK client (local-provision.ts).
@@ -16,6 +15,7 @@ import type { AwsTarget } from '../aws/clients.ts';
 import { type ResourceNames, resolveResourceNames } from '../aws/target.ts';
 import { missingDatabase, recordTables, verifyDatabase } from './data-dir-damage.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
+import { createDynalite } from './dynalite-direct.ts';
 import { cacheDynaliteParses } from './dynalite-parse-cache.ts';
 import { ensureLocalBucket, ensureLocalTable } from './local-provision.ts';
 import { LoopbackFilesystemStore } from './s3-store.ts';
@@ -86,7 +86,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
 
     // Every request's expressions parsed once per shape, not afresh (about a tenth of a step's CPU).
     cacheDynaliteParses();
-    const dynamoServer = dynalite({
+    const { server: dynamoServer, store: dynamoStore } = createDynalite({
       createTableMs: 0,
       deleteTableMs: 0,
       updateTableMs: 0,
@@ -123,8 +123,8 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     cleanups.push(async () => releaseAwsClients(target));
     if (options.serveInProcess !== false) {
       // Loaded only here: the data directory's server serves other processes alone.
-      const { serveServerInProcess } = await import('./in-process.ts');
-      cleanups.push(serveServerInProcess(target.dynamoEndpoint, dynamoServer, 'events'));
+      const { serveDynaliteInProcess, serveServerInProcess } = await import('./in-process.ts');
+      cleanups.push(serveDynaliteInProcess(target.dynamoEndpoint, dynamoServer, dynamoStore));
       if (s3.httpServer) cleanups.push(serveServerInProcess(target.s3Endpoint, s3.httpServer));
     }
     // Both settle before any failure closes the services: dynalite throws an uncaught error for a
