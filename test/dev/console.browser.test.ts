@@ -6,14 +6,19 @@
  * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
  * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldBeforeLastWord } from '../functions/llm/servers/openai-replies.ts';
 import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import { buildConsoleIfMissing, chromiumOrSkipNotice, openPage } from '../support/chromium.ts';
+import {
+  buildConsoleIfMissing,
+  chromiumOrSkipNotice,
+  openPage,
+  screenshotsDir,
+} from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
@@ -22,10 +27,7 @@ import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-f
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-console-shots-'));
+const SHOTS = screenshotsDir('console');
 
 /** start → `review` (a SUBGRAPH whose child's CODE node throws) → end. */
 function subgraphThatFails() {
@@ -83,7 +85,6 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
 
   beforeAll(async () => {
     await buildConsoleIfMissing();
-    mkdirSync(SHOTS, { recursive: true });
     // The examples, and a copy of one under another file name: the same workflow id twice.
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
     cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });

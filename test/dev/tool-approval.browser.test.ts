@@ -5,23 +5,23 @@
  * the reason. The tool is an http server on loopback that counts its requests. Without chromium the
  * suite is skipped, saying so.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import { buildConsoleIfMissing, chromiumOrSkipNotice, openPage } from '../support/chromium.ts';
+import {
+  buildConsoleIfMissing,
+  chromiumOrSkipNotice,
+  openPage,
+  screenshotsDir,
+} from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-// To docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, else a temporary directory.
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-approval-shots-'));
+const SHOTS = screenshotsDir('approval');
 
 /** start → agent (scripted: asks to refund A-1, then answers by what the tool result said) → end. */
 function refundWorkflow(shopUrl: string) {
@@ -79,7 +79,6 @@ describe.skipIf(executablePath === undefined)('a tool call’s approval in the c
 
   beforeAll(async () => {
     await buildConsoleIfMissing();
-    mkdirSync(SHOTS, { recursive: true });
     shop = await startScriptedServer();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-approval-workflows-'));
     writeFileSync(join(workflowsDir, 'console-refund.json'), JSON.stringify(refundWorkflow(shop.url)));

@@ -6,24 +6,26 @@
  * node runs. Screenshots go to
  * a temporary directory, or to docs/console/ with STEPTHREAD_UPDATE_SCREENSHOTS=1.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import { buildConsoleIfMissing, chromiumOrSkipNotice, openPage } from '../support/chromium.ts';
+import {
+  buildConsoleIfMissing,
+  chromiumOrSkipNotice,
+  openPage,
+  screenshotsDir,
+} from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-workbench-shots-'));
+const SHOTS = screenshotsDir('workbench');
 const TICKET = { ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } };
 
 /** start → topic (a VARIABLE) → summarize (an LLM on the stand-in) → end. */
@@ -66,7 +68,6 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
 
   beforeAll(async () => {
     await buildConsoleIfMissing();
-    mkdirSync(SHOTS, { recursive: true });
     model = await startScriptedServer();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-workbench-workflows-'));
     cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });

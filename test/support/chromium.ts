@@ -3,7 +3,8 @@
  * downloads a browser), the console built when a fresh checkout has none, and a page at the size
  * the docs' screenshots are taken at.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
@@ -48,4 +49,17 @@ export function launchChromium(executablePath: string): Promise<Browser> {
 export async function openPage(executablePath: string): Promise<{ browser: Browser; page: Page }> {
   const browser = await launchChromium(executablePath);
   return { browser, page: await browser.newPage({ viewport: { width: 1500, height: 1000 } }) };
+}
+
+/**
+ * Where a suite's screenshots go, made: docs/console/ (the README's) with
+ * STEPTHREAD_UPDATE_SCREENSHOTS=1, else a temporary directory named for `suite`.
+ */
+export function screenshotsDir(suite: string): string {
+  const dir =
+    process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
+      ? join(ROOT, 'docs', 'console')
+      : mkdtempSync(join(tmpdir(), `stepthread-${suite}-shots-`));
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
