@@ -13,12 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldBeforeLastWord } from '../functions/llm/servers/openai-replies.ts';
 import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import {
-  buildConsoleIfMissing,
-  chromiumOrSkipNotice,
-  openPage,
-  screenshotsDir,
-} from '../support/chromium.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
@@ -69,7 +64,7 @@ function chainOf(id: string, count: number) {
   };
 }
 
-const executablePath = chromiumOrSkipNotice('console browser test');
+const executablePath = chromiumOrSkip('console browser test');
 
 describe.skipIf(executablePath === undefined)('stepthread dev console in chromium', () => {
   let browser: Browser;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsCost } from '../../cli/aws-cost.ts';
-import { buildConsoleIfMissing, chromiumOrSkipNotice, openPage } from '../support/chromium.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage } from '../support/chromium.ts';
 import { runCli } from '../support/cli.ts';
 import { type DevProcess, runToEnd, startDevProcess } from '../support/dev-process.ts';
 
@@ -131,7 +131,7 @@ describe('cost and budget in stepthread dev', () => {
     }
   });
 
-  const executablePath = chromiumOrSkipNotice('cost browser test');
+  const executablePath = chromiumOrSkip('cost browser test');
 
   it.skipIf(executablePath === undefined)(
     'the execution page shows the run cost, the budget spent, each node cost and each step cost',

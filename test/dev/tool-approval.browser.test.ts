@@ -11,12 +11,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import {
-  buildConsoleIfMissing,
-  chromiumOrSkipNotice,
-  openPage,
-  screenshotsDir,
-} from '../support/chromium.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -66,7 +61,7 @@ function refundWorkflow(shopUrl: string) {
   };
 }
 
-const executablePath = chromiumOrSkipNotice('tool approval browser test');
+const executablePath = chromiumOrSkip('tool approval browser test');
 
 describe.skipIf(executablePath === undefined)('a tool call’s approval in the console (chromium)', () => {
   let browser: Browser;

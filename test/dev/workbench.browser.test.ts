@@ -13,12 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
-import {
-  buildConsoleIfMissing,
-  chromiumOrSkipNotice,
-  openPage,
-  screenshotsDir,
-} from '../support/chromium.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
 import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 
@@ -53,7 +48,7 @@ function summaryWorkflow(baseUrl: string) {
   };
 }
 
-const executablePath = chromiumOrSkipNotice('workbench browser test');
+const executablePath = chromiumOrSkip('workbench browser test');
 
 describe.skipIf(executablePath === undefined)('the console as a workbench, in chromium', () => {
   let browser: Browser;

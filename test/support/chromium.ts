@@ -23,7 +23,7 @@ export function findChromium(): string | undefined {
 }
 
 /** findChromium, saying on stderr that `suite` is skipped when there is none. */
-export function chromiumOrSkipNotice(suite: string): string | undefined {
+export function chromiumOrSkip(suite: string): string | undefined {
   const executablePath = findChromium();
   if (executablePath === undefined) {
     console.warn(
