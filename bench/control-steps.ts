@@ -32,7 +32,7 @@
  * Wall-clock figures depend on the machine and its load; the tests assert request counts, never times.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -365,6 +365,8 @@ export async function benchControlSteps(options: {
   compareWith?: string;
 }): Promise<ControlFigures> {
   const { runs, turns, messages, only } = options;
+  // Made up front: a directory not there yet would fail only after the timed runs.
+  if (options.profileDir !== undefined) mkdirSync(options.profileDir, { recursive: true });
   const lg = options.withoutLangGraph ? undefined : await langGraph();
   const figures: ControlFigures = {
     turns,

@@ -16,7 +16,7 @@ export function compileForDeploy(
   workflow: Workflow,
   options: { continueAfterEvents?: number | false; traceContext?: boolean } = {},
 ): CompiledWorkflow {
-  return compileWorkflow(workflow, { resources: 'placeholders', ...options });
+  return compileWorkflow(workflow, options);
 }
 
 /** A piece of the deployed definition: literal text, or the ARN of the function a placeholder names. */

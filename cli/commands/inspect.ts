@@ -37,10 +37,10 @@ import {
   type StoredBytes,
   type StoredBytesReader,
 } from '../../functions/stores/stored-bytes.ts';
-import type { HistoryRange, JournalWindow } from '../../functions/stores/thread-store.ts';
+import type { HistoryRange, JournalWindow, StepMeter } from '../../functions/stores/thread-store.ts';
 import { isValueRef, type Slotted, type ValueRef } from '../../functions/stores/value-refs.ts';
 import { hydrateAll, type ValueStore } from '../../functions/stores/value-store.ts';
-import { type AwsCost, estimateAwsCost, runMetersOf } from '../aws-cost.ts';
+import { type AwsCost, estimateAwsCost, nodeMetersOf, runMeters, threadsOfRun } from '../aws-cost.ts';
 import { formatCodedError, visible } from '../format.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -572,14 +572,18 @@ export async function buildInspectReport(
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));
   // Events and results live in the threads' step records (status changes outside steps: the head).
   const journals = new Map<string, JournalWindow>();
+  const meters = new Map<string, StepMeter[]>();
   for (const [i, thread] of threads.entries()) {
     // Only the steps shown are read: a long thread costs what is printed of it.
     const journal = await runtime.stores.threads.readJournal(thread.id, {
       window: (length) => rangesOf(steps, length),
     });
     journals.set(thread.id, { ...journal, logs: await withLogsRead(runtime.stores.values, journal.logs) });
-    // A copy's results include its source's up to the copy (seed 002).
-    const nodeResults = await runtime.stores.threads.readStepResults(thread.id);
+    // A copy's results include its source's up to the copy (seed 002); the AWS estimate's meters
+    // come from the same pass over the steps.
+    const read = await runtime.stores.threads.readStepResultsAndMeters(thread.id);
+    const nodeResults = read.results;
+    meters.set(thread.id, read.meters);
     threads[i] = await withValuesRead(runtime.stores.values, { ...thread, nodeResults });
   }
   const stored = await extra.storedBytes?.storedBytes(threads);
@@ -609,7 +613,7 @@ export async function buildInspectReport(
             ? { executions: chain.map(({ executionId, status }) => ({ executionId, status })) }
             : {}),
           cost: runCostOf(await runtime.stores.spend?.get(execution.rootThreadId)),
-          ...(await awsCostOf(runtime, execution.rootThreadId, threads, chain.length)),
+          ...awsCostOf(execution.rootThreadId, threads, meters, chain.length),
           ...(execution.status === 'CANCELLED' ? await cancelledOf(runtime, execution.rootThreadId) : {}),
         }
       : {}),
@@ -645,18 +649,21 @@ export async function buildInspectReport(
   };
 }
 
-/** The run's AWS side, from the steps of its threads (`listed`: the heads of every thread of the run). */
-async function awsCostOf(
-  runtime: ReturnType<typeof createLocalRuntime>,
+/**
+ * The run's AWS side, from the steps of its threads (`listed`: the heads of every thread of the run;
+ * `meters`: each one's own steps, as read for its results).
+ */
+function awsCostOf(
   rootThreadId: string,
   listed: readonly Thread[],
+  meters: ReadonlyMap<string, readonly StepMeter[]>,
   executions: number,
-): Promise<Pick<InspectReport, 'awsCost'>> {
+): Pick<InspectReport, 'awsCost'> {
   const root = listed.find((thread) => thread.id === rootThreadId);
   if (root === undefined) return {};
-  return {
-    awsCost: estimateAwsCost(await runMetersOf(runtime.stores.threads, root, listed, executions)),
-  };
+  const own = threadsOfRun(root, listed);
+  const nodes = nodeMetersOf(own.flatMap((thread) => meters.get(thread.id) ?? []));
+  return { awsCost: estimateAwsCost(runMeters(root, own, nodes, executions)) };
 }
 
 /** A cancelled run's `cancelled`, from its cancel mark (none: a run stopped some other way). */

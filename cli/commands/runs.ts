@@ -10,6 +10,7 @@
 import type { Command } from 'commander';
 import type { StepthreadError } from '../../engine/errors.ts';
 import { resolveAwsTarget } from '../../functions/aws/target.ts';
+import { mapBounded } from '../../functions/bounded.ts';
 import { listRuns } from '../../functions/local/run-registry.ts';
 import type { TableRef } from '../../functions/stores/dynamo-items.ts';
 import { createExecutionIndex } from '../../functions/stores/execution-index.ts';
@@ -72,11 +73,15 @@ export interface RunsJsonEntry {
   awsCost?: AwsCost;
 }
 
+/** Runs whose AWS side `runs --json` estimates at once: each estimate waits on a few store requests. */
+export const AWS_COST_CONCURRENCY = 8;
+
 /**
- * The entries with their runs' costs, only for `--json`: the model side from the spend items (one
- * BatchGetItem per 100 runs), the AWS side from each run's steps (a Query per thread of the run).
+ * The entries with their runs' costs, only for `--json`, in their order: the model side from the
+ * spend items (one BatchGetItem per 100 runs), the AWS side from each run's steps (a Query per thread
+ * of the run), AWS_COST_CONCURRENCY runs at a time.
  */
-async function withCosts(
+export async function withCosts(
   entries: RunsJsonEntry[],
   clients: TableRef,
   json: boolean | undefined,
@@ -85,21 +90,16 @@ async function withCosts(
   const roots = entries.flatMap((entry) => (entry.rootThreadId === undefined ? [] : [entry.rootThreadId]));
   const spends = await createSpendStore(clients).getMany(roots);
   const stores = { threads: createThreadStore(clients), executions: createExecutionIndex(clients) };
-  const out: RunsJsonEntry[] = [];
-  for (const entry of entries) {
-    if (entry.rootThreadId === undefined) {
-      out.push(entry);
-      continue;
-    }
+  return mapBounded(entries, AWS_COST_CONCURRENCY, async (entry) => {
+    if (entry.rootThreadId === undefined) return entry;
     const record = await stores.executions.getExecution(entry.executionId).catch(() => undefined);
     const awsCost = record && (await awsCostOfRun(stores, record));
-    out.push({
+    return {
       ...entry,
       cost: runCostOf(spends.get(entry.rootThreadId)),
       ...(awsCost ? { awsCost } : {}),
-    });
-  }
-  return out;
+    };
+  });
 }
 
 /** Up to its end, or for an interrupted run its last activity (its process is gone), else now. */

@@ -61,8 +61,6 @@ import {
 } from './types.ts';
 
 export interface CompileOptions {
-  /** How Task resources are written; only `${Fn_<NODE_TYPE>}` placeholders exist so far. */
-  resources?: 'placeholders';
   /**
    * Continue-as-new (continuation.ts): once an execution's estimated history reaches this many events,
    * the next top-level ROUTE or LOOP_END on a cycle continues the run in a new execution. `false` turns

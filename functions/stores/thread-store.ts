@@ -272,7 +272,22 @@ export interface ThreadStore {
    * each node's latest step.
    */
   readStepResults(threadId: string): Promise<Record<string, NodeResult>>;
+  /**
+   * readStepResults and readStepMeters (the thread's own steps up to its head) from the same pass
+   * over the step records, for a report that shows both (inspect): one Query per 1 MB of records,
+   * not two.
+   */
+  readStepResultsAndMeters(threadId: string): Promise<StepResultsAndMeters>;
 }
+
+/** A thread's latest result of each node, and the meters of its own steps (readStepResultsAndMeters). */
+export interface StepResultsAndMeters {
+  readonly results: Record<string, NodeResult>;
+  readonly meters: StepMeter[];
+}
+
+/** The fields of a step record's result a StepMeter holds. */
+const METER_FIELDS = ['nodeId', 'nodeType', 'startedAt', 'endedAt', 'usage', 'toolCalls'] as const;
 
 /** The history entry a step record stands for. */
 export function historyEntryOf(record: StepRecord): ExecutionHistoryEntry {
@@ -982,16 +997,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async readStepMeters(threadId, to) {
-      if (to < 1) return [];
-      const fields = ['nodeId', 'nodeType', 'startedAt', 'endedAt', 'usage', 'toolCalls'] as const;
-      const items = await queryPrefix(
-        threadId,
-        STEP_PREFIX,
-        { to: itemKeys.step(threadId, to).sk },
-        fields.map((field) => `#result.#${field}`).join(', '),
-        { '#result': 'result', ...Object.fromEntries(fields.map((field) => [`#${field}`, field])) },
-      );
-      return items.map((item) => item.result as StepMeter);
+      return (await stepPass(threadId, to, METER_FIELDS)).map((step) => step.result as StepMeter);
     },
 
     async readJournal(threadId, options = {}) {
@@ -1008,49 +1014,67 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       return { ...journalOf(segments, parts, batches), length };
     },
 
-    async readStepResults(threadId) {
-      // A copy's source (time travel) may be a pruned thread its copies still read.
-      const { thread } = await store.getCopySource(threadId);
-      // Each node's latest step, in the order the nodes first ran (a Map keeps first insertion's place).
-      const latest = new Map<string, { threadId: string; step: number }>();
-      for (const segment of await segmentsOf(thread, thread.step ?? 0)) {
-        for (const { step, nodeId } of await stepNodeIds(segment.threadId, segment.steps)) {
-          latest.set(nodeId, { threadId: segment.threadId, step });
-        }
-      }
-      const keys = [...latest.values()].map(({ threadId: id, step }) => ({ ...itemKeys.step(id, step) }));
-      const bySk = new Map((await batchGet(keys)).map((item) => [`${item.pk} ${item.sk}`, item]));
-      const results: Record<string, NodeResult> = {};
-      for (const [nodeId, { threadId: id, step }] of latest) {
-        const key = itemKeys.step(id, step);
-        const item = bySk.get(`${key.pk} ${key.sk}`);
-        if (item === undefined) continue;
-        // defineProperty: a node id such as `__proto__` stays plain data.
-        Object.defineProperty(results, nodeId, {
-          value: stepRecordOf(item).result,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return results;
-    },
+    readStepResults: async (threadId) => (await latestResults(threadId, false)).results,
+    readStepResultsAndMeters: (threadId) => latestResults(threadId, true),
   };
 
-  /** The step number and node id of a thread's first `to` step records: no values, so a long run's pass is small. */
-  async function stepNodeIds(threadId: string, to: number): Promise<{ step: number; nodeId: string }[]> {
+  /**
+   * The latest result of each node the thread ran (readStepResults) and, `withMeters`, the meters of
+   * its own steps, read in the same projected pass over its step records.
+   */
+  async function latestResults(threadId: string, withMeters: boolean): Promise<StepResultsAndMeters> {
+    // A copy's source (time travel) may be a pruned thread its copies still read.
+    const { thread } = await store.getCopySource(threadId);
+    // Each node's latest step, in the order the nodes first ran (a Map keeps first insertion's place).
+    const latest = new Map<string, { threadId: string; step: number }>();
+    let meters: StepMeter[] = [];
+    for (const segment of await segmentsOf(thread, thread.step ?? 0)) {
+      // The last segment is the thread's own steps; a copy's earlier ones were its source's run.
+      const own = withMeters && segment.threadId === thread.id;
+      const steps = await stepPass(segment.threadId, segment.steps, own ? METER_FIELDS : ['nodeId']);
+      for (const { step, result } of steps) latest.set(result.nodeId, { threadId: segment.threadId, step });
+      if (own) meters = steps.map((step) => step.result as StepMeter);
+    }
+    const keys = [...latest.values()].map(({ threadId: id, step }) => ({ ...itemKeys.step(id, step) }));
+    const bySk = new Map((await batchGet(keys)).map((item) => [`${item.pk} ${item.sk}`, item]));
+    const results: Record<string, NodeResult> = {};
+    for (const [nodeId, { threadId: id, step }] of latest) {
+      const key = itemKeys.step(id, step);
+      const item = bySk.get(`${key.pk} ${key.sk}`);
+      if (item === undefined) continue;
+      // defineProperty: a node id such as `__proto__` stays plain data.
+      Object.defineProperty(results, nodeId, {
+        value: stepRecordOf(item).result,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return { results, meters };
+  }
+
+  /**
+   * The step number and these fields of the result of a thread's first `to` step records: no values
+   * or events, so a long run's pass is small (DynamoDB still pages it by the records' stored size).
+   */
+  async function stepPass(
+    threadId: string,
+    to: number,
+    fields: readonly (keyof NodeResult)[],
+  ): Promise<{ step: number; result: Pick<NodeResult, 'nodeId'> & Partial<NodeResult> }[]> {
     if (to < 1) return [];
     const items = await queryPrefix(
       threadId,
       STEP_PREFIX,
       { to: itemKeys.step(threadId, to).sk },
-      '#step, #result.#nodeId',
-      { '#step': 'step', '#result': 'result', '#nodeId': 'nodeId' },
+      ['#step', ...fields.map((field) => `#result.#${field}`)].join(', '),
+      {
+        '#step': 'step',
+        '#result': 'result',
+        ...Object.fromEntries(fields.map((field) => [`#${field}`, field])),
+      },
     );
-    return items.map((item) => ({
-      step: Number(item.step),
-      nodeId: (item.result as { nodeId: string }).nodeId,
-    }));
+    return items.map((item) => ({ step: Number(item.step), result: item.result as NodeResult }));
   }
 
   /**

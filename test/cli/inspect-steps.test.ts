@@ -5,12 +5,14 @@
  * Results, variables and output stay whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { estimateAwsCost, runMetersOf } from '../../cli/aws-cost.ts';
 import { buildInspectReport, type InspectReport, printReport } from '../../cli/commands/inspect.ts';
 import type { CliIo } from '../../cli/io.ts';
 import type { StepSelection } from '../../cli/step-window.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
-import { aroundCommands } from '../../functions/aws/meter.ts';
+import { aroundCommands, type CommandCall } from '../../functions/aws/meter.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
+import { STEP_PREFIX } from '../../functions/stores/table.ts';
 import { type E2e, startE2e, valid } from '../e2e/helpers.ts';
 import { longLoop } from '../support/long-loop.ts';
 
@@ -22,10 +24,21 @@ let e2e: E2e;
 const runs: Record<'short' | 'medium' | 'long', string> = { short: '', medium: '', long: '' };
 /**
  * What the counting clients saw while `counted` ran: requests, whole step records returned, and the
- * pages of the projected passes over the steps (the results' node ids, the AWS estimate's meters:
- * DynamoDB pages them by the records' stored size, 1 MB, about 3,300 of these steps).
+ * Query pages of the projected pass over the STEP# records (the results' node ids and the AWS
+ * estimate's meters: DynamoDB pages it by the records' stored size, 1 MB, about 3,300 of these steps).
  */
-const seen = { on: false, requests: 0, stepRecords: 0, nodeIdPages: 0 };
+const seen = { on: false, requests: 0, stepRecords: 0, stepPassPages: 0 };
+
+/** A Query of a thread's STEP# records that reads some of their fields only. */
+function isStepPass(call: CommandCall): boolean {
+  const values = call.input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  const from = String(values?.[':from'] ?? values?.[':prefix'] ?? '');
+  return (
+    call.commandName === 'QueryCommand' &&
+    call.input.ProjectionExpression !== undefined &&
+    from.startsWith(STEP_PREFIX)
+  );
+}
 
 beforeAll(async () => {
   e2e = await startE2e('inspect-steps');
@@ -47,7 +60,7 @@ beforeAll(async () => {
     };
     if (seen.on) {
       seen.requests += 1;
-      if (call.input.ProjectionExpression !== undefined) seen.nodeIdPages += 1;
+      if (isStepPass(call)) seen.stepPassPages += 1;
       const items = [...(response.Items ?? []), ...Object.values(response.Responses ?? {}).flat()];
       // A whole step record has its events; the node-id pass of the results reads none.
       seen.stepRecords += items.filter((item) => 'events' in item && 'result' in item).length;
@@ -60,11 +73,11 @@ afterAll(() => e2e.close());
 /** The report, and what reading it cost, through clients that count (a fresh runtime: no caches). */
 async function counted(threadId: string, steps: StepSelection) {
   const runtime = createLocalRuntime({ clients: createAwsClients(e2e.services.target, NAMES) });
-  Object.assign(seen, { on: true, requests: 0, stepRecords: 0, nodeIdPages: 0 });
+  Object.assign(seen, { on: true, requests: 0, stepRecords: 0, stepPassPages: 0 });
   try {
     const report = await buildInspectReport(runtime, threadId, undefined, steps);
-    const { requests, stepRecords, nodeIdPages } = seen;
-    return { report, requests, stepRecords, nodeIdPages };
+    const { requests, stepRecords, stepPassPages } = seen;
+    return { report, requests, stepRecords, stepPassPages };
   } finally {
     seen.on = false;
   }
@@ -125,15 +138,23 @@ describe('inspect of a long run', () => {
   it('reads only the step records it shows: the same records and requests for 303 steps as for 4,503', async () => {
     const medium = await counted(runs.medium, 'default');
     const long = await counted(runs.long, 'default');
-    // Besides the projected passes over every step record (the node ids, and the AWS estimate's
-    // meters: one request per 1 MB of records each), the same requests.
-    expect(long.requests - long.nodeIdPages).toBe(medium.requests - medium.nodeIdPages);
-    expect([medium.nodeIdPages, long.nodeIdPages]).toEqual([2, 4]);
+    // Besides the one projected pass over every step record (the node ids and the AWS estimate's
+    // meters together: one request per 1 MB of records), the same requests.
+    expect(long.requests - long.stepPassPages).toBe(medium.requests - medium.stepPassPages);
+    expect([medium.stepPassPages, long.stepPassPages]).toEqual([1, 2]);
     // The 50 listed, and the latest step of each of the 5 nodes (results).
     expect(long.stepRecords).toBeLessThanOrEqual(55);
     expect(long.stepRecords).toBe(medium.stepRecords);
     const all = await counted(runs.long, 'all');
     expect(all.stepRecords).toBeGreaterThanOrEqual(4503);
+  });
+
+  it("estimates the run's AWS side from the same pass: as the meters read on their own give it", async () => {
+    const { report } = await counted(runs.medium, 'default');
+    const root = await e2e.thread(runs.medium);
+    const alone = estimateAwsCost(await runMetersOf(e2e.runtime.stores.threads, root, [root], 1));
+    expect(report.awsCost).toEqual(alone);
+    expect(report.awsCost!.lambdaInvocations).toBe(303);
   });
 
   it('shows a range of steps with --steps A-B, and a short run whole, as before', async () => {

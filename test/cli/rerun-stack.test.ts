@@ -13,36 +13,14 @@ import type { RerunJson } from '../../cli/commands/rerun.ts';
 import type { RunsJsonEntry } from '../../cli/commands/runs.ts';
 import type { CopyStartInput } from '../../engine/asl/copy-start.ts';
 import { compileWorkflow } from '../../engine/asl/index.ts';
-import type { Workflow } from '../../engine/model/schema.ts';
 import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
 import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { putNodeTable } from '../../functions/stores/node-tables.ts';
 import { runCli } from '../support/cli.ts';
 import { recordingSfn } from '../support/sfn-stub.ts';
+import { sizeCheck } from '../support/size-check.ts';
 
-/** Fails at `check` when the input's size is over the `limit` variable (1 unless edited). */
-const SIZE_CHECK = {
-  id: 'size-check',
-  version: 1,
-  variables: [{ name: 'limit', type: 'number', scope: 'thread', initial: 1 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'check',
-      type: 'CODE',
-      config: {
-        code: "if (input.size > input.limit) throw new Error('size ' + input.size + ' is over the limit ' + input.limit)\nreturn { accepted: input.size }",
-        inputs: { size: 'input.size' },
-      },
-    },
-    { id: 'end', type: 'END', config: { output: '{{nodes.check}}' } },
-  ],
-  edges: [
-    { from: 'start', to: 'check' },
-    { from: 'check', to: 'end' },
-  ],
-} as unknown as Workflow;
 const RUNS = 3;
 const MACHINE = 'arn:aws:states:us-east-1:123456789012:stateMachine:stepthread-size-check';
 
@@ -51,7 +29,7 @@ let failed: RunsJsonEntry[];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'stepthread-rerun-stack-'));
   const file = join(dir, 'size-check.json');
-  await writeFile(file, JSON.stringify(SIZE_CHECK));
+  await writeFile(file, JSON.stringify(sizeCheck));
   for (let size = 2; size < 2 + RUNS; size += 1) {
     expect((await cli('run', file, '--input', JSON.stringify({ size }))).code).toBe(1);
   }
@@ -61,7 +39,7 @@ beforeAll(async () => {
   const services = await openDataDir(dataDir(), { create: false });
   try {
     const clients = createAwsClients(services.target, services.names);
-    await putNodeTable(clients.s3, clients.bucketName, compileWorkflow(SIZE_CHECK).nodeTable);
+    await putNodeTable(clients.s3, clients.bucketName, compileWorkflow(sizeCheck).nodeTable);
   } finally {
     releaseAwsClients(services.target);
     await services.close();
@@ -73,12 +51,12 @@ const dataDir = () => join(dir, 'data');
 const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir()], { cwd: dir });
 
 /**
- * The stand-in stack: one state machine (SIZE_CHECK as compiled), the failed local runs as its
+ * The stand-in stack: one state machine (sizeCheck as compiled), the failed local runs as its
  * executions, and a StartExecution that runs the copy through the definition's entry on the data
  * directory's stores, as the deployed state machine would.
  */
 function stack() {
-  const definition = JSON.stringify(compileWorkflow(SIZE_CHECK).definition);
+  const definition = JSON.stringify(compileWorkflow(sizeCheck).definition);
   const ended = new Map<string, string>();
   const sfn = recordingSfn(async (name, input) => {
     switch (name) {
@@ -103,7 +81,7 @@ function stack() {
         try {
           const runtime = createLocalRuntime({ clients: createAwsClients(services.target, services.names) });
           const outcome = await runtime
-            .prepare(SIZE_CHECK)
+            .prepare(sizeCheck)
             .startThread(start.resume.envelope.threadId, { executionId: executionArn });
           ended.set(executionArn, outcome.execution.status);
         } finally {

@@ -11,29 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RerunJson } from '../../cli/commands/rerun.ts';
 import type { RunsJsonEntry } from '../../cli/commands/runs.ts';
 import { runCli } from '../support/cli.ts';
+import { sizeCheck } from '../support/size-check.ts';
 
-/** Fails at `check` when the input's size is over the `limit` variable (1 unless edited). */
-const SIZE_CHECK = {
-  id: 'size-check',
-  version: 1,
-  variables: [{ name: 'limit', type: 'number', scope: 'thread', initial: 1 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'check',
-      type: 'CODE',
-      config: {
-        code: "if (input.size > input.limit) throw new Error('size ' + input.size + ' is over the limit ' + input.limit)\nreturn { accepted: input.size }",
-        inputs: { size: 'input.size' },
-      },
-    },
-    { id: 'end', type: 'END', config: { output: '{{nodes.check}}' } },
-  ],
-  edges: [
-    { from: 'start', to: 'check' },
-    { from: 'check', to: 'end' },
-  ],
-};
 const RUNS = 20;
 
 let dir: string;
@@ -41,7 +20,7 @@ let file: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'stepthread-rerun-'));
   file = join(dir, 'size-check.json');
-  await writeFile(file, JSON.stringify(SIZE_CHECK));
+  await writeFile(file, JSON.stringify(sizeCheck));
   for (let size = 2; size < 2 + RUNS; size += 1) {
     const run = await cli('run', file, '--input', JSON.stringify({ size }), '--json');
     expect(run.code).toBe(1);

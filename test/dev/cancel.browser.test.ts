@@ -7,8 +7,8 @@
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
@@ -18,6 +18,7 @@ import { type LocalServices, startLocalServices } from '../../functions/local/se
 import { createInteractionStore } from '../../functions/stores/interaction-store.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
+import { findChromium, launchChromium } from '../support/chromium.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -212,19 +213,6 @@ describe('POST /api/executions/:id/cancel', () => {
   });
 });
 
-/** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH) {
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  }
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
-
 const executablePath = findChromium();
 const consoleBuilt = existsSync(join(ROOT, 'console', 'dist', 'index.html'));
 if (executablePath === undefined || !consoleBuilt) {
@@ -234,7 +222,7 @@ if (executablePath === undefined || !consoleBuilt) {
 describe.skipIf(executablePath === undefined || !consoleBuilt)('the console’s Stop button', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
+    browser = await launchChromium(executablePath!);
   });
   afterAll(async () => {
     await browser?.close();

@@ -6,14 +6,15 @@
  * temporary directory, or to docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, so a
  * test run leaves the working tree as it was. Without chromium the suite is skipped, saying so.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../cli/io.ts';
 import { heldBeforeLastWord } from '../functions/llm/servers/openai-replies.ts';
 import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
+import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { runToEnd, startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 import { longLoop } from '../support/long-loop.ts';
 import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-forks.ts';
@@ -21,23 +22,7 @@ import { manyForks, manyForksInput, manyForksPathOrder } from '../support/many-f
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-console-shots-'));
-const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
-
-/** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH)
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
+const SHOTS = screenshotsDir('console');
 
 /** start → `review` (a SUBGRAPH whose child's CODE node throws) → end. */
 function subgraphThatFails() {
@@ -131,20 +116,13 @@ function toolErrorsWorkflow(id: string, failing: boolean) {
   };
 }
 
-const executablePath = findChromium();
-if (executablePath === undefined) {
-  console.warn(
-    '\n*** console browser test SKIPPED: no chromium found (apt-get install chromium, or set CHROMIUM_PATH) ***\n',
-  );
-}
+const executablePath = chromiumOrSkip('console browser test');
 
 describe.skipIf(executablePath === undefined)('stepthread dev console in chromium', () => {
   let browser: Browser;
   let page: Page;
   let url = '';
-  let output = '';
-  let stop: () => void = () => {};
-  let exited: Promise<number>;
+  let dev: DevInProcess | undefined;
   let dataDir = '';
   let workflowsDir = '';
   /** A run left waiting by an earlier `dev` over the same data, stopped with Ctrl-C. */
@@ -153,11 +131,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
   let failedElsewhereId = '';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_DIST)) {
-      const { build } = await import('vite');
-      await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
-    }
-    mkdirSync(SHOTS, { recursive: true });
+    await buildConsoleIfMissing();
     // The examples, and a copy of one under another file name: the same workflow id twice.
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-console-workflows-'));
     cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
@@ -177,29 +151,9 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
     } finally {
       earlier.kill();
     }
-    const io: CliIo = {
-      env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir },
-      cwd: ROOT,
-      stdout: (text) => {
-        output += text;
-      },
-      stderr: (text) => {
-        output += text;
-      },
-      readFile: async () => '',
-    };
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    const { runDev } = await import('../../cli/commands/dev.ts');
-    exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
-    while (!/console at (\S+)/.test(output)) {
-      if (output.includes('stepthread:')) throw new Error(output);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    url = /console at (\S+)/.exec(output)![1]!;
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    dev = await startDevInProcess(workflowsDir, dataDir);
+    url = dev.url;
+    ({ browser, page } = await openPage(executablePath!));
     // STEPTHREAD_TEST_API_DELAY_MS=700 answers each API read up to that many ms late, in random
     // order, as a loaded machine can: the page and these tests must not depend on read timing.
     // (Live events are left alone: an intercepted event stream is held until it ends.)
@@ -215,8 +169,7 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
 
   afterAll(async () => {
     await browser?.close();
-    stop();
-    expect(await exited).toBe(0);
+    if (dev) expect(await dev.stop()).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(workflowsDir, { recursive: true, force: true });
   });

@@ -5,30 +5,17 @@
  * it); the console shows them on the execution page, in Debian's `chromium` driven by
  * playwright-core. Without chromium the page part is skipped, saying so.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsCost } from '../../cli/aws-cost.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage } from '../support/chromium.ts';
 import { runCli } from '../support/cli.ts';
 import { type DevProcess, runToEnd, startDevProcess } from '../support/dev-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
-
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH)
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
 
 /** $1,000 and $2,000 per million tokens: a scripted run whose cost shows in the first digits. */
 const PRICING = { inputPerMTok: 1000, outputPerMTok: 2000 };
@@ -71,10 +58,7 @@ describe('cost and budget in stepthread dev', () => {
   let executionId = '';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_DIST)) {
-      const { build } = await import('vite');
-      await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
-    }
+    await buildConsoleIfMissing();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-cost-workflows-'));
     writeFileSync(join(workflowsDir, 'priced-loop.json'), JSON.stringify(pricedLoop));
     dataDir = mkdtempSync(join(tmpdir(), 'stepthread-cost-'));
@@ -147,12 +131,7 @@ describe('cost and budget in stepthread dev', () => {
     }
   });
 
-  const executablePath = findChromium();
-  if (executablePath === undefined) {
-    console.warn(
-      '\n*** cost browser test SKIPPED: no chromium found (apt-get install chromium, or set CHROMIUM_PATH) ***\n',
-    );
-  }
+  const executablePath = chromiumOrSkip('cost browser test');
 
   it.skipIf(executablePath === undefined)(
     'the execution page shows the run cost, the budget spent, each node cost and each step cost',
@@ -161,8 +140,9 @@ describe('cost and budget in stepthread dev', () => {
       const usd = `$${cost.costUsd.toFixed(6)}`;
       let browser: Browser | undefined;
       try {
-        browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-        const tab = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+        const opened = await openPage(executablePath!);
+        browser = opened.browser;
+        const tab = opened.page;
         await tab.goto(`${dev.url}/#/executions/${executionId}`);
         await expect.poll(() => tab.getByTestId('run-cost-usd').textContent()).toBe(usd);
         const line = (await tab.getByTestId('run-cost').textContent()) ?? '';

@@ -5,34 +5,18 @@
  * the reason. The tool is an http server on loopback that counts its requests. Without chromium the
  * suite is skipped, saying so.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../cli/io.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
+import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
-// To docs/console/ (the README's) with STEPTHREAD_UPDATE_SCREENSHOTS=1, else a temporary directory.
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-approval-shots-'));
-
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH)
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
+const SHOTS = screenshotsDir('approval');
 
 /** start → agent (scripted: asks to refund A-1, then answers by what the tool result said) → end. */
 function refundWorkflow(shopUrl: string) {
@@ -77,63 +61,31 @@ function refundWorkflow(shopUrl: string) {
   };
 }
 
-const executablePath = findChromium();
-if (executablePath === undefined) {
-  console.warn(
-    '\n*** tool approval browser test SKIPPED: no chromium found (apt-get install chromium, or set CHROMIUM_PATH) ***\n',
-  );
-}
+const executablePath = chromiumOrSkip('tool approval browser test');
 
 describe.skipIf(executablePath === undefined)('a tool call’s approval in the console (chromium)', () => {
   let browser: Browser;
   let page: Page;
   let shop: ScriptedServer;
   let url = '';
-  let output = '';
-  let stop: () => void = () => {};
-  let exited: Promise<number>;
+  let dev: DevInProcess | undefined;
   let dataDir = '';
   let workflowsDir = '';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_DIST)) {
-      const { build } = await import('vite');
-      await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
-    }
-    mkdirSync(SHOTS, { recursive: true });
+    await buildConsoleIfMissing();
     shop = await startScriptedServer();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-approval-workflows-'));
     writeFileSync(join(workflowsDir, 'console-refund.json'), JSON.stringify(refundWorkflow(shop.url)));
     dataDir = mkdtempSync(join(tmpdir(), 'stepthread-approval-console-'));
-    const io: CliIo = {
-      env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir },
-      cwd: ROOT,
-      stdout: (text) => {
-        output += text;
-      },
-      stderr: (text) => {
-        output += text;
-      },
-      readFile: async () => '',
-    };
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    const { runDev } = await import('../../cli/commands/dev.ts');
-    exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
-    while (!/console at (\S+)/.test(output)) {
-      if (output.includes('stepthread:')) throw new Error(output);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    url = /console at (\S+)/.exec(output)![1]!;
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    dev = await startDevInProcess(workflowsDir, dataDir);
+    url = dev.url;
+    ({ browser, page } = await openPage(executablePath!));
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
-    stop();
-    expect(await exited).toBe(0);
+    if (dev) expect(await dev.stop()).toBe(0);
     await shop?.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(workflowsDir, { recursive: true, force: true });

@@ -6,38 +6,22 @@
  * node runs. Screenshots go to
  * a temporary directory, or to docs/console/ with STEPTHREAD_UPDATE_SCREENSHOTS=1.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../cli/io.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
+import { buildConsoleIfMissing, chromiumOrSkip, openPage, screenshotsDir } from '../support/chromium.ts';
+import { type DevInProcess, startDevInProcess } from '../support/dev-in-process.ts';
 import { startDevProcess, startWaitingTriage } from '../support/dev-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS =
-  process.env.STEPTHREAD_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs', 'console')
-    : mkdtempSync(join(tmpdir(), 'stepthread-workbench-shots-'));
-const CONSOLE_DIST = join(ROOT, 'console', 'dist', 'index.html');
+const SHOTS = screenshotsDir('workbench');
 const TICKET = { ticket: { subject: 'Double billing in March', customer: 'Ana', monthlyFee: 30 } };
-
-/** $CHROMIUM_PATH, else `chromium` or `chromium-browser` on the PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH) {
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  }
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
 
 /** start → topic (a VARIABLE) → summarize (an LLM on the stand-in) → end. */
 function summaryWorkflow(baseUrl: string) {
@@ -64,20 +48,13 @@ function summaryWorkflow(baseUrl: string) {
   };
 }
 
-const executablePath = findChromium();
-if (executablePath === undefined) {
-  console.warn(
-    '\n*** workbench browser test SKIPPED: no chromium found (apt-get install chromium, or set CHROMIUM_PATH) ***\n',
-  );
-}
+const executablePath = chromiumOrSkip('workbench browser test');
 
 describe.skipIf(executablePath === undefined)('the console as a workbench, in chromium', () => {
   let browser: Browser;
   let page: Page;
   let url = '';
-  let output = '';
-  let stop: () => void = () => {};
-  let exited: Promise<number>;
+  let dev: DevInProcess | undefined;
   let dataDir = '';
   let workflowsDir = '';
   let model: ScriptedServer;
@@ -85,11 +62,7 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
   let interruptedId = '';
 
   beforeAll(async () => {
-    if (!existsSync(CONSOLE_DIST)) {
-      const { build } = await import('vite');
-      await build({ configFile: join(ROOT, 'console', 'vite.config.ts'), logLevel: 'warn' });
-    }
-    mkdirSync(SHOTS, { recursive: true });
+    await buildConsoleIfMissing();
     model = await startScriptedServer();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-workbench-workflows-'));
     cpSync(join(ROOT, 'examples'), workflowsDir, { recursive: true });
@@ -102,35 +75,14 @@ describe.skipIf(executablePath === undefined)('the console as a workbench, in ch
     } finally {
       earlier.kill();
     }
-    const io: CliIo = {
-      env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir },
-      cwd: ROOT,
-      stdout: (text) => {
-        output += text;
-      },
-      stderr: (text) => {
-        output += text;
-      },
-      readFile: async () => '',
-    };
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    const { runDev } = await import('../../cli/commands/dev.ts');
-    exited = runDev(workflowsDir, { port: '0', dataDir }, io, stopped);
-    while (!/console at (\S+)/.test(output)) {
-      if (output.includes('stepthread:')) throw new Error(output);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    url = /console at (\S+)/.exec(output)![1]!;
-    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    dev = await startDevInProcess(workflowsDir, dataDir);
+    url = dev.url;
+    ({ browser, page } = await openPage(executablePath!));
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
-    stop();
-    expect(await exited).toBe(0);
+    if (dev) expect(await dev.stop()).toBe(0);
     await model?.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(workflowsDir, { recursive: true, force: true });

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { CopyOptions, RunOutcome } from '../../functions/local/runtime.ts';
+import { countingLoop } from '../support/counting-loop.ts';
+import { sizeCheck as sizeCheckWorkflow } from '../support/size-check.ts';
 import { type E2e, plain, startE2e, valid } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';
 
@@ -52,55 +54,10 @@ async function bothWays(
   return { local: compiledFromNode, started, entry };
 }
 
-/** Fails at `check` when the input's size is over the `limit` variable (1 unless edited). */
-const sizeCheck = valid({
-  id: 'size-check',
-  version: 1,
-  variables: [{ name: 'limit', type: 'number', scope: 'thread', initial: 1 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'check',
-      type: 'CODE',
-      config: {
-        code: "if (input.size > input.limit) throw new Error('size ' + input.size + ' is over the limit ' + input.limit)\nreturn { accepted: input.size }",
-        inputs: { size: 'input.size' },
-      },
-    },
-    { id: 'end', type: 'END', config: { output: '{{nodes.check}}' } },
-  ],
-  edges: [
-    { from: 'start', to: 'check' },
-    { from: 'check', to: 'end' },
-  ],
-});
+const sizeCheck = valid(sizeCheckWorkflow);
 
 /** LOOP_START → VARIABLE count+1 → LOOP_END, `iterations` times, then END with the count. */
-function counting(iterations: number): Workflow {
-  return valid({
-    id: `copy-count-${iterations}`,
-    version: 1,
-    maxSteps: 100_000,
-    variables: [{ name: 'count', type: 'number', scope: 'thread', initial: 0 }],
-    nodes: [
-      { id: 'start', type: 'START' },
-      { id: 'loop', type: 'LOOP_START', config: { loopId: 'l', maxIterations: iterations } },
-      {
-        id: 'inc',
-        type: 'VARIABLE',
-        config: { variableName: 'count', variableType: 'number', expression: 'count + 1' },
-      },
-      { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-      { id: 'end', type: 'END', config: { output: { count: '{{count}}' } } },
-    ],
-    edges: [
-      { from: 'start', to: 'loop' },
-      { from: 'loop', to: 'inc' },
-      { from: 'inc', to: 'next' },
-      { from: 'next', to: 'end' },
-    ],
-  });
-}
+const counting = (iterations: number) => valid(countingLoop(iterations, `copy-count-${iterations}`));
 
 describe('a copy started through the definition’s entry (as on a deployed stack)', () => {
   it('enters at the node through dispatch, resume and resume-at, and runs as run --thread does', async () => {

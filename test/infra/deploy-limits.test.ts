@@ -187,9 +187,7 @@ describe('limits only a deploy meets', () => {
     expect(huge.DefinitionString).toBeUndefined();
     const location = huge.DefinitionS3Location as { Bucket: unknown; Key: string };
     const asset = readFileSync(join(outdir, `asset.${location.Key}`), 'utf8');
-    expect(asset).toBe(
-      JSON.stringify(compileWorkflow(valid(hugeFlow), { resources: 'placeholders' }).definition),
-    );
+    expect(asset).toBe(JSON.stringify(compileWorkflow(valid(hugeFlow)).definition));
     expect(Buffer.byteLength(asset)).toBeGreaterThan(700_000); // with placeholders, not ARNs
     // The CODE function's version of this deploy (pinned), as a template reference.
     const bound = huge.DefinitionSubstitutions as Record<string, unknown>;
@@ -200,7 +198,7 @@ describe('limits only a deploy meets', () => {
   }, 240_000);
 
   it('synthesizing a definition from S3 twice leaves one file of it in the temporary directory, not one per synth', () => {
-    const text = JSON.stringify(compileWorkflow(valid(hugeFlow), { resources: 'placeholders' }).definition);
+    const text = JSON.stringify(compileWorkflow(valid(hugeFlow)).definition);
     /** The files holding this definition in the temporary directory's folders, CDK's assemblies' aside. */
     const filesOfIt = () =>
       readdirSync(tmpdir(), { withFileTypes: true })

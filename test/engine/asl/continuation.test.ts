@@ -24,6 +24,7 @@ import {
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
 import { NODE_TYPES, type Workflow } from '../../../engine/model/schema.ts';
+import { countingLoop } from '../../support/counting-loop.ts';
 import { compiledOf, corpus } from './corpus.ts';
 import { forkInLoop, loopInFork } from './workflows.ts';
 
@@ -35,33 +36,6 @@ const validate = createRequire(import.meta.url)('asl-validator') as (
 function check(definition: AslDefinition, options?: { checkArn?: boolean; checkPaths?: boolean }) {
   const result = validate(structuredClone(definition), options);
   return { isValid: result.isValid, errors: result.isValid ? '' : result.errorsText('\n') };
-}
-
-/** LOOP_START → VARIABLE count+1 → LOOP_END, `iterations` times. */
-function counterWorkflow(iterations: number, id = 'counter'): Workflow {
-  return {
-    id,
-    version: 1,
-    maxSteps: 100_000,
-    variables: [{ name: 'count', type: 'number', scope: 'thread', initial: 0 }],
-    nodes: [
-      { id: 'start', type: 'START' },
-      { id: 'loop', type: 'LOOP_START', config: { loopId: 'l', maxIterations: iterations } },
-      {
-        id: 'inc',
-        type: 'VARIABLE',
-        config: { variableName: 'count', variableType: 'number', expression: 'count + 1' },
-      },
-      { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
-      { id: 'end', type: 'END', config: { output: { count: '{{count}}' } } },
-    ],
-    edges: [
-      { from: 'start', to: 'loop' },
-      { from: 'loop', to: 'inc' },
-      { from: 'inc', to: 'next' },
-      { from: 'next', to: 'end' },
-    ],
-  };
 }
 
 /** A ROUTE that sends the run back (a cycle without any loop node). */
@@ -106,7 +80,7 @@ function historyEventsOf(definition: AslStateMachine): Record<string, number | u
 }
 
 describe('continue-as-new in the compiled definition', () => {
-  const { definition } = compileWorkflow(counterWorkflow(10), { continueAfterEvents: 1_000 });
+  const { definition } = compileWorkflow(countingLoop(10, 'counter'), { continueAfterEvents: 1_000 });
 
   it('starts at a dispatcher: START for a new run, stepthread:resume for an execution that continues one', () => {
     expect(definition.StartAt).toBe('stepthread:dispatch');
@@ -247,12 +221,12 @@ describe('continue-as-new in the compiled definition', () => {
   });
 
   it('defaults to 20,000 events and accepts only a threshold that leaves room (or off)', () => {
-    const defaults = compileWorkflow(counterWorkflow(10)).definition;
+    const defaults = compileWorkflow(countingLoop(10, 'counter')).definition;
     expect(JSON.stringify(topState(defaults, 'next:choice'))).toContain(
       `"NumericGreaterThanEquals":${DEFAULT_CONTINUE_AFTER_EVENTS}`,
     );
     for (const bad of [50, 24_001, 1.5, Number.NaN]) {
-      expect(() => compileWorkflow(counterWorkflow(10), { continueAfterEvents: bad })).toThrowError(
+      expect(() => compileWorkflow(countingLoop(10, 'counter'), { continueAfterEvents: bad })).toThrowError(
         expect.objectContaining({ code: 'CONTINUE_AFTER_EVENTS_INVALID' }),
       );
     }
