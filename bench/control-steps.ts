@@ -146,7 +146,7 @@ interface Measured {
   outsideMs: number;
 }
 
-type Workload = 'chat' | 'forkjoin';
+export type Workload = 'chat' | 'forkjoin';
 
 /** Runs a workload's prepared workflow once, timing from `from`'s Task to END's. */
 function workloadRunner(clients: AwsClients, workload: Workload, turns: number, messages: number) {
@@ -350,6 +350,25 @@ export async function stepthreadRunner(
   const services = await startLocalServices({ ephemeral: true, names });
   const runOnce = workloadRunner(createAwsClients(services.target, names), workload, turns, messages);
   return { run: async () => (await runOnce()).ms, close: () => services.close() };
+}
+
+/**
+ * The store requests each kind of Task makes in one run of a workload (per invocation, by command), on
+ * services of its own, counted as the bench counts them: what the tests assert.
+ */
+export async function controlRequests(
+  workload: Workload,
+  turns: number,
+  messages: number,
+): Promise<Record<string, Record<string, number>>> {
+  const names = { tableName: `requests-${workload}`, bucketName: `requests-${workload}` };
+  const services = await startLocalServices({ ephemeral: true, names });
+  try {
+    const clients = createAwsClients(services.target, names);
+    return await countRequests(clients, workloadRunner(clients, workload, turns, messages));
+  } finally {
+    await services.close();
+  }
 }
 
 export async function benchControlSteps(options: {

@@ -48,7 +48,9 @@ import type {
 import { publishCommitted } from '../events/publisher.ts';
 import { createItemThread } from '../nodes/map-items.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
+import type { ItemKey } from '../stores/table.ts';
 import type {
+  AlsoRead,
   StepRecord,
   StepState,
   ThreadChange,
@@ -93,6 +95,12 @@ export interface LoadedThread {
   readonly known: ReadonlyMap<string, ValueRef>;
 }
 
+/** What `loadThread` read besides heads (its `also`), in the order asked. */
+export interface ReadWith {
+  readonly steps: readonly (StepRecord | undefined)[];
+  readonly items: readonly (Record<string, unknown> | undefined)[];
+}
+
 export function isRootThread(envelope: Pick<Envelope, 'threadId' | 'rootThreadId'>): boolean {
   return envelope.threadId === envelope.rootThreadId;
 }
@@ -113,7 +121,8 @@ export function neededNodeResults(
  * Loads the envelope's thread: 1 GetItem for the root, 1 BatchGetItem (thread + root + extras) for a
  * child; then, when `nodes` names any, one BatchGetItem (a Query per lineage thread for 'all') for
  * the node results it reads. Extras come with their own results when `extraResults` names any: those
- * nodes' (a BatchGetItem per extra), or 'all' (a Query per extra).
+ * nodes' (a BatchGetItem per extra), or 'all' (a Query per extra). `also`: step records and items
+ * read in the heads' BatchGetItem (a root alone is then read by one too), returned as `with`.
  */
 export async function loadThread(
   deps: HandlerDeps,
@@ -123,9 +132,10 @@ export async function loadThread(
     nodes?: readonly string[] | 'all';
     extraResults?: readonly string[] | 'all';
     extrasMayBeMissing?: boolean;
+    also?: AlsoRead;
   } = {},
-): Promise<LoadedThread & { extra: VersionedThread[] }> {
-  const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false);
+): Promise<LoadedThread & { extra: VersionedThread[]; with: ReadWith }> {
+  const loaded = await loadHeads(deps, envelope, extraIds, reads.extrasMayBeMissing ?? false, reads.also);
   const { nodes = [] } = reads;
   const [results, extraResults] = await Promise.all([
     nodes === 'all' || nodes.length > 0 ? deps.threads.getNodeResults(lineageOf(loaded.thread), nodes) : {},
@@ -186,16 +196,19 @@ async function loadHeads(
   envelope: ThreadEnvelope,
   extraIds: readonly string[],
   extrasMayBeMissing: boolean,
-): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[] }> {
-  if (isRootThread(envelope) && extraIds.length === 0) {
+  also: AlsoRead = {},
+): Promise<Omit<LoadedThread, 'known'> & { extra: VersionedThread[]; with: ReadWith }> {
+  const alsoReads = (also.steps?.length ?? 0) + (also.items?.length ?? 0) > 0;
+  if (isRootThread(envelope) && extraIds.length === 0 && !alsoReads) {
     // The head this process's commit of the thread's previous step wrote, where the store keeps it.
     const { thread, version } = await deps.threads.getThread(envelope.threadId, { afterOwnWrite: true });
-    return { thread, version, headBytes: headBytesOf(thread), extra: [] };
+    return { thread, version, headBytes: headBytesOf(thread), extra: [], with: { steps: [], items: [] } };
   }
   const ids = isRootThread(envelope)
     ? [envelope.threadId, ...extraIds]
     : [envelope.threadId, envelope.rootThreadId, ...extraIds];
-  const found = await deps.threads.findThreads(ids);
+  const { threads: found, steps, items } = await deps.threads.findThreadsWith(ids, also);
+  const read: ReadWith = { steps, items };
   const { item, executionId } = envelope;
   const firstOfItem = item !== undefined && executionId !== undefined && !isRootThread(envelope);
   if (firstOfItem && found[0] === undefined && found[1] !== undefined) {
@@ -215,9 +228,9 @@ async function loadHeads(
   const own = found[0]!;
   const extra = found.slice(fixed).filter((entry): entry is VersionedThread => entry !== undefined);
   const headBytes = headBytesOf(own.thread);
-  if (isRootThread(envelope)) return { ...own, headBytes, extra };
+  if (isRootThread(envelope)) return { ...own, headBytes, extra, with: read };
   const root = found[1]!;
-  return { ...withRootGlobals(own, root), headBytes, root, extra };
+  return { ...withRootGlobals(own, root), headBytes, root, extra, with: read };
 }
 
 /** A child's thread with the root's global scope in place of its stored (empty) one. */
@@ -289,6 +302,8 @@ export interface StepContext {
   readonly related: readonly VersionedThread[];
   /** The run's root thread's metadata as loaded with this step (this thread's own on the root). */
   readonly rootMetadata: ThreadMetadata;
+  /** The items named by the behaviour's `relatedItems`, as stored (undefined when absent), in that order. */
+  readonly relatedItems: readonly (Record<string, unknown> | undefined)[];
   /** The expression scope over the working thread, as it is now. */
   scope(): ExpressionScope;
   /** Head-shaped data as stored: values loaded by reference keep their references (see `storable`). */
@@ -319,6 +334,8 @@ export interface NodeBehaviour {
    * none when absent or empty.
    */
   relatedResults?(event: TaskEvent): readonly string[] | 'all';
+  /** Other items of the table the node reads (JOIN: its join item), fetched in the same BatchGetItem. */
+  relatedItems?(event: TaskEvent): readonly ItemKey[];
   logic(ctx: StepContext): NodeLogicResult | Promise<NodeLogicResult>;
   /** When the node started, if before its step ran (a question asked before its answer's step). */
   startedAt?(ctx: StepContext): Promise<string | undefined>;
@@ -513,9 +530,11 @@ async function loadOverlaid(
   given: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
-): Promise<{ loaded: LoadedThread & { extra: VersionedThread[] }; event: TaskEvent }> {
+): Promise<{ loaded: LoadedThread & { extra: VersionedThread[]; with: ReadWith }; event: TaskEvent }> {
+  const items = behaviour.relatedItems?.(given) ?? [];
   const load = (node: TaskNode) =>
     loadThread(deps, given.envelope, behaviour.relatedThreadIds?.(given) ?? [], {
+      ...(items.length > 0 ? { also: { items } } : {}),
       nodes: neededNodeResults(node),
       ...(behaviour.relatedResults ? { extraResults: behaviour.relatedResults(given) } : {}),
       ...(behaviour.relatedMayBeMissing?.(given) ? { extrasMayBeMissing: true } : {}),
@@ -599,7 +618,7 @@ function assertHeadFits(thread: Thread, bytes: number, nodeId: string): void {
 }
 
 async function executeStep(
-  loaded: LoadedThread & { extra: VersionedThread[] },
+  loaded: LoadedThread & { extra: VersionedThread[]; with: ReadWith },
   event: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
@@ -635,6 +654,7 @@ async function executeStep(
     out: {},
     related: loaded.extra,
     rootMetadata: (loaded.root?.thread ?? original).metadata,
+    relatedItems: loaded.with.items,
     scope: () => buildExpressionScope(ctx.thread, node.nodeAliases),
     storable: (data) => storable(data, loaded.known),
   };

@@ -14,7 +14,9 @@
  *   children that never finished CANCELLED.
  *
  * Each is idempotent: finishing a child is skipped once it finished, the join store records each
- * path once, and the decision is recomputed from what is recorded.
+ * path once, and the decision is recomputed from what is recorded: the paths it counted are the
+ * shortest prefix of the order the paths reported in that decides (`countedPaths`), which every
+ * report and the JOIN find alike, so no request records it apart.
  */
 import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { StepthreadError } from '../../engine/errors.ts';
@@ -34,8 +36,8 @@ import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
 import { loadThread, type NodeBehaviour, nextEnvelope } from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, TASK_ERROR_NAMES, type TaskEvent } from '../handlers/task.ts';
-import type { BranchOutcome } from '../stores/join-store.ts';
-import type { VersionedThread } from '../stores/thread-store.ts';
+import { type BranchOutcome, type JoinState, joinItemKey, joinStateOf } from '../stores/join-store.ts';
+import type { StepRecord, VersionedThread } from '../stores/thread-store.ts';
 import { parseConfig } from './config.ts';
 import { markThreadFailed } from './fail.ts';
 import { itemThreadId, JOIN_KEY, listItemOf } from './fork.ts';
@@ -43,6 +45,7 @@ import { joinKeyFor } from './ids.ts';
 
 /** A JOIN's config as its bookkeeping tasks carry it: the path list may be left out (`paths` counts them). */
 const bookkeepingConfigSchema = joinConfigSchema.partial({ forkPathIds: true });
+type BookkeepingConfig = ReturnType<typeof bookkeepingConfigSchema.parse>;
 
 /** The join item's entry for the timer branch (path ids contain `/`, never a leading `:`). */
 export const TIMER_ENTRY = ':timeout';
@@ -61,12 +64,16 @@ function joinKeyOf(child: Thread, nodeId: string): string {
   return key;
 }
 
-/** Completes the child with its branch's last output (the node before this task). */
+/**
+ * Completes the child with its branch's last output (the node before this task). `read`: the record
+ * of the envelope's step, read with the child's head (the branch's last step, unless the head moved).
+ */
 async function completeChild(
   deps: HandlerDeps,
   child: Thread,
   version: number,
   lastNodeId: string | undefined,
+  read: { step: number; record: StepRecord | undefined } | undefined,
   context: PublishContext,
 ): Promise<Thread> {
   let current = child;
@@ -77,7 +84,13 @@ async function completeChild(
     events.push(started.event);
   }
   // The branch's last step is the one that just ran on the child: its record holds the output.
-  const last = lastNodeId === undefined ? undefined : await deps.threads.getStep(child.id, child.step ?? 0);
+  const step = child.step ?? 0;
+  const last =
+    lastNodeId === undefined
+      ? undefined
+      : read?.step === step
+        ? read.record
+        : await deps.threads.getStep(child.id, step);
   const output = last?.result.nodeId === lastNodeId ? last?.result.output : undefined;
   const done = transitionThread(
     { ...current, ...(output === undefined ? {} : { output }) },
@@ -123,7 +136,16 @@ export async function runBranchReport(
   // The compiled bookkeeping tasks carry the path count and their own path, not the path lists.
   const config = parseConfig(bookkeepingConfigSchema, node);
   const total = typeof node.paths === 'number' ? node.paths : (config.forkPathIds?.length ?? 0);
-  const { thread: loaded, version, root } = await loadThread(deps, envelope);
+  // The branch's last step record (its output) comes in the same BatchGetItem as the child and root.
+  const lastStep = outcome === 'COMPLETED' && envelope.last !== undefined ? envelope.step : undefined;
+  const {
+    thread: loaded,
+    version,
+    root,
+    with: read,
+  } = await loadThread(deps, envelope, [], {
+    ...(lastStep === undefined ? {} : { also: { steps: [{ threadId: envelope.threadId, step: lastStep }] } }),
+  });
   const joinKey = joinKeyOf(loaded, node.id);
   const pathId = node.path?.pathId ?? loaded.contextData.forkPathId;
   const onPath = node.path !== undefined || (pathId !== undefined && config.forkPathIds?.includes(pathId));
@@ -142,7 +164,14 @@ export async function runBranchReport(
     const context = { executionId: envelope.executionId };
     child =
       outcome === 'COMPLETED'
-        ? await completeChild(deps, child, version, envelope.last?.nodeId, context)
+        ? await completeChild(
+            deps,
+            child,
+            version,
+            envelope.last?.nodeId,
+            lastStep === undefined ? undefined : { step: lastStep, record: read.steps[0] },
+            context,
+          )
         : await markThreadFailed(
             deps,
             child,
@@ -159,8 +188,29 @@ export async function runBranchReport(
     ...(child.errors.at(-1) && child.status !== 'COMPLETED' ? { error: child.errors.at(-1)! } : {}),
   });
   const reported = engineOutcomes(outcomes);
-  // A successful join also waits for its main path, so the conversation the parent continues with
-  // never depends on which branch was faster.
+  const verdict = verdictOf(config, total, reported);
+  // Once every path reported, no branch of the join runs a step any more, so none can write the
+  // globals after the decision: closing the join on the root is for the branches still running.
+  if (verdict.decided && reported.length < total) await closeJoin(deps, envelope.rootThreadId, joinKey, root);
+  const { error: _error, ...rest } = envelope;
+  const next = nextEnvelope(rest, envelope.step, envelope.last);
+  // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes the
+  // JoinDecided the path's Fail state raises to the JOIN (a serial fork is a chain of one-branch
+  // Parallels).
+  return verdict.decided ? decidedBy(next, verdict.reason) : next;
+}
+
+/**
+ * Whether these outcomes decide the join, and why: its strategy decides (a successful join also
+ * waits for its main path, so the conversation the parent continues with never depends on which
+ * branch was faster), or, with a timer branch running, every path reported (the Parallel would wait
+ * for the timer: the last path ends it instead).
+ */
+function verdictOf(
+  config: BookkeepingConfig,
+  total: number,
+  reported: readonly EngineBranchOutcome[],
+): { decided: false } | { decided: true; reason: string } {
   const mainPathId = config.mainPathId ?? config.forkPathIds?.[0];
   const decision = decideJoin({
     strategy: config.joinStrategy,
@@ -169,26 +219,36 @@ export async function runBranchReport(
     outcomes: reported,
     ...(mainPathId === undefined ? {} : { mainPathId }),
   });
-  // With a timer branch running, the Parallel would wait for it: the last path ends it instead.
-  const allReported = reported.length === total;
-  const decided = decision.decided || ((config.timeout ?? 0) > 0 && allReported);
-  if (decided) {
-    // The paths this decision counted; a later report (a straggler) finds the first decision kept.
-    await deps.joins.recordDecision(
-      joinKey,
-      reported.map((outcome) => outcome.forkPathId),
-    );
-    await closeJoin(deps, envelope.rootThreadId, joinKey, root);
+  if (decision.decided) return { decided: true, reason: decision.reason };
+  if ((config.timeout ?? 0) > 0 && reported.length === total) {
+    return { decided: true, reason: `all ${total} branches reported` };
   }
-  const { error: _error, ...rest } = envelope;
-  const next = nextEnvelope(rest, envelope.step, envelope.last);
-  // Serial and parallel alike: each path runs inside a Parallel state whose Catch routes the
-  // JoinDecided the path's Fail state raises to the JOIN (a serial fork is a chain of one-branch
-  // Parallels).
-  if (decided) {
-    return decidedBy(next, decision.decided ? decision.reason : `all ${total} branches reported`);
+  return { decided: false };
+}
+
+/**
+ * The paths the join's decision counted, or undefined while undecided: the paths of the shortest
+ * prefix of the report order that decides the join, or that ends at the timer's entry (a timeout
+ * decides with whatever reported before it). The order is fixed once written, so the report that
+ * decided, any later one (a straggler, which changes nothing) and the JOIN all find the same paths.
+ * A join item of an earlier layout may hold the decision its deciding report recorded: that stands.
+ */
+export function countedPaths(
+  state: JoinState,
+  config: BookkeepingConfig,
+  total: number,
+): string[] | undefined {
+  if (state.decision !== undefined) return [...state.decision];
+  const prefix: Record<string, BranchOutcome> = {};
+  for (const path of state.order) {
+    if (path === TIMER_ENTRY) return engineOutcomes(prefix).map((entry) => entry.forkPathId);
+    const outcome = state.outcomes[path];
+    if (outcome === undefined) continue;
+    prefix[path] = outcome;
+    const reported = engineOutcomes(prefix);
+    if (verdictOf(config, total, reported).decided) return reported.map((entry) => entry.forkPathId);
   }
-  return next;
+  return undefined;
 }
 
 /** The report's result when it decided the join: the Choice after it ends the path with JoinDecided. */
@@ -307,20 +367,13 @@ function parentJoinKey(event: TaskEvent): string {
 /** Records the timeout; the timer branch's Fail state raises JoinTimeout after it (not an error here). */
 export async function runJoinTimeout(event: TaskEvent, deps: HandlerDeps): Promise<Envelope> {
   const { envelope } = event;
-  const { outcomes } = await deps.joins.recordBranchOutcome<BranchOutcome>(
-    parentJoinKey(event),
-    TIMER_ENTRY,
-    {
-      threadId: envelope.threadId,
-      status: 'TIMEOUT',
-      endedAt: deps.env.now(),
-    },
-  );
-  // A timeout decides with whatever reported before it.
-  await deps.joins.recordDecision(
-    parentJoinKey(event),
-    engineOutcomes(outcomes).map((outcome) => outcome.forkPathId),
-  );
+  // A timeout decides with whatever reported before it: its entry ends the report order's prefix
+  // the decision counts (countedPaths), unless a report decided before it.
+  await deps.joins.recordBranchOutcome<BranchOutcome>(parentJoinKey(event), TIMER_ENTRY, {
+    threadId: envelope.threadId,
+    status: 'TIMEOUT',
+    endedAt: deps.env.now(),
+  });
   await closeJoin(deps, envelope.rootThreadId, parentJoinKey(event));
   const { error: _error, ...rest } = envelope;
   return nextEnvelope(rest, envelope.step, envelope.last);
@@ -398,6 +451,8 @@ export const joinNode: NodeBehaviour = {
   relatedMayBeMissing: (event) => event.node.overList === true,
   // Only the branch results some expression reads: the others were never kept apart from their records.
   relatedResults: (event) => event.node.branchResults ?? 'all',
+  // The join item (what decided it), in the same BatchGetItem as the threads.
+  relatedItems: (event) => (event.node.overList ? [] : [joinItemKey(parentJoinKey(event))]),
   async logic(ctx) {
     const { node, envelope } = ctx;
     const config = parseConfig(joinConfigSchema, node);
@@ -423,7 +478,7 @@ export const joinNode: NodeBehaviour = {
       return { output: joined.result.output, events: joined.events };
     }
     // Exactly the branches the decision counted: one that finished later is as if still running.
-    const counted = await ctx.deps.joins.getDecision(parentJoinKey(ctx.event));
+    const counted = countedPaths(joinStateOf(ctx.relatedItems[0]), config, config.forkPathIds.length);
     const children = ctx.related.map(({ thread }) => {
       const path = thread.contextData.forkPathId;
       const late = counted !== undefined && (path === undefined || !counted.includes(path));

@@ -42,6 +42,7 @@ import {
   eventBatchId,
   gsi1Keys,
   gsi1Partitions,
+  type ItemKey,
   itemKeys,
   NODE_RESULT_PREFIX,
   PARTITION_KEY,
@@ -146,6 +147,18 @@ export interface GlobalIncrement {
   readonly joinKey?: string;
 }
 
+/** What `findThreadsWith` reads besides heads. */
+export interface AlsoRead {
+  readonly steps?: readonly { readonly threadId: string; readonly step: number }[];
+  readonly items?: readonly ItemKey[];
+}
+
+export interface FoundWith {
+  readonly threads: (VersionedThread | undefined)[];
+  readonly steps: (StepRecord | undefined)[];
+  readonly items: (Record<string, unknown> | undefined)[];
+}
+
 export interface ThreadStore {
   /**
    * Creates the thread's head at version 1, then writes `options.step` unless that step already has
@@ -185,6 +198,12 @@ export interface ThreadStore {
   getThreads(threadIds: readonly string[]): Promise<VersionedThread[]>;
   /** As getThreads, with undefined for each thread that does not exist. */
   findThreads(threadIds: readonly string[]): Promise<(VersionedThread | undefined)[]>;
+  /**
+   * As findThreads, with step records and other items of the table read in the same BatchGetItem
+   * (a branch's report reads its last step's record with its thread and root; the JOIN its join
+   * item with the threads it merges): each in the order asked, undefined when absent; items as stored.
+   */
+  findThreadsWith(threadIds: readonly string[], also: AlsoRead): Promise<FoundWith>;
   /**
    * The thread a copy was made from, as its journal and time travel read it: its head, or, when
    * `stepthread prune` removed it while a copy still pointed at it, the head the prune kept for the
@@ -761,13 +780,33 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     },
 
     async findThreads(threadIds) {
-      const unique = [...new Set(threadIds)];
-      const found = new Map<string, VersionedThread>();
-      for (const item of await batchGet(unique.map((id) => ({ ...itemKeys.thread(id) })))) {
-        const entry = seen(item);
-        found.set(entry.thread.id, entry);
+      return (await store.findThreadsWith(threadIds, {})).threads;
+    },
+
+    async findThreadsWith(threadIds, also) {
+      const stepKeys = (also.steps ?? []).map(({ threadId, step }) => itemKeys.step(threadId, step));
+      const otherKeys = also.items ?? [];
+      const keyOf = (key: { pk: unknown; sk: unknown }) => `${String(key.pk)}\u0000${String(key.sk)}`;
+      const keys = new Map<string, ItemKey>();
+      for (const key of [...threadIds.map((id) => itemKeys.thread(id)), ...stepKeys, ...otherKeys])
+        keys.set(keyOf(key), key);
+      const items = new Map<string, Record<string, unknown>>();
+      for (const item of await batchGet([...keys.values()].map((key) => ({ ...key }))))
+        items.set(keyOf(item as { pk: unknown; sk: unknown }), item);
+      const heads = new Map<string, VersionedThread | undefined>();
+      for (const id of threadIds) {
+        const item = heads.has(id) ? undefined : items.get(keyOf(itemKeys.thread(id)));
+        if (!heads.has(id)) heads.set(id, item === undefined ? undefined : seen(item));
       }
-      return threadIds.map((id) => found.get(id));
+      const threads = threadIds.map((id) => heads.get(id));
+      return {
+        threads,
+        steps: stepKeys.map((key) => {
+          const item = items.get(keyOf(key));
+          return item === undefined ? undefined : stepRecordOf(item);
+        }),
+        items: otherKeys.map((key) => items.get(keyOf(key))),
+      };
     },
 
     async updateThread(threadId, expectedVersion, change, alongside) {

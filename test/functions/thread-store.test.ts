@@ -8,7 +8,12 @@ import { createWireDocumentClient } from '../../functions/aws/wire-clients.ts';
 import { itemBytes } from '../../functions/aws/write-meter.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
 import { createExecutionIndex, type ExecutionIndex } from '../../functions/stores/execution-index.ts';
-import { type BranchOutcome, createJoinStore, type JoinStore } from '../../functions/stores/join-store.ts';
+import {
+  type BranchOutcome,
+  createJoinStore,
+  type JoinStore,
+  joinStateOf,
+} from '../../functions/stores/join-store.ts';
 import { type ItemKey, itemKeys } from '../../functions/stores/table.ts';
 import { createThreadStore, type ThreadStore } from '../../functions/stores/thread-store.ts';
 import { makeThread } from './fixtures.ts';
@@ -434,6 +439,32 @@ describe('thread store', () => {
     });
   });
 
+  it('reads step records and other items with the threads, in the same BatchGetItem', async () => {
+    await store.createThread(makeThread('t-with'));
+    await store.updateThread('t-with', 1, {
+      set: { currentNodeId: 'a', step: 1 },
+      step: { step: 1, result: resultOf('a'), events: [] },
+    });
+    await joins.recordBranchOutcome('join-with', 'a', {
+      threadId: 't-with',
+      status: 'COMPLETED',
+      endedAt: 'x',
+    });
+    meter.reset();
+    const found = await store.findThreadsWith(['t-with', 't-ghost'], {
+      steps: [
+        { threadId: 't-with', step: 1 },
+        { threadId: 't-with', step: 2 },
+      ],
+      items: [itemKeys.join('join-with'), itemKeys.join('join-ghost')],
+    });
+    expect(meter.snapshot()).toEqual({ BatchGetItemCommand: { requests: 1, bytes: expect.any(Number) } });
+    expect(found.threads.map((entry) => entry?.thread.currentNodeId)).toEqual(['a', undefined]);
+    expect(found.steps.map((record) => record?.result.nodeId)).toEqual(['a', undefined]);
+    expect(found.steps[0]).toEqual(await store.getStep('t-with', 1));
+    expect(found.items.map((item) => item && joinStateOf(item).order)).toEqual([['a'], undefined]);
+  });
+
   it('lists the threads of an execution', async () => {
     await store.createThread(makeThread('t-list-a', { metadata: { executionId: 'exec-list' } }));
     await store.createThread(
@@ -537,15 +568,46 @@ describe('join bookkeeping', () => {
 
   it('records each path at most once and returns everything recorded so far', async () => {
     const first = await joins.recordBranchOutcome('join-1', 'a', outcome('t-a'));
-    expect(first).toEqual({ recorded: true, outcomes: { a: outcome('t-a') } });
+    expect(first).toEqual({ recorded: true, outcomes: { a: outcome('t-a') }, order: ['a'] });
 
     const second = await joins.recordBranchOutcome('join-1', 'b', outcome('t-b'));
     expect(second.outcomes).toEqual({ a: outcome('t-a'), b: outcome('t-b') });
 
     // A retry of path a, even with a different payload, neither double counts nor overwrites.
     const retried = await joins.recordBranchOutcome('join-1', 'a', { ...outcome('t-a'), status: 'FAILED' });
-    expect(retried).toEqual({ recorded: false, outcomes: { a: outcome('t-a'), b: outcome('t-b') } });
+    expect(retried).toEqual({
+      recorded: false,
+      outcomes: { a: outcome('t-a'), b: outcome('t-b') },
+      order: ['a', 'b'],
+    });
     expect(Object.keys(await joins.getBranchOutcomes('join-1'))).toHaveLength(2);
+  });
+
+  it('keeps the order the paths reported in, in the same one UpdateItem as each outcome', async () => {
+    meter.reset();
+    for (const path of ['c', 'a', 'b']) await joins.recordBranchOutcome('join-order', path, outcome(path));
+    expect(meter.snapshot()).toEqual({ UpdateItemCommand: { requests: 3, bytes: expect.any(Number) } });
+    expect(joinStateOf(await rawItem(itemKeys.join('join-order'))).order).toEqual(['c', 'a', 'b']);
+    // A retry appends nothing.
+    expect((await joins.recordBranchOutcome('join-order', 'a', outcome('a'))).order).toEqual(['c', 'a', 'b']);
+  });
+
+  it("reads an earlier layout's join item: paths without an order first, its recorded decision kept", async () => {
+    await createWireDocumentClient(services.target.dynamoEndpoint).send(
+      new PutCommand({
+        TableName: names.tableName,
+        Item: {
+          ...itemKeys.join('join-old'),
+          kind: 'join',
+          'path:b': outcome('t-b'),
+          'path:a': outcome('t-a'),
+          decision: ['a', 'b'],
+        },
+      }),
+    );
+    const { order } = await joins.recordBranchOutcome('join-old', 'c', outcome('t-c'));
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(joinStateOf(await rawItem(itemKeys.join('join-old')))).toMatchObject({ decision: ['a', 'b'] });
   });
 
   it('counts concurrent records of the same path once', async () => {

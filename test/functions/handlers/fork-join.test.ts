@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../../engine/thread/types.ts';
 import { dispatch } from '../../../functions/handlers/dispatch.ts';
 import type { TaskNode } from '../../../functions/handlers/task.ts';
+import { joinKeyFor } from '../../../functions/nodes/ids.ts';
 import { fullThread } from '../fixtures.ts';
 import { branchEnvelope, forkNode, joinNode } from './fork-fixtures.ts';
 import { failureOf, type Harness, run, startEvent, startHarness } from './harness.ts';
@@ -269,23 +270,35 @@ describe('FORK / JOIN bookkeeping: requests', () => {
     );
   });
 
-  it('a branch report reads the child and the root once, its last step record, and no head again', async () => {
+  it('a branch report reads the child, the root and its last step record in one request, and no head again', async () => {
     const { first, deciding } = await reported('fj-report-meter');
-    // The child and the root (one BatchGetItem), the branch's last record (its output); then the
-    // completion's events in their own item, the child's head, and the path's outcome in the join item.
-    expect(first).toEqual({
+    // The child, the root and the branch's last record (its output) in one BatchGetItem; then the
+    // completion's events in their own item, the child's head, and the path's outcome (with its place
+    // in the report order) in the join item.
+    const report = {
       BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
-      GetItemCommand: expect.objectContaining({ requests: 1 }),
       PutItemCommand: expect.objectContaining({ requests: 1 }),
       UpdateItemCommand: expect.objectContaining({ requests: 2 }),
-    });
-    // The report that decides also records the decision and closes the join on the root as it read it.
-    expect(deciding).toEqual({
+    };
+    expect(first).toEqual(report);
+    // The last path to report decides with every path reported: the decision is the report order's,
+    // recorded by nothing more, and with no branch left running the join needs no closing on the root.
+    expect(deciding).toEqual(report);
+  });
+
+  it('a report that decides while a branch still runs closes the join on the root as it read it, and no more', async () => {
+    const forkEnv = await forked('fj-report-early');
+    const a1 = await run(h.deps(), { ...branchLlm('a1'), resultUnread: true }, branchEnvelope(forkEnv, 0));
+    h.dynamoMeter.reset();
+    const decided = run(h.deps(), joinNode('ANY_COMPLETED', { mainPathId: 'split/a' }), a1, 'branch-done');
+    expect(await decisionOf(decided)).toBe('1 of 2 branches completed');
+    expect(h.dynamoMeter.snapshot()).toEqual({
       BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
-      GetItemCommand: expect.objectContaining({ requests: 1 }),
       PutItemCommand: expect.objectContaining({ requests: 1 }),
-      UpdateItemCommand: expect.objectContaining({ requests: 4 }),
+      UpdateItemCommand: expect.objectContaining({ requests: 3 }),
     });
+    const { thread: root } = await h.stores.threads.getThread(forkEnv.threadId);
+    expect(root.closedJoins).toEqual([joinKeyFor(forkEnv.threadId, 'split', forkEnv.step)]);
   });
 
   it('a JOIN loads only the branch results an expression reads: none, no Query, when none is read', async () => {
@@ -293,10 +306,9 @@ describe('FORK / JOIN bookkeeping: requests', () => {
     h.dynamoMeter.reset();
     h.s3Meter.reset();
     await run(h.deps(), { ...joinNode('ALL_COMPLETED'), branchResults: [], resultUnread: true }, joinEnv);
-    // Its threads (one BatchGetItem), the join's decision, its record and the commit; no S3.
+    // Its threads and the join item (what decided it) in one BatchGetItem, its record and the commit; no S3.
     expect(h.dynamoMeter.snapshot()).toEqual({
       BatchGetItemCommand: expect.objectContaining({ requests: 1 }),
-      GetItemCommand: expect.objectContaining({ requests: 1 }),
       PutItemCommand: expect.objectContaining({ requests: 1 }),
       UpdateItemCommand: expect.objectContaining({ requests: 1 }),
     });

@@ -145,9 +145,7 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       recordBranchOutcome: wrap(
         joins.recordBranchOutcome.bind(joins),
       ) as HandlerStores['joins']['recordBranchOutcome'],
-      recordDecision: wrap(joins.recordDecision.bind(joins)),
       countItem: wrap(joins.countItem.bind(joins)),
-      getDecision: joins.getDecision.bind(joins),
     },
     executions: {
       ...executions,
