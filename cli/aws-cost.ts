@@ -261,6 +261,15 @@ function usdOf(counts: Counts): number {
   );
 }
 
+/** To `places` decimals: sums of prices carry binary noise (0.42500000000000004) a reader need not see. */
+function rounded(value: number, places: number): number {
+  const scale = 10 ** places;
+  return Math.round(value * scale) / scale;
+}
+
+/** Dollars to the picodollar: a step's share is a few millionths of a dollar. */
+const usdRounded = (counts: Counts): number => rounded(usdOf(counts), 12);
+
 /** The estimate of a run from its meters. */
 export function estimateAwsCost(run: RunMeters): AwsCost {
   const byNode: Record<string, number> = {};
@@ -269,20 +278,20 @@ export function estimateAwsCost(run: RunMeters): AwsCost {
   for (const node of run.nodes) {
     const counts = nodeCounts(node, run.readsSpend);
     parts.push(counts);
-    byNode[node.nodeId] = usdOf(counts);
+    byNode[node.nodeId] = usdRounded(counts);
   }
   const total = sum(...parts);
   return {
-    usd: usdOf(total),
+    usd: usdRounded(total),
     stateTransitions: total.transitions,
     lambdaInvocations: total.invocations,
-    lambdaGbSeconds: total.gbSeconds,
+    lambdaGbSeconds: rounded(total.gbSeconds, 6),
     dynamoReads: total.reads,
     dynamoWrites: total.writes,
-    dynamoWriteUnits: total.writes * WRITE_UNITS_PER_WRITE,
+    dynamoWriteUnits: rounded(total.writes * WRITE_UNITS_PER_WRITE, 2),
     s3Puts: total.s3Puts,
     byNode,
-    bookkeepingUsd: usdOf(own),
+    bookkeepingUsd: usdRounded(own),
     pricesAsOf: AWS_PRICES_AS_OF,
   };
 }

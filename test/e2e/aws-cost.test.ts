@@ -91,10 +91,12 @@ describe('the AWS cost of a run, estimated from its records', () => {
       const { estimate, nodeIds } = await estimateOf(example);
       expect(estimate.stateTransitions).toBe(bench.aws!.stateTransitions);
       expect(estimate.lambdaInvocations).toBe(bench.aws!.lambdaInvocations);
-      expect(estimate.usd).toBeCloseTo(formula(estimate), 12);
+      // Rounded as shown (dollars to the picodollar, GB-seconds to 6 places): no binary noise in the JSON.
+      expect(estimate.usd).toBeCloseTo(formula(estimate), 10);
+      expect(JSON.stringify(estimate)).not.toMatch(/\d\.\d{13,}/);
       // The nodes' shares and the run's bookkeeping (fork branches, a continuing definition's entry) make the whole.
       const nodes = Object.values(estimate.byNode).reduce((total, usd) => total + usd, 0);
-      expect(nodes + estimate.bookkeepingUsd).toBeCloseTo(estimate.usd, 12);
+      expect(nodes + estimate.bookkeepingUsd).toBeCloseTo(estimate.usd, 10);
       expect(Object.keys(estimate.byNode).sort()).toEqual(nodeIds);
       const off = Math.abs(estimate.usd - bench.awsUsd!) / bench.awsUsd!;
       expect(off, `estimate $${estimate.usd} against the bench's $${bench.awsUsd}`).toBeLessThanOrEqual(
