@@ -224,6 +224,12 @@ async function refreshesOfLongRun(count: number) {
     () => get<{ status: string }>(`/api/threads/${threadId}`),
     (head) => TERMINAL.has(head.status),
   );
+  // And its execution, which ends after its thread: a page read between the two would find the run
+  // still going (a read more or less than the other run's page, by timing alone).
+  await until(
+    () => get<{ executionId: string; status: string }[]>(`/api/executions?workflow=long-ask-${count}`),
+    (rows) => TERMINAL.has(rows.find((row) => row.executionId === executionId)?.status ?? ''),
+  );
   const after = await stepOf(threadId);
   const refreshed = await counted<Page>(`/api/executions/${executionId}`);
   return { executionId, threadId, before, after, again, refreshed };
