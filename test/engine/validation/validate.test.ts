@@ -361,6 +361,48 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('checks the expressions of a node that does not parse where their own fields parse, once each', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'LLM',
+          config: { prompt: 'Hi {{input.name', profileId: 5 },
+          hooks: [{ hookType: 'BEFORE_EXECUTE', eventName: 'asking', condition: 'variables.n >' }],
+        },
+        {
+          id: 'route',
+          type: 'ROUTE',
+          config: {
+            routes: [
+              { condition: 'variables.n >', targetNodeId: 'end' },
+              { condition: `${'x'.repeat(4097)} >`, targetNodeId: 'end' },
+              { when: 'true', to: 'end' },
+            ],
+          },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'route' },
+        { from: 'route', to: 'end' },
+      ],
+    };
+    // The over-long condition has its size error only; the missing ones have nothing to read.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_NODE_CONFIG', 'nodes[1].config.profileId'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[1].condition'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[2].condition'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[2].targetNodeId'],
+      ['INVALID_EXPRESSION', 'nodes[1].config.prompt'],
+      ['INVALID_EXPRESSION', 'nodes[1].hooks[0].condition'],
+      ['INVALID_EXPRESSION', 'nodes[2].config.routes[0].condition'],
+    ]);
+  });
+
   it('reports a template reading a node that does not exist, with the id it most likely meant', () => {
     const workflow = linear();
     workflow.nodes[2] = {
