@@ -15,7 +15,7 @@ import {
   type Workflow,
   workflowSchema,
 } from './schema.ts';
-import { closestKey, unknownKeys, unknownKeysByPart } from './unknown-keys.ts';
+import { closestKey, synonymOf, unknownKeysByPart, unknownKeysOfWorkflow } from './unknown-keys.ts';
 
 export interface ParseResult {
   workflow?: Workflow;
@@ -24,7 +24,7 @@ export interface ParseResult {
 
 export function parseWorkflow(data: unknown): ParseResult {
   const parsed = workflowSchema.safeParse(data);
-  if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeys(data, parsed.data) };
+  if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeysOfWorkflow(data) };
   const errors = parsed.error.issues.flatMap(
     (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data)],
   );
@@ -151,14 +151,19 @@ function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | u
 }
 
 /**
- * A key of the object that looks like the missing `key`: a typo of it, or a part of it
- * (`interactionType` for `userInteractionType`, `type` for `variableType`).
+ * A key of the object that looks like the missing `key`: a typo of it, a part of it
+ * (`interactionType` for `userInteractionType`, `type` for `variableType`), or another framework's
+ * word for it (`to` for a route's `targetNodeId`, `when` for its `condition`: unknown-keys.ts SYNONYMS).
  */
 function misnamed(keys: readonly string[], key: string): string | undefined {
   const lower = key.toLowerCase();
   const partOf = (given: string) =>
     given.length >= 4 && (lower.endsWith(given.toLowerCase()) || lower.startsWith(given.toLowerCase()));
-  return keys.find((given) => given !== key && (closestKey(given, [key]) !== undefined || partOf(given)));
+  return keys.find(
+    (given) =>
+      given !== key &&
+      (closestKey(given, [key]) !== undefined || partOf(given) || synonymOf(given, [key]) !== undefined),
+  );
 }
 
 /** A string that is not one of the allowed values, with the one it most likely meant ("get" → "GET"). */

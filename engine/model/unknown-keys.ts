@@ -168,10 +168,6 @@ function configKeysByType(): ReadonlyMap<string, readonly string[]> {
   return configKeys;
 }
 
-function configKeysOf(nodeType: unknown): readonly string[] | undefined {
-  return typeof nodeType === 'string' ? configKeysByType().get(nodeType) : undefined;
-}
-
 /** A known key that `key` is a part of (`message` of `showMessage`), when just one is. */
 function holding(key: string, candidates: readonly string[]): string | undefined {
   if (key.length < 4) return undefined;
@@ -184,18 +180,47 @@ function holding(key: string, candidates: readonly string[]): string | undefined
 }
 
 /**
- * What follows "unknown key": the key it most likely meant — under a node's `config`, first among
- * the keys that node type's config takes (`message` → `showMessage` on a USER_INTERACTION); or, for a
- * key the schema knows elsewhere (`keepLast` straight under a CONTEXT_PROCESSOR's config, not in its
- * `truncate`), that it is misplaced: the closest key would be itself.
+ * Words users bring from other frameworks (LangGraph's `next`/`to`, Step Functions' `Next`, `Default`,
+ * `Choices`) for a key of ours, by the lower-cased word: the first of its keys that the object at hand
+ * takes is the one meant. Kept small: only words seen in workflow files, and only where no typo match is.
  */
-function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): string {
-  const meant =
-    nodeConfigKeys === undefined
-      ? undefined
-      : (closestKey(key, nodeConfigKeys) ?? holding(key, nodeConfigKeys));
+const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
+  to: ['targetNodeId'],
+  next: ['targetNodeId'],
+  target: ['targetNodeId'],
+  goto: ['targetNodeId'],
+  default: ['defaultTargetNodeId'],
+  when: ['condition', 'breakCondition'],
+  if: ['condition', 'breakCondition'],
+  condition: ['breakCondition'],
+  choices: ['routes'],
+  name: ['variableName', 'toolName', 'eventName'],
+};
+
+/** The key of `candidates` that `key` is another framework's word for (`to` → `targetNodeId`). */
+export function synonymOf(key: string, candidates: readonly string[]): string | undefined {
+  const meant = Object.hasOwn(SYNONYMS, key.toLowerCase()) ? SYNONYMS[key.toLowerCase()] : undefined;
+  return meant?.find((candidate) => candidates.includes(candidate));
+}
+
+/**
+ * What follows "unknown key": the key it most likely meant among those the object takes (`localKeys`;
+ * `given` are those it has): `message` → `showMessage` in a USER_INTERACTION's config, `to` →
+ * `targetNodeId` in a route that has none; under a
+ * node's `config`, a key of other node types' config names them; a key the schema knows elsewhere
+ * (`keepLast` straight under a CONTEXT_PROCESSOR's config, not in its `truncate`) says where it belongs.
+ */
+function hintFor(
+  key: string,
+  localKeys: readonly string[],
+  given: readonly string[],
+  nodeConfig: boolean,
+): string {
+  // Another framework's word means a key of ours only when the object lacks that key.
+  const absent = localKeys.filter((local) => !given.includes(local));
+  const meant = closestKey(key, localKeys) ?? holding(key, localKeys) ?? synonymOf(key, absent);
   if (meant !== undefined && meant !== key) return `; did you mean "${meant}"?`;
-  if (nodeConfigKeys !== undefined) {
+  if (nodeConfig) {
     // A key of other node types' config (`breakCondition` on a LOOP_START): name them.
     const types = [...configKeysByType()].filter(([, keys]) => keys.includes(key)).map(([type]) => type);
     if (types.length > 0)
@@ -208,10 +233,11 @@ function hintFor(key: string, nodeConfigKeys: readonly string[] | undefined): st
 }
 
 /**
- * UNKNOWN_KEY for every key of `raw` that parsing dropped from `parsed` (same paths). With `at`, only
- * the part of `raw` at that path, which `parsed` is the parse of (a node, a profile...).
+ * UNKNOWN_KEY for every key of `raw` that `kept` lacks (same paths): `kept` is the skeleton of `raw`
+ * (skeletonOf), whose objects hold every key the schema takes there, so those keys are the first
+ * suggestions. With `at`, only the part of `raw` at that path, which `kept` is the skeleton of.
  */
-export function unknownKeys(raw: unknown, parsed: unknown, at: Path = []): CodedError[] {
+export function unknownKeys(raw: unknown, kept: unknown, at: Path = []): CodedError[] {
   const errors: CodedError[] = [];
   const walk = (input: unknown, kept: unknown, path: (string | number)[], nodeId: string | undefined) => {
     if (Array.isArray(input) && Array.isArray(kept)) {
@@ -220,16 +246,14 @@ export function unknownKeys(raw: unknown, parsed: unknown, at: Path = []): Coded
     }
     if (!isRecord(input) || !isRecord(kept)) return;
     const inNode = path.at(-2) === 'nodes' && typeof input.id === 'string' ? input.id : nodeId;
-    // Straight under a node's config: that node type's config keys are the likeliest meaning.
-    const nodeConfigKeys =
-      path.at(-1) === 'config' && path.at(-3) === 'nodes' ? configKeysOf(nodeTypeAt(raw, path)) : undefined;
+    const nodeConfig = path.at(-1) === 'config' && path.at(-3) === 'nodes';
     for (const [key, value] of Object.entries(input)) {
       const at = [...path, key];
       if (!Object.hasOwn(kept, key)) {
         const where = formatPath(at);
         errors.push({
           code: 'UNKNOWN_KEY',
-          message: `${where}: unknown key "${key}"${hintFor(key, nodeConfigKeys)}`,
+          message: `${where}: unknown key "${key}"${hintFor(key, Object.keys(kept), Object.keys(input), nodeConfig)}`,
           path: where,
           ...(inNode === undefined ? {} : { nodeId: inNode }),
         });
@@ -238,8 +262,89 @@ export function unknownKeys(raw: unknown, parsed: unknown, at: Path = []): Coded
       walk(value, kept[key], at, inNode);
     }
   };
-  walk(valueAt(raw, at), parsed, [...at], nodeIdAt(raw, at));
+  walk(valueAt(raw, at), kept, [...at], nodeIdAt(raw, at));
   return errors;
+}
+
+/** UNKNOWN_KEY for every key of a workflow file that parsed, anywhere in it. */
+export function unknownKeysOfWorkflow(raw: unknown): CodedError[] {
+  return unknownKeys(raw, skeletonOf(workflowSchema, raw));
+}
+
+type Def = Record<string, unknown> & { type?: string };
+
+function defOf(schema: unknown): Def | undefined {
+  const def = (schema as { _zod?: { def?: unknown } } | undefined)?._zod?.def;
+  return isRecord(def) ? (def as Def) : undefined;
+}
+
+/**
+ * What of `value` the schema knows, whether or not `value` parses: each object the schema describes
+ * becomes one holding every key the schema takes there (null where `value` lacks it), with the
+ * skeletons of `value`'s own values below; anything else is null (nothing below it is checked). So
+ * the keys of `value` a skeleton lacks are the unknown ones, at any depth (a ROUTE's `routes[1]`, a
+ * hook, a CONTEXT_PROCESSOR's `truncate`), and an object that does not parse still has them named.
+ * A strict object (a tool's handler, START's config) is left out: its unknown keys fail the parse.
+ */
+export function skeletonOf(schema: unknown, value: unknown): unknown {
+  const def = defOf(schema);
+  if (def === undefined) return null;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'readonly':
+      return skeletonOf(def.innerType, value);
+    case 'lazy':
+      return typeof def.getter === 'function' ? skeletonOf((def.getter as () => unknown)(), value) : null;
+    case 'pipe':
+      return skeletonOf(def.in, value);
+    case 'array':
+      return Array.isArray(value) ? value.map((item) => skeletonOf(def.element, item)) : null;
+    case 'record':
+      return isRecord(value)
+        ? Object.fromEntries(
+            Object.entries(value).map(([key, item]) => [key, skeletonOf(def.valueType, item)]),
+          )
+        : null;
+    case 'union':
+      return unionSkeleton(def, value);
+    case 'object': {
+      if (!isRecord(value) || !isRecord(def.shape) || defOf(def.catchall)?.type === 'never') return null;
+      return Object.fromEntries(
+        Object.entries(def.shape).map(([key, field]) => [
+          key,
+          Object.hasOwn(value, key) ? skeletonOf(field, value[key]) : null,
+        ]),
+      );
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * The option of a union that `value` is meant as: by its discriminator (a node's `type`, a profile's
+ * `provider`), else the first option it parses as, else the first that describes an object like it.
+ */
+function unionSkeleton(def: Def, value: unknown): unknown {
+  const options = Array.isArray(def.options) ? (def.options as z.ZodType[]) : [];
+  if (typeof def.discriminator === 'string') {
+    if (!isRecord(value)) return null;
+    const tag = value[def.discriminator];
+    const option = options.find((candidate) => {
+      const shape = defOf(candidate)?.shape;
+      return isRecord(shape) && literalOf(shape[def.discriminator as string]) === tag;
+    });
+    return option === undefined ? null : skeletonOf(option, value);
+  }
+  const parses = options.find((option) => option.safeParse(value).success);
+  if (parses !== undefined) return skeletonOf(parses, value);
+  for (const option of options) {
+    const skeleton = skeletonOf(option, value);
+    if (skeleton !== null) return skeleton;
+  }
+  return null;
 }
 
 /** The value at `path` in `raw`, or undefined. */
@@ -263,18 +368,6 @@ function nodeIdAt(raw: unknown, path: Path): string | undefined {
   return undefined;
 }
 
-/** The keys a node of `type` takes, and its config's, as a parse result holding no values. */
-function nodeSkeleton(type: unknown): Record<string, unknown> | undefined {
-  const option = nodeSchema.options.find((candidate) => candidate.shape.type.value === type);
-  const configKeys = configKeysOf(type);
-  if (option === undefined || configKeys === undefined) return undefined;
-  const skeleton: Record<string, unknown> = Object.fromEntries(
-    Object.keys(option.shape).map((key) => [key, null]),
-  );
-  skeleton.config = Object.fromEntries(configKeys.map((key) => [key, null]));
-  return skeleton;
-}
-
 const SECTIONS: ReadonlyArray<readonly [string, z.ZodType]> = [
   ['variables', variableDeclarationSchema],
   ['profiles', profileSchema],
@@ -285,20 +378,18 @@ const SECTIONS: ReadonlyArray<readonly [string, z.ZodType]> = [
 ];
 
 /**
- * UNKNOWN_KEY for a workflow file that failed the structural parse: each part (the top level, each
- * node, edge, variable, profile, tool, trigger; a SUBGRAPH's child workflow when the node itself does
- * not parse) is compared with its own parse, so an unknown key is reported beside the other errors
- * instead of only once they are fixed. A part that does not parse has its errors reported already.
+ * UNKNOWN_KEY for a workflow file that failed the structural parse: the top level and each part (each
+ * node, edge, variable, profile, tool, trigger) down to its nested objects (a route, a hook, a
+ * CONTEXT_PROCESSOR's `truncate`) are compared with their skeletons (skeletonOf), parsed or not, so an
+ * unknown key is reported beside the other errors instead of only once they are fixed. A SUBGRAPH's
+ * child workflow that does not parse is read by parts in turn.
  */
 export function unknownKeysByPart(raw: unknown, at: Path = []): CodedError[] {
   const workflow = valueAt(raw, at);
   if (!isRecord(workflow)) return [];
-  const known = Object.keys(workflowSchema.shape);
-  const top = Object.fromEntries(
-    Object.keys(workflow)
-      .filter((key) => known.includes(key))
-      .map((key) => [key, null]),
-  );
+  // The top level's own keys, and its objects that are no section (`budget`); the sections by part below.
+  const top = skeletonOf(workflowSchema, workflow) as Record<string, unknown>;
+  for (const [section] of SECTIONS) if (Object.hasOwn(top, section)) top[section] = null;
   const errors = unknownKeys(raw, top, at);
   for (const [section, schema] of SECTIONS) {
     const value = workflow[section];
@@ -309,26 +400,20 @@ export function unknownKeysByPart(raw: unknown, at: Path = []): CodedError[] {
         : [];
     for (const [key, part] of entries) {
       const path = [...at, section, key];
-      const parsed = schema.safeParse(part);
-      if (parsed.success) errors.push(...unknownKeys(raw, parsed.data, path));
-      else if (section === 'nodes' && isRecord(part)) {
-        // Its own keys and its config's, against those of its type; a SUBGRAPH's child by parts.
-        const skeleton = nodeSkeleton(part.type);
-        if (skeleton) errors.push(...unknownKeys(raw, skeleton, path));
-        if (part.type === 'SUBGRAPH') errors.push(...unknownKeysByPart(raw, [...path, 'config', 'workflow']));
-      }
+      const skeleton = skeletonOf(schema, part);
+      if (
+        section === 'nodes' &&
+        isRecord(part) &&
+        part.type === 'SUBGRAPH' &&
+        !schema.safeParse(part).success
+      ) {
+        // Its child workflow does not parse either: by parts, as this one.
+        const config = isRecord(skeleton) ? skeleton.config : undefined;
+        if (isRecord(config)) config.workflow = null;
+        errors.push(...unknownKeys(raw, skeleton, path));
+        errors.push(...unknownKeysByPart(raw, [...path, 'config', 'workflow']));
+      } else errors.push(...unknownKeys(raw, skeleton, path));
     }
   }
   return errors;
-}
-
-/** The `type` of the node whose config is at `configPath` (`[…, 'nodes', i, 'config']`) in `raw`. */
-function nodeTypeAt(raw: unknown, configPath: readonly (string | number)[]): unknown {
-  let value: unknown = raw;
-  for (const step of configPath.slice(0, -1)) {
-    if (Array.isArray(value) && typeof step === 'number') value = value[step];
-    else if (isRecord(value) && typeof step === 'string') value = value[step];
-    else return undefined;
-  }
-  return isRecord(value) ? value.type : undefined;
 }

@@ -8,10 +8,19 @@ import {
   validateTemplate,
 } from '../expression/index.ts';
 import { userInputProblem } from '../model/interaction-reply.ts';
-import { formatPath, type Path } from '../model/paths.ts';
+import { formatPath, isRecord, type Path } from '../model/paths.ts';
 import {
   CONTEXT_OPERATIONS,
+  endConfigSchema,
+  hookSchema,
+  llmConfigSchema,
+  loopEndConfigSchema,
+  messageSchema,
   type NodeOfType,
+  type NodeType,
+  routeConfigSchema,
+  toolNodeConfigSchema,
+  userInteractionConfigSchema,
   type VariableDeclaration,
   type VariableType,
   type WorkflowNode,
@@ -265,6 +274,77 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       errors.push(...expressionErrors(hook.condition, [...path, 'hooks', index, 'condition'], node.id));
     }
   });
+  return errors;
+}
+
+/** The schema of one field, which says whether the value written there parses. */
+type FieldSchema = { safeParse(value: unknown): { success: boolean } };
+
+/**
+ * The expressions and templates checkNode checks, of a node that failed the structural parse for
+ * another field: each whose own field parses is checked in the same run (a ROUTE whose second route
+ * lacks its `targetNodeId` still has its first route's condition read), in checkNode's order; one that
+ * does not parse has its error already. A VARIABLE's expression and a SUBGRAPH's mappings, checked
+ * against the declared types, wait for the node to parse.
+ */
+export function unparsedNodeExpressionErrors(
+  type: NodeType,
+  raw: Record<string, unknown>,
+  path: Path,
+): CodedError[] {
+  const nodeId = typeof raw.id === 'string' ? raw.id : '';
+  const errors: CodedError[] = [];
+  const config = isRecord(raw.config) ? raw.config : {};
+  const at = (...rest: (string | number)[]): Path => [...path, 'config', ...rest];
+  const parses = (field: FieldSchema, value: unknown) =>
+    value !== undefined && field.safeParse(value).success;
+  const expression = (field: FieldSchema, value: unknown, where: Path): void => {
+    if (parses(field, value)) errors.push(...expressionErrors(value as string, where, nodeId));
+  };
+  const template = (field: FieldSchema, value: unknown, where: Path): void => {
+    if (parses(field, value)) errors.push(...templateErrors(value, where, nodeId));
+  };
+  const items = (value: unknown): Array<[number, Record<string, unknown>]> =>
+    Array.isArray(value)
+      ? [...value.entries()].filter((entry): entry is [number, Record<string, unknown>] => isRecord(entry[1]))
+      : [];
+  switch (type) {
+    case 'CONTEXT_PROCESSOR': {
+      const { insert, replace } = config;
+      if (isRecord(insert))
+        for (const [index, message] of items(insert.messages))
+          template(messageSchema.shape.content, message.content, at('insert', 'messages', index, 'content'));
+      if (isRecord(replace) && isRecord(replace.message))
+        template(messageSchema.shape.content, replace.message.content, at('replace', 'message', 'content'));
+      break;
+    }
+    case 'USER_INTERACTION':
+      template(userInteractionConfigSchema.shape.showMessage, config.showMessage, at('showMessage'));
+      break;
+    case 'LOOP_END':
+      expression(loopEndConfigSchema.shape.breakCondition, config.breakCondition, at('breakCondition'));
+      break;
+    case 'ROUTE': {
+      const condition = routeConfigSchema.shape.routes.element.shape.condition;
+      for (const [index, route] of items(config.routes))
+        expression(condition, route.condition, at('routes', index, 'condition'));
+      break;
+    }
+    case 'LLM':
+      template(llmConfigSchema.shape.prompt, config.prompt, at('prompt'));
+      template(llmConfigSchema.shape.systemPrompt, config.systemPrompt, at('systemPrompt'));
+      break;
+    case 'TOOL':
+      template(toolNodeConfigSchema.shape.arguments, config.arguments, at('arguments'));
+      break;
+    case 'END':
+      template(endConfigSchema.shape.output, config.output, at('output'));
+      break;
+    default:
+      break;
+  }
+  for (const [index, hook] of items(raw.hooks))
+    expression(hookSchema.shape.condition, hook.condition, [...path, 'hooks', index, 'condition']);
   return errors;
 }
 

@@ -27,7 +27,7 @@ import { checkGraph, type StepLimit } from './graph-rules.ts';
 import { checkIds } from './id-rules.ts';
 import { checkFileLimits } from './limits.ts';
 import { checkMcpTools } from './mcp-rules.ts';
-import { checkNode, type NodeScope } from './node-rules.ts';
+import { checkNode, type NodeScope, unparsedNodeExpressionErrors } from './node-rules.ts';
 import { codedError } from './report.ts';
 import { checkTools, HTTP_TEMPLATE_SCOPE } from './tool-rules.ts';
 import { declaredVariableTypes } from './variable-types.ts';
@@ -330,8 +330,9 @@ function checkLevel(view: WorkflowView, enclosing: NodeScope, limit: StepLimit |
     ...checkMcpTools(view.toolEntries),
   ];
   const pathIdOwners = new Map<string, string>();
-  for (const { node, path, child } of view.nodes) {
+  for (const { node, path, child, type, unparsed } of view.nodes) {
     if (node) errors.push(...checkNode(node, path, scope));
+    else if (unparsed) errors.push(...unparsedNodeExpressionErrors(type, unparsed, path));
     if (node?.type === 'FORK')
       errors.push(...checkPathIdsUnique(node.id, node.config.forkPathIds, path, pathIdOwners));
     if (child) errors.push(...checkLevel(child, scope, limit));

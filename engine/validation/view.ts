@@ -27,6 +27,8 @@ export interface NodeView {
    * it compiles is still checked in the same run.
    */
   unparsedCode?: string;
+  /** The node as written, when it failed the structural parse: its parts that parse are still checked. */
+  unparsed?: Record<string, unknown>;
   /** SUBGRAPH only: the child workflow, read just as leniently. */
   child?: WorkflowView;
 }
@@ -116,9 +118,12 @@ function readNode(view: WorkflowView, raw: unknown, path: Path): void {
   const parsed = nodeSchema.safeParse(raw);
   const nodeView: NodeView = { path, id: raw.id, type: nodeType };
   if (parsed.success) nodeView.node = parsed.data as WorkflowNode;
-  else if (FLOW_TYPES.has(nodeType)) view.incomplete = true;
-  else if (nodeType === 'CODE' && isRecord(raw.config) && typeof raw.config.code === 'string')
-    nodeView.unparsedCode = raw.config.code;
+  else {
+    nodeView.unparsed = raw;
+    if (FLOW_TYPES.has(nodeType)) view.incomplete = true;
+    else if (nodeType === 'CODE' && isRecord(raw.config) && typeof raw.config.code === 'string')
+      nodeView.unparsedCode = raw.config.code;
+  }
   if (nodeType === 'SUBGRAPH' && isRecord(raw.config) && isRecord(raw.config.workflow)) {
     nodeView.child = viewWorkflow(raw.config.workflow, [...path, 'config', 'workflow']);
   }

@@ -234,6 +234,175 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it("names a route's keys from other frameworks (when, to) and its other unknown keys in the same run", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'route',
+          type: 'ROUTE',
+          config: {
+            routes: [
+              { condition: 'true', targetNodeId: 'end' },
+              { when: 'false', to: 'end', prio: 1 },
+            ],
+          },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'route' },
+        { from: 'route', to: 'end' },
+      ],
+    };
+    // "when" and "to" are named once, by the missing keys they stand for; "prio" on its own.
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      [
+        'INVALID_NODE_CONFIG',
+        'nodes[1].config.routes[1].condition: required but missing (expected string); the object has "when": did you mean "condition"?',
+      ],
+      [
+        'INVALID_NODE_CONFIG',
+        'nodes[1].config.routes[1].targetNodeId: required but missing (expected string); the object has "to": did you mean "targetNodeId"?',
+      ],
+      ['UNKNOWN_KEY', 'nodes[1].config.routes[1].prio: unknown key "prio"; did you mean "priority"?'],
+    ]);
+  });
+
+  it('reports the unknown keys of the nested objects of a node, tool or file that does not parse', () => {
+    const workflow = {
+      ...linear(),
+      budget: { maxToken: 1000 },
+      tools: { crm: { description: 7, handler: 'builtin:echo', requireApproval: true } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'trim',
+          type: 'CONTEXT_PROCESSOR',
+          config: { op: 'truncate', truncate: { keepLsat: 2 } },
+          hooks: [{ hookType: 'BEFORE_EXECUTE', eventName: 'trimming', when: 'true' }],
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'trim' },
+        { from: 'trim', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ code, path, message }) => [code, path, message])).toEqual(
+      [
+        [
+          'SCHEMA_INVALID',
+          'tools.crm.description',
+          'tools.crm.description: Invalid input: expected string, received number',
+        ],
+        [
+          'INVALID_CONTEXT_OPERATION',
+          'nodes[1].config.operation',
+          expect.stringMatching(/^nodes\[1\]\.config\.operation: required but missing/),
+        ],
+        [
+          'UNKNOWN_KEY',
+          'budget.maxToken',
+          'budget.maxToken: unknown key "maxToken"; did you mean "maxTokens"?',
+        ],
+        [
+          'UNKNOWN_KEY',
+          'tools.crm.requireApproval',
+          'tools.crm.requireApproval: unknown key "requireApproval"; did you mean "requiresApproval"?',
+        ],
+        ['UNKNOWN_KEY', 'nodes[1].config.op', 'nodes[1].config.op: unknown key "op"'],
+        [
+          'UNKNOWN_KEY',
+          'nodes[1].config.truncate.keepLsat',
+          'nodes[1].config.truncate.keepLsat: unknown key "keepLsat"; did you mean "keepLast"?',
+        ],
+        [
+          'UNKNOWN_KEY',
+          'nodes[1].hooks[0].when',
+          'nodes[1].hooks[0].when: unknown key "when"; did you mean "condition"?',
+        ],
+      ],
+    );
+  });
+
+  it('adds no error to a workflow that parses, and names a nested key among its own object first', () => {
+    const workflow = {
+      ...linear(),
+      budget: { maxTokens: 1000 },
+      tools: {
+        crm: { description: 'CRM', handler: { kind: 'builtin', name: 'echo' }, requiresApproval: true },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'route',
+          type: 'ROUTE',
+          config: { routes: [{ condition: 'true', targetNodeId: 'trim', priority: 1 }] },
+          hooks: [{ hookType: 'BEFORE_EXECUTE', eventName: 'routing', if: 'true' }],
+        },
+        {
+          id: 'trim',
+          type: 'CONTEXT_PROCESSOR',
+          config: { operation: 'truncate', truncate: { keepLast: 2 } },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'route' },
+        { from: 'route', to: 'trim' },
+        { from: 'trim', to: 'end' },
+      ],
+    };
+    // "if" is one edit from a node's "id", but the hook's own keys come first.
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      ['UNKNOWN_KEY', 'nodes[1].hooks[0].if: unknown key "if"; did you mean "condition"?'],
+    ]);
+  });
+
+  it('checks the expressions of a node that does not parse where their own fields parse, once each', () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'ask',
+          type: 'LLM',
+          config: { prompt: 'Hi {{input.name', profileId: 5 },
+          hooks: [{ hookType: 'BEFORE_EXECUTE', eventName: 'asking', condition: 'variables.n >' }],
+        },
+        {
+          id: 'route',
+          type: 'ROUTE',
+          config: {
+            routes: [
+              { condition: 'variables.n >', targetNodeId: 'end' },
+              { condition: `${'x'.repeat(4097)} >`, targetNodeId: 'end' },
+              { when: 'true', to: 'end' },
+            ],
+          },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'route' },
+        { from: 'route', to: 'end' },
+      ],
+    };
+    // The over-long condition has its size error only; the missing ones have nothing to read.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_NODE_CONFIG', 'nodes[1].config.profileId'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[1].condition'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[2].condition'],
+      ['INVALID_NODE_CONFIG', 'nodes[2].config.routes[2].targetNodeId'],
+      ['INVALID_EXPRESSION', 'nodes[1].config.prompt'],
+      ['INVALID_EXPRESSION', 'nodes[1].hooks[0].condition'],
+      ['INVALID_EXPRESSION', 'nodes[2].config.routes[0].condition'],
+    ]);
+  });
+
   it('reports a template reading a node that does not exist, with the id it most likely meant', () => {
     const workflow = linear();
     workflow.nodes[2] = {
