@@ -23,12 +23,12 @@ import { createLocalRuntime, type LocalRuntime, type RunOutcome } from '../funct
 import { startLocalServices } from '../functions/local/services.ts';
 import { itemKeys } from '../functions/stores/table.ts';
 
-/** START, then `iterations` × (LOOP_START, VARIABLE, LOOP_END), then END: 3 × iterations + 2 steps. */
-export function headLoopWorkflow(iterations: number): Workflow {
-  const result = validateWorkflow({
-    id: `head-loop-${iterations}`,
+/** LOOP_START → VARIABLE count+1 → LOOP_END, `iterations` times, then END with the count. */
+export function countingLoop(iterations: number, id: string, maxSteps = 100_000): Workflow {
+  return {
+    id,
     version: 1,
-    maxSteps: 3 * iterations + 10,
+    maxSteps,
     variables: [{ name: 'count', type: 'number', scope: 'thread', initial: 0 }],
     nodes: [
       { id: 'start', type: 'START' },
@@ -47,7 +47,12 @@ export function headLoopWorkflow(iterations: number): Workflow {
       { from: 'inc', to: 'next' },
       { from: 'next', to: 'end' },
     ],
-  });
+  };
+}
+
+/** START, then `iterations` × (LOOP_START, VARIABLE, LOOP_END), then END: 3 × iterations + 2 steps. */
+export function headLoopWorkflow(iterations: number): Workflow {
+  const result = validateWorkflow(countingLoop(iterations, `head-loop-${iterations}`, 3 * iterations + 10));
   if (!result.workflow) throw new Error(`invalid head loop: ${JSON.stringify(result.errors)}`);
   return result.workflow;
 }

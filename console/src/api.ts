@@ -1,9 +1,11 @@
 /** The console's client of the `stepthread dev` JSON API (same origin). */
 
+import type { AwsCost } from '../../cli/aws-cost.ts';
 import type { NodeStatus, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
 import type { StreamingReply } from '../../cli/dev/streaming-replies.ts';
 
 /** Declared once with the dev server that sends them (type-only: nothing of cli/ enters the bundle). */
+export type { AwsCost } from '../../cli/aws-cost.ts';
 export type { NodeStatus, StateRun, StepFunctionsView } from '../../cli/deployed/execution-view.ts';
 export type { StreamingReply, TokenEvent } from '../../cli/dev/streaming-replies.ts';
 export type { ComparedStep, Comparison, StepInput } from '../../cli/dev/workbench-types.ts';
@@ -185,21 +187,6 @@ export interface RunCost {
   toolCalls: number;
   budget?: { maxTokens?: number; maxCostUsd?: number; maxToolCalls?: number };
   spent?: Record<string, { spent: number; limit: number; fraction: number }>;
-}
-
-/** A run's AWS side, deployed, estimated from its steps (cli/aws-cost.ts). */
-export interface AwsCost {
-  usd: number;
-  stateTransitions: number;
-  lambdaInvocations: number;
-  lambdaGbSeconds: number;
-  dynamoReads: number;
-  dynamoWrites: number;
-  dynamoWriteUnits: number;
-  s3Puts: number;
-  byNode: Record<string, number>;
-  bookkeepingUsd: number;
-  pricesAsOf: string;
 }
 
 /** Dollars to the micro-dollar: model calls cost fractions of a cent. */

@@ -96,18 +96,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       break;
     case 'CONTEXT_PROCESSOR': {
       checkContextProcessor(node, config, add);
-      // Inserted and replacement contents are templates, rendered as the node runs.
-      const { insert, replace } = node.config;
-      insert?.messages.forEach((message, index) => {
-        errors.push(
-          ...templateErrors(message.content, [...config, 'insert', 'messages', index, 'content'], node.id),
-        );
-      });
-      if (replace) {
-        errors.push(
-          ...templateErrors(replace.message.content, [...config, 'replace', 'message', 'content'], node.id),
-        );
-      }
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     }
     case 'USER_INTERACTION': {
@@ -166,7 +155,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           [...config, 'timeoutSeconds'],
         );
       }
-      errors.push(...templateErrors(node.config.showMessage, [...config, 'showMessage'], node.id));
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     }
     case 'LOOP_START':
@@ -192,17 +181,13 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       }
       break;
     case 'LOOP_END':
-      if (node.config.breakCondition !== undefined) {
-        errors.push(...expressionErrors(node.config.breakCondition, [...config, 'breakCondition'], node.id));
-      }
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'ROUTE':
       if (node.config.routes.length === 0 && node.config.defaultTargetNodeId === undefined) {
         add('INVALID_NODE_CONFIG', 'a ROUTE needs at least one route or a defaultTargetNodeId', config);
       }
-      node.config.routes.forEach((route, index) => {
-        errors.push(...expressionErrors(route.condition, [...config, 'routes', index, 'condition'], node.id));
-      });
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'VARIABLE':
       errors.push(...variableNodeErrors(node, config, scope));
@@ -229,8 +214,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           add('UNKNOWN_TOOL', `tool "${tool}" is not declared in "tools"`, [...config, 'tools', index]);
         }
       });
-      errors.push(...templateErrors(node.config.prompt, [...config, 'prompt'], node.id));
-      errors.push(...templateErrors(node.config.systemPrompt, [...config, 'systemPrompt'], node.id));
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     }
     case 'TOOL':
@@ -247,7 +231,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           [...config, 'toolName'],
         );
       }
-      errors.push(...templateErrors(node.config.arguments, [...config, 'arguments'], node.id));
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       if (scope.toolParameters?.has(node.config.toolName)) {
         const parameters = scope.toolParameters.get(node.config.toolName);
         for (const problem of toolArgumentProblems(node.config.arguments ?? {}, parameters)) {
@@ -260,7 +244,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       }
       break;
     case 'END':
-      errors.push(...templateErrors(node.config?.output, [...config, 'output'], node.id));
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'SUBGRAPH':
       errors.push(...mappingTypeErrors(node, config, scope));
@@ -269,16 +253,93 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       break;
   }
   errors.push(...outputVariableErrors(node, config, scope));
-  node.hooks?.forEach((hook, index) => {
-    if (hook.condition !== undefined) {
-      errors.push(...expressionErrors(hook.condition, [...path, 'hooks', index, 'condition'], node.id));
-    }
-  });
+  errors.push(...hookExpressionErrors(node.hooks, path, node.id));
   return errors;
 }
 
 /** The schema of one field, which says whether the value written there parses. */
 type FieldSchema = { safeParse(value: unknown): { success: boolean } };
+
+/** In a field's location, every element of the array there. */
+const EACH = Symbol('each');
+
+/** Where a node type's config holds an expression or a template, and the schema of that field. */
+interface ExpressionField {
+  readonly kind: 'expression' | 'template';
+  readonly at: readonly (string | typeof EACH)[];
+  readonly field: FieldSchema;
+}
+
+/**
+ * Every expression and template of a node's config, by type, in the order checkNode reports them: the
+ * one list both checkNode and a node that did not parse (unparsedNodeExpressionErrors) read. Inserted
+ * and replacement contents are templates, rendered as the node runs.
+ */
+const EXPRESSION_FIELDS: Partial<Record<NodeType, readonly ExpressionField[]>> = {
+  CONTEXT_PROCESSOR: [
+    { kind: 'template', at: ['insert', 'messages', EACH, 'content'], field: messageSchema.shape.content },
+    { kind: 'template', at: ['replace', 'message', 'content'], field: messageSchema.shape.content },
+  ],
+  USER_INTERACTION: [
+    { kind: 'template', at: ['showMessage'], field: userInteractionConfigSchema.shape.showMessage },
+  ],
+  LOOP_END: [{ kind: 'expression', at: ['breakCondition'], field: loopEndConfigSchema.shape.breakCondition }],
+  ROUTE: [
+    {
+      kind: 'expression',
+      at: ['routes', EACH, 'condition'],
+      field: routeConfigSchema.shape.routes.element.shape.condition,
+    },
+  ],
+  LLM: [
+    { kind: 'template', at: ['prompt'], field: llmConfigSchema.shape.prompt },
+    { kind: 'template', at: ['systemPrompt'], field: llmConfigSchema.shape.systemPrompt },
+  ],
+  TOOL: [{ kind: 'template', at: ['arguments'], field: toolNodeConfigSchema.shape.arguments }],
+  END: [{ kind: 'template', at: ['output'], field: endConfigSchema.shape.output }],
+};
+
+/** The values at `at` under `root` (EACH: every record of an array), each with its path. */
+function valuesAt(root: unknown, at: ExpressionField['at'], path: Path): Array<[unknown, Path]> {
+  if (at.length === 0) return root === undefined ? [] : [[root, path]];
+  const [step, ...rest] = at;
+  if (step === EACH) {
+    if (!Array.isArray(root)) return [];
+    return root.flatMap((item, index) => (isRecord(item) ? valuesAt(item, rest, [...path, index]) : []));
+  }
+  return isRecord(root) ? valuesAt(root[step as string], rest, [...path, step as string]) : [];
+}
+
+/**
+ * The errors of the expressions and templates of a node's config (`at`: the config's path). With
+ * `parsedOnly`, of a node that did not parse: only the values whose own field parses (one that does
+ * not has its schema error already).
+ */
+function configExpressionErrors(
+  type: NodeType,
+  config: unknown,
+  at: Path,
+  nodeId: string,
+  parsedOnly = false,
+): CodedError[] {
+  return (EXPRESSION_FIELDS[type] ?? []).flatMap(({ kind, at: location, field }) =>
+    valuesAt(config, location, at).flatMap(([value, where]) => {
+      if (parsedOnly && !field.safeParse(value).success) return [];
+      return kind === 'expression'
+        ? expressionErrors(value as string, where, nodeId)
+        : templateErrors(value, where, nodeId);
+    }),
+  );
+}
+
+/** The errors of a node's hooks' conditions (`path`: the node's); `parsedOnly` as above. */
+function hookExpressionErrors(hooks: unknown, path: Path, nodeId: string, parsedOnly = false): CodedError[] {
+  return valuesAt(hooks, [EACH, 'condition'], [...path, 'hooks']).flatMap(([condition, where]) =>
+    parsedOnly && !hookSchema.shape.condition.safeParse(condition).success
+      ? []
+      : expressionErrors(condition as string, where, nodeId),
+  );
+}
 
 /**
  * The expressions and templates checkNode checks, of a node that failed the structural parse for
@@ -293,59 +354,10 @@ export function unparsedNodeExpressionErrors(
   path: Path,
 ): CodedError[] {
   const nodeId = typeof raw.id === 'string' ? raw.id : '';
-  const errors: CodedError[] = [];
-  const config = isRecord(raw.config) ? raw.config : {};
-  const at = (...rest: (string | number)[]): Path => [...path, 'config', ...rest];
-  const parses = (field: FieldSchema, value: unknown) =>
-    value !== undefined && field.safeParse(value).success;
-  const expression = (field: FieldSchema, value: unknown, where: Path): void => {
-    if (parses(field, value)) errors.push(...expressionErrors(value as string, where, nodeId));
-  };
-  const template = (field: FieldSchema, value: unknown, where: Path): void => {
-    if (parses(field, value)) errors.push(...templateErrors(value, where, nodeId));
-  };
-  const items = (value: unknown): Array<[number, Record<string, unknown>]> =>
-    Array.isArray(value)
-      ? [...value.entries()].filter((entry): entry is [number, Record<string, unknown>] => isRecord(entry[1]))
-      : [];
-  switch (type) {
-    case 'CONTEXT_PROCESSOR': {
-      const { insert, replace } = config;
-      if (isRecord(insert))
-        for (const [index, message] of items(insert.messages))
-          template(messageSchema.shape.content, message.content, at('insert', 'messages', index, 'content'));
-      if (isRecord(replace) && isRecord(replace.message))
-        template(messageSchema.shape.content, replace.message.content, at('replace', 'message', 'content'));
-      break;
-    }
-    case 'USER_INTERACTION':
-      template(userInteractionConfigSchema.shape.showMessage, config.showMessage, at('showMessage'));
-      break;
-    case 'LOOP_END':
-      expression(loopEndConfigSchema.shape.breakCondition, config.breakCondition, at('breakCondition'));
-      break;
-    case 'ROUTE': {
-      const condition = routeConfigSchema.shape.routes.element.shape.condition;
-      for (const [index, route] of items(config.routes))
-        expression(condition, route.condition, at('routes', index, 'condition'));
-      break;
-    }
-    case 'LLM':
-      template(llmConfigSchema.shape.prompt, config.prompt, at('prompt'));
-      template(llmConfigSchema.shape.systemPrompt, config.systemPrompt, at('systemPrompt'));
-      break;
-    case 'TOOL':
-      template(toolNodeConfigSchema.shape.arguments, config.arguments, at('arguments'));
-      break;
-    case 'END':
-      template(endConfigSchema.shape.output, config.output, at('output'));
-      break;
-    default:
-      break;
-  }
-  for (const [index, hook] of items(raw.hooks))
-    expression(hookSchema.shape.condition, hook.condition, [...path, 'hooks', index, 'condition']);
-  return errors;
+  return [
+    ...configExpressionErrors(type, raw.config, [...path, 'config'], nodeId, true),
+    ...hookExpressionErrors(raw.hooks, path, nodeId, true),
+  ];
 }
 
 type Add = (code: CodedError['code'], message: string, at: Path) => void;

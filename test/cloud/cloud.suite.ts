@@ -260,6 +260,25 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
   let setup: Cloud;
   const cliResult = (args: string[]) => setup.cli(args);
 
+  /**
+   * A cancelled execution stops in Step Functions (ABORTED on AWS; on moto FAILED, the LLM Task's own
+   * failure overwriting the stop) and its LLM function, polling the cancel mark, returns.
+   */
+  async function stoppedWithItsLlmCall(executionArn: string, llm: string, after: string): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (status !== 'RUNNING' || tries > 200) {
+        expect(['ABORTED', 'FAILED']).toContain(status);
+        break;
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
+      if (tries > 200) throw new Error(`the LLM function still waits on its model 20 s after ${after}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+
   async function cli(args: string[]): Promise<string> {
     const { code, stdout, stderr } = await cliResult(args);
     if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${stderr}`);
@@ -753,19 +772,8 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     // Stopped. AWS keeps a stopped execution ABORTED; moto stops it at its next step, and the LLM
     // Task's own failure (its call aborted) then overwrites that with FAILED (its environment's
     // set_error replaces a stop), so either ends it here. The table says CANCELLED either way.
-    for (let tries = 0; ; tries++) {
-      const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
-      if (status !== 'RUNNING' || tries > 200) {
-        expect(['ABORTED', 'FAILED']).toContain(status);
-        break;
-      }
-      await new Promise((done) => setTimeout(done, 100));
-    }
     // The function polls the mark every 2 s: it returns long before its model would have answered.
-    for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
-      if (tries > 200) throw new Error('the LLM function still waits on its model 20 s after the cancel');
-      await new Promise((done) => setTimeout(done, 100));
-    }
+    await stoppedWithItsLlmCall(executionArn, llm, 'the cancel');
     expect(await stack.calls()).toContainEqual(
       expect.objectContaining({ principal: llm, action: 'dynamodb:GetItem', allowed: true }),
     );
@@ -838,19 +846,8 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
         threadsCancelled: 1,
       });
       // Stopped in Step Functions (ABORTED, or FAILED on moto: see cancel --stack above).
-      for (let tries = 0; ; tries++) {
-        const { status } = await sfn.send(new DescribeExecutionCommand({ executionArn }));
-        if (status !== 'RUNNING' || tries > 200) {
-          expect(['ABORTED', 'FAILED']).toContain(status);
-          break;
-        }
-        await new Promise((done) => setTimeout(done, 100));
-      }
       // The LLM function saw the mark and returned.
-      for (let tries = 0; ((await stack.running())[llm] ?? 0) > 0; tries++) {
-        if (tries > 200) throw new Error('the LLM function still waits on its model 20 s after the Stop');
-        await new Promise((done) => setTimeout(done, 100));
-      }
+      await stoppedWithItsLlmCall(executionArn, llm, 'the Stop');
       const shown = (await (
         await fetch(`${dev.url}/api/executions/${encodeURIComponent(executionArn)}`)
       ).json()) as ExecutionPageJson & { error?: { code: string; message: string } };

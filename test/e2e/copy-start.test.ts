@@ -6,10 +6,10 @@
  * (the entry) — and expects the same run: status, output, conversation, the steps it took.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countingLoop } from '../../bench/head-size.ts';
 import type { Workflow } from '../../engine/model/schema.ts';
 import { workflowForThread } from '../../engine/thread/copy-workflow-edits.ts';
 import type { CopyOptions, RunOutcome } from '../../functions/local/runtime.ts';
-import { countingLoop } from '../support/counting-loop.ts';
 import { sizeCheck as sizeCheckWorkflow } from '../support/size-check.ts';
 import { type E2e, plain, startE2e, valid } from './helpers.ts';
 import { forkWorkflow } from './workflows.ts';

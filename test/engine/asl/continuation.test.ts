@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { countingLoop } from '../../../bench/head-size.ts';
 import {
   checkContinueAfterEvents,
   continueAfterEventsFromEnv,
@@ -24,7 +25,6 @@ import {
   taskStateIndex,
 } from '../../../engine/asl/index.ts';
 import { NODE_TYPES, type Workflow } from '../../../engine/model/schema.ts';
-import { countingLoop } from '../../support/counting-loop.ts';
 import { compiledOf, corpus } from './corpus.ts';
 import { forkInLoop, loopInFork } from './workflows.ts';
 
