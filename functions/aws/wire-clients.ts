@@ -40,7 +40,7 @@ import {
 import { convertToAttr, convertToNative } from '@aws-sdk/util-dynamodb';
 import { DOCUMENT_TRANSLATION } from './dynamo-client.ts';
 import { once } from './once.ts';
-import { dynamoOperation, loopbackAgent, s3Path, s3Request, wireForm } from './wire-http.ts';
+import { dynamoOperation, loopbackAgent, s3Path, s3Request, wireJson } from './wire-http.ts';
 
 /** One call as interceptors see it: the low-level command's name, its input as given, its body's bytes. */
 export interface WireCall {
@@ -201,11 +201,7 @@ export function createWireDocumentClient(endpoint: string): WireDocumentClient {
     const { input, inputKeyNodes, outputKeyNodes } = command as DocumentCommandShape;
     let wire: Record<string, unknown>;
     try {
-      // The request as its JSON body parses on the other end: an emulator in this process takes it as is.
-      wire = wireForm(document ? convertNamed(input, inputKeyNodes, marshallValue) : input) as Record<
-        string,
-        unknown
-      >;
+      wire = document ? convertNamed(input, inputKeyNodes, marshallValue) : input;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -213,7 +209,7 @@ export function createWireDocumentClient(endpoint: string): WireDocumentClient {
     const call = () => ({
       commandName: `${operation}Command`,
       input,
-      bodyBytes: Buffer.byteLength(JSON.stringify(wire)),
+      bodyBytes: Buffer.byteLength(wireJson(wire)),
     });
     return intercepted(interceptors, call, () => perform(operation, document, wire, outputKeyNodes));
   };

@@ -183,6 +183,17 @@ export function wireForm(value: unknown): unknown {
   }
 }
 
+/** `value` as a request body's JSON text: JSON.stringify's, byte arrays as base64 (as wireForm gives them). */
+export function wireJson(value: unknown): string {
+  return JSON.stringify(value, function binaryAsBase64(this: Record<string, unknown>, key, member) {
+    // The holder's own member: a Buffer's toJSON has already replaced it in `member`.
+    const original = this[key];
+    return original instanceof Uint8Array
+      ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64')
+      : member;
+  });
+}
+
 /** A DynamoDB error reply (its status and parsed body) as the SDK's exception. */
 function dynamoError(status: number, parsed: Record<string, unknown>): ServiceError {
   const type = String(parsed.__type ?? `HTTP${status}`);
@@ -196,7 +207,8 @@ function dynamoError(status: number, parsed: Record<string, unknown>): ServiceEr
 }
 
 /**
- * One DynamoDB operation: `input` is its input in wire form (wireForm: attribute values marshalled);
+ * One DynamoDB operation: `input` is its input with attribute values marshalled; an emulator in this
+ * process takes its wireForm, a socket its wireJson;
  * the answer is the parsed output, or a ServiceError named as the exception DynamoDB names (`__type`).
  */
 export async function dynamoOperation(
@@ -205,13 +217,16 @@ export async function dynamoOperation(
   operation: string,
   input: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const direct = inProcessOperations.get(endpoint.origin)?.(operation, input);
+  const direct = inProcessOperations.get(endpoint.origin)?.(
+    operation,
+    wireForm(input) as Record<string, unknown>,
+  );
   if (direct !== undefined) {
     return direct.catch((error: unknown) =>
       Promise.reject(error instanceof InProcessRefusal ? dynamoError(error.status, error.body) : error),
     );
   }
-  const body = JSON.stringify(input);
+  const body = wireJson(input);
   const reply = await exchange(endpoint, agent, {
     method: 'POST',
     path: '/',

@@ -7,12 +7,12 @@
  * is the SDK command's input as JSON), so dynalite validates and creates it exactly as before. The
  * bucket goes to s3rver's store, after the name check its CreateBucket makes.
  */
-import { dynamoOperation, wireForm } from '../aws/wire-http.ts';
+import { dynamoOperation } from '../aws/wire-http.ts';
 import { tableDefinition } from '../stores/table.ts';
 
 /** One DynamoDB JSON request to dynalite at `endpoint` (`http://127.0.0.1:port`), on a fresh connection. */
 function dynamoRequest(endpoint: string, operation: string, input: object): Promise<Record<string, unknown>> {
-  return dynamoOperation(new URL(endpoint), false, operation, wireForm(input) as Record<string, unknown>);
+  return dynamoOperation(new URL(endpoint), false, operation, input as Record<string, unknown>);
 }
 
 async function tableStatus(endpoint: string, tableName: string): Promise<string | undefined> {
