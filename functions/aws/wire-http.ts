@@ -106,9 +106,10 @@ const DYNAMO_HEADERS = {
 };
 
 /**
- * A DynamoDB emulator in this process taking an operation's input as the object its JSON body parses
- * to (wireForm), and answering with the object its JSON reply would parse to; an error with the
- * reply's status and parsed body. `undefined`: an operation it does not take this way (sent as HTTP).
+ * A DynamoDB emulator in this process taking an operation's input as the client marshalled it (byte
+ * arrays as Uint8Array, members maybe undefined: it reads it as its JSON body would parse, wireForm,
+ * and leaves it as it is), and answering with the object its JSON reply would parse to; an error with
+ * the reply's status and parsed body. `undefined`: an operation it does not take this way (sent as HTTP).
  */
 export type InProcessOperations = (
   operation: string,
@@ -208,7 +209,7 @@ function dynamoError(status: number, parsed: Record<string, unknown>): ServiceEr
 
 /**
  * One DynamoDB operation: `input` is its input with attribute values marshalled; an emulator in this
- * process takes its wireForm, a socket its wireJson;
+ * process takes it as it is, a socket its wireJson;
  * the answer is the parsed output, or a ServiceError named as the exception DynamoDB names (`__type`).
  */
 export async function dynamoOperation(
@@ -217,10 +218,7 @@ export async function dynamoOperation(
   operation: string,
   input: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const direct = inProcessOperations.get(endpoint.origin)?.(
-    operation,
-    wireForm(input) as Record<string, unknown>,
-  );
+  const direct = inProcessOperations.get(endpoint.origin)?.(operation, input);
   if (direct !== undefined) {
     return direct.catch((error: unknown) =>
       Promise.reject(error instanceof InProcessRefusal ? dynamoError(error.status, error.body) : error),

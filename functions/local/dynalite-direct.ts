@@ -30,6 +30,7 @@ import queryValidation from 'dynalite/validations/query.js';
 import scanValidation from 'dynalite/validations/scan.js';
 import updateItemValidation from 'dynalite/validations/updateItem.js';
 import { type InProcessOperations, InProcessRefusal, wireForm } from '../aws/wire-http.ts';
+import { checkRequestTypes } from './dynalite-types.ts';
 
 /** dynalite's store (its db module's `create`): what its validations and actions are given. */
 export type DynaliteStore = import('dynalite/db/index.js').DynaliteStore;
@@ -77,8 +78,9 @@ function refusal(error: unknown): unknown {
 
 /**
  * The steps of dynalite's HTTP handler after it has parsed a valid, signed request's body: the type
- * checks, the validations (expressions parsed, values checked), the action; `input` is the parsed
- * body (wireForm), which the checks may consume. An operation dynalite does not serve: undefined.
+ * checks (compiled: dynalite-types.ts, which also make the JSON form of the request as the client
+ * marshalled it), the validations (expressions parsed, values checked), the action. An operation
+ * dynalite does not serve: undefined.
  */
 export function dynaliteOperations(store: DynaliteStore): InProcessOperations {
   return (operation, input) => {
@@ -87,7 +89,7 @@ export function dynaliteOperations(store: DynaliteStore): InProcessOperations {
     return new Promise((resolve, reject) => {
       try {
         const { types, custom } = handler.validation;
-        const data = validations.checkTypes(input, types);
+        const data = checkRequestTypes(input, types);
         validations.checkValidations(data, types, custom, store);
         handler.action(store, data, (error, output) => {
           if (error) reject(refusal(error));
