@@ -118,8 +118,14 @@ export interface ThreadReport {
   parentThreadId?: string;
   forkPathId?: string;
   copiedFrom?: string;
-  /** A copy's THREAD_COPIED event (seed 002): its source and when it was made. */
-  copied?: { type: 'THREAD_COPIED'; sourceThreadId: string; at: string };
+  /** A copy's THREAD_COPIED event (seed 002): its source, the copy, its workflow and when it was made. */
+  copied?: {
+    type: 'THREAD_COPIED';
+    sourceThreadId: string;
+    copyThreadId: string;
+    workflowId: string;
+    at: string;
+  };
   /** A copy's edits before its first step (copy --set, --input), in the order they were applied. */
   edits?: RecordedCopyEdit[];
   status: string;
@@ -362,7 +368,15 @@ function copiedOf(thread: Thread, events: readonly StepthreadEvent[]): Pick<Thre
     (candidate) => candidate.type === 'THREAD_COPIED' && candidate.copyThreadId === thread.id,
   );
   return event?.type === 'THREAD_COPIED'
-    ? { copied: { type: event.type, sourceThreadId: event.sourceThreadId, at: event.at } }
+    ? {
+        copied: {
+          type: event.type,
+          sourceThreadId: event.sourceThreadId,
+          copyThreadId: event.copyThreadId,
+          workflowId: event.workflowId,
+          at: event.at,
+        },
+      }
     : {};
 }
 

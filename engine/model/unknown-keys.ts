@@ -216,6 +216,9 @@ function hintFor(
   given: readonly string[],
   nodeConfig: boolean,
 ): string {
+  // The seed SDK's old FORK/JOIN key (seed 001 §5: not taken, also beside forkPathIds).
+  if (nodeConfig && key === 'forkId')
+    return ` here: "forkId" is the seed SDK's old format, which forkPathIds replaces`;
   // Another framework's word means a key of ours only when the object lacks that key.
   const absent = localKeys.filter((local) => !given.includes(local));
   const meant = closestKey(key, localKeys) ?? holding(key, localKeys) ?? synonymOf(key, absent);

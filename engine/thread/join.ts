@@ -26,7 +26,8 @@ export interface JoinDecisionInput {
   /**
    * The main path (its conversation is restored). A join that succeeds by its strategy still waits
    * for this path to finish, so which conversation the parent continues with never depends on which
-   * branch was faster. Absent: the strategy alone decides.
+   * branch was faster; an ANY_FAILED join that succeeds waits for every path (see decideJoin).
+   * Absent: the strategy alone decides (the JOIN itself, over the outcomes the runtime counted).
    */
   mainPathId?: string;
 }
@@ -49,8 +50,13 @@ export function decideJoin(input: JoinDecisionInput): JoinDecision {
   const decision = decideByStrategy(input);
   const main = input.mainPathId;
   if (!decision.decided || !decision.success || main === undefined) return decision;
-  if (input.outcomes.some((outcome) => outcome.forkPathId === main)) return decision;
-  return { decided: false };
+  if (!input.outcomes.some((outcome) => outcome.forkPathId === main)) return { decided: false };
+  // ANY_FAILED merges every completed branch (seed 000): deciding at the first failure merged only
+  // those finished by then, so the output's shape (one output, or several keyed by path) depended on
+  // which branch was faster. ANY_COMPLETED and SUCCESS_COUNT_THRESHOLD merge a fixed count instead.
+  if (input.strategy === 'ANY_FAILED' && new Set(input.outcomes.map((o) => o.forkPathId)).size < input.total)
+    return { decided: false };
+  return decision;
 }
 
 function decideByStrategy(input: JoinDecisionInput): JoinDecision {

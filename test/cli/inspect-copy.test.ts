@@ -39,6 +39,14 @@ describe('inspect a copy', () => {
     expect(report.executionId).toBeUndefined();
     expect(report.threads.map((thread) => thread.threadId)).toEqual([copy.id]);
     expect(report.threads[0]).toMatchObject({ status: 'CREATED', copiedFrom: source.threadId });
+    // The THREAD_COPIED event carries what seed 002 §5 lists: source, copy, time and workflow.
+    expect(report.threads[0]?.copied).toEqual({
+      type: 'THREAD_COPIED',
+      sourceThreadId: source.threadId,
+      copyThreadId: copy.id,
+      workflowId: 'copied',
+      at: copy.startTime,
+    });
     const text = printed(report);
     expect(text).not.toContain(source.executionId);
     expect(text).toContain(`not run yet: stepthread run <workflow> --thread ${copy.id} runs it`);

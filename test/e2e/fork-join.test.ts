@@ -232,6 +232,37 @@ describe('every strategy, the main path fast, slow or failing: the outcome never
   }
 });
 
+describe('ANY_FAILED merges every completed branch, however slow', () => {
+  for (const strategy of ['parallel', 'serial'] as const) {
+    it(`${strategy}: a branch still running when another failed is waited for and merged`, async () => {
+      const workflow = forkWorkflow(`any-failed-merge-${strategy}`, {
+        paths: ['a', 'b', 'c'],
+        strategy,
+        join: { joinStrategy: 'ANY_FAILED', mainPathId: 'a' },
+        profiles: { b: 'broken', c: 'slow' },
+        extraProfiles: {
+          broken: { provider: 'scripted', responses: [] },
+          slow: { provider: 'scripted', responses: ['c reply'], delayMs: 1_000 },
+        },
+      });
+      const outcome = await e2e.runtime.prepare(workflow).run();
+      expect(outcome.status, JSON.stringify(outcome.error)).toBe('COMPLETED');
+      // Before, b's failure decided the join at once: c was cancelled and the merge held a's output
+      // alone (not keyed), so its shape depended on whether c had finished by then.
+      expect(outcome.output).toEqual({ merged: { a: 'a reply', c: 'c reply' }, after: 'after reply' });
+      const texts = (await e2e.conversation(outcome.threadId)).map((m) => m.content);
+      expect(texts).toEqual([
+        'intro prompt',
+        'intro reply',
+        'a prompt',
+        'a reply',
+        'after prompt',
+        'after reply',
+      ]);
+    });
+  }
+});
+
 describe('JOIN_FAILED names the branches that failed', () => {
   it('gives the first three failed paths with their error code and message, and how many more', async () => {
     const workflow = forkWorkflow('failed-branches', {

@@ -188,6 +188,19 @@ describe('decideJoin with a main path', () => {
     expect(decision).toMatchObject({ decided: true, success: false });
   });
 
+  it('ANY_FAILED won by a failure still waits for every path, so it merges each completed one', () => {
+    const input = { strategy: 'ANY_FAILED' as const, total: 3, mainPathId: 'a' };
+    const early = [outcome('a', 'COMPLETED'), outcome('b', 'FAILED')];
+    expect(decideJoin({ ...input, outcomes: early })).toEqual({ decided: false });
+    expect(decideJoin({ ...input, outcomes: [...early, outcome('c', 'COMPLETED')] })).toMatchObject({
+      decided: true,
+      success: true,
+    });
+    // Every path completed: the join fails, as before.
+    const allDone = [outcome('a', 'COMPLETED'), outcome('b', 'COMPLETED')];
+    expect(decideJoin({ ...input, total: 2, outcomes: allDone })).toMatchObject({ success: false });
+  });
+
   it('SUCCESS_COUNT_THRESHOLD met before the main path ran still waits for it', () => {
     const input = { strategy: 'SUCCESS_COUNT_THRESHOLD' as const, threshold: 2, total: 3, mainPathId: 'c' };
     const early = [outcome('a', 'COMPLETED'), outcome('b', 'COMPLETED')];

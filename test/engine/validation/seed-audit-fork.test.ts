@@ -290,4 +290,23 @@ describe('seed 001 §5/§6: the old `forkId` format', () => {
       }),
     ]);
   });
+
+  it('mixed with forkPathIds (§6) is refused too, saying forkId is the old format', () => {
+    const workflow = forkJoin();
+    const mixed = {
+      ...workflow,
+      nodes: workflow.nodes.map((node) =>
+        node.type === 'FORK' || node.type === 'JOIN'
+          ? { ...node, config: { ...node.config, forkId: 'f1' } }
+          : node,
+      ),
+    };
+    const hint = expect.stringMatching(
+      /config\.forkId: unknown key "forkId" here: "forkId" is the seed SDK's old format, which forkPathIds replaces$/,
+    );
+    expect(errorsOf(mixed)).toEqual([
+      expect.objectContaining({ code: 'UNKNOWN_KEY', nodeId: 'split', message: hint }),
+      expect.objectContaining({ code: 'UNKNOWN_KEY', nodeId: 'merge', message: hint }),
+    ]);
+  });
 });
