@@ -270,6 +270,56 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('never offers a key the object rightly has as the missing one (variableName is not a misspelt variableType)', () => {
+    const workflow = {
+      ...linear(),
+      variables: [{ name: 'count', type: 'number', initial: 0 }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'inc', type: 'VARIABLE', config: { variableName: 'count', expression: 'count + 1' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'inc' },
+        { from: 'inc', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      [
+        'INVALID_NODE_CONFIG',
+        'nodes[1].config.variableType: required but missing (expected one of "string"|"number"|"boolean"|"array"|"object"|"any")',
+      ],
+    ]);
+  });
+
+  it('names the keys of edges and tools that other frameworks spell differently (source/target, args, input_schema)', () => {
+    const workflow = {
+      ...linear(),
+      tools: {
+        add: {
+          description: 'adds',
+          input_schema: { type: 'object' },
+          handler: { kind: 'code', code: 'return 1' },
+        },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'call', type: 'TOOL', config: { toolName: 'add', args: { a: 1 } } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { source: 'start', target: 'call' },
+        { from: 'call', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ message }) => message)).toEqual([
+      'edges[0].from: required but missing (expected string); the object has "source": did you mean "from"?',
+      'edges[0].to: required but missing (expected string); the object has "target": did you mean "to"?',
+      'tools.add.input_schema: unknown key "input_schema"; did you mean "parameters"?',
+      'nodes[1].config.args: unknown key "args"; did you mean "arguments"?',
+    ]);
+  });
+
   it('reports the unknown keys of the nested objects of a node, tool or file that does not parse', () => {
     const workflow = {
       ...linear(),
