@@ -471,6 +471,34 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it("says how to read a node whose id has a dash (nodes['keep-recent']), once, not as a node and a variable", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'keep-recent',
+          type: 'CONTEXT_PROCESSOR',
+          config: { operation: 'truncate', truncate: { keepLast: 4 } },
+        },
+        { id: 'end', type: 'END', config: { output: "{{nodes.keep-recent}} {{nodes['keep-recent']}}" } },
+      ],
+      edges: [
+        { from: 'start', to: 'keep-recent' },
+        { from: 'keep-recent', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors).toEqual([
+      {
+        code: 'UNKNOWN_NODE_REFERENCE',
+        message:
+          'node end reads nodes.keep, but no node has that id; "-" subtracts in an expression, so nodes.keep-recent reads nodes.keep minus the rest: write nodes[\'keep-recent\']',
+        path: 'nodes[2]',
+        nodeId: 'end',
+      },
+    ]);
+  });
+
   it('reports an expression reading a name nothing defines, with the name it most likely meant', () => {
     const workflow = {
       ...linear(),
