@@ -16,7 +16,7 @@ import {
 } from '../graph/flow.ts';
 import { analyzeForks, type ForkProblem } from '../graph/fork-regions.ts';
 import { analyzeLoops, type LoopMarker, type LoopProblem } from '../graph/loops.ts';
-import type { Path } from '../model/paths.ts';
+import { isRecord, type Path } from '../model/paths.ts';
 import type { WorkflowNode } from '../model/schema.ts';
 import { checkLoopSteps } from './loop-steps.ts';
 import { codedError } from './report.ts';
@@ -196,11 +196,11 @@ function checkEdgeShapes(
       }
       continue;
     }
-    if (node?.type === 'LOOP_END') {
-      const start = view.nodes.find(
-        (other) => other.node?.type === 'LOOP_START' && other.node.config.loopId === node.config.loopId,
-      );
-      if (start?.id === edge.to) continue; // repeats the implicit back edge
+    if (source.type === 'LOOP_END' && target.type === 'LOOP_START') {
+      // Read as written when a node failed its parse (a LOOP_START without maxIterations), so the
+      // back edge is not reported as a second next node beside that node's own error.
+      const loopId = loopIdOf(source);
+      if (loopId !== undefined && loopIdOf(target) === loopId) continue; // repeats the implicit back edge
     }
     const earlier = targetsSoFar.get(edge.from) ?? [];
     if (earlier.includes(edge.to)) continue;
@@ -212,6 +212,14 @@ function checkEdgeShapes(
     }
     targetsSoFar.set(edge.from, [...earlier, edge.to]);
   }
+}
+
+/** A LOOP_START's or LOOP_END's `loopId`, from the parsed node or, when it failed its parse, as written. */
+function loopIdOf(view: NodeView): string | undefined {
+  if (view.node?.type === 'LOOP_START' || view.node?.type === 'LOOP_END') return view.node.config.loopId;
+  const config = view.unparsed?.config;
+  const loopId = isRecord(config) ? config.loopId : undefined;
+  return typeof loopId === 'string' ? loopId : undefined;
 }
 
 type At = (code: CodedError['code'], message: string, id: string) => void;

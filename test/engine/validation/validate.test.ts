@@ -758,6 +758,30 @@ describe('validateWorkflow', () => {
     expect(validateWorkflow(workflow).errors).toEqual([]);
   });
 
+  it("accepts a LOOP_END's explicit back edge beside its exit when the LOOP_START has an error of its own", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'each', type: 'LOOP_START', config: { loopId: 'l', dataSource: '{{input.items}}' } },
+        { id: 'work', type: 'CODE', config: { code: 'return 1' } },
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'each' },
+        { from: 'each', to: 'work' },
+        { from: 'work', to: 'next' },
+        { from: 'next', to: 'each' },
+        { from: 'next', to: 'end' },
+      ],
+    };
+    // Only the missing maxIterations: not "node next already continues to each" for the exit edge.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_MAX_ITERATIONS', 'nodes[1].config.maxIterations'],
+    ]);
+  });
+
   it('flags an explicit ROUTE edge that is not one of its targets', () => {
     const workflow = linear();
     workflow.nodes.splice(1, 0, {
