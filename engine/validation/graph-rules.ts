@@ -222,6 +222,20 @@ function loopIdOf(view: NodeView): string | undefined {
   return typeof loopId === 'string' ? loopId : undefined;
 }
 
+/**
+ * A loop closed on itself has a LOOP_END with no exit: its one edge is the exit, the way back to its
+ * LOOP_START is implicit (a back edge written as the only edge is what LangGraph users draw).
+ */
+function loopExitHint(flow: Flow, component: readonly string[]): string {
+  const loopEnd = component.find(
+    (id) =>
+      flow.types.get(id) === 'LOOP_END' &&
+      successorsOf(flow, id).every((target) => flow.types.get(target) === 'LOOP_START'),
+  );
+  if (loopEnd === undefined) return '';
+  return `; a LOOP_END goes back to its LOOP_START by itself, and its edge is the loop's exit: add an edge from "${loopEnd}" to the node after the loop`;
+}
+
 type At = (code: CodedError['code'], message: string, id: string) => void;
 
 /** Reports each dead end (or closed group of nodes) once, not every node that leads into it. */
@@ -254,7 +268,7 @@ function checkPathsToEnd(
     const message =
       component.length === 1 && successorsOf(flow, first).length === 0
         ? `node "${first}" has no next node and is not an END`
-        : `nodes ${component.map((id) => `"${id}"`).join(', ')} loop among themselves with no way to an END`;
+        : `nodes ${component.map((id) => `"${id}"`).join(', ')} loop among themselves with no way to an END${loopExitHint(flow, component)}`;
     at('NO_PATH_TO_END', message, first);
   }
 }

@@ -758,6 +758,36 @@ describe('validateWorkflow', () => {
     expect(validateWorkflow(workflow).errors).toEqual([]);
   });
 
+  it("says a LOOP_END's edge is the loop's exit when its only edge goes back to its LOOP_START", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'each',
+          type: 'LOOP_START',
+          config: { loopId: 'l', dataSource: '{{input.items}}', maxIterations: 5 },
+        },
+        { id: 'work', type: 'CODE', config: { code: 'return 1' } },
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'each' },
+        { from: 'each', to: 'work' },
+        { from: 'work', to: 'next' },
+        { from: 'next', to: 'each' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      ['UNREACHABLE_NODE', 'node "end" cannot be reached from START'],
+      [
+        'NO_PATH_TO_END',
+        'nodes "each", "work", "next" loop among themselves with no way to an END; a LOOP_END goes back to its LOOP_START by itself, and its edge is the loop\'s exit: add an edge from "next" to the node after the loop',
+      ],
+    ]);
+  });
+
   it("accepts a LOOP_END's explicit back edge beside its exit when the LOOP_START has an error of its own", () => {
     const workflow = {
       ...linear(),
