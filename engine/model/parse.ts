@@ -25,8 +25,11 @@ export interface ParseResult {
 export function parseWorkflow(data: unknown): ParseResult {
   const parsed = workflowSchema.safeParse(data);
   if (parsed.success) return { workflow: parsed.data as Workflow, errors: unknownKeysOfWorkflow(data) };
+  const unknown = unknownKeysByPart(data);
+  // A missing key is looked for among these only: a key the object rightly has is not a misspelling.
+  const unknownPaths = new Set(unknown.flatMap((key) => (key.path === undefined ? [] : [key.path])));
   const errors = parsed.error.issues.flatMap(
-    (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data)],
+    (issue) => toolHandlerErrors(issue, data) ?? [codedErrorFromIssue(issue, data, unknownPaths)],
   );
   // Unknown keys in the parts that did parse, reported with the rest rather than after it; not a key
   // an error on the same object names already ("the object has \"interactionType\": did you mean…").
@@ -37,7 +40,7 @@ export function parseWorkflow(data: unknown): ParseResult {
         parentOf(error.path) === parentOf(key.path!) &&
         error.message.includes(`"${lastSegment(key.path!)}"`),
     );
-  return { errors: [...errors, ...unknownKeysByPart(data).filter((key) => !named(key))] };
+  return { errors: [...errors, ...unknown.filter((key) => !named(key))] };
 }
 
 /** `nodes[1].config` of `nodes[1].config.message`. */
@@ -114,7 +117,12 @@ function innermostNode(data: unknown, path: readonly PropertyKey[]): NodeContext
   return found;
 }
 
-export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): CodedError {
+/** `unknownPaths`: where the file has keys the schema does not know (formatPath), when known. */
+export function codedErrorFromIssue(
+  issue: z.core.$ZodIssue,
+  data: unknown,
+  unknownPaths?: ReadonlySet<string>,
+): CodedError {
   const context = innermostNode(data, issue.path);
   const path = formatPath(issue.path);
   const nodeId = context && typeof context.node.id === 'string' ? context.node.id : undefined;
@@ -123,7 +131,7 @@ export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): Cod
     code === 'UNKNOWN_NODE_TYPE'
       ? unknownTypeMessage(context?.node.type)
       : (missingPathIdsMessage(context, valueAtIssue(data, issue.path)) ??
-        missingFieldMessage(issue, data) ??
+        missingFieldMessage(issue, data, unknownPaths) ??
         withSuggestion(issue, data));
   return {
     code,
@@ -137,7 +145,11 @@ export function codedErrorFromIssue(issue: z.core.$ZodIssue, data: unknown): Cod
  * A required field left out: zod says "Invalid option: expected one of …" or "Invalid input: expected
  * number, received undefined", which reads like a wrong value; say it is missing and what it takes.
  */
-function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | undefined {
+function missingFieldMessage(
+  issue: z.core.$ZodIssue,
+  data: unknown,
+  unknownPaths?: ReadonlySet<string>,
+): string | undefined {
   if (issue.code !== 'invalid_type' && issue.code !== 'invalid_value') return undefined;
   const parent = valueAtIssue(data, issue.path.slice(0, -1));
   const key = issue.path.at(-1);
@@ -145,7 +157,11 @@ function missingFieldMessage(issue: z.core.$ZodIssue, data: unknown): string | u
   const expected = issue.message
     .replace(/^Invalid (input|option): /, '')
     .replace(/, received undefined$/, '');
-  const given = misnamed(Object.keys(parent), key);
+  const parentPath = issue.path.slice(0, -1);
+  const keys = Object.keys(parent).filter(
+    (given) => unknownPaths === undefined || unknownPaths.has(formatPath([...parentPath, given])),
+  );
+  const given = misnamed(keys, key);
   const found = given === undefined ? '' : `; the object has "${given}": did you mean "${key}"?`;
   return `required but missing (${expected})${found}`;
 }

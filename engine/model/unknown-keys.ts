@@ -181,13 +181,15 @@ function holding(key: string, candidates: readonly string[]): string | undefined
 
 /**
  * Words users bring from other frameworks (LangGraph's `next`/`to`, Step Functions' `Next`, `Default`,
- * `Choices`) for a key of ours, by the lower-cased word: the first of its keys that the object at hand
+ * `Choices`, an edge's `source`/`target`, a tool's `input_schema`) for a key of ours, by the lower-cased word: the first of its keys that the object at hand
  * takes is the one meant. Kept small: only words seen in workflow files, and only where no typo match is.
  */
 const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   to: ['targetNodeId'],
   next: ['targetNodeId'],
-  target: ['targetNodeId'],
+  // An edge as React Flow and LangGraph's add_edge draw it.
+  source: ['from'],
+  target: ['targetNodeId', 'to'],
   goto: ['targetNodeId'],
   default: ['defaultTargetNodeId'],
   when: ['condition', 'breakCondition'],
@@ -195,6 +197,11 @@ const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   condition: ['breakCondition'],
   choices: ['routes'],
   name: ['variableName', 'toolName', 'eventName'],
+  args: ['arguments'],
+  // A tool's argument schema as Anthropic (input_schema), MCP (inputSchema) and others name it.
+  input_schema: ['parameters'],
+  inputschema: ['parameters'],
+  params: ['parameters'],
 };
 
 /** The key of `candidates` that `key` is another framework's word for (`to` → `targetNodeId`). */

@@ -16,7 +16,7 @@ import {
 } from '../graph/flow.ts';
 import { analyzeForks, type ForkProblem } from '../graph/fork-regions.ts';
 import { analyzeLoops, type LoopMarker, type LoopProblem } from '../graph/loops.ts';
-import type { Path } from '../model/paths.ts';
+import { isRecord, type Path } from '../model/paths.ts';
 import type { WorkflowNode } from '../model/schema.ts';
 import { checkLoopSteps } from './loop-steps.ts';
 import { codedError } from './report.ts';
@@ -196,11 +196,11 @@ function checkEdgeShapes(
       }
       continue;
     }
-    if (node?.type === 'LOOP_END') {
-      const start = view.nodes.find(
-        (other) => other.node?.type === 'LOOP_START' && other.node.config.loopId === node.config.loopId,
-      );
-      if (start?.id === edge.to) continue; // repeats the implicit back edge
+    if (source.type === 'LOOP_END' && target.type === 'LOOP_START') {
+      // Read as written when a node failed its parse (a LOOP_START without maxIterations), so the
+      // back edge is not reported as a second next node beside that node's own error.
+      const loopId = loopIdOf(source);
+      if (loopId !== undefined && loopIdOf(target) === loopId) continue; // repeats the implicit back edge
     }
     const earlier = targetsSoFar.get(edge.from) ?? [];
     if (earlier.includes(edge.to)) continue;
@@ -212,6 +212,28 @@ function checkEdgeShapes(
     }
     targetsSoFar.set(edge.from, [...earlier, edge.to]);
   }
+}
+
+/** A LOOP_START's or LOOP_END's `loopId`, from the parsed node or, when it failed its parse, as written. */
+function loopIdOf(view: NodeView): string | undefined {
+  if (view.node?.type === 'LOOP_START' || view.node?.type === 'LOOP_END') return view.node.config.loopId;
+  const config = view.unparsed?.config;
+  const loopId = isRecord(config) ? config.loopId : undefined;
+  return typeof loopId === 'string' ? loopId : undefined;
+}
+
+/**
+ * A loop closed on itself has a LOOP_END with no exit: its one edge is the exit, the way back to its
+ * LOOP_START is implicit (a back edge written as the only edge is what LangGraph users draw).
+ */
+function loopExitHint(flow: Flow, component: readonly string[]): string {
+  const loopEnd = component.find(
+    (id) =>
+      flow.types.get(id) === 'LOOP_END' &&
+      successorsOf(flow, id).every((target) => flow.types.get(target) === 'LOOP_START'),
+  );
+  if (loopEnd === undefined) return '';
+  return `; a LOOP_END goes back to its LOOP_START by itself, and its edge is the loop's exit: add an edge from "${loopEnd}" to the node after the loop`;
 }
 
 type At = (code: CodedError['code'], message: string, id: string) => void;
@@ -246,7 +268,7 @@ function checkPathsToEnd(
     const message =
       component.length === 1 && successorsOf(flow, first).length === 0
         ? `node "${first}" has no next node and is not an END`
-        : `nodes ${component.map((id) => `"${id}"`).join(', ')} loop among themselves with no way to an END`;
+        : `nodes ${component.map((id) => `"${id}"`).join(', ')} loop among themselves with no way to an END${loopExitHint(flow, component)}`;
     at('NO_PATH_TO_END', message, first);
   }
 }

@@ -87,11 +87,18 @@ function checkNodeReferences(view: WorkflowView, outer: (id: string) => boolean 
     if (references === 'all') continue;
     for (const id of references) {
       if (known(id)) continue;
+      const dashed = [...ids].find((candidate) => candidate.startsWith(`${id}-`));
       const suggestion = closestKey(id, [...ids]);
+      const hint =
+        dashed !== undefined
+          ? `; "-" subtracts in an expression, so nodes.${dashed} reads nodes.${id} minus the rest: write nodes['${dashed}']`
+          : suggestion
+            ? `; did you mean "${suggestion}"?`
+            : '';
       errors.push(
         codedError(
           'UNKNOWN_NODE_REFERENCE',
-          `node ${node.id} reads nodes.${id}, but no node has that id${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+          `node ${node.id} reads nodes.${id}, but no node has that id${hint}`,
           path,
           node.id,
         ),
@@ -179,6 +186,7 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
   const afterHook: ReadonlySet<string> = new Set([...defined, ...AFTER_HOOK_NAMES]);
   const errors: CodedError[] = [];
   const variableTypes = declaredVariableTypes(view);
+  const nodeIds = new Set(nodesOfEveryLevel(view).flatMap(({ node }) => (node ? [node.id] : [])));
   for (const { node, path } of nodesOfEveryLevel(view)) {
     if (!node) continue;
     const reported = new Set<string>();
@@ -186,8 +194,10 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
       const typeProblem = declaredTypeProblem(source, variableTypes);
       if (typeProblem !== undefined)
         errors.push(codedError('INVALID_EXPRESSION', typeProblem, path, node.id));
+      // `nodes.keep-recent`: UNKNOWN_NODE_REFERENCE says how to read it; `recent` is no variable meant.
+      const dashedParts = dashedNodeReadParts(source, nodeIds);
       for (const name of identifiersOf(source)) {
-        if (names.has(name) || reported.has(name)) continue;
+        if (names.has(name) || reported.has(name) || dashedParts.has(name)) continue;
         reported.add(name);
         const closest = closestKey(name, [...names]);
         const suggestion = closest ? `did you mean "${closest}"?` : renamedIterationHint(name, iterations);
@@ -221,6 +231,24 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
     }
   }
   return errors;
+}
+
+/**
+ * The names after the first `-` of each node id that `source` reads as `nodes.keep-recent`, which an
+ * expression reads as `nodes.keep` minus `recent` (the id is read as `nodes['keep-recent']`).
+ */
+function dashedNodeReadParts(source: string, nodeIds: ReadonlySet<string>): ReadonlySet<string> {
+  const parts = new Set<string>();
+  for (const match of source.matchAll(/\bnodes\.([A-Za-z0-9_$]+(?:-[A-Za-z0-9_$]+)+)/g)) {
+    const segments = match[1]!.split('-');
+    // The longest run of segments that is a node id: `nodes.a-b-c` may be node a-b minus c.
+    for (let end = segments.length; end > 1; end -= 1) {
+      if (!nodeIds.has(segments.slice(0, end).join('-'))) continue;
+      for (const segment of segments.slice(1, end)) parts.add(segment);
+      break;
+    }
+  }
+  return parts;
 }
 
 /** The nodes of a workflow and of every child workflow its SUBGRAPHs hold, at any depth. */

@@ -64,10 +64,26 @@ export const codeNode: NodeBehaviour = {
     if (!result.ok) {
       // The sandbox's message already names the line of a thrown error.
       const { code, message } = result.error;
-      throw new StepthreadError(code, `node ${node.id}: ${message}`, { nodeId: node.id });
+      const hint = unboundNameHint(code, message, request.input);
+      throw new StepthreadError(code, `node ${node.id}: ${message}${hint}`, { nodeId: node.id });
     }
     const events =
       config.outputVariable === undefined ? [] : [storeOutput(ctx, config.outputVariable, result.output)];
     return { output: result.output, events };
   },
 };
+
+/**
+ * A CODE body reading `nodes`, `thread` or a variable by its bare name, as a `{{ }}` template or an
+ * expression would: in the sandbox only `input` exists, so say how those values get there. Other
+ * names (`fetch`, `require`) are simply not there.
+ */
+function unboundNameHint(code: string, message: string, input: Record<string, unknown>): string {
+  const name =
+    code === 'CODE_ERROR' ? /^ReferenceError: '([^']+)' is not defined/.exec(message)?.[1] : undefined;
+  if (name === undefined) return '';
+  if (Object.hasOwn(input, name)) return `; a CODE node sees its variables and inputs as input.${name}`;
+  if (name === 'nodes' || name === 'thread')
+    return `; a CODE node sees only \`input\`: pass what it needs through "inputs", such as {"x": "${name === 'nodes' ? 'nodes.<id>' : 'thread.id'}"}, and read input.x`;
+  return '';
+}

@@ -270,6 +270,56 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it('never offers a key the object rightly has as the missing one (variableName is not a misspelt variableType)', () => {
+    const workflow = {
+      ...linear(),
+      variables: [{ name: 'count', type: 'number', initial: 0 }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'inc', type: 'VARIABLE', config: { variableName: 'count', expression: 'count + 1' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'inc' },
+        { from: 'inc', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      [
+        'INVALID_NODE_CONFIG',
+        'nodes[1].config.variableType: required but missing (expected one of "string"|"number"|"boolean"|"array"|"object"|"any")',
+      ],
+    ]);
+  });
+
+  it('names the keys of edges and tools that other frameworks spell differently (source/target, args, input_schema)', () => {
+    const workflow = {
+      ...linear(),
+      tools: {
+        add: {
+          description: 'adds',
+          input_schema: { type: 'object' },
+          handler: { kind: 'code', code: 'return 1' },
+        },
+      },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'call', type: 'TOOL', config: { toolName: 'add', args: { a: 1 } } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { source: 'start', target: 'call' },
+        { from: 'call', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ message }) => message)).toEqual([
+      'edges[0].from: required but missing (expected string); the object has "source": did you mean "from"?',
+      'edges[0].to: required but missing (expected string); the object has "target": did you mean "to"?',
+      'tools.add.input_schema: unknown key "input_schema"; did you mean "parameters"?',
+      'nodes[1].config.args: unknown key "args"; did you mean "arguments"?',
+    ]);
+  });
+
   it('reports the unknown keys of the nested objects of a node, tool or file that does not parse', () => {
     const workflow = {
       ...linear(),
@@ -415,6 +465,34 @@ describe('validateWorkflow', () => {
       {
         code: 'UNKNOWN_NODE_REFERENCE',
         message: 'node end reads nodes.aks, but no node has that id; did you mean "ask"?',
+        path: 'nodes[2]',
+        nodeId: 'end',
+      },
+    ]);
+  });
+
+  it("says how to read a node whose id has a dash (nodes['keep-recent']), once, not as a node and a variable", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'keep-recent',
+          type: 'CONTEXT_PROCESSOR',
+          config: { operation: 'truncate', truncate: { keepLast: 4 } },
+        },
+        { id: 'end', type: 'END', config: { output: "{{nodes.keep-recent}} {{nodes['keep-recent']}}" } },
+      ],
+      edges: [
+        { from: 'start', to: 'keep-recent' },
+        { from: 'keep-recent', to: 'end' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors).toEqual([
+      {
+        code: 'UNKNOWN_NODE_REFERENCE',
+        message:
+          'node end reads nodes.keep, but no node has that id; "-" subtracts in an expression, so nodes.keep-recent reads nodes.keep minus the rest: write nodes[\'keep-recent\']',
         path: 'nodes[2]',
         nodeId: 'end',
       },
@@ -678,6 +756,60 @@ describe('validateWorkflow', () => {
       { from: 'ask', to: 'end' },
     ];
     expect(validateWorkflow(workflow).errors).toEqual([]);
+  });
+
+  it("says a LOOP_END's edge is the loop's exit when its only edge goes back to its LOOP_START", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'each',
+          type: 'LOOP_START',
+          config: { loopId: 'l', dataSource: '{{input.items}}', maxIterations: 5 },
+        },
+        { id: 'work', type: 'CODE', config: { code: 'return 1' } },
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'each' },
+        { from: 'each', to: 'work' },
+        { from: 'work', to: 'next' },
+        { from: 'next', to: 'each' },
+      ],
+    };
+    expect(validateWorkflow(workflow).errors.map(({ code, message }) => [code, message])).toEqual([
+      ['UNREACHABLE_NODE', 'node "end" cannot be reached from START'],
+      [
+        'NO_PATH_TO_END',
+        'nodes "each", "work", "next" loop among themselves with no way to an END; a LOOP_END goes back to its LOOP_START by itself, and its edge is the loop\'s exit: add an edge from "next" to the node after the loop',
+      ],
+    ]);
+  });
+
+  it("accepts a LOOP_END's explicit back edge beside its exit when the LOOP_START has an error of its own", () => {
+    const workflow = {
+      ...linear(),
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'each', type: 'LOOP_START', config: { loopId: 'l', dataSource: '{{input.items}}' } },
+        { id: 'work', type: 'CODE', config: { code: 'return 1' } },
+        { id: 'next', type: 'LOOP_END', config: { loopId: 'l' } },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { from: 'start', to: 'each' },
+        { from: 'each', to: 'work' },
+        { from: 'work', to: 'next' },
+        { from: 'next', to: 'each' },
+        { from: 'next', to: 'end' },
+      ],
+    };
+    // Only the missing maxIterations: not "node next already continues to each" for the exit edge.
+    expect(validateWorkflow(workflow).errors.map(({ code, path }) => [code, path])).toEqual([
+      ['INVALID_MAX_ITERATIONS', 'nodes[1].config.maxIterations'],
+    ]);
   });
 
   it('flags an explicit ROUTE edge that is not one of its targets', () => {

@@ -368,6 +368,30 @@ describe('Lambda handler', () => {
   });
 });
 
+describe('CODE', () => {
+  it('fails code reading nodes or a variable by its bare name with a hint: only `input` exists in the sandbox', async () => {
+    const env = await start('exec-code-unbound', {}, [{ name: 'count', type: 'number', initial: 1 }]);
+    const failures: Array<{ code: string; message: string }> = [];
+    for (const [i, code] of ['return nodes.lookup.years', 'return count + 1', 'return fetch'].entries()) {
+      const node: TaskNode = { id: `calc${i}`, type: 'CODE', config: { code } };
+      const error = await failureOf(run(h.deps(), node, { ...env, step: env.step + i }));
+      failures.push(JSON.parse(error.message) as { code: string; message: string });
+    }
+    expect(failures.map(({ code, message }) => [code, message])).toEqual([
+      [
+        'CODE_ERROR',
+        `node calc0: ReferenceError: 'nodes' is not defined (line 1); a CODE node sees only \`input\`: pass what it needs through "inputs", such as {"x": "nodes.<id>"}, and read input.x`,
+      ],
+      [
+        'CODE_ERROR',
+        "node calc1: ReferenceError: 'count' is not defined (line 1); a CODE node sees its variables and inputs as input.count",
+      ],
+      // Not a name stepthread gives: nothing to add.
+      ['CODE_ERROR', "node calc2: ReferenceError: 'fetch' is not defined (line 1)"],
+    ]);
+  });
+});
+
 describe('Lambda handler of a CODE node', () => {
   it('logs what the code printed, one entry per line, and keeps it out of the state it returns', async () => {
     const env = await start('exec-lambda-code');
