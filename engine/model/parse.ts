@@ -221,8 +221,42 @@ function missingPathIdsMessage(context: NodeContext | undefined, value: unknown)
     : `forkPathIds is required: the path ids of its FORK, in the same order${old}`;
 }
 
+/** Other frameworks' words for a node type (lower case). */
+const NODE_TYPE_SYNONYMS: ReadonlyMap<string, (typeof NODE_TYPES)[number]> = new Map(
+  Object.entries({
+  agent: 'LLM',
+  model: 'LLM',
+  chat: 'LLM',
+  function: 'CODE',
+  script: 'CODE',
+  python: 'CODE',
+  javascript: 'CODE',
+  condition: 'ROUTE',
+  conditional: 'ROUTE',
+  router: 'ROUTE',
+  branch: 'ROUTE',
+  switch: 'ROUTE',
+  if: 'ROUTE',
+  parallel: 'FORK',
+  split: 'FORK',
+  merge: 'JOIN',
+  gather: 'JOIN',
+  loop: 'LOOP_START',
+  human: 'USER_INTERACTION',
+  interrupt: 'USER_INTERACTION',
+  approval: 'USER_INTERACTION',
+  subworkflow: 'SUBGRAPH',
+  subflow: 'SUBGRAPH',
+  } as const),
+);
+
 function unknownTypeMessage(type: unknown): string {
-  return `unknown node type ${JSON.stringify(type)}; expected one of ${NODE_TYPES.join(', ')}`;
+  const meant =
+    typeof type === 'string'
+      ? (closestKey(type, NODE_TYPES) ?? NODE_TYPE_SYNONYMS.get(type.toLowerCase().replace(/[\s_-]/g, '')))
+      : undefined;
+  const hint = meant === undefined ? '' : `; did you mean "${meant}"?`;
+  return `unknown node type ${JSON.stringify(type)}${hint} (the types: ${NODE_TYPES.join(', ')})`;
 }
 
 /** Picks the most specific code the seeds define for a problem inside a node. */
