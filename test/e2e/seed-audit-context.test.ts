@@ -437,7 +437,7 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
     expect(conversation).toEqual([system(TOOL_DESCRIPTION), user('hello'), assistant('no tool needed')]);
   });
 
-  it('clear keeps the tool description first, once, however often it runs; without tools there is none', async () => {
+  it('clear keeps the tool description once, however often it runs, where the seed appends it (after the system messages before it); without tools there is none', async () => {
     const twice = await run(
       linear(
         'cp-clear-tools-twice',
@@ -450,7 +450,7 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
         { tools: TOOLS },
       ),
     );
-    expect(twice.conversation).toEqual([system(TOOL_DESCRIPTION), system('S'), system('N')]);
+    expect(twice.conversation).toEqual([system('S'), system(TOOL_DESCRIPTION), system('N')]);
     expect(twice.thread.conversation.log.length).toBe(8);
     const none = await run(
       linear('cp-clear-no-tools', [
