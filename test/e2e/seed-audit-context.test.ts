@@ -667,6 +667,25 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
     }
   });
 
+  it('the thread ends after its last node: NODE_COMPLETED of END, then THREAD_COMPLETED (as NODE_FAILED, then THREAD_FAILED)', async () => {
+    const types = (events: readonly unknown[] | undefined) => ((events ?? []) as Ev[]).map((e) => e.type);
+    const done = await run(linear('thread-ends-after-end', [seed], {}, 'done'));
+    expect(done.outcome.status).toBe('COMPLETED');
+    expect(types(done.thread.events).slice(-3)).toEqual([
+      'NODE_STARTED',
+      'NODE_COMPLETED',
+      'THREAD_COMPLETED',
+    ]);
+    const failed = await run(
+      linear('thread-fails-after-node', [
+        seed,
+        cp('edit', { operation: 'replace', replace: { index: 9, message: user('x') } }),
+      ]),
+    );
+    expect(failed.outcome.status).toBe('FAILED');
+    expect(types(failed.thread.events).slice(-3)).toEqual(['NODE_STARTED', 'NODE_FAILED', 'THREAD_FAILED']);
+  });
+
   it('a failing operation: the AFTER hooks still run, then NODE_FAILED', async () => {
     const { outcome, thread } = await run(
       linear('hooks-cp-fail', [
