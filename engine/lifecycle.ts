@@ -19,6 +19,12 @@ export interface NodeLogicResult {
   status?: 'COMPLETED' | 'SKIPPED';
   /** Events the logic produced (VARIABLE_CHANGED, CONTEXT_PROCESSED, ...), recorded between the hooks. */
   events?: readonly StepthreadEvent[];
+  /**
+   * Events recorded after NODE_COMPLETED: the status the node ended its thread with (END's
+   * THREAD_COMPLETED), as a failure's THREAD_FAILED follows NODE_FAILED. The seed's END sets no
+   * status; its thread completes once the node has.
+   */
+  eventsAfter?: readonly StepthreadEvent[];
 }
 
 /**
@@ -129,9 +135,11 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
   events.push(...runHooks(node.hooks, 'BEFORE_EXECUTE', scope, beforeCtx));
 
   let outcome: LogicOutcome;
+  let eventsAfter: readonly StepthreadEvent[] = [];
   try {
     const logicResult = await options.logic();
     events.push(...(logicResult.events ?? []));
+    eventsAfter = logicResult.eventsAfter ?? [];
     outcome = { status: logicResult.status ?? 'COMPLETED', output: logicResult.output };
   } catch (error) {
     if (error instanceof NodeLogicFailure) events.push(...error.events);
@@ -178,6 +186,7 @@ export async function executeNodeLifecycle(options: NodeLifecycleOptions): Promi
       }),
     );
   }
+  events.push(...eventsAfter);
   const output = outcome.output === undefined ? {} : { output: outcome.output };
   return { result: { ...common, status: outcome.status, ...output }, events };
 }

@@ -78,6 +78,8 @@ export interface InspectOptions extends DataDirOption {
   steps?: string;
   /** Each thread's stored bytes (`--bytes`): reads every item of each thread. */
   bytes?: boolean;
+  /** Each thread's events (`--events`): those of the steps listed, and those outside steps. */
+  events?: boolean;
 }
 
 /** The steps of a thread that a report leaves out (`--steps`), and how to see them. */
@@ -165,6 +167,12 @@ export interface ThreadReport {
    * it owns (shared ones count for the thread that wrote them: functions/stores/stored-bytes.ts).
    */
   storedBytes?: StoredBytes;
+  /**
+   * With `--events`: the thread's events in the order they were recorded (node lifecycle, hooks,
+   * context operations, questions and answers, variable changes, …), those of the steps listed and
+   * those recorded outside steps.
+   */
+  events?: StepthreadEvent[];
 }
 
 export interface InspectReport {
@@ -543,8 +551,11 @@ export async function buildInspectReport(
   hints?: CommandHints,
   steps: StepSelection = 'all',
   shown: ConversationChoice = {},
-  /** `storedBytes`: each thread's (`--bytes`), read through this reader (each thread's items whole). */
-  extra: { readonly storedBytes?: StoredBytesReader } = {},
+  /**
+   * `storedBytes`: each thread's (`--bytes`), read through this reader (each thread's items whole);
+   * `events`: each thread's events (`--events`).
+   */
+  extra: { readonly storedBytes?: StoredBytesReader; readonly events?: boolean } = {},
 ): Promise<InspectReport> {
   const form: CommandForm = { cli: hints?.cli ?? 'stepthread', storeArguments: hints?.storeArguments ?? '' };
   let execution = await findExecution(runtime, id);
@@ -648,7 +659,11 @@ export async function buildInspectReport(
         (interaction) => answerCommand(interaction, form, interrupted),
       );
       const storedBytes = stored?.get(thread.id);
-      const withBytes = storedBytes ? { ...report, storedBytes } : report;
+      const withBytes = {
+        ...report,
+        ...(storedBytes ? { storedBytes } : {}),
+        ...(extra.events ? { events: journals.get(thread.id)?.events ?? [] } : {}),
+      };
       // Its process gone, a thread it left in progress goes no further until resumed.
       return resume && IN_PROGRESS.has(report.status) ? { ...withBytes, status: 'INTERRUPTED' } : withBytes;
     }),
@@ -821,6 +836,10 @@ export function printReport(
       for (const line of runLogLines(run.logs)) io.stdout(`           │ ${line}\n`);
     }
     printNotShown(thread.nodes.length);
+    if (thread.events) {
+      io.stdout(`  events (${thread.events.length}):\n`);
+      for (const event of thread.events) io.stdout(`    ${eventLine(event)}\n`);
+    }
     if (thread.children.length > 0) io.stdout(`  children: ${thread.children.join(', ')}\n`);
     for (const error of thread.errors) io.stdout(`  error: ${formatCodedError(error)}\n`);
     if (thread.storedBytes) io.stdout(`  ${storedBytesLine(thread.storedBytes)}\n`);
@@ -857,6 +876,20 @@ export function printReport(
       );
     }
   }
+}
+
+/**
+ * One event on one line: its type, its node, then its other fields (`hookType=BEFORE_EXECUTE
+ * eventName=audit payload={"x":1}`); the thread, workflow and time are the same for a thread's events
+ * or in `--json`.
+ */
+export function eventLine(event: StepthreadEvent): string {
+  const { type, threadId: _thread, workflowId: _workflow, at: _at, ...rest } = event;
+  const { nodeId, ...fields } = rest as { nodeId?: string } & Record<string, unknown>;
+  const details = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : previewValue(value)}`);
+  return [type, ...(nodeId === undefined ? [] : [nodeId]), ...details].join(' ');
 }
 
 /** `stored 12.4 KB: 31 items (10.2 KB) in DynamoDB, 3 objects (2.2 KB) in S3`. */
@@ -946,7 +979,12 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
         },
         steps,
         { ...(last === undefined ? {} : { last }), ...(options.allConversations ? { all: true } : {}) },
-        options.bytes ? { storedBytes: createStoredBytesReader(session.clients, session.clients) } : {},
+        {
+          ...(options.bytes
+            ? { storedBytes: createStoredBytesReader(session.clients, session.clients) }
+            : {}),
+          ...(options.events ? { events: true } : {}),
+        },
       );
       const report = session.dataDir === undefined ? await withVersion(built, options, io) : built;
       if (options.json) {
@@ -1015,6 +1053,10 @@ export function registerInspect(program: Command, io: CliIo, setExit: (code: num
     .option(
       '--bytes',
       "show each thread's stored bytes: its DynamoDB items and the S3 objects it owns (reads all of its items)",
+    )
+    .option(
+      '--events',
+      "show each thread's events (node lifecycle, hooks, context operations, questions, …) of the steps listed",
     )
     .option('--json', 'print the report as JSON')
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')

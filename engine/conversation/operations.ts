@@ -138,21 +138,23 @@ export function replaceMessage(view: ConversationView, config: ReplaceConfig | u
 
 /**
  * Hides the conversation. With keepSystemMessage (default true) every system message of the log
- * shows, in order, as seed 004 §4 takes them from all messages (`getAllMessages()`): one an earlier
+ * shows, in log order, as seed 004 §4 takes them from all messages (`getAllMessages()`): one an earlier
  * truncate or filter hid comes back. Either way the tool-description message, if set, stays visible
- * and comes first (shown once even when it is also a system message), so the model can still call
- * tools. Starts a new batch. The log is read as the seed's in-place replace would have left it: a
- * replaced message counts as its replacement, in the original's place (so a system message replaced
- * by a user one is not kept, and one replaced by another system message shows once, the new text).
+ * (once), so the model can still call tools: it is a system message of the log, so with
+ * keepSystemMessage it shows in its log place, after the system messages before it (the seed's
+ * startNewBatchWithInitialTools appends it with addMessage), and without it alone. Starts a new batch.
+ * The log is read as the seed's in-place replace would have left it: a replaced message counts as
+ * its replacement, in the original's place (so a system message replaced by a user one is not kept,
+ * and one replaced by another system message shows once, the new text).
  */
 export function clearConversation(view: ConversationView, config: ClearConfig | undefined): void {
   const keepSystemMessage = config?.keepSystemMessage ?? true;
   const toolDescription = view.toolDescriptionPosition();
-  const kept = keepSystemMessage
+  const positions = keepSystemMessage
     ? view.resolvedLogPositions().filter((p) => view.messageAt(p)?.role === 'system')
     : [];
-  const positions =
-    toolDescription === undefined ? kept : [toolDescription, ...kept.filter((p) => p !== toolDescription)];
+  // A replace may have put another message in the description's place; the seed would add it again.
+  if (toolDescription !== undefined && !positions.includes(toolDescription)) positions.push(toolDescription);
   view.setVisible(runsFromPositions(positions), { newBatch: true });
 }
 

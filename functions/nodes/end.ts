@@ -14,7 +14,7 @@ export const endNode: NodeBehaviour = {
     const withOutput = { ...ctx.thread, ...(output === undefined ? {} : { output }) };
     const completed = transitionThread(withOutput, 'COMPLETED', ctx.deps.env);
     ctx.thread = completed.thread;
-    return { ...(output === undefined ? {} : { output }), events: [completed.event] };
+    return { ...(output === undefined ? {} : { output }), eventsAfter: [completed.event] };
   },
   async afterCommit({ deps, event, thread }) {
     if (!isRootThread(event.envelope) || thread.status !== 'COMPLETED') return;

@@ -437,7 +437,7 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
     expect(conversation).toEqual([system(TOOL_DESCRIPTION), user('hello'), assistant('no tool needed')]);
   });
 
-  it('clear keeps the tool description first, once, however often it runs; without tools there is none', async () => {
+  it('clear keeps the tool description once, however often it runs, where the seed appends it (after the system messages before it); without tools there is none', async () => {
     const twice = await run(
       linear(
         'cp-clear-tools-twice',
@@ -450,7 +450,7 @@ describe('what a later LLM call sees (seed 004, integration with LLM execution)'
         { tools: TOOLS },
       ),
     );
-    expect(twice.conversation).toEqual([system(TOOL_DESCRIPTION), system('S'), system('N')]);
+    expect(twice.conversation).toEqual([system('S'), system(TOOL_DESCRIPTION), system('N')]);
     expect(twice.thread.conversation.log.length).toBe(8);
     const none = await run(
       linear('cp-clear-no-tools', [
@@ -665,6 +665,25 @@ describe('events and hooks around each node (seed 003 §2.1)', () => {
         'NODE_COMPLETED',
       ]);
     }
+  });
+
+  it('the thread ends after its last node: NODE_COMPLETED of END, then THREAD_COMPLETED (as NODE_FAILED, then THREAD_FAILED)', async () => {
+    const types = (events: readonly unknown[] | undefined) => ((events ?? []) as Ev[]).map((e) => e.type);
+    const done = await run(linear('thread-ends-after-end', [seed], {}, 'done'));
+    expect(done.outcome.status).toBe('COMPLETED');
+    expect(types(done.thread.events).slice(-3)).toEqual([
+      'NODE_STARTED',
+      'NODE_COMPLETED',
+      'THREAD_COMPLETED',
+    ]);
+    const failed = await run(
+      linear('thread-fails-after-node', [
+        seed,
+        cp('edit', { operation: 'replace', replace: { index: 9, message: user('x') } }),
+      ]),
+    );
+    expect(failed.outcome.status).toBe('FAILED');
+    expect(types(failed.thread.events).slice(-3)).toEqual(['NODE_STARTED', 'NODE_FAILED', 'THREAD_FAILED']);
   });
 
   it('a failing operation: the AFTER hooks still run, then NODE_FAILED', async () => {

@@ -191,13 +191,13 @@ describe('clear', () => {
     expect(contents(view)).toEqual([]);
   });
 
-  it('keeps the tool description first, once, in both modes', () => {
+  it('keeps the tool description once, in both modes: in its log place, after the system messages before it', () => {
     for (const keepSystemMessage of [true, false]) {
       const view = conversation();
       setToolDescription(view, system('Tools: lookup'));
       applyContextOperation(view, { operation: 'clear', clear: { keepSystemMessage } });
       expect(contents(view)).toEqual(
-        keepSystemMessage ? ['Tools: lookup', 'rules', 'late note'] : ['Tools: lookup'],
+        keepSystemMessage ? ['rules', 'late note', 'Tools: lookup'] : ['Tools: lookup'],
       );
     }
   });

@@ -168,13 +168,13 @@ describe('clear (seed 004 §4)', () => {
     expect(contents(view)).toEqual(['a', 'b', 'c']);
   });
 
-  it('the tool description stays visible (first), and an outdated one does not come back', () => {
+  it('the tool description stays visible (in its log place), and an outdated one does not come back', () => {
     const view = viewWith([system('rules'), user('q')]);
     setToolDescription(view, system('Available tools: lookup'));
     setToolDescription(view, system('Available tools: lookup, refund'));
     expect(contents(view)).toEqual(['rules', 'q', 'Available tools: lookup, refund']);
     apply(view, { operation: 'clear', clear: { keepSystemMessage: true } });
-    expect(contents(view)).toEqual(['Available tools: lookup, refund', 'rules']);
+    expect(contents(view)).toEqual(['rules', 'Available tools: lookup, refund']);
     apply(view, { operation: 'clear', clear: { keepSystemMessage: false } });
     expect(contents(view)).toEqual(['Available tools: lookup, refund']);
   });

@@ -42,7 +42,7 @@ async function start(
 }
 
 describe('START and END', () => {
-  it('creates the root thread from the execution id, records the execution, and completes it at END', async () => {
+  it('creates the root thread from the execution id, records the execution, and completes it once END has completed', async () => {
     const first = await start('exec-start-end', { topic: 'tea' }, [
       { name: 'n', type: 'number', initial: 1 },
     ]);
@@ -67,8 +67,8 @@ describe('START and END', () => {
       'NODE_STARTED',
       'NODE_COMPLETED',
       'NODE_STARTED',
-      'THREAD_COMPLETED',
       'NODE_COMPLETED',
+      'THREAD_COMPLETED',
     ]);
     expect(await h.stores.executions.getExecution('exec-start-end')).toMatchObject({
       status: 'COMPLETED',
