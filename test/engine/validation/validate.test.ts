@@ -975,6 +975,23 @@ describe('parseWorkflow', () => {
     ]);
   });
 
+  it('names the node type an unknown one most likely means: its case, a typo, another framework\'s word', () => {
+    const meant = (type: string) => {
+      const workflow = linear();
+      workflow.nodes[1] = { id: 'ask', type } as never;
+      const [error] = parseWorkflow(workflow).errors;
+      return error?.message.match(/did you mean "([A-Z_]+)"/)?.[1];
+    };
+    expect(meant('llm')).toBe('LLM');
+    expect(meant('Loop_Start')).toBe('LOOP_START');
+    expect(meant('USER_INTERACTON')).toBe('USER_INTERACTION');
+    expect(meant('router')).toBe('ROUTE');
+    expect(meant('parallel')).toBe('FORK');
+    expect(meant('human')).toBe('USER_INTERACTION');
+    expect(meant('constructor')).toBeUndefined();
+    expect(meant('PROMPT')).toBeUndefined();
+  });
+
   it('maps a malformed inserted message to INVALID_MESSAGE and a missing one to MISSING_OPERATION_CONFIG', () => {
     const workflow = linear();
     workflow.nodes[1] = {
