@@ -975,7 +975,7 @@ describe('parseWorkflow', () => {
     ]);
   });
 
-  it('names the node type an unknown one most likely means: its case, a typo, another framework\'s word', () => {
+  it("names the node type an unknown one most likely means: its case, a typo, another framework's word", () => {
     const meant = (type: string) => {
       const workflow = linear();
       workflow.nodes[1] = { id: 'ask', type } as never;
