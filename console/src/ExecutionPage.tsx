@@ -1080,8 +1080,8 @@ function RunCostLine({ cost, aws }: { cost: RunCost; aws?: AwsCost }) {
           </strong>
         </>
       )}{' '}
-      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls
-      · {cost.toolCalls} tool calls
+      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) ·{' '}
+      {plural(cost.modelCalls, 'model call')} · {plural(cost.toolCalls, 'tool call')}
       {cost.unpricedCalls > 0 && ` · ${cost.unpricedCalls} call(s) of a model with no price not counted`}
       {Object.entries(cost.spent ?? {}).map(([name, { spent, limit, fraction }]) => {
         const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));

@@ -86,6 +86,11 @@ describe.skipIf(executablePath === undefined)('the execution page in chromium', 
     expect(await panel.innerText()).toContain('"type": "LLM"');
   });
 
+  it('counts the run’s one model call in the singular', async () => {
+    const line = page.getByTestId('run-cost');
+    await expect.poll(() => line.innerText()).toContain('· 1 model call · 0 tool calls');
+  });
+
   it('stacks the thread under the graph in a window half a screen wide: a step’s output has the width', async () => {
     await page.setViewportSize({ width: 760, height: 900 });
     await page.goto('about:blank');
