@@ -62,6 +62,7 @@ describe.skipIf(executablePath === undefined)('the execution page in chromium', 
     await buildConsoleIfMissing();
     workflowsDir = mkdtempSync(join(tmpdir(), 'stepthread-layout-workflows-'));
     writeFileSync(join(workflowsDir, 'reviewed.json'), JSON.stringify(reviewed));
+    writeFileSync(join(workflowsDir, 'unrun.json'), JSON.stringify({ ...reviewed, id: 'unrun' }));
     dataDir = mkdtempSync(join(tmpdir(), 'stepthread-layout-'));
     dev = await startDevInProcess(workflowsDir, dataDir);
     ({ browser, page } = await openPage(executablePath!));
@@ -84,6 +85,14 @@ describe.skipIf(executablePath === undefined)('the execution page in chromium', 
     const panel = page.getByTestId('node-panel');
     await expect.poll(() => panel.innerText()).toContain('"prompt": "Review the draft."');
     expect(await panel.innerText()).toContain('"type": "LLM"');
+  });
+
+  it('says on a workflow’s page with no runs that Start runs one, not to start one from a workflow', async () => {
+    await page.goto(executionUrl.replace(/#.*/, '#/workflows/unrun'));
+    await expect
+      .poll(() => page.getByTestId('no-executions').innerText())
+      .toBe('No executions of this workflow yet: Start runs one.');
+    await page.goto(executionUrl);
   });
 
   it('counts the run’s one model call in the singular', async () => {
