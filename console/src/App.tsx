@@ -257,10 +257,13 @@ export function ExecutionTable({
   rows,
   failed = false,
   filters = false,
+  empty = 'No executions yet: start one from a workflow.',
 }: {
   rows: ExecutionRow[] | undefined;
   failed?: boolean;
   filters?: boolean;
+  /** What an empty list says. */
+  empty?: string;
 }) {
   const [filter, setFilter] = useState<RowFilter>(NO_FILTER);
   const [ticked, setTicked] = useState<string[]>([]);
@@ -274,7 +277,7 @@ export function ExecutionTable({
   if (rows.length === 0) {
     return (
       <p className="muted" data-testid="no-executions">
-        No executions yet: start one from a workflow.
+        {empty}
       </p>
     );
   }
@@ -443,7 +446,12 @@ function WorkflowPage({ workflowId }: { workflowId: string }) {
             </div>
           </div>
           <h2>Executions of this workflow</h2>
-          <ExecutionTable rows={executions} failed={listFailed} />
+          {/* On the workflow's own page, "start one from a workflow" would send the user elsewhere. */}
+          <ExecutionTable
+            rows={executions}
+            failed={listFailed}
+            empty="No executions of this workflow yet: Start runs one."
+          />
         </div>
       </div>
     </>

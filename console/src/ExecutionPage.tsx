@@ -175,6 +175,8 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   const [page, setPage] = useState<ExecutionPage>();
   const [graph, setGraph] = useState<GraphView>();
   const [nodes, setNodes] = useState<Record<string, unknown>>({});
+  /** Every node the run can name, a SUBGRAPH's inlined ones too (the node panel shows any). */
+  const [allNodes, setAllNodes] = useState<Record<string, unknown>>({});
   const [error, setError] = useState<string>();
   const [threadId, setThreadId] = useState<string>();
   const [selectedNode, setSelectedNode] = useState<string>();
@@ -223,8 +225,9 @@ export function ExecutionView({ executionId }: { executionId: string }) {
   useEffect(() => {
     const show = (detail: { graph?: GraphView; workflow?: unknown }) => {
       setGraph(detail.graph);
-      const list = (detail.workflow as { nodes?: { id: string }[] } | undefined)?.nodes ?? [];
+      const list = (detail.workflow as { nodes?: AuthorNode[] } | undefined)?.nodes ?? [];
       setNodes(Object.fromEntries(list.map((node) => [node.id, node])));
+      setAllNodes(inlinedNodes(list));
     };
     if (definition) show(definition);
     else if (workflowId) api.workflow(workflowId).then(show);
@@ -335,10 +338,10 @@ export function ExecutionView({ executionId }: { executionId: string }) {
                 {page.nodeStatus[selectedNode]
                   ? `${page.nodeStatus[selectedNode].runs} run(s), last attempt ${page.nodeStatus[selectedNode].attempt ?? 1}, ${formatDuration(page.nodeStatus[selectedNode].durationMs)}`
                   : 'not run in this execution'}
-                . Its steps (output, error, tokens) are listed on the right; its input is the thread as it was
+                . Its steps (output, error, tokens) are listed under Steps; its input is the thread as it was
                 before its step (move the slider there) and this configuration:
               </p>
-              <NodeConfig node={nodes[selectedNode]} />
+              <NodeConfig node={allNodes[selectedNode]} />
               {nodeThread && <NodeInput threadId={nodeThread} nodeId={selectedNode} version={version} />}
               {nodeThread && <NodeLogs threadId={nodeThread} nodeId={selectedNode} version={version} />}
               <button type="button" onClick={() => setSelectedNode(undefined)}>
@@ -388,6 +391,27 @@ export function ExecutionView({ executionId }: { executionId: string }) {
       </div>
     </>
   );
+}
+
+/** A node as its workflow file writes it; a SUBGRAPH's holds its child workflow. */
+interface AuthorNode {
+  id: string;
+  type?: string;
+  config?: { workflow?: { nodes?: AuthorNode[] } };
+}
+
+/**
+ * The nodes by the id a run gives them: a SUBGRAPH's child nodes (at any depth) as
+ * `<subgraph id>.<node id>`, as the graph and the steps name them.
+ */
+function inlinedNodes(list: readonly AuthorNode[], prefix = ''): Record<string, AuthorNode> {
+  const byId: Record<string, AuthorNode> = {};
+  for (const node of list) {
+    byId[prefix + node.id] = node;
+    const child = node.type === 'SUBGRAPH' ? node.config?.workflow?.nodes : undefined;
+    if (child) Object.assign(byId, inlinedNodes(child, `${prefix}${node.id}.`));
+  }
+  return byId;
 }
 
 /**
@@ -1056,8 +1080,8 @@ function RunCostLine({ cost, aws }: { cost: RunCost; aws?: AwsCost }) {
           </strong>
         </>
       )}{' '}
-      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) · {cost.modelCalls} model calls
-      · {cost.toolCalls} tool calls
+      · {cost.tokens} tokens ({cost.inputTokens} in, {cost.outputTokens} out) ·{' '}
+      {plural(cost.modelCalls, 'model call')} · {plural(cost.toolCalls, 'tool call')}
       {cost.unpricedCalls > 0 && ` · ${cost.unpricedCalls} call(s) of a model with no price not counted`}
       {Object.entries(cost.spent ?? {}).map(([name, { spent, limit, fraction }]) => {
         const shown = (n: number) => (name === 'maxCostUsd' ? formatUsd(n) : String(n));
