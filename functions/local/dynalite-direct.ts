@@ -68,6 +68,21 @@ export function createDynalite(options: DynaliteOptions): { server: Server; stor
   }
 }
 
+/**
+ * An action's output as its JSON reply parses, without the members it leaves undefined (a
+ * ConsumedCapacity not asked for, or its Table). Its items are dynalite's fresh decodings of its
+ * store, or built for this request and already encoded into the store, so the caller may keep them:
+ * only the capacity, which dynalite builds with undefined members, is copied as JSON would.
+ */
+function replyOf(output: Record<string, unknown> | undefined): Record<string, unknown> {
+  const reply: Record<string, unknown> = {};
+  for (const key in output) {
+    const member = key === 'ConsumedCapacity' ? wireForm(output[key]) : output[key];
+    if (member !== undefined) reply[key] = member;
+  }
+  return reply;
+}
+
 /** A refusal as dynalite's HTTP handler would send it (status and body); other errors as they are. */
 function refusal(error: unknown): unknown {
   const { statusCode, body } = (error ?? {}) as { statusCode?: unknown; body?: unknown };
@@ -93,8 +108,7 @@ export function dynaliteOperations(store: DynaliteStore): InProcessOperations {
         validations.checkValidations(data, types, custom, store);
         handler.action(store, data, (error, output) => {
           if (error) reject(refusal(error));
-          // The reply as it parses: a fresh copy, without the members JSON leaves out.
-          else resolve(wireForm(output ?? {}) as Record<string, unknown>);
+          else resolve(replyOf(output));
         });
       } catch (error) {
         reject(refusal(error));

@@ -67,9 +67,14 @@ function instantiate(
   if (tree === null || typeof tree !== 'object') return tree;
   const key = standIns.get(tree);
   if (key !== undefined) return values![key];
-  if (Array.isArray(tree)) return tree.map((item) => instantiate(item, standIns, values));
+  if (Array.isArray(tree)) {
+    const copy = new Array(tree.length);
+    for (let i = 0; i < tree.length; i++) copy[i] = instantiate(tree[i], standIns, values);
+    return copy;
+  }
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(tree)) out[name] = instantiate(value, standIns, values);
+  // The parsers build plain objects: no inherited members to skip.
+  for (const name in tree) out[name] = instantiate((tree as Record<string, unknown>)[name], standIns, values);
   return out;
 }
 
