@@ -36,10 +36,17 @@ export function parseWorkflowText(source: string, fileName: string): LoadResult 
       kind: 'unparsable',
       error: {
         code: 'WORKFLOW_PARSE_ERROR',
-        message: `${fileName} is not valid JSON at line ${line}, column ${column}: ${jsonProblem((error as Error).message)}`,
+        message: `${fileName} is not valid JSON at line ${line}, column ${column}: ${jsonProblem((error as Error).message)}${readsAsYaml(text, fileName) ? '; it reads as YAML: name it .yaml (the extension says how a file is read)' : ''}`,
       },
     };
   }
+}
+
+/** Whether a file named .json that is not JSON is a YAML mapping (a workflow written in YAML). */
+function readsAsYaml(text: string, fileName: string): boolean {
+  if (/^\s*[{[]/.test(text)) return false;
+  const parsed = parseYamlWorkflow(text, fileName);
+  return parsed.ok && parsed.data !== null && typeof parsed.data === 'object' && !Array.isArray(parsed.data);
 }
 
 /**

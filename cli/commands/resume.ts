@@ -7,13 +7,14 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import { commandLine } from '../../functions/local/interaction-hints.ts';
 import { executionToResume } from '../../functions/local/resume-chain.ts';
 import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
 import { continueAfterEventsOf, reportThresholdRefused } from '../continuation.ts';
 import { type CliIo, EXIT } from '../io.ts';
-import { loadValidWorkflow, withStores } from '../local-session.ts';
+import { commandForm, dataDirArgument, loadValidWorkflow, withStores } from '../local-session.ts';
 import {
   answerSourceFor,
   type RunCommandOptions,
@@ -50,7 +51,9 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
         clients: session.clients,
         ...(threshold.value === undefined ? {} : { continueAfterEvents: threshold.value }),
       });
-      const executionId = (await getLocalRun(session.clients, id)) ? id : await executionIdOf(runtime, id);
+      const executionId = (await getLocalRun(session.clients, id))
+        ? id
+        : await executionIdOf(runtime, id, commandLine(commandForm(io, dataDirArgument(options)), 'runs'));
       return resumeExecution(runtime, session, executionId, options, io, {
         ...runOptionsFor(options, io, answers.sourceFor(runtime)),
         ...(answers.data === undefined ? {} : { answers: answers.data }),
@@ -66,7 +69,11 @@ export async function runResume(id: string, options: ResumeCommandOptions, io: C
  * An execution id as given, or the execution a thread (root or fork child) runs in — for a root
  * thread of a run that continued, the one in flight.
  */
-async function executionIdOf(runtime: ReturnType<typeof createLocalRuntime>, id: string): Promise<string> {
+async function executionIdOf(
+  runtime: ReturnType<typeof createLocalRuntime>,
+  id: string,
+  runsCommand: string,
+): Promise<string> {
   try {
     return (await runtime.stores.executions.getExecution(id)).executionId;
   } catch (error) {
@@ -77,7 +84,10 @@ async function executionIdOf(runtime: ReturnType<typeof createLocalRuntime>, id:
     thread = (await runtime.stores.threads.getThread(id)).thread;
   } catch (error) {
     if (error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND') {
-      throw new StepthreadError('EXECUTION_NOT_FOUND', `no execution or thread ${id} in these stores`);
+      throw new StepthreadError(
+        'EXECUTION_NOT_FOUND',
+        `execution or thread ${id} not found (${runsCommand} lists the executions here)`,
+      );
     }
     throw error;
   }

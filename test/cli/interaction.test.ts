@@ -572,10 +572,13 @@ describe('stepthread pending / respond (embedded stores, stub Step Functions cli
     );
   });
 
-  it('pending of an id that names no execution or thread says so, as inspect does (exit 1)', async () => {
+  it('pending and resume of an id that names no execution or thread say so, as inspect does (exit 1)', async () => {
     for (const ref of ['nope', 't-nope']) {
       const pending = await cli(['pending', ref, '--data-dir', dataDir()]);
       const inspected = await cli(['inspect', ref, '--data-dir', dataDir()]);
+      const resumed = await cli(['resume', ref, '--data-dir', dataDir()]);
+      expect(resumed.code).toBe(1);
+      expect(resumed.stderr).toContain(pending.stderr.split('\n')[1]!);
       expect(pending.code).toBe(1);
       expect(pending.stdout).toBe('');
       expect(pending.stderr).toContain(

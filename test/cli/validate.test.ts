@@ -136,6 +136,27 @@ describe('stepthread validate', () => {
     },
   );
 
+  it('says a .json file written in YAML reads as YAML, and that the extension decides', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const file = join(dir, 'flow.json');
+      await writeFile(file, 'version: 1\nid: x\nnodes:\n  - id: s\n    type: START\n');
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.out).errors).toEqual([
+        {
+          code: 'WORKFLOW_PARSE_ERROR',
+          message: `${file} is not valid JSON at line 1, column 1: Unexpected token 'v'; it reads as YAML: name it .yaml (the extension says how a file is read)`,
+        },
+      ]);
+      // Text that is neither says nothing of YAML.
+      await writeFile(file, 'just words\n');
+      expect(JSON.parse((await run('validate', '--json', file)).out).errors[0].message).not.toContain('YAML');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('exits 2 for a missing file, a missing argument or an unknown command', async () => {
     const missing = await run('validate', fixture('valid/does-not-exist.json'));
     expect(missing.code).toBe(2);
