@@ -184,12 +184,29 @@ function misnamed(keys: readonly string[], key: string): string | undefined {
 
 /** A string that is not one of the allowed values, with the one it most likely meant ("get" → "GET"). */
 function withSuggestion(issue: z.core.$ZodIssue, data: unknown): string {
+  if (issue.code === 'invalid_type') return issue.message + quotedScalar(issue, data);
   if (issue.code !== 'invalid_value') return issue.message;
   const given = valueAtIssue(data, issue.path);
   const options = issue.values.filter((value): value is string => typeof value === 'string');
   const meant = typeof given === 'string' ? closestKey(given, options) : undefined;
   const got = given === undefined ? '' : `, got ${clipped(JSON.stringify(given))}`;
   return `${issue.message}${got}${meant ? `; did you mean "${meant}"?` : ''}`;
+}
+
+/** A number or boolean written as a string (`"1"` for 1, as YAML's quotes or a form would give it). */
+function quotedScalar(issue: z.core.$ZodIssue & { code: 'invalid_type' }, data: unknown): string {
+  const given = valueAtIssue(data, issue.path);
+  if (typeof given !== 'string') return '';
+  const text = given.trim();
+  if (
+    (issue.expected === 'number' || issue.expected === 'int') &&
+    text !== '' &&
+    Number.isFinite(Number(text))
+  )
+    return `; write ${Number(text)}, a number, without quotes`;
+  if (issue.expected === 'boolean' && (text === 'true' || text === 'false'))
+    return `; write ${text}, a boolean, without quotes`;
+  return '';
 }
 
 function valueAtIssue(data: unknown, path: readonly PropertyKey[]): unknown {
