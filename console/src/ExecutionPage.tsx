@@ -827,6 +827,12 @@ function ThreadPanel({
   };
   const canCopy = report !== undefined && report.forkPathId === undefined && report.status !== 'RUNNING';
   const visible = (steps?.steps ?? []).filter((row) => !selectedNode || row.nodeId === selectedNode);
+  // The failure that ended the thread is most often its failed step's own error, shown in its row:
+  // below the table only the errors no listed step shows.
+  const shownInRows = new Set(
+    (steps?.steps ?? []).flatMap((row) => (row.error ? [`${row.error.code}: ${row.error.message}`] : [])),
+  );
+  const threadOnlyErrors = (report?.errors ?? []).filter((e) => !shownInRows.has(`${e.code}: ${e.message}`));
   // A step's record holds the thread's running token total: each step's own use is the difference
   // from the step before that had one (the first such step shows the total it started from too).
   const tokensOfStep = new Map<number, { used?: number; total: number }>();
@@ -1013,9 +1019,9 @@ function ThreadPanel({
             ))}
           </tbody>
         </table>
-        {report && report.errors.length > 0 && (
-          <div className="error">
-            {report.errors.map((e) => (
+        {threadOnlyErrors.length > 0 && (
+          <div className="error" data-testid="thread-errors">
+            {threadOnlyErrors.map((e) => (
               <div key={`${e.code}${e.message}`}>
                 {e.code}: {e.message}
               </div>

@@ -237,6 +237,11 @@ describe.skipIf(executablePath === undefined)('stepthread dev console in chromiu
       await reason.evaluate((element) => element.previousElementSibling?.getAttribute('data-testid')),
     ).toBe('execution-status');
     await page.locator('[data-testid="node-review.work"][data-status="FAILED"]').waitFor();
+    // The failed step's error is in its row, once: not repeated as the thread's under the table.
+    const rowErrors = page.locator('[data-testid="steps"] td.output .error');
+    await rowErrors.first().waitFor();
+    const threadErrors = (await page.getByTestId('thread-errors').allInnerTexts()).join('\n');
+    for (const text of await rowErrors.allInnerTexts()) expect(threadErrors).not.toContain(text);
     await shot('failed-run');
   });
 
