@@ -150,7 +150,7 @@ async function howToAnswer(
     );
     return `its run's process is gone; resume it with the answer: ${resume}`;
   }
-  const other = otherAnswers(interaction.interactionType);
+  const other = otherAnswers(interaction.interactionType, interaction.answerVariable);
   return `${respondCommand(interaction, commandForm(io, storeArguments(options)))}${other ? `\n    (${other})` : ''}`;
 }
 
