@@ -91,7 +91,7 @@ describe('respond to a local run waiting at its prompt', () => {
     await question;
     const pending = await spawnCli(['pending', '--json', '--data-dir', dataDir]);
     const [open] = JSON.parse(pending.stdout) as { interactionId: string }[];
-    expect(open).toBeDefined();
+    expect(open).toMatchObject({ nodeId: 'ask', answerVariable: { name: 'count', type: 'number' } });
 
     const wrong = await spawnCli(['respond', open!.interactionId, '--input', 'lots', '--data-dir', dataDir]);
     expect(wrong.code).toBe(1);
