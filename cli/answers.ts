@@ -5,8 +5,14 @@
  */
 
 import { nodesAskingApproval } from '../engine/asl/compile.ts';
+import { declarationsOf } from '../engine/asl/node-description.ts';
 import { type CodedError, StepthreadError } from '../engine/errors.ts';
 import { buildGraph } from '../engine/graph/build.ts';
+import {
+  type AnswerVariable,
+  answerVariableOf,
+  answerVariableProblem,
+} from '../engine/model/interaction-reply.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
 import { toolCallLines } from '../functions/local/interaction-hints.ts';
@@ -53,12 +59,15 @@ export function fileAnswers(data: unknown): AnswerSource {
 /**
  * Checks `--answers` against the workflow before anything runs: every key names a USER_INTERACTION
  * node (its id, or its id inside a subgraph), and every answer has the shape its question takes
- * (a selection within the options). Otherwise the run would fail only on reaching the node, after
- * the LLM calls before it.
+ * (a selection within the options, an input of the type its outputVariable is declared). Otherwise
+ * the run would fail only on reaching the node, after the LLM calls before it.
  */
 export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
   if (!isRecord(data)) return [];
-  const questions = new Map<string, { type: string; options?: readonly string[] }>();
+  const questions = new Map<
+    string,
+    { type: string; options?: readonly string[]; answerVariable?: AnswerVariable }
+  >();
   const graph = buildGraph(workflow);
   const asking = new Set(nodesAskingApproval(graph));
   const approvals = asking.size > 0;
@@ -70,10 +79,20 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
       continue;
     }
     if (node.type !== 'USER_INTERACTION') continue;
-    const config = node.config as { userInteractionType: string; options?: string[] };
+    const config = node.config as {
+      userInteractionType: string;
+      options?: string[];
+      outputVariable?: string;
+    };
+    const written = config.outputVariable === undefined ? [] : [config.outputVariable];
+    const answerVariable = answerVariableOf(
+      config.outputVariable,
+      declarationsOf(graph, node, written).variables,
+    );
     const question = {
       type: config.userInteractionType,
       ...(config.options ? { options: config.options } : {}),
+      ...(answerVariable ? { answerVariable } : {}),
     };
     questions.set(node.id, question);
     if (!questions.has(node.authorId)) questions.set(node.authorId, question);
@@ -102,6 +121,9 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
       }
       try {
         const reply = replyFromValue(question.type as Interaction['interactionType'], value);
+        const unfit =
+          reply.kind === 'input' ? answerVariableProblem(question.answerVariable, reply.value) : undefined;
+        if (unfit !== undefined) throw new StepthreadError('INVALID_INTERACTION_ANSWER', unfit);
         if (reply.kind === 'select' && question.options) {
           const { choice } = reply;
           // As answerFor reads it: an index, an option, or an index written as digits.
@@ -165,24 +187,30 @@ function parseTerminalReply(interaction: Interaction, line: string): Interaction
       if (index < 0 || index >= options.length) return `choose 0-${options.length - 1}`;
       return { kind: 'select', choice: index };
     }
-    default:
-      return inputFromText(line);
+    default: {
+      const reply = inputFromText(line, interaction.answerVariable);
+      if (typeof reply === 'string' || reply.kind !== 'input') return reply;
+      return answerVariableProblem(interaction.answerVariable, reply.value) ?? reply;
+    }
   }
 }
 
 /**
  * An ask_for_input answer typed as text, at the terminal's prompt or as `respond --input`: JSON
  * when it parses (`42`, `true`, `{"a": 1}`, `"quoted"`), else the text itself as a string, so that
- * `hello` answers "hello" in both. A number JSON would round or lose (inexactNumberIn) is refused
- * (a string that says why), as `run --input` refuses it: it would not be the answer typed.
+ * `hello` answers "hello" in both. Into a variable declared `string`, the text itself (`42` answers
+ * "42"), a quoted JSON string its content. A number JSON would round or lose (inexactNumberIn) is
+ * refused (a string that says why), as `run --input` refuses it: it would not be the answer typed.
+ * Whether the answer fits its variable is the caller's check (answerFor, answerVariableProblem).
  */
-export function inputFromText(text: string): InteractionReply | string {
+export function inputFromText(text: string, variable?: AnswerVariable): InteractionReply | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { kind: 'input', value: text };
   }
+  if (variable?.type === 'string') return { kind: 'input', value: typeof value === 'string' ? value : text };
   const inexact = inexactNumberIn(text);
   if (inexact !== undefined) {
     return `${inexact} is a number JSON cannot hold exactly (beyond 2^53 or a double's range): quote it, "${inexact}", to answer it as text`;

@@ -49,6 +49,8 @@ export interface PendingJson {
   interactionType: string;
   message?: string;
   options?: readonly string[];
+  /** The variable an ask_for_input's answer is stored in, when its declared type bounds the answer. */
+  answerVariable?: { name: string; type: string };
   requestedAt: string;
   deadline?: string;
   /** An LLM node's tool call held for approval: the tool, its arguments and the model's message. */
@@ -111,6 +113,9 @@ function asJson(interaction: Interaction): PendingJson {
     interactionType,
     ...(interaction.message === undefined ? {} : { message: interaction.message }),
     ...(interaction.options === undefined ? {} : { options: interaction.options }),
+    ...(interaction.answerVariable === undefined
+      ? {}
+      : { answerVariable: { ...interaction.answerVariable } }),
     requestedAt,
     ...(interaction.deadline === undefined ? {} : { deadline: interaction.deadline }),
     ...(interaction.toolCall === undefined ? {} : { toolCall: { ...interaction.toolCall } }),
@@ -150,7 +155,7 @@ async function howToAnswer(
     );
     return `its run's process is gone; resume it with the answer: ${resume}`;
   }
-  const other = otherAnswers(interaction.interactionType);
+  const other = otherAnswers(interaction.interactionType, interaction.answerVariable);
   return `${respondCommand(interaction, commandForm(io, storeArguments(options)))}${other ? `\n    (${other})` : ''}`;
 }
 

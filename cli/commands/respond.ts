@@ -9,6 +9,7 @@
  */
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
+import type { AnswerVariable } from '../../engine/model/interaction-reply.ts';
 import { resolveAwsTarget } from '../../functions/aws/clients.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
 import { commandLine, shellWord } from '../../functions/local/interaction-hints.ts';
@@ -47,9 +48,16 @@ export interface RespondOptions extends DataDirOption {
   json?: boolean;
 }
 
-type ParsedReply = { ok: true; reply: InteractionReply } | { ok: false; message: string };
+type ParsedReply =
+  | { ok: true; reply: InteractionReply }
+  /** `inexact`: an --input number JSON would round, which a `string` variable still takes as text. */
+  | { ok: false; message: string; inexact?: true };
 
-export function replyOf(options: RespondOptions): ParsedReply {
+/**
+ * The reply the flags give; `--input` read as text for the variable the answer is stored in (a
+ * `string` variable takes the text itself), when known.
+ */
+export function replyOf(options: RespondOptions, variable?: AnswerVariable): ParsedReply {
   const given = (['approve', 'reject', 'input', 'select', 'fail'] as const).filter(
     (flag) => options[flag] !== undefined,
   );
@@ -68,9 +76,9 @@ export function replyOf(options: RespondOptions): ParsedReply {
     return { ok: true, reply: { kind: 'select', choice } };
   }
   // As the terminal's prompt reads it: JSON when it parses, else the text as a string.
-  const reply = inputFromText(options.input ?? '');
+  const reply = inputFromText(options.input ?? '', variable);
   return typeof reply === 'string'
-    ? { ok: false, message: `INPUT_NUMBER_INEXACT: --input ${reply}` }
+    ? { ok: false, message: `INPUT_NUMBER_INEXACT: --input ${reply}`, inexact: true }
     : { ok: true, reply };
 }
 
@@ -239,7 +247,7 @@ export async function runRespond(
   services: DeployedServices = {},
 ): Promise<number> {
   const parsed = replyOf(options);
-  if (!parsed.ok) {
+  if (!parsed.ok && !parsed.inexact) {
     io.stderr(`stepthread: ${parsed.message}\n`);
     return EXIT.usage;
   }
@@ -256,20 +264,25 @@ export async function runRespond(
         options.node,
         createExecutionIndex(session.clients),
       );
+      // Read again for the answer's variable: into a `string` one, `--input 42` answers "42".
+      const read = replyOf(options, interaction.answerVariable);
+      if (!read.ok) {
+        io.stderr(`stepthread: ${read.message}\n`);
+        return EXIT.usage;
+      }
+      const reply = read.reply;
       const result =
         sfn === undefined
-          ? await deliverLocalReply(store, interaction, parsed.reply, options, io)
-          : await deliverReply(sfn, interaction, parsed.reply);
+          ? await deliverLocalReply(store, interaction, reply, options, io)
+          : await deliverReply(sfn, interaction, reply);
       if (options.json) {
         const json: RespondJson = { interactionId: interaction.interactionId, result };
         io.stdout(`${JSON.stringify(json, null, 2)}\n`);
       } else if (result === 'already-answered') {
-        io.stdout(
-          `${interaction.interactionId} was already ${describeAnswer(parsed.reply)} (nothing sent)\n`,
-        );
+        io.stdout(`${interaction.interactionId} was already ${describeAnswer(reply)} (nothing sent)\n`);
       } else {
         const then = result === 'answered' ? 'the run continues' : 'the run fails';
-        io.stdout(`${describeAnswer(parsed.reply)} ${interaction.interactionId}: ${then}\n`);
+        io.stdout(`${describeAnswer(reply)} ${interaction.interactionId}: ${then}\n`);
       }
       return EXIT.ok;
     },

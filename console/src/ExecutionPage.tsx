@@ -692,6 +692,11 @@ function InteractionForm({
           <textarea
             rows={3}
             aria-label="answer (JSON, or plain text)"
+            placeholder={
+              interaction.answerVariable
+                ? `${/^[aeiou]/.test(interaction.answerVariable.type) ? 'an' : 'a'} ${interaction.answerVariable.type}, stored in ${interaction.answerVariable.name}`
+                : undefined
+            }
             data-testid="answer-input"
             value={value}
             onChange={(event) => setValue(event.target.value)}
@@ -700,7 +705,7 @@ function InteractionForm({
             type="button"
             className="primary"
             disabled={disabled}
-            onClick={() => send({ input: typedAnswer(value) })}
+            onClick={() => send({ input: typedAnswer(value, interaction.answerVariable?.type) })}
           >
             Send
           </button>
@@ -713,14 +718,17 @@ function InteractionForm({
 
 /**
  * An ask_for_input answer as typed: JSON when it parses (`42`, `{"a": 1}`, `"quoted"`), else the text
- * itself, as the terminal's prompt and `stepthread respond --input` read it.
+ * itself, as the terminal's prompt and `stepthread respond --input` read it; for a variable declared
+ * `string`, the text itself (`42` answers "42"), a quoted JSON string its content.
  */
-function typedAnswer(text: string): unknown {
+function typedAnswer(text: string, type: string | undefined): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return text;
   }
+  return type === 'string' && typeof value !== 'string' ? text : value;
 }
 
 /**

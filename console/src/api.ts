@@ -101,6 +101,8 @@ export interface Interaction {
   answerable: boolean;
   /** An LLM node's tool call held for approval: the tool, its arguments, the model's message. */
   toolCall?: { id: string; name: string; arguments: unknown; message: string };
+  /** The variable an ask_for_input's answer is stored in, when its declared type bounds the answer. */
+  answerVariable?: { name: string; type: string };
 }
 
 export interface ExecutionPage {

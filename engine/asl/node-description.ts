@@ -308,7 +308,7 @@ function outputOf(config: { outputVariable?: string | undefined }): string[] {
  * Declarations visible where `node` runs: its innermost subgraph's variables first, then each enclosing
  * level's, then the workflow's (the same shadowing as the variable scopes).
  */
-function declarationsOf(
+export function declarationsOf(
   graph: WorkflowGraph,
   node: GraphNode,
   names: readonly string[],

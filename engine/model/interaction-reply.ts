@@ -4,7 +4,8 @@
  * config `userInput`.
  */
 import { StepthreadError } from '../errors.ts';
-import type { UserInteractionType } from './schema.ts';
+import { describeType, findDeclaration, matchesType } from '../thread/variables.ts';
+import type { UserInteractionType, VariableDeclaration, VariableType } from './schema.ts';
 
 /** What a person (or an answers file) replies; checked against the interaction by `answerFor`. */
 export type InteractionReply =
@@ -95,6 +96,55 @@ export function selectionIndex(options: readonly string[], choice: number | stri
 }
 
 /**
+ * The variable an interaction's answer is stored in (its `outputVariable`) with the type declared for
+ * it: what every answer must fit. Kept with the question when it is asked, so whoever checks an
+ * answer (respond, the console, the run's own prompt) needs no workflow at hand.
+ */
+export interface AnswerVariable {
+  readonly name: string;
+  readonly type: VariableType;
+}
+
+/**
+ * What bounds the answer of a node storing it in `outputVariable`, as `declarations` (the ones the
+ * node sees, innermost first) declare it; undefined when any value fits (no outputVariable, no
+ * declaration, no type, or `any`). The same lookup the write itself makes (setVariable).
+ */
+export function answerVariableOf(
+  outputVariable: string | undefined,
+  declarations: readonly VariableDeclaration[] | undefined,
+): AnswerVariable | undefined {
+  if (outputVariable === undefined) return undefined;
+  const type = findDeclaration(declarations ?? [], outputVariable, undefined)?.type;
+  return type === undefined || type === 'any' ? undefined : { name: outputVariable, type };
+}
+
+/** Why `value` cannot be stored in the answer's variable; undefined when it fits. */
+export function answerVariableProblem(
+  variable: AnswerVariable | undefined,
+  value: unknown,
+): string | undefined {
+  if (variable === undefined || matchesType(value, variable.type)) return undefined;
+  const { name, type } = variable;
+  return `the answer is stored in variable "${name}", declared ${type}, so it must be ${ARTICLE[type]} ${type}; got ${shortJson(value)} (${describeType(value)})`;
+}
+
+const ARTICLE: Readonly<Record<VariableType, string>> = {
+  string: 'a',
+  number: 'a',
+  boolean: 'a',
+  array: 'an',
+  object: 'an',
+  any: 'any',
+};
+
+/** A value as JSON, cut short: an error message quotes it, however large the answer. */
+function shortJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length <= 80 ? json : `${json.slice(0, 77)}...`;
+}
+
+/**
  * Why a config `userInput` cannot answer its interaction, or undefined when it can (or when it is a
  * template, known only at run time). `{"fail": …}` fits: it fails an approval or a selection on
  * purpose, and answers an input.
@@ -103,6 +153,7 @@ export function userInputProblem(
   interactionType: UserInteractionType,
   options: readonly string[] | undefined,
   value: unknown,
+  variable?: AnswerVariable,
 ): string | undefined {
   if (typeof value === 'string' && value.includes('{{')) return undefined;
   let reply: InteractionReply;
@@ -112,6 +163,7 @@ export function userInputProblem(
     if (error instanceof StepthreadError) return error.message;
     throw error;
   }
+  if (reply.kind === 'input') return answerVariableProblem(variable, reply.value);
   if (reply.kind !== 'select' || options === undefined) return undefined;
   const index = selectionIndex(options, reply.choice);
   if (Number.isInteger(index) && index >= 0 && index < options.length) return undefined;

@@ -55,7 +55,8 @@ export function matchesType(value: unknown, type: VariableType | undefined): boo
   }
 }
 
-function describeType(value: unknown): string {
+/** A value's JSON type, as a type error names what it was given. */
+export function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   // A number JSON cannot hold (1/0, 0/0): say which, or "declared number but was given number" puzzles.

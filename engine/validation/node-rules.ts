@@ -7,7 +7,7 @@ import {
   validateExpression,
   validateTemplate,
 } from '../expression/index.ts';
-import { userInputProblem } from '../model/interaction-reply.ts';
+import { answerVariableOf, userInputProblem } from '../model/interaction-reply.ts';
 import { formatPath, isRecord, type Path } from '../model/paths.ts';
 import {
   CONTEXT_OPERATIONS,
@@ -131,7 +131,8 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       const { userInput } = node.config;
       if (userInput !== undefined && userInteractionType !== 'show_message') {
         // A literal userInput that cannot answer would only fail the run when the node is reached.
-        const problem = userInputProblem(userInteractionType, options, userInput);
+        const variable = answerVariableOf(node.config.outputVariable, scope.variables);
+        const problem = userInputProblem(userInteractionType, options, userInput, variable);
         if (problem !== undefined) {
           add(
             'INVALID_INTERACTION_ANSWER',

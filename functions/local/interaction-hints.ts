@@ -40,7 +40,7 @@ export function toolCallLines(interaction: Pick<Interaction, 'toolCall'>): strin
   return lines;
 }
 
-type Question = Pick<Interaction, 'authorNodeId' | 'interactionType'>;
+type Question = Pick<Interaction, 'authorNodeId' | 'interactionType' | 'answerVariable'>;
 
 const EXAMPLE_ANSWER: Record<Interaction['interactionType'], unknown> = {
   ask_for_approval: true,
@@ -48,6 +48,23 @@ const EXAMPLE_ANSWER: Record<Interaction['interactionType'], unknown> = {
   ask_for_selection: 0,
   show_message: null,
 };
+
+/** An input of each type a variable may be declared, so an example answer is one its variable takes. */
+const EXAMPLE_INPUT: Record<NonNullable<Interaction['answerVariable']>['type'], unknown> = {
+  string: 'your answer',
+  number: 0,
+  boolean: true,
+  array: [],
+  object: {},
+  any: 'your answer',
+};
+
+function exampleAnswer(question: Pick<Interaction, 'interactionType' | 'answerVariable'>): unknown {
+  const type = question.answerVariable?.type;
+  return question.interactionType === 'ask_for_input' && type !== undefined
+    ? EXAMPLE_INPUT[type]
+    : EXAMPLE_ANSWER[question.interactionType];
+}
 
 /** An `--answers` object answering `interaction`, with a value of the kind it takes. */
 export function exampleAnswers(interaction: Question): string {
@@ -59,7 +76,7 @@ function exampleAnswersOf(questions: readonly Question[]): Record<string, unknow
   for (const question of questions) {
     // defineProperty: a node id such as `__proto__` stays a key of its own.
     Object.defineProperty(answers, question.authorNodeId, {
-      value: EXAMPLE_ANSWER[question.interactionType],
+      value: exampleAnswer(question),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -86,10 +103,10 @@ export function resumeCommand(executionId: string, waiting: readonly Question[],
  * reads the same stores.
  */
 export function respondCommand(
-  interaction: Pick<Interaction, 'interactionId' | 'interactionType'>,
+  interaction: Pick<Interaction, 'interactionId' | 'interactionType' | 'answerVariable'>,
   form: CommandForm,
 ): string {
-  const example = EXAMPLE_ANSWER[interaction.interactionType];
+  const example = exampleAnswer(interaction);
   const flags: Record<Interaction['interactionType'], string> = {
     ask_for_approval: ' --approve',
     ask_for_input: ` --input ${shellWord(JSON.stringify(example))}`,
@@ -100,8 +117,14 @@ export function respondCommand(
 }
 
 /** What else `respond` takes for this kind of question than the example answer its command gives. */
-export function otherAnswers(type: Interaction['interactionType']): string | undefined {
+export function otherAnswers(
+  type: Interaction['interactionType'],
+  variable?: Interaction['answerVariable'],
+): string | undefined {
   if (type === 'ask_for_approval') return "or --reject to reject; --reason '<text>' to say why";
+  if (type === 'ask_for_input' && variable !== undefined) {
+    return `--input takes ${/^[aeiou]/.test(variable.type) ? 'an' : 'a'} ${variable.type}, as variable ${variable.name} is declared`;
+  }
   if (type === 'ask_for_input') return '--input takes any JSON value, or plain text as a string';
   if (type === 'ask_for_selection') return "--select takes an option's index, from 0";
   return undefined;

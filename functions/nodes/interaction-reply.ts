@@ -3,6 +3,9 @@
  * with it too), under the name the CLI and the nodes import it by.
  */
 export {
+  type AnswerVariable,
+  answerVariableOf,
+  answerVariableProblem,
   type InteractionReply,
   replyFromValue,
   selectionIndex,

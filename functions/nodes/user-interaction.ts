@@ -63,7 +63,14 @@ import {
   interactionIdOf,
 } from '../stores/interaction-store.ts';
 import { parseConfig } from './config.ts';
-import { type InteractionReply, replyFromValue, selectionIndex } from './interaction-reply.ts';
+import {
+  type AnswerVariable,
+  answerVariableOf,
+  answerVariableProblem,
+  type InteractionReply,
+  replyFromValue,
+  selectionIndex,
+} from './interaction-reply.ts';
 
 // In their own module so the CLI can read answers without loading the node (and the stores).
 export { type InteractionReply, replyFromValue } from './interaction-reply.ts';
@@ -92,8 +99,21 @@ function invalidAnswer(
   );
 }
 
-/** The checked answer a reply gives for an interaction; INVALID_INTERACTION_ANSWER otherwise. */
+/**
+ * The checked answer a reply gives for an interaction: of its kind, among its options, and of the
+ * type its variable is declared (answerVariable); INVALID_INTERACTION_ANSWER otherwise.
+ */
 export function answerFor(
+  interaction: Pick<Interaction, 'nodeId' | 'interactionType' | 'options' | 'answerVariable'>,
+  reply: Exclude<InteractionReply, { kind: 'fail' }>,
+): InteractionAnswer {
+  const answer = answerOfKind(interaction, reply);
+  const problem = answerVariableProblem(interaction.answerVariable, variableValueOf(answer));
+  if (problem !== undefined) throw invalidAnswer(interaction, problem);
+  return answer;
+}
+
+function answerOfKind(
   interaction: Pick<Interaction, 'nodeId' | 'interactionType' | 'options'>,
   reply: Exclude<InteractionReply, { kind: 'fail' }>,
 ): InteractionAnswer {
@@ -344,6 +364,7 @@ export async function requestInteraction(
     interactionType: config.userInteractionType,
     ...(message === undefined ? {} : { message }),
     ...(config.options ? { options: config.options } : {}),
+    ...answerVariableField(config, node),
     requestedAt,
     deadline,
     taskToken,
@@ -376,6 +397,15 @@ function requestedEvent(
     interactionType: config.userInteractionType,
     ...(config.options ? { optionCount: config.options.length } : {}),
   });
+}
+
+/** `{answerVariable}` when the node's outputVariable is declared of a type that bounds the answer. */
+function answerVariableField(
+  config: UserInteractionConfig,
+  node: TaskNode,
+): { answerVariable?: AnswerVariable } {
+  const answerVariable = answerVariableOf(config.outputVariable, node.variables);
+  return answerVariable === undefined ? {} : { answerVariable };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -455,6 +485,7 @@ export function resolutionOf(
       nodeId: node.id,
       interactionType: config.userInteractionType,
       ...(config.options ? { options: config.options } : {}),
+      ...answerVariableField(config, node),
     };
     return { outcome: 'ANSWERED', answer: answerFor(interaction, reply) };
   } catch (error) {

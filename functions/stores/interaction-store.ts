@@ -10,6 +10,7 @@
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type ErrorCode, StepthreadError } from '../../engine/errors.ts';
+import type { AnswerVariable } from '../../engine/model/interaction-reply.ts';
 import type { UserInteractionType } from '../../engine/model/schema.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import { entityOf, isConditionalCheckFailed, type TableRef } from './dynamo-items.ts';
@@ -88,6 +89,12 @@ export interface Interaction {
   readonly interactionType: UserInteractionType;
   readonly message?: string;
   readonly options?: readonly string[];
+  /**
+   * The variable the answer is stored in and its declared type, when that bounds the answer (an
+   * ask_for_input into a `number` variable): an answer that does not fit is refused before it is
+   * sent, so the run goes on waiting instead of failing. Absent when any answer fits.
+   */
+  readonly answerVariable?: AnswerVariable;
   /** ISO times. */
   readonly requestedAt: string;
   readonly deadline?: string;
