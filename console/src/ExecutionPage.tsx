@@ -611,7 +611,7 @@ function InteractionForm({
   resume?: string;
   onDone: () => void;
 }) {
-  const [value, setValue] = useState('""');
+  const [value, setValue] = useState('');
   const [reason, setReason] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
