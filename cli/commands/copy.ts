@@ -20,7 +20,7 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -73,6 +73,14 @@ export async function runCopy(
           ...(edits.length > 0 ? { edits } : {}),
           ...onStack,
           ...(deployed ? { deployed } : {}),
+          ...(deployed && options.from === undefined
+            ? {
+                stoppedAt: deployedStoppedAt(
+                  services.sfn ?? sfnOf(session),
+                  stackNodeTables(session.clients),
+                ),
+              }
+            : {}),
         })
         .catch((error: unknown) => {
           if (isRefusedEdit(error)) return error;

@@ -10,10 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
+import type { CopyStartInput } from '../../engine/asl/copy-start.ts';
+import { compileWorkflow } from '../../engine/asl/index.ts';
+import type { Workflow } from '../../engine/model/schema.ts';
+import { createAwsClients, releaseAwsClients } from '../../functions/aws/clients.ts';
+import { openDataDir } from '../../functions/local/data-dir-server.ts';
+import { createLocalRuntime, type RunOutcome } from '../../functions/local/runtime.ts';
+import { putNodeTable } from '../../functions/stores/node-tables.ts';
 import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { type ScriptedServer, startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess, runningCli } from '../support/cli-process.ts';
+import { recordingSfn } from '../support/sfn-stub.ts';
 
 let dir: string;
 let model: ScriptedServer;
@@ -44,7 +52,7 @@ const select = (id: string, showMessage: string) => ({
 });
 
 /** start → (`before`) → the questions in order → end, which outputs each answer's option. */
-function questions(id: string, asked: string[], before: object[] = []): object {
+function questions(id: string, asked: string[], before: object[] = []): Workflow {
   const nodes = [
     { id: 'start', type: 'START' },
     ...before,
@@ -56,7 +64,12 @@ function questions(id: string, asked: string[], before: object[] = []): object {
     },
   ];
   const ids = nodes.map((node) => (node as { id: string }).id);
-  return { id, version: 1, nodes, edges: ids.slice(1).map((to, i) => ({ from: ids[i], to })) };
+  return {
+    id,
+    version: 1,
+    nodes,
+    edges: ids.slice(1).map((to, i) => ({ from: ids[i]!, to })),
+  } as Workflow;
 }
 
 /** Runs `file` as a process with no terminal: it stops at its first unanswered question and exits. */
@@ -167,4 +180,81 @@ describe('a cancelled run copied as it stopped', () => {
     expect(await nodeRuns(copyId)).toEqual(['start (copied)', 'write', 'end']);
     expect(model.requests).toHaveLength(before + 2);
   }, 90_000);
+
+  it('on a stack (`copy --stack`, `start --thread`): the copy starts at the question its run was cancelled at', async () => {
+    const workflow = questions(
+      'on-stack',
+      ['choose'],
+      [{ id: 'prepare', type: 'CODE', config: { code: 'return 1' } }],
+    );
+    const file = await workflowFile('on-stack', workflow);
+    const { executionId, threadId } = await runStoppingAtQuestion(file);
+    const cancelled = await cli('cancel', executionId);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+
+    // The stack: its state machine is the workflow as deploy compiles it, its node table in the bucket.
+    const compiled = compileWorkflow(workflow);
+    await withStores(async (clients) => {
+      await putNodeTable(clients.s3, clients.bucketName, compiled.nodeTable);
+    });
+    const machine = 'arn:aws:states:us-east-1:123456789012:stateMachine:stepthread-on-stack';
+    let ran: RunOutcome | undefined;
+    const sfn = recordingSfn(async (name, input) => {
+      switch (name) {
+        case 'DescribeExecutionCommand':
+          return { executionArn: input.executionArn, stateMachineArn: machine, status: 'ABORTED' };
+        case 'DescribeStateMachineCommand':
+          return { definition: JSON.stringify(compiled.definition) };
+        case 'ListStateMachinesCommand':
+          return {
+            stateMachines: [{ name: 'stepthread-on-stack', stateMachineArn: machine, type: 'STANDARD' }],
+          };
+        case 'StartExecutionCommand': {
+          // As the state machine would: its entry claims the copy and jumps to its node's Task.
+          const start = JSON.parse(String(input.input)) as CopyStartInput;
+          ran = await withStores((clients) =>
+            createLocalRuntime({ clients })
+              .prepare(workflow)
+              .startThread(start.resume.envelope.threadId, {
+                executionId: `${machine}:${String(input.name)}`,
+                answerInteraction: async () => ({ kind: 'select', choice: 1 }),
+              }),
+          );
+          return { executionArn: `${machine}:${String(input.name)}` };
+        }
+        default:
+          throw new Error(`unexpected ${name}`);
+      }
+    });
+    const onStack = (...args: string[]) =>
+      runCli([...args, '--data-dir', dataDir()], { cwd: dir, services: { sfn } });
+
+    const copied = await onStack('copy', threadId);
+    expect(copied.code, copied.stderr).toBe(0);
+    const copyId = copied.stdout.trim();
+    // `start` takes no --data-dir (it is for a deployed stack): the stand-in's table is the directory's.
+    const started = await runCli(['start', 'on-stack', '--thread', copyId], {
+      cwd: dir,
+      services: { sfn },
+      env: { ...process.env, STEPTHREAD_DATA_DIR: dataDir() },
+    });
+    expect(started.stderr).toBe(`starting thread ${copyId} from node choose\n`);
+    expect(started.code).toBe(0);
+    const startInput = JSON.parse(
+      String(sfn.sent.find((sent) => sent.name === 'StartExecutionCommand')!.input.input),
+    ) as CopyStartInput;
+    expect(startInput.resume).toMatchObject({ copy: true, node: { id: 'choose', type: 'USER_INTERACTION' } });
+    expect(ran).toMatchObject({ status: 'COMPLETED', output: { choose: 'high' } });
+  }, 90_000);
 });
+
+/** The data directory's stores, opened while `work` runs (as a stack's table and bucket). */
+async function withStores<T>(work: (clients: ReturnType<typeof createAwsClients>) => Promise<T>): Promise<T> {
+  const services = await openDataDir(dataDir(), { create: false });
+  try {
+    return await work(createAwsClients(services.target, services.names));
+  } finally {
+    releaseAwsClients(services.target);
+    await services.close();
+  }
+}
