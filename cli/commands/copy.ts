@@ -1,7 +1,8 @@
 /**
  * `stepthread copy <threadId> [--from <nodeId|step>]`: an independent replica of a thread (seed 002),
  * status CREATED with fresh step bookkeeping; prints the new thread id. Without --from it is the
- * thread as it is now (at its current node: a failed thread's failing node, a completed thread's END);
+ * thread as it is now (at its current node: a failed thread's failing node, a completed thread's END;
+ * a stopped run's thread at the node it was stopped at, whose step left no trace);
  * with --from, the thread as it was just before that step ran (variables, conversation, loop state,
  * node results), rebuilt from its step records. `run <workflow> --thread <id>` then runs it.
  * `--set <variable>=<json>` and `--input` edit the copy's state before it runs
@@ -20,7 +21,7 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -73,6 +74,14 @@ export async function runCopy(
           ...(edits.length > 0 ? { edits } : {}),
           ...onStack,
           ...(deployed ? { deployed } : {}),
+          ...(deployed && options.from === undefined
+            ? {
+                stoppedAt: deployedStoppedAt(
+                  services.sfn ?? sfnOf(session),
+                  stackNodeTables(session.clients),
+                ),
+              }
+            : {}),
         })
         .catch((error: unknown) => {
           if (isRefusedEdit(error)) return error;

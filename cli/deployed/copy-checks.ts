@@ -2,12 +2,13 @@
  * A copy's edits on a deployed stack are checked against the workflow its state machine's definition
  * holds (`copy --stack`, `rerun --stack`, the console's copy over `dev --target aws`).
  */
+import { nodeAfterLastStep } from '../../engine/asl/copy-start.ts';
 import type { AslDefinition } from '../../engine/asl/types.ts';
 import type { VariableDeclaration } from '../../engine/model/schema.ts';
 import type { CopyEdit } from '../../engine/thread/copy-edits.ts';
 import { type DeployedWorkflow, deployedWorkflowOf } from '../../engine/thread/deployed-workflow-edits.ts';
 import type { NodeTableSource } from '../../functions/handlers/node-tables.ts';
-import type { LocalRuntime } from '../../functions/local/runtime.ts';
+import type { CopyOptions, LocalRuntime } from '../../functions/local/runtime.ts';
 import type { SfnLike } from '../commands/start.ts';
 import { visible } from '../format.ts';
 import type { CliIo } from '../io.ts';
@@ -52,5 +53,20 @@ export async function deployedCopyChecks(
     ...(definition === undefined
       ? {}
       : { deployedWorkflow: deployedWorkflowOf(definition as AslDefinition) }),
+  };
+}
+
+/**
+ * Where a copy made as its source stopped stands on a stack (`copy --stack` without `--from`, the
+ * console's Retry of a stopped run): the node after the source's last step, read from the definition
+ * of the state machine its execution ran on — the model call or question a cancel stopped, whose step
+ * left no trace. Read only when needed; without the definition the copy stands at the last step's node.
+ */
+export function deployedStoppedAt(sfn: SfnLike, nodeTables: NodeTableSource): CopyOptions['stoppedAt'] {
+  return async (thread) => {
+    const executionArn = thread.metadata.executionId;
+    if (typeof executionArn !== 'string') return undefined;
+    const definition = await definitionOfExecution(sfn, nodeTables, executionArn).catch(() => undefined);
+    return definition === undefined ? undefined : nodeAfterLastStep(definition as AslDefinition, thread);
   };
 }

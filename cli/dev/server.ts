@@ -69,7 +69,7 @@ import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike } from '../commands/start.ts';
-import { deployedCopyChecks } from '../deployed/copy-checks.ts';
+import { deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { startCopyOnStack } from '../deployed/copy-start.ts';
 import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
@@ -1779,7 +1779,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
       ...onStack,
-      ...(options.deployed === undefined ? {} : { deployed: true }),
+      ...(options.deployed === undefined
+        ? {}
+        : {
+            deployed: true,
+            stoppedAt: deployedStoppedAt(options.deployed.sfn, stackNodeTables(options.clients)),
+          }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
     return [201, await threadJson(copy)];

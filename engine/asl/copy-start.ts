@@ -11,7 +11,7 @@ import { StepthreadError } from '../errors.ts';
 import type { Budget, NodeType } from '../model/schema.ts';
 import type { Envelope, Thread } from '../thread/types.ts';
 import { DISPATCH_STATE, RESUME_AT_STATE } from './continuation.ts';
-import type { AslDefinition, AslState } from './types.ts';
+import type { AslCondition, AslDefinition, AslState } from './types.ts';
 
 /**
  * The Comment of a `stepthread:resume-at` Choice compiled without a rule per top-level node: the
@@ -58,6 +58,84 @@ function nodeTaskOf(definition: AslDefinition, nodeId: string): { at: string; ty
     };
     if ((task.action ?? 'execute') !== 'execute' || task.node?.id !== nodeId) continue;
     return { at: name, type: task.node.type as NodeType };
+  }
+  return undefined;
+}
+
+/** Each top-level node's Task (as nodeTaskOf finds it), by state name. */
+function nodeTasksOf(definition: AslDefinition): Map<string, string> {
+  const tasks = new Map<string, string>();
+  for (const [name, state] of Object.entries(definition.States)) {
+    if (state.Type !== 'Task') continue;
+    const parameters = state.Parameters as unknown as Record<string, unknown>;
+    const task = (parameters.Payload ?? parameters) as { action?: unknown; node?: { id?: unknown } };
+    if ((task.action ?? 'execute') !== 'execute' || typeof task.node?.id !== 'string') continue;
+    tasks.set(name, task.node.id);
+  }
+  return tasks;
+}
+
+/** The choices a step's envelope carries for the Choice states after it: a ROUTE's, a loop's. */
+type StepChoices = Pick<Envelope, 'route' | 'loop'>;
+
+function valueAt(choices: StepChoices, path: string): unknown {
+  if (path === '$.route') return choices.route;
+  if (path === '$.loop.exit') return choices.loop?.exit;
+  // Anything else (a continuation's history count) is not the step's choice: read as absent.
+  return undefined;
+}
+
+function holds(condition: AslCondition, choices: StepChoices): boolean {
+  if ('And' in condition) return condition.And.every((part) => holds(part, choices));
+  if ('Not' in condition) return !holds(condition.Not, choices);
+  const value = valueAt(choices, condition.Variable);
+  if ('IsPresent' in condition) return (value !== undefined) === condition.IsPresent;
+  if ('StringEquals' in condition) return value === condition.StringEquals;
+  if ('BooleanEquals' in condition) return value === condition.BooleanEquals;
+  return false;
+}
+
+/** Where a state goes on, a Choice by the step's choices; undefined where no single path goes on. */
+function followingState(state: AslState | undefined, choices: StepChoices): string | undefined {
+  switch (state?.Type) {
+    case 'Task':
+    case 'Pass':
+      return state.Next;
+    case 'Choice':
+      return state.Choices.find((rule) => holds(rule, choices))?.Next ?? state.Default;
+    default:
+      // A FORK's Parallel or Map (its branches run on their own threads), a Fail, the end.
+      return undefined;
+  }
+}
+
+/**
+ * The top-level node the state machine goes to after the thread's last step, as that step's envelope
+ * chose it (a ROUTE's target, a loop's exit): where its run was when it stopped between steps (a
+ * cancel at a model call or a question, whose step left no trace), so a copy of it stands there on a
+ * deployed stack. Undefined where no single node comes next on this thread (after a FORK or END, a
+ * fork branch), or when the last step failed (its node is where it stopped).
+ */
+export function nodeAfterLastStep(
+  definition: AslDefinition,
+  thread: Pick<Thread, 'currentNodeId' | 'lastEnvelope' | 'metadata'>,
+): string | undefined {
+  const envelope = thread.lastEnvelope;
+  if (envelope === undefined || envelope.last?.status === 'FAILED') return undefined;
+  if (thread.metadata.forkPathId !== undefined) return undefined;
+  const tasks = nodeTasksOf(definition);
+  const from = [...tasks].find(([, nodeId]) => nodeId === thread.currentNodeId)?.[0];
+  if (from === undefined) return undefined;
+  const choices: StepChoices = {
+    ...(envelope.route === undefined ? {} : { route: envelope.route }),
+    ...(envelope.loop === undefined ? {} : { loop: envelope.loop }),
+  };
+  let name = followingState(definition.States[from], choices);
+  // Bookkeeping states (an answer's commit, a Choice) lie between two nodes' Tasks: a few at most.
+  for (let hops = 0; name !== undefined && hops < 100; hops += 1) {
+    const nodeId = tasks.get(name);
+    if (nodeId !== undefined) return nodeId;
+    name = followingState(definition.States[name], choices);
   }
   return undefined;
 }

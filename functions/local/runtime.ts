@@ -25,6 +25,8 @@ import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { openConversation } from '../../engine/conversation/index.ts';
 import type { Message } from '../../engine/conversation/types.ts';
 import { type CodedError, StepthreadError } from '../../engine/errors.ts';
+import { buildGraph } from '../../engine/graph/build.ts';
+import { inFlightNodeOf } from '../../engine/graph/in-flight.ts';
 import { checkValueDepth } from '../../engine/model/json-values.ts';
 import {
   type Budget,
@@ -75,6 +77,7 @@ import { memoryNodeTables } from '../handlers/node-tables.ts';
 import { systemEnv } from '../handlers/system-env.ts';
 import { codedErrorFromAsl, nodeFailed } from '../handlers/task.ts';
 import type { ProviderFactory } from '../llm/provider.ts';
+import { failRun } from '../nodes/fail.ts';
 import { rootThreadIdFor } from '../nodes/ids.ts';
 import { budgetMarkOf, parseBudget, requireSpend, runBudgetOf } from '../nodes/run-budget.ts';
 import { RUN_FROM_KEY, type RunFrom } from '../nodes/run-from.ts';
@@ -131,6 +134,13 @@ export interface CopyOptions {
   readonly deployedWorkflow?: DeployedWorkflow;
   /** Everything but writing: the copy as it would be, its edits checked (`rerun`'s dry run). */
   readonly dryRun?: boolean;
+  /**
+   * Where a copy without a point stands when its source's run stopped between steps (cancelled at a
+   * model call or a question): the node after the source's last step. Default: found from the
+   * workflow the source ran (`workflow`, or its recorded run); a deployed stack gives its own, read
+   * from the state machine's definition.
+   */
+  readonly stoppedAt?: (thread: Thread) => Promise<string | undefined> | string | undefined;
 }
 
 export interface LocalRuntimeOptions {
@@ -925,7 +935,23 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
             : { code: 'NODE_EXECUTION_FAILED', message: `execution ${execution.status.toLowerCase()}` };
       let thread: Thread | undefined;
       try {
-        thread = (await stores.threads.getThread(rootThreadId)).thread;
+        const read = await stores.threads.getThread(rootThreadId);
+        thread = read.thread;
+        if (failedBeforeItsStep(execution, executionError, read.thread, executionId)) {
+          // Nothing in the state machine recorded the failure (a Task failing at START, whose Catch has
+          // no thread to mark): the run ends FAILED here, not RUNNING for ever.
+          thread = await failRun(
+            {
+              ...stores,
+              env,
+              ...(publisher ? { events: publisher } : {}),
+              ...(options.retentionDays === undefined ? {} : { retentionDays: options.retentionDays }),
+            },
+            read,
+            executionError!,
+            executionId,
+          );
+        }
       } catch (error) {
         if (!(error instanceof StepthreadError && error.code === 'THREAD_NOT_FOUND')) throw error;
       }
@@ -1191,6 +1217,22 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return open.length === 1 ? open[0]!.nodeId : undefined;
   };
 
+  /**
+   * The node a thread's run stopped at before its step committed (a model call or a question a cancel
+   * closed, a process killed): its head names the node of its last step, so a copy standing there
+   * would run that node again. Found from the workflow the thread ran (its graph and the last step's
+   * choices); undefined when that workflow is unknown, or when the thread stands where it stopped
+   * already (a copy that has not run, a failed step's node, END).
+   */
+  const stoppedAt = async (thread: Thread, copyOptions: CopyOptions): Promise<string | undefined> => {
+    if (thread.lastEnvelope === undefined || thread.metadata.forkPathId !== undefined) return undefined;
+    if (copyOptions.stoppedAt !== undefined) return copyOptions.stoppedAt(thread);
+    const workflow =
+      copyOptions.workflow ?? (copyOptions.deployed ? undefined : await recordedWorkflowOfLineage(thread));
+    if (workflow === undefined || workflow.id !== thread.workflowId) return undefined;
+    return inFlightNodeOf(buildGraph(workflow), thread);
+  };
+
   const copy = async (threadId: string, copyOptions: CopyOptions = {}): Promise<Thread> => {
     const { thread: current } = await stores.threads.getThread(threadId);
     const point: CopyPoint | undefined =
@@ -1248,7 +1290,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const { lastEnvelope: _lastEnvelope, globalWriters: _writers, endTime: _endTime, ...rest } = copied;
     const fromNodeId = past
       ? past.thread.currentNodeId
-      : (copyOptions.fromNodeId ?? (await waitingAt(current)) ?? source.currentNodeId);
+      : (copyOptions.fromNodeId ??
+        (await waitingAt(current)) ??
+        (await stoppedAt(current, copyOptions)) ??
+        source.currentNodeId);
     // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
     // gets the root's globals, which the child itself does not store). Its journal starts with the
     // source's steps before the copy point (read through `copiedAtStep`, never copied); the source's
@@ -1406,6 +1451,25 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     marks.get(rootThreadId, { consistent: true });
 
   return { stores, prepare, copyThread: copy, conversationOf, resumePlanOf, cancel, cancelMarkOf };
+}
+
+/**
+ * An execution that failed while its root thread, which it runs, is still under way: the failure
+ * was recorded nowhere (a Task failing at START: a copy's run from there, or the fail Task itself).
+ * A thread another execution runs (a resume or copy start refused) is not this one's to end.
+ */
+function failedBeforeItsStep(
+  execution: LocalExecutionResult,
+  error: CodedError | undefined,
+  thread: Thread,
+  executionId: string,
+): boolean {
+  return (
+    execution.status === 'FAILED' &&
+    error !== undefined &&
+    !isTerminalStatus(thread.status) &&
+    thread.metadata.executionId === executionId
+  );
 }
 
 /**

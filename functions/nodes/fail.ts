@@ -46,21 +46,32 @@ export async function markThreadFailed(
   return { ...failed.thread, errors: recorded ? thread.errors : [...thread.errors, error] };
 }
 
+/**
+ * Ends a run FAILED with `error`: its root thread (at `version`) and its execution, unless the thread
+ * finished already. Returns the thread as it ends.
+ */
+export async function failRun(
+  deps: HandlerDeps,
+  root: { thread: Thread; version: number },
+  error: CodedError,
+  executionId: string,
+): Promise<Thread> {
+  const after = await markThreadFailed(deps, root.thread, root.version, error, { executionId });
+  if (after.status === 'FAILED') {
+    await deps.executions.setExecutionStatus(executionId, 'FAILED', {
+      ...(after.endTime ? { endTime: after.endTime } : {}),
+    });
+    await expireEndedRun(deps, { executionId, rootThreadId: after.id, endTime: after.endTime });
+  }
+  return after;
+}
+
 export async function runFail(event: TaskEvent, deps: HandlerDeps): Promise<IncomingEnvelope> {
   const { envelope } = event;
   const { thread, version } = await loadThread(deps, envelope);
   const error = codedErrorFromAsl(envelope.error, envelope.last?.nodeId);
-  const after = await markThreadFailed(deps, thread, version, error, { executionId: envelope.executionId });
-  if (isRootThread(envelope) && after.status === 'FAILED') {
-    await deps.executions.setExecutionStatus(envelope.executionId, 'FAILED', {
-      ...(after.endTime ? { endTime: after.endTime } : {}),
-    });
-    await expireEndedRun(deps, {
-      executionId: envelope.executionId,
-      rootThreadId: after.id,
-      endTime: after.endTime,
-    });
-  }
+  if (isRootThread(envelope)) await failRun(deps, { thread, version }, error, envelope.executionId);
+  else await markThreadFailed(deps, thread, version, error, { executionId: envelope.executionId });
   // The Fail state after this task reads the error from `$.error`.
   return envelope;
 }

@@ -616,6 +616,66 @@ describe('stepthread dev API', () => {
     expect(rerun.body).toMatchObject({ error: { code: 'INVALID_STATUS_TRANSITION' } });
   });
 
+  it("retries a run stopped at its first question as the console's Retry does: the copy asks that question again and completes", async () => {
+    const pick = {
+      id: 'pick',
+      version: 1,
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'choose',
+          type: 'USER_INTERACTION',
+          config: {
+            userInteractionType: 'ask_for_selection',
+            showMessage: 'Priority?',
+            options: ['low', 'high'],
+          },
+        },
+        { id: 'end', type: 'END', config: { output: '{{nodes.choose.option}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'choose' },
+        { from: 'choose', to: 'end' },
+      ],
+    };
+    writeFileSync(join(folder, 'pick.json'), JSON.stringify(pick));
+    type Stopped = Page & { error?: { code: string; nodeId?: string } };
+    const waitingOrEnded = (executionId: string) =>
+      until(
+        async () => (await get<Stopped>(`/api/executions/${executionId}`)).body,
+        (page) => page.pending.length > 0 || TERMINAL.has(page.execution.status),
+      );
+    try {
+      const started = await post<{ executionId: string }>('/api/workflows/pick/runs', { input: {} });
+      await waitingOrEnded(started.body.executionId);
+      expect((await post(`/api/executions/${started.body.executionId}/cancel`, {})).status).toBe(200);
+      const stopped = (await finished(started.body.executionId)) as Stopped;
+      expect(stopped.execution.status).toBe('CANCELLED');
+      // Retry: a copy from the node its error names, none for a cancelled run (as it stopped), run at once.
+      expect(stopped.error).toMatchObject({ code: 'RUN_CANCELLED' });
+      expect(stopped.error?.nodeId).toBeUndefined();
+      const copy = await post<{ threadId: string; currentNodeId: string }>(
+        `/api/threads/${stopped.rootThreadId}/copy`,
+        {},
+      );
+      expect(copy.body).toMatchObject({ currentNodeId: 'choose' });
+      const retried = await post<{ executionId: string }>(`/api/threads/${copy.body.threadId}/run`, {});
+      expect(retried.status).toBe(202);
+
+      const asking = await waitingOrEnded(retried.body.executionId);
+      expect(asking.execution.status).toBe('RUNNING');
+      expect(asking.pending).toEqual([expect.objectContaining({ nodeId: 'choose', answerable: true })]);
+      const answer = `/api/interactions/${encodeURIComponent(asking.pending[0]!.interactionId)}/answer`;
+      expect((await post(answer, { select: 1 })).status).toBe(202);
+      const done = await finished(retried.body.executionId);
+      expect(done.execution.status).toBe('COMPLETED');
+      const head = (await get<{ output: unknown }>(`/api/threads/${copy.body.threadId}`)).body;
+      expect(head.output).toBe('high');
+    } finally {
+      rmSync(join(folder, 'pick.json'));
+    }
+  });
+
   it('copies with edits (`set`, `input`): the copy runs with them and records them; a refused edit is a coded 400 and no copy', async () => {
     const { executionId, waiting } = await startWaitingTriage();
     const root = waiting.rootThreadId;

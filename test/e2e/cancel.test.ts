@@ -118,6 +118,50 @@ describe('cancel', () => {
     expect(again.output).toEqual({ essay: 'A short essay.' });
   });
 
+  it('copies a run cancelled at its first model call to stand at that call; a copy at START runs and ends FAILED, not RUNNING', async () => {
+    const executionId = 'cancel-first-call';
+    const workflow = valid({
+      id: 'cancel-first-call',
+      version: 1,
+      profiles: { default: { provider: 'openai', model: 'test-model', baseUrl: `${model.url}/v1` } },
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'ask', type: 'LLM', config: { prompt: 'Write a long essay.' } },
+        { id: 'end', type: 'END', config: { output: '{{nodes.ask}}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'end' },
+      ],
+    });
+    const { running } = await runWaitingOnModel(workflow, executionId);
+    await e2e.runtime.cancel(executionId);
+    const { threadId } = await running;
+
+    // Given the workflow the run ran, the copy stands at the call the cancel stopped (START committed).
+    const atCall = await e2e.runtime.copyThread(threadId, { workflow });
+    expect(atCall.currentNodeId).toBe('ask');
+    model.reply(textReply('A short essay.'));
+    const again = await e2e.runtime.prepare(workflow, { startNodeId: 'ask' }).runThread(atCall.id);
+    expect(again).toMatchObject({ status: 'COMPLETED', output: 'A short essay.' });
+
+    // No workflow to find it from (this runtime records no runs): the copy stands at START, whose Task
+    // fails (the thread exists). The run ends FAILED with that code, its execution too.
+    const atStart = await e2e.runtime.copyThread(threadId);
+    expect(atStart.currentNodeId).toBe('start');
+    const failed = await e2e.runtime.prepare(workflow, { startNodeId: 'start' }).runThread(atStart.id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.error).toMatchObject({ code: 'CREATE_CONFLICT', nodeId: 'start' });
+    const thread = await e2e.thread(atStart.id);
+    expect(thread.status).toBe('FAILED');
+    expect(thread.endTime).toBeDefined();
+    expect(thread.errors).toEqual([expect.objectContaining({ code: 'CREATE_CONFLICT', nodeId: 'start' })]);
+    expect(await e2e.runtime.stores.executions.getExecution(failed.executionId)).toMatchObject({
+      status: 'FAILED',
+      endTime: expect.any(String),
+    });
+  });
+
   it('reaches a run of another runtime over the same stores, through the cancel mark', async () => {
     const executionId = 'cancel-from-elsewhere';
     const abandonedBefore = model.abandoned.length;

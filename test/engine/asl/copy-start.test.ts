@@ -5,13 +5,22 @@
  * that fits Step Functions' quota only without those rules has none, and starts no copy).
  */
 import { describe, expect, it } from 'vitest';
-import { copyStartInput, NO_COPY_STARTS_COMMENT } from '../../../engine/asl/copy-start.ts';
+import { copyStartInput, NO_COPY_STARTS_COMMENT, nodeAfterLastStep } from '../../../engine/asl/copy-start.ts';
 import { type AslDefinition, compileWorkflow } from '../../../engine/asl/index.ts';
 import { describedCompiled } from '../../../engine/asl/node-table.ts';
+import { buildGraph } from '../../../engine/graph/build.ts';
+import { inFlightNodeOf } from '../../../engine/graph/in-flight.ts';
 import type { Workflow } from '../../../engine/model/schema.ts';
 import type { Thread } from '../../../engine/thread/types.ts';
 import { promptChainData } from '../../support/prompt-chain.ts';
-import { everyNodeType } from './workflows.ts';
+import {
+  awkwardNames,
+  everyNodeType,
+  forkInLoop,
+  loopInFork,
+  routesInFork,
+  serialWithTimeout,
+} from './workflows.ts';
 
 // Its nodes described from its node table, as the deployed readers see it.
 const definition = describedCompiled(compileWorkflow({ ...everyNodeType, budget: { maxToolCalls: 5 } }));
@@ -139,3 +148,95 @@ describe('a definition that fits the quota only without the copy entry’s rules
     );
   });
 });
+
+describe('the node after a thread’s last step, read from a deployed definition', () => {
+  const corpus = { everyNodeType, forkInLoop, loopInFork, routesInFork, awkwardNames, serialWithTimeout };
+
+  it.each(Object.entries(corpus))(
+    'is the node the workflow’s graph goes to next, for each node and choice (%s)',
+    (_name, workflow) => {
+      const graph = buildGraph(workflow);
+      const compiled = describedCompiled(compileWorkflow(workflow));
+      const topLevel = topLevelNodes(compiled);
+      let compared = 0;
+      for (const [nodeId, node] of graph.nodes) {
+        // A fork branch's nodes run on the branch's thread, inside the FORK's state.
+        if (!topLevel.has(nodeId)) continue;
+        const transition = graph.transitions.get(nodeId);
+        const routes =
+          transition?.kind === 'route' ? transition.routes.map((route) => route.targetNodeId) : [undefined];
+        for (const route of routes) {
+          for (const exit of [undefined, true, false]) {
+            const thread = {
+              currentNodeId: nodeId,
+              metadata: {},
+              lastEnvelope: {
+                ...envelopeAt(),
+                ...(route === undefined ? {} : { route }),
+                ...(exit === undefined ? {} : { loop: { exit } }),
+                last: { nodeId, status: 'COMPLETED' as const },
+              },
+            };
+            const expected = inFlightNodeOf(graph, thread);
+            if (expected === undefined || node.type === 'START' || 'boundary' in node) continue;
+            expect([nodeId, route, exit, nodeAfterLastStep(compiled, thread)]).toEqual([
+              nodeId,
+              route,
+              exit,
+              expected,
+            ]);
+            compared += 1;
+          }
+        }
+      }
+      expect(compared).toBeGreaterThan(0);
+    },
+  );
+
+  it('goes from START to the first node, and from a question on past its answer', () => {
+    const at = (nodeId: string, choices: object = {}) => ({
+      currentNodeId: nodeId,
+      metadata: {},
+      lastEnvelope: { ...envelopeAt(), ...choices, last: { nodeId, status: 'COMPLETED' as const } },
+    });
+    expect(nodeAfterLastStep(definition, at('start'))).toBe('count');
+    expect(nodeAfterLastStep(definition, at('confirm'))).toBe('tidy');
+  });
+
+  it('is none after a failed step, a FORK, END, on a fork branch, or without a step', () => {
+    const at = (nodeId: string, status: 'COMPLETED' | 'FAILED' = 'COMPLETED', metadata = {}) => ({
+      currentNodeId: nodeId,
+      metadata,
+      lastEnvelope: { ...envelopeAt(), last: { nodeId, status } },
+    });
+    expect(nodeAfterLastStep(definition, at('count', 'FAILED'))).toBeUndefined();
+    expect(nodeAfterLastStep(definition, at('split'))).toBeUndefined();
+    expect(nodeAfterLastStep(definition, at('end'))).toBeUndefined();
+    expect(nodeAfterLastStep(definition, at('count', 'COMPLETED', { forkPathId: 'left' }))).toBeUndefined();
+    expect(nodeAfterLastStep(definition, { currentNodeId: 'count', metadata: {} })).toBeUndefined();
+  });
+});
+
+/** The nodes whose Tasks are top-level states of the definition. */
+function topLevelNodes(of: AslDefinition): Set<string> {
+  const ids = new Set<string>();
+  for (const state of Object.values(of.States)) {
+    if (state.Type !== 'Task') continue;
+    const parameters = state.Parameters as { Payload?: { node?: { id?: unknown } }; node?: { id?: unknown } };
+    const id = (parameters.Payload ?? parameters).node?.id;
+    if (typeof id === 'string') ids.add(id);
+  }
+  return ids;
+}
+
+function envelopeAt() {
+  return {
+    executionId: 'e-1',
+    workflowId: 'w',
+    workflowVersion: 1,
+    rootThreadId: 't-1',
+    threadId: 't-1',
+    step: 3,
+    maxSteps: 100,
+  };
+}
