@@ -21,6 +21,19 @@ import { formatAwsUsd, formatDuration, formatUsd, type GraphView, type NodeStatu
 
 const NODE_WIDTH = 180;
 const NODE_HEIGHT = 54;
+/** An LLM node has a third line, its tokens and cost: the layout leaves it room. */
+const LLM_NODE_HEIGHT = 70;
+
+function heightOf(type: string | undefined): number {
+  return type === 'LLM' ? LLM_NODE_HEIGHT : NODE_HEIGHT;
+}
+
+/** Where the layout put a node (its top left corner), and its height. */
+interface Placed {
+  x: number;
+  y: number;
+  height: number;
+}
 const PAD = 18;
 
 /**
@@ -137,17 +150,18 @@ export interface GraphProps {
   onSelect?: (nodeId: string) => void;
 }
 
-function layout(graph: GraphView): Map<string, { x: number; y: number }> {
+function layout(graph: GraphView): Map<string, Placed> {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 50 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: heightOf(node.type) });
   for (const edge of graph.edges) if (edge.kind === 'next') g.setEdge(edge.from, edge.to);
   dagre.layout(g);
-  const positions = new Map<string, { x: number; y: number }>();
+  const positions = new Map<string, Placed>();
   for (const node of graph.nodes) {
     const placed = g.node(node.id);
-    positions.set(node.id, { x: placed.x - NODE_WIDTH / 2, y: placed.y - NODE_HEIGHT / 2 });
+    const height = heightOf(node.type);
+    positions.set(node.id, { x: placed.x - NODE_WIDTH / 2, y: placed.y - height / 2, height });
   }
   return positions;
 }
@@ -185,14 +199,14 @@ function regionAround(
   label: string,
   kind: string,
   nodeIds: readonly string[],
-  positions: Map<string, { x: number; y: number }>,
+  positions: Map<string, Placed>,
   pad: Padding,
 ): Node {
   const points = nodeIds.flatMap((nodeId) => positions.get(nodeId) ?? []);
   const minX = Math.min(...points.map((p) => p.x)) - pad.side;
   const minY = Math.min(...points.map((p) => p.y)) - pad.top;
   const maxX = Math.max(...points.map((p) => p.x)) + NODE_WIDTH + pad.side;
-  const maxY = Math.max(...points.map((p) => p.y)) + NODE_HEIGHT + pad.bottom;
+  const maxY = Math.max(...points.map((p) => p.y + p.height)) + pad.bottom;
   return {
     id,
     type: 'region',
@@ -218,7 +232,7 @@ function boundsOf(nodes: readonly Node[]): Bounds {
     x: node.position.x,
     y: node.position.y,
     width: Number(node.style?.width ?? NODE_WIDTH),
-    height: Number(node.style?.height ?? NODE_HEIGHT),
+    height: Number(node.style?.height ?? heightOf((node.data as { type?: string }).type)),
   }));
   const x = Math.min(...boxes.map((box) => box.x));
   const y = Math.min(...boxes.map((box) => box.y));
@@ -298,19 +312,22 @@ export function Graph({ graph, status, selected, onSelect }: GraphProps) {
         };
       }),
     ];
-    const steps: Node[] = graph.nodes.map((node) => ({
-      id: node.id,
-      type: 'step',
-      position: positions.get(node.id) ?? { x: 0, y: 0 },
-      data: {
-        label: node.label,
-        type: node.type,
-        ...(node.detail ? { detail: node.detail } : {}),
-        ...(status?.[node.id] ? { status: status[node.id] } : {}),
-        selected: node.id === selected,
-      },
-      draggable: false,
-    }));
+    const steps: Node[] = graph.nodes.map((node) => {
+      const { x, y } = positions.get(node.id) ?? { x: 0, y: 0 };
+      return {
+        id: node.id,
+        type: 'step',
+        position: { x, y },
+        data: {
+          label: node.label,
+          type: node.type,
+          ...(node.detail ? { detail: node.detail } : {}),
+          ...(status?.[node.id] ? { status: status[node.id] } : {}),
+          selected: node.id === selected,
+        },
+        draggable: false,
+      };
+    });
     return [...regions, ...steps];
   }, [graph, positions, status, selected]);
   const edges = useMemo<Edge[]>(

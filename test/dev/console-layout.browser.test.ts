@@ -95,6 +95,38 @@ describe.skipIf(executablePath === undefined)('the execution page in chromium', 
     await page.goto(executionUrl);
   });
 
+  it('draws an LLM node with its cost line on one line, in the room the layout left it', async () => {
+    await page.goto(executionUrl);
+    const cost = page.getByTestId('cost-of-node-review.think');
+    await cost.waitFor();
+    const line = (await page
+      .locator('[data-testid="node-review.think"] .step-node-meta')
+      .first()
+      .boundingBox())!;
+    // One line, as the line above it, however long the cost.
+    expect((await cost.boundingBox())!.height).toBeLessThan(line.height * 1.5);
+    // Every node's box is inside a region's box or clear of it, and clear of every other node.
+    type Box = { left: number; top: number; right: number; bottom: number };
+    const boxes = (selector: string) =>
+      page.locator(selector).evaluateAll((elements) =>
+        elements.map((element) => {
+          const { left, top, right, bottom } = element.getBoundingClientRect();
+          return { left, top, right, bottom };
+        }),
+      );
+    const nodes: Box[] = await boxes('.react-flow__node-step');
+    const regions: Box[] = await boxes('.react-flow__node-region');
+    expect(nodes.length).toBeGreaterThan(3);
+    const meet = (a: Box, b: Box) =>
+      a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const inside = (a: Box, b: Box) =>
+      a.left >= b.left && a.right <= b.right && a.top >= b.top && a.bottom <= b.bottom;
+    for (const node of nodes) {
+      for (const region of regions) expect(!meet(node, region) || inside(node, region)).toBe(true);
+      for (const other of nodes) if (other !== node) expect(meet(node, other)).toBe(false);
+    }
+  });
+
   it('counts the run’s one model call in the singular', async () => {
     const line = page.getByTestId('run-cost');
     await expect.poll(() => line.innerText()).toContain('· 1 model call · 0 tool calls');
