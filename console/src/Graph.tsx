@@ -99,7 +99,7 @@ function StepNode({ id, data }: NodeProps<Node<StepNodeData>>) {
         <div
           className="step-node-meta"
           data-testid={`cost-of-node-${id}`}
-          title="model calls over all its runs: tokens and cost"
+          title={`model calls over all its runs: ${data.status.usage.inputTokens + data.status.usage.outputTokens} tokens, ${data.status.usage.costUsd === undefined ? 'no price' : formatUsd(data.status.usage.costUsd)}${data.status.awsUsd === undefined ? '' : `; its steps on AWS ${formatAwsUsd(data.status.awsUsd)}`}`}
         >
           <span>{data.status.usage.inputTokens + data.status.usage.outputTokens} tokens</span>
           <span>

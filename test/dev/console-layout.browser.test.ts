@@ -103,8 +103,9 @@ describe.skipIf(executablePath === undefined)('the execution page in chromium', 
       .locator('[data-testid="node-review.think"] .step-node-meta')
       .first()
       .boundingBox())!;
-    // One line, as the line above it, however long the cost.
+    // One line, as the line above it, however long the cost; the whole of it in its tooltip.
     expect((await cost.boundingBox())!.height).toBeLessThan(line.height * 1.5);
+    expect(await cost.getAttribute('title')).toMatch(/^model calls over all its runs: \d+ tokens, \$\d/);
     // Every node's box is inside a region's box or clear of it, and clear of every other node.
     type Box = { left: number; top: number; right: number; bottom: number };
     const boxes = (selector: string) =>
