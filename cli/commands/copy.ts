@@ -21,7 +21,7 @@ import {
   isRefusedEdit,
   reportRefusedEdit,
 } from '../copy-edit-options.ts';
-import { deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
+import { definitionsOnStack, deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
@@ -57,16 +57,12 @@ export async function runCopy(
     (session) => (session ? `cannot copy thread ${threadId}` : 'cannot open the stores'),
     async (session) => {
       const runtime = createLocalRuntime({ clients: session.clients });
+      const definitionOf = deployed
+        ? definitionsOnStack(services.sfn ?? sfnOf(session), stackNodeTables(session.clients))
+        : undefined;
       const onStack =
-        deployed && edits.length > 0
-          ? await deployedCopyChecks(
-              runtime,
-              threadId,
-              services.sfn ?? sfnOf(session),
-              stackNodeTables(session.clients),
-              edits,
-              io,
-            )
+        definitionOf && edits.length > 0
+          ? await deployedCopyChecks(runtime, threadId, definitionOf, edits, io)
           : {};
       const copy = await runtime
         .copyThread(threadId, {
@@ -74,13 +70,8 @@ export async function runCopy(
           ...(edits.length > 0 ? { edits } : {}),
           ...onStack,
           ...(deployed ? { deployed } : {}),
-          ...(deployed && options.from === undefined
-            ? {
-                stoppedAt: deployedStoppedAt(
-                  services.sfn ?? sfnOf(session),
-                  stackNodeTables(session.clients),
-                ),
-              }
+          ...(definitionOf && options.from === undefined
+            ? { stoppedAt: deployedStoppedAt(definitionOf) }
             : {}),
         })
         .catch((error: unknown) => {

@@ -14,6 +14,25 @@ import { visible } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import { declarationsInDefinition, definitionOfExecution } from './workflow-declarations.ts';
 
+/** An execution's state machine definition (definitionOfExecution): what a copy on a stack reads it by. */
+export type DefinitionOfExecution = (executionArn: string) => Promise<unknown>;
+
+/**
+ * Reads each execution's definition once however often a copy asks (its edits' checks, where it
+ * stands): one DescribeExecution and DescribeStateMachine, not one per question.
+ */
+export function definitionsOnStack(sfn: SfnLike, nodeTables: NodeTableSource): DefinitionOfExecution {
+  const read = new Map<string, Promise<unknown>>();
+  return (executionArn) => {
+    let definition = read.get(executionArn);
+    if (definition === undefined) {
+      definition = definitionOfExecution(sfn, nodeTables, executionArn);
+      read.set(executionArn, definition);
+    }
+    return definition;
+  };
+}
+
 /**
  * What checks a copy's edits on a stack, read from the definition of the state machine the thread's
  * execution ran on, its nodes described from the node table it names (a table that cannot be read is
@@ -25,8 +44,7 @@ import { declarationsInDefinition, definitionOfExecution } from './workflow-decl
 export async function deployedCopyChecks(
   runtime: Pick<LocalRuntime, 'stores'>,
   threadId: string,
-  sfn: SfnLike,
-  nodeTables: NodeTableSource,
+  definitionOf: DefinitionOfExecution,
   edits: readonly CopyEdit[],
   io: Pick<CliIo, 'stderr'>,
 ): Promise<{ declarations?: VariableDeclaration[]; deployedWorkflow?: DeployedWorkflow }> {
@@ -36,7 +54,7 @@ export async function deployedCopyChecks(
   let why = 'its thread names no execution';
   if (typeof executionArn === 'string') {
     try {
-      definition = await definitionOfExecution(sfn, nodeTables, executionArn);
+      definition = await definitionOf(executionArn);
       why = 'its definition holds no START declarations';
     } catch (error) {
       why = (error as Error).message;
@@ -62,11 +80,11 @@ export async function deployedCopyChecks(
  * of the state machine its execution ran on — the model call or question a cancel stopped, whose step
  * left no trace. Read only when needed; without the definition the copy stands at the last step's node.
  */
-export function deployedStoppedAt(sfn: SfnLike, nodeTables: NodeTableSource): CopyOptions['stoppedAt'] {
+export function deployedStoppedAt(definitionOf: DefinitionOfExecution): CopyOptions['stoppedAt'] {
   return async (thread) => {
     const executionArn = thread.metadata.executionId;
     if (typeof executionArn !== 'string') return undefined;
-    const definition = await definitionOfExecution(sfn, nodeTables, executionArn).catch(() => undefined);
+    const definition = await definitionOf(executionArn).catch(() => undefined);
     return definition === undefined ? undefined : nodeAfterLastStep(definition as AslDefinition, thread);
   };
 }

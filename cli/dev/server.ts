@@ -69,7 +69,7 @@ import type { NodeRun } from '../commands/inspect.ts';
 import { openInteractions } from '../commands/pending.ts';
 import { deliverReply } from '../commands/respond.ts';
 import { executionArnOf, type SfnLike } from '../commands/start.ts';
-import { deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
+import { definitionsOnStack, deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { startCopyOnStack } from '../deployed/copy-start.ts';
 import type { NodeStatus } from '../deployed/execution-view.ts';
 import { combinedStatus, type DeployedRun, listDeployedRuns } from '../deployed/runs.ts';
@@ -1756,18 +1756,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const edits = copyEditsOfBody(body);
     // The edits are checked against the workflow the folder runs the copy with, when it has it; on a
     // deployed stack, against the one its state machine's definition holds, as `copy --stack` does.
+    const definitionOf =
+      options.deployed === undefined
+        ? undefined
+        : definitionsOnStack(options.deployed.sfn, stackNodeTables(options.clients));
     const onStack =
-      options.deployed !== undefined && edits.length > 0
-        ? await deployedCopyChecks(
-            runtime,
-            id!,
-            options.deployed.sfn,
-            stackNodeTables(options.clients),
-            edits,
-            {
-              stderr: () => {},
-            },
-          )
+      definitionOf && edits.length > 0
+        ? await deployedCopyChecks(runtime, id!, definitionOf, edits, { stderr: () => {} })
         : {};
     const workflow =
       edits.length === 0 || options.deployed !== undefined
@@ -1779,12 +1774,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...(edits.length === 0 ? {} : { edits }),
       ...(workflow === undefined ? {} : { workflow }),
       ...onStack,
-      ...(options.deployed === undefined
-        ? {}
-        : {
-            deployed: true,
-            stoppedAt: deployedStoppedAt(options.deployed.sfn, stackNodeTables(options.clients)),
-          }),
+      ...(definitionOf === undefined ? {} : { deployed: true, stoppedAt: deployedStoppedAt(definitionOf) }),
     });
     broadcast('thread', { threadId: copy.id, copiedFrom: id, status: copy.status });
     return [201, await threadJson(copy)];

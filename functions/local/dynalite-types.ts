@@ -49,17 +49,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** JSON has no -0, NaN or infinities: those are dynalite's (as null, or its refusal). */
 const isJsonNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
-const compiled = new WeakMap<object, Check>();
-const compiledNames = new Map<string, Check>();
-const requestChecks = new WeakMap<object, Check>();
+/** By description: dynalite's module constants, and the few this module derives from them once. */
+const compiled = new Map<TypeSpec, Check>();
+const requestChecks = new Map<object, Check>();
 
 /** The check of one type description (kept: descriptions are module constants of dynalite's). */
 function checkOf(spec: TypeSpec): Check {
-  let check = typeof spec === 'string' ? compiledNames.get(spec) : compiled.get(spec);
+  let check = compiled.get(spec);
   if (check === undefined) {
     check = compile(spec);
-    if (typeof spec === 'string') compiledNames.set(spec, check);
-    else compiled.set(spec, check);
+    compiled.set(spec, check);
   }
   return check;
 }
