@@ -25,26 +25,7 @@ import { openDataDir } from '../../functions/local/data-dir-server.ts';
 import type { Interaction } from '../../functions/stores/interaction-store.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess } from '../support/cli-process.ts';
-
-/** START → `ask` (ask_for_input into `count`, declared number) → END with `{count}`. */
-const COUNT = {
-  id: 'count-ask',
-  version: 1,
-  variables: [{ name: 'count', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'ask',
-      type: 'USER_INTERACTION',
-      config: { userInteractionType: 'ask_for_input', showMessage: 'How many?', outputVariable: 'count' },
-    },
-    { id: 'end', type: 'END', config: { output: { count: '{{count}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'ask' },
-    { from: 'ask', to: 'end' },
-  ],
-};
+import { COUNT_QUESTION as COUNT } from '../support/count-question.ts';
 
 const REFUSED =
   'INVALID_INTERACTION_ANSWER (node ask): node ask (ask_for_input): the answer is stored in variable "count", declared number, so it must be a number; got "lots" (string)';

@@ -10,30 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../cli/dev/server.ts';
 import { createAwsClients } from '../../functions/aws/clients.ts';
 import { type LocalServices, startLocalServices } from '../../functions/local/services.ts';
+import { COUNT_QUESTION as COUNT } from '../support/count-question.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
-
-/** START → `ask` (ask_for_input into `count`, declared number) → END with `{count}`. */
-const COUNT = {
-  id: 'count-ask',
-  version: 1,
-  variables: [{ name: 'count', type: 'number', scope: 'thread', initial: 0 }],
-  nodes: [
-    { id: 'start', type: 'START' },
-    {
-      id: 'ask',
-      type: 'USER_INTERACTION',
-      config: { userInteractionType: 'ask_for_input', showMessage: 'How many?', outputVariable: 'count' },
-    },
-    { id: 'end', type: 'END', config: { output: { count: '{{count}}' } } },
-  ],
-  edges: [
-    { from: 'start', to: 'ask' },
-    { from: 'ask', to: 'end' },
-  ],
-};
 
 let services: LocalServices;
 let server: DevServer;
