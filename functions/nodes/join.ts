@@ -20,6 +20,7 @@
  */
 import { JOIN_DECIDED_KEY } from '../../engine/asl/task-input.ts';
 import { StepthreadError } from '../../engine/errors.ts';
+import type { NodeLogicResult } from '../../engine/lifecycle.ts';
 import { joinConfigSchema } from '../../engine/model/schema.ts';
 import {
   branchStatusOf,
@@ -27,6 +28,7 @@ import {
   decidesEarly,
   type BranchOutcome as EngineBranchOutcome,
   isTerminalStatus,
+  type JoinResult,
   joinItems,
   joinThreads,
   transitionThread,
@@ -34,7 +36,7 @@ import {
 import type { Envelope, Thread } from '../../engine/thread/types.ts';
 import { type PublishContext, publishCommitted } from '../events/publisher.ts';
 import type { HandlerDeps } from '../handlers/deps.ts';
-import { loadThread, type NodeBehaviour, nextEnvelope } from '../handlers/pipeline.ts';
+import { loadThread, type NodeBehaviour, nextEnvelope, type StepContext } from '../handlers/pipeline.ts';
 import { codedErrorFromAsl, TASK_ERROR_NAMES, type TaskEvent } from '../handlers/task.ts';
 import { type BranchOutcome, type JoinState, joinItemKey, joinStateOf } from '../stores/join-store.ts';
 import type { StepRecord, VersionedThread } from '../stores/thread-store.ts';
@@ -445,6 +447,23 @@ async function childrenOf(deps: HandlerDeps, event: TaskEvent): Promise<Versione
   return found.filter((entry): entry is VersionedThread => entry !== undefined);
 }
 
+/**
+ * The JOIN step's outcome from the engine's join: its output and events, with the parent as joined;
+ * a join that did not complete fails the step with its code.
+ */
+function joinedStep(ctx: StepContext, joined: JoinResult): NodeLogicResult {
+  if (joined.result.status !== 'COMPLETED') {
+    const error = joined.result.error;
+    throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
+      nodeId: ctx.node.id,
+    });
+  }
+  // The children are done: their global-write bookkeeping on the root goes with them.
+  const { globalWriters: _writers, ...parent } = joined.parent;
+  ctx.thread = parent;
+  return { output: joined.result.output, events: joined.events };
+}
+
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
   // A list's item creates its thread on its first step: one that never started has none.
@@ -467,15 +486,7 @@ export const joinNode: NodeBehaviour = {
         nodeId: node.id,
         env: ctx.deps.env,
       });
-      if (joined.result.status !== 'COMPLETED') {
-        const error = joined.result.error;
-        throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
-          nodeId: node.id,
-        });
-      }
-      const { globalWriters: _writers, ...parent } = joined.parent;
-      ctx.thread = parent;
-      return { output: joined.result.output, events: joined.events };
+      return joinedStep(ctx, joined);
     }
     // Exactly the branches the decision counted: one that finished later is as if still running.
     const counted = countedPaths(joinStateOf(ctx.relatedItems[0]), config, config.forkPathIds.length);
@@ -492,16 +503,7 @@ export const joinNode: NodeBehaviour = {
       nodeId: node.id,
       env: ctx.deps.env,
     });
-    if (joined.result.status !== 'COMPLETED') {
-      const error = joined.result.error;
-      throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
-        nodeId: node.id,
-      });
-    }
-    // The children are done: their global-write bookkeeping on the root goes with them.
-    const { globalWriters: _writers, ...parent } = joined.parent;
-    ctx.thread = parent;
-    return { output: joined.result.output, events: joined.events };
+    return joinedStep(ctx, joined);
   },
   async afterCommit({ deps, event, related }) {
     const children = related ?? (await childrenOf(deps, event));
