@@ -59,6 +59,18 @@ describe('an openai profile’s baseUrl', () => {
   });
 });
 
+describe('an API key written into a profile', () => {
+  it('is an unknown key that names apiKeyEnv, the variable that holds it', () => {
+    expect(messages(withProfile({ provider: 'openai', model: 'm', apiKey: 'sk-…' }))).toEqual([
+      {
+        code: 'UNKNOWN_KEY',
+        path: 'profiles.default.apiKey',
+        message: 'profiles.default.apiKey: unknown key "apiKey"; did you mean "apiKeyEnv"?',
+      },
+    ]);
+  });
+});
+
 describe('a profile’s provider', () => {
   it('names the value given and the provider meant: its case, or the provider that serves that product', () => {
     const expected = (given: string, meant: string) => [
