@@ -222,7 +222,7 @@ export type LoadedWorkflow = { ok: true; workflow: Workflow } | { ok: false; exi
 export async function loadValidWorkflow(file: string, io: CliIo): Promise<LoadedWorkflow> {
   const loaded = await loadWorkflowFile(file, io);
   if (loaded.kind === 'unreadable') {
-    io.stderr(`stepthread: ${loaded.message}\n`);
+    io.stderr(`stepthread: ${formatCodedError(loaded.error)}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   const result =

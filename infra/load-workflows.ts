@@ -56,11 +56,7 @@ export function loadWorkflowsFromDir(dir: string, options: LoadWorkflowsOptions 
     const file = relative(dir, path);
     const parsed = parseWorkflowText(readFileSync(path, 'utf8'), path);
     if (parsed.kind !== 'loaded') {
-      problems.push(
-        parsed.kind === 'unparsable'
-          ? `${file}: ${parsed.error.code}: ${parsed.error.message}`
-          : `${file}: ${parsed.message}`,
-      );
+      problems.push(`${file}: ${parsed.error.code}: ${parsed.error.message}`);
       continue;
     }
     const result = validateWorkflow(parsed.data);

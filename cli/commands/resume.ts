@@ -13,12 +13,13 @@ import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
 import { continueAfterEventsOf, reportThresholdRefused } from '../continuation.ts';
-import { type CliIo, EXIT } from '../io.ts';
+import type { CliIo } from '../io.ts';
 import { commandForm, dataDirArgument, loadValidWorkflow, withStores } from '../local-session.ts';
 import {
   answerSourceFor,
   type RunCommandOptions,
   refuseAnswers,
+  reportAnswersRefused,
   resumeExecution,
   runOptionsFor,
 } from './run.ts';
@@ -29,10 +30,7 @@ export interface ResumeCommandOptions extends Omit<RunCommandOptions, 'input' | 
 
 export async function runResume(id: string, options: ResumeCommandOptions, io: CliIo): Promise<number> {
   const answers = await answerSourceFor(options, io);
-  if (!answers.ok) {
-    io.stderr(`stepthread: ${answers.message}\n`);
-    return EXIT.usage;
-  }
+  if (!answers.ok) return reportAnswersRefused(answers, io);
   const threshold = continueAfterEventsOf(options, io);
   if (!threshold.ok) return reportThresholdRefused(threshold, io);
   let workflow: Awaited<ReturnType<typeof loadValidWorkflow>> | undefined;

@@ -175,10 +175,7 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
     return EXIT.usage;
   }
   const answers = await answerSourceFor(options, io);
-  if (!answers.ok) {
-    io.stderr(`stepthread: ${answers.message}\n`);
-    return EXIT.usage;
-  }
+  if (!answers.ok) return reportAnswersRefused(answers, io);
   const threshold = continueAfterEventsOf(options, io);
   if (!threshold.ok) return reportThresholdRefused(threshold, io);
   const budget = budgetOption(options.budget, io);
@@ -502,31 +499,75 @@ export function refuseAnswers(
 type AnswerSetup =
   /** `sourceFor`: the source once the runtime is there (a run stopped at a question reads its conversation). */
   | { ok: true; sourceFor: (runtime: RunRuntime) => AnswerSource; data?: unknown }
-  | { ok: false; message: string };
+  | { ok: false; code: ErrorCode; message: string };
+
+/** Says why `--answers` is refused, coded (a usage error: nothing ran). */
+export function reportAnswersRefused(answers: Extract<AnswerSetup, { ok: false }>, io: CliIo): number {
+  io.stderr(`stepthread: ${answers.code}: ${visible(answers.message)}\n`);
+  return EXIT.usage;
+}
+
+const ANSWERS_EXAMPLE = `a JSON object keyed by node id, such as --answers '{"approve": true}', or a file holding one`;
+
+/**
+ * `--answers` as JSON text: inline like --input (an object; an array is inline too, to be refused as
+ * not one), or a file (optionally written @file).
+ */
+async function readAnswersOption(
+  raw: string,
+  io: CliIo,
+): Promise<{ ok: true; text: string } | { ok: false; code: ErrorCode; message: string }> {
+  if (/^\s*[{[]/.test(raw)) return { ok: true, text: raw };
+  const path = raw.replace(/^@/, '');
+  try {
+    return { ok: true, text: await io.readFile(path) };
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = code === 'ENOENT' ? `there is no file ${path}` : message;
+    return {
+      ok: false,
+      code: 'INVALID_INTERACTION_ANSWER',
+      message: `--answers ${raw} is neither inline JSON nor a file that can be read (${why}): give ${ANSWERS_EXAMPLE}`,
+    };
+  }
+}
 
 /** `--answers` first, then the terminal when stdin is one; neither → the run stops at the first question. */
 export async function answerSourceFor(options: RunCommandOptions, io: CliIo): Promise<AnswerSetup> {
   let fromFile: AnswerSource | undefined;
   let data: unknown;
   if (options.answers !== undefined) {
+    const read = await readAnswersOption(options.answers, io);
+    if (!read.ok) return read;
+    const { text } = read;
     try {
-      // Inline JSON like --input (an object; an array is inline too, to be refused as not one), or a
-      // file (optionally written @file).
-      const inline = /^\s*[{[]/.test(options.answers);
-      const text = inline ? options.answers : await io.readFile(options.answers.replace(/^@/, ''));
       data = JSON.parse(withoutByteOrderMark(text));
-      // An answer is a value as --input is: one JSON would round or lose is refused as it is there.
-      const inexact = inexactNumberIn(text);
-      if (inexact !== undefined) {
-        return {
-          ok: false,
-          message: `INPUT_NUMBER_INEXACT: --answers holds the number ${inexact}, which a JSON number (a double) cannot hold exactly; pass it as a string`,
-        };
-      }
-      fromFile = fileAnswers(data);
     } catch (error) {
-      return { ok: false, message: `--answers ${options.answers}: ${(error as Error).message}` };
+      const where =
+        text === options.answers ? '--answers' : `--answers file ${options.answers.replace(/^@/, '')}`;
+      return {
+        ok: false,
+        code: 'INVALID_INTERACTION_ANSWER',
+        message: `${where} is not valid JSON (${(error as Error).message}): give ${ANSWERS_EXAMPLE}`,
+      };
     }
+    // An answer is a value as --input is: one JSON would round or lose is refused as it is there.
+    const inexact = inexactNumberIn(text);
+    if (inexact !== undefined) {
+      return {
+        ok: false,
+        code: 'INPUT_NUMBER_INEXACT',
+        message: `--answers holds the number ${inexact}, which a JSON number (a double) cannot hold exactly; pass it as a string`,
+      };
+    }
+    if (!isAnswersObject(data)) {
+      return {
+        ok: false,
+        code: 'INVALID_INTERACTION_ANSWER',
+        message: `--answers must be ${ANSWERS_EXAMPLE}; got ${Array.isArray(data) ? 'an array' : JSON.stringify(data)}`,
+      };
+    }
+    fromFile = fileAnswers(data);
   }
   const fromTerminal = io.prompt ? terminalAnswers(io.prompt, io.stderr) : undefined;
   return {
@@ -600,4 +641,8 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));
     });
+}
+
+function isAnswersObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -17,9 +17,8 @@ export async function runValidate(file: string, options: ValidateOptions, io: Cl
   const loaded = await loadWorkflowFile(file, io);
   if (loaded.kind === 'unreadable') {
     // --json always prints its report, a file it cannot read included (exit 2 still says which).
-    if (options.json)
-      io.stdout(jsonReport(false, [{ code: 'WORKFLOW_FILE_UNREADABLE', message: loaded.message }]));
-    else io.stderr(`stepthread: ${loaded.message}\n`);
+    if (options.json) io.stdout(jsonReport(false, [loaded.error]));
+    else io.stderr(`stepthread: ${formatCodedError(loaded.error)}\n`);
     return EXIT.usage;
   }
   const { errors, warnings } =

@@ -150,20 +150,22 @@ function missingFieldMessage(
   data: unknown,
   unknownPaths?: ReadonlySet<string>,
 ): string | undefined {
-  if (issue.code !== 'invalid_type' && issue.code !== 'invalid_value') return undefined;
+  if (issue.code !== 'invalid_type' && issue.code !== 'invalid_value' && issue.code !== 'invalid_union')
+    return undefined;
   const parent = valueAtIssue(data, issue.path.slice(0, -1));
   const key = issue.path.at(-1);
   if (!isRecord(parent) || typeof key !== 'string' || Object.hasOwn(parent, key)) return undefined;
-  const expected = issue.message
-    .replace(/^Invalid (input|option): /, '')
-    .replace(/, received undefined$/, '');
+  const expected =
+    issue.code === 'invalid_union'
+      ? unionExpectation(issue)
+      : issue.message.replace(/^Invalid (input|option): /, '').replace(/, received undefined$/, '');
   const parentPath = issue.path.slice(0, -1);
   const keys = Object.keys(parent).filter(
     (given) => unknownPaths === undefined || unknownPaths.has(formatPath([...parentPath, given])),
   );
   const given = misnamed(keys, key);
   const found = given === undefined ? '' : `; the object has "${given}": did you mean "${key}"?`;
-  return `required but missing (${expected})${found}`;
+  return `required but missing (${expected})${found}${Object.hasOwn(REQUIRED_EXAMPLES, key) ? REQUIRED_EXAMPLES[key] : ''}`;
 }
 
 /**
@@ -182,9 +184,73 @@ function misnamed(keys: readonly string[], key: string): string | undefined {
   );
 }
 
+/** What to write for a required field whose type alone says little. */
+const REQUIRED_EXAMPLES: Readonly<Record<string, string>> = {
+  handler:
+    ': what runs the tool, such as {"kind": "code", "code": "return { … }"}, {"kind": "http", "url": "https://…"} or "builtin:echo"',
+};
+
+/** The fields of a union issue zod adds when the union has a discriminator (`provider`, a node's `type`). */
+type DiscriminatedUnionIssue = z.core.$ZodIssue & { code: 'invalid_union'; options?: unknown[] };
+
+/**
+ * What a union takes, for a field left out: its discriminator's values (a profile's `provider`), else
+ * the types its options take (a tool's `handler`: a string or an object).
+ */
+function unionExpectation(issue: z.core.$ZodIssue & { code: 'invalid_union' }): string {
+  const { options } = issue as DiscriminatedUnionIssue;
+  if (Array.isArray(options) && options.length > 0)
+    return `expected one of ${options.map((option) => JSON.stringify(option)).join(', ')}`;
+  const types = new Set(
+    issue.errors.flatMap((branch) =>
+      branch.flatMap((inner) =>
+        inner.code === 'invalid_type' && inner.path.length === 0 ? [inner.expected] : [],
+      ),
+    ),
+  );
+  return types.size > 0 ? `expected ${[...types].join(' or ')}` : 'expected a value';
+}
+
+/** Other products' names for a profile's provider: each is served by the one named. */
+const PROVIDER_SYNONYMS: Readonly<Record<string, string>> = {
+  gpt: 'openai',
+  chatgpt: 'openai',
+  azure: 'openai',
+  ollama: 'openai',
+  vllm: 'openai',
+  lmstudio: 'openai',
+  anthropic: 'bedrock',
+  claude: 'bedrock',
+  aws: 'bedrock',
+};
+
+/**
+ * A discriminator value that names no option (a profile's `provider`): the value given, and the option
+ * it most likely meant (its case, a typo, or the provider that serves that product).
+ */
+function discriminatorMessage(issue: DiscriminatedUnionIssue, data: unknown): string | undefined {
+  if (!Array.isArray(issue.options) || issue.options.length === 0) return undefined;
+  const given = valueAtIssue(data, issue.path);
+  if (given === undefined) return undefined;
+  const options = issue.options.filter((value): value is string => typeof value === 'string');
+  const key = issue.path.at(-1);
+  const synonym =
+    key === 'provider' && typeof given === 'string' && Object.hasOwn(PROVIDER_SYNONYMS, given.toLowerCase())
+      ? PROVIDER_SYNONYMS[given.toLowerCase()]
+      : undefined;
+  const meant = typeof given === 'string' ? (closestKey(given, options) ?? synonym) : undefined;
+  // Ollama, vLLM, LM Studio and Azure serve OpenAI's API at their own address.
+  const why =
+    meant === 'openai' && synonym !== undefined && !/^(chat)?gpt$/i.test(String(given))
+      ? ' (any OpenAI-compatible server, at its "baseUrl")'
+      : '';
+  return `${issue.message}, got ${clipped(JSON.stringify(given))}${meant ? `; did you mean "${meant}"${why}?` : ''}`;
+}
+
 /** A string that is not one of the allowed values, with the one it most likely meant ("get" → "GET"). */
 function withSuggestion(issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === 'invalid_type') return issue.message + quotedScalar(issue, data);
+  if (issue.code === 'invalid_union') return discriminatorMessage(issue, data) ?? issue.message;
   if (issue.code !== 'invalid_value') return issue.message;
   const given = valueAtIssue(data, issue.path);
   const options = issue.values.filter((value): value is string => typeof value === 'string');

@@ -274,10 +274,29 @@ export const scriptedProfileSchema = z.object({
   tokenLimit: z.number().int().positive().optional(),
   pricing: pricingSchema.optional(),
 });
+/**
+ * An OpenAI-compatible server's address, an absolute http(s) URL: `localhost:11434/v1` would read as
+ * the scheme `localhost:` and fail every request only as the run reaches the model.
+ */
+const serverUrl = z.string().refine(isHttpUrl, {
+  error: (issue) => {
+    const given = String(issue.input);
+    const meant =
+      isHttpUrl(`http://${given}`) && !given.includes('://') ? `; did you mean "http://${given}"?` : '';
+    return `baseUrl must be an http:// or https:// URL such as "http://localhost:11434/v1", got ${JSON.stringify(given)}${meant}`;
+  },
+});
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol, host } = new URL(value);
+  return (protocol === 'http:' || protocol === 'https:') && host !== '';
+}
+
 export const openaiProfileSchema = z.object({
   provider: z.literal('openai'),
   model: z.string(),
-  baseUrl: z.string().optional(),
+  baseUrl: serverUrl.optional(),
   /** Name of the environment variable (locally) or secret (on AWS) holding the API key. */
   apiKeyEnv: z.string().optional(),
   /** Secrets Manager secret id (name or ARN): a plain key, or JSON with an `apiKey` field. */

@@ -202,6 +202,9 @@ const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   input_schema: ['parameters'],
   inputschema: ['parameters'],
   params: ['parameters'],
+  // A key is never written in a workflow file: a profile names the environment variable holding it.
+  apikey: ['apiKeyEnv'],
+  api_key: ['apiKeyEnv'],
 };
 
 /** The key of `candidates` that `key` is another framework's word for (`to` → `targetNodeId`). */

@@ -12,9 +12,11 @@ import { formatPath, isRecord, type Path } from '../model/paths.ts';
 import {
   CONTEXT_OPERATIONS,
   endConfigSchema,
+  forkConfigSchema,
   hookSchema,
   llmConfigSchema,
   loopEndConfigSchema,
+  loopStartConfigSchema,
   messageSchema,
   type NodeOfType,
   type NodeType,
@@ -23,6 +25,7 @@ import {
   userInteractionConfigSchema,
   type VariableDeclaration,
   type VariableType,
+  variableConfigSchema,
   type WorkflowNode,
 } from '../model/schema.ts';
 import { findDeclaration } from '../thread/variables.ts';
@@ -90,6 +93,10 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
   switch (node.type) {
     case 'FORK':
       checkFork(node, config, add);
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
+      break;
+    case 'CODE':
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'JOIN':
       checkJoin(node, config, add);
@@ -180,6 +187,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
           [...config, 'maxIterations'],
         );
       }
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'LOOP_END':
       errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
@@ -248,6 +256,7 @@ export function checkNode(node: WorkflowNode, path: Path, scope: NodeScope): Cod
       errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       break;
     case 'SUBGRAPH':
+      errors.push(...configExpressionErrors(node.type, node.config, config, node.id));
       errors.push(...mappingTypeErrors(node, config, scope));
       break;
     default:
@@ -263,11 +272,16 @@ type FieldSchema = { safeParse(value: unknown): { success: boolean } };
 
 /** In a field's location, every element of the array there. */
 const EACH = Symbol('each');
+/** In a field's location, every value of the record there (a CODE node's inputs, a mapping). */
+const VALUES = Symbol('values');
+
+/** The schema of a field that holds one expression (a VARIABLE's, each of a CODE node's inputs, …). */
+const EXPRESSION: FieldSchema = variableConfigSchema.shape.expression;
 
 /** Where a node type's config holds an expression or a template, and the schema of that field. */
 interface ExpressionField {
   readonly kind: 'expression' | 'template';
-  readonly at: readonly (string | typeof EACH)[];
+  readonly at: readonly (string | typeof EACH | typeof VALUES)[];
   readonly field: FieldSchema;
 }
 
@@ -277,6 +291,14 @@ interface ExpressionField {
  * and replacement contents are templates, rendered as the node runs.
  */
 const EXPRESSION_FIELDS: Partial<Record<NodeType, readonly ExpressionField[]>> = {
+  // Evaluated as the node runs: an expression that does not parse would fail the run there.
+  LOOP_START: [{ kind: 'template', at: ['dataSource'], field: loopStartConfigSchema.shape.dataSource }],
+  FORK: [{ kind: 'template', at: ['forEach'], field: forkConfigSchema.shape.forEach }],
+  CODE: [{ kind: 'expression', at: ['inputs', VALUES], field: EXPRESSION }],
+  SUBGRAPH: [
+    { kind: 'expression', at: ['inputMapping', VALUES], field: EXPRESSION },
+    { kind: 'expression', at: ['outputMapping', VALUES], field: EXPRESSION },
+  ],
   CONTEXT_PROCESSOR: [
     { kind: 'template', at: ['insert', 'messages', EACH, 'content'], field: messageSchema.shape.content },
     { kind: 'template', at: ['replace', 'message', 'content'], field: messageSchema.shape.content },
@@ -300,13 +322,20 @@ const EXPRESSION_FIELDS: Partial<Record<NodeType, readonly ExpressionField[]>> =
   END: [{ kind: 'template', at: ['output'], field: endConfigSchema.shape.output }],
 };
 
-/** The values at `at` under `root` (EACH: every record of an array), each with its path. */
+/**
+ * The values at `at` under `root` (EACH: every record of an array; VALUES: every value of a record),
+ * each with its path.
+ */
 function valuesAt(root: unknown, at: ExpressionField['at'], path: Path): Array<[unknown, Path]> {
   if (at.length === 0) return root === undefined ? [] : [[root, path]];
   const [step, ...rest] = at;
   if (step === EACH) {
     if (!Array.isArray(root)) return [];
     return root.flatMap((item, index) => (isRecord(item) ? valuesAt(item, rest, [...path, index]) : []));
+  }
+  if (step === VALUES) {
+    if (!isRecord(root)) return [];
+    return Object.entries(root).flatMap(([key, value]) => valuesAt(value, rest, [...path, key]));
   }
   return isRecord(root) ? valuesAt(root[step as string], rest, [...path, step as string]) : [];
 }
@@ -335,11 +364,18 @@ function configExpressionErrors(
 
 /** The errors of a node's hooks' conditions (`path`: the node's); `parsedOnly` as above. */
 function hookExpressionErrors(hooks: unknown, path: Path, nodeId: string, parsedOnly = false): CodedError[] {
-  return valuesAt(hooks, [EACH, 'condition'], [...path, 'hooks']).flatMap(([condition, where]) =>
+  const conditions = valuesAt(hooks, [EACH, 'condition'], [...path, 'hooks']).flatMap(([condition, where]) =>
     parsedOnly && !hookSchema.shape.condition.safeParse(condition).success
       ? []
       : expressionErrors(condition as string, where, nodeId),
   );
+  // The payload is rendered as the hook fires; a template that does not parse would drop the event.
+  const payloads = valuesAt(hooks, [EACH, 'eventPayload'], [...path, 'hooks']).flatMap(([payload, where]) =>
+    parsedOnly && !hookSchema.shape.eventPayload.safeParse(payload).success
+      ? []
+      : templateErrors(payload, where, nodeId),
+  );
+  return [...conditions, ...payloads];
 }
 
 /**

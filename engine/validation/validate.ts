@@ -79,33 +79,53 @@ function checkNodeReferences(view: WorkflowView, outer: (id: string) => boolean 
   const errors: CodedError[] = [];
   for (const { node, path, child } of view.nodes) {
     if (child) errors.push(...checkNodeReferences(child, known));
-    if (!node || node.type === 'SUBGRAPH') continue;
-    const references = nodeReferences({
-      config: 'config' in node ? node.config : undefined,
-      hooks: node.hooks,
-    });
-    if (references === 'all') continue;
-    for (const id of references) {
-      if (known(id)) continue;
-      const dashed = [...ids].find((candidate) => candidate.startsWith(`${id}-`));
-      const suggestion = closestKey(id, [...ids]);
-      const hint =
-        dashed !== undefined
-          ? `; "-" subtracts in an expression, so nodes.${dashed} reads nodes.${id} minus the rest: write nodes['${dashed}']`
-          : suggestion
-            ? `; did you mean "${suggestion}"?`
-            : '';
-      errors.push(
-        codedError(
-          'UNKNOWN_NODE_REFERENCE',
-          `node ${node.id} reads nodes.${id}, but no node has that id${hint}`,
-          path,
-          node.id,
-        ),
-      );
+    if (!node) continue;
+    const unknown = (value: unknown, knownHere: (id: string) => boolean, candidates: readonly string[]) =>
+      errors.push(...unknownNodeReferences(node.id, path, nodeReferences(value), knownHere, candidates));
+    if (node.type === 'SUBGRAPH') {
+      // Its mappings only (its workflow's nodes are checked at their level): inputMapping is read
+      // at the caller's level, outputMapping as the child ends, where the child's nodes are known too.
+      const childIds = child?.rawIds.map(({ id }) => id) ?? [];
+      unknown(node.config.inputMapping ?? {}, known, [...ids]);
+      unknown(node.config.outputMapping ?? {}, (id) => known(id) || childIds.includes(id), [
+        ...ids,
+        ...childIds,
+      ]);
+      continue;
     }
+    unknown({ config: 'config' in node ? node.config : undefined, hooks: node.hooks }, known, [...ids]);
   }
   return errors;
+}
+
+/** UNKNOWN_NODE_REFERENCE for each id `references` names that is not known, with the id it most likely meant. */
+function unknownNodeReferences(
+  nodeId: string,
+  path: Path,
+  references: ReturnType<typeof nodeReferences>,
+  known: (id: string) => boolean,
+  candidates: readonly string[],
+): CodedError[] {
+  if (references === 'all') return [];
+  return [...references].flatMap((id) => {
+    if (known(id)) return [];
+    const dashed = candidates.find((candidate) => candidate.startsWith(`${id}-`));
+    const suggestion = closestKey(id, [...candidates]);
+    const hint =
+      dashed !== undefined
+        ? `; "-" subtracts in an expression, so nodes.${dashed} reads nodes.${id} minus the rest: write nodes['${dashed}']`
+        : suggestion
+          ? `; did you mean "${suggestion}"?`
+          : '';
+    return [
+      codedError(
+        'UNKNOWN_NODE_REFERENCE',
+        `node ${nodeId} reads nodes.${id}, but no node has that id${hint}`,
+        path,
+        nodeId,
+      ),
+    ];
+  });
 }
 
 /** Names a node's expressions may read besides variables (engine/scope.ts). */

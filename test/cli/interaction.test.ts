@@ -307,7 +307,7 @@ describe('stepthread run with USER_INTERACTION', () => {
     const array = await cli(['run', EXAMPLE, '--answers', '[true]']);
     expect(array.code).toBe(2);
     expect(array.stderr).toContain(
-      '--answers [true]: the answers file must be a JSON object keyed by node id',
+      'INVALID_INTERACTION_ANSWER: --answers must be a JSON object keyed by node id',
     );
   });
 });

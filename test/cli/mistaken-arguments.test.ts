@@ -1,0 +1,120 @@
+/**
+ * What a new user mistypes on the command line ends in a coded error that says what to give instead,
+ * exits 2, and touches nothing: a workflow file that is not there (a typo, no extension, a folder)
+ * and an `--answers` that is neither JSON nor a file.
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+let dir: string;
+let workflows: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-mistakes-'));
+  workflows = join(dir, 'workflows');
+  await mkdir(workflows);
+  for (const name of ['vendor-review.json', 'route-loop.json'])
+    await copyFile(join(ROOT, 'examples', name), join(workflows, name));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const data = () => join(dir, 'data');
+const cli = (...args: string[]) => runCli([...args], { cwd: dir });
+
+describe('a workflow file that cannot be read', () => {
+  it('is WORKFLOW_FILE_UNREADABLE naming the file most likely meant, for run, compile and validate', async () => {
+    const typo = join(workflows, 'vendr-review.json');
+    const expected = `stepthread: WORKFLOW_FILE_UNREADABLE: cannot read ${typo}: there is no such file; did you mean ${join(workflows, 'vendor-review.json')}?\n`;
+    for (const args of [
+      ['run', typo, '--data-dir', data()],
+      ['compile', typo],
+      ['validate', typo],
+    ]) {
+      const result = await cli(...args);
+      expect(result.code, args[0]).toBe(2);
+      expect(result.stderr, args[0]).toBe(expected);
+      expect(result.stdout).toBe('');
+    }
+    // Nothing ran, so no data directory was made.
+    expect(existsSync(data())).toBe(false);
+  });
+
+  it('names the file with its extension when it was left out, and says so in validate --json', async () => {
+    const bare = join(workflows, 'route-loop');
+    const result = await cli('validate', '--json', bare);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toEqual({
+      valid: false,
+      errors: [
+        {
+          code: 'WORKFLOW_FILE_UNREADABLE',
+          message: `cannot read ${bare}: there is no such file; did you mean ${join(workflows, 'route-loop.json')}?`,
+        },
+      ],
+    });
+    // A name like no file there gets no guess.
+    const other = await cli('validate', join(workflows, 'payments.json'));
+    expect(other.stderr).toBe(
+      `stepthread: WORKFLOW_FILE_UNREADABLE: cannot read ${join(workflows, 'payments.json')}: there is no such file\n`,
+    );
+  });
+
+  it('says a folder is one, and which workflow files it holds', async () => {
+    const result = await cli('run', workflows, '--data-dir', data());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `stepthread: WORKFLOW_FILE_UNREADABLE: cannot read ${workflows}: it is a folder: give one workflow file (.json, .yaml or .yml) such as ${join(workflows, 'route-loop.json')} (it holds route-loop.json, vendor-review.json); stepthread dev serves a folder\n`,
+    );
+    expect(existsSync(data())).toBe(false);
+  });
+});
+
+describe('--answers that is neither JSON nor a file', () => {
+  const workflow = () => join(workflows, 'vendor-review.json');
+
+  it('is INVALID_INTERACTION_ANSWER with the form to give, before anything runs', async () => {
+    const result = await cli('run', workflow(), '--answers', 'approve=true', '--data-dir', data());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `stepthread: INVALID_INTERACTION_ANSWER: --answers approve=true is neither inline JSON nor a file that can be read (there is no file approve=true): give a JSON object keyed by node id, such as --answers '{"approve": true}', or a file holding one\n`,
+    );
+    expect(existsSync(data())).toBe(false);
+  });
+
+  it('is INVALID_INTERACTION_ANSWER for JSON that does not parse, inline or in a file, or is no object', async () => {
+    const inline = await cli('run', workflow(), '--answers', '{approve: true}', '--data-dir', data());
+    expect(inline.code).toBe(2);
+    expect(inline.stderr).toMatch(
+      /^stepthread: INVALID_INTERACTION_ANSWER: --answers is not valid JSON \(.+\): give a JSON object keyed by node id, such as --answers '\{"approve": true\}', or a file holding one\n$/,
+    );
+    const file = join(dir, 'answers.txt');
+    await writeFile(file, 'approve: yes\n');
+    const fromFile = await cli('run', workflow(), '--answers', `@${file}`, '--data-dir', data());
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toMatch(
+      new RegExp(
+        `^stepthread: INVALID_INTERACTION_ANSWER: --answers file ${file.replaceAll('.', '\\.')} is not valid JSON \\(`,
+      ),
+    );
+    const list = await cli('run', workflow(), '--answers', '[true]', '--data-dir', data());
+    expect(list.code).toBe(2);
+    expect(list.stderr).toBe(
+      `stepthread: INVALID_INTERACTION_ANSWER: --answers must be a JSON object keyed by node id, such as --answers '{"approve": true}', or a file holding one; got an array\n`,
+    );
+    expect(existsSync(data())).toBe(false);
+  });
+
+  it('is refused the same by resume, before it opens the data directory', async () => {
+    const result = await cli('resume', 'some-execution', '--answers', 'approve=true', '--data-dir', data());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'stepthread: INVALID_INTERACTION_ANSWER: --answers approve=true is neither',
+    );
+    expect(existsSync(data())).toBe(false);
+  });
+});
