@@ -42,6 +42,7 @@ import { parseConfig } from './config.ts';
 import { markThreadFailed } from './fail.ts';
 import { itemThreadId, JOIN_KEY, listItemOf } from './fork.ts';
 import { joinKeyFor } from './ids.ts';
+import { joinedCalls, LLM_CALLS_KEY } from './llm-calls.ts';
 
 /** A JOIN's config as its bookkeeping tasks carry it: the path list may be left out (`paths` counts them). */
 const bookkeepingConfigSchema = joinConfigSchema.partial({ forkPathIds: true });
@@ -445,6 +446,19 @@ async function childrenOf(deps: HandlerDeps, event: TaskEvent): Promise<Versione
   return found.filter((entry): entry is VersionedThread => entry !== undefined);
 }
 
+/**
+ * The parent with the model calls of the branches that finished before the join decided counted as
+ * its own (a later one is as if still running: what it did depends on timing), so the scripted
+ * provider's replies go on in order across a fork inside a loop.
+ */
+function withBranchCalls(parent: Thread, children: readonly Thread[]): Thread {
+  const finished = children.filter((child) => branchStatusOf(child.status) !== undefined);
+  const calls = joinedCalls(parent, finished);
+  return calls === undefined
+    ? parent
+    : { ...parent, contextData: { ...parent.contextData, [LLM_CALLS_KEY]: calls } };
+}
+
 export const joinNode: NodeBehaviour = {
   relatedThreadIds: childIdsOf,
   // A list's item creates its thread on its first step: one that never started has none.
@@ -474,7 +488,10 @@ export const joinNode: NodeBehaviour = {
         });
       }
       const { globalWriters: _writers, ...parent } = joined.parent;
-      ctx.thread = parent;
+      ctx.thread = withBranchCalls(
+        parent,
+        ctx.related.map(({ thread }) => thread),
+      );
       return { output: joined.result.output, events: joined.events };
     }
     // Exactly the branches the decision counted: one that finished later is as if still running.
@@ -500,7 +517,7 @@ export const joinNode: NodeBehaviour = {
     }
     // The children are done: their global-write bookkeeping on the root goes with them.
     const { globalWriters: _writers, ...parent } = joined.parent;
-    ctx.thread = parent;
+    ctx.thread = withBranchCalls(parent, children);
     return { output: joined.result.output, events: joined.events };
   },
   async afterCommit({ deps, event, related }) {
