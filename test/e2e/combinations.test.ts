@@ -1442,3 +1442,25 @@ describe('a JOIN’s merge handed on', () => {
     expect(seen.one('split/facts').variables.thread).toMatchObject({ note: 'F' });
   });
 });
+
+describe('a path with no node of its own (its FORK lists the JOIN as its first node)', () => {
+  it('completes with no output: several paths keep its key, as null, beside the others', async () => {
+    const seen = await run('combo-empty-path', {
+      replies: { intro: ['intro reply'], 'a-llm': ['a reply'] },
+      nodes: [
+        node.start(),
+        node.llm('intro', 'intro'),
+        node.fork('split', ['a', 'b'], ['a-llm', 'merge']),
+        node.llm('a-llm', 'a'),
+        node.join('merge', ['a', 'b'], 'ALL_COMPLETED', { mainPathId: 'b' }),
+        node.code('keys', 'return Object.keys(input.m)', { inputs: { m: 'nodes.merge' } }),
+        node.end({ merged: '{{nodes.merge}}', keys: '{{nodes.keys}}' }),
+      ],
+      edges: ['start>intro>split', 'a-llm>merge', 'merge>keys>end'],
+    });
+    completed(seen);
+    expect(seen.run.output).toEqual({ merged: { a: 'a reply', b: null }, keys: ['a', 'b'] });
+    // b, the main path, ran nothing: the parent continues with the conversation it had.
+    expect(seen.conversation()).toEqual([u('intro'), a('intro reply')]);
+  });
+});
