@@ -7,11 +7,13 @@
  * join. Each expectation is worked out from the seeds and docs/workflow-file.md (its departures table
  * included).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
+import type { CliIo } from '../../cli/io.ts';
+import { main } from '../../cli/main.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess } from '../support/cli-process.ts';
 import { chains, node, type WorkflowSpec, workflow } from './combination-workflows.ts';
@@ -707,6 +709,69 @@ describe('USER_INTERACTION on fork paths', () => {
       'NODE_COMPLETED a-after',
     ]);
   });
+
+  it('a run waiting at its terminal prompt on two parallel paths: respond from other processes answers each, the join completes', async () => {
+    const file = await fileOf('combo-respond-branches', {
+      variables: [{ name: 'note', type: 'string', scope: 'thread', initial: '' }],
+      replies: { 'a-llm': ['a reply'] },
+      nodes: [
+        node.start(),
+        node.fork('split', ['a', 'b'], ['a-ask', 'b-pick']),
+        node.ask('a-ask', 'ask_for_input', { showMessage: 'Note for a?', outputVariable: 'note' }),
+        node.llm('a-llm', 'a {{note}}'),
+        node.ask('b-pick', 'ask_for_selection', { showMessage: 'Pick for b', options: ['low', 'high'] }),
+        node.join('merge', ['a', 'b'], 'ALL_COMPLETED'),
+        node.end('{{nodes.merge}}'),
+      ],
+      edges: ['start>split', 'a-ask>a-llm>merge', 'b-pick>merge', 'merge>end'],
+    });
+    const waitingData = join(dir, 'respond-data');
+    let stdout = '';
+    let stderr = '';
+    let prompted: () => void = () => {};
+    const asked = new Promise<void>((resolve) => {
+      prompted = resolve;
+    });
+    const io: CliIo = {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+      readFile: (path) => readFile(path, 'utf8'),
+      env: {},
+      cwd: dir,
+      // Nobody types: only respond, from other processes, answers.
+      prompt: (_question, signal) => {
+        prompted();
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const running = main(['node', 'stepthread', 'run', file, '--json', '--data-dir', waitingData], io);
+    await asked;
+    const other = (args: string[]) => cliProcess([...args, '--data-dir', waitingData], { cwd: dir });
+    let open: { interactionId: string; nodeId: string }[] = [];
+    while (open.length < 2) {
+      open = JSON.parse((await other(['pending', '--json'])).stdout) as typeof open;
+    }
+    const id = (nodeId: string) => open.find((entry) => entry.nodeId === nodeId)!.interactionId;
+    const picked = await other(['respond', id('b-pick'), '--select', 'high']);
+    expect(picked.code, picked.stderr).toBe(0);
+    const noted = await other(['respond', id('a-ask'), '--input', 'urgent']);
+    expect(noted.code, noted.stderr).toBe(0);
+    expect(await running, stderr).toBe(0);
+    const result = JSON.parse(stdout) as RunJsonResult;
+    expect(result.status).toBe('COMPLETED');
+    expect(result.output).toEqual({ a: 'a reply', b: { index: 1, option: 'high' } });
+    expect(result.conversation.map((m) => `${m.role}: ${m.content}`)).toEqual([
+      u('urgent'),
+      u('a urgent'),
+      a('a reply'),
+    ]);
+  }, 60_000);
 
   it('questions in a loop on one path and in a SUBGRAPH on the other, answered up front (serial)', async () => {
     const confirm = {
