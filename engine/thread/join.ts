@@ -209,7 +209,11 @@ function failedPaths(children: readonly Thread[]): Array<{ label: string; child:
     }));
 }
 
-/** Seed 000: no completed child → {}, one → its output, several → keyed by the author's path ids. */
+/**
+ * Seed 000: no completed child → {}, one → its output, several → keyed by the author's path ids. A
+ * path that ran no node (its FORK lists the JOIN as its first node) has no output: its key holds
+ * null, since a stored value would drop a key without one.
+ */
 function mergeOutputs(completed: readonly Thread[]): unknown {
   if (completed.length === 0) return {};
   if (completed.length === 1) return completed[0]!.output;
@@ -217,7 +221,7 @@ function mergeOutputs(completed: readonly Thread[]): unknown {
   for (const child of completed) {
     const key = child.contextData.authorForkPathId ?? child.contextData.forkPathId ?? child.id;
     Object.defineProperty(merged, key, {
-      value: child.output,
+      value: child.output === undefined ? null : child.output,
       writable: true,
       enumerable: true,
       configurable: true,

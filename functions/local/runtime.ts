@@ -1233,6 +1233,21 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return inFlightNodeOf(buildGraph(workflow), thread);
   };
 
+  /**
+   * The FORK of the JOIN a thread failed at (its last step): a JOIN merges the branches its FORK
+   * started in the same run, so a copy standing there would have none to merge. The copy stands at
+   * the FORK instead and runs the branches again, as a copy of a run stopped while its branches ran
+   * does. A FORK's JOIN runs on the same thread right after it: the step before the JOIN's.
+   */
+  const forkOfFailedJoin = async (thread: Thread): Promise<string | undefined> => {
+    const step = thread.step ?? 0;
+    if (step < 2 || thread.metadata.forkPathId !== undefined) return undefined;
+    const last = await stores.threads.getStep(thread.id, step);
+    if (last?.result.nodeType !== 'JOIN' || last.result.nodeId !== thread.currentNodeId) return undefined;
+    const before = await stores.threads.getStep(thread.id, step - 1);
+    return before?.result.nodeType === 'FORK' ? before.result.nodeId : undefined;
+  };
+
   const copy = async (threadId: string, copyOptions: CopyOptions = {}): Promise<Thread> => {
     const { thread: current } = await stores.threads.getThread(threadId);
     const point: CopyPoint | undefined =
@@ -1293,6 +1308,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       : (copyOptions.fromNodeId ??
         (await waitingAt(current)) ??
         (await stoppedAt(current, copyOptions)) ??
+        (await forkOfFailedJoin(current)) ??
         source.currentNodeId);
     // A fresh root: its run counts steps from 0 and owns its global scope (a fork child's copy
     // gets the root's globals, which the child itself does not store). Its journal starts with the

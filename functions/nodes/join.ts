@@ -44,6 +44,7 @@ import { parseConfig } from './config.ts';
 import { markThreadFailed } from './fail.ts';
 import { itemThreadId, JOIN_KEY, listItemOf } from './fork.ts';
 import { joinKeyFor } from './ids.ts';
+import { joinedCalls, LLM_CALLS_KEY } from './llm-calls.ts';
 
 /** A JOIN's config as its bookkeeping tasks carry it: the path list may be left out (`paths` counts them). */
 const bookkeepingConfigSchema = joinConfigSchema.partial({ forkPathIds: true });
@@ -451,7 +452,7 @@ async function childrenOf(deps: HandlerDeps, event: TaskEvent): Promise<Versione
  * The JOIN step's outcome from the engine's join: its output and events, with the parent as joined;
  * a join that did not complete fails the step with its code.
  */
-function joinedStep(ctx: StepContext, joined: JoinResult): NodeLogicResult {
+function joinedStep(ctx: StepContext, joined: JoinResult, children: readonly Thread[]): NodeLogicResult {
   if (joined.result.status !== 'COMPLETED') {
     const error = joined.result.error;
     throw new StepthreadError(error?.code ?? 'JOIN_FAILED', error?.message ?? 'join failed', {
@@ -460,8 +461,21 @@ function joinedStep(ctx: StepContext, joined: JoinResult): NodeLogicResult {
   }
   // The children are done: their global-write bookkeeping on the root goes with them.
   const { globalWriters: _writers, ...parent } = joined.parent;
-  ctx.thread = parent;
+  ctx.thread = withBranchCalls(parent, children);
   return { output: joined.result.output, events: joined.events };
+}
+
+/**
+ * The parent with the model calls of the branches that finished before the join decided counted as
+ * its own (a later one is as if still running: what it did depends on timing), so the scripted
+ * provider's replies go on in order across a fork inside a loop.
+ */
+function withBranchCalls(parent: Thread, children: readonly Thread[]): Thread {
+  const finished = children.filter((child) => branchStatusOf(child.status) !== undefined);
+  const calls = joinedCalls(parent, finished);
+  return calls === undefined
+    ? parent
+    : { ...parent, contextData: { ...parent.contextData, [LLM_CALLS_KEY]: calls } };
 }
 
 export const joinNode: NodeBehaviour = {
@@ -486,7 +500,11 @@ export const joinNode: NodeBehaviour = {
         nodeId: node.id,
         env: ctx.deps.env,
       });
-      return joinedStep(ctx, joined);
+      return joinedStep(
+        ctx,
+        joined,
+        ctx.related.map(({ thread }) => thread),
+      );
     }
     // Exactly the branches the decision counted: one that finished later is as if still running.
     const counted = countedPaths(joinStateOf(ctx.relatedItems[0]), config, config.forkPathIds.length);
@@ -503,7 +521,7 @@ export const joinNode: NodeBehaviour = {
       nodeId: node.id,
       env: ctx.deps.env,
     });
-    return joinedStep(ctx, joined);
+    return joinedStep(ctx, joined, children);
   },
   async afterCommit({ deps, event, related }) {
     const children = related ?? (await childrenOf(deps, event));
