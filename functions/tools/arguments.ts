@@ -5,6 +5,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { CodedError } from '../../engine/errors.ts';
+import { formatPath } from '../../engine/model/paths.ts';
 import type { ToolDefinition } from '../../engine/model/schema.ts';
 import { ToolFailure } from './failure.ts';
 
@@ -121,7 +122,8 @@ export async function checkToolParameters(
       errors.push({
         code: 'INVALID_TOOL_DEFINITION',
         message: `tool "${name}": its parameters are not a valid JSON Schema: ${validate}`,
-        path: `tools.${name}.parameters`,
+        // The engine's path style (`tools["look-up"]`), so a schema both refuse is reported once.
+        path: formatPath(['tools', name, 'parameters']),
       });
     }
   }

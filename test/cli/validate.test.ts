@@ -400,6 +400,38 @@ describe('tool parameters', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+  it('reports a tool schema both checks refuse once, in the path style of the other errors, for a name that is no identifier', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stepthread-validate-'));
+    try {
+      const tools = {
+        'look-up': { description: 'Look it up', handler: 'builtin:echo', parameters: { type: 'objet' } },
+      };
+      const llm = (id: string) => ({
+        id,
+        type: 'LLM',
+        config: { profileId: 'default', prompt: 'hi', tools: ['look-up'] },
+      });
+      const workflow = {
+        ...chain('schemas', [
+          llm('ask'),
+          { id: 'sub', type: 'SUBGRAPH', config: { workflow: { ...chain('child', [llm('deep')]), tools } } },
+        ]),
+        profiles: { default: { provider: 'scripted' } },
+        tools,
+      };
+      const file = join(dir, 'schemas.json');
+      await writeFile(file, JSON.stringify(workflow));
+      const result = await run('validate', '--json', file);
+      expect(result.code).toBe(1);
+      const errors = JSON.parse(result.out).errors as { code: string; path: string }[];
+      expect(errors.map(({ code, path }) => [code, path])).toEqual([
+        ['INVALID_TOOL_DEFINITION', 'tools["look-up"].parameters'],
+        ['INVALID_TOOL_DEFINITION', 'nodes[2].config.workflow.tools["look-up"].parameters'],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('bin/stepthread.js (real process)', () => {
