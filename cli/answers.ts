@@ -12,6 +12,7 @@ import {
   type AnswerVariable,
   answerVariableOf,
   answerVariableProblem,
+  selectionProblem,
 } from '../engine/model/interaction-reply.ts';
 import { inexactNumberIn, MAX_VALUE_DEPTH, valueDepth } from '../engine/model/json-values.ts';
 import type { Workflow } from '../engine/model/schema.ts';
@@ -124,24 +125,12 @@ export function checkAnswers(data: unknown, workflow: Workflow): CodedError[] {
         const unfit =
           reply.kind === 'input' ? answerVariableProblem(question.answerVariable, reply.value) : undefined;
         if (unfit !== undefined) throw new StepthreadError('INVALID_INTERACTION_ANSWER', unfit);
-        if (reply.kind === 'select' && question.options) {
-          const { choice } = reply;
-          // As answerFor reads it: an index, an option, or an index written as digits.
-          const index =
-            typeof choice === 'number' || question.options.includes(choice) || !/^\d+$/.test(choice)
-              ? choice
-              : Number(choice);
-          const valid =
-            typeof index === 'number'
-              ? Number.isInteger(index) && index >= 0 && index < question.options.length
-              : question.options.includes(index);
-          if (!valid) {
-            throw new StepthreadError(
-              'INVALID_INTERACTION_ANSWER',
-              `${JSON.stringify(choice)} is not one of the ${question.options.length} options (${question.options.join(', ')})`,
-            );
-          }
-        }
+        // As answerFor checks it when the run reaches the question.
+        const unknown =
+          reply.kind === 'select' && question.options
+            ? selectionProblem(question.options, reply.choice)
+            : undefined;
+        if (unknown !== undefined) throw new StepthreadError('INVALID_INTERACTION_ANSWER', unknown);
       } catch (error) {
         if (!(error instanceof StepthreadError)) throw error;
         errors.push({

@@ -10,6 +10,7 @@
 import type { Command } from 'commander';
 import { StepthreadError } from '../../engine/errors.ts';
 import type { AnswerVariable } from '../../engine/model/interaction-reply.ts';
+import type { UserInteractionType } from '../../engine/model/schema.ts';
 import { resolveAwsTarget } from '../../functions/aws/clients.ts';
 import { type SfnSend, sfnTaskTokenSender } from '../../functions/handlers/task-tokens.ts';
 import { commandLine, shellWord } from '../../functions/local/interaction-hints.ts';
@@ -80,6 +81,34 @@ export function replyOf(options: RespondOptions, variable?: AnswerVariable): Par
   return typeof reply === 'string'
     ? { ok: false, message: `INPUT_NUMBER_INEXACT: --input ${reply}`, inexact: true }
     : { ok: true, reply };
+}
+
+/** The flags that answer each kind of question that waits for one. */
+const ANSWER_FLAGS: Readonly<
+  Record<
+    Exclude<UserInteractionType, 'show_message'>,
+    { kinds: readonly InteractionReply['kind'][]; flags: string }
+  >
+> = {
+  ask_for_approval: { kinds: ['approve', 'reject'], flags: '--approve or --reject' },
+  ask_for_input: { kinds: ['input'], flags: '--input <answer>' },
+  ask_for_selection: { kinds: ['select'], flags: '--select <n>' },
+};
+
+/**
+ * INVALID_INTERACTION_ANSWER naming the flags that answer this question, for a flag that answers
+ * another kind (`--select` at an approval): the engine's own message names no surface's flags.
+ */
+function checkReplyFlag(interaction: Interaction, reply: InteractionReply): void {
+  const type = interaction.interactionType;
+  if (reply.kind === 'fail' || type === 'show_message') return;
+  const { kinds, flags } = ANSWER_FLAGS[type];
+  if (kinds.includes(reply.kind)) return;
+  throw new StepthreadError(
+    'INVALID_INTERACTION_ANSWER',
+    `node ${interaction.nodeId} (${type}): --${reply.kind} does not answer it; answer with ${flags} (or --fail)`,
+    { nodeId: interaction.nodeId },
+  );
 }
 
 /** The one open interaction a reference names (with --node when it names several). */
@@ -271,6 +300,7 @@ export async function runRespond(
         return EXIT.usage;
       }
       const reply = read.reply;
+      checkReplyFlag(interaction, reply);
       const result =
         sfn === undefined
           ? await deliverLocalReply(store, interaction, reply, options, io)

@@ -6,6 +6,7 @@
 import { StepthreadError } from '../errors.ts';
 import { describeType, findDeclaration, matchesType } from '../thread/variables.ts';
 import type { UserInteractionType, VariableDeclaration, VariableType } from './schema.ts';
+import { closestKey } from './unknown-keys.ts';
 
 /** What a person (or an answers file) replies; checked against the interaction by `answerFor`. */
 export type InteractionReply =
@@ -96,6 +97,20 @@ export function selectionIndex(options: readonly string[], choice: number | stri
 }
 
 /**
+ * Why `choice` names none of `options`, listing them with their indexes and, for an option written
+ * in another case or with a close typo ("Red" for "red"), the one it likely meant; undefined when it
+ * names one. Every way to answer a selection (respond, --answers, the console, a config
+ * `userInput`) checks it here, so they refuse alike.
+ */
+export function selectionProblem(options: readonly string[], choice: number | string): string | undefined {
+  const index = selectionIndex(options, choice);
+  if (Number.isInteger(index) && index >= 0 && index < options.length) return undefined;
+  const listed = options.map((option, i) => `${i}: ${option}`).join(', ');
+  const meant = typeof choice === 'string' ? closestKey(choice.trim(), options) : undefined;
+  return `${JSON.stringify(choice)} is not one of the ${options.length} options (${listed}) nor an index of one${meant === undefined ? '' : `; did you mean ${JSON.stringify(meant)}?`}`;
+}
+
+/**
  * The variable an interaction's answer is stored in (its `outputVariable`) with the type declared for
  * it: what every answer must fit. Kept with the question when it is asked, so whoever checks an
  * answer (respond, the console, the run's own prompt) needs no workflow at hand.
@@ -165,7 +180,5 @@ export function userInputProblem(
   }
   if (reply.kind === 'input') return answerVariableProblem(variable, reply.value);
   if (reply.kind !== 'select' || options === undefined) return undefined;
-  const index = selectionIndex(options, reply.choice);
-  if (Number.isInteger(index) && index >= 0 && index < options.length) return undefined;
-  return `${JSON.stringify(reply.choice)} is not one of the ${options.length} options (${options.map((o, i) => `${i}: ${o}`).join(', ')}) nor its index`;
+  return selectionProblem(options, reply.choice);
 }

@@ -9,4 +9,5 @@ export {
   type InteractionReply,
   replyFromValue,
   selectionIndex,
+  selectionProblem,
 } from '../../engine/model/interaction-reply.ts';

@@ -70,6 +70,7 @@ import {
   type InteractionReply,
   replyFromValue,
   selectionIndex,
+  selectionProblem,
 } from './interaction-reply.ts';
 
 // In their own module so the CLI can read answers without loading the node (and the stores).
@@ -140,16 +141,10 @@ function answerOfKind(
     case 'select': {
       if (type !== 'ask_for_selection') throw invalidAnswer(interaction, expected[type]);
       const options = interaction.options ?? [];
+      const problem = selectionProblem(options, reply.choice);
+      if (problem !== undefined) throw invalidAnswer(interaction, problem);
       const index = selectionIndex(options, reply.choice);
-      const option = Number.isInteger(index) ? options[index] : undefined;
-      if (option === undefined) {
-        const listed = options.map((o, i) => `${i}: ${o}`).join(', ');
-        throw invalidAnswer(
-          interaction,
-          `${JSON.stringify(reply.choice)} is not one of the options (${listed})`,
-        );
-      }
-      return { kind: 'selection', index, option };
+      return { kind: 'selection', index, option: options[index]! };
     }
   }
 }

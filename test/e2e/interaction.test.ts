@@ -108,7 +108,7 @@ describe('a single interaction', () => {
       .prepare(selection)
       .run({}, { answerInteraction: async () => ({ kind: 'select', choice: 5 }) });
     expect(bad.status).toBe('FAILED');
-    expect(bad.error?.message).toContain('5 is not one of the options');
+    expect(bad.error?.message).toContain('5 is not one of the 2 options (0: low, 1: high)');
   });
 
   it('answers at once from a config userInput, and show_message never waits', async () => {
