@@ -5,6 +5,7 @@
  * nothing is written, so a copy from any step costs the same to store.
  */
 import { StepthreadError } from '../../engine/errors.ts';
+import { closestKey } from '../../engine/model/unknown-keys.ts';
 import { copyEditsOf, withCopyEdits } from '../../engine/thread/copy-edits.ts';
 import type { NodeResult, Thread } from '../../engine/thread/types.ts';
 import { copySourceOf, type StepRecord, type ThreadStore } from './thread-store.ts';
@@ -121,7 +122,7 @@ function findStep(
   if (found === undefined) {
     throw new StepthreadError(
       'COPY_POINT_NOT_FOUND',
-      `node ${point.nodeId} never ran on thread ${source.id}, so there is no state before it to copy`,
+      `node ${point.nodeId} never ran on thread ${source.id}, so there is no state before it to copy${ranHint(point.nodeId, records, first)}`,
       { nodeId: point.nodeId },
     );
   }
@@ -135,4 +136,20 @@ function findStep(
     );
   }
   return found;
+}
+
+/** Up to this many nodes that ran are listed when none is close to the id asked for. */
+const LISTED_NODES = 12;
+
+/**
+ * What follows "never ran": the node that ran whose id is closest to `nodeId` (a typo, another
+ * case), else the nodes a copy could start from, when few.
+ */
+function ranHint(nodeId: string, records: readonly StepRecord[], first: number): string {
+  const ran = [...new Set(records.filter((r) => r.step >= first).map((r) => r.result.nodeId))];
+  const meant = closestKey(nodeId, ran);
+  if (meant !== undefined) return `; did you mean "${meant}"?`;
+  if (ran.length === 0) return ' (no node a copy can start from ran on it)';
+  if (ran.length <= LISTED_NODES) return ` (the nodes that ran: ${ran.join(', ')})`;
+  return ` (${ran.length} nodes ran on it)`;
 }

@@ -155,6 +155,24 @@ describe('time travel (copy --from a step)', () => {
     return executionHistory.filter((entry) => entry.nodeId === nodeId).map((entry) => entry.step);
   }
 
+  it('a node that never ran is refused with the one that ran it likely meant, or the nodes that ran', async () => {
+    const source = await e2e.runtime.prepare(loopWorkflow).run({ items: [1] });
+    const refused = (fromNodeId: string) => e2e.runtime.copyThread(source.threadId, { fromNodeId });
+    const never = `never ran on thread ${source.threadId}, so there is no state before it to copy`;
+    await expect(refused('Note')).rejects.toMatchObject({
+      code: 'COPY_POINT_NOT_FOUND',
+      message: `node Note ${never}; did you mean "note"?`,
+    });
+    await expect(refused('incc')).rejects.toMatchObject({
+      message: `node incc ${never}; did you mean "inc"?`,
+    });
+    // Nothing close: the nodes a copy could start from (START is none of them), each once.
+    await expect(refused('summarize')).rejects.toMatchObject({
+      code: 'COPY_POINT_NOT_FOUND',
+      message: `node summarize ${never} (the nodes that ran: ls, inc, note, le, end)`,
+    });
+  });
+
   it('from before a VARIABLE increment: the increment applies once, as in the original run', async () => {
     const source = await e2e.runtime.prepare(loopWorkflow).run({ items: [1, 10, 100] });
     expect(source.output).toEqual({ count: 111, seen: [0, 1, 2] });
