@@ -68,10 +68,30 @@ export const codeNode: NodeBehaviour = {
       throw new StepthreadError(code, `node ${node.id}: ${message}${hint}`, { nodeId: node.id });
     }
     const events =
-      config.outputVariable === undefined ? [] : [storeOutput(ctx, config.outputVariable, result.output)];
+      config.outputVariable === undefined
+        ? []
+        : [storeCodeOutput(ctx, config.outputVariable, result.output, config.code)];
     return { output: result.output, events };
   },
 };
+
+/**
+ * Stores the output in outputVariable. Code that returns nothing gives null, which a typed variable
+ * refuses: then INVALID_VARIABLE says so, as "given null" alone does not point at a missing return.
+ */
+function storeCodeOutput(ctx: StepContext, name: string, output: unknown, code: string) {
+  try {
+    return storeOutput(ctx, name, output);
+  } catch (error) {
+    if (!(output === null && error instanceof StepthreadError && error.code === 'INVALID_VARIABLE'))
+      throw error;
+    // A guess from the text (a `return` in a comment counts), choosing only how the hint is put.
+    const why = /\breturn\b/.test(code)
+      ? "the code returned null or nothing (a CODE node's output is what its code returns)"
+      : "the code returned nothing: it has no return statement (a CODE node's output is what its code returns: add `return <value>`)";
+    throw new StepthreadError(error.code, `${error.message}: ${why}`, { nodeId: ctx.node.id, cause: error });
+  }
+}
 
 /**
  * A CODE body reading `nodes`, `thread` or a variable by its bare name, as a `{{ }}` template or an

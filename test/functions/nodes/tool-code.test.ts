@@ -177,6 +177,31 @@ describe('CODE node', () => {
     expect(thread.variables.thread.quantity).toBe(3);
   });
 
+  it('code that returns nothing into a typed outputVariable is INVALID_VARIABLE saying the code returned nothing', async () => {
+    const env = await start('exec-code-no-return');
+    let step = env.step;
+    const attempt = async (code: string) =>
+      errorOf(
+        await failureOf(run(deps(), codeNode({ code, outputVariable: 'total' }), { ...env, step: step++ })),
+      );
+
+    const none = await attempt('const sum = input.quantity * 2;\n({ sum });');
+    expect(none).toMatchObject({ code: 'INVALID_VARIABLE', nodeId: 'calc' });
+    expect(none.message).toMatch(/given null/);
+    expect(none.message).toContain(
+      "the code returned nothing: it has no return statement (a CODE node's output is what its code returns: add `return <value>`)",
+    );
+    // A return that gives nothing on this path, or null itself: said as such.
+    const nothing = await attempt('if (input.quantity > 10) return { big: true };');
+    expect(nothing.message).toContain(
+      "the code returned null or nothing (a CODE node's output is what its code returns)",
+    );
+    // A value of another type is only the type mismatch.
+    const text = await attempt('return "six";');
+    expect(text.code).toBe('INVALID_VARIABLE');
+    expect(text.message).not.toContain('returned');
+  });
+
   it('a timeout is a coded failure naming the node, and the next CODE node runs normally', async () => {
     const env = await start('exec-code-timeout');
     const error = errorOf(
