@@ -58,7 +58,20 @@ function newProgram(io: CliIo): Command {
     .version(packageVersion(), '-v, --version', 'print the stepthread version')
     .exitOverride()
     .showHelpAfterError('(run stepthread --help for usage)')
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      outputError: (text, write) => write(usageError(text)),
+    });
+}
+
+/**
+ * commander's own errors (an unknown flag or command, a missing argument) coded as the CLI's other
+ * errors are, `stepthread: USAGE_ERROR: …`, its hints ("Did you mean --select?") kept. Help and
+ * --version are no errors and do not come here.
+ */
+export function usageError(text: string): string {
+  return `stepthread: USAGE_ERROR: ${text.replace(/^error: /, '')}`;
 }
 
 /** Registers every command for real and describes each as the top-level help shows it (build time). */

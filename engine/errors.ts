@@ -114,6 +114,8 @@ export const ERROR_CODES = [
   'INVALID_MESSAGE_COUNT',
   'INVALID_DURATION',
   'PRUNE_NOT_LOCAL',
+  // The command line itself: an unknown command or flag, a missing argument, a flag given twice.
+  'USAGE_ERROR',
   'ASL_COMPILE_ERROR',
   'DEFINITION_TOO_LARGE',
   'DEPLOY_LIMIT_EXCEEDED',

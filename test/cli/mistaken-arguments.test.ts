@@ -118,3 +118,35 @@ describe('--answers that is neither JSON nor a file', () => {
     expect(existsSync(data())).toBe(false);
   });
 });
+
+describe('a command line commander refuses', () => {
+  it('is USAGE_ERROR (exit 2) with commander’s own hint kept: an unknown flag or command, a missing argument', async () => {
+    const hint = '(run stepthread --help for usage)\n';
+    const cases: [string[], string][] = [
+      [
+        ['respond', 'some-thread/ask', '--selec', '1'],
+        "unknown option '--selec'\n(Did you mean --select?)\n",
+      ],
+      [['validat', 'x.json'], "unknown command 'validat'\n(Did you mean validate?)\n"],
+      [['frobnicate'], "unknown command 'frobnicate'\n"],
+      [['validate'], "missing required argument 'workflow'\n"],
+      [['copy', 'some-thread', '--from'], "option '--from <nodeId|step>' argument missing\n"],
+    ];
+    for (const [args, said] of cases) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toBe(`stepthread: USAGE_ERROR: ${said}${hint}`);
+      expect(result.stdout).toBe('');
+    }
+    expect(existsSync(data())).toBe(false);
+  });
+
+  it('leaves --help and --version as they were: printed on stdout, exit 0, uncoded', async () => {
+    for (const args of [['--help'], ['copy', '--help'], ['help', 'copy'], ['--version']]) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).not.toContain('USAGE_ERROR');
+    }
+  });
+});
