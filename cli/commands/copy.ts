@@ -23,6 +23,7 @@ import {
 } from '../copy-edit-options.ts';
 import { definitionsOnStack, deployedCopyChecks, deployedStoppedAt } from '../deployed/copy-checks.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
+import { givenOnce } from '../given-once.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -115,6 +116,7 @@ export function registerCopy(
     .option(
       '--from <nodeId|step>',
       "time travel: the thread as it was before that step (or that node's latest run), ready to run it again (default: the source thread's current state)",
+      givenOnce('--from', 'a copy starts from one point'),
     );
   addCopyEditOptions(command)
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')

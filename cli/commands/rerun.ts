@@ -36,6 +36,7 @@ import { canonicalJson } from '../../functions/stores/canonical-json.ts';
 import { fileAnswers } from '../answers.ts';
 import { addCopyEditOptions, type CopyEditOptions, copyEditsOfOptions } from '../copy-edit-options.ts';
 import { formatCodedError, tableLines, visible } from '../format.ts';
+import { givenOnce } from '../given-once.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import { type DataDirOption, NO_CACHE_OPTION_HELP, withStores } from '../local-session.ts';
 import { parseDuration } from '../retention.ts';
@@ -437,7 +438,11 @@ export function registerRerun(
       'copy each failed run from a node (with edits, as copy) and run the copies, locally or on a deployed stack; a dry run unless --yes',
     )
     .option('--failed', 'rerun the failed runs (required)')
-    .requiredOption('--from <nodeId>', 'the node each copy runs from (the state before its latest run)')
+    .requiredOption(
+      '--from <nodeId>',
+      'the node each copy runs from (the state before its latest run)',
+      givenOnce('--from', 'each copy runs from one node'),
+    )
     .option('--workflow <id>', 'only runs of this workflow id')
     .option(
       '--since <duration|time>',

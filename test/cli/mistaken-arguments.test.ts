@@ -150,3 +150,29 @@ describe('a command line commander refuses', () => {
     }
   });
 });
+
+describe('--from given twice', () => {
+  it('is USAGE_ERROR for copy and rerun, naming both values, before anything is read or written', async () => {
+    const copy = await cli(
+      'copy',
+      'some-thread',
+      '--from',
+      'classify',
+      '--from',
+      'reply',
+      '--data-dir',
+      data(),
+    );
+    expect(copy.code).toBe(2);
+    expect(copy.stderr).toBe(
+      `stepthread: USAGE_ERROR: option '--from <nodeId|step>' argument 'reply' is invalid. --from is given twice ("classify", then "reply"): a copy starts from one point; give it once\n(run stepthread --help for usage)\n`,
+    );
+    expect(copy.stdout).toBe('');
+    const rerun = await cli('rerun', '--failed', '--from', 'a', '--from', 'b', '--data-dir', data());
+    expect(rerun.code).toBe(2);
+    expect(rerun.stderr).toContain(
+      'stepthread: USAGE_ERROR: option \'--from <nodeId>\' argument \'b\' is invalid. --from is given twice ("a", then "b"): each copy runs from one node; give it once\n',
+    );
+    expect(existsSync(data())).toBe(false);
+  });
+});
