@@ -17,6 +17,7 @@ import type { LocalRunRecord } from '../../functions/local/run-registry.ts';
 import type { LocalRuntime, RunOptions, RunOutcome } from '../../functions/local/runtime.ts';
 import { rootThreadIdFor } from '../../functions/nodes/ids.ts';
 import { type AnswerSource, checkAnswers, fileAnswers, firstAnswer, terminalAnswers } from '../answers.ts';
+import { refuseMissingApiKeys } from '../api-keys.ts';
 import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import {
   CONTINUE_AFTER_HELP,
@@ -186,6 +187,11 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   // Module tools resolve their relative paths from the workflow file's folder.
   const workflowDir = dirname(resolve(io.cwd ?? process.cwd(), file));
   if (badAnswers.length > 0) return refuseAnswers(io, badAnswers);
+  // A copy's run (--thread) is checked below, with the edits it was made with.
+  if (options.thread === undefined) {
+    const refused = refuseMissingApiKeys(loaded.workflow, io);
+    if (refused !== undefined) return refused;
+  }
 
   let runtimeLoading: ReturnType<typeof runtimeModule> | undefined;
   return withStores(
@@ -221,6 +227,8 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
         const startNodeId = runnableStartOf(thread);
         // A copy made with node config or profile edits runs the workflow with them.
         const workflow = workflowForThread(loaded.workflow, thread);
+        const refused = refuseMissingApiKeys(workflow, io);
+        if (refused !== undefined) return refused;
         const prepared = runtime.prepare(workflow, { startNodeId });
         if (!options.json) io.stderr(`running thread ${thread.id} from node ${startNodeId}\n`);
         const newExecutionId = randomUUID();
@@ -453,6 +461,8 @@ export async function resumeExecution(
   // Checked before anything runs, as `run` checks them: a wrong answer would fail the run for good.
   const badAnswers = givenAnswers === undefined ? [] : checkAnswers(givenAnswers, workflow);
   if (badAnswers.length > 0) return refuseAnswers(io, badAnswers, { resumable: true });
+  const refused = refuseMissingApiKeys(workflow, io);
+  if (refused !== undefined) return refused;
   // The run continues (continue-as-new) at the same steps only with the threshold it ran with.
   const threshold = givenThreshold ?? local?.continueAfterEvents;
   const prepared = runtime.prepare(workflow, {
