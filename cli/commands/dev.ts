@@ -61,12 +61,12 @@ export async function runDev(
 ): Promise<number> {
   const port = options.port === undefined ? 4317 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    io.stderr(`stepthread: --port must be a port number, not ${options.port}\n`);
+    io.stderr(`stepthread: USAGE_ERROR: --port must be a port number, not ${options.port}\n`);
     return EXIT.usage;
   }
   const target = options.target ?? 'local';
   if (target !== 'local' && target !== 'aws') {
-    io.stderr(`stepthread: --target is local or aws, not ${target}\n`);
+    io.stderr(`stepthread: USAGE_ERROR: --target is local or aws, not ${target}\n`);
     return EXIT.usage;
   }
   const env = io.env ?? process.env;

@@ -957,7 +957,7 @@ export async function runInspect(id: string, options: InspectOptions, io: CliIo)
   const showConversation = options.conversation !== false;
   if (!showConversation && (options.allConversations || last !== undefined)) {
     io.stderr(
-      `stepthread: --no-conversation does not go with ${options.allConversations ? '--all-conversations' : '--last'} (it shows no conversation)\n`,
+      `stepthread: USAGE_ERROR: --no-conversation does not go with ${options.allConversations ? '--all-conversations' : '--last'} (it shows no conversation)\n`,
     );
     return EXIT.usage;
   }

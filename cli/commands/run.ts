@@ -172,7 +172,9 @@ export async function runRun(file: string, options: RunCommandOptions, io: CliIo
   const input = await parseInput(options.input, io);
   if (!input.ok) return reportInputRefused(input, io);
   if (options.thread !== undefined && options.input !== undefined) {
-    io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
+    io.stderr(
+      'stepthread: USAGE_ERROR: --input and --thread do not go together (a thread keeps its own input)\n',
+    );
     return EXIT.usage;
   }
   const answers = await answerSourceFor(options, io);

@@ -236,7 +236,9 @@ async function runStartThread(
   services: DeployedServices,
 ): Promise<number> {
   if (options.input !== undefined) {
-    io.stderr('stepthread: --input and --thread do not go together (a thread keeps its own input)\n');
+    io.stderr(
+      'stepthread: USAGE_ERROR: --input and --thread do not go together (a thread keeps its own input)\n',
+    );
     return EXIT.usage;
   }
   const budget = budgetOption(options.budget, io);

@@ -176,3 +176,25 @@ describe('--from given twice', () => {
     expect(existsSync(data())).toBe(false);
   });
 });
+
+describe('flags that do not go together', () => {
+  it('are USAGE_ERROR (exit 2), before anything is read or written', async () => {
+    const workflow = join(workflows, 'route-loop.json');
+    const run = await cli('run', workflow, '--thread', 't-1', '--input', '{}', '--data-dir', data());
+    expect([run.code, run.stderr]).toEqual([
+      2,
+      'stepthread: USAGE_ERROR: --input and --thread do not go together (a thread keeps its own input)\n',
+    ]);
+    const inspect = await cli('inspect', 'x', '--no-conversation', '--last', '3', '--data-dir', data());
+    expect([inspect.code, inspect.stderr]).toEqual([
+      2,
+      'stepthread: USAGE_ERROR: --no-conversation does not go with --last (it shows no conversation)\n',
+    ]);
+    const dev = await cli('dev', '--port', 'eighty', '--data-dir', data());
+    expect([dev.code, dev.stderr]).toEqual([
+      2,
+      'stepthread: USAGE_ERROR: --port must be a port number, not eighty\n',
+    ]);
+    expect(existsSync(data())).toBe(false);
+  });
+});

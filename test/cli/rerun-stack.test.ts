@@ -200,7 +200,7 @@ describe('start --thread', () => {
     const withInput = await start('size-check', '--thread', copyId, '--input', '{}');
     expect([withInput.code, withInput.stderr]).toEqual([
       2,
-      'stepthread: --input and --thread do not go together (a thread keeps its own input)\n',
+      'stepthread: USAGE_ERROR: --input and --thread do not go together (a thread keeps its own input)\n',
     ]);
     expect(sfn.sent.filter((sent) => sent.name === 'StartExecutionCommand')).toHaveLength(1);
   });
