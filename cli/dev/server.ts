@@ -55,6 +55,7 @@ import { copySourceOf } from '../../functions/stores/thread-store.ts';
 import { threadBefore } from '../../functions/stores/time-travel.ts';
 import { claimCheck, hydrateAll } from '../../functions/stores/value-store.ts';
 import { fileAnswers, firstAnswer } from '../answers.ts';
+import { missingApiKeys } from '../api-keys.ts';
 import {
   type AwsCost,
   addMeters,
@@ -338,6 +339,12 @@ function httpStatusOf(error: unknown): { status: number; body: Record<string, un
 }
 
 const badRequest = (message: string) => new ApiError(400, 'API_BAD_REQUEST', message);
+
+/** A run whose LLM nodes read their API key from an unset environment variable is refused before it starts, as `run` refuses it. */
+function refuseMissingApiKeys(workflow: Workflow): void {
+  const missing = missingApiKeys(workflow, process.env);
+  if (missing.length > 0) throw new ApiError(400, 'LLM_MISSING_API_KEY', missing[0]!.message, missing);
+}
 
 /** A path segment's percent-decoding; a malformed escape (`%zz`) is the client's error, not the server's. */
 function decodePath(part: string): string {
@@ -727,6 +734,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const startRun = async (workflowId: string, input: Record<string, unknown>) => {
     const { workflow, file } = await validWorkflow(workflowId);
     if (options.deployed) return startDeployed(workflow, input, options.deployed);
+    refuseMissingApiKeys(workflow);
     const prepared = runtime.prepare(workflow);
     const executionId = randomUUID();
     const rootThreadId = rootThreadIdFor(executionId);
@@ -917,6 +925,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const { file } = valid;
     // A copy made with node config or profile edits runs the workflow with them.
     const workflow = workflowForThread(valid.workflow, thread);
+    refuseMissingApiKeys(workflow);
     const prepared = runtime.prepare(workflow, { startNodeId });
     const executionId = randomUUID();
     // As `run` does: should this process stop, `runs` shows the run INTERRUPTED and `resume` goes on.
@@ -964,6 +973,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       );
     }
     refuseOtherWorkflow(executionId, plan, workflow.id);
+    refuseMissingApiKeys(workflow);
     const threshold = local?.continueAfterEvents;
     const prepared = runtime.prepare(workflow, {
       ...(plan.startNodeId === undefined ? {} : { startNodeId: plan.startNodeId }),
