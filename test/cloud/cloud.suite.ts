@@ -62,37 +62,43 @@ const PLANS: Record<string, Plan> = {
   'route-loop': { input: {}, status: 'COMPLETED' },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'approve-credit', kind: 'approve' }],
     status: 'COMPLETED',
   },
   'vendor-review': {
     input: { vendor: 'Acme Analytics', monthlyFee: 1200 },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'approve', kind: 'approve' }],
     status: 'COMPLETED',
   },
   // The agent's refund waits for approval (a task token wait on the LLM function), then runs once.
   // (examples/refund-approval.json itself is left out of the deploy: its MCP server is a local program.)
   'refund-code-tools': {
     input: { customer: 'Ada', order: 'A-17' },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'agent', kind: 'approve' }],
     status: 'COMPLETED',
+    inspect: true,
   },
   // A held tool call inside a fork branch, rejected with a reason: the model reads the refusal.
-  'fork-tool-approval': { input: {}, answers: [{ kind: 'reject', reason: 'not now' }], status: 'COMPLETED' },
+  'fork-tool-approval': {
+    input: {},
+    answers: [{ nodeId: 'agent', kind: 'reject', reason: 'not now' }],
+    status: 'COMPLETED',
+  },
   'fixture-context-pipeline': { input: {}, status: 'COMPLETED' },
   'fixture-research-brief': { input: { topic: 'caching' }, status: 'COMPLETED' },
   // Three loop iterations score 3, the ROUTE goes to the selection, a person picks "publish".
   'fixture-review-items': {
     input: {},
-    answers: [{ kind: 'select', choice: 'publish' }],
+    answers: [{ nodeId: 'approve', kind: 'select', choice: 'publish' }],
     status: 'COMPLETED',
   },
-  'fixture-two-reviews': { input: {}, status: 'COMPLETED' },
+  // SUBGRAPHs (a serial FORK inside one, hooks): inspect names the SUBGRAPH each node run is in.
+  'fixture-two-reviews': { input: {}, status: 'COMPLETED', inspect: true },
   'fixture-loop-break-to-end': { input: {}, status: 'COMPLETED' },
   'fixture-readonly-set-once': { input: {}, status: 'COMPLETED' },
   approval: {
     input: { detail: { subject: 'Password reset' } },
-    answers: [{ kind: 'approve', reason: 'looks right' }],
+    answers: [{ nodeId: 'approve', kind: 'approve', reason: 'looks right' }],
     status: 'COMPLETED',
   },
   'interaction-timeout': { input: {}, status: 'FAILED' },
@@ -104,7 +110,7 @@ const PLANS: Record<string, Plan> = {
   // A node after the JOIN reads both branches' own results: the JOIN writes them in one BatchWriteItem.
   'join-reads-branches': { input: {}, status: 'COMPLETED' },
   // A question inside a fork branch, answered while the other branch has finished.
-  'fork-question': { input: {}, answers: [{ kind: 'approve' }], status: 'COMPLETED' },
+  'fork-question': { input: {}, answers: [{ nodeId: 'approve', kind: 'approve' }], status: 'COMPLETED' },
   // A TOOL node (a code tool, in the TOOL function's sandbox).
   'tool-call': { input: {}, status: 'COMPLETED' },
   // A FORK over a list in distributed mode: a Distributed Map (ItemReader from S3), each item (an LLM
