@@ -153,6 +153,22 @@ const PLANS: Record<string, Plan> = {
   'loop-fork': { input: { rounds: [1, 2, 3, 4] }, status: 'COMPLETED', inspect: true },
   // maxSteps reached inside a loop: MAX_STEPS_EXCEEDED.
   'max-steps': { input: { rounds: [1, 2, 3, 4, 5, 6] }, status: 'FAILED', inspect: true },
+  // Large values (stored by reference) through a FORK over a list: a global object every item
+  // rewrites, each item's long output, the JOIN's merge of them. `add` gives the object as its item
+  // left it, which depends on the items' order.
+  'global-large': {
+    input: { keys: ['a', 'b', 'c'] },
+    status: 'COMPLETED',
+    inspect: true,
+    orderDependent: ['add'],
+  },
+  // A question in a fork branch failed with `respond --fail`: USER_INTERACTION_FAILED and its reason.
+  'fork-fail-answer': {
+    input: {},
+    answers: [{ nodeId: 'ask', kind: 'fail', reason: 'no' }],
+    status: 'COMPLETED',
+    inspect: true,
+  },
   // A FORK over a list: an inline Map state, one child thread per document.
   'map-reduce': {
     input: {
@@ -300,10 +316,20 @@ function inspectView(report: InspectJson, orderDependent: readonly string[] = []
     if (key === 'durationMs' && typeof value === 'number') return '<ms>';
     if (MEASURED_COST.has(key) && 'lambdaInvocations' in this) return '<measured>';
     if (key === 'attempt' && (this as { type?: string }).type === 'NODE_STARTED') return undefined;
-    if (orderDependent.includes(key) && typeof value !== 'object') return '<order>';
+    if (orderDependent.includes(key)) return '<order>';
     return value;
   }) as Record<string, unknown>;
   return view;
+}
+
+/** Every error the run's threads recorded, for a message when a run ends otherwise than planned. */
+async function threadErrors(runtime: LocalRuntime, executionId: string): Promise<string> {
+  const threads = await runtime.stores.threads.listThreadsOfExecution(executionId);
+  return JSON.stringify(
+    threads.flatMap(({ thread }) =>
+      thread.errors.map((error) => ({ path: thread.metadata.forkPathId, ...error })),
+    ),
+  );
 }
 
 async function finalState(runtime: LocalRuntime, executionId: string, racingBranches = false) {
@@ -370,7 +396,7 @@ function replyFlags(reply: InteractionReply): string[] {
     case 'input':
       return ['--input', JSON.stringify(reply.value)];
     case 'fail':
-      return ['--fail'];
+      return ['--fail', ...(reply.reason ? ['--reason', reply.reason] : [])];
   }
 }
 
@@ -496,7 +522,9 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(local.outcome.status).toBe(plan.status);
       const remote = await runInMoto(id, plan, `run-${id}`);
       expect(remote.answersLeft).toBe(0);
-      expect(remote.status).toBe(plan.execution ?? (plan.status === 'COMPLETED' ? 'SUCCEEDED' : 'FAILED'));
+      expect(remote.status, await threadErrors(cloud, remote.executionArn)).toBe(
+        plan.execution ?? (plan.status === 'COMPLETED' ? 'SUCCEEDED' : 'FAILED'),
+      );
       expect(await finalState(cloud, remote.executionArn, plan.racingBranches)).toEqual(
         await finalState(e2e.runtime, local.outcome.executionId, plan.racingBranches),
       );
