@@ -4,6 +4,7 @@
  * children of one FORK are created in the same step, so their start times tie and the store's
  * listing (by hashed id) decided their order: `split/risks` before `split/facts`, item 10 before 2.
  */
+import type { StepthreadEvent } from '../engine/events.ts';
 import type { Thread } from '../engine/thread/types.ts';
 import { JOIN_KEY, listItemOf } from '../functions/nodes/fork.ts';
 import { forkStepOfJoinKey } from '../functions/nodes/ids.ts';
@@ -18,6 +19,42 @@ export function pathOrderOf(
   return new Map(
     [...forks].flatMap((fork) => fork.paths.map((path, index) => [path.pathId, index] as const)),
   );
+}
+
+/** A FORK's step on its parent thread, read back: `readSteps` of a thread store. */
+type ReadForkStep = (
+  threadId: string,
+  range: { from: number; to: number },
+) => Promise<readonly { readonly events: readonly StepthreadEvent[] }[]>;
+
+/**
+ * Each path's place among its FORK's paths where no workflow says it (a run on a deployed stack):
+ * from the THREAD_FORKED event each FORK recorded in its step on the parent, which names the paths in
+ * forkPathIds order. One step record read per FORK node (its paths' ids are the same in every run of it).
+ */
+export async function pathOrderOfForkSteps(
+  threads: readonly Thread[],
+  readSteps: ReadForkStep,
+): Promise<Map<string, number>> {
+  const forkSteps = new Map<string, { parent: string; step: number }>();
+  for (const thread of threads) {
+    const joinKey = thread.metadata[JOIN_KEY];
+    const parent = thread.metadata.parentThreadId;
+    if (typeof joinKey !== 'string' || parent === undefined || !joinKey.startsWith(`${parent}/`)) continue;
+    const step = forkStepOfJoinKey(joinKey);
+    const forkNodeId = joinKey.slice(parent.length + 1, joinKey.lastIndexOf('/'));
+    if (step !== undefined && !forkSteps.has(forkNodeId)) forkSteps.set(forkNodeId, { parent, step });
+  }
+  const order = new Map<string, number>();
+  for (const { parent, step } of forkSteps.values()) {
+    for (const record of await readSteps(parent, { from: step, to: step })) {
+      for (const event of record.events) {
+        if (event.type !== 'THREAD_FORKED') continue;
+        for (const [index, path] of event.forkPathIds.entries()) order.set(path, index);
+      }
+    }
+  }
+  return order;
 }
 
 /** Where a fork child sits among its siblings: its FORK's run (a FORK in a loop forks again), path, item. */

@@ -63,7 +63,7 @@ import {
   rangesOf,
   type StepSelection,
 } from '../step-window.ts';
-import { inForkOrder, pathOrderOf } from '../thread-order.ts';
+import { inForkOrder, pathOrderOf, pathOrderOfForkSteps } from '../thread-order.ts';
 import { formatBytes } from './prune.ts';
 
 export interface InspectOptions extends DataDirOption {
@@ -464,8 +464,7 @@ function reportOf(
 
 /**
  * Each fork path's place in its FORK, from the workflow a local run recorded (its first execution's
- * record). None where there is no record (a deployed run): fork children then go by start time, a
- * list's items by index.
+ * record). None where there is no record (a deployed run): the FORKs' outputs say it then.
  */
 async function forkPathOrder(
   localRuns: RegistryStores | undefined,
@@ -588,10 +587,17 @@ export async function buildInspectReport(
   // The index is eventually consistent: make sure the focus thread is there, and keep a stable order.
   const rootId = execution?.rootThreadId;
   // Fork children in their FORK's path order (they start in the same millisecond).
+  const unordered = [focus, ...listed.filter((thread) => thread.id !== focus.id)];
+  const recorded = await forkPathOrder(hints?.localRuns, chain);
   const threads = inForkOrder(
-    [focus, ...listed.filter((thread) => thread.id !== focus.id)],
+    unordered,
     rootId,
-    await forkPathOrder(hints?.localRuns, chain),
+    // A deployed run (or one whose record is gone): its FORKs' own steps say their paths' order.
+    recorded.size > 0
+      ? recorded
+      : await pathOrderOfForkSteps(unordered, (threadId, range) =>
+          runtime.stores.threads.readSteps(threadId, range),
+        ),
   );
   const conversations = new Map<string, Message[]>();
   for (const thread of threads) conversations.set(thread.id, await runtime.conversationOf(thread));

@@ -8,7 +8,9 @@
  * tests rely on the runs before them, so the file runs in order).
  */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import {
@@ -25,20 +27,32 @@ import { createAwsClients } from '../../functions/aws/clients.ts';
 import type { LocalRuntime } from '../../functions/local/runtime.ts';
 import type { InteractionReply } from '../../functions/nodes/user-interaction.ts';
 import type { E2e } from '../e2e/helpers.ts';
+import { runCli } from '../support/cli.ts';
 import { busWatch } from './bus.ts';
 import { deniedCalls } from './grants.ts';
 import type { MotoStack } from './moto.ts';
 import { type Cloud, STACK, SYNTHESIZED, startCloud, WORKFLOWS } from './setup.ts';
 
+/** An answer a person gives: to the question of `nodeId` when given, else to the next one asked. */
+type Answer = InteractionReply & { nodeId?: string };
+
 /** How each deployed workflow is run: its input, the answers a person gives, how its run ends. */
 interface Plan {
   input: Record<string, unknown>;
-  answers?: InteractionReply[];
+  answers?: Answer[];
   status: 'COMPLETED' | 'FAILED';
+  /**
+   * Also run with `stepthread run` in a data directory and compare what `inspect --json --events
+   * --all-conversations` says of both runs (every thread's results, variables, errors, node runs,
+   * events in order and conversation). Its answers each name their node (`run --answers`).
+   */
+  inspect?: boolean;
   /** The execution's status in Step Functions (a failed thread can end a SUCCEEDED execution). */
   execution?: 'SUCCEEDED' | 'FAILED';
   /** A branch that loses the race to a failing one ends COMPLETED or CANCELLED. */
   racingBranches?: boolean;
+  /** Nodes whose outputs depend on the order parallel branches ran in (not compared through inspect). */
+  orderDependent?: string[];
 }
 const PLANS: Record<string, Plan> = {
   'context-pipeline': { input: {}, status: 'COMPLETED' },
@@ -48,37 +62,43 @@ const PLANS: Record<string, Plan> = {
   'route-loop': { input: {}, status: 'COMPLETED' },
   'support-triage': {
     input: { ticket: { subject: 'Charged twice this month', customer: 'Ada', monthlyFee: 30 } },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'approve-credit', kind: 'approve' }],
     status: 'COMPLETED',
   },
   'vendor-review': {
     input: { vendor: 'Acme Analytics', monthlyFee: 1200 },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'approve', kind: 'approve' }],
     status: 'COMPLETED',
   },
   // The agent's refund waits for approval (a task token wait on the LLM function), then runs once.
   // (examples/refund-approval.json itself is left out of the deploy: its MCP server is a local program.)
   'refund-code-tools': {
     input: { customer: 'Ada', order: 'A-17' },
-    answers: [{ kind: 'approve' }],
+    answers: [{ nodeId: 'agent', kind: 'approve' }],
     status: 'COMPLETED',
+    inspect: true,
   },
   // A held tool call inside a fork branch, rejected with a reason: the model reads the refusal.
-  'fork-tool-approval': { input: {}, answers: [{ kind: 'reject', reason: 'not now' }], status: 'COMPLETED' },
+  'fork-tool-approval': {
+    input: {},
+    answers: [{ nodeId: 'agent', kind: 'reject', reason: 'not now' }],
+    status: 'COMPLETED',
+  },
   'fixture-context-pipeline': { input: {}, status: 'COMPLETED' },
   'fixture-research-brief': { input: { topic: 'caching' }, status: 'COMPLETED' },
   // Three loop iterations score 3, the ROUTE goes to the selection, a person picks "publish".
   'fixture-review-items': {
     input: {},
-    answers: [{ kind: 'select', choice: 'publish' }],
+    answers: [{ nodeId: 'approve', kind: 'select', choice: 'publish' }],
     status: 'COMPLETED',
   },
-  'fixture-two-reviews': { input: {}, status: 'COMPLETED' },
+  // SUBGRAPHs (a serial FORK inside one, hooks): inspect names the SUBGRAPH each node run is in.
+  'fixture-two-reviews': { input: {}, status: 'COMPLETED', inspect: true },
   'fixture-loop-break-to-end': { input: {}, status: 'COMPLETED' },
   'fixture-readonly-set-once': { input: {}, status: 'COMPLETED' },
   approval: {
     input: { detail: { subject: 'Password reset' } },
-    answers: [{ kind: 'approve', reason: 'looks right' }],
+    answers: [{ nodeId: 'approve', kind: 'approve', reason: 'looks right' }],
     status: 'COMPLETED',
   },
   'interaction-timeout': { input: {}, status: 'FAILED' },
@@ -90,7 +110,7 @@ const PLANS: Record<string, Plan> = {
   // A node after the JOIN reads both branches' own results: the JOIN writes them in one BatchWriteItem.
   'join-reads-branches': { input: {}, status: 'COMPLETED' },
   // A question inside a fork branch, answered while the other branch has finished.
-  'fork-question': { input: {}, answers: [{ kind: 'approve' }], status: 'COMPLETED' },
+  'fork-question': { input: {}, answers: [{ nodeId: 'approve', kind: 'approve' }], status: 'COMPLETED' },
   // A TOOL node (a code tool, in the TOOL function's sandbox).
   'tool-call': { input: {}, status: 'COMPLETED' },
   // A FORK over a list in distributed mode: a Distributed Map (ItemReader from S3), each item (an LLM
@@ -100,6 +120,54 @@ const PLANS: Record<string, Plan> = {
       documents: ['Revenue up.', 'Costs flat.', 'Churn down.'].map((text, i) => ({ id: `q${i}`, text })),
     },
     status: 'COMPLETED',
+  },
+  // --- Also compared through `inspect --json` of a local `run` (plan.inspect) ---
+  // A serial FORK nested in a parallel one, CONTEXT_PROCESSOR operations inside the branches.
+  'nested-forks': { input: { topic: 'caching' }, status: 'COMPLETED', inspect: true },
+  // ANY_FAILED, ALL_FAILED, SUCCESS_COUNT_THRESHOLD over a serial FORK, ANY_FAILED over a list.
+  'join-strategies': { input: { items: [1, 2, 3] }, status: 'COMPLETED', inspect: true },
+  // A JOIN timeout over a serial FORK: the slow path's model call is stopped, JOIN_TIMEOUT fails the run.
+  'join-timeout': { input: {}, status: 'FAILED', inspect: true },
+  // Global variables written by every item at once: an atomic add and a read-modify-write.
+  // Each item's `bump` and `times` give the value its own write made, which depends on the items' order.
+  'global-counter': {
+    input: { numbers: [1, 2, 3, 4, 5] },
+    status: 'COMPLETED',
+    inspect: true,
+    orderDependent: ['bump', 'times'],
+  },
+  // A budget's BUDGET_WARNING and BUDGET_EXCEEDED, and maxToolCalls counting TOOL nodes.
+  'budget-stop': { input: {}, status: 'FAILED', inspect: true },
+  // Every kind of question inside fork branches, answered with respond while the others wait.
+  'branch-interactions': {
+    input: {},
+    answers: [
+      { nodeId: 'how-many', kind: 'input', value: 12 },
+      { nodeId: 'plan', kind: 'select', choice: 'pro' },
+      { nodeId: 'sure', kind: 'reject', reason: 'not yet' },
+    ],
+    status: 'COMPLETED',
+    inspect: true,
+  },
+  // A FORK inside a LOOP: new child threads each iteration; a ROUTE leaves the loop early.
+  'loop-fork': { input: { rounds: [1, 2, 3, 4] }, status: 'COMPLETED', inspect: true },
+  // maxSteps reached inside a loop: MAX_STEPS_EXCEEDED.
+  'max-steps': { input: { rounds: [1, 2, 3, 4, 5, 6] }, status: 'FAILED', inspect: true },
+  // Large values (stored by reference) through a FORK over a list: a global object every item
+  // rewrites, each item's long output, the JOIN's merge of them. `add` gives the object as its item
+  // left it, which depends on the items' order.
+  'global-large': {
+    input: { keys: ['a', 'b', 'c'] },
+    status: 'COMPLETED',
+    inspect: true,
+    orderDependent: ['add'],
+  },
+  // A question in a fork branch failed with `respond --fail`: USER_INTERACTION_FAILED and its reason.
+  'fork-fail-answer': {
+    input: {},
+    answers: [{ nodeId: 'ask', kind: 'fail', reason: 'no' }],
+    status: 'COMPLETED',
+    inspect: true,
   },
   // A FORK over a list: an inline Map state, one child thread per document.
   'map-reduce': {
@@ -217,6 +285,53 @@ function comparable(thread: Thread, conversation: { role: string; content: unkno
   };
 }
 
+/** `inspect --json --events --all-conversations` of a run as the CLI prints it. */
+interface InspectJson {
+  executionId: string;
+  threads: { threadId: string }[];
+  [key: string]: unknown;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** The parts of an `awsCost` estimate that come from how long each Lambda ran, not from what the run did. */
+const MEASURED_COST = new Set(['usd', 'lambdaGbSeconds', 'byNode', 'bookkeepingUsd']);
+
+/**
+ * What two runs' `inspect --json` must agree on: every thread id written as its place in the listing
+ * (`<thread 0>` is the root), the execution id as `<execution>`, times, durations and what the AWS
+ * estimate derives from them as `<time>`, `<ms>` and `<measured>` (what a run takes is not what it
+ * does), the outputs of `orderDependent` nodes as `<order>`. Left out, as docs/deploy.md says: the
+ * state machine version a deployed execution runs (`stateMachineVersion`, the stack's only), and the
+ * Task attempt on NODE_STARTED, which a deployed handler is not told.
+ */
+function inspectView(report: InspectJson, orderDependent: readonly string[] = []): unknown {
+  let text = JSON.stringify(report);
+  report.threads.forEach(({ threadId }, index) => {
+    text = text.replaceAll(threadId, `<thread ${index}>`);
+  });
+  text = text.replaceAll(report.executionId, '<execution>');
+  const { stateMachineVersion: _version, ...view } = JSON.parse(text, function (key, value: unknown) {
+    if (typeof value === 'string' && ISO_TIME.test(value)) return '<time>';
+    if (key === 'durationMs' && typeof value === 'number') return '<ms>';
+    if (MEASURED_COST.has(key) && 'lambdaInvocations' in this) return '<measured>';
+    if (key === 'attempt' && (this as { type?: string }).type === 'NODE_STARTED') return undefined;
+    if (orderDependent.includes(key)) return '<order>';
+    return value;
+  }) as Record<string, unknown>;
+  return view;
+}
+
+/** Every error the run's threads recorded, for a message when a run ends otherwise than planned. */
+async function threadErrors(runtime: LocalRuntime, executionId: string): Promise<string> {
+  const threads = await runtime.stores.threads.listThreadsOfExecution(executionId);
+  return JSON.stringify(
+    threads.flatMap(({ thread }) =>
+      thread.errors.map((error) => ({ path: thread.metadata.forkPathId, ...error })),
+    ),
+  );
+}
+
 async function finalState(runtime: LocalRuntime, executionId: string, racingBranches = false) {
   const execution = await runtime.stores.executions.getExecution(executionId);
   if (!execution) throw new Error(`no execution record for ${executionId}`);
@@ -237,6 +352,40 @@ async function finalState(runtime: LocalRuntime, executionId: string, racingBran
   };
 }
 
+/** Takes the answer meant for `nodeId`'s question out of `answers`: the first naming it, else the first naming none. */
+function takeAnswer(answers: Answer[], nodeId: string): InteractionReply | undefined {
+  const index = answers.findIndex((answer) => answer.nodeId === nodeId);
+  const at = index >= 0 ? index : answers.findIndex((answer) => answer.nodeId === undefined);
+  if (at < 0) return undefined;
+  const [{ nodeId: _nodeId, ...reply }] = answers.splice(at, 1) as [Answer];
+  return reply as InteractionReply;
+}
+
+/** A plan's answers as `run --answers` takes them: by node id. */
+function answersByNode(answers: Answer[]): Record<string, unknown> {
+  const byNode: Record<string, unknown> = {};
+  for (const { nodeId, ...reply } of answers) {
+    if (nodeId === undefined)
+      throw new Error('a plan compared through inspect names the node of each answer');
+    byNode[nodeId] = answerValue(reply as InteractionReply);
+  }
+  return byNode;
+}
+
+function answerValue(reply: InteractionReply): unknown {
+  switch (reply.kind) {
+    case 'approve':
+    case 'reject':
+      return { approved: reply.kind === 'approve', ...(reply.reason ? { reason: reply.reason } : {}) };
+    case 'select':
+      return reply.choice;
+    case 'input':
+      return reply.value;
+    case 'fail':
+      return { fail: reply.reason ?? 'failed' };
+  }
+}
+
 function replyFlags(reply: InteractionReply): string[] {
   switch (reply.kind) {
     case 'approve':
@@ -247,7 +396,7 @@ function replyFlags(reply: InteractionReply): string[] {
     case 'input':
       return ['--input', JSON.stringify(reply.value)];
     case 'fail':
-      return ['--fail'];
+      return ['--fail', ...(reply.reason ? ['--reason', reply.reason] : [])];
   }
 }
 
@@ -298,13 +447,41 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       }
       const pending = JSON.parse(await cli(['pending', executionArn, '--stack', STACK, '--json'])) as {
         interactionId: string;
+        nodeId: string;
       }[];
       for (const interaction of pending) {
-        const reply = answers.shift();
+        const reply = takeAnswer(answers, interaction.nodeId);
         if (reply) await cli(['respond', interaction.interactionId, '--stack', STACK, ...replyFlags(reply)]);
       }
       await new Promise((done) => setTimeout(done, 250));
     }
+  }
+
+  /** `stepthread run` of the deployed folder's file, in a data directory of its own: its execution id. */
+  async function runWithCli(id: string, plan: Plan): Promise<string> {
+    const { code, stdout, stderr } = await runCli(
+      [
+        'run',
+        join(WORKFLOWS!, `${id}.json`),
+        '--json',
+        '--data-dir',
+        localDataDir,
+        '--input',
+        JSON.stringify(plan.input),
+        ...(plan.answers ? ['--answers', JSON.stringify(answersByNode(plan.answers))] : []),
+      ],
+      { env: {} },
+    );
+    expect([code, stderr]).toEqual([plan.status === 'COMPLETED' ? 0 : 1, expect.any(String)]);
+    return (JSON.parse(stdout) as { executionId: string }).executionId;
+  }
+
+  async function inspectJson(executionId: string, where: string[]): Promise<InspectJson> {
+    const args = ['inspect', executionId, '--json', '--events', '--all-conversations', ...where];
+    const { code, stdout, stderr } =
+      where[0] === '--stack' ? await cliResult(args) : await runCli(args, { env: {} });
+    if (code !== 0) throw new Error(`stepthread ${args.join(' ')} exited ${code}: ${stderr}`);
+    return JSON.parse(stdout) as InspectJson;
   }
 
   async function runEmbedded(workflow: Workflow, plan: Plan) {
@@ -312,18 +489,25 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
     const outcome = await e2e.runtime.prepare(workflow).run(plan.input, {
       noRetryWaits: true,
       // No answer left: nobody answers, so the interaction waits until its timeout.
-      answerInteraction: async (_interaction, { signal }) =>
-        answers.shift() ??
+      answerInteraction: async (interaction, { signal }) =>
+        takeAnswer(answers, interaction.nodeId) ??
         new Promise<undefined>((done) => signal?.addEventListener('abort', () => done(undefined))),
     });
     return { outcome, answersLeft: answers.length };
   }
 
+  /** Where `stepthread run` keeps the local runs `inspect` compares with the stack's. */
+  let localDataDir: string;
+
   beforeAll(async () => {
+    localDataDir = mkdtempSync(join(tmpdir(), 'stepthread-cloud-local-'));
     setup = await startCloud('cloud');
     ({ stack, e2e, cloud, sfn, workflows } = setup);
   }, 120_000);
-  afterAll(() => setup?.close());
+  afterAll(async () => {
+    await setup?.close();
+    if (localDataDir) rmSync(localDataDir, { recursive: true, force: true });
+  });
 
   it('deploys a plan for every workflow of the folder', () => {
     expect([...workflows.keys()].sort()).toEqual(
@@ -338,10 +522,21 @@ describe.skipIf(!SYNTHESIZED)('the synthesized stack in moto', () => {
       expect(local.outcome.status).toBe(plan.status);
       const remote = await runInMoto(id, plan, `run-${id}`);
       expect(remote.answersLeft).toBe(0);
-      expect(remote.status).toBe(plan.execution ?? (plan.status === 'COMPLETED' ? 'SUCCEEDED' : 'FAILED'));
+      expect(remote.status, await threadErrors(cloud, remote.executionArn)).toBe(
+        plan.execution ?? (plan.status === 'COMPLETED' ? 'SUCCEEDED' : 'FAILED'),
+      );
       expect(await finalState(cloud, remote.executionArn, plan.racingBranches)).toEqual(
         await finalState(e2e.runtime, local.outcome.executionId, plan.racingBranches),
       );
+      if (plan.inspect) {
+        const [onStack, onMachine] = [
+          await inspectJson(remote.executionArn, ['--stack', STACK]),
+          await inspectJson(await runWithCli(id, plan), ['--data-dir', localDataDir]),
+        ];
+        expect(inspectView(onStack, plan.orderDependent)).toEqual(
+          inspectView(onMachine, plan.orderDependent),
+        );
+      }
     }, 120_000);
   }
 

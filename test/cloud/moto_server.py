@@ -107,6 +107,7 @@ StateTaskServiceSfn._normalise_response = sfn_response_as_states
 from moto.stepfunctions.exceptions import ResourceNotFound, StateMachineDoesNotExist  # noqa: E402
 from moto.stepfunctions.parser.backend.execution import Execution as ParserExecution  # noqa: E402
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend  # noqa: E402
+from moto.core.responses import EmptyResult  # noqa: E402
 from moto.stepfunctions.responses import StepFunctionResponse  # noqa: E402
 
 _start_unqualified = StepFunctionsParserBackend.start_execution
@@ -198,6 +199,20 @@ def list_executions_versioned(self):
 
 StepFunctionResponse.describe_execution = describe_execution_versioned
 StepFunctionResponse.list_executions = list_executions_versioned
+
+
+# moto 5.2.1's SendTaskFailure handler passes the request's `error` to the backend and drops its `cause`,
+# so the waiting Task's Catch gets {"Error"} alone where Step Functions gives {"Error", "Cause"}. `respond
+# --fail` sends the coded failure (USER_INTERACTION_FAILED and the reason) as the cause: without it the
+# answer step could only record NODE_EXECUTION_FAILED. Pass it on, as Step Functions does.
+def send_task_failure_with_cause(self):
+    self.stepfunction_backend.send_task_failure(
+        self._get_param("taskToken"), error=self._get_param("error"), cause=self._get_param("cause")
+    )
+    return EmptyResult()
+
+
+StepFunctionResponse.send_task_failure = send_task_failure_with_cause
 
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=bool(os.environ.get("STEPTHREAD_MOTO_VERBOSE")))
 server.start()

@@ -372,6 +372,62 @@ describe.skipIf(!SYNTHESIZED)('the deployed stack’s AWS behaviour, in moto', (
     );
   }, 120_000);
 
+  it('copy --stack --from a FORK of a finished run (nested forks) with a --set, then start --thread: the copy forks again and ends as the same copy does locally', async () => {
+    const input = { topic: 'caching' };
+    const started = await cli([
+      'start',
+      'nested-forks',
+      '--stack',
+      STACK,
+      '--name',
+      'to-copy-fork',
+      '--input',
+      JSON.stringify(input),
+    ]);
+    const source = started.stdout.trim();
+    expect((await finished(source)).status).toBe('SUCCEEDED');
+    const { rootThreadId } = await cloud.stores.executions.getExecution(source);
+    const copy = await cli([
+      'copy',
+      rootThreadId,
+      '--from',
+      'outer',
+      '--set',
+      'sideNote="edited"',
+      '--stack',
+      STACK,
+    ]);
+    expect([copy.code, copy.stderr]).toEqual([0, '']);
+    const copyId = copy.stdout.trim();
+    const start = await cli(['start', 'nested-forks', '--thread', copyId, '--stack', STACK]);
+    expect([start.code, start.stderr]).toEqual([0, `starting thread ${copyId} from node outer\n`]);
+    const executionArn = start.stdout.trim();
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+
+    const workflow = workflows.get('nested-forks')!;
+    const local = await e2e.runtime.prepare(workflow).run(input);
+    expect(local.status).toBe('COMPLETED');
+    const localCopy = await e2e.runtime.copyThread(local.threadId, {
+      fromNodeId: 'outer',
+      edits: [{ kind: 'variable', name: 'sideNote', value: 'edited' }],
+      workflow,
+    });
+    const rerun = await e2e.runtime
+      .prepare(workflowForThread(workflow, localCopy), { startNodeId: 'outer' })
+      .runThread(localCopy.id);
+    expect(rerun.status).toBe('COMPLETED');
+    expect(await runState(cloud, copyId)).toEqual(await runState(e2e.runtime, localCopy.id));
+    // The branches ran again, on children of the copy: the parent keeps the edited variable.
+    expect((await cloud.stores.threads.getThread(copyId)).thread.output).toMatchObject({
+      sideNote: 'edited',
+    });
+    const children = async (runtime: LocalRuntime, executionId: string) =>
+      (await runtime.stores.threads.listThreadsOfExecution(executionId))
+        .map(({ thread }) => `${thread.metadata.forkPathId ?? '(root)'}:${thread.status}`)
+        .sort();
+    expect(await children(cloud, executionArn)).toEqual(await children(e2e.runtime, rerun.executionId));
+  }, 120_000);
+
   it('rerun --failed --from check --stack: a dry run plans, --yes copies each failed run with the fix and starts it, FAILED → COMPLETED', async () => {
     // The test before failed a size-check run of its own: --since must leave it out.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
