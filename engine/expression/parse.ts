@@ -8,6 +8,7 @@ import jsep from 'jsep';
 import { type CodedError, StepthreadError } from '../errors.ts';
 import type { Expression, ExprNode } from './ast.ts';
 import { checkArity, isBuiltinName } from './builtins.ts';
+import { builtinSuggestion, filterHint, keywordHints } from './hints.ts';
 import { MAX_ARRAY_LENGTH, MAX_AST_DEPTH, MAX_EXPRESSION_LENGTH, PARSE_CACHE_SIZE } from './limits.ts';
 import { LruCache } from './lru.ts';
 import { type StaticType, StaticTypeError, staticTypeOf } from './static-types.ts';
@@ -109,12 +110,17 @@ class Compiler {
         });
         return Object.freeze({ kind: 'array', elements: Object.freeze(elements) });
       }
-      case 'Compound':
+      case 'Compound': {
+        if (core.body.length === 0) throw new ParseFailure('the expression is empty');
+        // `a and b` parses as three expressions side by side: say how `and` is written.
+        const names = core.body.flatMap((part) => (part.type === 'Identifier' ? [String(part.name)] : []));
+        const hints = keywordHints(names);
         throw new ParseFailure(
-          core.body.length === 0
-            ? 'the expression is empty'
+          hints.length > 0
+            ? `expected one expression but found ${core.body.length}: ${hints.join('; ')}`
             : `expected one expression but found ${core.body.length}; ";" and keywords such as new, typeof, in are not supported`,
         );
+      }
       case 'SequenceExpression':
         throw new ParseFailure('comma expressions are not supported');
       default:
@@ -152,10 +158,17 @@ class Compiler {
   private call(node: jsep.CallExpression, depth: number): ExprNode {
     const callee = node.callee as jsep.CoreExpression;
     if (callee.type === 'MemberExpression') {
-      throw new ParseFailure('method calls are not supported; use a built-in function such as lower(text)');
+      const method = callee.computed ? undefined : (callee.property as jsep.CoreExpression);
+      const suggestion = method?.type === 'Identifier' ? builtinSuggestion(method.name) : undefined;
+      throw new ParseFailure(
+        `method calls are not supported; ${suggestion ?? 'use a built-in function such as lower(text)'}`,
+      );
     }
     if (callee.type !== 'Identifier') throw new ParseFailure('only built-in functions can be called');
-    if (!isBuiltinName(callee.name)) throw new ParseFailure(`unknown function "${callee.name}"`);
+    if (!isBuiltinName(callee.name)) {
+      const hint = builtinSuggestion(callee.name) ?? keywordHints([callee.name])[0];
+      throw new ParseFailure(`unknown function "${callee.name}"${hint === undefined ? '' : `; ${hint}`}`);
+    }
     const arityProblem = checkArity(callee.name, node.arguments.length);
     if (arityProblem !== undefined) throw new ParseFailure(arityProblem);
     const args = node.arguments.map((argument) => this.compile(argument, depth));
@@ -164,6 +177,11 @@ class Compiler {
 
   private binary(node: jsep.BinaryExpression, depth: number): ExprNode {
     const { operator } = node;
+    // Jinja's `x | upper`: refused before its right side is compiled as an unknown name or call.
+    if (operator === '|') {
+      const hint = filterHint(filterName(node.right));
+      throw new ParseFailure(`operator "|" is not supported${hint === undefined ? '' : `; ${hint}`}`);
+    }
     const left = this.compile(node.left, depth);
     const right = this.compile(node.right, depth);
     if (Object.hasOwn(EQUALITY, operator)) {
@@ -179,6 +197,15 @@ class Compiler {
     }
     throw new ParseFailure(`operator "${operator}" is not supported`);
   }
+}
+
+/** The name of a filter `x | name` or `x | name(args)`, if it is one. */
+function filterName(node: Node): string | undefined {
+  const core = node as jsep.CoreExpression;
+  if (core.type === 'Identifier') return core.name;
+  if (core.type === 'CallExpression' && (core.callee as jsep.CoreExpression).type === 'Identifier')
+    return (core.callee as jsep.Identifier).name;
+  return undefined;
 }
 
 /**

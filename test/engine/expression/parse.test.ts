@@ -69,6 +69,45 @@ describe('parseExpression', () => {
     expect(error.message).toMatch(message);
   });
 
+  // What Jinja, Python or JavaScript write, refused with how this language writes it.
+  it.each([
+    ['a and b', /"and" is written &&/],
+    ['a or b', /"or" is written \|\|/],
+    ['not a', /"not x" is written !x/],
+    ['not(a)', /unknown function "not"; "not x" is written !x/],
+    ["'b' in tags", /"a in b" is written contains\(b, a\)/],
+    ['x is none', /"is" is written ==/],
+    ["x if ok else 'y'", /"a if c else b" is written c \? a : b/],
+    ['typeof x', /"typeof x" is written type\(x\)/],
+    ['len(x) > 0 and ok', /"and" is written &&/],
+    ['x.toUpperCase()', /method calls are not supported; use the built-in upper\(text\)/],
+    ['x.length()', /use the built-in len\(value\)/],
+    ['x.includes("a")', /use the built-in contains\(textOrArray, item\)/],
+    ['JSON.stringify(x)', /use the built-in json\(value, indent\?\)/],
+    ['length(x)', /unknown function "length"; use the built-in len\(value\)/],
+    ['int(x)', /unknown function "int"; use the built-in number\(value\)/],
+    ['Upper(x)', /unknown function "Upper"; use the built-in upper\(text\)/],
+    ['x | upper', /x \| upper is written upper\(x\)/],
+    ['x | length', /x \| length is written len\(x\)/],
+    ["x | default('none')", /x \| default\(v\) is written x \?\? v/],
+    ['x | first', /filters \(x \| f\) are not supported/],
+  ])('refuses %j saying how it is written here', (source, message) => {
+    const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
+    expect(error.message).toMatch(message);
+  });
+
+  it('keeps the plain message where no keyword or filter is to blame', () => {
+    expect(expectCoded(() => parseExpression('a b'), 'INVALID_EXPRESSION').message).toMatch(
+      /found 2; ";" and keywords/,
+    );
+    expect(expectCoded(() => parseExpression('n | 1'), 'INVALID_EXPRESSION').message).toMatch(
+      /operator "\|" is not supported"?$/,
+    );
+    expect(expectCoded(() => parseExpression('nope(1)'), 'INVALID_EXPRESSION').message).toMatch(
+      /unknown function "nope"$/,
+    );
+  });
+
   it('enforces the length limit', () => {
     const long = `a${' '.repeat(MAX_EXPRESSION_LENGTH)}`;
     expect(expectCoded(() => parseExpression(long), 'INVALID_EXPRESSION').message).toMatch(
