@@ -174,6 +174,21 @@ function renamedIterationHint(name: string, iterations: ReadonlyMap<string, stri
 }
 
 /**
+ * Names other languages use for a literal or a root (Python's `True` and `None`, JavaScript's
+ * `undefined`, JSONPath's `$`): an expression would read each as a variable that is never set.
+ */
+function literalNameHint(name: string): string | undefined {
+  if (/^(True|TRUE)$/.test(name)) return 'did you mean "true"? (literals are lower case)';
+  if (/^(False|FALSE)$/.test(name)) return 'did you mean "false"? (literals are lower case)';
+  if (/^(None|none|NULL|Null|nil)$/.test(name)) return 'did you mean "null"?';
+  if (name === 'undefined')
+    return "a missing value has no literal: test it with type(x) == 'undefined', or give a default with x ?? v";
+  if (name === '$')
+    return '"$" (JSONPath) is not a name here: read the run\'s input as input.<key>, a variable by its name, a node\'s output as nodes.<id>';
+  return undefined;
+}
+
+/**
  * Expressions and templates reading a name that nothing defines (`{{tickte}}` would read as nothing
  * at run time). A name is defined when any level declares it, a node writes it (VARIABLE,
  * `outputVariable`, a subgraph's mappings) or a loop iterates with it, at any level: a child
@@ -220,7 +235,9 @@ function checkVariableReferences(view: WorkflowView): CodedError[] {
         if (names.has(name) || reported.has(name) || dashedParts.has(name)) continue;
         reported.add(name);
         const closest = closestKey(name, [...names]);
-        const suggestion = closest ? `did you mean "${closest}"?` : renamedIterationHint(name, iterations);
+        const suggestion =
+          literalNameHint(name) ??
+          (closest ? `did you mean "${closest}"?` : renamedIterationHint(name, iterations));
         errors.push(
           codedError(
             'UNKNOWN_VARIABLE_REFERENCE',

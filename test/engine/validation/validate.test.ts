@@ -525,6 +525,39 @@ describe('validateWorkflow', () => {
     ]);
   });
 
+  it.each([
+    ['approved == True', 'True', 'did you mean "true"? (literals are lower case)'],
+    ['approved == False', 'False', 'did you mean "false"? (literals are lower case)'],
+    ['input.note == None', 'None', 'did you mean "null"?'],
+    ['input.note === undefined', 'undefined', "test it with type(x) == 'undefined'"],
+    ['$.input.name', '$', '"$" (JSONPath) is not a name here'],
+  ])('says how %j is written here: %s is read as a variable nothing defines', (condition, name, hint) => {
+    const workflow = {
+      ...linear(),
+      variables: [{ name: 'approved', type: 'boolean', initial: false }],
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'check',
+          type: 'ROUTE',
+          config: { routes: [{ condition, targetNodeId: 'end' }], defaultTargetNodeId: 'end' },
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [{ from: 'start', to: 'check' }],
+    };
+    const { errors } = validateWorkflow(workflow);
+    expect(errors).toEqual([
+      {
+        code: 'UNKNOWN_VARIABLE_REFERENCE',
+        message: expect.stringContaining(`node check reads "${name}", which no variable declaration`),
+        path: 'nodes[1]',
+        nodeId: 'check',
+      },
+    ]);
+    expect(errors[0]?.message).toContain(hint);
+  });
+
   it('reports secrets and args outside http tools, and result outside AFTER hooks: they would render as nothing', () => {
     const workflow = {
       ...linear(),
