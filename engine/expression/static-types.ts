@@ -175,12 +175,31 @@ function operandProblem(
   );
 }
 
+/**
+ * An array built by the expression itself (`[]`, `split(s, ',')`) is a new array, and arrays
+ * compare by identity, so `x == []` is always false whatever `x` holds: refused, with what was meant.
+ */
+function freshArrayComparison(
+  node: Extract<ExprNode, { kind: 'binary' }>,
+  left: StaticType,
+  right: StaticType,
+): void {
+  const fresh = (side: ExprNode, type: StaticType) =>
+    side.kind === 'array' || (side.kind === 'call' && type !== 'unknown' && within(type, only('array')));
+  if (!fresh(node.left, left) && !fresh(node.right, right)) return;
+  const always = node.operator === '===' ? '== (and ===) is always false' : '!= (and !==) is always true';
+  throw new StaticTypeError(
+    `an array the expression builds is never equal to another value, so ${always}: arrays compare by identity, not by content; test an empty array with len(x) == 0, an item with contains(x, item), or compare items (x[0] == 'a')`,
+  );
+}
+
 function binaryType(node: Extract<ExprNode, { kind: 'binary' }>, names: NameTypes): StaticType {
   const left = staticTypeOf(node.left, names);
   const right = staticTypeOf(node.right, names);
   switch (node.operator) {
     case '===':
     case '!==':
+      freshArrayComparison(node, left, right);
       return BOOLEAN;
     case '+': {
       if (within(left, STRING) || within(right, STRING)) return STRING;

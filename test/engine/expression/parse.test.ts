@@ -108,6 +108,29 @@ describe('parseExpression', () => {
     );
   });
 
+  // Arrays compare by identity, and one the expression builds is new: such a comparison never varies.
+  it.each([
+    ['tags == []', /never equal to another value, so == \(and ===\) is always false/],
+    ['[] === tags', /always false/],
+    ['tags != []', /so != \(and !==\) is always true/],
+    ["split(text, ',') == ['a', 'b']", /always false/],
+    ['keys(user) == []', /always false/],
+  ])(
+    'refuses %j, which compares with an array it builds, pointing to len and contains',
+    (source, message) => {
+      const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
+      expect(error.message).toMatch(message);
+      expect(error.message).toMatch(/len\(x\) == 0.*contains\(x, item\)/);
+    },
+  );
+
+  it('still compares arrays read from the scope, and array items', () => {
+    expect(() => parseExpression('tags == other')).not.toThrow();
+    expect(() => parseExpression("tags[0] == 'a'")).not.toThrow();
+    expect(() => parseExpression('len(tags) == 0')).not.toThrow();
+    expect(() => parseExpression("slice(text, 1) == 'bc'")).not.toThrow();
+  });
+
   it('enforces the length limit', () => {
     const long = `a${' '.repeat(MAX_EXPRESSION_LENGTH)}`;
     expect(expectCoded(() => parseExpression(long), 'INVALID_EXPRESSION').message).toMatch(
