@@ -268,7 +268,8 @@ const builtins = {
     maxArgs: 3,
     signature: 'slice(textOrArray, start, end?)',
     call: (a) => {
-      const [value] = a;
+      // A missing text slices as "", as every text argument reads null/undefined.
+      const value = a[0] === null || a[0] === undefined ? '' : a[0];
       if (typeof value !== 'string' && !Array.isArray(value)) {
         throw argumentError('slice', 0, 'a string or array', value);
       }

@@ -110,10 +110,10 @@ const BUILTIN_TYPES: Record<BuiltinName, BuiltinTypes> = {
   },
   split: { args: [TEXT, TEXT], expects: ['a string', 'a string'], result: fixed(ARRAY) },
   slice: {
-    args: [only('string', 'array'), NUMBER, NUMBER],
+    args: [only('string', 'array', 'null', 'undefined'), NUMBER, NUMBER],
     expects: ['a string or array', 'an integer', 'an integer'],
     result: ([value]) => {
-      if (value !== undefined && within(value, STRING)) return STRING;
+      if (value !== undefined && within(value, only('string', 'null', 'undefined'))) return STRING;
       if (value !== undefined && within(value, ARRAY)) return ARRAY;
       return only('string', 'array');
     },

@@ -262,6 +262,10 @@ describe('built-in functions', () => {
     ['slice(items, 1)', [20, 30]],
     ['slice(name, 0, 2)', 'Ad'],
     ['slice(items, -1)', [30]],
+    // Text arguments read null/undefined as "": an optional text slices as "".
+    ['slice(missing, 0, 10)', ''],
+    ['slice(nothing, 1)', ''],
+    ['slice(null, 0, 2) + "!"', '!'],
     ['replace("a-b-c", "-", "+")', 'a+b+c'],
     ['replace("cost: X", "X", "$&")', 'cost: $&'],
     ['type(items)', 'array'],
