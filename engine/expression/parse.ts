@@ -22,6 +22,8 @@ class ParseFailure extends Error {
   constructor(
     readonly reason: string,
     readonly position?: number,
+    /** Said after the position: what to write instead. */
+    readonly hint?: string,
   ) {
     super(reason);
   }
@@ -31,9 +33,13 @@ function quote(source: string): string {
   return JSON.stringify(source.length > 80 ? `${source.slice(0, 80)}…` : source);
 }
 
-function invalid(source: string, reason: string, position?: number): StepthreadError {
+function invalid(source: string, reason: string, position?: number, hint?: string): StepthreadError {
   const at = position === undefined ? '' : ` at character ${position}`;
-  return new StepthreadError('INVALID_EXPRESSION', `Invalid expression ${quote(source)}: ${reason}${at}`);
+  const then = hint === undefined ? '' : `; ${hint}`;
+  return new StepthreadError(
+    'INVALID_EXPRESSION',
+    `Invalid expression ${quote(source)}: ${reason}${at}${then}`,
+  );
 }
 
 /**
@@ -240,6 +246,10 @@ function unwrapTemplate(source: string): { body: string; offset: number } {
   return { body: only.source, offset: source.length - trimmed.length + only.start };
 }
 
+/** An expression field given text with templates in it (`Hello {{name}}`), as a prompt is written. */
+const TEXT_WITH_TEMPLATES =
+  "an expression is one expression, not text with {{ }} in it: join text with + ('Hello ' + input.name), or wrap the whole expression in one {{ }}";
+
 function parseUncached(source: string): Expression {
   if (source.length > MAX_EXPRESSION_LENGTH) {
     throw invalid(source, `longer than ${MAX_EXPRESSION_LENGTH} characters (${source.length})`);
@@ -256,13 +266,18 @@ function parseUncached(source: string): Expression {
       if (error instanceof RangeError) throw new ParseFailure(`nested deeper than ${MAX_AST_DEPTH} levels`);
       const { description, index } = error as { description?: unknown; index?: unknown };
       const reason = typeof description === 'string' ? description : String((error as Error).message);
-      throw new ParseFailure(reason, typeof index === 'number' ? index : undefined);
+      throw new ParseFailure(
+        reason,
+        typeof index === 'number' ? index : undefined,
+        body.includes('{{') ? TEXT_WITH_TEMPLATES : undefined,
+      );
     }
     root = compiler.compile(tree, 1);
     checkStaticTypes(root);
   } catch (error) {
     if (!(error instanceof ParseFailure)) throw error;
-    throw invalid(source, error.reason, error.position === undefined ? undefined : error.position + offset);
+    const position = error.position === undefined ? undefined : error.position + offset;
+    throw invalid(source, error.reason, position, error.hint);
   }
   return Object.freeze({ source, root, identifiers: Object.freeze(compiler.identifiers) });
 }

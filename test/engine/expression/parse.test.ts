@@ -131,6 +131,16 @@ describe('parseExpression', () => {
     expect(() => parseExpression("slice(text, 1) == 'bc'")).not.toThrow();
   });
 
+  it('says an expression field takes one expression when it is given text with templates, as a prompt is written', () => {
+    for (const source of ['Hello {{input.name}}', '{{ fee }} > 1', '{{a}} && {{b}}']) {
+      const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
+      expect(error.message).toMatch(
+        /at character \d+; an expression is one expression, not text with \{\{ \}\} in it: join text with \+ \('Hello ' \+ input\.name\), or wrap the whole expression in one \{\{ \}\}$/,
+      );
+    }
+    expect(expectCoded(() => parseExpression('a +'), 'INVALID_EXPRESSION').message).not.toMatch(/one \{\{/);
+  });
+
   it('enforces the length limit', () => {
     const long = `a${' '.repeat(MAX_EXPRESSION_LENGTH)}`;
     expect(expectCoded(() => parseExpression(long), 'INVALID_EXPRESSION').message).toMatch(
