@@ -11,7 +11,7 @@ const KEYWORDS: Readonly<Record<string, string>> = {
   or: '"or" is written || (a || b)',
   not: '"not x" is written !x',
   in: '"a in b" is written contains(b, a)',
-  is: '"is" is written == (x == null; type(x) == \'undefined\' for a missing value)',
+  is: '"is" is written == ((x ?? null) == null holds for null and for a missing value, x == null for null only)',
   if: '"a if c else b" is written c ? a : b',
   else: '"a if c else b" is written c ? a : b',
   typeof: '"typeof x" is written type(x)',

@@ -180,7 +180,8 @@ function renamedIterationHint(name: string, iterations: ReadonlyMap<string, stri
 function literalNameHint(name: string): string | undefined {
   if (/^(True|TRUE)$/.test(name)) return 'did you mean "true"? (literals are lower case)';
   if (/^(False|FALSE)$/.test(name)) return 'did you mean "false"? (literals are lower case)';
-  if (/^(None|none|NULL|Null|nil)$/.test(name)) return 'did you mean "null"?';
+  if (/^(None|none|NULL|Null|nil)$/.test(name))
+    return 'did you mean "null"? (x == null holds for null only, not for a missing value: (x ?? null) == null holds for both)';
   if (name === 'undefined')
     return "a missing value has no literal: test it with type(x) == 'undefined', or give a default with x ?? v";
   if (name === '$')
