@@ -1,0 +1,184 @@
+/**
+ * More features in combination, through the CLI on the embedded runtime (see combinations.test.ts for
+ * the first round): a SUBGRAPH inside a SUBGRAPH, LLM tools in fork branches and loops, budgets across
+ * forks and subgraphs, copies from inside a loop, context processors in loops, and a fork in a loop
+ * that continues as new. Each expectation is worked out from the seeds and docs/workflow-file.md.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunJsonResult } from '../../cli/commands/run.ts';
+import { runCli } from '../support/cli.ts';
+import { node, type WorkflowSpec, workflow } from './combination-workflows.ts';
+
+let dir: string;
+let dataDir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'stepthread-combinations-2-'));
+  dataDir = join(dir, 'data');
+});
+afterAll(() => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
+
+interface Msg {
+  role: string;
+  content: string;
+}
+interface ThreadJson {
+  threadId: string;
+  forkPathId?: string;
+  status: string;
+  output: unknown;
+  results: Record<string, unknown>;
+  variables: { global?: Record<string, unknown>; thread?: Record<string, unknown> };
+  errors: { code: string; message: string; nodeId?: string }[];
+  events: { type: string; nodeId?: string; [key: string]: unknown }[];
+  nodes: { nodeId: string; status: string; step?: number }[];
+}
+interface InspectJson {
+  executionStatus: string;
+  rootThreadId: string;
+  threads: ThreadJson[];
+  conversations: { threadId: string; messages: Msg[] }[];
+}
+
+async function cli(args: string[]) {
+  return runCli([...args, '--data-dir', dataDir], { cwd: dir });
+}
+
+async function inspect(id: string): Promise<InspectJson> {
+  const shown = await cli(['inspect', id, '--json', '--events', '--all-conversations']);
+  expect(shown.code, shown.stderr).toBe(0);
+  return JSON.parse(shown.stdout) as InspectJson;
+}
+
+async function fileOf(id: string, spec: WorkflowSpec): Promise<string> {
+  const file = join(dir, `${id}.json`);
+  await writeFile(file, JSON.stringify(workflow(id, spec)));
+  return file;
+}
+
+/** `stepthread run <file> --json [...]`: its result and what inspect shows of it. */
+async function run(id: string, spec: WorkflowSpec, extra: string[] = []) {
+  const file = await fileOf(id, spec);
+  const done = await cli(['run', file, '--json', ...extra]);
+  expect(done.stdout, done.stderr).not.toBe('');
+  const result = JSON.parse(done.stdout) as RunJsonResult;
+  const report = await inspect(result.executionId);
+  const root = report.threads.find((thread) => thread.threadId === report.rootThreadId)!;
+  const conversation = (threadId = report.rootThreadId) =>
+    report.conversations
+      .find((entry) => entry.threadId === threadId)!
+      .messages.map((message) => `${message.role}: ${message.content}`);
+  return { file, code: done.code, result, report, root, conversation };
+}
+
+describe('a SUBGRAPH inside a SUBGRAPH', () => {
+  const inner = {
+    id: 'inner',
+    version: 1,
+    variables: [{ name: 'b', type: 'number', scope: 'thread' }],
+    nodes: [
+      node.start(),
+      {
+        ...node.llm('ask', 'inner b={{b}} a={{a}} t={{t}}'),
+        hooks: [{ hookType: 'AFTER_EXECUTE', eventName: 'ask-after' }],
+      },
+      node.set('bump', 'g', 'number', 'g + b'),
+      node.end('{{b}}-{{nodes.ask}}'),
+    ],
+    edges: [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'bump' },
+      { from: 'bump', to: 'end' },
+    ],
+  };
+  const outer = {
+    id: 'outer',
+    version: 1,
+    variables: [
+      { name: 'a', type: 'number', scope: 'thread' },
+      { name: 'fromInner', type: 'string', scope: 'thread' },
+    ],
+    nodes: [
+      node.start(),
+      node.llm('pre', 'outer a={{a}} t={{t}}'),
+      {
+        ...node.subgraph('inner', inner, {
+          inputMapping: { b: 'a * 10' },
+          outputMapping: { fromInner: 'output' },
+        }),
+        hooks: [
+          { hookType: 'AFTER_EXECUTE', eventName: 'inner-after', eventPayload: { o: '{{result.output}}' } },
+        ],
+      },
+      node.end({ r: '{{fromInner}}|{{a}}' }),
+    ],
+    edges: [
+      { from: 'start', to: 'pre' },
+      { from: 'pre', to: 'inner' },
+      { from: 'inner', to: 'end' },
+    ],
+  };
+  const spec: WorkflowSpec = {
+    variables: [
+      { name: 'g', type: 'number', scope: 'global', initial: 0 },
+      { name: 't', type: 'string', scope: 'thread', initial: 'root' },
+      { name: 'res', type: 'string', scope: 'thread' },
+    ],
+    replies: { 'outer.pre': ['outer reply'], 'outer.inner.ask': ['inner reply'] },
+    nodes: [
+      node.start(),
+      {
+        ...node.subgraph('outer', outer, {
+          inputMapping: { a: 'input.x + 1' },
+          outputMapping: { res: 'output.r' },
+        }),
+        hooks: [
+          { hookType: 'BEFORE_EXECUTE', eventName: 'outer-before' },
+          { hookType: 'AFTER_EXECUTE', eventName: 'outer-after', eventPayload: { o: '{{result.output}}' } },
+        ],
+      },
+      node.end({ res: '{{res}}', g: '{{g}}', outer: '{{nodes.outer}}' }),
+    ],
+    edges: ['start>outer>end'],
+  };
+
+  it('maps at each level; the inner child reads its caller’s variables; ids and hooks are `<outer>.<inner>.<node>`', async () => {
+    const seen = await run('nested-subgraphs', spec, ['--input', '{"x": 2}']);
+    expect(seen.result.status).toBe('COMPLETED');
+    // The inner child reads `a`, which the outer child's inputMapping set (validation accepts it).
+    expect(seen.conversation()).toEqual([
+      'user: outer a=3 t=root',
+      'assistant: outer reply',
+      'user: inner b=30 a=3 t=root',
+      'assistant: inner reply',
+    ]);
+    expect(seen.result.output).toEqual({ res: '30-inner reply|3', g: 30, outer: { r: '30-inner reply|3' } });
+    // Only outputMappings and globals carry values out: neither child's variables reach the thread.
+    expect(seen.root.variables.thread).toEqual({ t: 'root', res: '30-inner reply|3' });
+    expect(seen.root.variables.global).toEqual({ g: 30 });
+    expect(seen.root.nodes.map((entry) => entry.nodeId)).toEqual([
+      'start',
+      'outer',
+      'outer.start',
+      'outer.pre',
+      'outer.inner',
+      'outer.inner.start',
+      'outer.inner.ask',
+      'outer.inner.bump',
+      'outer.inner.end',
+      'outer.end',
+      'end',
+    ]);
+    const hooks = seen.root.events
+      .filter((event) => event.type === 'HOOK_TRIGGERED')
+      .map((event) => `${event.nodeId} ${String(event.eventName)} ${JSON.stringify(event.payload)}`);
+    expect(hooks).toEqual([
+      'outer.start outer-before {}',
+      'outer.inner.ask ask-after {}',
+      'outer.inner.end inner-after {"o":"30-inner reply"}',
+      'outer.end outer-after {"o":{"r":"30-inner reply|3"}}',
+    ]);
+  });
+});
