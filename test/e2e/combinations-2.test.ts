@@ -182,3 +182,121 @@ describe('a SUBGRAPH inside a SUBGRAPH', () => {
     ]);
   });
 });
+
+interface NodeUsage {
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+interface CostJson {
+  executionId: string;
+  cost: { modelCalls: number; tokens: number; toolCalls: number };
+  threads: { forkPathId?: string; nodes: { nodeId: string; usage?: NodeUsage }[] }[];
+}
+
+async function costOf(executionId: string): Promise<CostJson> {
+  const shown = await cli(['inspect', executionId, '--json']);
+  expect(shown.code, shown.stderr).toBe(0);
+  return JSON.parse(shown.stdout) as CostJson;
+}
+
+/** Each LLM step's usage as `<path>:<node> <calls> calls <tokens>`, and their sum. */
+function stepUsages(report: CostJson) {
+  const rows: string[] = [];
+  let tokens = 0;
+  let calls = 0;
+  for (const thread of report.threads) {
+    for (const entry of thread.nodes) {
+      if (!entry.usage) continue;
+      rows.push(`${thread.forkPathId ?? 'root'}:${entry.nodeId} ${entry.usage.modelCalls} calls`);
+      tokens += entry.usage.inputTokens + entry.usage.outputTokens;
+      calls += entry.usage.modelCalls;
+    }
+  }
+  return { rows, tokens, calls };
+}
+
+const tools = {
+  double: {
+    description: 'Doubles a number',
+    parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+    handler: { kind: 'code', code: 'return { d: input.n * 2 }' },
+  },
+  refund: {
+    description: 'Refunds an amount',
+    parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+    handler: { kind: 'code', code: 'return { refunded: input.amount }' },
+    requiresApproval: 'args.amount > 50',
+  },
+};
+
+describe('LLM tools in fork branches and in a loop', () => {
+  const spec: WorkflowSpec = {
+    tools,
+    replies: {
+      a: [{ toolCalls: [{ name: 'double', arguments: { n: 4 } }] }, 'a done'],
+      b: [
+        {
+          toolCalls: [
+            { name: 'refund', arguments: { amount: 10 } },
+            { name: 'refund', arguments: { amount: 80 } },
+          ],
+        },
+        'b done',
+      ],
+      l: [
+        { toolCalls: [{ name: 'double', arguments: { n: 1 } }] },
+        'l0',
+        { toolCalls: [{ name: 'double', arguments: { n: 2 } }] },
+        'l1',
+      ],
+    },
+    nodes: [
+      node.start(),
+      node.fork('fork', ['pa', 'pb'], ['a', 'b']),
+      node.llm('a', 'A', { tools: ['double'] }),
+      node.llm('b', 'B', { tools: ['refund'] }),
+      node.join('join', ['pa', 'pb'], 'ALL_COMPLETED'),
+      node.loop('loop', 'L', { dataSource: 2 }),
+      node.llm('l', 'L{{index}}', { tools: ['double'] }),
+      node.loopEnd('le', 'L'),
+      node.end({ join: '{{nodes.join}}', l: '{{nodes.l}}' }),
+    ],
+    edges: ['start>fork', 'fork>a>join', 'fork>b>join', 'join>loop>l>le>end'],
+  };
+
+  it('a held call in a branch is answered by --answers; each step counts every model call of its turn, those before the question too', async () => {
+    const seen = await run('tools-in-branches', spec, [
+      '--answers',
+      '{"b": {"reject": true, "reason": "too much"}}',
+    ]);
+    expect(seen.result.status).toBe('COMPLETED');
+    expect(seen.result.output).toEqual({ join: { pa: 'a done', pb: 'b done' }, l: 'l1' });
+    const pathB = seen.report.threads.find((thread) => thread.forkPathId === 'fork/pb')!;
+    expect(seen.conversation(pathB.threadId).slice(2)).toEqual([
+      'tool: {"refunded":10}',
+      'tool: Rejected: a person did not approve this call of refund, so the tool did not run. Reason: too much',
+      'assistant: b done',
+    ]);
+    // The main path's conversation goes on into the loop, where each iteration's tool call is its own.
+    expect(seen.conversation().filter((line) => line.startsWith('tool:'))).toEqual([
+      'tool: {"d":8}',
+      'tool: {"d":2}',
+      'tool: {"d":4}',
+    ]);
+    const report = await costOf(seen.result.executionId);
+    // The rejected call never ran, so it is no tool call.
+    expect(report.cost).toMatchObject({ modelCalls: 8, toolCalls: 4 });
+    const steps = stepUsages(report);
+    expect(steps.rows.sort()).toEqual([
+      'fork/pa:a 2 calls',
+      'fork/pb:b 2 calls',
+      'root:l 2 calls',
+      'root:l 2 calls',
+    ]);
+    expect({ calls: steps.calls, tokens: steps.tokens }).toEqual({
+      calls: report.cost.modelCalls,
+      tokens: report.cost.tokens,
+    });
+  });
+});
