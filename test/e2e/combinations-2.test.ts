@@ -300,3 +300,90 @@ describe('LLM tools in fork branches and in a loop', () => {
     });
   });
 });
+
+describe('a run’s budget across forks and subgraphs', () => {
+  it('maxToolCalls counts the calls of every branch and of a SUBGRAPH’s nodes; the call past it is refused there', async () => {
+    const seen = await run('budget-tool-calls', {
+      budget: { maxToolCalls: 3 },
+      tools: { double: tools.double },
+      replies: {
+        a: [{ toolCalls: [{ name: 'double', arguments: { n: 1 } }] }, 'a done'],
+        b: [{ toolCalls: [{ name: 'double', arguments: { n: 2 } }] }, 'b done'],
+        'sub.x': [
+          {
+            toolCalls: [
+              { name: 'double', arguments: { n: 3 } },
+              { name: 'double', arguments: { n: 4 } },
+            ],
+          },
+          'x done',
+        ],
+      },
+      nodes: [
+        node.start(),
+        node.fork('fork', ['pa', 'pb'], ['a', 'b'], 'serial'),
+        node.llm('a', 'A', { tools: ['double'] }),
+        node.llm('b', 'B', { tools: ['double'] }),
+        node.join('join', ['pa', 'pb'], 'ALL_COMPLETED'),
+        node.subgraph('sub', {
+          id: 's',
+          version: 1,
+          nodes: [node.start(), node.llm('x', 'X', { tools: ['double'] }), node.end('{{nodes.x}}')],
+          edges: [
+            { from: 'start', to: 'x' },
+            { from: 'x', to: 'end' },
+          ],
+        }),
+        node.end(),
+      ],
+      edges: ['start>fork', 'fork>a>join', 'fork>b>join', 'join>sub>end'],
+    });
+    expect(seen.code).toBe(1);
+    expect(seen.result.error).toMatchObject({ code: 'BUDGET_EXCEEDED', nodeId: 'sub.x' });
+    expect(seen.result.error?.message).toContain(
+      "the run's budget maxToolCalls 3 is spent (3 tool calls so far)",
+    );
+    const types = seen.root.events.map((event) => `${event.type} ${event.nodeId ?? ''}`.trim());
+    expect(types.filter((type) => /BUDGET|FAILED/.test(type))).toEqual([
+      'BUDGET_WARNING sub.x',
+      'NODE_FAILED sub.x',
+      'NODE_FAILED sub',
+      'THREAD_FAILED',
+    ]);
+    expect((await costOf(seen.result.executionId)).cost.toolCalls).toBe(3);
+  });
+
+  const crossing = 'a reply long enough to take the run past its forty tokens in one call, '.repeat(3);
+  const forkSpec = (joinStrategy: string): WorkflowSpec => ({
+    budget: { maxTokens: 40 },
+    replies: { b: [crossing], after: ['never'] },
+    nodes: [
+      node.start(),
+      node.fork('fork', ['pb', 'pa'], ['b', 'a'], 'serial'),
+      node.llm('b', 'B'),
+      node.code('a', "return 'code a'"),
+      node.join('join', ['pb', 'pa'], joinStrategy, { mainPathId: 'pa' }),
+      node.llm('after', 'after'),
+      node.end(),
+    ],
+    edges: ['start>fork', 'fork>b>join', 'fork>a>join', 'join>after>end'],
+  });
+
+  it('a branch that crosses maxTokens fails; ANY_COMPLETED succeeds on the other, and the next model call is refused', async () => {
+    const seen = await run('budget-any-completed', forkSpec('ANY_COMPLETED'));
+    expect(seen.code).toBe(1);
+    expect(seen.root.results.join).toBe('code a');
+    expect(seen.result.error).toMatchObject({ code: 'BUDGET_EXCEEDED', nodeId: 'after' });
+    expect(seen.result.error?.message).toContain('the model call was not started');
+    const pathB = seen.report.threads.find((thread) => thread.forkPathId === 'fork/pb')!;
+    expect(pathB.errors[0]).toMatchObject({ code: 'BUDGET_EXCEEDED', nodeId: 'b' });
+    expect(pathB.events.some((event) => event.type === 'BUDGET_WARNING')).toBe(true);
+  });
+
+  it('under ALL_COMPLETED the run fails with JOIN_FAILED, naming the branch’s BUDGET_EXCEEDED', async () => {
+    const seen = await run('budget-all-completed', forkSpec('ALL_COMPLETED'));
+    expect(seen.code).toBe(1);
+    expect(seen.result.error).toMatchObject({ code: 'JOIN_FAILED', nodeId: 'join' });
+    expect(seen.result.error?.message).toContain('path "pb": BUDGET_EXCEEDED at node b');
+  });
+});
