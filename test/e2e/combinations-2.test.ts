@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
 import { runCli } from '../support/cli.ts';
+import { cliProcess } from '../support/cli-process.ts';
 import { node, type WorkflowSpec, workflow } from './combination-workflows.ts';
 
 let dir: string;
@@ -58,10 +59,14 @@ async function fileOf(id: string, spec: WorkflowSpec): Promise<string> {
   return file;
 }
 
-/** `stepthread run <file> --json [...]`: its result and what inspect shows of it. */
-async function run(id: string, spec: WorkflowSpec, extra: string[] = []) {
+/**
+ * `stepthread run <file> --json [...]`: its result and what inspect shows of it. In this process,
+ * unless `process`: a run that stops at a question needs a process to exit.
+ */
+async function run(id: string, spec: WorkflowSpec, extra: string[] = [], process = false) {
   const file = await fileOf(id, spec);
-  const done = await cli(['run', file, '--json', ...extra]);
+  const args = ['run', file, '--json', ...extra];
+  const done = process ? await cliProcess([...args, '--data-dir', dataDir], { cwd: dir }) : await cli(args);
   expect(done.stdout, done.stderr).not.toBe('');
   const result = JSON.parse(done.stdout) as RunJsonResult;
   const report = await inspect(result.executionId);
@@ -385,5 +390,104 @@ describe('a run’s budget across forks and subgraphs', () => {
     expect(seen.code).toBe(1);
     expect(seen.result.error).toMatchObject({ code: 'JOIN_FAILED', nodeId: 'join' });
     expect(seen.result.error?.message).toContain('path "pb": BUDGET_EXCEEDED at node b');
+  });
+});
+
+describe('cancel of a run waiting at a question inside a SUBGRAPH or a fork branch, then a copy', () => {
+  /** Cancels the run, copies its root thread (no --from) and runs the copy with `answers`. */
+  async function cancelCopyRun(file: string, threadId: string, answers: unknown) {
+    const cancelled = await cli(['cancel', threadId, '--reason', 'wrong prompt', '--json']);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    const copied = await cli(['copy', threadId]);
+    expect(copied.code, copied.stderr).toBe(0);
+    const copyId = copied.stdout.trim().split('\n').at(-1)!;
+    const ran = await cli(['run', file, '--thread', copyId, '--answers', JSON.stringify(answers), '--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    return {
+      cancelled: JSON.parse(cancelled.stdout) as { threadsCancelled: number; interactionsClosed: number },
+      copy: JSON.parse(ran.stdout) as RunJsonResult,
+    };
+  }
+
+  it('in a SUBGRAPH: the copy stands at the question (sub.q), keeps the global the run changed, and asks again', async () => {
+    const seen = await run(
+      'cancel-in-subgraph',
+      {
+        variables: [
+          { name: 'g', type: 'number', scope: 'global', initial: 0 },
+          { name: 'answer', type: 'any' },
+        ],
+        nodes: [
+          node.start(),
+          node.set('bump', 'g', 'number', 'g + 1'),
+          node.subgraph(
+            'sub',
+            {
+              id: 's',
+              version: 1,
+              variables: [{ name: 'who', type: 'string' }],
+              nodes: [
+                node.start(),
+                node.ask('q', 'ask_for_input', { showMessage: 'Name for {{who}}?' }),
+                node.end('{{nodes.q}}'),
+              ],
+              edges: [
+                { from: 'start', to: 'q' },
+                { from: 'q', to: 'end' },
+              ],
+            },
+            { inputMapping: { who: "'ada'" }, outputMapping: { answer: 'output' } },
+          ),
+          node.end({ answer: '{{answer}}', g: '{{g}}' }),
+        ],
+        edges: ['start>bump>sub>end'],
+      },
+      [],
+      true,
+    );
+    expect(seen.result.status).toBe('INTERRUPTED');
+    expect(seen.result.error).toMatchObject({ code: 'USER_INPUT_REQUIRED', nodeId: 'sub.q' });
+    const done = await cancelCopyRun(seen.file, seen.result.threadId, { 'sub.q': 'Bob' });
+    expect(done.cancelled).toMatchObject({ threadsCancelled: 1, interactionsClosed: 1 });
+    expect(done.copy.status).toBe('COMPLETED');
+    expect(done.copy.output).toEqual({ answer: 'Bob', g: 1 });
+    const copyReport = await inspect(done.copy.executionId);
+    const copyRoot = copyReport.threads.find((thread) => thread.threadId === copyReport.rootThreadId)!;
+    // The copy holds its source's history; after THREAD_COPIED, bump is not run again and sub.q asks again.
+    const after = copyRoot.events.slice(copyRoot.events.findIndex((event) => event.type === 'THREAD_COPIED'));
+    expect(
+      after
+        .filter((event) => ['VARIABLE_CHANGED', 'USER_INTERACTION_REQUESTED'].includes(event.type))
+        .map((event) => `${event.type} ${event.nodeId}`),
+    ).toEqual(['USER_INTERACTION_REQUESTED sub.q', 'VARIABLE_CHANGED sub.end']);
+  });
+
+  it('in a fork branch: every thread is cancelled; the copy stands at the FORK and runs both branches again', async () => {
+    const seen = await run(
+      'cancel-in-branch',
+      {
+        variables: [{ name: 'g', type: 'number', scope: 'global', initial: 0 }],
+        replies: { b: ['b reply', 'b reply again'] },
+        nodes: [
+          node.start(),
+          node.fork('fork', ['pa', 'pb'], ['q', 'b']),
+          node.ask('q', 'ask_for_approval', { showMessage: 'ok?' }),
+          node.llm('b', 'B'),
+          node.set('bump', 'g', 'number', 'g + 1'),
+          node.join('join', ['pa', 'pb'], 'ALL_COMPLETED'),
+          node.end({ join: '{{nodes.join}}', g: '{{g}}' }),
+        ],
+        edges: ['start>fork', 'fork>q>join', 'fork>b>bump>join', 'join>end'],
+      },
+      [],
+      true,
+    );
+    expect(seen.result.status).toBe('INTERRUPTED');
+    const done = await cancelCopyRun(seen.file, seen.result.threadId, { q: true });
+    expect(done.cancelled).toMatchObject({ threadsCancelled: 3, interactionsClosed: 1 });
+    expect(done.copy.status).toBe('COMPLETED');
+    expect(done.copy.output).toEqual({ join: { pa: { approved: true }, pb: 1 }, g: 1 });
+    const source = await inspect(seen.result.executionId);
+    expect(source.threads.map((thread) => thread.status)).toEqual(['CANCELLED', 'CANCELLED', 'CANCELLED']);
   });
 });
