@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunJsonResult } from '../../cli/commands/run.ts';
+import { textReply } from '../functions/llm/servers/openai-replies.ts';
+import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess } from '../support/cli-process.ts';
 import { node, type WorkflowSpec, workflow } from './combination-workflows.ts';
@@ -489,5 +491,53 @@ describe('cancel of a run waiting at a question inside a SUBGRAPH or a fork bran
     expect(done.copy.output).toEqual({ join: { pa: { approved: true }, pb: 1 }, g: 1 });
     const source = await inspect(seen.result.executionId);
     expect(source.threads.map((thread) => thread.status)).toEqual(['CANCELLED', 'CANCELLED', 'CANCELLED']);
+  });
+});
+
+describe('CONTEXT_PROCESSOR in a loop, then an LLM (seed 004: the log is kept, the visible list edited)', () => {
+  it('truncate keepLast and insert at 0 in each iteration, a filter by role after: each request holds the visible messages', async () => {
+    const model = await startScriptedServer();
+    try {
+      model.reply(textReply('A0'), textReply('A1'), textReply('A2'), textReply('AF'));
+      const seen = await run('context-in-loop', {
+        profiles: { default: { provider: 'openai', model: 'test-model', baseUrl: `${model.url}/v1` } },
+        nodes: [
+          node.start(),
+          node.loop('loop', 'L', { dataSource: 3 }),
+          node.llm('ask', 'Q{{index}}'),
+          node.context('keep', 'truncate', { keepLast: 3 }),
+          node.context('note', 'insert', {
+            position: 0,
+            messages: [{ role: 'system', content: 'N{{index}}' }],
+          }),
+          node.loopEnd('le', 'L'),
+          node.context('only', 'filter', { roles: ['system', 'user'] }),
+          node.llm('final', 'F'),
+          node.end('{{nodes.final}}'),
+        ],
+        edges: ['start>loop>ask>keep>note>le>only>final>end'],
+      });
+      expect(seen.result.status, JSON.stringify(seen.result.error)).toBe('COMPLETED');
+      const sent = model.requests.map((request) =>
+        (request.body as { messages: Msg[] }).messages.map(
+          (message) => `${message.role}: ${message.content}`,
+        ),
+      );
+      expect(sent).toEqual([
+        ['user: Q0'],
+        ['system: N0', 'user: Q0', 'assistant: A0', 'user: Q1'],
+        ['system: N1', 'assistant: A0', 'user: Q1', 'assistant: A1', 'user: Q2'],
+        ['system: N2', 'user: Q2', 'user: F'],
+      ]);
+      expect(seen.conversation()).toEqual(['system: N2', 'user: Q2', 'user: F', 'assistant: AF']);
+      const counts = seen.root.events
+        .filter((event) => event.type === 'CONTEXT_PROCESSED')
+        .map((event) => `${event.nodeId}`);
+      expect(counts).toEqual(['keep', 'note', 'keep', 'note', 'keep', 'note', 'only']);
+      // messageCount is seed 003's getMessages().length: the visible messages (seed 004), not the log.
+      expect(seen.root.results.only).toEqual({ operation: 'filter', messageCount: 2, visibleCount: 2 });
+    } finally {
+      await model.close();
+    }
   });
 });
