@@ -541,3 +541,83 @@ describe('CONTEXT_PROCESSOR in a loop, then an LLM (seed 004: the log is kept, t
     }
   });
 });
+
+describe('copy --from a node inside a loop, with --set; diff; rerun --failed', () => {
+  const loopSpec: WorkflowSpec = {
+    variables: [{ name: 'total', type: 'number', initial: 0 }],
+    nodes: [
+      node.start(),
+      node.loop('loop', 'L', { dataSource: [1, 2, 3] }),
+      node.set('add', 'total', 'number', 'total + item'),
+      node.code(
+        'check',
+        "if (input.total > 5) throw new Error('too big: ' + input.total); return input.total",
+      ),
+      node.loopEnd('le', 'L'),
+      node.end({ total: '{{total}}' }),
+    ],
+    edges: ['start>loop>add>check>le>end'],
+  };
+
+  it('copies from the node’s latest run (the last iteration), edited; diff parts there; rerun does the same for each failed run', async () => {
+    const seen = await run('copy-in-loop', loopSpec);
+    expect(seen.result.error).toMatchObject({ code: 'CODE_ERROR', nodeId: 'check' });
+    const source = seen.result.threadId;
+    const copied = await cli(['copy', source, '--from', 'add', '--set', 'total=0']);
+    expect(copied.code, copied.stderr).toBe(0);
+    const copyId = copied.stdout.trim().split('\n').at(-1)!;
+    const before = (await inspect(copyId)).threads[0]!;
+    // Just before add's third run: the loop frame holds the third item, total as edited.
+    expect(before.nodes.map((entry) => entry.nodeId)).toEqual([
+      'start',
+      ...['loop', 'add', 'check', 'le'],
+      ...['loop', 'add', 'check', 'le'],
+      'loop',
+    ]);
+    expect(before.variables.thread).toEqual({ total: 0 });
+    const ran = await cli(['run', seen.file, '--thread', copyId, '--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect((JSON.parse(ran.stdout) as RunJsonResult).output).toEqual({ total: 3 });
+
+    const diff = await cli(['diff', source, copyId, '--json']);
+    expect(diff.code, diff.stderr).toBe(0);
+    const report = JSON.parse(diff.stdout) as {
+      sharedSteps: number;
+      sameUpTo: { position: number; nodeId: string };
+      partsAt: {
+        reason: string;
+        a: { nodeId: string; output: unknown };
+        b: { nodeId: string; output: unknown };
+      };
+      variables: { scope: string; name: string; a?: unknown; b?: unknown }[];
+    };
+    expect(report.sharedSteps).toBe(10);
+    expect(report.sameUpTo).toEqual({ position: 10, nodeId: 'loop' });
+    expect(report.partsAt).toMatchObject({
+      reason: 'output',
+      a: { nodeId: 'add', output: 6 },
+      b: { nodeId: 'add', output: 3 },
+    });
+    expect(report.variables).toContainEqual({ scope: 'thread', name: 'total', a: 6, b: 3 });
+
+    const rerun = await cli([
+      'rerun',
+      '--failed',
+      '--workflow',
+      'copy-in-loop',
+      '--from',
+      'add',
+      '--set',
+      'total=0',
+      '--yes',
+      '--json',
+    ]);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    const reran = JSON.parse(rerun.stdout) as {
+      runs: { rootThreadId: string; newStatus: string; newExecutionId: string }[];
+    };
+    expect(reran.runs).toEqual([expect.objectContaining({ rootThreadId: source, newStatus: 'COMPLETED' })]);
+    const again = await inspect(reran.runs[0]!.newExecutionId);
+    expect(again.threads[0]!.output).toEqual({ total: 3 });
+  });
+});
