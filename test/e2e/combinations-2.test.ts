@@ -621,3 +621,63 @@ describe('copy --from a node inside a loop, with --set; diff; rerun --failed', (
     expect(again.threads[0]!.output).toEqual({ total: 3 });
   });
 });
+
+describe('maxSteps and continue-as-new with a FORK inside the loop', () => {
+  const loopOfForks = (maxSteps: number): WorkflowSpec => ({
+    maxSteps,
+    variables: [{ name: 'g', type: 'number', scope: 'global', initial: 0 }],
+    nodes: [
+      node.start(),
+      node.loop('loop', 'L', { dataSource: 15, maxIterations: 20 }),
+      node.fork('fork', ['pa', 'pb'], ['a', 'b']),
+      node.code('a', "return input.item ?? 'no item'"),
+      node.set('b', 'g', 'number', 'g + 1'),
+      node.join('join', ['pa', 'pb'], 'ALL_COMPLETED'),
+      // Never true: it keeps validate from refusing maxSteps 62 for a loop whose count it knows.
+      node.loopEnd('le', 'L', { breakCondition: 'index > 100' }),
+      node.end({ g: '{{g}}', last: '{{nodes.join}}' }),
+    ],
+    edges: ['start>loop>fork', 'fork>a>join', 'fork>b>join', 'join>le>end'],
+  });
+
+  it('the run continues in new executions mid-loop; maxSteps counts the root’s steps (FORK and JOIN) across them', async () => {
+    // 1 START + 15 × (LOOP_START, FORK, JOIN, LOOP_END) + the last LOOP_START + END = 63 root steps.
+    const seen = await run('fork-loop-continues', loopOfForks(63), ['--continue-after-events', '100']);
+    expect(seen.result.status, JSON.stringify(seen.result.error)).toBe('COMPLETED');
+    // Seed 000: a branch starts with an empty loop scope; the global is shared and counted once per iteration.
+    expect(seen.result.output).toEqual({ g: 15, last: { pa: 'no item', pb: 15 } });
+    const continued = seen.root.events.filter((event) => event.type === 'THREAD_CONTINUED');
+    expect(continued.length).toBeGreaterThan(1);
+    expect((seen.report as InspectJson & { executions: unknown[] }).executions).toHaveLength(
+      continued.length + 1,
+    );
+    expect(seen.report.threads.filter((thread) => thread.forkPathId === 'fork/pa')).toHaveLength(15);
+
+    const over = await run('fork-loop-max-steps', loopOfForks(62), ['--continue-after-events', '100']);
+    expect(over.result.error).toMatchObject({ code: 'MAX_STEPS_EXCEEDED', nodeId: 'end' });
+    expect(over.result.error?.message).toContain('the run exceeded maxSteps, 62 node executions');
+  });
+
+  it('a fork path counts its own steps: a loop in a branch past maxSteps fails that branch, and says so', async () => {
+    const seen = await run('branch-max-steps', {
+      maxSteps: 40,
+      nodes: [
+        node.start(),
+        node.fork('fork', ['pa', 'pb'], ['loop', 'b']),
+        node.loop('loop', 'L', { maxIterations: 20 }),
+        node.code('x', 'return 1'),
+        node.loopEnd('le', 'L', { breakCondition: 'index > 100' }),
+        node.code('b', 'return 2'),
+        node.join('join', ['pa', 'pb'], 'ALL_COMPLETED'),
+        node.end(),
+      ],
+      edges: ['start>fork', 'fork>loop>x>le>join', 'fork>b>join', 'join>end'],
+    });
+    expect(seen.result.error).toMatchObject({ code: 'JOIN_FAILED', nodeId: 'join' });
+    const pathA = seen.report.threads.find((thread) => thread.forkPathId === 'fork/pa')!;
+    expect(pathA.errors[0]).toMatchObject({ code: 'MAX_STEPS_EXCEEDED', nodeId: 'x' });
+    expect(pathA.errors[0]!.message).toMatch(
+      /^fork path fork\/pa exceeded maxSteps on its own thread \(a fork path or list item counts its own steps\), 40 node executions/,
+    );
+  });
+});
