@@ -13,6 +13,7 @@ import { textReply } from '../functions/llm/servers/openai-replies.ts';
 import { startScriptedServer } from '../functions/llm/servers/scripted-server.ts';
 import { runCli } from '../support/cli.ts';
 import { cliProcess } from '../support/cli-process.ts';
+import { startMcpServer } from '../support/mcp-server.ts';
 import { node, type WorkflowSpec, workflow } from './combination-workflows.ts';
 
 let dir: string;
@@ -679,5 +680,107 @@ describe('maxSteps and continue-as-new with a FORK inside the loop', () => {
     expect(pathA.errors[0]!.message).toMatch(
       /^fork path fork\/pa exceeded maxSteps on its own thread \(a fork path or list item counts its own steps\), 40 node executions/,
     );
+  });
+});
+
+describe('MCP and module tools in fork branches inside a loop; a held MCP call answered by resume', () => {
+  it('the run stops at the branch’s held call; pending names it; resume --answers approves it; every iteration’s branch calls its own', async () => {
+    const mcp = await startMcpServer();
+    try {
+      await writeFile(
+        join(dir, 'lookup.mjs'),
+        'export async function lookup(args) { return { found: args.id.toUpperCase() }; }\n',
+      );
+      const seen = await run(
+        'mcp-module-branches',
+        {
+          tools: {
+            shop: {
+              handler: { kind: 'mcp', url: mcp.url, tools: ['add'], allowPrivateNetwork: true },
+              requiresApproval: true,
+            },
+            lookup: {
+              description: 'Looks an id up',
+              parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+              handler: 'module:./lookup.mjs#lookup',
+            },
+          },
+          replies: {
+            m: [
+              { toolCalls: [{ name: 'shop_add', arguments: { a: 1, b: 2 } }] },
+              'sum one',
+              { toolCalls: [{ name: 'shop_add', arguments: { a: 3, b: 4 } }] },
+              'sum two',
+            ],
+            k: [
+              { toolCalls: [{ name: 'lookup', arguments: { id: 'a-1' } }] },
+              'found one',
+              { toolCalls: [{ name: 'lookup', arguments: { id: 'b-2' } }] },
+              'found two',
+            ],
+          },
+          nodes: [
+            node.start(),
+            node.loop('loop', 'L', { dataSource: 2 }),
+            node.fork('fork', ['pm', 'pk'], ['m', 'k'], 'serial'),
+            node.llm('m', 'Add', { tools: ['shop'] }),
+            node.llm('k', 'Look', { tools: ['lookup'] }),
+            node.join('join', ['pm', 'pk'], 'ALL_COMPLETED'),
+            node.loopEnd('le', 'L'),
+            node.end('{{nodes.join}}'),
+          ],
+          edges: ['start>loop>fork', 'fork>m>join', 'fork>k>join', 'join>le>end'],
+        },
+        [],
+        true,
+      );
+      expect(seen.result.status).toBe('INTERRUPTED');
+      expect(seen.result.error).toMatchObject({ code: 'USER_INPUT_REQUIRED', nodeId: 'm' });
+      const pending = await cli(['pending', seen.result.executionId, '--json']);
+      const listed = JSON.parse(pending.stdout) as {
+        nodeId: string;
+        toolCall?: { name: string; arguments: unknown };
+      }[];
+      expect(listed).toEqual([
+        expect.objectContaining({
+          nodeId: 'm',
+          toolCall: expect.objectContaining({ name: 'shop_add', arguments: { a: 1, b: 2 } }),
+        }),
+      ]);
+      expect(mcp.calls).toEqual([]);
+      // Each iteration's held call is its own question: a list answers them in order.
+      const resumed = await cli([
+        'resume',
+        seen.result.executionId,
+        '--answers',
+        '{"m": [true, {"reject": true, "reason": "no"}]}',
+        '--json',
+      ]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const done = JSON.parse(resumed.stdout) as RunJsonResult;
+      expect(done.status).toBe('COMPLETED');
+      expect(done.output).toEqual({ pm: 'sum two', pk: 'found two' });
+      expect(mcp.calls).toEqual([{ tool: 'add', args: { a: 1, b: 2 } }]);
+      const report = await inspect(done.executionId);
+      // Each branch's own tool result is the last of its conversation's (it starts with the parent's).
+      const lastToolResults = (forkPathId: string) =>
+        report.threads
+          .filter((thread) => thread.forkPathId === forkPathId)
+          .map((thread) => report.conversations.find((entry) => entry.threadId === thread.threadId)!.messages)
+          .map((messages) => messages.findLast((message) => message.role === 'tool')!.content);
+      expect(lastToolResults('fork/pk')).toEqual(['{"found":"A-1"}', '{"found":"B-2"}']);
+      const sums = lastToolResults('fork/pm');
+      expect(sums[0]).toContain('3');
+      expect(sums[1]).toMatch(/^Rejected: a person did not approve this call of shop_add/);
+      // The resumed steps count the model call made before the question, in the process that asked it.
+      const cost = await costOf(done.executionId);
+      expect(stepUsages(cost).rows.filter((row) => row.startsWith('fork/pm'))).toEqual([
+        'fork/pm:m 2 calls',
+        'fork/pm:m 2 calls',
+      ]);
+      expect(stepUsages(cost).calls).toBe(cost.cost.modelCalls);
+    } finally {
+      await mcp.close();
+    }
   });
 });
