@@ -189,6 +189,33 @@ describe('a SUBGRAPH inside a SUBGRAPH', () => {
       'outer.end outer-after {"o":{"r":"30-inner reply|3"}}',
     ]);
   });
+  it('copy --from a node of the inner child, with --set: the copy holds both frames and runs to the end', async () => {
+    const seen = await run('nested-subgraphs-copy', spec, ['--input', '{"x": 2}']);
+    const copied = await cli([
+      'copy',
+      seen.result.threadId,
+      '--from',
+      'outer.inner.ask',
+      '--set',
+      't="edited"',
+    ]);
+    expect(copied.code, copied.stderr).toBe(0);
+    const copyId = copied.stdout.trim().split('\n').at(-1)!;
+    // A child's variable is no thread or global variable of the workflow: --set refuses it.
+    const refused = await cli(['copy', seen.result.threadId, '--from', 'outer.inner.ask', '--set', 'a=5']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('UNKNOWN_VARIABLE_REFERENCE');
+    const ran = await cli(['run', seen.file, '--thread', copyId, '--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const result = JSON.parse(ran.stdout) as RunJsonResult & { conversation: Msg[] };
+    expect(result.output).toEqual({ res: '30-inner reply|3', g: 30, outer: { r: '30-inner reply|3' } });
+    expect(result.conversation.map((message) => message.content)).toEqual([
+      'outer a=3 t=root',
+      'outer reply',
+      'inner b=30 a=3 t=edited',
+      'inner reply',
+    ]);
+  });
 });
 
 interface NodeUsage {
