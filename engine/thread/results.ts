@@ -5,12 +5,18 @@ import type { NodeResult, Thread } from './types.ts';
 
 /**
  * The failure of the step past `maxSteps`, naming the setting to raise and where it is set (the
- * workflow file's top-level field; no run option overrides it).
+ * workflow file's top-level field; no run option overrides it). `maxSteps` bounds each thread's own
+ * steps: on a fork path or list item (`forkPathId`, its runtime id) the message says so, since the
+ * root's steps and the other branches' are not counted with its own.
  */
-export function maxStepsExceeded(maxSteps: number, nodeId: string): StepthreadError {
+export function maxStepsExceeded(maxSteps: number, nodeId: string, forkPathId?: string): StepthreadError {
+  const which =
+    forkPathId === undefined
+      ? 'the run exceeded maxSteps'
+      : `fork path ${forkPathId} exceeded maxSteps on its own thread (a fork path or list item counts its own steps)`;
   return new StepthreadError(
     'MAX_STEPS_EXCEEDED',
-    `the run exceeded maxSteps, ${maxSteps} node executions: to allow more, raise "maxSteps" at the top of the workflow file (default ${DEFAULT_MAX_STEPS}; no run option overrides it)`,
+    `${which}, ${maxSteps} node executions: to allow more, raise "maxSteps" at the top of the workflow file (default ${DEFAULT_MAX_STEPS}; no run option overrides it)`,
     { nodeId },
   );
 }

@@ -2,8 +2,9 @@
  * Variable scopes of a thread: global, thread, and the subgraph and loop stacks.
  *
  * Lookup is innermost first: loop frames (innermost first, so a nested loop's body reads the outer
- * loop's item) → subgraph (top frame) → thread → global. Only the top subgraph frame is visible, so a
- * subgraph cannot read its caller's frame. Writes to the loop scope go to the innermost frame.
+ * loop's item) → subgraph frames (innermost first, so a nested SUBGRAPH's child reads the variables of
+ * the SUBGRAPH that called it, as validation and docs/workflow-file.md promise) → thread → global.
+ * Writes to the loop or subgraph scope go to the innermost frame.
  *
  * These functions mutate the scopes they are given, on purpose: a fork shares one `global` object
  * between its children (seed 000), and a write through any of them must be seen by all of them.
@@ -114,8 +115,12 @@ export function resolveVariable(
     const frame = scopes.loop[depth];
     if (frame !== undefined && Object.hasOwn(frame, name)) return { scope: 'loop', value: frame[name] };
   }
+  for (let depth = scopes.subgraph.length - 1; depth >= 0; depth--) {
+    const frame = scopes.subgraph[depth];
+    if (frame !== undefined && Object.hasOwn(frame, name)) return { scope: 'subgraph', value: frame[name] };
+  }
   for (const scope of LOOKUP_ORDER) {
-    if (scope === 'loop') continue;
+    if (scope === 'loop' || scope === 'subgraph') continue;
     const frame = frameOf(scopes, scope);
     if (frame !== undefined && Object.hasOwn(frame, name)) return { scope, value: frame[name] };
   }
@@ -129,12 +134,8 @@ export function getVariable(scopes: VariableScopes, name: string): unknown {
 /** A flat object of every visible variable, inner scopes shadowing outer ones (for the evaluator). */
 export function variableView(scopes: VariableScopes): Record<string, unknown> {
   // Spread and defineOwn (not Object.assign) define own properties, so `__proto__` stays data.
-  const view: Record<string, unknown> = {
-    ...scopes.global,
-    ...scopes.thread,
-    ...(scopes.subgraph.at(-1) ?? {}),
-  };
-  for (const frame of scopes.loop) {
+  const view: Record<string, unknown> = { ...scopes.global, ...scopes.thread };
+  for (const frame of [...scopes.subgraph, ...scopes.loop]) {
     for (const [name, value] of Object.entries(frame)) defineOwn(view, name, value);
   }
   return view;

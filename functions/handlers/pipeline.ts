@@ -677,7 +677,9 @@ async function executeStep(
     ...(deps.attempt === undefined ? {} : { attempt: deps.attempt }),
     ...(startedAt === undefined ? {} : { startedAt }),
     logic: async () => {
-      if (step > envelope.maxSteps) throw maxStepsExceeded(envelope.maxSteps, node.id);
+      if (step > envelope.maxSteps) {
+        throw maxStepsExceeded(envelope.maxSteps, node.id, original.metadata.forkPathId);
+      }
       try {
         return await behaviour.logic(ctx);
       } catch (error) {

@@ -190,6 +190,8 @@ export const llmNode: NodeBehaviour = {
     const needsApproval = approvalRule(step.tools);
     // The run's budget (tokens, cost, tool calls over the whole run): asked before each call, told after.
     const runBudget = runBudgetFor(ctx, profile);
+    // The step's usage covers every call of its turn, those made before it asked too.
+    for (const used of resumed?.state.usages ?? []) runBudget?.countEarlierCall(used);
     const onUsage = async (usage: TokenCounts) => {
       let limitError: unknown;
       try {

@@ -122,8 +122,15 @@ export class RunBudget {
     }
   }
 
-  /** Counts a finished model call; throws BUDGET_EXCEEDED when it took the run past a limit. */
-  async afterModelCall(tokens: { promptTokens: number; completionTokens: number }): Promise<void> {
+  /**
+   * Puts a model call this step made before it waited for a tool call's approval on the step's usage:
+   * the run's spend counted it then, so it is not counted again.
+   */
+  countEarlierCall(tokens: { promptTokens: number; completionTokens: number }): void {
+    this.#addToStep(tokens);
+  }
+
+  #addToStep(tokens: { promptTokens: number; completionTokens: number }): number | undefined {
     const cost = this.#pricing ? callCostNanoUsd(tokens, this.#pricing) : undefined;
     this.#costNano += cost ?? 0;
     if (cost === undefined) this.#priced = false;
@@ -134,6 +141,12 @@ export class RunBudget {
       outputTokens: (before?.outputTokens ?? 0) + tokens.completionTokens,
       ...(this.#priced ? { costUsd: nanoToUsd(this.#costNano) } : {}),
     };
+    return cost;
+  }
+
+  /** Counts a finished model call; throws BUDGET_EXCEEDED when it took the run past a limit. */
+  async afterModelCall(tokens: { promptTokens: number; completionTokens: number }): Promise<void> {
+    const cost = this.#addToStep(tokens);
     const after = await this.#spend.addModelCall(this.#where.rootThreadId, {
       inputTokens: tokens.promptTokens,
       outputTokens: tokens.completionTokens,

@@ -71,11 +71,11 @@ describe('lookup', () => {
     expect(resolveVariable(scopes, 'missing')).toBeUndefined();
   });
 
-  it('sees every loop frame (a nested loop reads the outer item) but only the top subgraph frame', () => {
+  it('sees every loop frame (a nested loop reads the outer item) and every subgraph frame (a nested SUBGRAPH reads its caller’s)', () => {
     const scopes = layered();
     expect(getVariable(scopes, 'l0')).toBe(true);
     expect(resolveVariable(scopes, 'l0')?.scope).toBe('loop');
-    expect(getVariable(scopes, 's0')).toBeUndefined();
+    expect(resolveVariable(scopes, 's0')).toEqual({ scope: 'subgraph', value: true });
   });
 
   it('does not resolve inherited object properties', () => {
@@ -83,7 +83,7 @@ describe('lookup', () => {
   });
 
   it('variableView flattens the visible variables with inner scopes shadowing outer ones', () => {
-    expect(variableView(layered())).toEqual({ x: 'loop', g: 1, t: 2, s: 3, l: 4, l0: true });
+    expect(variableView(layered())).toEqual({ x: 'loop', g: 1, t: 2, s: 3, s0: true, l: 4, l0: true });
   });
 });
 
