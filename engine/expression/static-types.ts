@@ -193,6 +193,80 @@ function freshArrayComparison(
   );
 }
 
+const PRIMITIVE = only('string', 'number', 'boolean');
+
+/**
+ * `==` is strict (no conversion), so two operands that can only be of different primitive types
+ * (`fee == "30"` with `fee` a number) are never equal: refused, with the comparison that was meant.
+ * A side that may be anything or null (`x == null`) is left alone; `undefined` (a declared variable
+ * not set yet) is never equal to a primitive, so it does not make the comparison meaningful.
+ */
+function mismatchedPrimitives(
+  node: Extract<ExprNode, { kind: 'binary' }>,
+  left: StaticType,
+  right: StaticType,
+): void {
+  if (left === 'unknown' || right === 'unknown' || left.has('null') || right.has('null')) return;
+  if ([...left].some((t) => right.has(t))) return;
+  const values = withoutUndefined(left);
+  const others = withoutUndefined(right);
+  if (values.size === 0 || others.size === 0) return;
+  if (!within(values, PRIMITIVE) || !within(others, PRIMITIVE)) return;
+  const written = node.operator === '===' ? '==' : '!=';
+  const always = node.operator === '===' ? '== (and ===) is always false' : '!= (and !==) is always true';
+  const meant = meantComparison(node, written, values, others);
+  throw new StaticTypeError(
+    `${describe(values)} is never equal to ${describe(others)} (== does not convert types), so ${always}: ${meant ? `write ${meant}, or ` : ''}convert one side first, as in number(x) == 30 or string(x) == '30'`,
+  );
+}
+
+/** `fee == 30` for `fee == "30"`: the literal side written as the other side's type, when it converts. */
+function meantComparison(
+  node: Extract<ExprNode, { kind: 'binary' }>,
+  written: string,
+  left: ReadonlySet<ValueType>,
+  right: ReadonlySet<ValueType>,
+): string | undefined {
+  const sides = [
+    { literal: node.right, other: node.left, type: left },
+    { literal: node.left, other: node.right, type: right },
+  ];
+  for (const { literal, other, type } of sides) {
+    if (literal.kind !== 'literal' || type.size !== 1) continue;
+    const converted = convertLiteral(literal.value, [...type][0]!);
+    const shown = pathText(other);
+    if (converted !== undefined && shown !== undefined) return `${shown} ${written} ${converted}`;
+  }
+  return undefined;
+}
+
+function withoutUndefined(type: ReadonlySet<ValueType>): ReadonlySet<ValueType> {
+  return new Set([...type].filter((t) => t !== 'undefined'));
+}
+
+function convertLiteral(value: string | number | boolean | null, type: ValueType): string | undefined {
+  if (type === 'string' && value !== null) return `'${String(value)}'`; // a number or boolean: no quotes inside
+  if (type === 'number' && typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return String(Number(value));
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value;
+  return undefined;
+}
+
+/** `fee`, `input.fee`, `len(tags)`: a short operand as written; undefined for anything longer. */
+function pathText(node: ExprNode): string | undefined {
+  if (node.kind === 'identifier') return node.name;
+  if (node.kind === 'member') {
+    const object = pathText(node.object);
+    if (object === undefined || !/^[A-Za-z_$][\w$]*$/.test(node.key)) return undefined;
+    return `${object}.${node.key}`;
+  }
+  if (node.kind === 'call' && node.args.length === 1) {
+    const argument = pathText(node.args[0]!);
+    return argument === undefined ? undefined : `${node.callee}(${argument})`;
+  }
+  return undefined;
+}
+
 function binaryType(node: Extract<ExprNode, { kind: 'binary' }>, names: NameTypes): StaticType {
   const left = staticTypeOf(node.left, names);
   const right = staticTypeOf(node.right, names);
@@ -200,6 +274,7 @@ function binaryType(node: Extract<ExprNode, { kind: 'binary' }>, names: NameType
     case '===':
     case '!==':
       freshArrayComparison(node, left, right);
+      mismatchedPrimitives(node, left, right);
       return BOOLEAN;
     case '+': {
       if (within(left, STRING) || within(right, STRING)) return STRING;

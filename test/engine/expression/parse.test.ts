@@ -131,6 +131,39 @@ describe('parseExpression', () => {
     expect(() => parseExpression("slice(text, 1) == 'bc'")).not.toThrow();
   });
 
+  // `==` is strict: a number and a string (a boolean and a string, …) are never equal.
+  it.each([
+    [
+      "len(tags) == '0'",
+      /a number is never equal to a string .*so == \(and ===\) is always false: write len\(tags\) == 0, or/,
+    ],
+    [
+      "'true' === contains(tags, 'a')",
+      /a string is never equal to a boolean .*always false: convert one side/,
+    ],
+    [
+      'upper(name) != 5',
+      /a string is never equal to a number .*so != \(and !==\) is always true: write upper\(name\) != '5', or/,
+    ],
+    ['type(x) == 1', /a string is never equal to a number/],
+  ])('refuses %j, which compares values of two different types, saying what to write', (source, message) => {
+    const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
+    expect(error.message).toMatch(message);
+    expect(error.message).toMatch(/convert one side first, as in number\(x\) == 30 or string\(x\) == '30'$/);
+  });
+
+  it('still compares values that may be anything, null, or of the same type', () => {
+    for (const source of [
+      "x == '30'",
+      'len(x) == null',
+      "type(x) == 'number'",
+      'len(x) == len(y)',
+      "x.fee != 'a'",
+    ]) {
+      expect(() => parseExpression(source)).not.toThrow();
+    }
+  });
+
   it('says an expression field takes one expression when it is given text with templates, as a prompt is written', () => {
     for (const source of ['Hello {{input.name}}', '{{ fee }} > 1', '{{a}} && {{b}}']) {
       const error = expectCoded(() => parseExpression(source), 'INVALID_EXPRESSION');
