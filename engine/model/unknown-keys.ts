@@ -246,6 +246,23 @@ function hintFor(
 }
 
 /**
+ * Keys of a workflow that only the top-level file's count: a child workflow's would be ignored, as
+ * its steps and spend count on the thread and run that run it.
+ */
+const TOP_LEVEL_ONLY: Readonly<Record<string, string>> = {
+  maxSteps:
+    "the child's steps count toward the top-level workflow's maxSteps, on the thread that runs the SUBGRAPH",
+  budget: "the child's model and tool calls count toward the top-level workflow's budget, over the whole run",
+};
+
+/** True when `path` in `raw` is a SUBGRAPH's `config.workflow`. */
+function isChildWorkflow(raw: unknown, path: readonly (string | number)[]): boolean {
+  if (path.at(-1) !== 'workflow' || path.at(-2) !== 'config' || path.at(-4) !== 'nodes') return false;
+  const node = valueAt(raw, path.slice(0, -2));
+  return isRecord(node) && node.type === 'SUBGRAPH';
+}
+
+/**
  * UNKNOWN_KEY for every key of `raw` that `kept` lacks (same paths): `kept` is the skeleton of `raw`
  * (skeletonOf), whose objects hold every key the schema takes there, so those keys are the first
  * suggestions. With `at`, only the part of `raw` at that path, which `kept` is the skeleton of.
@@ -260,8 +277,19 @@ export function unknownKeys(raw: unknown, kept: unknown, at: Path = []): CodedEr
     if (!isRecord(input) || !isRecord(kept)) return;
     const inNode = path.at(-2) === 'nodes' && typeof input.id === 'string' ? input.id : nodeId;
     const nodeConfig = path.at(-1) === 'config' && path.at(-3) === 'nodes';
+    const childWorkflow = isChildWorkflow(raw, path);
     for (const [key, value] of Object.entries(input)) {
       const at = [...path, key];
+      if (childWorkflow && Object.hasOwn(TOP_LEVEL_ONLY, key)) {
+        const where = formatPath(at);
+        errors.push({
+          code: 'UNKNOWN_KEY',
+          message: `${where}: a SUBGRAPH's child workflow takes no "${key}" (it would be ignored: ${TOP_LEVEL_ONLY[key]}): set ${key} on the top-level workflow`,
+          path: where,
+          ...(inNode === undefined ? {} : { nodeId: inNode }),
+        });
+        continue;
+      }
       if (!Object.hasOwn(kept, key)) {
         const where = formatPath(at);
         errors.push({
