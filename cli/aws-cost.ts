@@ -6,8 +6,9 @@
  *   (engine/asl/compile.ts): every node execution enters its Task state; a ROUTE, LOOP_START or
  *   LOOP_END then its Choice; a question (USER_INTERACTION) a second Task that commits the answer; an
  *   LLM node whose tools may ask approval its Choice after each Task, and per question a wait Task and
- *   its Task again; a FORK its Parallel or Map state; each fork branch or list item its entry Pass, its
- *   report to the JOIN, a Choice and the Pass that ends it. Every definition starts at a Choice (where a
+ *   its Task again; a FORK its Parallel or Map state; each fork branch or list item its entry Pass, a
+ *   Choice and the Pass that ends it, and a report Task to the JOIN unless its last node reported it
+ *   (a path that completed at a node whose Task goes straight to the JOIN: engine/asl/compile.ts). Every definition starts at a Choice (where a
  *   copy or a continuation enters at its node), and each continuation enters five states across the
  *   two executions; a failed run enters the fail Task and the Fail state.
  * - Lambda requests: one per Task above that invokes a function; GB-seconds: each step's recorded
@@ -102,8 +103,13 @@ const PER_TOOL_CALL: Requests = { reads: 0, writes: 1, s3Puts: 0 };
 const PER_QUESTION: Requests = { reads: 3, writes: 1, s3Puts: 0 };
 /** A tool call held for approval: the turn held, the question recorded and closed, the request read again. */
 const PER_APPROVAL: Requests = { reads: 12, writes: 4, s3Puts: 0 };
-/** A fork branch or list item: its thread and listing created, its report to the JOIN, the JOIN's Query. */
-const PER_BRANCH: Requests = { reads: 4, writes: 5, s3Puts: 0 };
+/** A fork branch or list item: its thread and listing created, its outcome in the join item, the JOIN's Query. */
+const PER_BRANCH: Requests = { reads: 1, writes: 3, s3Puts: 0 };
+/** A branch's report Task (`branch-done`, `branch-failed`): its thread, root and last record read, its end recorded. */
+const PER_REPORT: Requests = { reads: 3, writes: 2, s3Puts: 0 };
+
+/** Node types whose step never reports its path itself: a Choice or a question's answer Task follows it. */
+const REPORTED_APART: ReadonlySet<NodeType> = new Set(['ROUTE', 'LOOP_START', 'LOOP_END', 'USER_INTERACTION']);
 /** A continuation's resume Task in the new execution. */
 const PER_CONTINUATION: Requests = { reads: 1, writes: 2, s3Puts: 0 };
 
@@ -131,6 +137,8 @@ export interface RunMeters {
   readonly nodes: readonly NodeMeters[];
   /** Fork branches and list items (the run's threads besides its root). */
   readonly branches: number;
+  /** Of those, the ones a report Task ended (the others' last nodes reported them). */
+  readonly reports: number;
   /** Executions after the first. */
   readonly continuations: number;
   /** The run failed: its fail Task and Fail state. */
@@ -230,13 +238,14 @@ function nodeCounts(node: NodeMeters, readsSpend: boolean): Counts {
 function runCounts(run: RunMeters): Counts {
   const bookkeepingSeconds = MIN_BILLED_MS / 1000;
   return sum(
-    // Each branch: entry Pass, report Task (the JOIN function), Choice, ending Pass.
+    // Each branch: entry Pass, Choice, ending Pass; some a report Task (the JOIN function) too.
     {
-      transitions: 4 * run.branches,
-      invocations: run.branches,
-      gbSeconds: run.branches * bookkeepingSeconds * gb('JOIN'),
+      transitions: 3 * run.branches + run.reports,
+      invocations: run.reports,
+      gbSeconds: run.reports * bookkeepingSeconds * gb('JOIN'),
     },
     times(PER_BRANCH, run.branches),
+    times(PER_REPORT, run.reports),
     {
       transitions: 1 + 5 * run.continuations,
       invocations: run.continuations,
@@ -350,9 +359,18 @@ export function runMeters(
   nodes: readonly NodeMeters[],
   executions: number,
 ): RunMeters {
+  const typeOf = new Map(nodes.map((node) => [node.nodeId, node.nodeType]));
+  const branches = own.filter((thread) => thread.id !== root.id);
+  // A branch that completed at a node whose step could report it did; any other ended in a report Task.
+  const reportedByNode = (thread: Thread) => {
+    const last = thread.lastEnvelope?.last?.nodeId;
+    const type = last === undefined ? undefined : typeOf.get(last);
+    return thread.status === 'COMPLETED' && type !== undefined && !REPORTED_APART.has(type);
+  };
   return {
     nodes,
-    branches: own.filter((thread) => thread.id !== root.id).length,
+    branches: branches.length,
+    reports: branches.filter((thread) => !reportedByNode(thread)).length,
     continuations: Math.max(0, executions - 1),
     failed: root.status === 'FAILED',
     readsSpend: root.metadata.noBudget !== true,

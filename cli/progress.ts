@@ -221,7 +221,7 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
         if (failed.delete(key)) break;
         const shownAt = line ?? where(thread, [time]);
         // A report that decided its join ends the branch by design (read by type, without a definition).
-        if (decidedJoin(event.output)) {
+        if (decidedJoin(event.output) && role.reportsTo === undefined) {
           io.stderr(`  ⇥ ${role.nodeId}${shownAt}: join decided\n`);
           break;
         }
@@ -230,6 +230,10 @@ export function progressPrinter(io: CliIo): ProgressPrinter {
           io.stderr(`  ⚠ ${role.nodeId}${shownAt}: ${toolCallsFailed(calls)}\n`);
         } else {
           io.stderr(`  ✓ ${role.nodeId}${shownAt}\n`);
+        }
+        // The path's last node reported the path to its JOIN, and that decided it.
+        if (role.reportsTo !== undefined && decidedJoin(event.output)) {
+          io.stderr(`  ⇥ ${role.reportsTo}${where(thread, [])}: join decided\n`);
         }
         break;
       }

@@ -14,7 +14,16 @@ export type StateRole =
    * A node's Task. `enters` / `exits`: whether its → / ✓ lines are the node's (a USER_INTERACTION
    * waiting for its answer enters in one Task and ends in its `:answer` Task).
    */
-  | { kind: 'node'; nodeId: string; nodeType: string; loopId?: string; enters: boolean; exits: boolean }
+  | {
+      kind: 'node';
+      nodeId: string;
+      nodeType: string;
+      loopId?: string;
+      enters: boolean;
+      exits: boolean;
+      /** The JOIN this node's step reports its fork path to (the path's last node: compile.ts). */
+      reportsTo?: string;
+    }
   /** A FORK's Parallel or Map: its lines are the FORK node's; only how it ended unusually is shown. */
   | { kind: 'fork'; forkId: string; joinId?: string }
   /** The Pass that starts a FORK's path (or list item) on its thread. */
@@ -29,6 +38,8 @@ export type StateRole =
 interface Payload {
   action?: string;
   node?: { id?: string; type?: string; config?: { loopId?: unknown }; path?: { authorPathId?: string } };
+  /** A path's last node's Task: the JOIN it reports to, as a `branch-done` Task's node. */
+  report?: NonNullable<Payload['node']>;
 }
 
 function payloadOf(state: AslState): Payload | undefined {
@@ -104,6 +115,7 @@ function roleOf(state: AslState, nodeTable: NodeTable | undefined): StateRole | 
         ...(loopId === undefined ? {} : { loopId }),
         enters: true,
         exits: !waits,
+        ...(payload.report?.id === undefined ? {} : { reportsTo: payload.report.id }),
       };
     }
     case 'answer':
@@ -132,11 +144,12 @@ function branchesOf(state: AslState): AslStateMachine[] {
 
 type JoinNode = NonNullable<Payload['node']> & { forkId?: string };
 
-/** The node of the branch's own report to its JOIN (a path's `branch-done` Task), if it has one. */
+/** The JOIN node a branch reports to (its `branch-done` Task's, or its last node's `report`), if any. */
 function joinReportIn(branch: AslStateMachine): JoinNode | undefined {
   for (const state of Object.values(branch.States)) {
     const payload = payloadOf(state);
     if (payload?.action === 'branch-done') return payload.node as JoinNode;
+    if (payload?.report !== undefined) return payload.report as JoinNode;
   }
   return undefined;
 }

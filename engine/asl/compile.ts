@@ -38,6 +38,7 @@ import {
   ASL_ERRORS,
   type EnvelopeTaskParameters,
   JOIN_DECIDED_KEY,
+  type JoinBranchDescription,
   type LlmDescription,
   type NodeDescription,
   type UserInteractionDescription,
@@ -200,6 +201,13 @@ interface Scope {
   /** In a branch: the JOIN ending it; a transition to it goes to `doneName` instead. */
   stop?: string;
   doneName?: string;
+  /**
+   * In a branch: the path's report to its JOIN. A node Task whose only next state is `doneName` makes
+   * the report itself (`report` in its Parameters) and goes straight to `reported`, saving the branch a
+   * Task, its Lambda invocation and three store requests; `doneUsed` says whether anything else still
+   * goes to `doneName`.
+   */
+  report?: { node: JoinBranchDescription; reported: string; doneUsed: boolean };
   /** The state a failing node's Catch goes to (claimed on first use, emitted only if used). */
   failure(): string;
 }
@@ -425,7 +433,9 @@ class Compiler {
           };
           return;
         }
-        scope.states[name] = this.nodeTask(scope, node, { Next: this.target(scope, transition.next) });
+        scope.states[name] = this.reportsToJoin(scope, node, transition.next)
+          ? this.nodeTask(scope, node, { Next: scope.report!.reported }, 0, scope.report!.node)
+          : this.nodeTask(scope, node, { Next: this.target(scope, transition.next) });
         return;
       case 'route': {
         const choice = this.helper(`${id}:choice`);
@@ -658,10 +668,15 @@ class Compiler {
     const failedKey = `${pair.joinId}:${path.authorPathId}:failed`;
     const states: Record<string, AslState> = {};
     let failUsed = false;
+    const node = describeJoinBranch(this.graph, pair.joinId, index);
+    // Named by the path's index: path ids may be long, and each path carries these three states.
+    const reported = this.helper(`${pair.joinId}:${index + 1}:reported`);
+    const report = { node, reported, doneUsed: false };
     const scope: Scope = {
       states,
       stop: pair.joinId,
       doneName: done,
+      report,
       failure: () => {
         failUsed = true;
         return this.helper(failedKey);
@@ -676,13 +691,13 @@ class Compiler {
           Next: this.target(scope, path.entryId),
         };
     this.emitRegion(scope, path.entryId);
-    const node = describeJoinBranch(this.graph, pair.joinId, index);
-    // Named by the path's index: path ids may be long, and each path carries these three states.
-    const reported = this.helper(`${pair.joinId}:${index + 1}:reported`);
-    states[done] = this.bookkeepingTask(
-      { action: 'branch-done', node, 'envelope.$': '$' },
-      { Next: reported },
-    );
+    // A path whose every way to the JOIN went through a node that reports itself has no report Task.
+    if (report.doneUsed) {
+      states[done] = this.bookkeepingTask(
+        { action: 'branch-done', node, 'envelope.$': '$' },
+        { Next: reported },
+      );
+    }
     if (failUsed) {
       states[this.helper(failedKey)] = this.bookkeepingTask(
         { action: 'branch-failed', node, 'envelope.$': '$' },
@@ -741,11 +756,32 @@ class Compiler {
    * `follow`: history events of the states this Task alone leads to before the next Task (its Choice,
    * a fork's Parallel states and path bookkeeping), counted with it.
    */
-  private nodeTask(scope: Scope, node: GraphNode, flow: AslFlow, follow = 0): AslState {
+  private nodeTask(
+    scope: Scope,
+    node: GraphNode,
+    flow: AslFlow,
+    follow = 0,
+    report?: JoinBranchDescription,
+  ): AslState {
     const description = describeNode(this.graph, node);
     if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
     const reference = this.reference(description);
     this.usedTypes.add(description.type);
+    if (report) {
+      return {
+        Type: 'Task',
+        Resource: this.resource(description.type),
+        Parameters: {
+          node: reference,
+          'envelope.$': '$',
+          report,
+          ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
+        },
+        Retry: retry(),
+        Catch: [catchAll(scope.failure())],
+        ...flow,
+      };
+    }
     if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) {
       return this.interactionTasks(scope, node.id, description, reference, flow);
     }
@@ -1059,8 +1095,23 @@ class Compiler {
     return name;
   }
 
+  /**
+   * Whether `node`, going to `next`, reports to its branch's JOIN itself: its next is the JOIN and its
+   * Task is a plain one (a question's or an approval's wait has states of its own after it).
+   */
+  private reportsToJoin(scope: Scope, node: GraphNode, next: string): boolean {
+    if (scope.report === undefined || next !== scope.stop || scope.doneName === undefined) return false;
+    if ('boundary' in node) return true;
+    if (node.type === 'START' || node.type === 'FORK' || node.type === 'LOOP_START') return false;
+    const description = describeNode(this.graph, node);
+    if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) return false;
+    return !(description.type === 'LLM' && asksApproval(description));
+  }
+
   private target(scope: Scope, id: string): string {
-    return id === scope.stop && scope.doneName !== undefined ? scope.doneName : this.nodeName(id);
+    if (id !== scope.stop || scope.doneName === undefined) return this.nodeName(id);
+    if (scope.report) scope.report.doneUsed = true;
+    return scope.doneName;
   }
 
   private node(id: string): GraphNode {

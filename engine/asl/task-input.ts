@@ -304,7 +304,13 @@ export type StartTaskParameters = Counted & {
 export type EnvelopeTaskParameters = Counted &
   /** A node's own Task: `action` left out, execute being the default (bytes per node). */
   (
-    | { action?: 'execute'; node: NodeRef; 'envelope.$': '$' }
+    | {
+        action?: 'execute';
+        node: NodeRef;
+        'envelope.$': '$';
+        /** The node is its path's last before the JOIN: its step also reports the path (see compile.ts). */
+        report?: JoinBranchDescription;
+      }
     | { action: 'answer'; node: NodeRef; 'envelope.$': '$' }
     | { action: 'branch-done' | 'branch-failed'; node: JoinBranchDescription; 'envelope.$': '$' }
     | { action: 'timeout'; node: JoinTimeoutDescription; 'envelope.$': '$' }
@@ -403,7 +409,12 @@ export type TaskEvent =
       resume: ResumePoint | CopyStartPoint;
       historyEvents?: number;
     }
-  | { action: 'execute'; node: Exclude<NodeDescription, StartDescription>; envelope: IncomingEnvelope }
+  | {
+      action: 'execute';
+      node: Exclude<NodeDescription, StartDescription>;
+      envelope: IncomingEnvelope;
+      report?: JoinBranchDescription;
+    }
   /** USER_INTERACTION, after unwrapping the Lambda invoke `Payload`. */
   | { action: 'execute'; node: UserInteractionDescription; envelope: IncomingEnvelope; taskToken: string }
   /** After the waitForTaskToken Task: its result (or the error its Catch recorded) is in the envelope. */

@@ -46,6 +46,7 @@ import type {
   Variables,
 } from '../../engine/thread/types.ts';
 import { publishCommitted } from '../events/publisher.ts';
+import { reportBranch } from '../nodes/branch-report.ts';
 import { createItemThread } from '../nodes/map-items.ts';
 import { canonicalJson } from '../stores/canonical-json.ts';
 import type { ItemKey } from '../stores/table.ts';
@@ -472,6 +473,38 @@ export async function runNodeStep(
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
 ): Promise<Envelope> {
+  if (given.report === undefined) return runStep(given, deps, behaviour);
+  // The node is its fork path's last (compile.ts): its commit finished the path's thread; report it.
+  const finished: FinishedPath = {};
+  const next = await runStep(given, deps, behaviour, finished);
+  const { thread, root } = finished.thread
+    ? { thread: finished.thread, root: finished.root }
+    : { thread: (await deps.threads.getThread(given.envelope.threadId)).thread, root: undefined };
+  return reportBranch(
+    { node: given.report, envelope: given.envelope, next },
+    deps,
+    thread,
+    finished.finishing ?? false,
+    root,
+  );
+}
+
+/**
+ * A fork path's last step, for its report: the thread as the step left it (absent: read it again),
+ * whether this invocation finished it, and the root as the step read it.
+ */
+interface FinishedPath {
+  thread?: Thread;
+  finishing?: boolean;
+  root?: VersionedThread;
+}
+
+async function runStep(
+  given: TaskEvent,
+  deps: HandlerDeps,
+  behaviour: NodeBehaviour,
+  finished?: FinishedPath,
+): Promise<Envelope> {
   const { envelope } = given;
   const patienceMs = deps.globalWritePatienceMs ?? GLOBAL_WRITE_PATIENCE_MS;
   let firstLoss: number | undefined;
@@ -479,7 +512,10 @@ export async function runNodeStep(
     const { loaded, event } = await loadOverlaid(given, deps, behaviour);
     const { node } = event;
     const stepBefore = loaded.thread.step ?? 0;
-    if (stepBefore > envelope.step) return replay(loaded, event, deps, behaviour);
+    if (stepBefore > envelope.step) {
+      if (finished) Object.assign(finished, { thread: loaded.thread, finishing: false, root: loaded.root });
+      return replay(loaded, event, deps, behaviour);
+    }
     if (stepBefore < envelope.step) {
       throw new StepthreadError(
         'STEP_MISMATCH',
@@ -505,8 +541,8 @@ export async function runNodeStep(
     try {
       // A step run again after a sibling's global write evaluates afresh, with a budget of its own.
       return await (attempt === 1
-        ? executeStep(loaded, event, deps, behaviour)
-        : withNodeBudget(node.id, () => executeStep(loaded, event, deps, behaviour)));
+        ? executeStep(loaded, event, deps, behaviour, finished)
+        : withNodeBudget(node.id, () => executeStep(loaded, event, deps, behaviour, finished)));
     } catch (error) {
       if (!(error instanceof GlobalsChanged)) throw error;
       firstLoss ??= performance.now();
@@ -622,6 +658,7 @@ async function executeStep(
   event: TaskEvent,
   deps: HandlerDeps,
   behaviour: NodeBehaviour,
+  finished?: FinishedPath,
 ): Promise<Envelope> {
   const { node, envelope } = event;
   const original = loaded.thread;
@@ -697,7 +734,19 @@ async function executeStep(
   };
   const failed = result.status === 'FAILED';
   // A failed node changes nothing but its result: its partial work is dropped.
-  const after: Thread = failed ? startedThread : ctx.thread;
+  let after: Thread = failed ? startedThread : ctx.thread;
+  const postEvents: StepthreadEvent[] = [];
+  if (finished && !failed && after.status === 'RUNNING') {
+    // The fork path's last node: its step finishes the path's thread with the node's output, in the
+    // same commit (what a `branch-done` Task would do after it, with three more requests).
+    const done = transitionThread(
+      { ...after, ...(result.output === undefined ? {} : { output: result.output }) },
+      'COMPLETED',
+      deps.env,
+    );
+    after = done.thread;
+    postEvents.push(done.event);
+  }
 
   // Large values the step leaves equal to an appended message's content are stored as that message.
   const messageRefs = new Map<string, string>();
@@ -726,7 +775,7 @@ async function executeStep(
 
   const last = { nodeId: node.id, status: failed ? 'FAILED' : 'COMPLETED' } as const;
   const next = nextEnvelope(envelope, step, last, failed ? {} : ctx.out);
-  const events = [...preEvents, ...lifecycle.events];
+  const events = [...preEvents, ...lifecycle.events, ...postEvents];
   // What the state machine routes on next, kept in the record so a resumed run can replay the step.
   const out = definedOnly(failed ? {} : ctx.out);
   const built = buildChange({ original, after, isRoot, step, result, next, events, out });
@@ -776,6 +825,7 @@ async function executeStep(
   deps.onNodeResult?.({ threadId: original.id, step, result });
 
   const committed: Thread = { ...after, step, lastEnvelope: next };
+  if (finished) Object.assign(finished, { thread: committed, finishing: true, root: loaded.root });
   await finishCommitted({ ...loaded, thread: committed }, event, deps, behaviour, result, loaded.extra);
   if (failed) throw nodeFailed(result.error ?? { code: 'NODE_EXECUTION_FAILED', message: 'node failed' });
   return next;

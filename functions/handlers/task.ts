@@ -92,6 +92,11 @@ export interface TaskEvent {
   action?: TaskAction;
   node: TaskNode;
   envelope: IncomingEnvelope;
+  /**
+   * A node's own Task, when the node is its fork path's last before the JOIN: the JOIN's bookkeeping
+   * description; the step then finishes the path's thread and reports it (functions/nodes/branch-report.ts).
+   */
+  report?: TaskNode;
   /** START and `resume` only: `$$.Execution.Id`. */
   executionId?: string;
   /** USER_INTERACTION only: `$$.Task.Token` of its waitForTaskToken Task. */
@@ -158,6 +163,10 @@ export function parseTaskEvent(input: unknown): AnyTaskEvent {
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
       throw invalid(`node ${node.id}: envelope.${field} must be a non-negative integer`);
     }
+  }
+  const { report } = value;
+  if (report !== undefined && (!isRecord(report) || report.type !== 'JOIN' || typeof report.id !== 'string')) {
+    throw invalid(`node ${node.id}: report must name the JOIN the node's path reports to`);
   }
   if (action === 'resume') {
     const { resume, executionId } = value;

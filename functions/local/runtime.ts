@@ -436,8 +436,8 @@ function listItemBaseOf(event: unknown): string | undefined {
 /** Whether a JOIN bookkeeping Task's result ends its fork: a decided report, or the timer's record. */
 function decidesJoin(entry: TaskStateEntry, result: unknown): boolean {
   if (entry.action === 'timeout') return true;
-  const reported = entry.action === 'branch-done' || entry.action === 'branch-failed';
-  return reported && typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
+  // A path's report: a `branch-done` or `branch-failed` Task, or the step of a path's last node.
+  return typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
 }
 
 /** The item thread id base a parent's envelope names (the join timer's Task runs on the parent). */

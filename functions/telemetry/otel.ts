@@ -214,6 +214,7 @@ const CONTROL_FLOW = new Set(['stepthread.JoinDecided', 'stepthread.JoinTimeout'
 function joinEndOf(action: string | undefined, result: unknown): string | undefined {
   if (action === 'timeout') return 'JOIN_TIMED_OUT';
   const decided = typeof result === 'object' && result !== null && JOIN_DECIDED_KEY in result;
+  // A node's step that reported its path and decided (compile.ts) is the node's: COMPLETED.
   return decided && (action === 'branch-done' || action === 'branch-failed') ? 'JOIN_DECIDED' : undefined;
 }
 

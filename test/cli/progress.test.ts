@@ -218,12 +218,13 @@ describe('stateRolesOf', () => {
       split: { kind: 'node', nodeId: 'split', nodeType: 'FORK' },
       'split:paths': { kind: 'fork', forkId: 'split', joinId: 'merge' },
       'split:facts': { kind: 'path', pathId: 'facts', item: false },
-      facts: { kind: 'node', nodeId: 'facts' },
-      'merge:facts': { kind: 'join-report', joinId: 'merge' },
+      // The path's last node reports the path to its JOIN: no `branch-done` Task.
+      facts: { kind: 'node', nodeId: 'facts', reportsTo: 'merge' },
       'merge:facts:failed': { kind: 'hidden' },
       merge: { kind: 'node', nodeId: 'merge' },
       ':fail': { kind: 'hidden' },
     });
+    expect(roles.has('merge:facts')).toBe(false);
   });
 
   it("reads a node's type and loop from the node table its Tasks name", async () => {

@@ -592,7 +592,7 @@ describe('fork and join', () => {
     expect(node(compileWorkflow(readsAll).definition, 'merge')).not.toHaveProperty('branchResults');
   });
 
-  it('compiles a parallel FORK to one Parallel whose branches enter the child threads and report to the join', () => {
+  it('compiles a parallel FORK to one Parallel whose branches enter the child threads and whose last nodes report to the join', () => {
     const { definition } = compiledOf('examples/fork-join-research.json');
     expect(task(definition, 'split').Next).toBe('split:paths');
     const paths = parallel(definition, 'split:paths');
@@ -606,15 +606,15 @@ describe('fork and join', () => {
     ]);
     expect(paths).toMatchObject({ ResultPath: null, Next: 'merge' });
     expect(paths.Branches.map((branch) => Object.keys(branch.States))).toEqual([
-      ['split:facts', 'facts', 'merge:facts', 'merge:facts:failed', ...reported(1)],
-      ['split:risks', 'risks', 'merge:risks', 'merge:risks:failed', ...reported(2)],
-      ['split:summary', 'summary', 'merge:summary', 'merge:summary:failed', ...reported(3)],
+      ['split:facts', 'facts', 'merge:facts:failed', ...reported(1)],
+      ['split:risks', 'risks', 'merge:risks:failed', ...reported(2)],
+      ['split:summary', 'summary', 'merge:summary:failed', ...reported(3)],
     ]);
     // A report that decided the join ends its path with a Fail state: a result routed on, not a thrown error.
     const first = paths.Branches[0]!.States;
-    expect(first['merge:facts']).toMatchObject({ Next: 'merge:1:reported' });
+    expect(first.facts).toMatchObject({ Next: 'merge:1:reported' });
     expect(first['merge:facts:failed']).toMatchObject({ Next: 'merge:1:reported' });
-    expect(first['merge:facts']).not.toHaveProperty('End');
+    expect(first.facts).not.toHaveProperty('End');
     expect(first['merge:1:reported']).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.joinDecided', IsPresent: true, Next: 'merge:1:decides' }],
@@ -641,19 +641,22 @@ describe('fork and join', () => {
       },
       Next: 'risks',
     });
-    expect(task(definition, 'risks')).toMatchObject({
-      Next: 'merge:risks',
+    // The path's last node reports the path itself (no `branch-done` Task): its step finishes the
+    // path's thread and records its outcome, then the Choice after it routes on the decision.
+    const last = task(definition, 'risks');
+    expect(last).toMatchObject({
+      Resource: `\${Fn_LLM}`,
+      Next: 'merge:2:reported',
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'merge:risks:failed' }],
     });
-    const done = task(definition, 'merge:risks');
-    expect(done).toMatchObject({
-      Resource: `\${Fn_JOIN}`,
-      Next: 'merge:2:reported',
-      Parameters: { action: 'branch-done' },
-    });
-    expect(task(definition, 'merge:risks:failed').Parameters).toMatchObject({ action: 'branch-failed' });
+    expect(last.Parameters).not.toHaveProperty('action');
+    const failed = task(definition, 'merge:risks:failed');
+    expect(failed).toMatchObject({ Resource: `\${Fn_JOIN}`, Next: 'merge:2:reported' });
+    expect(failed.Parameters).toMatchObject({ action: 'branch-failed' });
     // The path lists are left out: every path's tasks carry this, so it must not grow with the width.
-    expect(input(done).node).toEqual({
+    const report = written(last).report;
+    expect(input(failed).node).toEqual(report);
+    expect(report).toEqual({
       id: 'merge',
       type: 'JOIN',
       config: { joinStrategy: 'ALL_COMPLETED', timeout: 0, mainPathId: 'split/summary' },
@@ -703,7 +706,7 @@ describe('fork and join', () => {
       });
     }
     expect(second.Branches[0]!.StartAt).toBe('split:b');
-    expect(input(task(definition, 'merge:b')).node).toMatchObject({
+    expect(input(task(definition, 'merge:b:failed')).node).toMatchObject({
       forkStrategy: 'serial',
       path: { index: 1 },
     });
@@ -741,7 +744,9 @@ describe('fork and join', () => {
       { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'outer-join:p:failed' },
     ]);
     expect(task(nested, 'inner-join').Next).toBe('p2');
-    expect(task(nested, 'p2').Next).toBe('outer-join:p');
+    // p2, the outer path's last node, reports the path itself: no `branch-done` Task after it.
+    expect(task(nested, 'p2').Next).toBe('outer-join:1:reported');
+    expect(task(nested, 'p2').Parameters).toMatchObject({ report: { id: 'outer-join', path: { index: 0 } } });
 
     const serial = compiledOf('own:serialWithTimeout').definition;
     expect(task(serial, 'split').Next).toBe('split:paths');
@@ -838,14 +843,8 @@ describe('taskStateIndex and substituteResources', () => {
       { stateName: 'plan', nodeType: 'LLM', action: 'execute', nodeId: 'plan', invocation: 'direct' },
       { stateName: 'split', nodeType: 'FORK', action: 'execute', nodeId: 'split', invocation: 'direct' },
       ...['facts', 'risks', 'summary'].flatMap((path) => [
+        // Each path's last node reports the path itself: no `branch-done` Task.
         { stateName: path, nodeType: 'LLM', action: 'execute', nodeId: path, invocation: 'direct' },
-        {
-          stateName: `merge:${path}`,
-          nodeType: 'JOIN',
-          action: 'branch-done',
-          nodeId: 'merge',
-          invocation: 'direct',
-        },
         {
           stateName: `merge:${path}:failed`,
           nodeType: 'JOIN',
@@ -895,7 +894,7 @@ describe('taskStateIndex and substituteResources', () => {
     expect(task(filled, 'confirm').Parameters).toMatchObject({
       FunctionName: 'arn:aws:lambda:us-east-1:1:function:Fn_USER_INTERACTION',
     });
-    expect(task(filled, 'merge:left').Resource).toBe('arn:aws:lambda:us-east-1:1:function:Fn_JOIN');
+    expect(task(filled, 'merge:left:failed').Resource).toBe('arn:aws:lambda:us-east-1:1:function:Fn_JOIN');
     const { Fn_LLM: _dropped, ...partial } = arns;
     expect(() => substituteResources(source, partial)).toThrowError(
       expect.objectContaining({ code: 'ASL_COMPILE_ERROR', message: expect.stringContaining(`\${Fn_LLM}`) }),
@@ -932,9 +931,9 @@ describe('refusals', () => {
     const sizes = [10, 20, 40].map((width) => definitionBytes(forkOf(width)));
     const perPath = (sizes[1]! - sizes[0]!) / 10;
     expect((sizes[2]! - sizes[1]!) / 20).toBeCloseTo(perPath, 0);
-    // 417 KB with the Retry every Task carries and the Choice after each path's report (docs/deploy.md,
-    // "Limits and quotas").
-    expect(definitionBytes(forkOf(150))).toBeLessThan(430_000);
+    // 394 KB with the Retry every Task carries and the Choice after each path's report (docs/deploy.md,
+    // "Limits and quotas"); each path's last node reports the path, so there is no report Task.
+    expect(definitionBytes(forkOf(150))).toBeLessThan(400_000);
   });
 
   it("leaves the nodes' text out of the definition size: only the graph can make it too large", () => {
@@ -944,7 +943,7 @@ describe('refusals', () => {
   });
 
   it('refuses a definition over 1 MiB (with function ARNs in place) with DEFINITION_TOO_LARGE', () => {
-    expect(() => compileWorkflow(forkOf(350))).toThrowError(
+    expect(() => compileWorkflow(forkOf(450))).toThrowError(
       expect.objectContaining({ code: 'DEFINITION_TOO_LARGE' }),
     );
   });
@@ -1027,11 +1026,11 @@ describe('FORK over a list', () => {
       'each-doc:doc',
       'summarise',
       'note',
-      'merge:doc',
       'merge:doc:failed',
       ...reported(1),
     ]);
-    expect(node(definition, 'merge:doc')).toMatchObject({ overList: true });
+    expect(node(definition, 'merge:doc:failed')).toMatchObject({ overList: true });
+    expect(task(definition, 'note').Parameters).toMatchObject({ report: { id: 'merge', overList: true } });
   });
 
   it('wraps the Map in a Parallel with the timer when the JOIN has a timeout; serial means MaxConcurrency 1', () => {

@@ -150,6 +150,8 @@ function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script
       executionId: string;
       input: unknown;
       taskToken?: string;
+      /** A path's last node reports the path itself. */
+      report?: JoinBranchDescription;
     };
     event.node = described(event.node) as NodeDescription | JoinBranchDescription;
     // A node's own Task names no action: execute is the default, as in the dispatch.
@@ -187,8 +189,11 @@ function fakeRuntime({ definition, nodeTable }: CompiledWorkflow, script: Script
           throw new Error(`${entry.stateName}: no answer at $.answer`);
         return advance(rest, event.node.id);
       }
-      case 'execute':
-        return execute(event.node as Exclude<NodeDescription, { type: 'START' }>, envelope);
+      case 'execute': {
+        const next = execute(event.node as Exclude<NodeDescription, { type: 'START' }>, envelope);
+        // The path's last node: its step also reports the path to the JOIN, as `branch-done` would.
+        return event.report ? report(event.report, next, 'COMPLETED') : next;
+      }
       case 'branch-done':
         return report(event.node as JoinBranchDescription, envelope, 'COMPLETED');
       case 'branch-failed':
@@ -249,8 +254,9 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
     const calls = trace(result.calls);
     expect(calls.slice(0, 3)).toEqual(['start@root#0', 'plan@root#1', 'split@root#2']);
     for (const path of ['facts', 'risks', 'summary']) {
+      // The path's one node reports the path itself: no `branch-done` Task after it.
       expect(calls).toContain(`${path}@root>split@2/${path}#0`);
-      expect(calls).toContain(`merge:${path}@root>split@2/${path}#1`);
+      expect(calls).not.toContain(`merge:${path}@root>split@2/${path}#1`);
     }
     expect(calls.slice(-3)).toEqual(['merge@root#3', 'report@root#4', 'end@root#5']);
     // The last branch to report decides the join: the JOIN sees the catch output next to the envelope.
@@ -276,13 +282,11 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
       'round@root#1',
       'split@root#2',
       'a1@root>split@2/a#0',
-      'merge:a@root>split@2/a#1',
       'merge@root#3',
       'next-round@root#4',
       'round@root#5',
       'split@root#6',
       'a1@root>split@6/a#0',
-      'merge:a@root>split@6/a#1',
       'merge@root#7',
       'next-round@root#8',
       'round@root#9',
@@ -311,7 +315,7 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
     expect(states.slice(12, 17)).toEqual(['each', 'body', 'again', 'each', 'nested.begin']);
     expect(states.slice(-2)).toEqual(['merge', 'end']);
     expect(states).toEqual(
-      expect.arrayContaining(['l1', 'r1', 'merge:left', 'merge:right', 'nested.finish']),
+      expect.arrayContaining(['l1', 'r1', 'nested.finish']),
     );
   });
 
@@ -321,7 +325,7 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
     expect(result.error).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(20_000); // the outer join waits up to 30 s
     const states = result.calls.map((call) => call.state);
-    expect(states).toContain('inner-join:x');
+    expect(states).toContain('x1');
     expect(states).not.toContain('inner-join:y');
     expect(states.filter((state) => state === 'inner-join')).toHaveLength(1);
     expect(states).not.toContain('outer-join:timeout');

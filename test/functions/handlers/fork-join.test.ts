@@ -52,6 +52,55 @@ async function decisionOf(report: Promise<Envelope>): Promise<unknown> {
 }
 
 describe('FORK / JOIN (parallel)', () => {
+  it("a path's last node reports the path in its own step: one commit completes the child, a retry reports again", async () => {
+    const forkEnv = await forked('fj-self-report');
+    const [a, b] = [branchEnvelope(forkEnv, 0), branchEnvelope(forkEnv, 1)];
+    const done = joinNode('ALL_COMPLETED');
+    // What the compiler puts in a path's last node's Task (engine/asl/compile.ts): the path's report.
+    const reported = (node: TaskNode, envelope: Envelope, i: number) =>
+      dispatch(
+        {
+          node,
+          envelope,
+          report: { ...done, path: { index: i, pathId: `split/${'ab'[i]}`, authorPathId: 'ab'[i] } },
+        },
+        h.deps(),
+      ) as Promise<Envelope & { joinDecided?: string }>;
+    h.dynamoMeter.reset();
+    const a1 = await reported(branchLlm('a1'), a, 0);
+    expect(a1.joinDecided).toBeUndefined();
+    expect(a1).toMatchObject({ threadId: a.threadId, step: 1, last: { nodeId: 'a1', status: 'COMPLETED' } });
+    // The node's step: child and root read together, the spend's ADD, its record, the commit that
+    // also completes the child and its latest result (the JOIN merges it); then the outcome in the
+    // join item. No events batch, no second head write.
+    expect(h.dynamoMeter.snapshot()).toMatchObject({
+      BatchGetItemCommand: { requests: 1 },
+      PutItemCommand: { requests: 2 },
+      UpdateItemCommand: { requests: 3 },
+    });
+    const { thread: childA } = await h.stores.threads.getThread(a.threadId);
+    expect(childA).toMatchObject({ status: 'COMPLETED', output: 'from a', step: 1 });
+    expect((await h.stores.threads.readJournal(a.threadId)).events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['THREAD_STARTED', 'NODE_COMPLETED', 'THREAD_COMPLETED']),
+    );
+    // b's step decides; a retry of it (its result lost) replays the step and reports again, deciding alike.
+    const b1 = await reported(branchLlm('b1'), b, 1);
+    expect(b1.joinDecided).toBe('all 2 branches completed');
+    const again = await reported(branchLlm('b1'), b, 1);
+    expect(again).toEqual(b1);
+    const outcomes = await h.stores.joins.getBranchOutcomes(
+      joinKeyFor(forkEnv.threadId, 'split', forkEnv.step),
+    );
+    expect(Object.keys(outcomes).sort()).toEqual(['split/a', 'split/b']);
+    const merged = await run(h.deps(), done, {
+      ...forkEnv,
+      joinEnd: { Error: 'stepthread.JoinDecided' },
+    } as Envelope);
+    expect(merged.last).toEqual({ nodeId: 'merge', status: 'COMPLETED' });
+    const { thread: root } = await fullThread(h.stores.threads, forkEnv.threadId);
+    expect(root.nodeResults.merge?.output).toEqual({ a: 'from a', b: 'from b' });
+  });
+
   it('merges exactly the branches its decision counted: a straggler finishing later changes nothing', async () => {
     const forkEnv = await forked('fj-straggler');
     const [a, b] = [branchEnvelope(forkEnv, 0), branchEnvelope(forkEnv, 1)];

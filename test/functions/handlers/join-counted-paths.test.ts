@@ -1,6 +1,6 @@
 /** The paths a join's decision counts, from its item's report order (pure: no store). */
 import { describe, expect, it } from 'vitest';
-import { countedPaths, TIMER_ENTRY } from '../../../functions/nodes/join.ts';
+import { countedPaths, TIMER_ENTRY } from '../../../functions/nodes/branch-report.ts';
 import type { BranchOutcome, JoinState } from '../../../functions/stores/join-store.ts';
 
 const done = (status: BranchOutcome['status']): BranchOutcome => ({

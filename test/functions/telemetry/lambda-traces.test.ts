@@ -150,11 +150,8 @@ describe('traces from the Lambda handlers', () => {
       const branch = branches[index]!.States;
       const entry = passEnvelope(branch[`split:${path}`]!.Parameters!, forked);
       expect(entry.traceparent).toBe(forked.fork?.traceparent);
-      const ran = await invoke(llm, { ...staticParameters(branch, path), envelope: entry });
-      const reported = (await invoke(join, {
-        ...staticParameters(branch, `merge:${path}`),
-        envelope: ran,
-      })) as {
+      // The path's one node reports the path to the JOIN itself (its Task carries `report`).
+      const reported = (await invoke(llm, { ...staticParameters(branch, path), envelope: entry })) as {
         joinDecided?: string;
       };
       // The last branch decides the join: its Fail state raises JoinDecided, which the Parallel's Catch
