@@ -109,7 +109,12 @@ const PER_BRANCH: Requests = { reads: 1, writes: 3, s3Puts: 0 };
 const PER_REPORT: Requests = { reads: 3, writes: 2, s3Puts: 0 };
 
 /** Node types whose step never reports its path itself: a Choice or a question's answer Task follows it. */
-const REPORTED_APART: ReadonlySet<NodeType> = new Set(['ROUTE', 'LOOP_START', 'LOOP_END', 'USER_INTERACTION']);
+const REPORTED_APART: ReadonlySet<NodeType> = new Set([
+  'ROUTE',
+  'LOOP_START',
+  'LOOP_END',
+  'USER_INTERACTION',
+]);
 /** A continuation's resume Task in the new execution. */
 const PER_CONTINUATION: Requests = { reads: 1, writes: 2, s3Puts: 0 };
 

@@ -165,7 +165,10 @@ export function parseTaskEvent(input: unknown): AnyTaskEvent {
     }
   }
   const { report } = value;
-  if (report !== undefined && (!isRecord(report) || report.type !== 'JOIN' || typeof report.id !== 'string')) {
+  if (
+    report !== undefined &&
+    (!isRecord(report) || report.type !== 'JOIN' || typeof report.id !== 'string')
+  ) {
     throw invalid(`node ${node.id}: report must name the JOIN the node's path reports to`);
   }
   if (action === 'resume') {

@@ -314,9 +314,7 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
     ]);
     expect(states.slice(12, 17)).toEqual(['each', 'body', 'again', 'each', 'nested.begin']);
     expect(states.slice(-2)).toEqual(['merge', 'end']);
-    expect(states).toEqual(
-      expect.arrayContaining(['l1', 'r1', 'nested.finish']),
-    );
+    expect(states).toEqual(expect.arrayContaining(['l1', 'r1', 'nested.finish']));
   });
 
   it('ends a fork early without waiting for the timer branch or slower paths', async () => {
