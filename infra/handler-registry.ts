@@ -73,8 +73,8 @@ const OVERRIDES: Readonly<Record<NodeType, SpecOverrides>> = {
   VARIABLE: {},
   // The sandbox (QuickJS in a worker) needs headroom above the script's own memory limit (≤ 1024 MB).
   CODE: { memoryMb: 1536, timeoutSeconds: 900, sandboxWorker: true },
-  // Creates one child thread per path, and lists them under the execution in BatchWriteItems of 25
-  // (thread-store.ts listThreads) once their heads exist.
+  // Creates one child thread per path, heads and listings together in BatchWriteItems of 25
+  // (thread-store.ts createForkChildren).
   FORK: { table: [...THREAD_STEP, 'dynamodb:BatchWriteItem'] },
   // Reads the children in one BatchGetItem and records branch outcomes on the join item. Takes the
   // branches' node results into the parent: when later nodes read more than one of them, it keeps

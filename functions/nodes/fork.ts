@@ -11,7 +11,6 @@ import { renderTemplate } from '../../engine/expression/index.ts';
 import { type ForkConfig, forkConfigSchema } from '../../engine/model/schema.ts';
 import { forEachItems, forkThread } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
-import type { HandlerDeps } from '../handlers/deps.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
 import { parseConfig } from './config.ts';
@@ -26,24 +25,6 @@ function recordedTools(ctx: StepContext): Record<string, unknown> {
   const recorded = ctx.thread.contextData[MCP_TOOLS_KEY];
   if (recorded === undefined) return {};
   return ctx.storable({ contextData: { [MCP_TOOLS_KEY]: recorded } }).contextData ?? {};
-}
-
-/**
- * Creates a child unless this fork already created it (a retry, whose clock read differently); the
- * FORK lists its children together afterwards.
- */
-async function createChild(deps: HandlerDeps, child: Thread): Promise<void> {
-  try {
-    await deps.threads.createThread(child, { unlisted: true });
-  } catch (error) {
-    if (!(error instanceof StepthreadError && error.code === 'CREATE_CONFLICT')) throw error;
-    const { thread } = await deps.threads.getThread(child.id);
-    const ours =
-      thread.metadata.parentThreadId === child.metadata.parentThreadId &&
-      thread.metadata[JOIN_KEY] === child.metadata[JOIN_KEY] &&
-      thread.contextData.forkPathId === child.contextData.forkPathId;
-    if (!ours) throw error;
-  }
 }
 
 /** Where an item thread sits in its list, or undefined for any other thread. */
@@ -166,13 +147,9 @@ export const forkNode: NodeBehaviour = {
       },
       deps.env,
     );
-    // The children's heads at once, then their listings in one request (a branch runs only once the
-    // FORK has returned, so the order among them does not matter).
-    const branches = children.map((child) => branchThread(ctx, child, joinKey));
-    await Promise.all(branches.map((branch) => createChild(deps, branch)));
-    await deps.threads.listThreads(
-      branches.map((branch) => ({ threadId: branch.id, executionId: branch.metadata.executionId })),
-    );
+    // The children's heads and listings in one request: no step has run on them (a branch runs only
+    // once the FORK has returned), so a retried FORK writes them again, as the first attempt did.
+    await deps.threads.createForkChildren(children.map((child) => branchThread(ctx, child, joinKey)));
     ctx.out.fork = { children: childThreadIds };
     return { output: { forkPathIds: config.forkPathIds, childThreadIds }, events: [event] };
   },

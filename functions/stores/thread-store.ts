@@ -176,18 +176,15 @@ export interface ThreadStore {
        * that will not create the thread again once its head exists: a lazily created Map item thread).
        */
       listFirst?: boolean;
-      /**
-       * Write no listing: the caller lists the thread itself once its head exists (`listThreads`),
-       * with the other threads it creates at once (a FORK's children).
-       */
-      unlisted?: boolean;
     },
   ): Promise<{ version: number; created: boolean }>;
   /**
-   * Lists threads under their executions (their entries in the executions listing, GSI1), in
-   * BatchWriteItem requests of 25: after their heads exist, as createThread lists one.
+   * A FORK's children: every head at version 1 with its listing (and NODE# items), in BatchWriteItem
+   * requests of 25, unconditionally. Only for threads nothing has run on yet: a FORK writes them before
+   * its own commit, and a branch runs only once the FORK's Task has returned, so writing them again (a
+   * retried FORK, whose clock read differently) replaces heads no step has moved.
    */
-  listThreads(entries: readonly { threadId: string; executionId: string | undefined }[]): Promise<void>;
+  createForkChildren(threads: readonly Thread[]): Promise<void>;
   /**
    * Consistent read of the head (`nodeResults` and `executionHistory` empty); THREAD_NOT_FOUND when absent.
    * With `afterOwnWrite`, a store made with `reuseWrittenHeads` answers from the head its last
@@ -735,13 +732,13 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
         // Compared by the hash of the content it was created with, so a retried create still
         // succeeds after later updates moved the thread on.
         if (existing.createHash !== createHash) {
-          if (!options.unlisted) await putListing(thread.id, listedUnder);
+          await putListing(thread.id, listedUnder);
           throw conflict();
         }
         created = false;
         version = Number(existing.version);
       }
-      if (!options.unlisted && (!options.listFirst || listedUnder !== thread.metadata.executionId)) {
+      if (!options.listFirst || listedUnder !== thread.metadata.executionId) {
         await putListing(thread.id, listedUnder);
       }
       // After the head, and only once: a retried create (e.g. a START whose head landed with other
@@ -949,12 +946,7 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
 
     async putNodeResults(threadId, results) {
       if (results.length === 0) return;
-      const items = results.map(({ logs: _logs, ...result }) => ({
-        ...itemKeys.nodeResult(threadId, result.nodeId),
-        kind: 'node',
-        // Console output stays in the step record: `{{nodes.<id>}}` reads the output only.
-        result,
-      }));
+      const items = nodeResultItems(threadId, results);
       if (items.length === 1) {
         await dynamo.send(new PutCommand({ TableName: tableName, Item: items[0] }));
         return;
@@ -962,9 +954,24 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
       await putItems(items);
     },
 
-    async listThreads(entries) {
-      if (entries.length === 1) return putListing(entries[0]!.threadId, entries[0]!.executionId);
-      await putItems(entries.map(({ threadId, executionId }) => listingItem(threadId, executionId)));
+    async createForkChildren(threads) {
+      for (const thread of threads) written.delete(thread.id);
+      await putItems(
+        threads.flatMap((thread) => {
+          const head = headOf(thread);
+          return [
+            {
+              ...head,
+              ...itemKeys.thread(thread.id),
+              kind: 'thread',
+              version: 1,
+              createHash: contentHash(head).slice(0, 32),
+            },
+            listingItem(thread.id, thread.metadata.executionId),
+            ...nodeResultItems(thread.id, Object.values(thread.nodeResults)),
+          ];
+        }),
+      );
     },
 
     async getNodeResults(lineage, nodeIds) {
@@ -1287,6 +1294,16 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
  * steps' and those recorded outside steps).
  */
 /** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
+/** Latest-result items (NODE#), what `{{nodes.<id>}}` reads. */
+function nodeResultItems(threadId: string, results: readonly NodeResult[]): Record<string, unknown>[] {
+  return results.map(({ logs: _logs, ...result }) => ({
+    ...itemKeys.nodeResult(threadId, result.nodeId),
+    kind: 'node',
+    // Console output stays in the step record: `{{nodes.<id>}}` reads the output only.
+    result,
+  }));
+}
+
 function listingItem(threadId: string, executionId: string | undefined): Record<string, unknown> {
   return {
     ...itemKeys.listing(threadId),

@@ -120,7 +120,7 @@ export function crashingStores(stores: HandlerStores, crashAt: number): HandlerS
       getThreads: threads.getThreads.bind(threads),
       listThreadsOfExecution: threads.listThreadsOfExecution.bind(threads),
       createThread: wrap(threads.createThread.bind(threads)),
-      listThreads: wrap(threads.listThreads.bind(threads)),
+      createForkChildren: wrap(threads.createForkChildren.bind(threads)),
       updateThread: wrap(threads.updateThread.bind(threads)),
       putNodeResults: wrap(threads.putNodeResults.bind(threads)),
       putStepOnce: wrap(threads.putStepOnce.bind(threads)),
