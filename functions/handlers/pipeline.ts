@@ -48,7 +48,7 @@ import type {
 import { publishCommitted } from '../events/publisher.ts';
 import { reportBranch } from '../nodes/branch-report.ts';
 import { createItemThread } from '../nodes/map-items.ts';
-import { canonicalJson } from '../stores/canonical-json.ts';
+import { sameJson } from '../stores/canonical-json.ts';
 import type { ItemKey } from '../stores/table.ts';
 import type {
   AlsoRead,
@@ -356,7 +356,7 @@ const TRACKED_FIELDS = [
 ] as const satisfies readonly (keyof Thread)[];
 
 function changed(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) !== canonicalJson(b);
+  return !sameJson(a, b);
 }
 
 function failureOf(record: StepRecord | undefined, last: Envelope['last']): CodedError | undefined {

@@ -20,6 +20,56 @@ export function contentHash(value: unknown): string {
 }
 
 /**
+ * Whether two values have the same canonical JSON (`canonicalJson(a) === canonicalJson(b)`), by a walk
+ * that builds no text: what a step compares its thread's fields with, on every step. Plain JSON data
+ * (strings, finite numbers, booleans, null, arrays, plain objects) is compared in place; anything else
+ * (undefined, a non-finite number, a function, an object with toJSON) by its canonical JSON.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return same(a, b, 0);
+}
+
+function plainScalar(value: unknown): boolean {
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
+}
+
+/** A member JSON.stringify leaves out of an object. */
+function absent(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
+}
+
+function same(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b && plainScalar(a)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    if (plainScalar(a) && plainScalar(b)) return false;
+    return canonicalJson(a) === canonicalJson(b);
+  }
+  const exotic = (value: object) => typeof (value as { toJSON?: unknown }).toJSON === 'function';
+  if (depth >= DEPTH_LIMIT || exotic(a) || exotic(b)) return canonicalJson(a) === canonicalJson(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 1) if (!same(a[i], b[i], depth + 1)) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const key of Object.keys(x)) {
+    const member = x[key];
+    if (absent(member)) continue;
+    count += 1;
+    if (!Object.hasOwn(y, key) || absent(y[key]) || !same(member, y[key], depth + 1)) return false;
+  }
+  for (const key of Object.keys(y)) if (!absent(y[key])) count -= 1;
+  return count === 0;
+}
+
+/**
  * Values are checked against MAX_VALUE_DEPTH where they enter; this also hashes the records that hold
  * them, so it allows twice that, and refuses anything deeper before the recursion could overflow.
  */

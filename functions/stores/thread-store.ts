@@ -28,7 +28,7 @@ import {
 import { StepthreadError } from '../../engine/errors.ts';
 import type { StepthreadEvent } from '../../engine/events.ts';
 import type { ExecutionHistoryEntry, ModelUsage, NodeResult, Thread } from '../../engine/thread/types.ts';
-import { contentHash } from './canonical-json.ts';
+import { contentHash, sameJson } from './canonical-json.ts';
 import {
   ExpressionBuilder,
   entityOf,
@@ -396,7 +396,7 @@ function encodeRecord(record: StepRecord, threadId: string): Record<string, unkn
     const derived = LIFECYCLE_TYPES.has(event.type)
       ? lifecycleEvent(event.type, record.result, threadId, workflowId)
       : undefined;
-    if (derived && contentHash(derived) === contentHash(event)) return event.type;
+    if (derived && sameJson(derived, event)) return event.type;
     const { threadId: id, workflowId: w, ...rest } = event;
     return {
       ...rest,

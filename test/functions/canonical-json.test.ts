@@ -3,9 +3,10 @@
  * compare, so equal content must give equal text whatever the key order, and JSON.stringify's rules
  * must hold for everything else.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_VALUE_DEPTH } from '../../engine/model/json-values.ts';
-import { canonicalJson, contentHash } from '../../functions/stores/canonical-json.ts';
+import { canonicalJson, contentHash, sameJson } from '../../functions/stores/canonical-json.ts';
 
 function nested(levels: number): unknown {
   let value: unknown = 1;
@@ -57,5 +58,66 @@ describe('canonicalJson', () => {
         }),
       );
     }
+  });
+});
+
+describe('sameJson', () => {
+  /** Values as steps compare them, and the exotic ones JSON.stringify has rules for. */
+  const value = fc.letrec((tie) => ({
+    any: fc.oneof(
+      { depthSize: 'small' },
+      fc.constantFrom(
+        null,
+        undefined,
+        true,
+        false,
+        0,
+        -0,
+        1,
+        1.5,
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        '',
+        'a',
+        'b',
+      ),
+      fc.array(tie('any'), { maxLength: 4 }),
+      fc.dictionary(fc.constantFrom('a', 'b', 'c', '__proto__', 'toJSON'), tie('any'), { maxKeys: 4 }),
+      fc.date({ noInvalidDate: true }),
+    ),
+  })).any;
+  /** The same content with every object's keys in reverse order. */
+  const reordered = (input: unknown): unknown => {
+    if (Array.isArray(input)) return input.map(reordered);
+    if (input === null || typeof input !== 'object' || input instanceof Date) return input;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(input).reverse()) {
+      Object.defineProperty(out, key, {
+        value: reordered((input as Record<string, unknown>)[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+
+  it('agrees with comparing canonical JSON, for any two values and for reordered copies', () => {
+    fc.assert(
+      fc.property(value, value, (a, b) => {
+        expect(sameJson(a, b)).toBe(canonicalJson(a) === canonicalJson(b));
+        expect(sameJson(a, reordered(a))).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('drops undefined members as JSON does, and tells arrays, objects and scalars apart', () => {
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameJson([undefined], [null])).toBe(true);
+    expect(sameJson({ a: [1, 2] }, { a: [1, 2, 3] })).toBe(false);
+    expect(sameJson([], {})).toBe(false);
+    expect(sameJson('1', 1)).toBe(false);
+    expect(sameJson(0, -0)).toBe(true);
   });
 });
