@@ -954,7 +954,9 @@ class Compiler {
 
   /**
    * History events of a fork region besides its branches' node Tasks (which their children count and
-   * the JOIN adds): the Parallel state(s), each path's entry Pass and bookkeeping Task, the timer.
+   * the JOIN adds): the Parallel state(s), each path's entry Pass and bookkeeping Task, the timer. A
+   * path whose last node reports it has no bookkeeping Task: counted anyway, an overestimate that only
+   * makes a run continue as new a few events sooner.
    */
   private forkHistoryEvents(pair: GraphForkPair): number {
     const { parallel, pass, lambdaTask, choice, wait, fail, branchSlack } = HISTORY_EVENTS;

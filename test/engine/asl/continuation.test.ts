@@ -303,8 +303,8 @@ describe('inline Map history budget', () => {
     expect(inlineMapOverflow(1923, 0)).toBeUndefined();
     expect(inlineMapOverflow(1924, 0)).toEqual({ needed: 25_012, fits: 1923 });
     // What the execution recorded before the FORK counts too.
-    expect(inlineMapOverflow(777, 11_000)).toBeUndefined();
-    expect(inlineMapOverflow(778, 11_000)).toEqual({ needed: 25_004, fits: 777 });
-    expect(inlineMapOverflow(1, 25_000)).toEqual({ needed: 25_018, fits: 0 });
+    expect(inlineMapOverflow(1076, 11_000)).toBeUndefined();
+    expect(inlineMapOverflow(1077, 11_000)).toEqual({ needed: 25_001, fits: 1076 });
+    expect(inlineMapOverflow(1, 25_000)).toEqual({ needed: 25_013, fits: 0 });
   });
 });
