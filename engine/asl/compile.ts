@@ -767,21 +767,7 @@ class Compiler {
     if (description.type === 'START') throw internal(`START ${node.id} outside the top level`);
     const reference = this.reference(description);
     this.usedTypes.add(description.type);
-    if (report) {
-      return {
-        Type: 'Task',
-        Resource: this.resource(description.type),
-        Parameters: {
-          node: reference,
-          'envelope.$': '$',
-          report,
-          ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
-        },
-        Retry: retry(),
-        Catch: [catchAll(scope.failure())],
-        ...flow,
-      };
-    }
+    // A node that reports its path (reportsToJoin) has a plain Task: never a question's or an approval's.
     if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) {
       return this.interactionTasks(scope, node.id, description, reference, flow);
     }
@@ -795,6 +781,7 @@ class Compiler {
       Parameters: {
         node: reference,
         'envelope.$': '$',
+        ...(report ? { report } : {}),
         ...this.counted(HISTORY_EVENTS.lambdaTask + follow),
         ...(description.type === 'FORK' && this.options.traceContext ? { traceContext: true } : {}),
       },
@@ -1104,7 +1091,6 @@ class Compiler {
   private reportsToJoin(scope: Scope, node: GraphNode, next: string): boolean {
     if (scope.report === undefined || next !== scope.stop || scope.doneName === undefined) return false;
     if ('boundary' in node) return true;
-    if (node.type === 'START' || node.type === 'FORK' || node.type === 'LOOP_START') return false;
     const description = describeNode(this.graph, node);
     if (description.type === 'USER_INTERACTION' && waitsForAnswer(description.config)) return false;
     return !(description.type === 'LLM' && asksApproval(description));

@@ -696,16 +696,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
   const store: ThreadStore = {
     async createThread(thread, options = {}) {
       written.delete(thread.id);
-      const head = headOf(thread);
-      const createHash = contentHash(head).slice(0, 32);
       const item = {
-        ...head,
-        ...itemKeys.thread(thread.id),
-        kind: 'thread',
-        version: 1,
-        createHash,
+        ...newHeadItem(thread),
         ...(options.expiresAt !== undefined ? { [TTL_ATTRIBUTE]: options.expiresAt } : {}),
       };
+      const { createHash } = item;
       let created = true;
       let version = 1;
       let listedUnder = thread.metadata.executionId;
@@ -957,20 +952,11 @@ export function createThreadStore(table: TableRef, options: ThreadStoreOptions =
     async createForkChildren(threads) {
       for (const thread of threads) written.delete(thread.id);
       await putItems(
-        threads.flatMap((thread) => {
-          const head = headOf(thread);
-          return [
-            {
-              ...head,
-              ...itemKeys.thread(thread.id),
-              kind: 'thread',
-              version: 1,
-              createHash: contentHash(head).slice(0, 32),
-            },
-            listingItem(thread.id, thread.metadata.executionId),
-            ...nodeResultItems(thread.id, Object.values(thread.nodeResults)),
-          ];
-        }),
+        threads.flatMap((thread) => [
+          newHeadItem(thread),
+          listingItem(thread.id, thread.metadata.executionId),
+          ...nodeResultItems(thread.id, Object.values(thread.nodeResults)),
+        ]),
       );
     },
 
@@ -1289,11 +1275,6 @@ function stepRecordOf(item: Record<string, unknown>): StepRecord {
   };
 }
 
-/**
- * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
- * steps' and those recorded outside steps).
- */
-/** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
 /** Latest-result items (NODE#), what `{{nodes.<id>}}` reads. */
 function nodeResultItems(threadId: string, results: readonly NodeResult[]): Record<string, unknown>[] {
   return results.map(({ logs: _logs, ...result }) => ({
@@ -1304,6 +1285,23 @@ function nodeResultItems(threadId: string, results: readonly NodeResult[]): Reco
   }));
 }
 
+/** A new thread's head item, at version 1, with the hash of the content it was created with. */
+function newHeadItem(thread: Thread): Record<string, unknown> & { createHash: string } {
+  const head = headOf(thread);
+  return {
+    ...head,
+    ...itemKeys.thread(thread.id),
+    kind: 'thread',
+    version: 1,
+    createHash: contentHash(head).slice(0, 32),
+  };
+}
+
+/**
+ * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
+ * steps' and those recorded outside steps).
+ */
+/** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
 function listingItem(threadId: string, executionId: string | undefined): Record<string, unknown> {
   return {
     ...itemKeys.listing(threadId),
