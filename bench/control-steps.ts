@@ -42,6 +42,7 @@ import { type AwsClients, createAwsClients } from '../functions/aws/clients.ts';
 import { aroundCommands } from '../functions/aws/meter.ts';
 import { createLocalRuntime, type TaskCall } from '../functions/local/runtime.ts';
 import { startLocalServices } from '../functions/local/services.ts';
+import { breakdownOf, type CpuProfile, PARTS, type Part } from './profile-breakdown.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const WARMUPS = 3;
@@ -238,6 +239,8 @@ export interface WorkloadFigures {
   ms: number;
   /** Of that, outside every Task (the ASL interpreter and the runtime around the handlers). */
   outsideMs: number;
+  /** With --profile: each part's share of the CPU time of the timed rounds (bench/profile-breakdown.ts). */
+  profile?: Record<Part, number>;
   tasks: Record<string, TaskKindFigures>;
   /**
    * LangGraph.js + SqliteSaver, by graph shape, the same part timed the same way (and, with
@@ -289,7 +292,12 @@ async function timedWorkload(
   for (let i = 0; i < WARMUPS; i += 1) await stepthread();
   recording = true;
   const [ms, ...others] = await alternating([stepthread, ...names.map((name) => langGraphs[name]!)], runs);
-  if (session) writeFileSync(profile!, JSON.stringify(await session.stop()));
+  let breakdown: Record<Part, number> | undefined;
+  if (session) {
+    const recorded = (await session.stop()) as CpuProfile;
+    writeFileSync(profile!, JSON.stringify(recorded));
+    breakdown = breakdownOf(recorded).shares;
+  }
   const tasks: Record<string, { count: number; meanMs: number }> = {};
   for (const kind of Object.keys(measured[0]!.tasks)) {
     const count = measured[0]!.tasks[kind]!.count;
@@ -299,6 +307,7 @@ async function timedWorkload(
   return {
     ms: ms!,
     outsideMs: median(measured.map((m) => m.outsideMs)),
+    ...(breakdown ? { profile: breakdown } : {}),
     tasks,
     ...(names.length > 0
       ? { langGraph: Object.fromEntries(names.map((name, i) => [name, others[i]!])) }
@@ -464,6 +473,11 @@ function printFigures(f: ControlFigures): void {
       console.log(
         `    ${kind.padEnd(26)} ×${String(t.count).padEnd(4)} ${t.meanMs.toFixed(2).padStart(6)} ms  ${requests}`,
       );
+    }
+    if (part.profile) {
+      console.log("  CPU profile of stepthread's timed runs, by part (bench/profile-breakdown.ts):");
+      for (const name of PARTS)
+        console.log(`    ${name.padEnd(46)} ${(100 * part.profile[name]).toFixed(0).padStart(3)} %`);
     }
   }
 }

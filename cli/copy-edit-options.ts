@@ -10,6 +10,7 @@ import type { CopyEdit } from '../engine/thread/copy-edits.ts';
 import { CopyEditRefused } from '../engine/thread/copy-workflow-edits.ts';
 import { parseInput, reportInputRefused } from './commands/run.ts';
 import { visible } from './format.ts';
+import { givenOnce } from './given-once.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { printErrors } from './local-session.ts';
 
@@ -54,7 +55,11 @@ export function addCopyEditOptions(command: Command): Command {
       'set a thread or global variable of the copy before it runs (repeatable); the value is JSON, checked against the declared type',
       repeatable,
     )
-    .option('--input <json>', "replace the copy's input: a JSON object, or @file to read it from a file")
+    .option(
+      '--input <json>',
+      "replace the copy's input: a JSON object, or @file to read it from a file",
+      givenOnce('--input', 'a copy has one input: put every field in one JSON object'),
+    )
     .option(
       '--profile <id=json>',
       'replace a profile of the workflow the copy runs with (repeatable): the whole profile, as JSON',

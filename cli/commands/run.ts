@@ -26,6 +26,7 @@ import {
   reportThresholdRefused,
 } from '../continuation.ts';
 import { formatCodedError, visible } from '../format.ts';
+import { givenOnce } from '../given-once.ts';
 import { type CliIo, EXIT, withoutByteOrderMark } from '../io.ts';
 import {
   commandForm,
@@ -634,7 +635,11 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
       'run a workflow on this machine (embedded Step Functions runner, local or configured stores)',
     )
     .argument('<workflow>', 'workflow file: .json, .yaml or .yml')
-    .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option(
+      '--input <json>',
+      'the run input: a JSON object, or @file to read it from a file',
+      givenOnce('--input', 'a run has one input: put every field in one JSON object'),
+    )
     .option(
       '--json',
       'print only {"executionId","threadId","status","output","conversation","error","resume"}, whatever the status ("error" null when it completed, "resume" null unless it stopped at a question)',
@@ -646,9 +651,17 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option(
       '--answers <json|file>',
       'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',
+      givenOnce(
+        '--answers',
+        'answers go in one JSON object keyed by node id (a list for a node asked several times)',
+      ),
     )
     .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
-    .option('--budget <json>', BUDGET_OPTION_HELP)
+    .option(
+      '--budget <json>',
+      BUDGET_OPTION_HELP,
+      givenOnce('--budget', 'a run has one budget: put every limit in one JSON object'),
+    )
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));

@@ -27,6 +27,7 @@ import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import { startCopyOnStack } from '../deployed/copy-start.ts';
 import { startOnLiveAlias } from '../deployed/step-functions.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
+import { givenOnce } from '../given-once.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -288,12 +289,20 @@ export function registerStart(
     .command('start')
     .description('start an execution of a deployed workflow (AWS or LocalStack) and print its ARN')
     .argument('<workflow>', 'workflow id (state machine <prefix>-<id>) or state machine ARN')
-    .option('--input <json>', 'the run input: a JSON object, or @file to read it from a file')
+    .option(
+      '--input <json>',
+      'the run input: a JSON object, or @file to read it from a file',
+      givenOnce('--input', 'a run has one input: put every field in one JSON object'),
+    )
     .option(
       '--thread <threadId>',
       'start a copied thread (stepthread copy --stack) from its node instead of a new run; it keeps its own input',
     )
-    .option('--budget <json>', BUDGET_OPTION_HELP)
+    .option(
+      '--budget <json>',
+      BUDGET_OPTION_HELP,
+      givenOnce('--budget', 'a run has one budget: put every limit in one JSON object'),
+    )
     .option(
       '--name <executionName>',
       'execution name; starting the same name again does not start a second run',

@@ -177,6 +177,40 @@ describe('--from given twice', () => {
   });
 });
 
+describe('a one-value flag given twice', () => {
+  it('is USAGE_ERROR naming both values (commander would keep the last silently), before anything is read or written', async () => {
+    const workflow = join(workflows, 'vendor-review.json');
+    const cases: [string[], string][] = [
+      [
+        ['run', workflow, '--input', '{"a":1}', '--input', '{"b":2}'],
+        '--input is given twice ("{"a":1}", then "{"b":2}"): a run has one input',
+      ],
+      [
+        ['run', workflow, '--budget', '{"maxTokens":10}', '--budget', '{"maxToolCalls":1}'],
+        '--budget is given twice',
+      ],
+      [['run', workflow, '--answers', '{}', '--answers', '{"ask":"yes"}'], '--answers is given twice'],
+      [['resume', 'some-run', '--answers', '{}', '--answers', '{}'], '--answers is given twice'],
+      [
+        ['copy', 'some-thread', '--input', '{"a":1}', '--input', '{"b":2}'],
+        '--input is given twice ("{"a":1}", then "{"b":2}"): a copy has one input',
+      ],
+      [
+        ['start', 'some-workflow', '--input', '{}', '--input', '{}', '--stack', 'nope'],
+        '--input is given twice',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(...args, '--data-dir', data());
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain('stepthread: USAGE_ERROR: ');
+      expect(result.stderr, args.join(' ')).toContain(message);
+      expect(result.stdout, args.join(' ')).toBe('');
+    }
+    expect(existsSync(data())).toBe(false);
+  });
+});
+
 describe('flags that do not go together', () => {
   it('are USAGE_ERROR (exit 2), before anything is read or written', async () => {
     const workflow = join(workflows, 'route-loop.json');

@@ -1,6 +1,7 @@
 /**
  * bench/control-steps.ts `--profile <dir>`: the directory is made when it is not there yet (it
- * failed with ENOENT), and holds the CPU profile of the workload's timed runs.
+ * failed with ENOENT), and holds the CPU profile of the workload's timed runs; the figures carry its
+ * breakdown by part.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,5 +31,10 @@ describe('control-steps --profile', () => {
       nodes: unknown[];
     };
     expect(profile.nodes.length).toBeGreaterThan(0);
+    // The breakdown by part covers the whole, and the stores' emulators and stepthread's code are in it.
+    const shares = Object.values(figures.chat!.profile!);
+    expect(shares.reduce((sum, share) => sum + share, 0)).toBeCloseTo(1);
+    expect(figures.chat!.profile!['DynamoDB emulator (dynalite, level)']).toBeGreaterThan(0);
+    expect(figures.chat!.profile!["stepthread's handlers, stores and engine"]).toBeGreaterThan(0);
   }, 120_000);
 });
