@@ -11,11 +11,35 @@ export const WORKFLOW_SCHEMA_PATH = 'engine/model/workflow.schema.json';
 export function buildWorkflowJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(workflowSchema, { io: 'input', unrepresentable: 'any', cycles: 'ref' });
   const described = {
-    ...generated,
+    ...withChildWorkflowLimits(generated),
     title: 'stepthread workflow',
     description: 'A stepthread workflow graph: typed nodes, edges, profiles, tools and variables.',
   };
   return sortKeys(described) as Record<string, unknown>;
+}
+
+/**
+ * Keys validation refuses in a SUBGRAPH's child workflow (engine/model/unknown-keys.ts): the child is
+ * the same schema (`$ref: "#"`) without them, so an editor flags them where validate would.
+ */
+const TOP_LEVEL_ONLY_KEYS = ['maxSteps', 'budget'] as const;
+
+function withChildWorkflowLimits(schema: Record<string, unknown>): Record<string, unknown> {
+  type Branch = {
+    properties?: { type?: { const?: unknown }; config?: { properties?: Record<string, unknown> } };
+  };
+  const branches = (schema as { properties?: { nodes?: { items?: { oneOf?: Branch[] } } } }).properties?.nodes
+    ?.items?.oneOf;
+  const config = branches?.find((branch) => branch.properties?.type?.const === 'SUBGRAPH')?.properties
+    ?.config;
+  if (!config?.properties?.workflow) throw new Error('the generated schema has no SUBGRAPH config.workflow');
+  config.properties.workflow = {
+    ...(config.properties.workflow as object),
+    description:
+      'The child workflow, inlined into the parent; maxSteps and budget belong on the top-level workflow.',
+    properties: Object.fromEntries(TOP_LEVEL_ONLY_KEYS.map((key) => [key, false])),
+  };
+  return schema;
 }
 
 /** The exact text of workflow.schema.json: keys sorted, two-space indent, trailing newline. */

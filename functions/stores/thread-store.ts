@@ -1297,10 +1297,6 @@ function newHeadItem(thread: Thread): Record<string, unknown> & { createHash: st
   };
 }
 
-/**
- * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
- * steps' and those recorded outside steps).
- */
 /** A thread's entry in the executions listing (GSI1): an item of its own beside the head. */
 function listingItem(threadId: string, executionId: string | undefined): Record<string, unknown> {
   return {
@@ -1361,6 +1357,10 @@ function followJournal(
   });
 }
 
+/**
+ * The head as a thread. Its `events` are those it was created with; `readJournal` has them all (the
+ * steps' and those recorded outside steps).
+ */
 function versioned(item: Record<string, unknown>): VersionedThread {
   const head = decodeHead(entityOf<Record<string, unknown>>(item), String(item.id));
   return {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
   renderWorkflowJsonSchema,
@@ -29,5 +30,21 @@ describe('workflow JSON Schema', () => {
   it('gives the relative $schema reference for a file directory', () => {
     expect(schemaReference('examples')).toBe('../engine/model/workflow.schema.json');
     expect(schemaReference('test/fixtures/valid')).toBe('../../../engine/model/workflow.schema.json');
+  });
+
+  it("refuses maxSteps and budget in a SUBGRAPH's child workflow, as validate does, and allows them at the top", () => {
+    const validateFile = new Ajv2020({ strict: false }).compile(JSON.parse(renderWorkflowJsonSchema()));
+    const workflow = JSON.parse(readFileSync(join(root, 'test/fixtures/valid/subgraph.json'), 'utf8'));
+    expect(validateFile(workflow), JSON.stringify(validateFile.errors)).toBe(true);
+    expect(validateFile({ ...workflow, maxSteps: 50, budget: { maxTokens: 1000 } })).toBe(true);
+    const subgraph = workflow.nodes.findIndex((node: { type: string }) => node.type === 'SUBGRAPH');
+    for (const key of ['maxSteps', 'budget']) {
+      const edited = structuredClone(workflow);
+      edited.nodes[subgraph].config.workflow[key] = key === 'budget' ? { maxTokens: 10 } : 5;
+      expect(validateFile(edited), key).toBe(false);
+      expect(
+        validateFile.errors?.some((error) => error.instancePath.endsWith(`/config/workflow/${key}`)),
+      ).toBe(true);
+    }
   });
 });
