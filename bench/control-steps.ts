@@ -27,7 +27,9 @@
  * checkout's services make dynalite's parsers keep their parses for the whole process: the other
  * checkout needs a dynalite of its own (a copy in its node_modules, not a link to this one's).
  * --profile writes a CPU profile (node:inspector) of each workload's timed runs alone to
- * `<dir>/<workload>.cpuprofile`, for Chrome's DevTools or `node --cpu-prof`'s readers.
+ * `<dir>/<workload>.cpuprofile`, for Chrome's DevTools or `node --cpu-prof`'s readers, and prints its
+ * time by part of the system (bench/profile-breakdown.ts: the emulated stores, their clients, the
+ * interpreter, stepthread's own code, Node and V8).
  *
  * Wall-clock figures depend on the machine and its load; the tests assert request counts, never times.
  */
