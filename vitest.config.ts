@@ -4,6 +4,11 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // Two files at a time even on two cores (vitest's default there is one): most files wait on child
+    // processes, sockets and services more than they compute, so the suite takes about three
+    // quarters of the time (measured 10.7 against 14.2 minutes on two cores).
+    maxWorkers: 2,
+    minWorkers: 1,
     // Temporary files under one directory, removed after the run (test/support/temp-root.ts).
     globalSetup: ['test/support/temp-root.ts'],
     testTimeout: 30_000,
