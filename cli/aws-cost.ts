@@ -7,8 +7,10 @@
  *   LOOP_END then its Choice; a question (USER_INTERACTION) a second Task that commits the answer; an
  *   LLM node whose tools may ask approval its Choice after each Task, and per question a wait Task and
  *   its Task again; a FORK its Parallel or Map state; each fork branch or list item its entry Pass, a
- *   Choice and the Pass that ends it, and a report Task to the JOIN unless its last node reported it
- *   (a path that completed at a node whose Task goes straight to the JOIN: engine/asl/compile.ts). Every definition starts at a Choice (where a
+ *   Choice and the Pass that ends it (not after a completed path's report under an ALL_COMPLETED join
+ *   without a timeout, which ends the path), and a report Task to the JOIN unless its last node
+ *   reported it (a path that completed at a node whose Task goes straight to the JOIN:
+ *   engine/asl/compile.ts). Every definition starts at a Choice (where a
  *   copy or a continuation enters at its node), and each continuation enters five states across the
  *   two executions; a failed run enters the fail Task and the Fail state.
  * - Lambda requests: one per Task above that invokes a function; GB-seconds: each step's recorded
@@ -144,6 +146,11 @@ export interface RunMeters {
   readonly branches: number;
   /** Of those, the ones a report Task ended (the others' last nodes reported them). */
   readonly reports: number;
+  /**
+   * Of those, the completed ones whose path ended at its report, with no Choice and ending Pass after
+   * it (an ALL_COMPLETED join without a timeout: thread metadata `pathEndsAtReport`).
+   */
+  readonly endedAtReport: number;
   /** Executions after the first. */
   readonly continuations: number;
   /** The run failed: its fail Task and Fail state. */
@@ -243,9 +250,10 @@ function nodeCounts(node: NodeMeters, readsSpend: boolean): Counts {
 function runCounts(run: RunMeters): Counts {
   const bookkeepingSeconds = MIN_BILLED_MS / 1000;
   return sum(
-    // Each branch: entry Pass, Choice, ending Pass; some a report Task (the JOIN function) too.
+    // Each branch: entry Pass, Choice, ending Pass (none of these two after a report that ended the
+    // path); some a report Task (the JOIN function) too.
     {
-      transitions: 3 * run.branches + run.reports,
+      transitions: 3 * run.branches - 2 * run.endedAtReport + run.reports,
       invocations: run.reports,
       gbSeconds: run.reports * bookkeepingSeconds * gb('JOIN'),
     },
@@ -376,6 +384,9 @@ export function runMeters(
     nodes,
     branches: branches.length,
     reports: branches.filter((thread) => !reportedByNode(thread)).length,
+    endedAtReport: branches.filter(
+      (thread) => thread.status === 'COMPLETED' && thread.metadata.pathEndsAtReport === true,
+    ).length,
     continuations: Math.max(0, executions - 1),
     failed: root.status === 'FAILED',
     readsSpend: root.metadata.noBudget !== true,

@@ -16,6 +16,7 @@ import {
   type UserInteractionConfig,
   type Workflow,
 } from '../model/schema.ts';
+import { completedPathEndsAtReport } from '../thread/join.ts';
 import {
   CONTINUED_STATE,
   checkContinueAfterEvents,
@@ -203,11 +204,11 @@ interface Scope {
   doneName?: string;
   /**
    * In a branch: the path's report to its JOIN. A node Task whose only next state is `doneName` makes
-   * the report itself (`report` in its Parameters) and goes straight to `reported`, saving the branch a
+   * the report itself (`report` in its Parameters) and goes on as `after` says, saving the branch a
    * Task, its Lambda invocation and three store requests; `doneUsed` says whether anything else still
    * goes to `doneName`.
    */
-  report?: { node: JoinBranchDescription; reported: string; doneUsed: boolean };
+  report?: { node: JoinBranchDescription; after: AslFlow; doneUsed: boolean };
   /** The state a failing node's Catch goes to (claimed on first use, emitted only if used). */
   failure(): string;
 }
@@ -434,7 +435,7 @@ class Compiler {
           return;
         }
         scope.states[name] = this.reportsToJoin(scope, node, transition.next)
-          ? this.nodeTask(scope, node, { Next: scope.report!.reported }, 0, scope.report!.node)
+          ? this.nodeTask(scope, node, scope.report!.after, 0, scope.report!.node)
           : this.nodeTask(scope, node, { Next: this.target(scope, transition.next) });
         return;
       case 'route': {
@@ -671,7 +672,14 @@ class Compiler {
     const node = describeJoinBranch(this.graph, pair.joinId, index);
     // Named by the path's index: path ids may be long, and each path carries these three states.
     const reported = this.helper(`${pair.joinId}:${index + 1}:reported`);
-    const report = { node, reported, doneUsed: false };
+    // A completed path's report that can decide only once no path is left running ends the path, two
+    // states sooner; a failed path's report may decide early, so it goes on to the Choice.
+    const endsAtReport = completedPathEndsAtReport(node.config);
+    const report = {
+      node,
+      after: endsAtReport ? { End: true as const } : { Next: reported },
+      doneUsed: false,
+    };
     const scope: Scope = {
       states,
       stop: pair.joinId,
@@ -693,10 +701,7 @@ class Compiler {
     this.emitRegion(scope, path.entryId);
     // A path whose every way to the JOIN went through a node that reports itself has no report Task.
     if (report.doneUsed) {
-      states[done] = this.bookkeepingTask(
-        { action: 'branch-done', node, 'envelope.$': '$' },
-        { Next: reported },
-      );
+      states[done] = this.bookkeepingTask({ action: 'branch-done', node, 'envelope.$': '$' }, report.after);
     }
     if (failUsed) {
       states[this.helper(failedKey)] = this.bookkeepingTask(
@@ -704,7 +709,7 @@ class Compiler {
         { Next: reported },
       );
     }
-    this.joinReported(states, reported, pair.joinId, index + 1);
+    if (failUsed || !endsAtReport) this.joinReported(states, reported, pair.joinId, index + 1);
     return { StartAt: enter, States: states };
   }
 

@@ -59,18 +59,15 @@ export const HISTORY_EVENTS = {
 
 /**
  * The fewest history events one item of an inline Map (a FORK over a list) records: its iteration,
- * the path's entry Pass, one node's Task (which reports the item to the JOIN itself: compile.ts), and
- * the Choice and Pass that end the path (a one-VARIABLE path: 13; a path that reaches the JOIN from a
- * Choice adds a report Task). All of them land in the one execution, which continue-as-new cannot
- * split, so a list whose items need more than the limit can never finish there (FORK_LIST_TOO_LONG):
- * that list needs `"mode": "distributed"`, where each item is an execution of its own.
+ * the path's entry Pass and one node's Task, which reports the item to the JOIN itself and, under an
+ * ALL_COMPLETED join without a timeout, ends the path (compile.ts; a one-VARIABLE path: 9). Other
+ * strategies add the Choice and Pass that end a path (13), a path that reaches the JOIN from a Choice
+ * a report Task. All of them land in the one execution, which continue-as-new cannot split, so a
+ * list whose items need more than the limit can never finish there (FORK_LIST_TOO_LONG): that list
+ * needs `"mode": "distributed"`, where each item is an execution of its own.
  */
 export const INLINE_MAP_ITEM_HISTORY_EVENTS =
-  HISTORY_EVENTS.mapIteration +
-  HISTORY_EVENTS.pass +
-  HISTORY_EVENTS.lambdaTask +
-  HISTORY_EVENTS.choice +
-  HISTORY_EVENTS.pass;
+  HISTORY_EVENTS.mapIteration + HISTORY_EVENTS.pass + HISTORY_EVENTS.lambdaTask;
 
 /**
  * For an inline Map of `count` items started when the execution had recorded `history` events: the

@@ -7,6 +7,7 @@ export {
   type BranchOutcome,
   type BranchStatus,
   branchStatusOf,
+  completedPathEndsAtReport,
   decideJoin,
   type JoinDecision,
   type JoinDecisionInput,

@@ -43,6 +43,16 @@ function countOutcomes(outcomes: readonly BranchOutcome[]): { completed: number;
 }
 
 /**
+ * Whether a completed path's report decides the join only once every path has reported, so that no
+ * path is left running for the decision to stop: ALL_COMPLETED without a timeout (a timeout's timer
+ * branch runs until a decision stops it). The compiler ends such a path at its report, two states
+ * sooner (engine/asl/compile.ts); a failed path's report may still decide early.
+ */
+export function completedPathEndsAtReport(config: Pick<JoinConfig, 'joinStrategy' | 'timeout'>): boolean {
+  return config.joinStrategy === 'ALL_COMPLETED' && !((config.timeout ?? 0) > 0);
+}
+
+/**
  * Whether the join can already be decided from the outcomes seen so far. The runtime stops
  * waiting for the remaining branches as soon as this says `decided`.
  */

@@ -140,6 +140,11 @@ export interface ThreadMetadata {
    * spend before a model call; absent, they read it (functions/nodes/run-budget.ts).
    */
   noBudget?: true;
+  /**
+   * A fork branch or list item whose path, once completed, ends at its report to the JOIN, with no
+   * Choice after it (completedPathEndsAtReport): what the AWS cost estimate counts (cli/aws-cost.ts).
+   */
+  pathEndsAtReport?: true;
   [key: string]: unknown;
 }
 

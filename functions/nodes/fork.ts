@@ -9,7 +9,7 @@ import { HISTORY_EVENT_LIMIT, inlineMapOverflow } from '../../engine/asl/continu
 import { StepthreadError } from '../../engine/errors.ts';
 import { renderTemplate } from '../../engine/expression/index.ts';
 import { type ForkConfig, forkConfigSchema } from '../../engine/model/schema.ts';
-import { forEachItems, forkThread } from '../../engine/thread/index.ts';
+import { completedPathEndsAtReport, forEachItems, forkThread } from '../../engine/thread/index.ts';
 import type { Thread } from '../../engine/thread/types.ts';
 import type { NodeBehaviour, StepContext } from '../handlers/pipeline.ts';
 import { MCP_TOOLS_KEY } from '../tools/mcp-definitions.ts';
@@ -57,10 +57,16 @@ function refuseBeyondHistory(nodeId: string, count: number, history: number): vo
  */
 function branchThread(ctx: StepContext, child: Thread, joinKey: string): Thread {
   const calls = ctx.thread.contextData[LLM_CALLS_KEY];
+  const { joinConfig } = ctx.node;
+  const endsAtReport = joinConfig !== undefined && completedPathEndsAtReport(joinConfig);
   return {
     ...ctx.storable(child),
     variables: { ...child.variables, global: {} },
-    metadata: { ...child.metadata, [JOIN_KEY]: joinKey },
+    metadata: {
+      ...child.metadata,
+      [JOIN_KEY]: joinKey,
+      ...(endsAtReport ? { pathEndsAtReport: true as const } : {}),
+    },
     contextData: {
       ...child.contextData,
       ...(calls === undefined ? {} : { [LLM_CALLS_KEY]: calls }),

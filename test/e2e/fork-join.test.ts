@@ -308,7 +308,9 @@ describe("a join's decision is no Lambda error", () => {
   }
 
   it('a fork whose join decides: every invocation succeeds, the decision is a result the definition routes on', async () => {
-    const { outcome, calls } = await invocations(forkWorkflow('decides', { paths: ['a', 'b'] }));
+    // A timeout's timer branch must be stopped by the decision: the reports go on to the Choice.
+    const workflow = forkWorkflow('decides', { paths: ['a', 'b'], join: { timeout: 3600 } });
+    const { outcome, calls } = await invocations(workflow);
     expect(outcome.status).toBe('COMPLETED');
     expect(calls.filter((call) => call.failed !== undefined)).toEqual([]);
     // Each path's last node reported its path (no `branch-done` Task); the last report decided: its
@@ -317,6 +319,21 @@ describe("a join's decision is no Lambda error", () => {
     expect(
       outcome.events.filter((event) => event.type === 'StateFailed' && event.stateType === 'Fail'),
     ).toEqual([expect.objectContaining({ error: 'stepthread.JoinDecided' })]);
+  });
+
+  it('an ALL_COMPLETED join without a timeout: each completed path ends at its report, nothing fails', async () => {
+    const { outcome, calls } = await invocations(forkWorkflow('ends', { paths: ['a', 'b', 'c'] }));
+    expect(outcome.status).toBe('COMPLETED');
+    expect(calls.filter((call) => call.failed !== undefined)).toEqual([]);
+    expect(calls.filter((call) => call.action === 'branch-done')).toHaveLength(0);
+    // The last report decided, with every path reported: nothing was left to stop, so no Fail state,
+    // no Choice after the reports, and the JOIN merged all three.
+    expect(outcome.events.filter((event) => event.type === 'StateFailed')).toEqual([]);
+    const entered = outcome.events.flatMap((event) =>
+      event.type === 'StateEntered' ? [String(event.stateName)] : [],
+    );
+    expect(entered).toEqual(expect.arrayContaining(['split:paths', 'a-work', 'b-work', 'c-work', 'merge']));
+    expect(entered.filter((name) => name.startsWith('merge:'))).toEqual([]);
   });
 
   it('a branch failure the join absorbs fails only the failing node’s invocation, not the join’s bookkeeping', async () => {

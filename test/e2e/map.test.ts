@@ -130,10 +130,10 @@ describe('FORK over a list', () => {
   });
 
   it('a list too long for one execution history fails with FORK_LIST_TOO_LONG before any item thread exists', async () => {
-    const outcome = await e2e.runtime.prepare(mapWorkflow('too-long')).run({ items: items([], 2000) });
+    const outcome = await e2e.runtime.prepare(mapWorkflow('too-long')).run({ items: items([], 3000) });
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toMatchObject({ code: 'FORK_LIST_TOO_LONG', nodeId: 'fan' });
-    expect(outcome.error?.message).toMatch(/2000 items .* at most 19\d\d fit here.*"mode": "distributed"/);
+    expect(outcome.error?.message).toMatch(/3000 items .* at most 27\d\d fit here.*"mode": "distributed"/);
     expect(await itemThreads(outcome.executionId, outcome.threadId)).toEqual([]);
   });
 

@@ -610,11 +610,13 @@ describe('fork and join', () => {
       ['split:risks', 'risks', 'merge:risks:failed', ...reported(2)],
       ['split:summary', 'summary', 'merge:summary:failed', ...reported(3)],
     ]);
-    // A report that decided the join ends its path with a Fail state: a result routed on, not a thrown error.
+    // An ALL_COMPLETED join (no timeout): a completed path ends at its report, which decides only
+    // once every path reported; a failed path's report may decide early, and a report that decided
+    // ends its path with a Fail state: a result routed on, not a thrown error.
     const first = paths.Branches[0]!.States;
-    expect(first.facts).toMatchObject({ Next: 'merge:1:reported' });
+    expect(first.facts).toMatchObject({ End: true });
+    expect(first.facts).not.toHaveProperty('Next');
     expect(first['merge:facts:failed']).toMatchObject({ Next: 'merge:1:reported' });
-    expect(first.facts).not.toHaveProperty('End');
     expect(first['merge:1:reported']).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.joinDecided', IsPresent: true, Next: 'merge:1:decides' }],
@@ -642,11 +644,11 @@ describe('fork and join', () => {
       Next: 'risks',
     });
     // The path's last node reports the path itself (no `branch-done` Task): its step finishes the
-    // path's thread and records its outcome, then the Choice after it routes on the decision.
+    // path's thread and records its outcome, and the path ends there (an ALL_COMPLETED join).
     const last = task(definition, 'risks');
     expect(last).toMatchObject({
       Resource: `\${Fn_LLM}`,
-      Next: 'merge:2:reported',
+      End: true,
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'merge:risks:failed' }],
     });
     expect(last.Parameters).not.toHaveProperty('action');
@@ -763,9 +765,10 @@ describe('fork and join', () => {
   it('handles an empty path (the FORK child is the JOIN) and a ROUTE to the JOIN or to no target', () => {
     const loops = compiledOf('own:loopInFork').definition;
     const idle = parallel(loops, 'split:paths').Branches[1]!;
-    // Nothing can fail: no failed task.
-    expect(Object.keys(idle.States)).toEqual(['split:idle', 'merge:idle', ...reported(2)]);
+    // Nothing can fail: no failed task, and under an ALL_COMPLETED join the report ends the path.
+    expect(Object.keys(idle.States)).toEqual(['split:idle', 'merge:idle']);
     expect(idle.States['split:idle']).toMatchObject({ Next: 'merge:idle' });
+    expect(idle.States['merge:idle']).toMatchObject({ End: true });
     expect(stateOf(loops, 'spun:choice')).toMatchObject({
       Choices: [{ Next: 'merge:looping' }],
       Default: 'spin',

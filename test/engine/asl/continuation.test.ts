@@ -297,14 +297,14 @@ describe('continue-as-new in the compiled definition', () => {
 
 describe('inline Map history budget', () => {
   it('lets a list through while its items fit in one execution, and says how many fit when they do not', () => {
-    // 13 events per item at the least (the path's node reports the item itself): 1,923 items fit in
-    // 25,000 from a fresh execution.
-    expect(INLINE_MAP_ITEM_HISTORY_EVENTS).toBe(13);
-    expect(inlineMapOverflow(1923, 0)).toBeUndefined();
-    expect(inlineMapOverflow(1924, 0)).toEqual({ needed: 25_012, fits: 1923 });
+    // 9 events per item at the least (the path's node reports the item itself and, under an
+    // ALL_COMPLETED join, ends the path): 2,777 items fit in 25,000 from a fresh execution.
+    expect(INLINE_MAP_ITEM_HISTORY_EVENTS).toBe(9);
+    expect(inlineMapOverflow(2777, 0)).toBeUndefined();
+    expect(inlineMapOverflow(2778, 0)).toEqual({ needed: 25_002, fits: 2777 });
     // What the execution recorded before the FORK counts too.
-    expect(inlineMapOverflow(1076, 11_000)).toBeUndefined();
-    expect(inlineMapOverflow(1077, 11_000)).toEqual({ needed: 25_001, fits: 1076 });
-    expect(inlineMapOverflow(1, 25_000)).toEqual({ needed: 25_013, fits: 0 });
+    expect(inlineMapOverflow(1555, 11_000)).toBeUndefined();
+    expect(inlineMapOverflow(1556, 11_000)).toEqual({ needed: 25_004, fits: 1555 });
+    expect(inlineMapOverflow(1, 25_000)).toEqual({ needed: 25_009, fits: 0 });
   });
 });

@@ -259,12 +259,13 @@ describe('compiled definitions run in aws-local-stepfunctions', () => {
       expect(calls).not.toContain(`merge:${path}@root>split@2/${path}#1`);
     }
     expect(calls.slice(-3)).toEqual(['merge@root#3', 'report@root#4', 'end@root#5']);
-    // The last branch to report decides the join: the JOIN sees the catch output next to the envelope.
+    // An ALL_COMPLETED join: each path ends at its report, and the Parallel ends when the last one
+    // has, so the JOIN gets the parent envelope with no catch output beside it.
     expect(result.seen.merge?.[0]).toMatchObject({
       threadId: 'root',
       fork: { children: ['root>split@2/facts', 'root>split@2/risks', 'root>split@2/summary'] },
-      joinEnd: { Error: 'stepthread.JoinDecided' },
     });
+    expect(result.seen.merge?.[0]).not.toHaveProperty('joinEnd');
     expect(result.output).toMatchObject({
       executionId: 'exec-1',
       threadId: 'root',
