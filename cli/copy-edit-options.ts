@@ -10,7 +10,7 @@ import type { CopyEdit } from '../engine/thread/copy-edits.ts';
 import { CopyEditRefused } from '../engine/thread/copy-workflow-edits.ts';
 import { parseInput, reportInputRefused } from './commands/run.ts';
 import { visible } from './format.ts';
-import { givenOnce } from './given-once.ts';
+import { inputGivenOnce } from './given-once.ts';
 import { type CliIo, EXIT } from './io.ts';
 import { printErrors } from './local-session.ts';
 
@@ -58,7 +58,7 @@ export function addCopyEditOptions(command: Command): Command {
     .option(
       '--input <json>',
       "replace the copy's input: a JSON object, or @file to read it from a file",
-      givenOnce('--input', 'a copy has one input: put every field in one JSON object'),
+      inputGivenOnce('copy'),
     )
     .option(
       '--profile <id=json>',

@@ -18,3 +18,19 @@ export function givenOnce(
     return value;
   };
 }
+
+/** `--input` of a command that starts a run or a copy: one JSON object. */
+export const inputGivenOnce = (what: 'run' | 'copy') =>
+  givenOnce('--input', `a ${what} has one input: put every field in one JSON object`);
+
+/** `--answers` of run and resume. */
+export const answersGivenOnce = givenOnce(
+  '--answers',
+  'answers go in one JSON object keyed by node id (a list for a node asked several times)',
+);
+
+/** `--budget` of run and start. */
+export const budgetGivenOnce = givenOnce(
+  '--budget',
+  'a run has one budget: put every limit in one JSON object',
+);

@@ -13,7 +13,7 @@ import { getLocalRun } from '../../functions/local/run-registry.ts';
 import { createLocalRuntime } from '../../functions/local/runtime.ts';
 import { checkAnswers } from '../answers.ts';
 import { continueAfterEventsOf, reportThresholdRefused } from '../continuation.ts';
-import { givenOnce } from '../given-once.ts';
+import { answersGivenOnce } from '../given-once.ts';
 import type { CliIo } from '../io.ts';
 import { commandForm, dataDirArgument, loadValidWorkflow, withStores } from '../local-session.ts';
 import {
@@ -108,10 +108,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option(
       '--answers <json|file>',
       'answers to USER_INTERACTION nodes still to come: a JSON object keyed by node id, inline or in a file',
-      givenOnce(
-        '--answers',
-        'answers go in one JSON object keyed by node id (a list for a node asked several times)',
-      ),
+      answersGivenOnce,
     )
     .option(
       '--workflow <file>',

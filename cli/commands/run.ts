@@ -26,7 +26,7 @@ import {
   reportThresholdRefused,
 } from '../continuation.ts';
 import { formatCodedError, visible } from '../format.ts';
-import { givenOnce } from '../given-once.ts';
+import { answersGivenOnce, budgetGivenOnce, inputGivenOnce } from '../given-once.ts';
 import { type CliIo, EXIT, withoutByteOrderMark } from '../io.ts';
 import {
   commandForm,
@@ -638,7 +638,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option(
       '--input <json>',
       'the run input: a JSON object, or @file to read it from a file',
-      givenOnce('--input', 'a run has one input: put every field in one JSON object'),
+      inputGivenOnce('run'),
     )
     .option(
       '--json',
@@ -651,17 +651,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option(
       '--answers <json|file>',
       'answers to USER_INTERACTION nodes: a JSON object keyed by node id (a list for a node asked several times), inline or in a file',
-      givenOnce(
-        '--answers',
-        'answers go in one JSON object keyed by node id (a list for a node asked several times)',
-      ),
+      answersGivenOnce,
     )
     .option('--continue-after-events <n|off>', CONTINUE_AFTER_HELP)
-    .option(
-      '--budget <json>',
-      BUDGET_OPTION_HELP,
-      givenOnce('--budget', 'a run has one budget: put every limit in one JSON object'),
-    )
+    .option('--budget <json>', BUDGET_OPTION_HELP, budgetGivenOnce)
     .option('--data-dir <dir>', 'local data directory (default: $STEPTHREAD_DATA_DIR or ./.stepthread)')
     .action(async (file: string, options: RunCommandOptions) => {
       setExit(await runRun(file, options, io));

@@ -27,7 +27,7 @@ import { BUDGET_OPTION_HELP, budgetOption } from '../budget-option.ts';
 import { startCopyOnStack } from '../deployed/copy-start.ts';
 import { startOnLiveAlias } from '../deployed/step-functions.ts';
 import { stackNodeTables } from '../deployed/workflow-declarations.ts';
-import { givenOnce } from '../given-once.ts';
+import { budgetGivenOnce, inputGivenOnce } from '../given-once.ts';
 import { type CliIo, EXIT } from '../io.ts';
 import {
   type DataDirOption,
@@ -292,17 +292,13 @@ export function registerStart(
     .option(
       '--input <json>',
       'the run input: a JSON object, or @file to read it from a file',
-      givenOnce('--input', 'a run has one input: put every field in one JSON object'),
+      inputGivenOnce('run'),
     )
     .option(
       '--thread <threadId>',
       'start a copied thread (stepthread copy --stack) from its node instead of a new run; it keeps its own input',
     )
-    .option(
-      '--budget <json>',
-      BUDGET_OPTION_HELP,
-      givenOnce('--budget', 'a run has one budget: put every limit in one JSON object'),
-    )
+    .option('--budget <json>', BUDGET_OPTION_HELP, budgetGivenOnce)
     .option(
       '--name <executionName>',
       'execution name; starting the same name again does not start a second run',

@@ -670,7 +670,7 @@ class Compiler {
     const states: Record<string, AslState> = {};
     let failUsed = false;
     const node = describeJoinBranch(this.graph, pair.joinId, index);
-    // Named by the path's index: path ids may be long, and each path carries these three states.
+    // Named by the path's index: path ids may be long, and a path may carry these three states.
     const reported = this.helper(`${pair.joinId}:${index + 1}:reported`);
     // A completed path's report that can decide only once no path is left running ends the path, two
     // states sooner; a failed path's report may decide early, so it goes on to the Choice.

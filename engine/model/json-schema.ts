@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { workflowSchema } from './schema.ts';
+import { TOP_LEVEL_ONLY } from './unknown-keys.ts';
 
 /** Where the committed schema lives, relative to the repository root. */
 export const WORKFLOW_SCHEMA_PATH = 'engine/model/workflow.schema.json';
@@ -19,11 +20,9 @@ export function buildWorkflowJsonSchema(): Record<string, unknown> {
 }
 
 /**
- * Keys validation refuses in a SUBGRAPH's child workflow (engine/model/unknown-keys.ts): the child is
- * the same schema (`$ref: "#"`) without them, so an editor flags them where validate would.
+ * A SUBGRAPH's child workflow is the same schema (`$ref: "#"`) without the keys validation refuses
+ * there (TOP_LEVEL_ONLY), so an editor flags them where validate would.
  */
-const TOP_LEVEL_ONLY_KEYS = ['maxSteps', 'budget'] as const;
-
 function withChildWorkflowLimits(schema: Record<string, unknown>): Record<string, unknown> {
   type Branch = {
     properties?: { type?: { const?: unknown }; config?: { properties?: Record<string, unknown> } };
@@ -35,9 +34,8 @@ function withChildWorkflowLimits(schema: Record<string, unknown>): Record<string
   if (!config?.properties?.workflow) throw new Error('the generated schema has no SUBGRAPH config.workflow');
   config.properties.workflow = {
     ...(config.properties.workflow as object),
-    description:
-      'The child workflow, inlined into the parent; maxSteps and budget belong on the top-level workflow.',
-    properties: Object.fromEntries(TOP_LEVEL_ONLY_KEYS.map((key) => [key, false])),
+    description: `The child workflow, inlined into the parent; ${Object.keys(TOP_LEVEL_ONLY).join(' and ')} belong on the top-level workflow.`,
+    properties: Object.fromEntries(Object.keys(TOP_LEVEL_ONLY).map((key) => [key, false])),
   };
   return schema;
 }

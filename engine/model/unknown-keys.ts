@@ -247,9 +247,10 @@ function hintFor(
 
 /**
  * Keys of a workflow that only the top-level file's count: a child workflow's would be ignored, as
- * its steps and spend count on the thread and run that run it.
+ * its steps and spend count on the thread and run that run it. The editor schema refuses them there
+ * too (json-schema.ts).
  */
-const TOP_LEVEL_ONLY: Readonly<Record<string, string>> = {
+export const TOP_LEVEL_ONLY: Readonly<Record<string, string>> = {
   maxSteps:
     "the child's steps count toward the top-level workflow's maxSteps, on the thread that runs the SUBGRAPH",
   budget: "the child's model and tool calls count toward the top-level workflow's budget, over the whole run",
